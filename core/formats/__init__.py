@@ -1,5 +1,60 @@
 """Strict streaming readers and writers for IR collection formats.
 
-``READERS`` maps a format name (as given to ``pooljudge import --format``) to
-a function ``read(path) -> CollectionSource``.
+:data:`FORMATS` maps a format name (as given to ``pooljudge import --format``)
+to the reader that turns a path into a :class:`core.types.CollectionSource`.
+Readers are imported lazily so that asking for one format does not load them
+all.
 """
+
+from __future__ import annotations
+
+import importlib
+import os
+from dataclasses import dataclass
+
+from core.types import CollectionSource
+
+
+@dataclass(frozen=True)
+class FormatSpec:
+    name: str
+    module: str
+    function: str
+    help: str
+
+
+FORMATS: dict[str, FormatSpec] = {
+    spec.name: spec
+    for spec in (
+        FormatSpec("beir", "core.formats.beir", "read_beir",
+                   "BEIR folder: corpus.jsonl, queries.jsonl, qrels/*.tsv (+ pooljudge extras, runs/*.trec)"),
+        FormatSpec("trec-qrels", "core.formats.trec", "read_trec_qrels", "TREC qrels file: qid iter docid grade"),
+        FormatSpec("trec-run", "core.formats.trec", "read_trec_run", "TREC run file: qid Q0 docid rank score tag"),
+        FormatSpec("msmarco", "core.formats.msmarco", "read_msmarco",
+                   "MS MARCO TSV folder or file: collection.tsv, queries.*.tsv, qrels*.tsv"),
+        FormatSpec("t2ranking", "core.formats.msmarco", "read_t2ranking",
+                   "T2Ranking TSV folder: collection.tsv, queries.*.tsv, qrels.*.tsv (4-level labels)"),
+        FormatSpec("dureader", "core.formats.dureader", "read_dureader",
+                   "DuReader 2.0 MRC JSON lines, split into <=256-char passages as in DuReader-retrieval"),
+        FormatSpec("dapr", "core.formats.dapr", "read_dapr",
+                   "DAPR JSONL folder: corpus.jsonl with ordered chunks, {train,dev,test}.jsonl judged chunks"),
+        FormatSpec("smart", "core.formats.smart", "read_smart_folder",
+                   "SMART collection folder (Cranfield/CISI): .I .T .A .B .W records and a qrels file"),
+        FormatSpec("qa-jsonl", "core.formats.qa_jsonl", "read_qa_jsonl",
+                   "query + candidate passages JSONL: {id, query, answer, positive:[...], negative:[...]}"),
+        FormatSpec("lecard", "core.formats.jsonmaps", "read_lecard",
+                   "LeCaRD folder: query.json, label_top30_dict.json, prediction/*.json"),
+        FormatSpec("json-qrels", "core.formats.jsonmaps", "read_json_qrels", "JSON qrels {qid: {docid: grade}}"),
+        FormatSpec("json-run", "core.formats.jsonmaps", "read_json_ranked_run",
+                   "JSON ranked lists {qid: [docid, ...]} (rank-derived scores)"),
+    )
+}
+
+
+def read_source(format: str, path: str | os.PathLike[str]) -> CollectionSource:
+    """Open ``path`` with the reader registered for ``format``."""
+    spec = FORMATS.get(format)
+    if spec is None:
+        raise ValueError(f"unknown format {format!r}; known formats: {', '.join(sorted(FORMATS))}")
+    reader = getattr(importlib.import_module(spec.module), spec.function)
+    return reader(path)

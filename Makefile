@@ -1,0 +1,38 @@
+# Two entry points (see README): `make run` and `make test`. Both set everything up first.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+PORT   ?= 8501
+export POOLJUDGE_DB ?= $(CURDIR)/data/pooljudge.db
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+
+.PHONY: setup run test chromium bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	# The CPU wheel of torch lies on local disk; any other torch request pulls a multi-GB CUDA build.
+	$(BIN)/python -m pip install --quiet torch==2.13.0
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+run: setup
+	$(BIN)/streamlit run app.py --server.headless true --server.port $(PORT) --browser.gatherUsageStats false
+
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }
+
+test: setup chromium
+	$(BIN)/python -m pytest -q
+
+bench: setup
+	for script in benchmarks/bench_*.py; do $(BIN)/python $$script || exit 1; done
+
+clean:
+	rm -rf $(VENV) data .pytest_cache

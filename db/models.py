@@ -1,0 +1,319 @@
+"""SQLAlchemy 2.0 ORM models of the pooljudge store.
+
+Two families of tables:
+
+* artefacts imported or produced as files (qrels versions, runs) keep query
+  and document ids as the *strings* of their source, because a run or a qrels
+  file may name documents whose text the store does not have (T2Ranking,
+  LeCaRD);
+* annotation work (pools, assignments, judgments, final labels) points at
+  passages and queries by integer foreign key, because a human can only judge
+  text the store holds.
+
+Judgments are append-only: the migration installs triggers that reject
+UPDATE and DELETE on ``judgments``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    CheckConstraint,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class Base(DeclarativeBase):
+    type_annotation_map = {dict[str, Any]: JSON, list[Any]: JSON}
+
+
+FINAL_LABEL_METHODS = ("unanimous", "majority", "adjudicated", "excluded", "overridden", "imported")
+ROLES = ("admin", "reviewer", "annotator")
+JOB_STATES = ("queued", "running", "done", "failed", "cancelled")
+
+
+class Collection(Base):
+    __tablename__ = "collections"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    language: Mapped[str | None] = mapped_column(String(16))
+    description: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    passages: Mapped[list[Passage]] = relationship(back_populates="collection", cascade="all, delete-orphan", passive_deletes=True)
+    queries: Mapped[list[QueryRecord]] = relationship(back_populates="collection", cascade="all, delete-orphan", passive_deletes=True)
+    imports: Mapped[list[ImportRecord]] = relationship(cascade="all, delete-orphan", passive_deletes=True)
+
+
+class ImportRecord(Base):
+    """One import into a collection: what was read, from where, how much."""
+
+    __tablename__ = "imports"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    collection_id: Mapped[int] = mapped_column(ForeignKey("collections.id", ondelete="CASCADE"), index=True)
+    format: Mapped[str] = mapped_column(String(40))
+    source: Mapped[str] = mapped_column(Text)
+    mode: Mapped[str] = mapped_column(String(16))
+    counts: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Passage(Base):
+    __tablename__ = "passages"
+    __table_args__ = (
+        UniqueConstraint("collection_id", "ext_id", name="uq_passages_collection_ext_id"),
+        Index("ix_passages_document", "collection_id", "doc_id", "position"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    collection_id: Mapped[int] = mapped_column(ForeignKey("collections.id", ondelete="CASCADE"))
+    ext_id: Mapped[str] = mapped_column(String(512))
+    doc_id: Mapped[str | None] = mapped_column(String(512))
+    position: Mapped[int | None] = mapped_column(Integer)
+    title: Mapped[str] = mapped_column(Text, default="")
+    text: Mapped[str] = mapped_column(Text)
+    language: Mapped[str | None] = mapped_column(String(16))
+
+    collection: Mapped[Collection] = relationship(back_populates="passages")
+
+
+class QueryRecord(Base):
+    __tablename__ = "queries"
+    __table_args__ = (
+        UniqueConstraint("collection_id", "ext_id", name="uq_queries_collection_ext_id"),
+        Index("ix_queries_split", "collection_id", "split"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    collection_id: Mapped[int] = mapped_column(ForeignKey("collections.id", ondelete="CASCADE"))
+    ext_id: Mapped[str] = mapped_column(String(512))
+    text: Mapped[str] = mapped_column(Text)
+    split: Mapped[str] = mapped_column(String(32), default="test")
+    type: Mapped[str | None] = mapped_column(String(64))
+    domain: Mapped[str | None] = mapped_column(String(64))
+    language: Mapped[str | None] = mapped_column(String(16))
+    translation: Mapped[str | None] = mapped_column(Text)
+    answers: Mapped[list[Any] | None] = mapped_column(JSON)
+
+    collection: Mapped[Collection] = relationship(back_populates="queries")
+
+
+class RunRecord(Base):
+    __tablename__ = "runs"
+    __table_args__ = (UniqueConstraint("collection_id", "name", name="uq_runs_collection_name"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    collection_id: Mapped[int] = mapped_column(ForeignKey("collections.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    source: Mapped[str] = mapped_column(String(40), default="import")
+    params: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class RunEntryRecord(Base):
+    """One retrieved document; the rank is derived from (score desc, docid desc), never stored."""
+
+    __tablename__ = "run_entries"
+
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
+    query_id: Mapped[str] = mapped_column(String(512), primary_key=True)
+    doc_id: Mapped[str] = mapped_column(String(512), primary_key=True)
+    score: Mapped[float] = mapped_column(Float)
+
+
+class QrelsVersion(Base):
+    """A named snapshot of graded labels: imported qrels or frozen final labels."""
+
+    __tablename__ = "qrels_versions"
+    __table_args__ = (UniqueConstraint("collection_id", "name", name="uq_qrels_versions_collection_name"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    collection_id: Mapped[int] = mapped_column(ForeignKey("collections.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    source: Mapped[str] = mapped_column(String(40), default="import")
+    note: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+
+
+class QrelsEntry(Base):
+    __tablename__ = "qrels_entries"
+
+    version_id: Mapped[int] = mapped_column(ForeignKey("qrels_versions.id", ondelete="CASCADE"), primary_key=True)
+    query_id: Mapped[str] = mapped_column(String(512), primary_key=True)
+    doc_id: Mapped[str] = mapped_column(String(512), primary_key=True)
+    grade: Mapped[int] = mapped_column(Integer)
+
+
+class Pool(Base):
+    __tablename__ = "pools"
+    __table_args__ = (UniqueConstraint("collection_id", "name", name="uq_pools_collection_name"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    collection_id: Mapped[int] = mapped_column(ForeignKey("collections.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    method: Mapped[str] = mapped_column(String(40), default="depth")
+    params: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class PoolEntry(Base):
+    __tablename__ = "pool_entries"
+    __table_args__ = (UniqueConstraint("pool_id", "query_id", "passage_id", name="uq_pool_entries_pair"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    pool_id: Mapped[int] = mapped_column(ForeignKey("pools.id", ondelete="CASCADE"), index=True)
+    query_id: Mapped[int] = mapped_column(ForeignKey("queries.id", ondelete="CASCADE"))
+    passage_id: Mapped[int] = mapped_column(ForeignKey("passages.id", ondelete="CASCADE"))
+    selected: Mapped[bool] = mapped_column(Boolean, default=True)
+    selection_score: Mapped[float | None] = mapped_column(Float)
+
+
+class PoolProvenance(Base):
+    """Which run contributed a pooled pair, at which rank (never shown to annotators)."""
+
+    __tablename__ = "pool_provenance"
+
+    pool_entry_id: Mapped[int] = mapped_column(ForeignKey("pool_entries.id", ondelete="CASCADE"), primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
+    rank: Mapped[int] = mapped_column(Integer)
+    score: Mapped[float | None] = mapped_column(Float)
+
+
+class User(Base):
+    __tablename__ = "users"
+    __table_args__ = (CheckConstraint("role IN ('admin', 'reviewer', 'annotator')", name="ck_users_role"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    username: Mapped[str] = mapped_column(String(100), unique=True)
+    password_hash: Mapped[str] = mapped_column(String(255))
+    role: Mapped[str] = mapped_column(String(16))
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Assignment(Base):
+    """One (query, passage) pair given to one annotator, in a package, at a shuffled position."""
+
+    __tablename__ = "assignments"
+    __table_args__ = (
+        UniqueConstraint("user_id", "query_id", "passage_id", name="uq_assignments_user_pair"),
+        Index("ix_assignments_user_package", "user_id", "package", "order_index"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    pool_entry_id: Mapped[int | None] = mapped_column(ForeignKey("pool_entries.id", ondelete="SET NULL"))
+    query_id: Mapped[int] = mapped_column(ForeignKey("queries.id", ondelete="CASCADE"))
+    passage_id: Mapped[int] = mapped_column(ForeignKey("passages.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    package: Mapped[str] = mapped_column(String(100), default="")
+    order_index: Mapped[int] = mapped_column(Integer, default=0)
+    seed: Mapped[int | None] = mapped_column(Integer)
+    purpose: Mapped[str] = mapped_column(String(16), default="label")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Judgment(Base):
+    """An annotator's label, appended and never changed (relabels and undos are new rows)."""
+
+    __tablename__ = "judgments"
+    __table_args__ = (
+        Index("ix_judgments_pair", "query_id", "passage_id"),
+        CheckConstraint("action IN ('label', 'undo', 'skip', 'flag')", name="ck_judgments_action"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    assignment_id: Mapped[int | None] = mapped_column(ForeignKey("assignments.id", ondelete="SET NULL"), index=True)
+    query_id: Mapped[int] = mapped_column(ForeignKey("queries.id", ondelete="CASCADE"))
+    passage_id: Mapped[int] = mapped_column(ForeignKey("passages.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    action: Mapped[str] = mapped_column(String(8), default="label")
+    grade: Mapped[int | None] = mapped_column(Integer)
+    note: Mapped[str] = mapped_column(Text, default="")
+    elapsed_ms: Mapped[int | None] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class FinalLabel(Base):
+    """The resolved label of a pair and how it was reached."""
+
+    __tablename__ = "final_labels"
+    __table_args__ = (
+        UniqueConstraint("query_id", "passage_id", name="uq_final_labels_pair"),
+        CheckConstraint(
+            "method IN ('unanimous', 'majority', 'adjudicated', 'excluded', 'overridden', 'imported')",
+            name="ck_final_labels_method",
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    collection_id: Mapped[int] = mapped_column(ForeignKey("collections.id", ondelete="CASCADE"), index=True)
+    query_id: Mapped[int] = mapped_column(ForeignKey("queries.id", ondelete="CASCADE"))
+    passage_id: Mapped[int] = mapped_column(ForeignKey("passages.id", ondelete="CASCADE"))
+    grade: Mapped[int | None] = mapped_column(Integer)
+    method: Mapped[str] = mapped_column(String(16))
+    n_labels: Mapped[int] = mapped_column(Integer, default=0)
+    reason: Mapped[str] = mapped_column(Text, default="")
+    decided_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    decided_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class ErrorTag(Base):
+    """An error-analysis tag on a (query, document) pair, suggested by a detector or set by an analyst."""
+
+    __tablename__ = "error_tags"
+    __table_args__ = (Index("ix_error_tags_pair", "collection_id", "query_id", "doc_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    collection_id: Mapped[int] = mapped_column(ForeignKey("collections.id", ondelete="CASCADE"))
+    query_id: Mapped[str] = mapped_column(String(512))
+    doc_id: Mapped[str] = mapped_column(String(512))
+    run_id: Mapped[int | None] = mapped_column(ForeignKey("runs.id", ondelete="SET NULL"))
+    category: Mapped[str] = mapped_column(String(64))
+    status: Mapped[str] = mapped_column(String(16), default="confirmed")
+    source: Mapped[str] = mapped_column(String(16), default="analyst")
+    evidence: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Job(Base):
+    """A long-running operation (indexing, encoding, pooling) run outside page reruns."""
+
+    __tablename__ = "jobs"
+    __table_args__ = (
+        CheckConstraint("status IN ('queued', 'running', 'done', 'failed', 'cancelled')", name="ck_jobs_status"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    kind: Mapped[str] = mapped_column(String(40))
+    collection_id: Mapped[int | None] = mapped_column(ForeignKey("collections.id", ondelete="CASCADE"), index=True)
+    status: Mapped[str] = mapped_column(String(16), default="queued")
+    params: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    done: Mapped[int] = mapped_column(Integer, default=0)
+    total: Mapped[int | None] = mapped_column(Integer)
+    message: Mapped[str] = mapped_column(Text, default="")
+    result: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

@@ -1,0 +1,297 @@
+"""Read functions over the store: collections, their statistics, qrels, runs, records and judgments.
+
+Every function takes a :class:`~sqlalchemy.orm.Session` first and returns
+plain data (``core.types`` shapes, dicts, dataclasses), never ORM objects, so
+pages and the CLI cannot lazily hit the database after the transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import case, distinct, func, select
+from sqlalchemy.orm import Session, aliased
+
+from core.types import Passage, Qrels, Query, Run
+from db.models import (
+    Assignment,
+    Collection,
+    ImportRecord,
+    Judgment,
+    Passage as PassageRow,
+    PoolEntry,
+    PoolProvenance,
+    QrelsEntry,
+    QrelsVersion,
+    QueryRecord,
+    RunEntryRecord,
+    RunRecord,
+    User,
+)
+
+
+class NotFound(LookupError):
+    """A named collection, run or qrels version does not exist."""
+
+
+@dataclass(frozen=True)
+class CollectionInfo:
+    id: int
+    name: str
+    language: str | None
+    description: str
+    passages: int
+    queries: int
+    runs: list[str]
+    qrels_versions: list[str]
+
+
+@dataclass(frozen=True)
+class SplitStats:
+    """One row of DuReader-retrieval Table 3 style statistics."""
+
+    split: str
+    queries: int
+    judged_queries: int
+    judged_pairs: int
+    relevant_pairs: int
+    relevant_passages: int
+    avg_relevant_per_query: float
+    avg_query_chars: float
+    avg_relevant_passage_chars: float | None
+
+
+def collection_id(session: Session, name: str) -> int:
+    """The id of the collection called ``name``."""
+    found = session.scalar(select(Collection.id).where(Collection.name == name))
+    if found is None:
+        known = ", ".join(session.scalars(select(Collection.name).order_by(Collection.name))) or "none"
+        raise NotFound(f"no collection named {name!r} (collections: {known})")
+    return found
+
+
+def list_collections(session: Session) -> list[CollectionInfo]:
+    """Every collection with its passage and query counts, runs and qrels versions."""
+    passages = dict(session.execute(select(PassageRow.collection_id, func.count()).group_by(PassageRow.collection_id)).all())
+    queries = dict(session.execute(select(QueryRecord.collection_id, func.count()).group_by(QueryRecord.collection_id)).all())
+    runs: dict[int, list[str]] = {}
+    for cid, name in session.execute(select(RunRecord.collection_id, RunRecord.name).order_by(RunRecord.name)):
+        runs.setdefault(cid, []).append(name)
+    versions: dict[int, list[str]] = {}
+    for cid, name in session.execute(
+        select(QrelsVersion.collection_id, QrelsVersion.name).order_by(QrelsVersion.created_at, QrelsVersion.id)
+    ):
+        versions.setdefault(cid, []).append(name)
+    return [
+        CollectionInfo(
+            id=c.id,
+            name=c.name,
+            language=c.language,
+            description=c.description,
+            passages=passages.get(c.id, 0),
+            queries=queries.get(c.id, 0),
+            runs=runs.get(c.id, []),
+            qrels_versions=versions.get(c.id, []),
+        )
+        for c in session.scalars(select(Collection).order_by(Collection.name))
+    ]
+
+
+def _version_id(session: Session, cid: int, version: str | None) -> int | None:
+    """The named qrels version, or the newest one when ``version`` is None (None if there is none)."""
+    query = select(QrelsVersion.id).where(QrelsVersion.collection_id == cid)
+    if version is not None:
+        found = session.scalar(query.where(QrelsVersion.name == version))
+        if found is None:
+            raise NotFound(f"no qrels version named {version!r} in this collection")
+        return found
+    return session.scalar(query.order_by(QrelsVersion.created_at.desc(), QrelsVersion.id.desc()).limit(1))
+
+
+def load_qrels(session: Session, collection: str, version: str | None = None) -> Qrels:
+    """The graded qrels of a version (default: the newest) as ``{qid: {docid: grade}}``."""
+    vid = _version_id(session, collection_id(session, collection), version)
+    qrels: Qrels = {}
+    if vid is None:
+        return qrels
+    for qid, did, grade in session.execute(
+        select(QrelsEntry.query_id, QrelsEntry.doc_id, QrelsEntry.grade).where(QrelsEntry.version_id == vid)
+    ):
+        qrels.setdefault(qid, {})[did] = grade
+    return qrels
+
+
+def load_run(session: Session, collection: str, run: str) -> Run:
+    """A stored run as ``{qid: {docid: score}}``."""
+    cid = collection_id(session, collection)
+    rid = session.scalar(select(RunRecord.id).where(RunRecord.collection_id == cid, RunRecord.name == run))
+    if rid is None:
+        known = ", ".join(session.scalars(select(RunRecord.name).where(RunRecord.collection_id == cid))) or "none"
+        raise NotFound(f"no run named {run!r} in collection {collection!r} (runs: {known})")
+    result: Run = {}
+    for qid, did, score in session.execute(
+        select(RunEntryRecord.query_id, RunEntryRecord.doc_id, RunEntryRecord.score).where(RunEntryRecord.run_id == rid)
+    ):
+        result.setdefault(qid, {})[did] = score
+    return result
+
+
+def iter_passages(session: Session, collection: str, *, batch: int = 5_000) -> Iterator[Passage]:
+    """Stream a collection's passages in document order (doc_id, position, id)."""
+    cid = collection_id(session, collection)
+    rows = session.execute(
+        select(PassageRow.ext_id, PassageRow.text, PassageRow.title, PassageRow.doc_id, PassageRow.position, PassageRow.language)
+        .where(PassageRow.collection_id == cid)
+        .order_by(PassageRow.id)
+        .execution_options(yield_per=batch)
+    )
+    for ext_id, text, title, doc_id, position, language in rows:
+        yield Passage(id=ext_id, text=text, title=title, doc_id=doc_id, position=position, language=language)
+
+
+def iter_queries(session: Session, collection: str) -> Iterator[Query]:
+    """A collection's queries in import order."""
+    cid = collection_id(session, collection)
+    for q in session.scalars(select(QueryRecord).where(QueryRecord.collection_id == cid).order_by(QueryRecord.id)):
+        yield Query(
+            id=q.ext_id, text=q.text, split=q.split, type=q.type, domain=q.domain, language=q.language,
+            translation=q.translation, answers=q.answers,
+        )
+
+
+def split_statistics(session: Session, collection: str, *, version: str | None = None, level: int = 1) -> list[SplitStats]:
+    """Per-split statistics as in DuReader-retrieval's Table 3.
+
+    A passage counts as relevant when its grade in the qrels version is
+    ``>= level``; passage lengths are those of relevant passages the store
+    holds (``None`` when it holds none of them, e.g. a qrels-only import).
+    Lengths are in characters.
+    """
+    cid = collection_id(session, collection)
+    vid = _version_id(session, cid, version)
+    splits = session.execute(
+        select(QueryRecord.split, func.count(), func.avg(func.length(QueryRecord.text)))
+        .where(QueryRecord.collection_id == cid)
+        .group_by(QueryRecord.split)
+    ).all()
+    result = []
+    for split, n_queries, avg_q in sorted(splits, key=lambda r: ("train", "dev", "test").index(r[0]) if r[0] in ("train", "dev", "test") else 9):
+        judged = relevant = rel_passages = judged_q = 0
+        avg_p = None
+        if vid is not None:
+            in_split = (
+                select(QueryRecord.ext_id).where(QueryRecord.collection_id == cid, QueryRecord.split == split).scalar_subquery()
+            )
+            base = select(QrelsEntry).where(QrelsEntry.version_id == vid, QrelsEntry.query_id.in_(in_split)).subquery()
+            judged, relevant, rel_passages, judged_q = session.execute(
+                select(
+                    func.count(),
+                    func.coalesce(func.sum(case((base.c.grade >= level, 1), else_=0)), 0),
+                    func.count(distinct(case((base.c.grade >= level, base.c.doc_id)))),
+                    func.count(distinct(base.c.query_id)),
+                )
+            ).one()
+            p = aliased(PassageRow)
+            avg_p = session.scalar(
+                select(func.avg(func.length(p.text))).where(
+                    p.collection_id == cid,
+                    p.ext_id.in_(select(distinct(base.c.doc_id)).where(base.c.grade >= level)),
+                )
+            )
+        result.append(
+            SplitStats(
+                split=split,
+                queries=n_queries,
+                judged_queries=judged_q,
+                judged_pairs=judged,
+                relevant_pairs=relevant,
+                relevant_passages=rel_passages,
+                avg_relevant_per_query=(relevant / judged_q) if judged_q else 0.0,
+                avg_query_chars=float(avg_q or 0.0),
+                avg_relevant_passage_chars=float(avg_p) if avg_p is not None else None,
+            )
+        )
+    return result
+
+
+def corpus_statistics(session: Session, collection: str) -> dict[str, Any]:
+    """Passages, documents, average passage length (characters) and passages per document."""
+    cid = collection_id(session, collection)
+    passages, documents, avg_chars = session.execute(
+        select(func.count(), func.count(distinct(PassageRow.doc_id)), func.avg(func.length(PassageRow.text))).where(
+            PassageRow.collection_id == cid
+        )
+    ).one()
+    return {
+        "passages": passages,
+        "documents": documents,
+        "avg_passage_chars": float(avg_chars or 0.0),
+        "passages_per_document": (passages / documents) if documents else None,
+    }
+
+
+def iter_judgments(session: Session, collection: str) -> Iterator[dict[str, Any]]:
+    """Every judgment row of a collection with its annotator and pool provenance, oldest first.
+
+    Provenance lists the runs that contributed the pair to the assignment's
+    pool and their ranks: this is for export and analysis, never for the
+    annotation screen.
+    """
+    cid = collection_id(session, collection)
+    rows = session.execute(
+        select(
+            Judgment.id, QueryRecord.ext_id, PassageRow.ext_id, User.username, Judgment.action, Judgment.grade,
+            Judgment.note, Judgment.elapsed_ms, Judgment.created_at, Assignment.package, Assignment.pool_entry_id,
+        )
+        .join(QueryRecord, QueryRecord.id == Judgment.query_id)
+        .join(PassageRow, PassageRow.id == Judgment.passage_id)
+        .join(User, User.id == Judgment.user_id)
+        .outerjoin(Assignment, Assignment.id == Judgment.assignment_id)
+        .where(QueryRecord.collection_id == cid)
+        .order_by(Judgment.created_at, Judgment.id)
+    ).all()
+    entry_ids = {r[10] for r in rows if r[10] is not None}
+    provenance: dict[int, list[dict[str, Any]]] = {}
+    if entry_ids:
+        for entry_id, run_name, rank, score in session.execute(
+            select(PoolProvenance.pool_entry_id, RunRecord.name, PoolProvenance.rank, PoolProvenance.score)
+            .join(RunRecord, RunRecord.id == PoolProvenance.run_id)
+            .where(PoolProvenance.pool_entry_id.in_(entry_ids))
+            .order_by(PoolProvenance.pool_entry_id, PoolProvenance.rank)
+        ):
+            provenance.setdefault(entry_id, []).append({"run": run_name, "rank": rank, "score": score})
+    pools = dict(session.execute(select(PoolEntry.id, PoolEntry.pool_id).where(PoolEntry.id.in_(entry_ids))).all()) if entry_ids else {}
+    for jid, qid, pid, user, action, grade, note, elapsed, created, package, entry_id in rows:
+        yield {
+            "judgment_id": jid,
+            "query_id": qid,
+            "doc_id": pid,
+            "annotator": user,
+            "action": action,
+            "grade": grade,
+            "note": note,
+            "elapsed_ms": elapsed,
+            "created_at": created.isoformat(),
+            "package": package,
+            "pool_id": pools.get(entry_id),
+            "provenance": provenance.get(entry_id, []),
+        }
+
+
+def import_history(session: Session) -> list[dict[str, Any]]:
+    """Every import, newest first, with what it added."""
+    rows = session.execute(
+        select(Collection.name, ImportRecord.format, ImportRecord.source, ImportRecord.mode, ImportRecord.counts, ImportRecord.created_at)
+        .join(Collection, Collection.id == ImportRecord.collection_id)
+        .order_by(ImportRecord.created_at.desc(), ImportRecord.id.desc())
+    ).all()
+    return [
+        {
+            "collection": name, "format": fmt, "source": source, "mode": mode,
+            "passages": counts.get("passages_added"), "queries": counts.get("queries_added"),
+            "qrels": counts.get("qrels_added"), "runs": ", ".join(counts.get("runs", {})), "at": at,
+        }
+        for name, fmt, source, mode, counts, at in rows
+    ]

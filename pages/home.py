@@ -1,0 +1,58 @@
+"""Home: every collection with DuReader-retrieval Table 3 style statistics per split."""
+
+import pandas as pd
+import streamlit as st
+
+from db.queries import corpus_statistics, list_collections, split_statistics
+from pooljudge.ui.common import fmt_float, get_store, md_escape
+
+st.title("pooljudge")
+st.caption("Pool candidates from several retrievers, grade them blind on a 4-level scale, watch trec_eval-exact metrics.")
+
+store = get_store()
+with store.read() as session:
+    collections = list_collections(session)
+    details = {
+        c.name: (corpus_statistics(session, c.name), split_statistics(session, c.name, level=1))
+        for c in collections
+    }
+
+if not collections:
+    st.info("The store is empty. Import a collection on the **Import** page or with `pooljudge import`.")
+
+for info in collections:
+    corpus, splits = details[info.name]
+    with st.container(border=True):
+        st.subheader(md_escape(info.name))
+        if info.description:
+            st.text(info.description)
+        cols = st.columns(5)
+        cols[0].metric("Passages", f"{corpus['passages']:,}")
+        cols[1].metric("Documents", f"{corpus['documents']:,}")
+        cols[2].metric("Queries", f"{info.queries:,}")
+        cols[3].metric("Avg passage length", f"{fmt_float(corpus['avg_passage_chars'])} chars")
+        cols[4].metric("Language", info.language or "?")
+        table = pd.DataFrame(
+            [
+                {
+                    "split": s.split,
+                    "queries": s.queries,
+                    "judged queries": s.judged_queries,
+                    "judged pairs": s.judged_pairs,
+                    "relevant passages": s.relevant_passages,
+                    "avg relevant passages / query": round(s.avg_relevant_per_query, 2),
+                    "avg query length (chars)": round(s.avg_query_chars, 1),
+                    "avg relevant passage length (chars)": (
+                        None if s.avg_relevant_passage_chars is None else round(s.avg_relevant_passage_chars, 1)
+                    ),
+                }
+                for s in splits
+            ]
+        )
+        st.dataframe(table, hide_index=True, width="stretch")
+        st.caption(
+            "Relevant = grade >= 1 in the newest qrels version"
+            + (f" ({md_escape(info.qrels_versions[-1])})" if info.qrels_versions else " (no qrels yet)")
+            + ". Runs: "
+            + (", ".join(md_escape(r) for r in info.runs) or "none")
+        )

@@ -1,0 +1,256 @@
+"""The ``pooljudge`` command line: the app's operations, headless.
+
+Exit status 0 on success, 1 on bad input (the message names ``file:line``),
+2 on bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from tqdm import tqdm
+
+from core.errors import FormatError
+
+
+def _store(args: argparse.Namespace):
+    from db.engine import Store, sqlite_url
+
+    target = args.db
+    if target and "://" not in target:
+        target = sqlite_url(target)
+    return Store(target)
+
+
+# --------------------------------------------------------------------------- import
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from core.formats import read_source
+    from db.importer import import_collection
+
+    store = _store(args)
+    source = read_source(args.format, args.path)
+    with tqdm(unit=" records", desc="importing", disable=args.quiet, mininterval=0.5) as bar:
+        def progress(part: str, n: int) -> None:
+            bar.set_description(f"importing {part}", refresh=False)
+            bar.update(n)
+
+        with store.write() as session:
+            summary = import_collection(
+                session, source, name=args.collection, format=args.format, location=os.fspath(args.path),
+                mode="merge" if args.merge else "create", qrels_name=args.qrels_name, progress=progress,
+            )
+    s = summary.as_dict()
+    runs = ", ".join(f"{name} ({n} entries)" for name, n in s["runs"].items()) or "none"
+    print(
+        f"collection {s['collection']!r}: {s['passages_added']} passages, {s['queries_added']} queries, "
+        f"{s['qrels_added']} qrels entries added"
+        + (f" ({s['passages_skipped']} passages, {s['queries_skipped']} queries, {s['qrels_skipped']} qrels "
+           "already present)" if args.merge else "")
+        + f"; runs: {runs}"
+    )
+    return 0
+
+
+# --------------------------------------------------------------------------- export
+
+
+def _output(path: str | None):
+    from core.formats._io import open_text_for_write
+
+    return open_text_for_write(path) if path and path != "-" else _Stdout()
+
+
+class _Stdout:
+    def __enter__(self):
+        return sys.stdout
+
+    def __exit__(self, *exc):
+        sys.stdout.flush()
+        return False
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from core.formats import trec
+    from db import queries as q
+
+    store = _store(args)
+    with store.read() as session:
+        if args.what == "qrels":
+            qrels = q.load_qrels(session, args.collection, args.version)
+            with _output(args.output) as out:
+                trec.write_qrels(qrels, out, level=args.level)
+        elif args.what == "run":
+            run = q.load_run(session, args.collection, args.run)
+            with _output(args.output) as out:
+                trec.write_run(run, out, tag=args.tag or args.run, depth=args.depth)
+        elif args.what == "judgments":
+            with _output(args.output) as out:
+                for row in q.iter_judgments(session, args.collection):
+                    out.write(json.dumps(row, ensure_ascii=False) + "\n")
+        elif args.what == "beir":
+            from core.formats.beir import write_beir
+
+            q.collection_id(session, args.collection)  # raises NotFound naming the known collections
+            info = next(c for c in q.list_collections(session) if c.name == args.collection)
+            runs = {name: q.load_run(session, args.collection, name) for name in info.runs} if args.with_runs else None
+            write_beir(
+                args.output,
+                q.iter_passages(session, args.collection),
+                q.iter_queries(session, args.collection),
+                q.load_qrels(session, args.collection, args.version),
+                runs,
+            )
+            print(f"wrote BEIR folder {args.output}", file=sys.stderr)
+    return 0
+
+
+# --------------------------------------------------------------------------- eval
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from core import metrics
+
+    measures = [metrics.parse_measure(m) for m in (args.measure or ["MAP", "MRR@10", "nDCG@10", "R@100", "P@10"])]
+    if args.collection:
+        from db import queries as q
+
+        with _store(args).read() as session:
+            qrels = q.load_qrels(session, args.collection, None if args.qrels in ("-", "latest") else args.qrels)
+            run = q.load_run(session, args.collection, args.run)
+    else:
+        from core.formats.trec import load_qrels, load_run
+
+        qrels = load_qrels(args.qrels)
+        run = load_run(args.run)
+    results = metrics.evaluate(qrels, run, measures, level=args.level, intersection=args.intersection)
+    if args.format == "json":
+        print(metrics.format_json(results, per_query=args.per_query))
+    else:
+        sys.stdout.write(metrics.format_tsv(results, per_query=args.per_query, digits=args.digits))
+    return 0
+
+
+# --------------------------------------------------------------------------- small commands
+
+
+def cmd_collections(args: argparse.Namespace) -> int:
+    from db.queries import list_collections
+
+    with _store(args).read() as session:
+        rows = list_collections(session)
+    if not rows:
+        print("no collections (import one with `pooljudge import`, or load the demo with `pooljudge demo`)")
+    for c in rows:
+        print(
+            f"{c.name}\t{c.language or '?'}\t{c.passages} passages\t{c.queries} queries\t"
+            f"runs: {', '.join(c.runs) or '-'}\tqrels: {', '.join(c.qrels_versions) or '-'}"
+        )
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from pooljudge.seed import DEMO_NAME, ensure_demo
+
+    store = _store(args)
+    loaded = ensure_demo(store, force=True)
+    print(f"demo collection {DEMO_NAME!r} " + ("loaded" if loaded else "already present"))
+    return 0
+
+
+def cmd_formats(_args: argparse.Namespace) -> int:
+    from core.formats import FORMATS
+
+    for spec in FORMATS.values():
+        print(f"{spec.name:12s} {spec.help}")
+    return 0
+
+
+def cmd_db(args: argparse.Namespace) -> int:
+    store = _store(args)  # upgrading is part of opening the store
+    print(f"store at {store.engine.url.render_as_string(hide_password=True)} is at the newest schema")
+    return 0
+
+
+# --------------------------------------------------------------------------- parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from core.formats import FORMATS
+
+    parser = argparse.ArgumentParser(prog="pooljudge", description=__doc__.splitlines()[0])
+    parser.add_argument("--db", help="SQLite file or SQLAlchemy URL (default: $POOLJUDGE_DB_URL, $POOLJUDGE_DB, ~/.pooljudge/pooljudge.db)")
+    parser.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("import", help="import a collection, qrels or runs in one transaction")
+    p.add_argument("path", type=Path, help="file or folder to read (plain or .gz)")
+    p.add_argument("--format", "-f", required=True, choices=sorted(FORMATS), help="input format (see `pooljudge formats`)")
+    p.add_argument("--collection", "-c", required=True, help="collection to create (or merge into with --merge)")
+    p.add_argument("--merge", action="store_true", help="add to an existing collection: new records are added, "
+                   "identical ones skipped, conflicting ones refused")
+    p.add_argument("--qrels-name", default="imported", help="qrels version that receives the judgments (default: imported)")
+    p.set_defaults(func=cmd_import)
+
+    p = sub.add_parser("export", help="export qrels, a run, judgments or a BEIR folder")
+    p.add_argument("what", choices=["qrels", "run", "judgments", "beir"])
+    p.add_argument("--collection", "-c", required=True)
+    p.add_argument("--output", "-o", help="output file or folder ('-' or omitted: stdout; required for beir)")
+    p.add_argument("--version", help="qrels version (default: the newest)")
+    p.add_argument("--level", type=int, help="qrels: write binary labels, 1 where grade >= LEVEL")
+    p.add_argument("--run", help="run: the run's name")
+    p.add_argument("--tag", help="run: the tag column (default: the run name)")
+    p.add_argument("--depth", type=int, help="run: keep the top DEPTH per query")
+    p.add_argument("--with-runs", action="store_true", help="beir: also write runs/*.trec")
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("eval", help="evaluate a run against qrels exactly as trec_eval would")
+    p.add_argument("qrels", help="TREC qrels file (or, with --collection, a qrels version name or 'latest')")
+    p.add_argument("run", help="TREC run file (or, with --collection, a run name)")
+    p.add_argument("-m", "--measure", action="append", help="MAP, MRR@k, RR, P@k, R@k, nDCG@k, nDCG_exp@k, Rprec, "
+                   "Success@k (= Accuracy@k), Judged@k; repeatable")
+    p.add_argument("--level", type=int, default=1, help="binary measures count grade >= LEVEL as relevant (default 1; nDCG ignores it)")
+    p.add_argument("--per-query", "-q", action="store_true", help="also print one line per query")
+    p.add_argument("--intersection", action="store_true", help="evaluate only queries present in both qrels and run "
+                   "(default: qrels queries missing from the run score 0)")
+    p.add_argument("--format", choices=["tsv", "json"], default="tsv")
+    p.add_argument("--digits", type=int, default=4, help="tsv: decimals (default 4, like trec_eval)")
+    p.add_argument("--collection", "-c", help="read qrels and run from the store instead of files")
+    p.set_defaults(func=cmd_eval)
+
+    sub.add_parser("collections", help="list collections in the store").set_defaults(func=cmd_collections)
+    sub.add_parser("demo", help="load the bundled bilingual demo collection").set_defaults(func=cmd_demo)
+    sub.add_parser("formats", help="list import formats").set_defaults(func=cmd_formats)
+    p = sub.add_parser("db", help="store administration")
+    p.add_argument("action", choices=["upgrade"])
+    p.set_defaults(func=cmd_db)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "export" and args.what == "run" and not args.run:
+        parser.error("export run needs --run NAME")
+    if args.command == "export" and args.what == "beir" and not args.output:
+        parser.error("export beir needs --output FOLDER")
+    try:
+        return args.func(args)
+    except FormatError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except (LookupError, ValueError) as exc:
+        print(f"error: {exc.args[0] if exc.args else exc}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

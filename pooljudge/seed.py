@@ -1,0 +1,36 @@
+"""The bundled demo collection, loaded automatically into an empty store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqlalchemy import func, select
+
+DEMO_DIR = Path(__file__).with_name("demo")
+DEMO_NAME = "demo-bilingual"
+
+
+def ensure_demo(store, *, force: bool = False) -> bool:
+    """Import the demo collection when the store has no collections (or, with ``force``, when the demo is absent).
+
+    Returns True when it was imported by this call.  Safe to call from several
+    processes at once: the check and the import share one write transaction.
+    """
+    from core.formats.beir import read_beir
+    from db.importer import import_collection
+    from db.models import Collection
+
+    with store.write() as session:
+        if force:
+            present = session.scalar(select(func.count()).select_from(Collection).where(Collection.name == DEMO_NAME))
+        else:
+            present = session.scalar(select(func.count()).select_from(Collection))
+        if present:
+            return False
+        source = read_beir(DEMO_DIR)
+        source.description = (
+            "Bilingual demo written for pooljudge: English and Chinese documents split into passages, "
+            "graded 0-3 qrels and three runs (BM25 words, BM25 bigrams, MiniLM)."
+        )
+        import_collection(session, source, name=DEMO_NAME, format="beir", location=str(DEMO_DIR))
+    return True
