@@ -169,7 +169,7 @@ def _passage_row(collection_id: int, p: Passage) -> dict[str, Any]:
         "position": p.position,
         "title": p.title or "",
         "text": p.text,
-        "language": p.language or detect_language(p.title + " " + p.text),
+        "language": p.language or detect_language(p.text[:400] or p.title),
     }
 
 
@@ -181,7 +181,7 @@ def _query_row(collection_id: int, q: Query) -> dict[str, Any]:
         "split": q.split,
         "type": q.type,
         "domain": q.domain,
-        "language": q.language or detect_language(q.text),
+        "language": q.language or detect_language(q.text[:400]),
         "translation": q.translation,
         "answers": q.answers,
     }

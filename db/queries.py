@@ -197,7 +197,7 @@ def split_statistics(session: Session, collection: str, *, version: str | None =
             avg_p = session.scalar(
                 select(func.avg(func.length(p.text))).where(
                     p.collection_id == cid,
-                    p.ext_id.in_(select(distinct(base.c.doc_id)).where(base.c.grade >= level)),
+                    p.ext_id.in_(select(base.c.doc_id).where(base.c.grade >= level).distinct()),
                 )
             )
         result.append(

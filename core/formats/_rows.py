@@ -1,0 +1,201 @@
+"""Helpers shared by the tabular readers and writers (TREC, BEIR TSV, MS MARCO TSV).
+
+Private to ``core.formats``: the public readers build on these so that
+column splitting, the blank-line policy, id checks and number parsing behave
+(and fail) the same way in every format.
+
+Blank-line policy
+-----------------
+A blank (empty or whitespace-only) line *inside* a tabular file is a
+:class:`~core.errors.FormatError` at that line: it usually means a file was
+concatenated or truncated by hand.  Blank lines at the very *end* of a file
+are tolerated, because many tools write a trailing empty line.  A file made
+only of blank lines is an error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import math
+import numbers
+import os
+import re
+from collections.abc import Callable, Iterator
+from typing import IO, Any
+
+from core.errors import FormatError
+from core.formats._io import Source, iter_lines, open_text_for_write, source_name
+
+_INT_RE = re.compile(r"[+-]?[0-9]+\Z")
+_FLOAT_RE = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
+_NON_FINITE = {"nan", "+nan", "-nan", "inf", "+inf", "-inf", "infinity", "+infinity", "-infinity"}
+
+
+def iter_rows(source: Source, *, sep: str | None, what: str = "records") -> Iterator[tuple[int, list[str]]]:
+    """Yield ``(line_number, columns)`` for every non-blank line of ``source``.
+
+    Parameters
+    ----------
+    source : path or file object
+        Plain or gzip text, decoded strictly as UTF-8.
+    sep : str or None
+        Column separator: ``"\\t"`` for TSV, ``None`` for runs of any
+        whitespace (TREC files).
+    what : str
+        What the file holds, for the "only blank lines" message.
+
+    Raises
+    ------
+    FormatError
+        On a blank line followed by more content, on a file with no content
+        or only blank lines, and on anything :func:`iter_lines` rejects.
+    """
+    name = source_name(source)
+    pending_blank: int | None = None
+    seen = False
+    for lineno, text in iter_lines(source):
+        if not text.strip():
+            if pending_blank is None:
+                pending_blank = lineno
+            continue
+        if pending_blank is not None:
+            raise FormatError(
+                name,
+                pending_blank,
+                "blank line inside the file (only trailing blank lines at the end are allowed)",
+            )
+        seen = True
+        yield lineno, (text.split() if sep is None else text.split(sep))
+    if not seen:
+        raise FormatError(name, 1, f"no {what}: the file has only blank lines")
+
+
+def check_id(value: str, what: str, path: str, line: int) -> str:
+    """Check an id read from a file: not empty, no leading or trailing whitespace."""
+    if not value.strip():
+        raise FormatError(path, line, f"{what} is empty")
+    if value != value.strip():
+        raise FormatError(path, line, f"{what} {value!r} has leading or trailing whitespace")
+    return value
+
+
+def parse_grade(token: str, what: str, path: str, line: int) -> int:
+    """Parse an integer column: ASCII digits with an optional sign (``"2"``, ``"-1"``).
+
+    Stricter than :func:`int`, which also accepts ``"1_0"`` and non-ASCII digits.
+    """
+    if not _INT_RE.match(token):
+        raise FormatError(path, line, f"{what} must be an integer, got {token!r}")
+    return int(token)
+
+
+def parse_score(token: str, what: str, path: str, line: int) -> float:
+    """Parse a finite decimal number (``"4.2"``, ``"-1e-05"``, ``"1000"``)."""
+    if token.lower() in _NON_FINITE:
+        raise FormatError(path, line, f"{what} must be a finite number, got {token!r}")
+    if not _FLOAT_RE.match(token):
+        raise FormatError(path, line, f"{what} must be a number, got {token!r}")
+    value = float(token)
+    if not math.isfinite(value):  # e.g. "1e999" overflows to inf
+        raise FormatError(path, line, f"{what} must be a finite number, got {token!r}")
+    return value
+
+
+def find_line(source: Source, predicate: Callable[[str], bool], *, before: int) -> int | None:
+    """Re-read ``source`` and return the first line number (< ``before``) whose text matches.
+
+    Used to name the earlier line of a duplicate without keeping a line number
+    per record in memory.  Returns ``None`` when ``source`` is a file object
+    (which cannot be read twice) or when nothing matches.
+    """
+    if not isinstance(source, (str, os.PathLike)):
+        return None
+    for lineno, text in iter_lines(source, allow_empty=True):
+        if lineno >= before:
+            return None
+        try:
+            if predicate(text):
+                return lineno
+        except Exception:  # a line that does not parse cannot be the earlier record
+            continue
+    return None
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def check_token(value: Any, what: str) -> str:
+    """Check that ``value`` can be written as one column of a whitespace-separated file.
+
+    Raises
+    ------
+    ValueError
+        When ``value`` is not a string, is empty or contains whitespace.
+    """
+    if not isinstance(value, str):
+        raise ValueError(f"{what} must be a str, got {type(value).__name__}: {value!r}")
+    if not value:
+        raise ValueError(f"{what} is empty")
+    if any(ch.isspace() for ch in value):
+        raise ValueError(
+            f"{what} {value!r} contains whitespace and cannot be written to a whitespace-separated file"
+        )
+    return value
+
+
+def check_tsv_field(value: Any, what: str) -> str:
+    """Check that ``value`` can be written as one TSV column (no tab or line break)."""
+    if not isinstance(value, str):
+        raise ValueError(f"{what} must be a str, got {type(value).__name__}: {value!r}")
+    if not value:
+        raise ValueError(f"{what} is empty")
+    if any(ch in value for ch in "\t\n\r"):
+        raise ValueError(f"{what} {value!r} contains a tab or line break and cannot be written to a TSV file")
+    return value
+
+
+def check_grade(value: Any, what: str) -> int:
+    """Check an integer grade for writing (``bool`` is refused)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"{what} must be an int, got {type(value).__name__}: {value!r}")
+    return int(value)
+
+
+def check_score(value: Any, what: str) -> float:
+    """Check a finite real score for writing."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{what} must be a number, got {type(value).__name__}: {value!r}")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"{what} must be finite, got {value!r}")
+    return value
+
+
+def _is_binary(fileobj: Any) -> bool:
+    if isinstance(fileobj, io.TextIOBase):
+        return False
+    if isinstance(fileobj, (io.BufferedIOBase, io.RawIOBase)):
+        return True
+    return "b" in getattr(fileobj, "mode", "")
+
+
+@contextlib.contextmanager
+def open_for_write(target: str | os.PathLike[str] | IO[str] | IO[bytes]) -> Iterator[IO[str]]:
+    """Open a path (gzip when it ends in ``.gz``) or wrap a file object for writing UTF-8 text.
+
+    File objects are not closed; binary ones get UTF-8 text written into them.
+    """
+    if isinstance(target, (str, os.PathLike)):
+        with open_text_for_write(target) as fh:
+            yield fh
+        return
+    if _is_binary(target):
+        wrapper = io.TextIOWrapper(target, encoding="utf-8", newline="\n", write_through=True)  # type: ignore[arg-type]
+        try:
+            yield wrapper
+            wrapper.flush()
+        finally:
+            wrapper.detach()
+        return
+    yield target  # type: ignore[misc]

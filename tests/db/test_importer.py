@@ -1,0 +1,151 @@
+"""Importing into the store: one transaction, refuse or merge re-imports, locate conflicts."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import func, select
+
+from core.errors import FormatError
+from core.types import CollectionSource, Passage, QrelEntry, Query, RunEntry
+from db.importer import ImportConflict, import_collection
+from db.models import Collection, Passage as PassageRow, QrelsEntry, QueryRecord, RunEntryRecord
+from db.queries import corpus_statistics, iter_passages, iter_queries, list_collections, load_qrels, load_run, split_statistics
+
+
+def _source(passages=(), queries=(), qrels=(), runs=None, language=None) -> CollectionSource:
+    return CollectionSource(
+        passages=lambda: iter(list(passages)),
+        queries=lambda: iter(list(queries)),
+        qrels=lambda: iter(list(qrels)),
+        runs={name: (lambda entries=entries: iter(list(entries))) for name, entries in (runs or {}).items()},
+        language=language,
+    )
+
+
+PASSAGES = [
+    Passage("d1", "Paris is the capital of France.", title="Paris", doc_id="D", position=0, origin="c.jsonl:1"),
+    Passage("d2", "It lies on the Seine.", title="Paris", doc_id="D", position=1, origin="c.jsonl:2"),
+    Passage("<dbpedia:Arènes>", "西安是陕西省的省会。", origin="c.jsonl:3"),
+]
+QUERIES = [
+    Query("q1", "capital of france", split="test", origin="q.jsonl:1"),
+    Query("q2", "西安在哪个省", split="train", answers=["陕西", ["陕西省", "陕"]], origin="q.jsonl:2"),
+]
+QRELS = [QrelEntry("q1", "d1", 3), QrelEntry("q1", "d2", 1), QrelEntry("q2", "<dbpedia:Arènes>", 2), QrelEntry("q2", "d9", -1)]
+RUN = [RunEntry("q1", "d2", 1.5), RunEntry("q1", "d1", 1.5), RunEntry("q2", "d1", 0.25)]
+
+
+def _counts(store):
+    with store.read() as s:
+        return tuple(
+            s.scalar(select(func.count()).select_from(t)) for t in (Collection, PassageRow, QueryRecord, QrelsEntry, RunEntryRecord)
+        )
+
+
+def test_import_round_trips_every_field(store):
+    with store.write() as s:
+        summary = import_collection(s, _source(PASSAGES, QUERIES, QRELS, {"bm25": RUN}), name="c", format="test", location="mem")
+    assert summary.as_dict() == {
+        "collection": "c", "passages_added": 3, "passages_skipped": 0, "queries_added": 2, "queries_skipped": 0,
+        "qrels_added": 4, "qrels_skipped": 0, "qrels_version": "imported", "runs": {"bm25": 3},
+    }
+    with store.read() as s:
+        assert list(iter_passages(s, "c")) == [
+            Passage("d1", "Paris is the capital of France.", title="Paris", doc_id="D", position=0, language="en"),
+            Passage("d2", "It lies on the Seine.", title="Paris", doc_id="D", position=1, language="en"),
+            Passage("<dbpedia:Arènes>", "西安是陕西省的省会。", language="zh"),
+        ]
+        assert list(iter_queries(s, "c")) == [
+            Query("q1", "capital of france", split="test", language="en"),
+            Query("q2", "西安在哪个省", split="train", language="zh", answers=["陕西", ["陕西省", "陕"]]),
+        ]
+        assert load_qrels(s, "c") == {"q1": {"d1": 3, "d2": 1}, "q2": {"<dbpedia:Arènes>": 2, "d9": -1}}
+        assert load_run(s, "c", "bm25") == {"q1": {"d2": 1.5, "d1": 1.5}, "q2": {"d1": 0.25}}
+        [info] = list_collections(s)
+        assert (info.name, info.language, info.passages, info.queries, info.runs, info.qrels_versions) == (
+            "c", "mixed", 3, 2, ["bm25"], ["imported"])
+
+
+def test_statistics_per_split(store):
+    with store.write() as s:
+        import_collection(s, _source(PASSAGES, QUERIES, QRELS), name="c", format="t", location="m")
+    with store.read() as s:
+        train, test = split_statistics(s, "c", level=1)
+        corpus = corpus_statistics(s, "c")
+    assert (train.split, train.queries, train.judged_pairs, train.relevant_pairs, train.relevant_passages) == ("train", 1, 2, 1, 1)
+    assert train.avg_query_chars == len("西安在哪个省")
+    assert train.avg_relevant_passage_chars == len("西安是陕西省的省会。")
+    assert (test.judged_pairs, test.relevant_pairs, test.avg_relevant_per_query) == (2, 2, 2.0)
+    assert test.avg_relevant_passage_chars == (len(PASSAGES[0].text) + len(PASSAGES[1].text)) / 2
+    assert corpus["passages"] == 3 and corpus["documents"] == 1
+
+
+def test_reimport_is_refused_and_leaves_store_unchanged(store):
+    with store.write() as s:
+        import_collection(s, _source(PASSAGES, QUERIES, QRELS), name="c", format="t", location="m")
+    before = _counts(store)
+    with pytest.raises(ImportConflict, match="already exists"):
+        with store.write() as s:
+            import_collection(s, _source(PASSAGES), name="c", format="t", location="m")
+    assert _counts(store) == before
+
+
+def test_merge_adds_new_and_skips_identical(store):
+    with store.write() as s:
+        import_collection(s, _source(PASSAGES[:2], QUERIES[:1], QRELS[:1]), name="c", format="t", location="m")
+    with store.write() as s:
+        summary = import_collection(s, _source(PASSAGES, QUERIES, QRELS), name="c", format="t", location="m", mode="merge")
+    assert (summary.passages_added, summary.passages_skipped, summary.queries_added, summary.qrels_added, summary.qrels_skipped) == (1, 2, 1, 3, 1)
+    assert _counts(store)[1:4] == (3, 2, 4)
+
+
+def test_merge_refuses_a_changed_passage_naming_its_line(store):
+    with store.write() as s:
+        import_collection(s, _source(PASSAGES), name="c", format="t", location="m")
+    changed = [Passage("d2", "It lies on the Loire.", title="Paris", doc_id="D", position=1, origin="new.jsonl:7")]
+    before = _counts(store)
+    with pytest.raises(FormatError) as err:
+        with store.write() as s:
+            import_collection(s, _source(changed), name="c", format="t", location="m", mode="merge")
+    assert (err.value.path, err.value.line) == ("new.jsonl", 7)
+    assert "different text" in err.value.message
+    assert _counts(store) == before
+
+
+def test_merge_refuses_a_changed_grade(store):
+    with store.write() as s:
+        import_collection(s, _source(PASSAGES, QUERIES, QRELS), name="c", format="t", location="m")
+    with pytest.raises(FormatError, match="already has grade 3"):
+        with store.write() as s:
+            import_collection(s, _source(qrels=[QrelEntry("q1", "d1", 0, origin="q.txt:4")]), name="c", format="t", location="m", mode="merge")
+
+
+def test_duplicate_in_stream_is_located_and_nothing_is_kept(store):
+    dup = PASSAGES + [Passage("d1", "again", origin="c.jsonl:9")]
+    with pytest.raises(FormatError) as err:
+        with store.write() as s:
+            import_collection(s, _source(dup, QUERIES), name="c", format="t", location="m")
+    assert (err.value.path, err.value.line) == ("c.jsonl", 9)
+    assert "first at c.jsonl:1" in err.value.message
+    assert _counts(store) == (0, 0, 0, 0, 0)
+
+
+def test_a_late_error_rolls_back_everything(store):
+    def broken():
+        yield from PASSAGES
+        raise FormatError("c.jsonl", 4, "invalid JSON")
+
+    source = _source(queries=QUERIES)
+    source.passages = broken
+    with pytest.raises(FormatError, match="c.jsonl:4: invalid JSON"):
+        with store.write() as s:
+            import_collection(s, source, name="c", format="t", location="m")
+    assert _counts(store) == (0, 0, 0, 0, 0)
+
+
+def test_run_name_clash_is_refused(store):
+    with store.write() as s:
+        import_collection(s, _source(runs={"bm25": RUN}), name="c", format="t", location="m")
+    with pytest.raises(ImportConflict, match="run 'bm25' already exists"):
+        with store.write() as s:
+            import_collection(s, _source(runs={"bm25": RUN}), name="c", format="t", location="m", mode="merge")
