@@ -1,0 +1,506 @@
+"""BEIR folders: ``corpus.jsonl``, ``queries.jsonl``, ``qrels/{split}.tsv`` (+ pooljudge extensions).
+
+Layout read by :func:`read_beir` and written by :func:`write_beir`::
+
+    folder/
+      corpus.jsonl        {"_id", "title", "text"} [+ "doc_id", "position", "language"]
+      queries.jsonl       {"_id", "text"} [+ "split", "type", "domain", "language",
+                                            "translation", "answers"]
+      qrels/train.tsv     query-id <TAB> corpus-id <TAB> score   (header row optional)
+      qrels/dev.tsv
+      qrels/test.tsv
+      runs/NAME.trec      TREC run files (also .trec.gz, .run, .txt, .gz of those)
+
+``corpus.jsonl`` and ``queries.jsonl`` may also be gzip files named
+``corpus.jsonl.gz`` / ``queries.jsonl.gz``.  Fields not listed above (such
+as BEIR's ``metadata``) are ignored.
+
+A query's split is its own ``split`` field; without one, the name of the
+qrels file it is judged in (``train.tsv`` -> ``"train"``); without
+judgments, ``"test"``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from core.errors import FormatError
+from core.formats._io import iter_jsonl, open_text_for_write, require_str
+from core.formats._rows import (
+    check_grade,
+    check_id,
+    check_tsv_field,
+    find_line,
+    iter_rows,
+    parse_grade,
+)
+from core.formats.trec import RUN_SUFFIXES, iter_trec_run, run_name_from_path, write_run
+from core.types import SPLITS, CollectionSource, Passage, QrelEntry, Qrels, Query, Run, RunEntry, empty_stream
+
+__all__ = ["iter_beir_corpus", "iter_beir_qrels", "iter_beir_queries", "read_beir", "write_beir"]
+
+QRELS_HEADER = ("query-id", "corpus-id", "score")
+_HEADER_FIRST_COLUMNS = {"query-id", "query_id", "qid"}
+_QUERY_TEXT_FIELDS = ("type", "domain", "language", "translation")
+
+
+# --------------------------------------------------------------------------- records
+
+
+def _optional_str(record: dict[str, Any], key: str, path: str, line: int) -> str | None:
+    value = record.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise FormatError(path, line, f"field {key!r} must be a string or null, got {json.dumps(value)}")
+    return value
+
+
+def _record(obj: Any, path: str, line: int) -> dict[str, Any]:
+    if not isinstance(obj, dict):
+        raise FormatError(path, line, f"expected a JSON object, got {type(obj).__name__}")
+    return obj
+
+
+def _json_id(text: str) -> str | None:
+    obj = json.loads(text)
+    return str(obj.get("_id")) if isinstance(obj, dict) else None
+
+
+def _duplicate_error(path: str, line: int, what: str, ident: str, earlier: int | None) -> FormatError:
+    where = f" (first at line {earlier})" if earlier is not None else ""
+    return FormatError(path, line, f"duplicate {what} {ident!r}{where}")
+
+
+def iter_beir_corpus(path: str | os.PathLike[str]) -> Iterator[Passage]:
+    """Stream the passages of a BEIR ``corpus.jsonl`` (plain or gzip).
+
+    Each record needs ``_id`` (string, or integer stringified) and ``text``
+    (string, may be empty); ``title`` is optional (default ``""``).  The
+    pooljudge fields ``doc_id`` (string), ``position`` (integer >= 0) and
+    ``language`` (string) are read when present.
+
+    Raises
+    ------
+    FormatError
+        On invalid JSON, a record that is not an object, a missing or
+        mistyped field, an empty id, or a duplicate ``_id`` (naming the
+        earlier line).
+    """
+    name = os.fspath(path)
+    seen: set[str] = set()
+    for lineno, obj in iter_jsonl(name):
+        rec = _record(obj, name, lineno)
+        pid = check_id(require_str(rec.get("_id"), "_id", name, lineno), "passage id '_id'", name, lineno)
+        if "text" not in rec:
+            raise FormatError(name, lineno, "missing field 'text' (expected {'_id', 'title', 'text'})")
+        text = require_str(rec["text"], "text", name, lineno, allow_empty=True)
+        title = rec.get("title")
+        title = "" if title is None else require_str(title, "title", name, lineno, allow_empty=True)
+        doc_id = _optional_str(rec, "doc_id", name, lineno)
+        if doc_id is not None:
+            check_id(doc_id, "field 'doc_id'", name, lineno)
+        position = rec.get("position")
+        if position is not None and (isinstance(position, bool) or not isinstance(position, int) or position < 0):
+            raise FormatError(
+                name, lineno, f"field 'position' must be an integer >= 0 or null, got {json.dumps(position)}"
+            )
+        if pid in seen:
+            earlier = find_line(name, lambda t, pid=pid: _json_id(t) == pid, before=lineno)
+            raise _duplicate_error(name, lineno, "passage id", pid, earlier)
+        seen.add(pid)
+        yield Passage(
+            id=pid,
+            text=text,
+            title=title,
+            doc_id=doc_id,
+            position=position,
+            language=_optional_str(rec, "language", name, lineno),
+            origin=f"{name}:{lineno}",
+        )
+
+
+def _answers(value: Any, path: str, line: int) -> list[Any] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list):
+        raise FormatError(path, line, f"field 'answers' must be a list, got {type(value).__name__}")
+    for element in value:
+        if isinstance(element, str):
+            continue
+        if isinstance(element, list) and all(isinstance(alt, str) for alt in element):
+            continue
+        raise FormatError(
+            path, line, f"each answer must be a string or a list of strings, got {json.dumps(element, ensure_ascii=False)}"
+        )
+    return value
+
+
+def iter_beir_queries(
+    path: str | os.PathLike[str],
+    split_of: Callable[[str, int], str] | None = None,
+) -> Iterator[Query]:
+    """Stream the queries of a BEIR ``queries.jsonl`` (plain or gzip).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The queries file.  Records need ``_id`` and a non-empty ``text``;
+        ``split`` (one of train/dev/test), ``type``, ``domain``,
+        ``language``, ``translation`` (strings) and ``answers`` (list of
+        strings or lists of strings) are read when present.
+    split_of : callable, optional
+        ``split_of(query_id, line)`` gives the split of a query without its
+        own ``split`` field (default: always ``"test"``).
+
+    Raises
+    ------
+    FormatError
+        On invalid JSON, a missing or mistyped field, an unknown split or a
+        duplicate ``_id`` (naming the earlier line).
+    """
+    name = os.fspath(path)
+    seen: set[str] = set()
+    for lineno, obj in iter_jsonl(name):
+        rec = _record(obj, name, lineno)
+        qid = check_id(require_str(rec.get("_id"), "_id", name, lineno), "query id '_id'", name, lineno)
+        text = require_str(rec.get("text"), "text", name, lineno)
+        split = rec.get("split")
+        if split is not None:
+            if split not in SPLITS:
+                raise FormatError(
+                    name, lineno, f"field 'split' must be one of {', '.join(SPLITS)}, got {json.dumps(split)}"
+                )
+        else:
+            split = split_of(qid, lineno) if split_of is not None else "test"
+        extras = {key: _optional_str(rec, key, name, lineno) for key in _QUERY_TEXT_FIELDS}
+        answers = _answers(rec.get("answers"), name, lineno)
+        if qid in seen:
+            earlier = find_line(name, lambda t, qid=qid: _json_id(t) == qid, before=lineno)
+            raise _duplicate_error(name, lineno, "query id", qid, earlier)
+        seen.add(qid)
+        yield Query(id=qid, text=text, split=split, answers=answers, origin=f"{name}:{lineno}", **extras)
+
+
+def iter_beir_qrels(path: str | os.PathLike[str]) -> Iterator[QrelEntry]:
+    """Stream a BEIR qrels TSV: ``query-id <TAB> corpus-id <TAB> score``, header row optional.
+
+    The first line is a header when its first column is ``query-id``
+    (or ``query_id``/``qid``) and its third column is not an integer.
+    Every other line needs exactly 3 tab-separated columns and an integer
+    score.
+
+    Raises
+    ------
+    FormatError
+        On a wrong column count, a non-integer score, an empty id, a
+        duplicate ``(query-id, corpus-id)`` (naming the earlier line), a
+        blank line inside the file, or an empty file.
+    """
+    name = os.fspath(path)
+    seen: dict[str, dict[str, int]] = {}
+    first = True
+    for lineno, cols in iter_rows(name, sep="\t", what="judgments"):
+        if first:
+            first = False
+            if len(cols) == 3 and cols[0] in _HEADER_FIRST_COLUMNS and not cols[2].lstrip("+-").isdigit():
+                continue
+        if len(cols) != 3:
+            raise FormatError(
+                name, lineno, f"expected 3 tab-separated columns 'query-id corpus-id score', got {len(cols)}"
+            )
+        qid = check_id(cols[0], "query-id", name, lineno)
+        docid = check_id(cols[1], "corpus-id", name, lineno)
+        grade = parse_grade(cols[2], "score (column 3)", name, lineno)
+        docs = seen.setdefault(qid, {})
+        earlier = docs.get(docid)
+        if earlier is not None:
+            raise FormatError(
+                name,
+                lineno,
+                f"duplicate judgment for query {qid!r}, document {docid!r} (already judged at line {earlier})",
+            )
+        docs[docid] = lineno
+        yield QrelEntry(qid, docid, grade, origin=f"{name}:{lineno}")
+
+
+# --------------------------------------------------------------------------- folder
+
+
+def _find_file(folder: Path, base: str) -> str:
+    for candidate in (folder / base, folder / f"{base}.gz"):
+        if candidate.is_file():
+            return os.fspath(candidate)
+    raise FormatError(os.fspath(folder / base), None, f"missing {base}: a BEIR folder needs {base}")
+
+
+def _qrels_files(folder: Path) -> list[tuple[str, str]]:
+    """``[(split, path)]`` for ``qrels/*.tsv[.gz]``, in train/dev/test order."""
+    qdir = folder / "qrels"
+    if not qdir.is_dir():
+        return []
+    found: dict[str, str] = {}
+    for entry in sorted(qdir.iterdir()):
+        if not entry.is_file():
+            continue
+        base = entry.name[:-3] if entry.name.endswith(".gz") else entry.name
+        if not base.endswith(".tsv"):
+            continue
+        split = base[: -len(".tsv")]
+        if split not in SPLITS:
+            raise FormatError(
+                os.fspath(entry), None, f"qrels file must be named {', '.join(s + '.tsv' for s in SPLITS)}"
+            )
+        if split in found:
+            raise FormatError(os.fspath(entry), None, f"two qrels files for split {split!r} ({found[split]})")
+        found[split] = os.fspath(entry)
+    return [(split, found[split]) for split in SPLITS if split in found]
+
+
+def _run_files(folder: Path) -> dict[str, str]:
+    rdir = folder / "runs"
+    if not rdir.is_dir():
+        return {}
+    runs: dict[str, str] = {}
+    for entry in sorted(rdir.iterdir()):
+        if not entry.is_file():
+            continue
+        base = entry.name[:-3] if entry.name.endswith(".gz") else entry.name
+        if not base.endswith(RUN_SUFFIXES):
+            continue
+        run_name = run_name_from_path(entry.name)
+        if run_name in runs:
+            raise FormatError(os.fspath(entry), None, f"two files for run {run_name!r} ({runs[run_name]})")
+        runs[run_name] = os.fspath(entry)
+    return runs
+
+
+def _iter_all_qrels(files: list[tuple[str, str]]) -> Iterator[QrelEntry]:
+    seen: dict[str, dict[str, str]] = {}
+    for _split, path in files:
+        for entry in iter_beir_qrels(path):
+            docs = seen.setdefault(entry.query_id, {})
+            earlier = docs.get(entry.doc_id)
+            if earlier is not None:
+                raise FormatError(
+                    path,
+                    int(entry.origin.rsplit(":", 1)[1]),  # type: ignore[union-attr]
+                    f"query {entry.query_id!r}, document {entry.doc_id!r} is also judged at {earlier}",
+                )
+            docs[entry.doc_id] = entry.origin  # type: ignore[assignment]
+            yield entry
+
+
+def _split_lookup(files: list[tuple[str, str]], queries_path: str) -> Callable[[str, int], str]:
+    """Map each judged query to the split of its qrels file (read now, one set of ids per file)."""
+    splits_of: dict[str, list[str]] = {}
+    for split, path in files:
+        for qid in {entry.query_id for entry in iter_beir_qrels(path)}:
+            splits_of.setdefault(qid, []).append(split)
+
+    def split_of(qid: str, line: int) -> str:
+        splits = splits_of.get(qid)
+        if not splits:
+            return "test"
+        if len(splits) > 1:
+            raise FormatError(
+                queries_path,
+                line,
+                f"query {qid!r} is judged in several split qrels files "
+                f"({', '.join(s + '.tsv' for s in splits)}) and has no 'split' field to say which split it is",
+            )
+        return splits[0]
+
+    return split_of
+
+
+def read_beir(folder: str | os.PathLike[str]) -> CollectionSource:
+    """Read a BEIR folder (with pooljudge's optional extensions) as a :class:`CollectionSource`.
+
+    Parameters
+    ----------
+    folder : str or os.PathLike
+        A folder with ``corpus.jsonl``, ``queries.jsonl`` (each possibly
+        ``.gz``), optionally ``qrels/{train,dev,test}.tsv`` and ``runs/``
+        holding TREC run files (``*.trec``, ``*.run``, ``*.txt``, each
+        possibly ``.gz``), each a run named after its stem.
+
+    Returns
+    -------
+    CollectionSource
+        Streams re-read the files on every call.  ``language`` is ``None``
+        (BEIR does not say).
+
+    Raises
+    ------
+    FormatError
+        Now: when the folder, ``corpus.jsonl`` or ``queries.jsonl`` is
+        missing, a file in ``qrels/`` is not named after a split, or two run
+        files share a name.  While streaming: any problem in a record, and a
+        query without its own ``split`` judged in two split files.
+    """
+    root = Path(folder)
+    if not root.is_dir():
+        raise FormatError(os.fspath(root), None, "BEIR folder not found" if not root.exists() else "not a folder")
+    corpus = _find_file(root, "corpus.jsonl")
+    queries = _find_file(root, "queries.jsonl")
+    qrels_files = _qrels_files(root)
+    run_files = _run_files(root)
+
+    def stream_queries() -> Iterator[Query]:
+        return iter_beir_queries(queries, _split_lookup(qrels_files, queries))
+
+    def stream_run(path: str) -> Callable[[], Iterator[RunEntry]]:
+        return lambda: iter_trec_run(path)
+
+    parts = [os.path.basename(corpus), os.path.basename(queries)]
+    parts += [f"qrels/{os.path.basename(p)}" for _, p in qrels_files]
+    parts += [f"runs/{os.path.basename(p)}" for p in run_files.values()]
+    return CollectionSource(
+        passages=lambda: iter_beir_corpus(corpus),
+        queries=stream_queries,
+        qrels=(lambda: _iter_all_qrels(qrels_files)) if qrels_files else empty_stream,
+        runs={name: stream_run(path) for name, path in run_files.items()},
+        language=None,
+        description=f"BEIR folder {os.fspath(root)}: {', '.join(parts)}",
+    )
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def _passage_record(p: Passage) -> dict[str, Any]:
+    if not isinstance(p.id, str) or not p.id.strip():
+        raise ValueError(f"passage id must be a non-empty str, got {p.id!r}")
+    if not isinstance(p.text, str) or not isinstance(p.title, str):
+        raise ValueError(f"passage {p.id!r}: title and text must be str")
+    rec: dict[str, Any] = {"_id": p.id, "title": p.title, "text": p.text}
+    if p.doc_id is not None:
+        rec["doc_id"] = p.doc_id
+    if p.position is not None:
+        if isinstance(p.position, bool) or not isinstance(p.position, int) or p.position < 0:
+            raise ValueError(f"passage {p.id!r}: position must be an int >= 0, got {p.position!r}")
+        rec["position"] = p.position
+    if p.language is not None:
+        rec["language"] = p.language
+    return rec
+
+
+def _query_record(q: Query) -> dict[str, Any]:
+    if not isinstance(q.id, str) or not q.id.strip():
+        raise ValueError(f"query id must be a non-empty str, got {q.id!r}")
+    if not isinstance(q.text, str) or not q.text.strip():
+        raise ValueError(f"query {q.id!r}: text must be a non-empty str")
+    if q.split not in SPLITS:
+        raise ValueError(f"query {q.id!r}: split must be one of {SPLITS}, got {q.split!r}")
+    rec: dict[str, Any] = {"_id": q.id, "text": q.text}
+    if q.split != "test":
+        rec["split"] = q.split
+    for key in _QUERY_TEXT_FIELDS:
+        value = getattr(q, key)
+        if value is not None:
+            rec[key] = value
+    if q.answers is not None:
+        rec["answers"] = q.answers
+    return rec
+
+
+def write_beir(
+    folder: str | os.PathLike[str],
+    passages: Iterable[Passage],
+    queries: Iterable[Query],
+    qrels: Qrels | None,
+    runs: dict[str, Run] | None,
+) -> None:
+    """Write a BEIR folder that :func:`read_beir` reads back to the same records.
+
+    Parameters
+    ----------
+    folder : str or os.PathLike
+        Created if needed; must be absent or empty (stale qrels or run files
+        would otherwise be read back).
+    passages : iterable of Passage
+        Streamed to ``corpus.jsonl``; ``doc_id``, ``position`` and
+        ``language`` are written only when not ``None``.
+    queries : iterable of Query
+        Written to ``queries.jsonl``; ``split`` only when not ``"test"``,
+        the other extension fields only when not ``None``.
+    qrels : Qrels or None
+        Written to ``qrels/{split}.tsv`` (with a header row), each query's
+        judgments in the file of its split (``"test"`` for queries not in
+        ``queries``); sorted by query then document.
+    runs : dict of str to Run, or None
+        Each written to ``runs/{name}.trec`` (see
+        :func:`core.formats.trec.write_run`).
+
+    Raises
+    ------
+    FileExistsError
+        When ``folder`` exists and is not empty.
+    ValueError
+        On an empty or duplicate id, no passages or no queries, an id that
+        cannot go into a TSV (tab, line break) or TREC file (whitespace), a
+        run name that would not survive the round trip, or an empty run.
+    """
+    root = Path(folder)
+    if root.exists() and (not root.is_dir() or any(root.iterdir())):
+        raise FileExistsError(f"{os.fspath(root)} exists and is not an empty folder")
+    runs = runs or {}
+    for run_name, run in runs.items():
+        if (
+            not isinstance(run_name, str)
+            or not run_name
+            or run_name_from_path(run_name + ".trec") != run_name
+            or any(ch.isspace() or ch in "/\\" for ch in run_name)
+            or run_name.endswith(RUN_SUFFIXES + (".gz",))
+        ):
+            raise ValueError(f"run name {run_name!r} cannot be used as a file name and read back unchanged")
+        if not any(run.values()):
+            raise ValueError(f"run {run_name!r} is empty")
+    root.mkdir(parents=True, exist_ok=True)
+
+    seen: set[str] = set()
+    with open_text_for_write(root / "corpus.jsonl") as fh:
+        for p in passages:
+            rec = _passage_record(p)
+            if p.id in seen:
+                raise ValueError(f"duplicate passage id {p.id!r}")
+            seen.add(p.id)
+            fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+    if not seen:
+        raise ValueError("no passages: a BEIR corpus.jsonl must hold at least one passage")
+
+    split_of: dict[str, str] = {}
+    with open_text_for_write(root / "queries.jsonl") as fh:
+        for q in queries:
+            rec = _query_record(q)
+            if q.id in split_of:
+                raise ValueError(f"duplicate query id {q.id!r}")
+            split_of[q.id] = q.split
+            fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+    if not split_of:
+        raise ValueError("no queries: a BEIR queries.jsonl must hold at least one query")
+
+    if qrels:
+        by_split: dict[str, list[str]] = {}
+        for qid in sorted(qrels):
+            check_tsv_field(qid, "query id")
+            docs = qrels[qid]
+            lines = by_split.setdefault(split_of.get(qid, "test"), [])
+            for docid in sorted(docs):
+                check_tsv_field(docid, f"document id (query {qid!r})")
+                grade = check_grade(docs[docid], f"grade of query {qid!r}, document {docid!r}")
+                lines.append(f"{qid}\t{docid}\t{grade}\n")
+        for split, lines in by_split.items():
+            if not lines:
+                continue
+            with open_text_for_write(root / "qrels" / f"{split}.tsv") as fh:
+                fh.write("\t".join(QRELS_HEADER) + "\n")
+                fh.writelines(lines)
+
+    for run_name, run in runs.items():
+        write_run(run, root / "runs" / f"{run_name}.trec", tag=run_name)

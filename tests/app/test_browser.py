@@ -1,0 +1,37 @@
+"""The real app in headless Chromium: first start shows the demo; imports report errors clearly."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.app.conftest import screenshot
+
+pytestmark = pytest.mark.browser
+
+
+def test_first_start_shows_the_demo_collection_with_statistics(app_server, page):
+    page.goto(app_server["url"])
+    page.get_by_text("demo-bilingual").first.wait_for(timeout=60_000)
+    page.get_by_text("Avg passage length").first.wait_for()
+    grid = page.locator('[data-testid="stDataFrame"]').first
+    grid.wait_for()
+    screenshot(page, "home")
+    body = page.inner_text("body")
+    assert "Passages" in body and "Queries" in body
+    # the three splits of the demo appear in the per-split table
+    assert page.locator('[data-testid="stDataFrame"]').count() >= 1
+
+
+def test_import_page_names_file_and_line_and_imports_nothing(app_server, page, tmp_path):
+    bad = tmp_path / "bad.qrels"
+    bad.write_text("q1 0 d1 1\nq1 0 d2 high\n", encoding="utf-8")
+    page.goto(app_server["url"] + "/collections")
+    page.get_by_label("Path (file or folder, plain or .gz)").fill(str(bad))
+    page.get_by_label("Collection name").fill("broken")
+    page.get_by_role("combobox").first.click()
+    page.get_by_role("option", name="trec-qrels").click()
+    page.get_by_role("button", name="Import").click()
+    error = page.get_by_text("Nothing was imported")
+    error.wait_for(timeout=30_000)
+    screenshot(page, "import-error")
+    assert f"{bad}:2" in error.inner_text()
