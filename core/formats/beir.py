@@ -22,6 +22,7 @@ judgments, ``"test"``.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator
@@ -33,6 +34,7 @@ from core.formats._io import iter_jsonl, open_text_for_write, require_str
 from core.formats._rows import (
     check_grade,
     check_id,
+    check_token,
     check_tsv_field,
     find_line,
     iter_rows,
@@ -280,18 +282,20 @@ def _run_files(folder: Path) -> dict[str, str]:
 
 
 def _iter_all_qrels(files: list[tuple[str, str]]) -> Iterator[QrelEntry]:
+    """All split files in turn; a pair judged in two files is an error naming both."""
     seen: dict[str, dict[str, str]] = {}
     for _split, path in files:
         for entry in iter_beir_qrels(path):
             docs = seen.setdefault(entry.query_id, {})
             earlier = docs.get(entry.doc_id)
             if earlier is not None:
+                line = int(str(entry.origin).rsplit(":", 1)[1])
                 raise FormatError(
                     path,
-                    int(entry.origin.rsplit(":", 1)[1]),  # type: ignore[union-attr]
+                    line,
                     f"query {entry.query_id!r}, document {entry.doc_id!r} is also judged at {earlier}",
                 )
-            docs[entry.doc_id] = entry.origin  # type: ignore[assignment]
+            docs[entry.doc_id] = str(entry.origin)
             yield entry
 
 
@@ -449,20 +453,29 @@ def write_beir(
     root = Path(folder)
     if root.exists() and (not root.is_dir() or any(root.iterdir())):
         raise FileExistsError(f"{os.fspath(root)} exists and is not an empty folder")
-    runs = runs or {}
-    for run_name, run in runs.items():
-        if (
-            not isinstance(run_name, str)
-            or not run_name
-            or run_name_from_path(run_name + ".trec") != run_name
-            or any(ch.isspace() or ch in "/\\" for ch in run_name)
-            or run_name.endswith(RUN_SUFFIXES + (".gz",))
-        ):
-            raise ValueError(f"run name {run_name!r} cannot be used as a file name and read back unchanged")
+
+    # Everything held in memory is checked and rendered before any file is written.
+    qrels_lines: dict[str, list[str]] = {}
+    for qid in sorted(qrels or {}):
+        check_tsv_field(qid, "query id")
+        docs = qrels[qid]  # type: ignore[index]
+        lines = qrels_lines[qid] = []
+        for docid in sorted(docs):
+            check_tsv_field(docid, f"document id (query {qid!r})")
+            grade = check_grade(docs[docid], f"grade of query {qid!r}, document {docid!r}")
+            lines.append(f"{qid}\t{docid}\t{grade}\n")
+    run_texts: dict[str, str] = {}
+    for run_name, run in (runs or {}).items():
+        check_token(run_name, "run name")
+        if any(ch in run_name for ch in "/\\") or run_name.startswith("."):
+            raise ValueError(f"run name {run_name!r} cannot be used as a file name")
         if not any(run.values()):
             raise ValueError(f"run {run_name!r} is empty")
-    root.mkdir(parents=True, exist_ok=True)
+        buffer = io.StringIO()
+        write_run(run, buffer, tag=run_name)
+        run_texts[run_name] = buffer.getvalue()
 
+    root.mkdir(parents=True, exist_ok=True)
     seen: set[str] = set()
     with open_text_for_write(root / "corpus.jsonl") as fh:
         for p in passages:
@@ -485,22 +498,15 @@ def write_beir(
     if not split_of:
         raise ValueError("no queries: a BEIR queries.jsonl must hold at least one query")
 
-    if qrels:
-        by_split: dict[str, list[str]] = {}
-        for qid in sorted(qrels):
-            check_tsv_field(qid, "query id")
-            docs = qrels[qid]
-            lines = by_split.setdefault(split_of.get(qid, "test"), [])
-            for docid in sorted(docs):
-                check_tsv_field(docid, f"document id (query {qid!r})")
-                grade = check_grade(docs[docid], f"grade of query {qid!r}, document {docid!r}")
-                lines.append(f"{qid}\t{docid}\t{grade}\n")
-        for split, lines in by_split.items():
-            if not lines:
-                continue
+    by_split: dict[str, list[str]] = {}
+    for qid, lines in qrels_lines.items():
+        by_split.setdefault(split_of.get(qid, "test"), []).extend(lines)
+    for split in SPLITS:
+        if by_split.get(split):
             with open_text_for_write(root / "qrels" / f"{split}.tsv") as fh:
                 fh.write("\t".join(QRELS_HEADER) + "\n")
-                fh.writelines(lines)
+                fh.writelines(by_split[split])
 
-    for run_name, run in runs.items():
-        write_run(run, root / "runs" / f"{run_name}.trec", tag=run_name)
+    for run_name, text in run_texts.items():
+        with open_text_for_write(root / "runs" / f"{run_name}.trec") as fh:
+            fh.write(text)

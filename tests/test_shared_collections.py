@@ -1,0 +1,117 @@
+"""Acceptance: every collection in ../shared/data imports through the CLI with the right counts."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from sqlalchemy import func, select
+
+from db.engine import Store, sqlite_url
+from db.models import Passage, QueryRecord
+from db.queries import list_collections, load_qrels, load_run
+from pooljudge.cli import main
+
+pytestmark = pytest.mark.shared_data
+
+
+@pytest.fixture
+def db(tmp_path):
+    return sqlite_url(tmp_path / "s.db")
+
+
+def _import(db, fmt, path, name):
+    assert main(["--db", db, "-q", "import", "--format", fmt, str(path), "--collection", name]) == 0
+
+
+def _info(db, name):
+    store = Store(db)
+    with store.read() as s:
+        info = next(c for c in list_collections(s) if c.name == name)
+        qrels = load_qrels(s, name)
+    store.dispose()
+    return info, qrels
+
+
+def test_cranfield(shared_data, db):
+    _import(db, "smart", shared_data / "cranfield", "cran")
+    info, qrels = _info(db, "cran")
+    assert (info.passages, info.queries) == (1400, 225)
+    assert sum(len(d) for d in qrels.values()) == 1837
+    assert sorted(qrels, key=int)[:3] == ["1", "2", "3"] and len(qrels) == 225
+
+
+def test_dbpedia_subset(shared_data, db):
+    _import(db, "beir", shared_data / "agentset-dbpedia-subset", "dbpedia")
+    info, qrels = _info(db, "dbpedia")
+    assert (info.passages, info.queries, info.language) == (5000, 50, "en")
+    assert sum(len(d) for d in qrels.values()) == 3709
+    assert qrels["INEX_LD-2010019"]["<dbpedia:Art_in_Paris>"] == 1
+
+
+def test_rgb_zh(shared_data, db):
+    path = shared_data / "rgb-zh" / "zh_refine.json"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    distinct_texts = {p for r in rows for p in r["positive"] + r["negative"]}
+    _import(db, "qa-jsonl", path, "rgb")
+    info, qrels = _info(db, "rgb")
+    assert (info.queries, info.passages, info.language) == (300, len(distinct_texts), "zh")
+    store = Store(db)
+    with store.read() as s:
+        with_answers = s.scalar(select(func.count()).select_from(QueryRecord).where(QueryRecord.answers.is_not(None)))
+    store.dispose()
+    assert with_answers == 300
+    assert sum(len(d) for d in qrels.values()) == sum(len(set(r["positive"] + r["negative"])) for r in rows)
+
+
+@pytest.mark.parametrize("subset", ["NaturalQuestions", "MIRACL", "ConditionalQA", "Genomics"])
+def test_dapr_keeps_documents_and_chunk_positions(shared_data, db, subset):
+    folder = shared_data / "dapr-sample" / subset
+    _import(db, "dapr", folder, subset)
+    store = Store(db)
+    with store.read() as s:
+        stored = {
+            ext: (doc, pos)
+            for ext, doc, pos in s.execute(select(Passage.ext_id, Passage.doc_id, Passage.position))
+        }
+    store.dispose()
+    judged = 0
+    for qfile in folder.glob("*.jsonl"):
+        if qfile.name == "corpus.jsonl":
+            continue
+        for line in qfile.read_text(encoding="utf-8").splitlines():
+            for j in json.loads(line)["judged_chunks"]:
+                doc = j["belonging_doc"]
+                position = [c["id"] for c in doc["chunks"]].index(j["chunk"]["id"])
+                assert stored[j["chunk"]["id"]] == (doc["id"], position)
+                judged += 1
+    assert judged > 0
+
+
+def test_t2ranking_qrels(shared_data, db):
+    _import(db, "t2ranking", shared_data / "t2ranking-sample", "t2")
+    info, qrels = _info(db, "t2")
+    test_lines = (shared_data / "t2ranking-sample" / "qrels.test.tsv").read_text(encoding="utf-8").splitlines()
+    expected = {}
+    for line in test_lines:
+        qid, _, pid, label = line.split("\t")
+        expected.setdefault(qid, {})[pid] = int(label)
+    assert all(qrels[q] .items() >= expected[q].items() for q in expected)
+    assert info.queries == 200
+
+
+def test_lecard_qrels_and_runs(shared_data, db):
+    _import(db, "lecard", shared_data / "lecard", "lecard")
+    info, qrels = _info(db, "lecard")
+    labels = json.loads((shared_data / "lecard" / "label_top30_dict.json").read_text(encoding="utf-8"))
+    assert qrels == {q: {d: int(g) for d, g in docs.items()} for q, docs in labels.items()}
+    assert info.queries == 107
+    assert sorted(info.runs) == sorted(p.stem for p in (shared_data / "lecard" / "prediction").glob("*.json"))
+    bm25 = json.loads((shared_data / "lecard" / "prediction" / "bm25_top100.json").read_text(encoding="utf-8"))
+    store = Store(db)
+    with store.read() as s:
+        run = load_run(s, "lecard", "bm25_top100")
+    store.dispose()
+    qid = next(iter(bm25))
+    ranked = sorted(run[qid], key=lambda d: (-run[qid][d], d))
+    assert ranked == [str(d) for d in bm25[qid]]
