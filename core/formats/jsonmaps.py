@@ -62,14 +62,12 @@ def _key_pattern(key: str) -> list[str]:
 def _locate(text: str, key: str, occurrence: int = 1) -> int:
     """Best-effort line of the ``occurrence``-th ``"key":`` in a JSON text (the last one found)."""
     cursor = _KeyCursor(text)
-    line = 1
     for _ in range(occurrence):
-        before = cursor.pos
-        line = cursor.line_of(key)
-        if cursor.pos == before and (before or not text.startswith(_key_pattern(key)[0])):
-            break  # not found again
-        cursor.pos += 1
-    return line
+        cursor.line_of(key)
+        if not cursor.found:
+            break
+        cursor.pos += 1  # look past this hit next time
+    return cursor.line
 
 
 class _KeyCursor:
@@ -79,6 +77,7 @@ class _KeyCursor:
         self.text = text
         self.pos = 0
         self.line = first_line
+        self.found = False
 
     def line_of(self, key: str) -> int:
         """Line of the next ``"key":`` after the cursor (best effort: the current line if not found)."""
@@ -95,8 +94,10 @@ class _KeyCursor:
                 if end < len(text) and text[end] == ":":
                     self.line += text.count("\n", self.pos, hit)
                     self.pos = hit
+                    self.found = True
                     return self.line
                 start = hit + 1
+        self.found = False
         return self.line
 
 

@@ -1,0 +1,89 @@
+"""Pages rendered with streamlit's AppTest against a real store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from core.types import CollectionSource, Passage, QrelEntry, Query
+from db.engine import Store, sqlite_url
+from db.importer import import_collection
+from pooljudge.seed import DEMO_NAME
+
+REPO_PAGES = str(Path(__file__).resolve().parents[2] / "pages")
+
+
+@pytest.fixture
+def db(tmp_path, monkeypatch):
+    path = tmp_path / "app.db"
+    monkeypatch.delenv("POOLJUDGE_DB_URL", raising=False)
+    monkeypatch.setenv("POOLJUDGE_DB", str(path))
+    st.cache_resource.clear()
+    store = Store(sqlite_url(path))
+    yield store
+    store.dispose()
+    st.cache_resource.clear()
+
+
+def _seed(store):
+    source = CollectionSource(
+        passages=lambda: iter([Passage("d1", "abcd", doc_id="A", position=0), Passage("d2", "abcdefgh", doc_id="A", position=1)]),
+        queries=lambda: iter([Query("q1", "<script>x</script>", split="test"), Query("q2", "xy", split="train")]),
+        qrels=lambda: iter([QrelEntry("q1", "d1", 2), QrelEntry("q1", "d2", 0), QrelEntry("q2", "d2", 1)]),
+    )
+    with store.write() as s:
+        import_collection(s, source, name="tiny *collection*", format="test", location="mem")
+
+
+def test_home_lists_collections_with_split_statistics(db):
+    _seed(db)
+    at = AppTest.from_file(f"{REPO_PAGES}/home.py", default_timeout=30).run()
+    assert not at.exception
+    assert [h.value for h in at.subheader] == [r"tiny \*collection\*"]
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Passages"] == "2" and metrics["Queries"] == "2" and metrics["Documents"] == "1"
+    assert metrics["Avg passage length"] == "6.0 chars"
+    table = at.dataframe[0].value
+    assert list(table["split"]) == ["train", "test"]
+    assert list(table["judged pairs"]) == [1, 2]
+    assert list(table["avg relevant passage length (chars)"]) == [8.0, 4.0]
+    assert list(table["avg query length (chars)"]) == [2.0, float(len("<script>x</script>"))]
+
+
+def test_empty_store_receives_the_demo(db):
+    at = AppTest.from_file(f"{REPO_PAGES}/home.py", default_timeout=60).run()
+    assert not at.exception
+    assert DEMO_NAME in [h.value.replace("\\", "") for h in at.subheader]
+
+
+def test_import_page_reports_file_and_line(db, tmp_path):
+    _seed(db)
+    bad = tmp_path / "bad.run"
+    bad.write_text("q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 two t\n", encoding="utf-8")
+    at = AppTest.from_file(f"{REPO_PAGES}/collections.py", default_timeout=30).run()
+    at.text_input[0].input(str(bad))
+    at.selectbox[0].select("trec-run")
+    at.text_input[1].input("runs")
+    at.button[0].click().run()
+    assert not at.exception
+    [error] = at.error
+    assert "Nothing was imported" in error.value and f"{bad}:2" in error.value
+
+
+def test_import_page_imports_a_run(db, tmp_path):
+    _seed(db)
+    good = tmp_path / "good.run"
+    good.write_text("q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.5 t\n", encoding="utf-8")
+    at = AppTest.from_file(f"{REPO_PAGES}/collections.py", default_timeout=30).run()
+    at.text_input[0].input(str(good))
+    at.selectbox[0].select("trec-run")
+    at.text_input[1].input("tiny *collection*")
+    at.checkbox[0].check()
+    at.button[0].click().run()
+    assert not at.exception and not at.error
+    assert "2 runs" not in at.success[0].value and "1 runs" in at.success[0].value
+    history = at.dataframe[0].value
+    assert list(history["format"])[:2] == ["trec-run", "test"]
