@@ -61,7 +61,7 @@ CASES = {
     "msmarco: one column": lambda t: ("msmarco", write(t, "m/collection.tsv", "1\tfirst passage\n2\n"), "collection.tsv", 2),
     "qa-jsonl: not JSON": lambda t: ("qa-jsonl", write(t, "qa.json", '{"id": 0, "query": "q", "answer": ["a"], "positive": ["p"], "negative": []}\nnot json\n'), "qa.json", 2),
     "qa-jsonl: positive and negative": lambda t: ("qa-jsonl", write(t, "qa.json", '{"id": 0, "query": "q", "answer": ["a"], "positive": ["p"], "negative": ["p"]}\n'), "qa.json", 1),
-    "smart: record without text": lambda t: ("smart", _smart(t), "cran.all.1400", 5),
+    "smart: record without text": lambda t: ("smart", _smart(t), "cran.all.1400", 6),
     "lecard: truncated JSON": lambda t: ("json-qrels", write(t, "labels.json", '{"1": {"10": 2,\n "11": 1'), "labels.json", 2),
     "json-run: duplicate doc": lambda t: ("json-run", write(t, "pred.json", '{"1": [10, 11, 10]}'), "pred.json", 1),
 }
@@ -69,8 +69,8 @@ CASES = {
 
 def _smart(tmp_path):
     folder = tmp_path / "cran"
-    write(folder, "cran.all.1400", ".I 1\n.T\ntitle one\n.W\n.I 2\n.T\ntitle two\n.W\ntext two\n".replace(".W\n.I 2", ".I 2", 0))
-    (folder / "cran.all.1400").write_text(".I 1\n.T\ntitle one\n.W\ntext one\n.I 2\n.T\ntitle two\n.I 3\n.W\nthree\n")
+    # record 2 (line 6) has a title but no .W text
+    write(folder, "cran.all.1400", ".I 1\n.T\ntitle one\n.W\ntext one\n.I 2\n.T\ntitle two\n.I 3\n.W\nthree\n")
     write(folder, "cran.qry", ".I 001\n.W\nquery one\n")
     write(folder, "cranqrel", "1 1 2\n")
     return folder

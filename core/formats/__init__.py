@@ -35,7 +35,7 @@ FORMATS: dict[str, FormatSpec] = {
         FormatSpec("t2ranking", "core.formats.msmarco", "read_t2ranking",
                    "T2Ranking TSV folder: collection.tsv, queries.*.tsv, qrels.*.tsv (4-level labels)"),
         FormatSpec("dureader", "core.formats.dureader", "read_dureader",
-                   "DuReader 2.0 MRC JSON lines, split into <=256-char passages as in DuReader-retrieval"),
+                   "DuReader 2.0 MRC JSON lines; paragraphs joined until a passage exceeds 256 chars (DuReader-retrieval)"),
         FormatSpec("dapr", "core.formats.dapr", "read_dapr",
                    "DAPR JSONL folder: corpus.jsonl with ordered chunks, {train,dev,test}.jsonl judged chunks"),
         FormatSpec("smart", "core.formats.smart", "read_smart_folder",

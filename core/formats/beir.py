@@ -62,6 +62,15 @@ def _optional_str(record: dict[str, Any], key: str, path: str, line: int) -> str
     return value
 
 
+def _text(value: Any, key: str, path: str, line: int, *, allow_empty: bool) -> str:
+    """A text field: a JSON string (numbers are not silently turned into text)."""
+    if not isinstance(value, str):
+        raise FormatError(path, line, f"field {key!r} must be a string, got {json.dumps(value, ensure_ascii=False)}")
+    if not allow_empty and not value.strip():
+        raise FormatError(path, line, f"field {key!r} is empty")
+    return value
+
+
 def _record(obj: Any, path: str, line: int) -> dict[str, Any]:
     if not isinstance(obj, dict):
         raise FormatError(path, line, f"expected a JSON object, got {type(obj).__name__}")
@@ -100,9 +109,9 @@ def iter_beir_corpus(path: str | os.PathLike[str]) -> Iterator[Passage]:
         pid = check_id(require_str(rec.get("_id"), "_id", name, lineno), "passage id '_id'", name, lineno)
         if "text" not in rec:
             raise FormatError(name, lineno, "missing field 'text' (expected {'_id', 'title', 'text'})")
-        text = require_str(rec["text"], "text", name, lineno, allow_empty=True)
+        text = _text(rec["text"], "text", name, lineno, allow_empty=True)
         title = rec.get("title")
-        title = "" if title is None else require_str(title, "title", name, lineno, allow_empty=True)
+        title = "" if title is None else _text(title, "title", name, lineno, allow_empty=True)
         doc_id = _optional_str(rec, "doc_id", name, lineno)
         if doc_id is not None:
             check_id(doc_id, "field 'doc_id'", name, lineno)
@@ -170,7 +179,9 @@ def iter_beir_queries(
     for lineno, obj in iter_jsonl(name):
         rec = _record(obj, name, lineno)
         qid = check_id(require_str(rec.get("_id"), "_id", name, lineno), "query id '_id'", name, lineno)
-        text = require_str(rec.get("text"), "text", name, lineno)
+        if "text" not in rec:
+            raise FormatError(name, lineno, "missing field 'text' (expected {'_id', 'text'})")
+        text = _text(rec["text"], "text", name, lineno, allow_empty=False)
         split = rec.get("split")
         if split is not None:
             if split not in SPLITS:

@@ -224,7 +224,8 @@ def read_dureader(
     split : str or None, optional
         Split of every question.  ``None`` takes it from the file name
         (``search.train.json`` -> ``train``, ``zhidao.test1.json`` ->
-        ``test``) and uses ``"test"`` when the name names no split.
+        ``test``) and uses ``"test"`` when the name names no split, or
+        more than one.
     selected_grade : int or None, optional
         ``None`` (default): no qrels.  An integer: the passage holding
         ``most_related_para`` of each ``is_selected`` document gets this

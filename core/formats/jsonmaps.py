@@ -323,7 +323,9 @@ def _iter_lecard_queries(path: str) -> Iterator[Query]:
         if "ridx" not in rec:
             raise FormatError(path, lineno, "missing field 'ridx' (expected {ridx, q, crime, path})")
         qid = check_id(require_str(rec["ridx"], "ridx", path, lineno), "query id 'ridx'", path, lineno)
-        text = require_str(rec.get("q"), "q", path, lineno)
+        text = rec.get("q")
+        if not isinstance(text, str) or not text.strip():
+            raise FormatError(path, lineno, f"field 'q' (the query text) must be a non-empty string, got {json.dumps(text, ensure_ascii=False)[:80]}")
         if qid in seen:
             raise FormatError(path, lineno, f"duplicate query ridx {qid!r} (first at line {seen[qid]})")
         seen[qid] = lineno

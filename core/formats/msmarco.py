@@ -163,7 +163,7 @@ def _iter_qrels_file(path: str, seen: dict[str, dict[str, str]]) -> Iterator[Qre
                         f"qrels header must have 2 ('qid pid'), 3 ('qid pid rel') or 4 ('qid iter pid rel') "
                         f"columns, got {shape}",
                     )
-                shape_origin = f"the header (line {lineno})"
+                shape_origin = f"the header on line {lineno}"
                 continue
             if shape == 3:
                 raise FormatError(

@@ -337,6 +337,8 @@ def _qrels(
             raise FormatError(name, lineno, f"duplicate judgment for query {qid!r}, document {docid!r} (first at line {seen[key]})")
         seen[key] = lineno
         yield QrelEntry(qid, docid, grade, origin=f"{name}:{lineno}")
+    if not seen:
+        raise FormatError(name, 1, "no judgments (the file has only blank lines)")
 
 
 def read_smart(
