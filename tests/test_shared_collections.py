@@ -106,12 +106,17 @@ def test_lecard_qrels_and_runs(shared_data, db):
     labels = json.loads((shared_data / "lecard" / "label_top30_dict.json").read_text(encoding="utf-8"))
     assert qrels == {q: {d: int(g) for d, g in docs.items()} for q, docs in labels.items()}
     assert info.queries == 107
-    assert sorted(info.runs) == sorted(p.stem for p in (shared_data / "lecard" / "prediction").glob("*.json"))
+    # bert.json holds four rankings (JSON lines); bm25 and tfidf lists are stored worst-first
+    # (LeCaRD's own metrics.py reverses them), so their ranking is the reversed list.
+    assert sorted(info.runs) == ["bert_1", "bert_2", "bert_3", "bert_4", "bm25_top100", "combined_top100",
+                                 "lm_top100", "tfidf_top100"]
     bm25 = json.loads((shared_data / "lecard" / "prediction" / "bm25_top100.json").read_text(encoding="utf-8"))
+    lm = json.loads((shared_data / "lecard" / "prediction" / "lm_top100.json").read_text(encoding="utf-8"))
     store = Store(db)
     with store.read() as s:
-        run = load_run(s, "lecard", "bm25_top100")
+        runs = {name: load_run(s, "lecard", name) for name in ("bm25_top100", "lm_top100")}
     store.dispose()
     qid = next(iter(bm25))
-    ranked = sorted(run[qid], key=lambda d: (-run[qid][d], d))
-    assert ranked == [str(d) for d in bm25[qid]]
+    ranked = {name: sorted(run[qid], key=lambda d: (-run[qid][d], d)) for name, run in runs.items()}
+    assert ranked["lm_top100"] == [str(d) for d in lm[qid]]
+    assert ranked["bm25_top100"] == [str(d) for d in reversed(bm25[qid])]

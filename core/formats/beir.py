@@ -146,7 +146,9 @@ def _answers(value: Any, path: str, line: int) -> list[Any] | None:
         if isinstance(element, list) and all(isinstance(alt, str) for alt in element):
             continue
         raise FormatError(
-            path, line, f"each answer must be a string or a list of strings, got {json.dumps(element, ensure_ascii=False)}"
+            path,
+            line,
+            f"each answer must be a string or a list of strings, got {json.dumps(element, ensure_ascii=False)}",
         )
     return value
 
@@ -217,6 +219,7 @@ def iter_beir_qrels(path: str | os.PathLike[str]) -> Iterator[QrelEntry]:
     name = os.fspath(path)
     seen: dict[str, dict[str, int]] = {}
     first = True
+    count = 0
     for lineno, cols in iter_rows(name, sep="\t", what="judgments"):
         if first:
             first = False
@@ -238,7 +241,10 @@ def iter_beir_qrels(path: str | os.PathLike[str]) -> Iterator[QrelEntry]:
                 f"duplicate judgment for query {qid!r}, document {docid!r} (already judged at line {earlier})",
             )
         docs[docid] = lineno
+        count += 1
         yield QrelEntry(qid, docid, grade, origin=f"{name}:{lineno}")
+    if not count:
+        raise FormatError(name, 2, "no judgments after the header line")
 
 
 # --------------------------------------------------------------------------- folder

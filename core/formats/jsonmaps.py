@@ -28,7 +28,7 @@ from core.formats._io import iter_jsonl, iter_lines, require_str
 from core.formats._rows import check_id
 from core.types import CollectionSource, QrelEntry, Query, RunEntry, empty_stream
 
-__all__ = ["iter_json_qrels", "iter_json_ranked_runs", "read_json_qrels", "read_json_ranked_run", "read_lecard"]
+__all__ = ["LECARD_ASCENDING_RUNS", "iter_json_qrels", "read_json_qrels", "read_json_ranked_run", "read_lecard"]
 
 LECARD_ASCENDING_RUNS = ("bm25_top100", "tfidf_top100")
 """LeCaRD prediction files whose lists run from worst to best.
@@ -163,7 +163,9 @@ def iter_json_qrels(path: str | os.PathLike[str]) -> Iterator[QrelEntry]:
         qline = cursor.line_of(qid)
         if not isinstance(judged, dict):
             raise FormatError(
-                name, qline, f"judgments of query {qid!r} must be an object {{docid: grade}}, got {type(judged).__name__}"
+                name,
+                qline,
+                f"judgments of query {qid!r} must be an object {{docid: grade}}, got {type(judged).__name__}",
             )
         check_id(qid, "query id", name, qline)
         for docid, grade in judged.items():
@@ -204,7 +206,7 @@ def _run_entries(name: str, first_line: int, text: str, data: Any) -> Iterator[R
             yield RunEntry(qid, docid, float(n - index), origin=f"{name}:{qline}")
 
 
-def iter_json_ranked_runs(
+def _ranked_run_streams(
     path: str | os.PathLike[str], *, reverse: bool = False
 ) -> list[Callable[[], Iterator[RunEntry]]]:
     """One stream per ranked map in ``path`` (one for a JSON document, one per line for JSON lines).
@@ -276,7 +278,7 @@ def _stem(path: str) -> str:
 
 
 def _ranked_runs(path: str, name: str | None, reverse: bool) -> dict[str, Callable[[], Iterator[RunEntry]]]:
-    streams = iter_json_ranked_runs(path, reverse=reverse)
+    streams = _ranked_run_streams(path, reverse=reverse)
     base = name or _stem(path)
     if len(streams) == 1:
         return {base: streams[0]}
@@ -325,7 +327,8 @@ def _iter_lecard_queries(path: str) -> Iterator[Query]:
         qid = check_id(require_str(rec["ridx"], "ridx", path, lineno), "query id 'ridx'", path, lineno)
         text = rec.get("q")
         if not isinstance(text, str) or not text.strip():
-            raise FormatError(path, lineno, f"field 'q' (the query text) must be a non-empty string, got {json.dumps(text, ensure_ascii=False)[:80]}")
+            shown = json.dumps(text, ensure_ascii=False)[:80]
+            raise FormatError(path, lineno, f"field 'q' (the query text) must be a non-empty string, got {shown}")
         if qid in seen:
             raise FormatError(path, lineno, f"duplicate query ridx {qid!r} (first at line {seen[qid]})")
         seen[qid] = lineno

@@ -33,7 +33,6 @@ import importlib.util
 import io
 import json
 import logging
-import math
 import os
 import re
 import sys
@@ -171,10 +170,14 @@ def top_k(scores: Iterable[tuple[str, float]], k: int) -> list[tuple[str, float]
 def bm25_run(
     corpus: list[dict], queries: list[dict], tokenize: Callable[[str, str], list[str]], k: int = RUN_DEPTH
 ) -> dict[str, list[tuple[str, float]]]:
-    """BM25 (bm25s defaults: Lucene variant, k1=1.5, b=0.75) over ``title`` + ``text``; zero scores are dropped."""
+    """BM25 (bm25s defaults: Lucene variant, k1=1.5, b=0.75) over the passage ``text``; zero scores are dropped.
+
+    Titles are deliberately not indexed, so passages that only make sense
+    with their document's title ("It was founded ...") are hard to find.
+    """
     import bm25s
 
-    corpus_tokens = [tokenize(f"{p['title']}\n{p['text']}", p["language"]) for p in corpus]
+    corpus_tokens = [tokenize(p["text"], p["language"]) for p in corpus]
     retriever = bm25s.BM25()
     retriever.index(corpus_tokens, show_progress=False)
     run = {}
@@ -203,7 +206,7 @@ def _unpack_minilm(target: Path) -> Path:
 
 
 def minilm_run(corpus: list[dict], queries: list[dict], k: int = RUN_DEPTH) -> dict[str, list[tuple[str, float]]]:
-    """Dense run: cosine between mean-pooled, L2-normalised MiniLM embeddings of ``title`` + ``text``."""
+    """Dense run: cosine between mean-pooled, L2-normalised MiniLM embeddings of query and passage ``text``."""
     import torch
     from transformers import AutoModel, AutoTokenizer
 
@@ -226,7 +229,7 @@ def minilm_run(corpus: list[dict], queries: list[dict], k: int = RUN_DEPTH) -> d
                 out.append(torch.nn.functional.normalize(pooled, p=2, dim=1))
         return torch.cat(out)
 
-    passages = encode([f"{p['title']}. {p['text']}" for p in corpus])
+    passages = encode([p["text"] for p in corpus])
     query_vecs = encode([q["text"] for q in queries])
     sims = (query_vecs @ passages.T).tolist()
     run = {}

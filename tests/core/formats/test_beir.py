@@ -227,7 +227,9 @@ def test_malformed_qrels(tmp_path: Path, content: str, line: int, phrase: str) -
 
 def test_write_read_round_trip_with_extensions(tmp_path: Path) -> None:
     passages = [
-        Passage("<dbpedia:Loënga>", "text with\ttab and \"quotes\"", "Loënga", doc_id="doc 1", position=0, language="no"),
+        Passage(
+            "<dbpedia:Loënga>", "text with\ttab and \"quotes\"", "Loënga", doc_id="doc 1", position=0, language="no"
+        ),
         Passage("d 2", "", "only title"),
         Passage("文档:3", "中文段落", "", doc_id="doc 1", position=1),
     ]
@@ -282,6 +284,7 @@ def test_write_refuses_non_empty_folder(tmp_path: Path) -> None:
         write_beir(tmp_path, [Passage("d", "x")], [Query("q", "x")], None, None)
 
 
+@pytest.mark.shared_data
 def test_dbpedia_subset_counts(shared_data: Path) -> None:
     source = read_beir(shared_data / "agentset-dbpedia-subset")
     passages = list(source.passages())
@@ -299,6 +302,7 @@ def test_dbpedia_subset_counts(shared_data: Path) -> None:
     assert passages[0].id == "<dbpedia:Oceanic_Airlines>" and passages[0].title == "Oceanic Airlines"
 
 
+@pytest.mark.shared_data
 def test_dbpedia_subset_round_trip(shared_data: Path, tmp_path: Path) -> None:
     source = read_beir(shared_data / "agentset-dbpedia-subset")
     passages = list(source.passages())

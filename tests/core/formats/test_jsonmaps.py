@@ -53,7 +53,7 @@ def test_json_qrels_gzip(tmp_path: Path) -> None:
     [
         ('{\n  "q1": {\n    "d1": 1,\n    "d1": 2\n  }\n}\n', 4, "key 'd1' appears twice in the same JSON object"),
         ('{\n  "q1": {"d1": 1},\n  "q1": {"d2": 1}\n}\n', 3, "key 'q1' appears twice"),
-        ('{\n  "q1": {\n    "d1": "2"\n  }\n}\n', 3, "grade of query 'q1', document 'd1' must be an integer, got \"2\""),
+        ('{\n  "q1": {\n    "d1": "2"\n  }\n}\n', 3, "document 'd1' must be an integer, got \"2\""),
         ('{"q1": {"d1": 2.0}}', 1, "must be an integer, got 2.0"),
         ('{"q1": {"d1": true}}', 1, "must be an integer, got true"),
         ('{\n  "q1": ["d1"]\n}', 2, "judgments of query 'q1' must be an object {docid: grade}, got list"),
@@ -200,6 +200,7 @@ def test_lecard_missing_labels(tmp_path: Path) -> None:
     assert "missing label_top30_dict.json" in info.value.message
 
 
+@pytest.mark.shared_data
 def test_lecard_real_data(shared_data: Path) -> None:
     folder = shared_data / "lecard"
     source = read_lecard(folder)
