@@ -28,6 +28,30 @@ def source_name(source: Source) -> str:
     return str(getattr(source, "name", "<stream>"))
 
 
+def require_file(source: Source) -> str:
+    """Fail early, when a reader is called, for a path that is missing or is a folder; return its name.
+
+    File objects pass unchecked.
+    """
+    name = source_name(source)
+    if isinstance(source, (str, os.PathLike)):
+        if not os.path.exists(name):
+            raise FormatError(name, None, "file not found")
+        if os.path.isdir(name):
+            raise FormatError(name, None, "is a folder, expected a file")
+    return name
+
+
+def rewind(source: Source) -> None:
+    """Seek a file-object source back to its start before another pass (paths are simply reopened)."""
+    if isinstance(source, (str, os.PathLike)):
+        return
+    seekable = getattr(source, "seekable", None)
+    if seekable is None or not seekable():
+        raise FormatError(source_name(source), None, "cannot read a non-seekable stream twice; pass a path")
+    source.seek(0)
+
+
 @contextlib.contextmanager
 def open_binary(source: Source) -> Iterator[IO[bytes]]:
     """Open ``source`` for reading bytes, transparently un-gzipping ``.gz`` files.

@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import FormatError
-from core.formats._io import iter_jsonl, require_str
+from core.formats._io import iter_jsonl, require_file, require_str
 from core.types import SPLITS, CollectionSource, Passage, QrelEntry, Query
 
 PathLike = str | os.PathLike[str]
@@ -193,11 +193,6 @@ def _split_of(path: str) -> str:
     return stem
 
 
-def _require_file(path: str) -> None:
-    if not os.path.exists(path):
-        raise FormatError(path, None, "file not found")
-    if os.path.isdir(path):
-        raise FormatError(path, None, "is a folder, expected a file")
 
 
 def _find_folder_files(folder: str) -> tuple[str, list[tuple[str, str]]]:
@@ -276,9 +271,9 @@ def read_dapr(
             if isinstance(query_files, (str, os.PathLike)):
                 raise TypeError("query_files must be a list of paths or a {split: path} mapping, not one path")
             queries_by_split = [(_split_of(os.fspath(q)), os.fspath(q)) for q in query_files]
-    _require_file(corpus)
+    require_file(corpus)
     for _, qpath in queries_by_split:
-        _require_file(qpath)
+        require_file(qpath)
 
     def query_lines() -> Iterator[tuple[str, str, _QueryLine]]:
         for split, qpath in queries_by_split:

@@ -62,8 +62,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.errors import FormatError
-from core.formats._io import Source, iter_jsonl, require_str, source_name
-from core.formats.qa_jsonl import _check_source, _rewind, text_passage_id
+from core.formats._io import Source, iter_jsonl, require_file, require_str, rewind, source_name
+from core.formats.qa_jsonl import text_passage_id
 from core.types import SPLITS, CollectionSource, Passage, QrelEntry, Query
 
 QUESTION_TYPES = ("DESCRIPTION", "ENTITY", "YES_NO")
@@ -161,7 +161,7 @@ def _document(value: Any, index: int, name: str, line: int) -> _Document:
 
 def _questions(source: Source) -> Iterator[_Question]:
     name = source_name(source)
-    _rewind(source)
+    rewind(source)
     seen: dict[str, int] = {}
     for line, obj in iter_jsonl(source):
         if not isinstance(obj, dict):
@@ -255,7 +255,7 @@ def read_dureader(
         isinstance(selected_grade, bool) or not isinstance(selected_grade, int) or selected_grade < 0
     ):
         raise ValueError(f"selected_grade must be None or an integer >= 0, got {selected_grade!r}")
-    _check_source(path)
+    require_file(path)
     name = source_name(path)
     query_split = split if split is not None else _split_from_name(name)
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import FormatError
-from core.formats._io import iter_jsonl, iter_lines, require_str
+from core.formats._io import iter_jsonl, iter_lines, require_file, require_str
 from core.formats._rows import check_id
 from core.types import CollectionSource, QrelEntry, Query, RunEntry, empty_stream
 
@@ -241,13 +241,6 @@ def _ranked_run_streams(
     return [stream(*doc) for doc in docs]
 
 
-def _require_file(path: str | os.PathLike[str]) -> str:
-    name = os.fspath(path)
-    if not os.path.exists(name):
-        raise FormatError(name, None, "file not found")
-    if os.path.isdir(name):
-        raise FormatError(name, None, "is a folder, expected a file")
-    return name
 
 
 def read_json_qrels(path: str | os.PathLike[str]) -> CollectionSource:
@@ -258,7 +251,7 @@ def read_json_qrels(path: str | os.PathLike[str]) -> CollectionSource:
     FormatError
         When ``path`` is missing (now) or malformed (when ``qrels()`` is read).
     """
-    name = _require_file(path)
+    name = require_file(path)
     return CollectionSource(
         passages=empty_stream,
         queries=empty_stream,
@@ -306,7 +299,7 @@ def read_json_ranked_run(
         When ``path`` is missing, is not valid JSON or repeats a key (now),
         or holds a malformed ranking (while streaming).
     """
-    file = _require_file(path)
+    file = require_file(path)
     runs = _ranked_runs(file, name, reverse)
     return CollectionSource(
         passages=empty_stream,

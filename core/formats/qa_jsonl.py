@@ -35,13 +35,12 @@ Other keys on a line (RGB's ``fakeanswer``, ``positive_wrong``) are ignored.
 from __future__ import annotations
 
 import hashlib
-import os
 import unicodedata
 from collections.abc import Iterator
 from typing import Any
 
 from core.errors import FormatError
-from core.formats._io import Source, iter_jsonl, require_str, source_name
+from core.formats._io import Source, iter_jsonl, require_file, require_str, rewind, source_name
 from core.lang import detect_language
 from core.types import SPLITS, CollectionSource, Passage, QrelEntry, Query
 
@@ -73,24 +72,8 @@ def text_passage_id(text: str, *, prefix: str = "p") -> str:
     return prefix + hashlib.sha1(normalised.encode("utf-8")).hexdigest()[:16]
 
 
-def _check_source(source: Source) -> None:
-    """Fail early, at call time, for a path that is missing or a folder."""
-    if isinstance(source, (str, os.PathLike)):
-        path = os.fspath(source)
-        if not os.path.exists(path):
-            raise FormatError(path, None, "file not found")
-        if os.path.isdir(path):
-            raise FormatError(path, None, "is a folder, expected a file")
 
 
-def _rewind(source: Source) -> None:
-    """Seek a file-object source back to its start before another pass."""
-    if isinstance(source, (str, os.PathLike)):
-        return
-    seekable = getattr(source, "seekable", None)
-    if seekable is None or not seekable():
-        raise FormatError(source_name(source), None, "cannot read a non-seekable stream twice; pass a path")
-    source.seek(0)
 
 
 class _Record:
@@ -151,7 +134,7 @@ def _answers(obj: dict[str, Any], name: str, line: int) -> list[Any] | None:
 def _records(source: Source) -> Iterator[_Record]:
     """Validate every line; duplicate query ids and contradictory labels are errors."""
     name = source_name(source)
-    _rewind(source)
+    rewind(source)
     seen_queries: dict[str, int] = {}
     for line, obj in iter_jsonl(source):
         if not isinstance(obj, dict):
@@ -213,7 +196,7 @@ def read_qa_jsonl(path: Source, *, positive_grade: int = 1, split: str = "test")
         raise ValueError(f"positive_grade must be an integer >= 1, got {positive_grade!r}")
     if split not in SPLITS:
         raise ValueError(f"split must be one of {', '.join(SPLITS)}, got {split!r}")
-    _check_source(path)
+    require_file(path)
     name = source_name(path)
 
     def passages() -> Iterator[Passage]:

@@ -94,8 +94,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from core.errors import FormatError
-from core.formats._io import Source, iter_lines, parse_float, parse_int, source_name
-from core.formats.qa_jsonl import _check_source, _rewind
+from core.formats._io import Source, iter_lines, parse_float, parse_int, require_file, rewind, source_name
 from core.types import CollectionSource, Passage, QrelEntry, Query, empty_stream
 
 CRANFIELD_GRADE_MAP: Mapping[int, int] = {1: 3, 2: 2, 3: 1, 4: 1, 5: 0}
@@ -259,14 +258,14 @@ def iter_smart_records(
 
 def _passages(source: Source, repeated_fields: Literal["append", "error"]) -> Iterator[Passage]:
     name = source_name(source)
-    _rewind(source)
+    rewind(source)
     for rec in iter_smart_records(source, repeated_fields=repeated_fields, allow_empty_records=True):
         yield Passage(id=rec.id, text=rec.text, title=rec.title, language="en", origin=f"{name}:{rec.line}")
 
 
 def _queries(source: Source, query_ids: QueryIds, repeated_fields: Literal["append", "error"]) -> Iterator[Query]:
     name = source_name(source)
-    _rewind(source)
+    rewind(source)
     for position, rec in enumerate(iter_smart_records(source, repeated_fields=repeated_fields), start=1):
         qid = str(position) if query_ids == "position" else rec.id
         yield Query(id=qid, text=rec.text, split="test", language="en", origin=f"{name}:{rec.line}")
@@ -296,7 +295,7 @@ def _qrels(
     listed_grade: int,
 ) -> Iterator[QrelEntry]:
     name = source_name(source)
-    _rewind(source)
+    rewind(source)
     shape = None if qrels_format == "auto" else qrels_format
     shape_line = 0
     seen: dict[tuple[str, str], int] = {}
@@ -407,7 +406,7 @@ def read_smart(
     grade_map = dict(grade_map)
     for source in (docs_path, queries_path, qrels_path):
         if source is not None:
-            _check_source(source)
+            require_file(source)
 
     def passages() -> Iterator[Passage]:
         return _passages(docs_path, repeated_fields)

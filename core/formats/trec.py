@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from typing import IO
 
 from core.errors import FormatError
-from core.formats._io import Source, source_name
+from core.formats._io import Source, require_file, source_name
 from core.formats._rows import (
     check_grade,
     check_score,
@@ -266,13 +266,6 @@ def run_name_from_path(path: str | os.PathLike[str]) -> str:
     return base
 
 
-def _require_file(path: str | os.PathLike[str]) -> str:
-    name = os.fspath(path)
-    if not os.path.exists(name):
-        raise FormatError(name, None, "file not found")
-    if os.path.isdir(name):
-        raise FormatError(name, None, "is a folder, expected a file")
-    return name
 
 
 def read_trec_qrels(path: str | os.PathLike[str], name: str | None = None) -> CollectionSource:
@@ -291,7 +284,7 @@ def read_trec_qrels(path: str | os.PathLike[str], name: str | None = None) -> Co
     FormatError
         When ``path`` does not exist or is a folder.
     """
-    file = _require_file(path)
+    file = require_file(path)
     label = name or os.path.basename(file)
     return CollectionSource(
         passages=empty_stream,
@@ -317,7 +310,7 @@ def read_trec_run(path: str | os.PathLike[str], name: str | None = None) -> Coll
     FormatError
         When ``path`` does not exist or is a folder.
     """
-    file = _require_file(path)
+    file = require_file(path)
     run_name = name or run_name_from_path(file)
     return CollectionSource(
         passages=empty_stream,

@@ -146,7 +146,10 @@ class Tokenizers:
 
     @staticmethod
     def bigrams(text: str, language: str) -> list[str]:
-        """``bm25-bigram``: overlapping CJK character bigrams (a lone character stays a unigram), other words lowercased."""
+        """``bm25-bigram``: overlapping CJK character bigrams (a lone CJK character stays a unigram).
+
+        Everything else is split into lowercase words, without stemming or stopwords.
+        """
         tokens: list[str] = []
         for piece in _BIGRAM_PIECES.findall(text.lower()):
             if _CJK_RUN.fullmatch(piece):
@@ -413,8 +416,8 @@ def evaluate(root: Path) -> list[str]:
         evaluator = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10", "recall.20"})
         per_query = evaluator.evaluate(scores)
         parts = []
-        for label, keep in (("all", lambda q: True), ("en", lambda q: lang_of[q] == "en"), ("zh", lambda q: lang_of[q] == "zh")):
-            qs = [q for q in qrels if keep(q)]
+        for label in ("all", "en", "zh"):
+            qs = [q for q in qrels if label in ("all", lang_of[q])]
             ndcg = sum(per_query.get(q, {}).get("ndcg_cut_10", 0.0) for q in qs) / len(qs)
             parts.append(f"{label} {ndcg:.3f}")
         recall = sum(per_query.get(q, {}).get("recall_20", 0.0) for q in qrels) / len(qrels)

@@ -337,7 +337,7 @@ DOCUMENTS: list[tuple[str, str, list[str]]] = [
             "时速350公里的“复兴号”动车组是中国自主研发的新一代高速列车。",
             "京沪高铁于2011年6月30日开通运营，连接北京和上海，全长约1318公里。"
             "从北京南站到上海虹桥站，最快的列车只需约4小时18分钟。",
-            "从上海虹桥站开往北京南站的首班高铁通常在早上6点多发车，中午之前就能到达北京。"
+            "从上海虹桥站开往北京南站的首班高铁通常在早上6点多发车，全天有几十趟列车可供选择。"
             "二等座票价在600元左右，商务座则要贵得多。",
             "1964年，日本东海道新干线开通，这是世界上第一条高速铁路。"
             "中国第一条设计时速350公里的高铁是2008年开通的京津城际铁路。",
@@ -562,7 +562,8 @@ QUERIES: list[dict] = [
     {"id": "zh-q15", "text": "长江全长多少公里", "split": "test", "type": "ENTITY", "domain": "travel",
      "translation": "How many kilometres long is the Yangtze River?", "answers": ["约6300公里"]},
     {"id": "zh-q16", "text": "北斗卫星导航系统的短报文有什么用", "split": "test", "type": "DESCRIPTION",
-     "domain": "technology", "translation": "What is the short-message service of the BeiDou navigation system used for?"},
+     "domain": "technology",
+     "translation": "What is the short-message service of the BeiDou navigation system used for?"},
     {"id": "zh-q17", "text": "大熊猫一天吃多少竹子", "split": "test", "type": "ENTITY", "domain": "science",
      "translation": "How much bamboo does a giant panda eat in a day?", "answers": ["十几公斤"]},
     {"id": "zh-q18", "text": "故宫周一开放吗", "split": "test", "type": "YES_NO", "domain": "travel",
@@ -589,4 +590,73 @@ QUERIES: list[dict] = [
 
 # Graded judgments (0 no match, 1 on topic but does not meet the need,
 # 2 partly satisfies, 3 precisely answers), made by reading each passage.
-QRELS: dict[str, dict[str, int]] = {}
+QRELS: dict[str, dict[str, int]] = {
+    # The answer starts with "它始建于" and never names the palace; 1925 is the museum, not the palace.
+    "zh-q01": {"zh-gugong-1": 3, "zh-gugong-0": 1, "zh-gugong-2": 1, "zh-gugong-3": 1, "zh-xian-4": 0,
+               "zh-qinshihuang-2": 0, "zh-gaotie-3": 0},
+    # Entity swap: 诗仙 is Li Bai, 诗圣 is Du Fu; 茶圣 and other 诗人 share characters only.
+    "zh-q02": {"zh-dufu-0": 3, "zh-libai-0": 1, "zh-libai-2": 1, "zh-dufu-1": 1, "zh-tea-3": 0,
+               "zh-xihu-1": 0, "zh-duanwu-1": 0, "zh-chunjie-4": 0},
+    # 2022 vs 2008.
+    "zh-q03": {"zh-olympics-3": 3, "zh-olympics-2": 1, "zh-olympics-0": 1, "zh-olympics-4": 1,
+               "zh-pingpong-4": 0, "zh-pingpong-0": 0, "zh-gaotie-1": 0},
+    # Beijing -> Shanghai; the Shanghai -> Beijing passage gives no journey time.
+    "zh-q04": {"zh-gaotie-1": 3, "zh-gaotie-2": 1, "zh-gaotie-0": 1, "zh-gaotie-3": 1, "zh-gaotie-4": 1,
+               "zh-shanghai-0": 0, "zh-olympics-4": 0, "zh-shanghai-4": 0},
+    # km -> miles; the miles -> km passage only lets you work it out.
+    "zh-q05": {"zh-units-1": 3, "zh-units-0": 2, "zh-units-2": 1, "zh-units-4": 1, "zh-units-3": 1,
+               "en-iceland-1": 0, "zh-changjiang-3": 0},
+    "zh-q06": {"zh-xian-1": 3, "zh-xian-0": 1, "zh-qinshihuang-0": 1, "zh-inventions-3": 0,
+               "zh-mobile-payment-2": 0, "zh-jieqi-4": 0},
+    # Entity swap: Shanghai's four categories are named differently (2019 vs 2020).
+    "zh-q07": {"zh-garbage-1": 3, "zh-garbage-0": 1, "zh-garbage-3": 1, "zh-garbage-2": 1,
+               "zh-garbage-4": 1, "zh-olympics-4": 0, "zh-gaotie-1": 0, "zh-beidou-1": 0},
+    "zh-q08": {"zh-jiaozi-2": 3, "zh-jiaozi-4": 1, "zh-jiaozi-0": 1, "zh-jiaozi-1": 1, "zh-jiaozi-3": 1,
+               "zh-chunjie-2": 1, "zh-panda-3": 0, "zh-mapo-2": 0},
+    # Two near-duplicate answers in two documents.
+    "zh-q09": {"zh-chunjie-2": 3, "zh-jiaozi-3": 3, "zh-chunjie-1": 1, "zh-jiaozi-0": 1, "zh-jieqi-2": 1,
+               "zh-duanwu-1": 0, "zh-flu-2": 0},
+    "zh-q10": {"zh-hypertension-0": 3, "zh-hypertension-3": 1, "zh-hypertension-1": 1,
+               "zh-hypertension-2": 1, "zh-hypertension-4": 1, "zh-pingpong-2": 0, "zh-qinshihuang-1": 0},
+    "zh-q11": {"zh-myopia-1": 3, "zh-myopia-2": 2, "zh-myopia-0": 1, "zh-myopia-3": 1, "zh-flu-1": 0,
+               "zh-hypertension-2": 0, "zh-jiaozi-3": 0},
+    "zh-q12": {"zh-flu-0": 3, "zh-flu-2": 1, "zh-flu-1": 1, "zh-flu-3": 1, "zh-flu-4": 1,
+               "zh-shanghai-4": 0, "zh-zhongqiu-1": 0},
+    # Bi Sheng; Cai Lun improved paper, not printing.
+    "zh-q13": {"zh-inventions-2": 3, "zh-inventions-0": 1, "zh-inventions-1": 1, "zh-inventions-3": 1,
+               "zh-flu-0": 0, "zh-hypertension-1": 0},
+    # 2017 (Ke Jie) vs 2016 (Lee Sedol).
+    "zh-q14": {"zh-weiqi-3": 3, "zh-weiqi-2": 1, "zh-weiqi-0": 1, "en-chess-3": 0, "en-euro-2": 0,
+               "zh-changjiang-4": 0, "zh-mobile-payment-1": 0},
+    # 6300 km; the Three Gorges (193 km) and the Beijing-Shanghai railway (1318 km) are other lengths.
+    "zh-q15": {"zh-changjiang-0": 3, "zh-changjiang-1": 1, "zh-changjiang-3": 1, "zh-changjiang-4": 1,
+               "zh-changjiang-2": 1, "zh-gaotie-1": 0, "zh-shanghai-0": 0, "en-great-wall-1": 0},
+    # The answer says BDS, expanded only in the first passage.
+    "zh-q16": {"zh-beidou-2": 3, "zh-beidou-0": 1, "zh-beidou-1": 1, "zh-beidou-3": 1, "zh-shanghai-3": 0,
+               "zh-tea-3": 0},
+    "zh-q17": {"zh-panda-1": 3, "zh-panda-0": 1, "zh-panda-2": 1, "zh-panda-3": 1, "zh-panda-4": 1,
+               "zh-olympics-4": 0, "zh-chunjie-1": 0, "zh-jieqi-4": 0},
+    # No: closed on Mondays ("这里", not "故宫").
+    "zh-q18": {"zh-gugong-4": 3, "zh-gugong-3": 1, "zh-gugong-0": 1, "zh-gugong-1": 1,
+               "zh-hypertension-3": 0, "zh-flu-2": 0},
+    "zh-q19": {"zh-silk-road-1": 3, "zh-silk-road-2": 2, "zh-silk-road-0": 1, "zh-silk-road-3": 1,
+               "zh-xian-0": 0, "zh-weiqi-2": 0, "zh-changjiang-3": 0},
+    # Green tea 80 degrees; oolong (100 degrees) is the swap.
+    "zh-q20": {"zh-tea-1": 3, "zh-tea-2": 1, "zh-tea-0": 1, "zh-xihu-3": 1, "zh-tea-4": 1,
+               "zh-jiaozi-2": 0, "zh-changjiang-2": 0, "zh-flu-4": 0},
+    "zh-q21": {"zh-duanwu-1": 3, "zh-duanwu-2": 1, "zh-duanwu-0": 1, "zh-duanwu-3": 1, "zh-zhongqiu-0": 0,
+               "zh-chunjie-2": 0, "zh-jiaozi-3": 0},
+    "zh-q22": {"zh-zhongqiu-0": 3, "zh-zhongqiu-3": 1, "zh-zhongqiu-1": 1, "zh-zhongqiu-2": 1,
+               "zh-zhongqiu-4": 1, "zh-duanwu-0": 0, "zh-chunjie-0": 0},
+    # Two partial answers say "他" only; an English passage also names one measure.
+    "zh-q23": {"zh-qinshihuang-1": 3, "zh-qinshihuang-2": 2, "zh-qinshihuang-3": 2, "en-great-wall-2": 2,
+               "zh-qinshihuang-0": 1, "zh-xian-1": 1, "zh-gugong-0": 0},
+    "zh-q24": {"zh-taiji-1": 3, "zh-taiji-2": 1, "zh-taiji-0": 1, "zh-taiji-3": 1, "zh-hypertension-1": 0,
+               "zh-tea-4": 0},
+    "zh-q25": {"zh-tomato-egg-1": 3, "zh-tomato-egg-2": 2, "zh-tomato-egg-0": 2, "zh-tomato-egg-3": 1,
+               "zh-jiaozi-3": 0, "zh-flu-1": 0, "zh-mapo-1": 0},
+    "zh-q26": {"zh-mapo-0": 3, "zh-mapo-3": 1, "zh-mapo-1": 1, "zh-mapo-2": 1, "zh-shanghai-4": 0,
+               "zh-panda-0": 0, "zh-flu-1": 0},
+    "zh-q27": {"zh-huangshan-1": 3, "zh-huangshan-0": 1, "zh-huangshan-3": 1, "zh-huangshan-4": 1,
+               "zh-huangshan-2": 1, "zh-shanghai-2": 0, "zh-hypertension-2": 0},
+}

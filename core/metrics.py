@@ -1,0 +1,547 @@
+"""trec_eval-exact retrieval measures: a thin layer over pytrec_eval.
+
+pytrec_eval (pytrec-eval-terrier, Van Gysel & de Rijke, SIGIR 2018) runs
+``trec_eval``'s own C code and is the engine for every measure it has.  This
+module adds what it lacks:
+
+* measures as small declarative objects parsed from strings, in the style of
+  ir_measures (MacAvaney, Macdonald & Ounis, ECIR 2022): ``nDCG@10``,
+  ``P(rel=2)@10``, ``MRR@10``;
+* a per-measure relevance level, with one ``RelevanceEvaluator`` built per
+  distinct level;
+* three measures trec_eval does not have: ``MRR@k``, ``nDCG_exp@k`` and
+  ``Judged@k``;
+* ``trec_eval -c`` semantics (queries the run misses score 0) and the mean
+  over queries.
+
+Measures
+--------
+``R`` below is the number of judged documents with grade >= the relevance
+level, ``rel_i`` is 1 when the document at rank ``i`` has grade >= the level
+(else 0), ``g_i`` its grade (0 when unjudged), and ``rank`` counts from 1 in
+trec_eval order (see *Ordering*).
+
+==============  ===========  ===============================================
+spelling        trec_eval    definition
+==============  ===========  ===============================================
+``MAP``         ``map``      (1/R) sum_i rel_i * P@i (0 when R = 0)
+``RR``          recip_rank   1 / rank of the first relevant document, or 0
+``MRR@k``       --           RR if the first relevant document is at
+                             rank <= k, else 0 (also ``RR@k``; ``MRR`` with
+                             no cutoff is ``RR``)
+``P@k``         ``P.k``      (1/k) sum_{i<=k} rel_i
+``R@k``         recall.k     (1/R) sum_{i<=k} rel_i (0 when R = 0)
+``Rprec``       ``Rprec``    P@R
+``Success@k``   success.k    1 if some rel_i = 1 with i <= k, else 0; also
+                             spelt ``Accuracy@k`` (top-k accuracy/hit rate)
+``nDCG@k``      ndcg_cut.k   DCG@k / IDCG@k with DCG@k = sum_{i<=k}
+                             g_i / log2(i + 1), gain = the grade itself
+                             (non-positive grades gain 0); IDCG@k is the
+                             DCG@k of the judged documents sorted by grade
+``nDCG``        ``ndcg``     the same over the whole ranking
+``nDCG_exp@k``  --           as nDCG@k with gain 2^g - 1 (Burges et al.,
+                             ICML 2005), non-positive grades gain 0
+``Judged@k``    --           (1/k) |{i <= k : document i is in the qrels}|
+==============  ===========  ===============================================
+
+nDCG follows Järvelin & Kekäläinen, "Cumulated gain-based evaluation of IR
+techniques", ACM TOIS 20(4), 2002, as implemented by trec_eval: the graded
+label is the gain *whatever the relevance level* (the level never changes
+nDCG, which was checked against pytrec_eval).  ``nDCG_exp`` is computed by
+running trec_eval's ``ndcg_cut``/``ndcg`` on qrels whose grades were replaced
+by ``2^g - 1``; it refuses grades above :data:`MAX_EXP_GRADE` because
+trec_eval's ideal-DCG loop walks every gain value from the largest down.
+
+MRR is Voorhees' reciprocal rank (TREC-8 QA track, 1999) restricted to the top
+``k``: ``RR@k = RR`` when ``RR >= 1/k``; the comparison is done on the integer
+rank ``round(1/RR)`` so that floating point cannot move a document across the
+boundary.
+
+``Judged@k`` (the judgment rate of OpenNIR / ir_measures) counts a document as
+judged when it has *any* entry in the qrels for that query, negative grades
+included.  Unlike ir_measures it ranks in trec_eval order and always divides
+by ``k`` (like ``P@k``), so a run returning fewer than ``k`` documents cannot
+reach 1.  It is computed by trec_eval's ``P.k`` on qrels in which every judged
+document has grade 1.
+
+Ordering
+--------
+Exactly trec_eval's: score descending, ties broken by document id descending
+in byte order (``strcmp``; for ``str`` this is the same as Python's code point
+order).  trec_eval keeps scores as C ``float``, so scores are compared in
+*single* precision: two scores that round to the same 32-bit float tie (for
+example ``0.1`` and ``0.1 + 1e-9``).  NaN scores have no defined order; keep
+them out of runs.
+
+Queries
+-------
+Only queries with at least one judgment count as "in the qrels" (an empty
+judgment dict is ignored, as pytrec_eval does).  By default every such query
+is evaluated and one the run lacks scores 0 on every measure (``trec_eval
+-c``); with ``intersection=True`` only queries that are also keys of the run
+are evaluated.  Run queries without judgments are ignored.  A query whose
+judgments are all negative has no relevant document and no positive gain: it
+scores 0 on every measure except ``Judged@k`` and is kept away from
+pytrec_eval, which can loop forever on such a query.  ``"all"`` is the
+arithmetic mean over the evaluated queries (``math.fsum``), ``0.0`` when no
+query is evaluated; the query id ``"all"`` is therefore reserved.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import pytrec_eval
+
+from core.types import Qrels, Run
+
+__all__ = [
+    "MAX_EXP_GRADE",
+    "MEASURE_NAMES",
+    "Measure",
+    "evaluate",
+    "format_json",
+    "format_tsv",
+    "parse_measure",
+]
+
+MAX_EXP_GRADE = 16
+"""Largest grade ``nDCG_exp`` accepts (gain ``2^16 - 1``)."""
+
+_FORBIDDEN, _OPTIONAL, _REQUIRED = "forbidden", "optional", "required"
+
+
+@dataclass(frozen=True)
+class _Family:
+    name: str  # canonical spelling
+    cutoff: str  # _FORBIDDEN / _OPTIONAL / _REQUIRED
+    binary: bool  # takes a relevance level (rel >= level is relevant)
+    example: str
+
+
+_FAMILY_LIST = (
+    _Family("MAP", _FORBIDDEN, True, "MAP"),
+    _Family("RR", _OPTIONAL, True, "RR"),
+    _Family("MRR", _OPTIONAL, True, "MRR@10"),
+    _Family("P", _REQUIRED, True, "P@10"),
+    _Family("R", _REQUIRED, True, "R@100"),
+    _Family("Rprec", _FORBIDDEN, True, "Rprec"),
+    _Family("Success", _REQUIRED, True, "Success@10"),
+    _Family("Accuracy", _REQUIRED, True, "Accuracy@10"),
+    _Family("nDCG", _OPTIONAL, False, "nDCG@10"),
+    _Family("nDCG_exp", _OPTIONAL, False, "nDCG_exp@10"),
+    _Family("Judged", _REQUIRED, False, "Judged@10"),
+)
+_FAMILIES = {f.name: f for f in _FAMILY_LIST}
+_ALIASES = {f.name.lower(): f.name for f in _FAMILY_LIST} | {"ap": "MAP", "recall": "R"}
+
+MEASURE_NAMES: tuple[str, ...] = tuple(f.name for f in _FAMILY_LIST)
+"""The canonical measure names, in documentation order."""
+
+_MEASURE_RE = re.compile(
+    r"""\A\s*(?P<name>[A-Za-z][A-Za-z0-9_\-]*)\s*
+        (?:\(\s*(?P<params>[^()]*?)\s*\)\s*)?
+        (?:@\s*(?P<cutoff>[^\s@]*)\s*)?\Z""",
+    re.VERBOSE,
+)
+_INT_RE = re.compile(r"[+-]?[0-9]+", re.ASCII)
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One evaluation measure, e.g. ``P(rel=2)@10``.
+
+    Build it with :func:`parse_measure` or directly; the constructor checks the
+    parameters.
+
+    Parameters
+    ----------
+    name : str
+        Canonical name, one of :data:`MEASURE_NAMES` (``"MAP"``, ``"RR"``,
+        ``"MRR"``, ``"P"``, ``"R"``, ``"Rprec"``, ``"Success"``,
+        ``"Accuracy"``, ``"nDCG"``, ``"nDCG_exp"``, ``"Judged"``).
+    cutoff : int or None
+        Rank cutoff ``k`` (a positive integer).  Required by ``P``, ``R``,
+        ``Success``/``Accuracy`` and ``Judged``; optional for ``RR``/``MRR``
+        and the nDCGs; not accepted by ``MAP`` and ``Rprec``.
+    rel : int or None
+        Explicit relevance level (``grade >= rel`` is relevant) for the binary
+        measures; ``None`` uses the ``level`` given to :func:`evaluate`.  nDCG
+        and Judged take no level.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name or a parameter the measure does not take.
+    """
+
+    name: str
+    cutoff: int | None = None
+    rel: int | None = None
+
+    def __post_init__(self) -> None:
+        family = _FAMILIES.get(self.name)
+        if family is None:
+            raise ValueError(
+                f"unknown measure {self.name!r}; known measures: {', '.join(MEASURE_NAMES)}"
+            )
+        if self.cutoff is not None:
+            if isinstance(self.cutoff, bool) or not isinstance(self.cutoff, int) or self.cutoff < 1:
+                raise ValueError(f"{self.name}: the cutoff must be a positive integer, got {self.cutoff!r}")
+            if family.cutoff == _FORBIDDEN:
+                raise ValueError(f"{self.name} takes no cutoff (write {family.example!r})")
+        elif family.cutoff == _REQUIRED:
+            raise ValueError(f"{self.name} needs a cutoff, e.g. {family.example!r}")
+        if self.rel is not None:
+            if not family.binary:
+                raise ValueError(
+                    f"{self.name} takes no relevance level"
+                    + (" (nDCG uses the graded label as gain)" if self.name.startswith("nDCG") else "")
+                )
+            _check_level(self.rel, f"{self.name}: rel")
+
+    def __str__(self) -> str:
+        text = self.name
+        if self.rel is not None:
+            text += f"(rel={self.rel})"
+        if self.cutoff is not None:
+            text += f"@{self.cutoff}"
+        return text
+
+
+def _check_level(value: object, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{what} must be an integer >= 1, got {value!r}")
+    return value
+
+
+def parse_measure(text: str | Measure) -> Measure:
+    """Parse a measure spelled ir_measures-style, case-insensitively.
+
+    Grammar: ``NAME [ "(" "rel=" INT ")" ] [ "@" CUTOFF ]``, e.g. ``MAP``,
+    ``mrr@10``, ``ndcg@10``, ``nDCG_exp@20``, ``P(rel=2)@10``,
+    ``Accuracy@5``.  ``AP`` is accepted for ``MAP`` and ``Recall`` for
+    ``R``; ``Accuracy`` stays ``Accuracy`` (it is trec_eval's ``success``,
+    reported under the name used).
+
+    Parameters
+    ----------
+    text : str or Measure
+        The spelling (a :class:`Measure` is returned unchanged).
+
+    Returns
+    -------
+    Measure
+        Whose ``str()`` is the canonical spelling.
+
+    Raises
+    ------
+    ValueError
+        For unknown names or parameters and bad cutoffs or levels; the
+        message names the offending part.
+    """
+    if isinstance(text, Measure):
+        return text
+    if not isinstance(text, str):
+        raise TypeError(f"a measure is a str or Measure, got {type(text).__name__}")
+    match = _MEASURE_RE.match(text)
+    if match is None:
+        raise ValueError(f"cannot parse measure {text!r}; expected e.g. 'nDCG@10', 'P(rel=2)@10', 'MAP'")
+    raw_name = match["name"]
+    name = _ALIASES.get(raw_name.lower())
+    if name is None:
+        raise ValueError(
+            f"unknown measure {raw_name!r} in {text!r}; known measures: {', '.join(MEASURE_NAMES)}"
+        )
+    rel = None
+    params = match["params"]
+    if params is not None:
+        for item in filter(None, (p.strip() for p in params.split(","))):
+            key, sep, value = (s.strip() for s in item.partition("="))
+            if not sep or key.lower() != "rel":
+                raise ValueError(f"unknown parameter {item!r} in {text!r}; the only parameter is 'rel=LEVEL'")
+            if rel is not None:
+                raise ValueError(f"'rel' given twice in {text!r}")
+            if not _INT_RE.fullmatch(value):
+                raise ValueError(f"{name}: rel must be an integer >= 1, got {value!r} in {text!r}")
+            rel = int(value)
+    cutoff = None
+    raw_cutoff = match["cutoff"]
+    if raw_cutoff is not None:
+        if not _INT_RE.fullmatch(raw_cutoff):
+            raise ValueError(f"{name}: the cutoff must be a positive integer, got {raw_cutoff!r} in {text!r}")
+        cutoff = int(raw_cutoff)
+    return Measure(name, cutoff, rel)
+
+
+# --------------------------------------------------------------------------
+# evaluation plan: which evaluator computes what
+# --------------------------------------------------------------------------
+
+_PLAIN, _EXP, _JUDGED = "plain", "exp", "judged"
+
+
+def _trec_request(m: Measure) -> tuple[str, str]:
+    """(measure string for pytrec_eval, key of its value in the output)."""
+    name, k = m.name, m.cutoff
+    if name == "MAP":
+        return "map", "map"
+    if name in ("RR", "MRR"):
+        return "recip_rank", "recip_rank"
+    if name == "Rprec":
+        return "Rprec", "Rprec"
+    if name == "P" or name == "Judged":
+        return f"P.{k}", f"P_{k}"
+    if name == "R":
+        return f"recall.{k}", f"recall_{k}"
+    if name in ("Success", "Accuracy"):
+        return f"success.{k}", f"success_{k}"
+    # nDCG, nDCG_exp
+    if k is None:
+        return "ndcg", "ndcg"
+    return f"ndcg_cut.{k}", f"ndcg_cut_{k}"
+
+
+def _plan(measures: Sequence[Measure], level: int) -> tuple[dict[tuple[str, int], set[str]], list[tuple[Measure, tuple[str, int], str]]]:
+    groups: dict[tuple[str, int], set[str]] = {}
+    binary_levels: list[int] = []
+    for m in measures:
+        if _FAMILIES[m.name].binary:
+            lv = level if m.rel is None else m.rel
+            if lv not in binary_levels:
+                binary_levels.append(lv)
+    # linear nDCG does not depend on the level: ride on a plain evaluator that
+    # exists anyway, preferring the default level's
+    ndcg_level = level if (level in binary_levels or not binary_levels) else binary_levels[0]
+    tasks = []
+    for m in measures:
+        if m.name == "nDCG":
+            key = (_PLAIN, ndcg_level)
+        elif m.name == "nDCG_exp":
+            key = (_EXP, 1)
+        elif m.name == "Judged":
+            key = (_JUDGED, 1)
+        else:
+            key = (_PLAIN, level if m.rel is None else m.rel)
+        request, out_key = _trec_request(m)
+        groups.setdefault(key, set()).add(request)
+        tasks.append((m, key, out_key))
+    return groups, tasks
+
+
+def _exp_qrels(qrels: Qrels) -> Qrels:
+    gains = {g: (1 << g) - 1 for g in range(1, MAX_EXP_GRADE + 1)}
+    out: Qrels = {}
+    for qid, docs in qrels.items():
+        if not docs:
+            continue
+        top = max(docs.values())
+        if top > MAX_EXP_GRADE:
+            raise ValueError(
+                f"nDCG_exp: query {qid!r} has grade {top}; nDCG_exp accepts grades <= {MAX_EXP_GRADE} "
+                f"(gain 2^g - 1)"
+            )
+        out[qid] = {d: gains.get(g, 0) for d, g in docs.items()}
+    return out
+
+
+def _judged_qrels(qrels: Qrels) -> Qrels:
+    return {qid: dict.fromkeys(docs, 1) for qid, docs in qrels.items() if docs}
+
+
+def _plain_qrels(qrels: Qrels) -> Qrels:
+    # trec_eval misbehaves (reads stale state, can loop forever) on a query
+    # whose judgments are all negative; such a query scores 0 anyway.
+    bad = [qid for qid, docs in qrels.items() if docs and max(docs.values()) < 0]
+    if not bad:
+        return qrels
+    drop = set(bad)
+    return {qid: docs for qid, docs in qrels.items() if qid not in drop}
+
+
+def _run_pytrec_eval(qrels: Qrels, run: Run, request: set[str], level: int) -> dict[str, dict[str, float]]:
+    try:
+        evaluator = pytrec_eval.RelevanceEvaluator(qrels, request, relevance_level=level)
+        return evaluator.evaluate(run)
+    except TypeError as exc:
+        raise TypeError(
+            "pytrec_eval rejected the qrels or run: query and document ids must be str, "
+            "grades int and scores Python float/int"
+        ) from exc
+
+
+def evaluate(
+    qrels: Qrels,
+    run: Run,
+    measures: Sequence[Measure | str],
+    *,
+    level: int = 1,
+    intersection: bool = False,
+) -> dict[str, dict[str, float]]:
+    """Evaluate a run exactly as ``trec_eval -c -q`` would.
+
+    See the module docstring for the measures, the ranking order and the
+    query semantics.
+
+    Parameters
+    ----------
+    qrels : Qrels
+        ``{qid: {docid: grade}}`` with int grades.
+    run : Run
+        ``{qid: {docid: score}}`` with float scores; ranks are derived from
+        the scores (trec_eval order), never taken from a rank column.
+    measures : sequence of Measure or str
+        Measures or their spellings (see :func:`parse_measure`).  Duplicates
+        (same canonical spelling) are evaluated once.
+    level : int, default 1
+        Relevance level of the binary measures that do not give their own
+        ``rel``: a document is relevant when ``grade >= level``.  nDCG and
+        Judged ignore it.
+    intersection : bool, default False
+        Evaluate only queries present in both the qrels and the run, instead
+        of every judged query with 0 for those the run lacks.
+
+    Returns
+    -------
+    dict
+        ``{str(measure): {qid: value, ..., "all": mean}}`` in the order the
+        measures were given; per-query entries are in no particular order and
+        ``"all"`` comes last.
+
+    Raises
+    ------
+    ValueError
+        For a bad measure or level, a query id ``"all"``, or a grade above
+        :data:`MAX_EXP_GRADE` with ``nDCG_exp``.
+    TypeError
+        When ids, grades or scores are not of the expected types.
+
+    Notes
+    -----
+    Each distinct (relevance level, qrels variant) builds one
+    ``pytrec_eval.RelevanceEvaluator``; the measures of the usual set
+    (MAP, RR/MRR, P, R, nDCG, Rprec, Success at one level) cost a single
+    trec_eval pass.  ``nDCG_exp`` and ``Judged`` each add one pass on
+    transformed qrels.
+    """
+    level = _check_level(level, "level")
+    parsed: dict[str, Measure] = {}
+    for item in measures:
+        m = parse_measure(item)
+        parsed.setdefault(str(m), m)
+    if not parsed:
+        return {}
+    qids = [qid for qid, docs in qrels.items() if docs]
+    if intersection:
+        qids = [qid for qid in qids if qid in run]
+    if "all" in qrels and qrels["all"] and (not intersection or "all" in run):
+        raise ValueError("query id 'all' is reserved for the mean over queries")
+
+    groups, tasks = _plan(list(parsed.values()), level)
+    outputs: dict[tuple[str, int], dict[str, dict[str, float]]] = {}
+    for key, request in groups.items():
+        variant, lv = key
+        if variant == _PLAIN:
+            variant_qrels = _plain_qrels(qrels)
+        elif variant == _EXP:
+            variant_qrels = _exp_qrels(qrels)
+        else:
+            variant_qrels = _judged_qrels(qrels)
+        outputs[key] = _run_pytrec_eval(variant_qrels, run, request, lv)
+
+    n = len(qids)
+    results: dict[str, dict[str, float]] = {}
+    for m, key, out_key in tasks:
+        output = outputs[key]
+        per = {qid: values[out_key] for qid, values in output.items()}
+        if m.name in ("RR", "MRR") and m.cutoff is not None:
+            k = m.cutoff
+            per = {qid: (v if v > 0.0 and round(1.0 / v) <= k else 0.0) for qid, v in per.items()}
+        if len(per) != n:  # queries the run lacks (or kept from pytrec_eval) score 0
+            for qid in qids:
+                if qid not in per:
+                    per[qid] = 0.0
+        per["all"] = math.fsum(per.values()) / n if n else 0.0
+        results[str(m)] = per
+    return results
+
+
+# --------------------------------------------------------------------------
+# output
+# --------------------------------------------------------------------------
+
+_DIGITS_RE = re.compile(r"([0-9]+)", re.ASCII)
+
+
+def _natural_key(qid: str) -> tuple[tuple[object, ...], str]:
+    parts = _DIGITS_RE.split(qid)
+    return tuple(int(p) if i % 2 else p for i, p in enumerate(parts)), qid
+
+
+def _ordered(per: Mapping[str, float], per_query: bool) -> list[tuple[str, float]]:
+    rows: list[tuple[str, float]] = []
+    if per_query:
+        rows = [(qid, per[qid]) for qid in sorted((q for q in per if q != "all"), key=_natural_key)]
+    if "all" in per:
+        rows.append(("all", per["all"]))
+    return rows
+
+
+def format_tsv(results: Mapping[str, Mapping[str, float]], *, per_query: bool, digits: int = 4) -> str:
+    """Format :func:`evaluate` results as ``trec_eval -q`` style lines.
+
+    Each line is ``measure<TAB>qid<TAB>value`` with ``digits`` decimals.
+    Measures keep their order; within a measure the queries are sorted
+    naturally (runs of ASCII digits compare as numbers, so ``q2`` precedes
+    ``q10``; ties fall back to plain string order) and ``all`` comes last.
+
+    Parameters
+    ----------
+    results : mapping
+        As returned by :func:`evaluate`.
+    per_query : bool
+        Include one line per query; otherwise only the ``all`` lines.
+    digits : int, default 4
+        Decimal places (trec_eval prints 4).
+
+    Returns
+    -------
+    str
+        The lines, each ending in a newline (empty for empty results).
+    """
+    if isinstance(digits, bool) or not isinstance(digits, int) or digits < 0:
+        raise ValueError(f"digits must be a non-negative integer, got {digits!r}")
+    lines = [
+        f"{measure}\t{qid}\t{value:.{digits}f}\n"
+        for measure, per in results.items()
+        for qid, value in _ordered(per, per_query)
+    ]
+    return "".join(lines)
+
+
+def format_json(results: Mapping[str, Mapping[str, float]], per_query: bool) -> str:
+    """Format :func:`evaluate` results as JSON.
+
+    The shape is the same with or without ``per_query``: ``{measure: {qid:
+    value, ..., "all": mean}}``; without ``per_query`` each measure holds only
+    ``"all"``.  Queries are sorted as in :func:`format_tsv`; values are full
+    precision.
+
+    Parameters
+    ----------
+    results : mapping
+        As returned by :func:`evaluate`.
+    per_query : bool
+        Include the per-query values.
+
+    Returns
+    -------
+    str
+        Indented JSON text (non-ASCII ids kept as they are).
+    """
+    data = {measure: dict(_ordered(per, per_query)) for measure, per in results.items()}
+    return json.dumps(data, indent=2, ensure_ascii=False)
