@@ -81,8 +81,9 @@ is evaluated and one the run lacks scores 0 on every measure (``trec_eval
 -c``); with ``intersection=True`` only queries that are also keys of the run
 are evaluated.  Run queries without judgments are ignored.  A query whose
 judgments are all negative has no relevant document and no positive gain: it
-scores 0 on every measure except ``Judged@k`` and is kept away from
-pytrec_eval, which can loop forever on such a query.  ``"all"`` is the
+scores 0 on every measure except ``Judged@k``; it is kept away from
+trec_eval's nDCG code, which reads stale state and can loop forever on such a
+query.  ``"all"`` is the
 arithmetic mean over the evaluated queries (``math.fsum``), ``0.0`` when no
 query is evaluated; the query id ``"all"`` is therefore reserved.
 """
@@ -267,15 +268,18 @@ def parse_measure(text: str | Measure) -> Measure:
             if rel is not None:
                 raise ValueError(f"'rel' given twice in {text!r}")
             if not _INT_RE.fullmatch(value):
-                raise ValueError(f"{name}: rel must be an integer >= 1, got {value!r} in {text!r}")
+                raise ValueError(f"{name}: rel must be an integer >= 1, got {value!r} (in {text!r})")
             rel = int(value)
     cutoff = None
     raw_cutoff = match["cutoff"]
     if raw_cutoff is not None:
         if not _INT_RE.fullmatch(raw_cutoff):
-            raise ValueError(f"{name}: the cutoff must be a positive integer, got {raw_cutoff!r} in {text!r}")
+            raise ValueError(f"{name}: the cutoff must be a positive integer, got {raw_cutoff!r} (in {text!r})")
         cutoff = int(raw_cutoff)
-    return Measure(name, cutoff, rel)
+    try:
+        return Measure(name, cutoff, rel)
+    except ValueError as exc:
+        raise ValueError(f"{exc} (in {text!r})") from None
 
 
 # --------------------------------------------------------------------------
@@ -354,13 +358,18 @@ def _judged_qrels(qrels: Qrels) -> Qrels:
 
 
 def _plain_qrels(qrels: Qrels) -> Qrels:
-    # trec_eval misbehaves (reads stale state, can loop forever) on a query
-    # whose judgments are all negative; such a query scores 0 anyway.
-    bad = [qid for qid, docs in qrels.items() if docs and max(docs.values()) < 0]
-    if not bad:
-        return qrels
-    drop = set(bad)
-    return {qid: docs for qid, docs in qrels.items() if qid not in drop}
+    """The qrels without queries whose judgments are all negative.
+
+    For such a query trec_eval's ``ndcg``/``ndcg_cut`` read stale state and can
+    loop forever (seen with pytrec-eval-terrier 0.5.x); the query scores 0 on
+    every measure anyway.
+    """
+    try:  # fast path, all in C: every query has a grade >= 0
+        if min(map(max, map(dict.values, qrels.values())), default=0) >= 0:
+            return qrels
+    except ValueError:  # an empty judgment dict
+        pass
+    return {qid: docs for qid, docs in qrels.items() if docs and max(docs.values()) >= 0}
 
 
 def _run_pytrec_eval(qrels: Qrels, run: Run, request: set[str], level: int) -> dict[str, dict[str, float]]:
@@ -446,7 +455,8 @@ def evaluate(
     for key, request in groups.items():
         variant, lv = key
         if variant == _PLAIN:
-            variant_qrels = _plain_qrels(qrels)
+            needs_guard = any(r.startswith("ndcg") for r in request)
+            variant_qrels = _plain_qrels(qrels) if needs_guard else qrels
         elif variant == _EXP:
             variant_qrels = _exp_qrels(qrels)
         else:
