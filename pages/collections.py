@@ -6,7 +6,7 @@ from core.errors import FormatError
 from core.formats import FORMATS, read_source
 from db.importer import ImportConflict, import_collection
 from db.queries import import_history
-from pooljudge.ui.common import get_store
+from pooljudge.ui.common import get_store, md_escape
 
 st.title("Import")
 st.caption(
@@ -43,7 +43,7 @@ if submitted:
                 )
         except (FormatError, ImportConflict, ValueError) as exc:
             bar.empty()
-            st.error(f"Nothing was imported. {exc}", icon=":material/error:")
+            st.error(f"Nothing was imported. {md_escape(str(exc))}", icon=":material/error:")
         else:
             bar.progress(1.0, text="Done")
             s = summary.as_dict()

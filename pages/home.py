@@ -30,7 +30,7 @@ for info in collections:
         cols[0].metric("Passages", f"{corpus['passages']:,}")
         cols[1].metric("Documents", f"{corpus['documents']:,}")
         cols[2].metric("Queries", f"{info.queries:,}")
-        cols[3].metric("Avg passage length", f"{fmt_float(corpus['avg_passage_chars'])} chars")
+        cols[3].metric("Avg passage chars", fmt_float(corpus["avg_passage_chars"]))
         cols[4].metric("Language", info.language or "?")
         table = pd.DataFrame(
             [
@@ -40,9 +40,9 @@ for info in collections:
                     "judged queries": s.judged_queries,
                     "judged pairs": s.judged_pairs,
                     "relevant passages": s.relevant_passages,
-                    "avg relevant passages / query": round(s.avg_relevant_per_query, 2),
-                    "avg query length (chars)": round(s.avg_query_chars, 1),
-                    "avg relevant passage length (chars)": (
+                    "relevant / query": round(s.avg_relevant_per_query, 2),
+                    "avg query chars": round(s.avg_query_chars, 1),
+                    "avg relevant passage chars": (
                         None if s.avg_relevant_passage_chars is None else round(s.avg_relevant_passage_chars, 1)
                     ),
                 }

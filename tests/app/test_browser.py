@@ -12,7 +12,7 @@ pytestmark = pytest.mark.browser
 def test_first_start_shows_the_demo_collection_with_statistics(app_server, page):
     page.goto(app_server["url"])
     page.get_by_text("demo-bilingual").first.wait_for(timeout=60_000)
-    page.get_by_text("Avg passage length").first.wait_for()
+    page.get_by_text("Avg passage chars").first.wait_for()
     grid = page.locator('[data-testid="stDataFrame"]').first
     grid.wait_for()
     screenshot(page, "home")
