@@ -1,0 +1,1 @@
+"""The bundled demo collection (data files) and the script that regenerates them."""
