@@ -185,6 +185,9 @@ class PoolEntry(Base):
     passage_id: Mapped[int] = mapped_column(ForeignKey("passages.id", ondelete="CASCADE"))
     selected: Mapped[bool] = mapped_column(Boolean, default=True)
     selection_score: Mapped[float | None] = mapped_column(Float)
+    selection_rank: Mapped[int | None] = mapped_column(Integer)
+    # A near-duplicate removed before annotation points at the pool entry kept in its place.
+    duplicate_of: Mapped[int | None] = mapped_column(ForeignKey("pool_entries.id", ondelete="SET NULL"))
 
 
 class PoolProvenance(Base):
@@ -196,6 +199,22 @@ class PoolProvenance(Base):
     run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
     rank: Mapped[int] = mapped_column(Integer)
     score: Mapped[float | None] = mapped_column(Float)
+
+
+class PreLabel(Base):
+    """A machine-suggested label (distant supervision), kept apart from human judgments."""
+
+    __tablename__ = "pre_labels"
+    __table_args__ = (UniqueConstraint("query_id", "passage_id", "source", name="uq_pre_labels_pair_source"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    collection_id: Mapped[int] = mapped_column(ForeignKey("collections.id", ondelete="CASCADE"), index=True)
+    query_id: Mapped[int] = mapped_column(ForeignKey("queries.id", ondelete="CASCADE"))
+    passage_id: Mapped[int] = mapped_column(ForeignKey("passages.id", ondelete="CASCADE"))
+    source: Mapped[str] = mapped_column(String(40))
+    score: Mapped[float] = mapped_column(Float)
+    evidence: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
 class User(Base):

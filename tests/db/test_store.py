@@ -12,10 +12,32 @@ from db.engine import Store, default_url, sqlite_url
 from db.models import Base, Collection, Judgment, Passage, QueryRecord, User
 
 
+def _is_inline_fk_reflection_gap(item) -> bool:
+    # Migration 0002 adds pool_entries.duplicate_of with an inline column constraint
+    # (SQLite cannot ALTER in a table-level one); SQLAlchemy's SQLite reflection does
+    # not read ON DELETE from inline constraints, so it reports a spurious remove/add.
+    # The real action is checked in test_duplicate_of_is_cleared_when_its_entry_goes.
+    fk = item[1] if item[0] in ("add_fk", "remove_fk") else None
+    return fk is not None and [c.name for c in fk.columns] == ["duplicate_of"]
+
+
 def test_migration_creates_exactly_the_models_schema(store):
     with store.engine.connect() as conn:
         diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
-    assert diff == []
+    assert [item for item in diff if not _is_inline_fk_reflection_gap(item)] == []
+
+
+def test_duplicate_of_is_cleared_when_its_entry_goes(store):
+    with store.write() as s:
+        cid = s.execute(text("insert into collections (name, description, created_at) values ('c', '', '2026-01-01') returning id")).scalar_one()
+        qid = s.execute(text("insert into queries (collection_id, ext_id, text, split) values (:c, 'q', 'q', 'test') returning id"), {"c": cid}).scalar_one()
+        pids = [s.execute(text("insert into passages (collection_id, ext_id, title, text) values (:c, :e, '', 't') returning id"), {"c": cid, "e": e}).scalar_one() for e in "ab"]
+        pool = s.execute(text("insert into pools (collection_id, name, method, params, created_at) values (:c, 'p', 'depth', '{}', '2026-01-01') returning id"), {"c": cid}).scalar_one()
+        keep = s.execute(text("insert into pool_entries (pool_id, query_id, passage_id, selected) values (:p, :q, :d, 1) returning id"), {"p": pool, "q": qid, "d": pids[0]}).scalar_one()
+        s.execute(text("insert into pool_entries (pool_id, query_id, passage_id, selected, duplicate_of) values (:p, :q, :d, 0, :k)"), {"p": pool, "q": qid, "d": pids[1], "k": keep})
+        s.execute(text("delete from pool_entries where id = :k"), {"k": keep})
+    with store.read() as s:
+        assert s.execute(text("select duplicate_of from pool_entries")).all() == [(None,)]
 
 
 def test_upgrade_is_idempotent_and_records_head(tmp_path):
@@ -23,7 +45,7 @@ def test_upgrade_is_idempotent_and_records_head(tmp_path):
     Store(url).dispose()
     again = Store(url)
     with again.read() as s:
-        assert s.execute(text("select version_num from alembic_version")).scalar_one() == "0001"
+        assert s.execute(text("select version_num from alembic_version")).scalar_one() == "0002"
     again.dispose()
 
 
