@@ -1,7 +1,7 @@
 """Time ``core.metrics.evaluate`` against bare pytrec_eval on the same measures.
 
 Generates graded qrels (0-3) and a run for 10,000 queries x 100 documents,
-then, in this one process, times (best of 3, interleaved):
+then, in this one process, times (best of 5, interleaved):
 
 * pooljudge: ``evaluate(qrels, run, MEASURES)`` -- parsing, the trec_eval
   pass, MRR@k post-processing, filling missing queries and the means;
@@ -66,7 +66,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=10_000)
     parser.add_argument("--docs", type=int, default=100)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
 
     qrels, run = generate(args.queries, args.docs)

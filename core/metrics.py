@@ -83,9 +83,14 @@ are evaluated.  Run queries without judgments are ignored.  A query whose
 judgments are all negative has no relevant document and no positive gain: it
 scores 0 on every measure except ``Judged@k``; it is kept away from
 trec_eval's nDCG code, which reads stale state and can loop forever on such a
-query.  ``"all"`` is the
-arithmetic mean over the evaluated queries (``math.fsum``), ``0.0`` when no
-query is evaluated; the query id ``"all"`` is therefore reserved.
+query.  trec_eval serves a query with the id ``"no_query"`` or ``"no query"``
+the previous query's cached results; such queries are evaluated under an alias
+and reported under their own id.  Ids must not contain NUL characters
+(trec_eval sees C strings).
+
+``"all"`` is the arithmetic mean over the evaluated queries (``math.fsum``),
+``0.0`` when no query is evaluated; the query id ``"all"`` is therefore
+reserved.
 """
 
 from __future__ import annotations
@@ -310,8 +315,13 @@ def _trec_request(m: Measure) -> tuple[str, str]:
     return f"ndcg_cut.{k}", f"ndcg_cut_{k}"
 
 
-def _plan(measures: Sequence[Measure], level: int) -> tuple[dict[tuple[str, int], set[str]], list[tuple[Measure, tuple[str, int], str]]]:
-    groups: dict[tuple[str, int], set[str]] = {}
+_Key = tuple[str, int]  # (qrels variant, relevance level): one evaluator each
+
+
+def _plan(measures: Sequence[Measure], level: int) -> tuple[dict[_Key, set[str]], list[tuple[Measure, _Key, str]]]:
+    """Group the measures by evaluator: requests per evaluator, and per measure
+    the evaluator and the output key holding its value."""
+    groups: dict[_Key, set[str]] = {}
     binary_levels: list[int] = []
     for m in measures:
         if _FAMILIES[m.name].binary:
@@ -321,6 +331,8 @@ def _plan(measures: Sequence[Measure], level: int) -> tuple[dict[tuple[str, int]
     # linear nDCG does not depend on the level: ride on a plain evaluator that
     # exists anyway, preferring the default level's
     ndcg_level = level if (level in binary_levels or not binary_levels) else binary_levels[0]
+    # nDCG_exp and Judged need qrels of their own (pytrec_eval refuses
+    # relevance level 0, which would let Judged ride on nDCG_exp's qrels)
     tasks = []
     for m in measures:
         if m.name == "nDCG":
@@ -349,7 +361,10 @@ def _exp_qrels(qrels: Qrels) -> Qrels:
                 f"nDCG_exp: query {qid!r} has grade {top}; nDCG_exp accepts grades <= {MAX_EXP_GRADE} "
                 f"(gain 2^g - 1)"
             )
-        out[qid] = {d: gains.get(g, 0) for d, g in docs.items()}
+        try:
+            out[qid] = {d: gains[g] if g > 0 else 0 for d, g in docs.items()}
+        except (KeyError, TypeError) as exc:
+            raise TypeError(f"nDCG_exp: grades must be int; query {qid!r} has {exc}") from None
     return out
 
 
@@ -372,13 +387,39 @@ def _plain_qrels(qrels: Qrels) -> Qrels:
     return {qid: docs for qid, docs in qrels.items() if docs and max(docs.values()) >= 0}
 
 
+_CACHE_SENTINELS = ("no_query", "no query")
+
+
+def _rename_cache_sentinels(qrels: Qrels, run: Run) -> tuple[Qrels, Run, dict[str, str]] | None:
+    """Rename query ids that trec_eval mistakes for its empty result cache.
+
+    trec_eval's ``te_form_res_rels`` caches the last query by id and starts
+    from (and, in pytrec_eval, is reset to) the ids ``"no query"`` /
+    ``"no_query"``: a query with that id is served the previous query's
+    results.  Such ids are evaluated under a fresh alias instead.
+    """
+    present = [qid for qid in _CACHE_SENTINELS if qid in qrels or qid in run]
+    if not present:
+        return None
+    back: dict[str, str] = {}
+    for qid in present:
+        n = 0
+        while (alias := f"{qid}#pooljudge{n}") in qrels or alias in run:
+            n += 1
+        back[alias] = qid
+    forward = {original: alias for alias, original in back.items()}
+    qrels = {forward.get(q, q): docs for q, docs in qrels.items()}
+    run = {forward.get(q, q): docs for q, docs in run.items()}
+    return qrels, run, back
+
+
 def _run_pytrec_eval(qrels: Qrels, run: Run, request: set[str], level: int) -> dict[str, dict[str, float]]:
     try:
         evaluator = pytrec_eval.RelevanceEvaluator(qrels, request, relevance_level=level)
         return evaluator.evaluate(run)
     except TypeError as exc:
         raise TypeError(
-            "pytrec_eval rejected the qrels or run: query and document ids must be str, "
+            f"pytrec_eval rejected the qrels or run ({exc}): query and document ids must be str, "
             "grades int and scores Python float/int"
         ) from exc
 
@@ -434,8 +475,8 @@ def evaluate(
     Each distinct (relevance level, qrels variant) builds one
     ``pytrec_eval.RelevanceEvaluator``; the measures of the usual set
     (MAP, RR/MRR, P, R, nDCG, Rprec, Success at one level) cost a single
-    trec_eval pass.  ``nDCG_exp`` and ``Judged`` each add one pass on
-    transformed qrels.
+    trec_eval pass, each further relevance level one more.  ``nDCG_exp`` and
+    ``Judged`` each add one pass on transformed qrels.
     """
     level = _check_level(level, "level")
     parsed: dict[str, Measure] = {}
@@ -450,8 +491,12 @@ def evaluate(
     if "all" in qrels and qrels["all"] and (not intersection or "all" in run):
         raise ValueError("query id 'all' is reserved for the mean over queries")
 
+    renamed = _rename_cache_sentinels(qrels, run)
+    if renamed is not None:
+        qrels, run, back = renamed
+
     groups, tasks = _plan(list(parsed.values()), level)
-    outputs: dict[tuple[str, int], dict[str, dict[str, float]]] = {}
+    outputs: dict[_Key, dict[str, dict[str, float]]] = {}
     for key, request in groups.items():
         variant, lv = key
         if variant == _PLAIN:
@@ -462,6 +507,11 @@ def evaluate(
         else:
             variant_qrels = _judged_qrels(qrels)
         outputs[key] = _run_pytrec_eval(variant_qrels, run, request, lv)
+    if renamed is not None:  # qids holds the original ids
+        for output in outputs.values():
+            for alias, original in back.items():
+                if alias in output:
+                    output[original] = output.pop(alias)
 
     n = len(qids)
     results: dict[str, dict[str, float]] = {}

@@ -1,0 +1,69 @@
+"""`pooljudge eval`: trec_eval semantics end to end through files and the store."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from db.engine import sqlite_url
+from pooljudge.cli import main
+
+
+@pytest.fixture
+def files(tmp_path):
+    qrels = tmp_path / "t.qrels"
+    # q1: a is relevant (1), b judged non-relevant; q2: c is grade 2, d grade 1; q3 is missing from the run
+    qrels.write_text("q1 0 a 1\nq1 0 b 0\nq2 0 c 2\nq2 0 d 1\nq3 0 e 3\n", encoding="utf-8")
+    run = tmp_path / "t.run"
+    # equal scores in q1: trec_eval ranks b (docid descending) before a, whatever the rank column says
+    run.write_text("q1 Q0 a 1 5.0 x\nq1 Q0 b 2 5.0 x\nq2 Q0 d 1 2.0 x\nq2 Q0 c 2 1.0 x\nq9 Q0 z 1 1.0 x\n", encoding="utf-8")
+    return qrels, run
+
+
+def _tsv(out: str) -> dict[tuple[str, str], float]:
+    return {(m, q): float(v) for m, q, v in (line.split("\t") for line in out.splitlines())}
+
+
+def test_ties_level_and_missing_queries(files, capsys):
+    qrels, run = files
+    assert main(["eval", str(qrels), str(run), "-m", "P@1", "-m", "RR", "-m", "MRR@1", "--per-query"]) == 0
+    got = _tsv(capsys.readouterr().out)
+    assert got[("P@1", "q1")] == 0.0 and got[("RR", "q1")] == 0.5
+    assert got[("P@1", "q2")] == 1.0  # d has grade 1 >= level 1
+    assert got[("RR", "q3")] == 0.0  # in the qrels, missing from the run
+    assert got[("RR", "all")] == pytest.approx((0.5 + 1.0 + 0.0) / 3, abs=1e-4)
+    assert got[("MRR@1", "q1")] == 0.0 and got[("MRR@1", "q2")] == 1.0
+    assert ("P@1", "q9") not in got  # run-only queries are ignored
+
+
+def test_level_two_and_intersection(files, capsys):
+    qrels, run = files
+    assert main(["eval", str(qrels), str(run), "-m", "RR", "-m", "nDCG@2", "--level", "2", "--intersection",
+                 "--format", "json", "--per-query"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["RR"]["q2"] == 0.5  # d (grade 1) no longer counts at level 2
+    assert "q3" not in got["RR"]
+    # nDCG ignores the level: q2 ranks d (gain 1) then c (gain 2); ideal is c then d
+    dcg, ideal = 1 + 2 / 1.5849625007211563, 2 + 1 / 1.5849625007211563
+    assert got["nDCG@2"]["q2"] == pytest.approx(dcg / ideal, abs=1e-12)
+
+
+def test_eval_from_the_store(files, tmp_path, capsys):
+    qrels, run = files
+    db = sqlite_url(tmp_path / "s.db")
+    assert main(["--db", db, "-q", "import", "-f", "trec-qrels", str(qrels), "-c", "c"]) == 0
+    assert main(["--db", db, "-q", "import", "-f", "trec-run", str(run), "-c", "c", "--merge"]) == 0
+    capsys.readouterr()
+    assert main(["--db", db, "eval", "--collection", "c", "latest", "t", "-m", "RR"]) == 0
+    assert capsys.readouterr().out == "RR\tall\t0.5000\n"
+
+
+def test_bad_measure_and_bad_run_are_errors(files, tmp_path, capsys):
+    qrels, run = files
+    assert main(["eval", str(qrels), str(run), "-m", "nDCG@ten"]) == 1
+    assert "nDCG@ten" in capsys.readouterr().err
+    bad = tmp_path / "bad.run"
+    bad.write_text("q1 Q0 a 1 5.0 x\nq1 Q0 a 2 4.0 x\n", encoding="utf-8")
+    assert main(["eval", str(qrels), str(bad), "-m", "RR"]) == 1
+    assert f"{bad}:2" in capsys.readouterr().err
