@@ -24,7 +24,7 @@ from sqlalchemy.orm import Session
 
 from core.errors import FormatError
 from core.lang import detect_language
-from core.types import CollectionSource, Passage, QrelEntry, Query, RunEntry
+from core.types import CollectionSource, Passage, QrelEntry, Query, Run, RunEntry
 from db.models import Collection, ImportRecord, Passage as PassageRow, QrelsEntry, QrelsVersion, QueryRecord, RunEntryRecord, RunRecord
 
 CHUNK = 5_000
@@ -316,13 +316,16 @@ def _import_qrels(session, collection_id, source, qrels_name, summary, tick) -> 
         raise
 
 
-def _import_run(session, collection_id, run_name: str, stream: Callable[[], Iterator[RunEntry]], tick) -> int:
+def _import_run(
+    session, collection_id, run_name: str, stream: Callable[[], Iterator[RunEntry]], tick,
+    *, source: str = "import", params: dict[str, Any] | None = None,
+) -> int:
     clash = session.scalar(
         select(RunRecord.id).where(RunRecord.collection_id == collection_id, RunRecord.name == run_name)
     )
     if clash is not None:
         raise ImportConflict(f"run {run_name!r} already exists in this collection; import it under another name")
-    run = RunRecord(collection_id=collection_id, name=run_name, source="import")
+    run = RunRecord(collection_id=collection_id, name=run_name, source=source, params=params or {})
     session.add(run)
     session.flush()
     count = 0
@@ -364,3 +367,17 @@ def _collection_language(session: Session, collection_id: int) -> str | None:
     # its language when that covers nine passages in ten, "mixed" otherwise.
     language, top = max(counts.items(), key=lambda item: item[1])
     return language if top >= 0.9 * sum(counts.values()) else "mixed"
+
+
+def save_run(
+    session: Session, collection: str, name: str, run: Run, *, source: str = "retriever", params: dict[str, Any] | None = None
+) -> int:
+    """Store a run produced in this process (e.g. by a retriever); refuses an existing run name.
+
+    Returns the number of entries stored.
+    """
+    from db.queries import collection_id
+
+    cid = collection_id(session, collection)
+    entries = lambda: (RunEntry(q, d, s) for q, docs in run.items() for d, s in docs.items())  # noqa: E731
+    return _import_run(session, cid, name, entries, lambda _part, _n: None, source=source, params=params)

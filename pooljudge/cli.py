@@ -137,6 +137,119 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+# --------------------------------------------------------------------------- retrieval and pooling
+
+
+class _StageBars:
+    """tqdm bars for the stages of a long operation: one bar per stage label."""
+
+    def __init__(self, quiet: bool):
+        self.quiet = quiet
+        self.bars: dict[str, tqdm] = {}
+
+    def __call__(self, label: str):
+        def update(done: int, total: int | None) -> None:
+            bar = self.bars.get(label)
+            if bar is None:
+                bar = self.bars[label] = tqdm(total=total, desc=label, disable=self.quiet, mininterval=0.5)
+            if total is not None and bar.total != total:
+                bar.total = total
+            bar.n = done
+            bar.refresh()
+
+        return update
+
+    def close(self) -> None:
+        for bar in self.bars.values():
+            bar.close()
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    from pooljudge.pipeline import RetrieverSpec, build_retriever, index_retriever, load_corpus
+
+    store = _store(args)
+    spec = RetrieverSpec.parse(args.retriever)
+    corpus = load_corpus(store, args.collection)
+    bars = _StageBars(args.quiet)
+    retriever = build_retriever(spec, corpus.language)
+    index_retriever(retriever, corpus, progress=bars(f"indexing {retriever.name}"))
+    bars.close()
+    print(f"indexed {len(corpus.doc_ids)} passages of {args.collection!r} with {spec.text} (cached for reuse)")
+    return 0
+
+
+def cmd_retrieve(args: argparse.Namespace) -> int:
+    from core.formats.trec import write_run
+    from db.importer import save_run
+    from pooljudge.pipeline import RetrieverSpec, retrieve
+
+    store = _store(args)
+    spec = RetrieverSpec.parse(args.retriever)
+    bars = _StageBars(args.quiet)
+    name, run = retrieve(store, args.collection, spec, k=args.hits, name=args.name, split=args.split, progress=bars)
+    bars.close()
+    if args.output:
+        with _output(args.output) as out:
+            write_run(run, out, tag=name)
+    if not args.no_store:
+        with store.write() as session:
+            save_run(session, args.collection, name, run, params={"spec": spec.text, "k": args.hits, "split": args.split})
+    print(f"run {name!r}: {sum(len(d) for d in run.values())} hits for {len(run)} queries"
+          + ("" if args.no_store else f", stored in {args.collection!r}"), file=sys.stderr)
+    return 0
+
+
+def _pool_params(args: argparse.Namespace) -> dict:
+    dedupe = None
+    if args.dedupe:
+        method, _, value = args.dedupe.partition(":")
+        if method not in ("similarity", "ward") or not value:
+            raise ValueError("--dedupe must be similarity:THRESHOLD or ward:DISTANCE, e.g. similarity:0.95")
+        key = "threshold" if method == "similarity" else "distance_threshold"
+        dedupe = {"method": method, key: float(value)}
+    return {
+        "collection": args.collection, "name": args.name, "retrievers": args.retriever or [], "runs": args.run or [],
+        "k": args.hits, "method": args.method, "depth": args.depth, "size": args.size, "select": args.select,
+        "dedupe": dedupe, "prelabel": args.prelabel, "split": args.split,
+    }
+
+
+def cmd_pool(args: argparse.Namespace) -> int:
+    from db.jobs import create_job
+    from db.queries import collection_id
+    from pooljudge.jobs import run_job
+
+    store = _store(args)
+    params = _pool_params(args)
+    with store.write() as session:
+        job_id = create_job(session, "pool", params, collection_id=collection_id(session, args.collection))
+    result = run_job(store, job_id, echo=None if args.quiet else (lambda m: print(m, file=sys.stderr)))
+    print(
+        f"pool {result['pool']!r} (job {job_id}): {result['pairs']} pairs over {result['queries']} queries from "
+        f"{', '.join(result['runs'])}; {result['selected']} selected for annotation, {result['duplicates']} near-duplicates "
+        f"removed, {result['prelabels']} pre-labels"
+        + (f"; {result['missing_documents']} pooled documents are not in the store" if result["missing_documents"] else "")
+    )
+    return 0
+
+
+def cmd_job(args: argparse.Namespace) -> int:
+    from db.jobs import list_jobs
+    from pooljudge.jobs import run_job
+
+    store = _store(args)
+    if args.action == "run":
+        if args.id is None:
+            raise ValueError("job run needs a job id")
+        run_job(store, args.id)
+        return 0
+    with store.read() as session:
+        for job in list_jobs(session, limit=args.limit):
+            state = "stale" if job.stale else job.status
+            print(f"{job.id}\t{job.kind}\t{state}\t{job.done}/{job.total or '?'}\t{job.message}\t{job.error or ''}")
+    return 0
+
+
 # --------------------------------------------------------------------------- small commands
 
 
@@ -223,6 +336,45 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--digits", type=int, default=4, help="tsv: decimals (default 4, like trec_eval)")
     p.add_argument("--collection", "-c", help="read qrels and run from the store instead of files")
     p.set_defaults(func=cmd_eval)
+
+    retriever_help = ("retriever spec: bm25, bm25:chinese=bigram,k1=1.2, bm25:backend=rank_bm25, dense, "
+                      "dense:model=PATH,pooling=cls,index=hnsw, hybrid:fusion=rrf")
+    p = sub.add_parser("index", help="build (and cache) a retriever's index over a collection")
+    p.add_argument("--collection", "-c", required=True)
+    p.add_argument("--retriever", "-r", default="bm25", help=retriever_help)
+    p.set_defaults(func=cmd_index)
+
+    p = sub.add_parser("retrieve", help="run a retriever over a collection's queries")
+    p.add_argument("--collection", "-c", required=True)
+    p.add_argument("--retriever", "-r", default="bm25", help=retriever_help)
+    p.add_argument("--hits", type=int, default=100, help="hits per query (default 100)")
+    p.add_argument("--name", help="run name (default derived from the retriever)")
+    p.add_argument("--split", help="only the queries of this split")
+    p.add_argument("--output", "-o", help="also write the run as a TREC file")
+    p.add_argument("--no-store", action="store_true", help="do not store the run in the collection")
+    p.set_defaults(func=cmd_retrieve)
+
+    p = sub.add_parser("pool", help="pool runs (and new retrievers) into pairs to annotate, with provenance")
+    p.add_argument("--collection", "-c", required=True)
+    p.add_argument("--name", required=True, help="pool name")
+    p.add_argument("--retriever", "-r", action="append", help=retriever_help + "; repeatable")
+    p.add_argument("--run", action="append", help="a stored run to pool; repeatable")
+    p.add_argument("--hits", type=int, default=100, help="hits per new retriever (default 100)")
+    p.add_argument("--method", choices=["depth", "rrf", "rbp"], default="depth")
+    p.add_argument("--depth", type=int, default=50, help="depth pooling: top DEPTH of every run (default 50)")
+    p.add_argument("--size", type=int, help="rrf/rbp pooling: pool size per query (default: --depth)")
+    p.add_argument("--select", type=int, help="keep the top N per query by the ensemble of the pooled runs "
+                   "(default: annotate everything)")
+    p.add_argument("--dedupe", help="near-duplicate removal: similarity:0.95 (cosine) or ward:0.3 (distance)")
+    p.add_argument("--prelabel", action="store_true", help="span-F1 pre-labels for queries with answers")
+    p.add_argument("--split", help="only the queries of this split")
+    p.set_defaults(func=cmd_pool)
+
+    p = sub.add_parser("job", help="background jobs")
+    p.add_argument("action", choices=["run", "list"])
+    p.add_argument("id", nargs="?", type=int)
+    p.add_argument("--limit", type=int, default=20)
+    p.set_defaults(func=cmd_job)
 
     sub.add_parser("collections", help="list collections in the store").set_defaults(func=cmd_collections)
     sub.add_parser("demo", help="load the bundled bilingual demo collection").set_defaults(func=cmd_demo)

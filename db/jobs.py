@@ -1,0 +1,119 @@
+"""Background jobs: a row per long operation, updated by the worker, read by the pages.
+
+A job's state lives in the store, so a page that starts one stays
+responsive and finds it again after a reload; the worker is a separate
+process (``pooljudge job run ID``) that reports progress here in short write
+transactions and beats a heartbeat, so a crashed worker is visible as stale.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from db.models import Job, utcnow
+
+STALE_AFTER = timedelta(seconds=120)
+
+
+@dataclass(frozen=True)
+class JobInfo:
+    id: int
+    kind: str
+    status: str
+    params: dict[str, Any]
+    done: int
+    total: int | None
+    message: str
+    result: dict[str, Any] | None
+    error: str | None
+    created_at: datetime
+    finished_at: datetime | None
+    heartbeat_at: datetime | None
+
+    @property
+    def fraction(self) -> float | None:
+        """Share done in [0, 1], or None while the total is unknown."""
+        if not self.total:
+            return None
+        return min(1.0, self.done / self.total)
+
+    @property
+    def stale(self) -> bool:
+        """A running job whose worker has not reported for a while (it probably died)."""
+        if self.status != "running" or self.heartbeat_at is None:
+            return False
+        beat = self.heartbeat_at if self.heartbeat_at.tzinfo else self.heartbeat_at.replace(tzinfo=timezone.utc)
+        return utcnow() - beat > STALE_AFTER
+
+
+def _info(job: Job) -> JobInfo:
+    return JobInfo(
+        id=job.id, kind=job.kind, status=job.status, params=job.params, done=job.done, total=job.total,
+        message=job.message, result=job.result, error=job.error, created_at=job.created_at,
+        finished_at=job.finished_at, heartbeat_at=job.heartbeat_at,
+    )
+
+
+def create_job(session: Session, kind: str, params: dict[str, Any], *, collection_id: int | None = None) -> int:
+    """Queue a job; returns its id."""
+    job = Job(kind=kind, params=params, collection_id=collection_id, status="queued")
+    session.add(job)
+    session.flush()
+    return job.id
+
+
+def start_job(session: Session, job_id: int) -> JobInfo:
+    """Mark a queued job as running (refuses a job that is not queued, so it runs once)."""
+    now = utcnow()
+    changed = session.execute(
+        update(Job).where(Job.id == job_id, Job.status == "queued").values(status="running", started_at=now, heartbeat_at=now)
+    ).rowcount
+    job = session.get(Job, job_id)
+    if job is None:
+        raise LookupError(f"no job {job_id}")
+    if not changed:
+        raise ValueError(f"job {job_id} is {job.status}, not queued")
+    return _info(job)
+
+
+def report_progress(session: Session, job_id: int, done: int, total: int | None = None, message: str | None = None) -> None:
+    values: dict[str, Any] = {"done": done, "heartbeat_at": utcnow()}
+    if total is not None:
+        values["total"] = total
+    if message is not None:
+        values["message"] = message
+    session.execute(update(Job).where(Job.id == job_id).values(**values))
+
+
+def finish_job(session: Session, job_id: int, result: dict[str, Any]) -> None:
+    session.execute(
+        update(Job).where(Job.id == job_id).values(
+            status="done", result=result, message="finished", finished_at=utcnow(), heartbeat_at=utcnow()
+        )
+    )
+
+
+def fail_job(session: Session, job_id: int, error: str) -> None:
+    session.execute(update(Job).where(Job.id == job_id).values(status="failed", error=error, finished_at=utcnow()))
+
+
+def get_job(session: Session, job_id: int) -> JobInfo:
+    job = session.get(Job, job_id)
+    if job is None:
+        raise LookupError(f"no job {job_id}")
+    return _info(job)
+
+
+def list_jobs(session: Session, *, kind: str | None = None, collection_id: int | None = None, limit: int = 20) -> list[JobInfo]:
+    """Newest first."""
+    query = select(Job).order_by(Job.created_at.desc(), Job.id.desc()).limit(limit)
+    if kind is not None:
+        query = query.where(Job.kind == kind)
+    if collection_id is not None:
+        query = query.where(Job.collection_id == collection_id)
+    return [_info(j) for j in session.scalars(query)]

@@ -1,0 +1,88 @@
+"""Run background jobs in a worker process and report their progress to the store.
+
+The app queues a job row and calls :func:`launch`, which starts
+``pooljudge job run ID`` as a detached process; the page then only reads the
+row.  The CLI can run the same job in the foreground.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+from db.engine import Store
+from db.jobs import JobInfo, fail_job, finish_job, report_progress, start_job
+
+JobHandler = Callable[[Store, JobInfo, "Reporter"], dict[str, Any]]
+
+
+class Reporter:
+    """Progress callback for a job: writes at most every ``interval`` seconds (and always at stage changes)."""
+
+    def __init__(self, store: Store, job_id: int, *, interval: float = 0.5, echo: Callable[[str], None] | None = None):
+        self.store = store
+        self.job_id = job_id
+        self.interval = interval
+        self.echo = echo
+        self.stage = ""
+        self._last = 0.0
+
+    def __call__(self, done: int, total: int | None = None, message: str | None = None) -> None:
+        now = time.monotonic()
+        stage_changed = message is not None and message != self.stage
+        if not stage_changed and now - self._last < self.interval and (total is None or done < total):
+            return
+        if message is not None:
+            self.stage = message
+        self._last = now
+        with self.store.write() as session:
+            report_progress(session, self.job_id, done, total, message)
+        if self.echo is not None and stage_changed:
+            self.echo(message)
+
+    def stage_callback(self, message: str) -> Callable[[int, int], None]:
+        """A ``progress(done, total)`` callback for one stage of the job, labelled ``message``."""
+        self(0, None, message)
+        return lambda done, total: self(done, total, message)
+
+
+def handlers() -> dict[str, JobHandler]:
+    from pooljudge.pipeline import run_pool_job
+
+    return {"pool": run_pool_job}
+
+
+def run_job(store: Store, job_id: int, *, echo: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Run a queued job to completion in this process; its row ends ``done`` or ``failed``."""
+    with store.write() as session:
+        info = start_job(session, job_id)
+    handler = handlers().get(info.kind)
+    reporter = Reporter(store, job_id, echo=echo)
+    try:
+        if handler is None:
+            raise ValueError(f"unknown job kind {info.kind!r}")
+        result = handler(store, info, reporter)
+    except Exception as exc:
+        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        with store.write() as session:
+            fail_job(session, job_id, detail)
+        raise
+    with store.write() as session:
+        finish_job(session, job_id, result)
+    return result
+
+
+def launch(store: Store, job_id: int) -> subprocess.Popen:
+    """Start ``pooljudge job run`` for ``job_id`` in its own session, detached from the caller."""
+    url = store.engine.url.render_as_string(hide_password=False)
+    log_dir = os.environ.get("POOLJUDGE_JOB_LOGS")
+    out = open(os.path.join(log_dir, f"job-{job_id}.log"), "ab") if log_dir else subprocess.DEVNULL
+    return subprocess.Popen(
+        [sys.executable, "-m", "pooljudge.cli", "--db", url, "--quiet", "job", "run", str(job_id)],
+        stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+    )

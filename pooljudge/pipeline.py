@@ -1,0 +1,345 @@
+"""Retrieval and pooling over a stored collection: the glue between ``core`` and ``db``.
+
+Used by the CLI (``pooljudge index / retrieve / pool``) and by the pooling
+job the app starts in a background worker.  Retrievers are described by spec
+strings so that a job's parameters are plain JSON::
+
+    bm25                                   BM25 (bm25s), analyzer from the collection language
+    bm25:chinese=bigram,k1=1.2,b=0.75      CJK character bigrams, other BM25 parameters
+    bm25:backend=rank_bm25                 the rank_bm25 backend
+    dense                                  all-MiniLM-L6-v2 from the packaged weights, exact FAISS search
+    dense:model=/path/to/encoder,pooling=cls,index=hnsw,query_prefix=query: ,max_length=512
+    bm25:name=bm25-title                   any retriever: the run's name
+    hybrid:fusion=rrf                      BM25 + default dense, fused (rrf, combsum, combmnz)
+
+Indexes are cached on disk keyed by the corpus content and the retriever
+parameters (BM25 index folders; dense passage embeddings), so a repeated
+run only searches.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from core.cache import cache_dir, content_key
+from core.retrieval.base import Retriever
+from core.types import Run
+from db.engine import Store
+
+Progress = Callable[[int, int], None]
+
+RETRIEVER_KINDS = ("bm25", "dense", "hybrid")
+_BM25_OPTIONS = {"chinese": str, "k1": float, "b": float, "method": str, "idf_method": str, "backend": str,
+                 "epsilon": float, "delta": float, "stem": bool}
+_DENSE_OPTIONS = {"model": str, "pooling": str, "index": str, "max_length": int, "batch_size": int,
+                  "query_prefix": str, "passage_prefix": str, "nprobe": int, "ef_search": int}
+_HYBRID_OPTIONS = {"fusion": str, "depth": int, **{f"bm25_{k}": v for k, v in _BM25_OPTIONS.items()},
+                   **{f"dense_{k}": v for k, v in _DENSE_OPTIONS.items()}}
+
+
+def _convert(kind: str, key: str, value: str, allowed: Mapping[str, type]) -> Any:
+    if key not in allowed:
+        raise ValueError(f"unknown option {key!r} for a {kind} retriever; options: {', '.join(sorted(allowed))}")
+    typ = allowed[key]
+    if typ is bool:
+        if value.lower() not in ("true", "false", "1", "0", "yes", "no"):
+            raise ValueError(f"option {key!r} must be true or false, got {value!r}")
+        return value.lower() in ("true", "1", "yes")
+    try:
+        return typ(value)
+    except ValueError:
+        raise ValueError(f"option {key!r} must be {typ.__name__}, got {value!r}") from None
+
+
+@dataclass(frozen=True)
+class RetrieverSpec:
+    """A retriever described as ``kind[:key=value,...]`` (see the module docstring)."""
+
+    kind: str
+    options: dict[str, Any] = field(default_factory=dict)
+    text: str = ""
+
+    @classmethod
+    def parse(cls, text: str) -> RetrieverSpec:
+        kind, _, rest = text.strip().partition(":")
+        kind = kind.strip().lower()
+        if kind not in RETRIEVER_KINDS:
+            raise ValueError(f"unknown retriever {kind!r} in {text!r}; expected one of {', '.join(RETRIEVER_KINDS)}")
+        allowed = {"bm25": _BM25_OPTIONS, "dense": _DENSE_OPTIONS, "hybrid": _HYBRID_OPTIONS}[kind] | {"name": str}
+        options: dict[str, Any] = {}
+        for item in filter(None, (part for part in rest.split(","))):
+            key, sep, value = item.partition("=")
+            if not sep:
+                raise ValueError(f"retriever option {item!r} in {text!r} must look like key=value")
+            options[key.strip()] = _convert(kind, key.strip(), value, allowed)
+        return cls(kind=kind, options=options, text=text.strip())
+
+    def default_name(self) -> str:
+        """The run name: the ``name`` option, else ``bm25``, ``bm25-bigram``, ``dense-all-minilm-l6-v2``, ``hybrid-rrf``."""
+        o = self.options
+        if "name" in o:
+            return o["name"]
+        if self.kind == "bm25":
+            parts = ["bm25"]
+            if o.get("chinese") == "bigram":
+                parts.append("bigram")
+            if o.get("backend") == "rank_bm25":
+                parts.append("rank_bm25")
+            return "-".join(parts)
+        if self.kind == "dense":
+            return "dense-" + (Path(o["model"]).name.lower() if "model" in o else "all-minilm-l6-v2")
+        return f"hybrid-{o.get('fusion', 'rrf')}"
+
+
+# --------------------------------------------------------------------------- building retrievers
+
+
+def _bm25(options: Mapping[str, Any], language: str, name: str):
+    from core.retrieval.bm25 import BM25Retriever
+    from core.text import analyzer_for
+
+    analyzer = analyzer_for(language, chinese=options.get("chinese", "jieba"), stem=options.get("stem", True))
+    params = {k: options[k] for k in ("k1", "b", "method", "idf_method", "backend", "epsilon", "delta") if k in options}
+    return BM25Retriever(analyzer, name=name, **params)
+
+
+_ENCODERS: dict[tuple, Any] = {}
+
+
+def _encoder(options: Mapping[str, Any]):
+    """One BiEncoder per model and settings in this process (loading weights is the slow part)."""
+    from core.retrieval.encoder import BiEncoder, default_model_path
+
+    key = tuple(sorted((k, options[k]) for k in ("model", "pooling", "max_length", "batch_size", "query_prefix", "passage_prefix") if k in options))
+    if key not in _ENCODERS:
+        model = options.get("model") or default_model_path()
+        kwargs = {k: options[k] for k in ("pooling", "max_length", "batch_size", "query_prefix", "passage_prefix") if k in options}
+        _ENCODERS[key] = BiEncoder(model, **kwargs)
+    return _ENCODERS[key]
+
+
+def _dense(options: Mapping[str, Any], name: str):
+    from core.retrieval.dense import DenseRetriever
+
+    kwargs = {k: options[k] for k in ("nprobe", "ef_search") if k in options}
+    return DenseRetriever(_encoder(options), index=options.get("index", "flat"), name=name, **kwargs)
+
+
+def build_retriever(spec: RetrieverSpec, language: str | None, *, name: str | None = None) -> Retriever:
+    """An un-indexed retriever for ``spec``; BM25's analyzer follows the collection ``language``."""
+    name = name or spec.default_name()
+    language = language or "en"
+    if spec.kind == "bm25":
+        return _bm25(spec.options, language, name)
+    if spec.kind == "dense":
+        return _dense(spec.options, name)
+    from core.retrieval.hybrid import HybridRetriever
+
+    sub = lambda prefix: {k[len(prefix):]: v for k, v in spec.options.items() if k.startswith(prefix)}  # noqa: E731
+    members = [_bm25(sub("bm25_"), language, "bm25"), _dense(sub("dense_"), "dense")]
+    return HybridRetriever(members, fusion=spec.options.get("fusion", "rrf"), depth=spec.options.get("depth", 100), name=name)
+
+
+# --------------------------------------------------------------------------- corpus access
+
+
+@dataclass
+class Corpus:
+    collection: str
+    language: str | None
+    doc_ids: list[str]
+    texts: list[str]
+    queries: dict[str, str]
+    answers: dict[str, list[Any]]
+
+
+def load_corpus(store: Store, collection: str, *, with_title: bool = True, split: str | None = None) -> Corpus:
+    """Passage texts (title prepended when it is not already their start) and query texts of a collection."""
+    from db.queries import iter_passages, iter_queries, list_collections
+
+    with store.read() as session:
+        info = next((c for c in list_collections(session) if c.name == collection), None)
+        if info is None:
+            from db.queries import collection_id
+
+            collection_id(session, collection)  # raises NotFound naming the collections
+        doc_ids, texts = [], []
+        for p in iter_passages(session, collection):
+            doc_ids.append(p.id)
+            title = p.title.strip()
+            texts.append(f"{title} {p.text}" if with_title and title and not p.text.startswith(title) else p.text)
+        queries, answers = {}, {}
+        for q in iter_queries(session, collection):
+            if split is None or q.split == split:
+                queries[q.id] = q.text
+                if q.answers:
+                    answers[q.id] = q.answers
+    return Corpus(collection, info.language, doc_ids, texts, queries, answers)
+
+
+def index_retriever(retriever: Retriever, corpus: Corpus, *, progress: Progress | None = None) -> Retriever:
+    """Index ``corpus``; returns the indexed retriever (a cached BM25 index is loaded instead of rebuilt).
+
+    A BM25 index is cached under ``cache_dir("bm25")`` keyed by the corpus content and the
+    BM25 and analyzer parameters; dense retrievers cache their passage embeddings
+    themselves; a hybrid indexes its members.
+    """
+    import os
+    import tempfile
+
+    from core.retrieval.bm25 import BM25Retriever
+    from core.retrieval.hybrid import HybridRetriever
+
+    if isinstance(retriever, HybridRetriever):
+        for key, member in list(retriever.retrievers.items()):
+            retriever.retrievers[key] = index_retriever(member, corpus, progress=progress)
+        return retriever
+    if not isinstance(retriever, BM25Retriever):
+        retriever.index(corpus.doc_ids, corpus.texts, progress=progress)
+        return retriever
+    key = content_key(corpus.texts, params={"ids": content_key(corpus.doc_ids), "bm25": retriever.params,
+                                            "analyzer": retriever.analyzer.params})
+    folder = cache_dir("bm25") / key
+    if (folder / "meta.json").exists():
+        return BM25Retriever.load(folder, name=retriever.name)
+    retriever.index(corpus.doc_ids, corpus.texts, progress=progress)
+    # Save beside the final place, then rename: a concurrent reader never sees half an index.
+    staging = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=folder.parent))
+    retriever.save(staging)
+    try:
+        os.replace(staging, folder)
+    except OSError:  # another process finished the same index first
+        import shutil
+
+        shutil.rmtree(staging, ignore_errors=True)
+    return retriever
+
+
+def retrieve(
+    store: Store, collection: str, spec: RetrieverSpec, *, k: int = 100, name: str | None = None,
+    split: str | None = None, progress: Callable[[str], Progress] | None = None,
+) -> tuple[str, Run]:
+    """Index the collection with ``spec`` and search all its queries (or one split's); returns (run name, run)."""
+    stage = progress or (lambda _label: (lambda _d, _t: None))
+    corpus = load_corpus(store, collection, split=split)
+    retriever = build_retriever(spec, corpus.language, name=name)
+    retriever = index_retriever(retriever, corpus, progress=stage(f"indexing {retriever.name}"))
+    run = retriever.batch_search(corpus.queries, k, progress=stage(f"searching {retriever.name}"))
+    return retriever.name, run
+
+
+# --------------------------------------------------------------------------- pooling job
+
+
+def _finite(value: float) -> float | None:
+    return value if isinstance(value, (int, float)) and math.isfinite(value) else None
+
+
+def run_pool_job(store: Store, info, reporter) -> dict[str, Any]:
+    """Retrieve with new retrievers, pool them with stored runs, select, de-duplicate, pre-label, save.
+
+    Job parameters (JSON): ``collection``, ``name`` (pool name), ``retrievers`` (spec strings),
+    ``runs`` (stored run names), ``k`` (hits per retriever, default 100), ``method``
+    (``depth``/``rrf``/``rbp``), ``depth`` (default 50) or ``size`` (rrf/rbp pool size per
+    query), ``select`` (top N per query by the ensemble of the pooled runs; null: annotate
+    everything), ``dedupe`` (null or ``{"method": "similarity", "threshold": 0.95}`` /
+    ``{"method": "ward", "distance_threshold": 0.3}``), ``prelabel`` (span-F1 pre-labels
+    for queries with answers), ``split`` (only that split's queries).
+    """
+    from core import pooling
+    from core.prelabel import prelabel
+    from db.importer import save_run
+    from db.pools import save_pool, save_prelabels
+    from db.queries import load_run
+
+    p = info.params
+    collection, pool_name = p["collection"], p["name"]
+    k = int(p.get("k", 100))
+    specs = [RetrieverSpec.parse(s) for s in p.get("retrievers", [])]
+    run_names = list(p.get("runs", []))
+    if not specs and not run_names:
+        raise ValueError("a pool needs at least one retriever or stored run")
+
+    with store.read() as session:
+        from db.queries import list_collections
+
+        stored = next((c.runs for c in list_collections(session) if c.name == collection), [])
+    for spec in specs:
+        if spec.default_name() in stored:
+            raise ValueError(
+                f"run {spec.default_name()!r} already exists in {collection!r}: pool the stored run instead, "
+                f"or name the new one, e.g. {spec.kind}:name=my-{spec.kind}"
+            )
+    for spec in specs:
+        name, run = retrieve(store, collection, spec, k=k, split=p.get("split"), progress=reporter.stage_callback)
+        with store.write() as session:
+            save_run(session, collection, name, run, params={"spec": spec.text, "k": k, "split": p.get("split")})
+        run_names.append(name)
+
+    reporter(0, None, "pooling")
+    with store.read() as session:
+        runs = {name: load_run(session, collection, name) for name in dict.fromkeys(run_names)}
+    corpus = load_corpus(store, collection, split=p.get("split"))
+    queries = sorted(corpus.queries)
+    method = p.get("method", "depth")
+    depth = int(p.get("depth", 50))
+    if method == "depth":
+        pool = pooling.depth_pool(runs, depth, queries=queries)
+    elif method == "rrf":
+        pool = pooling.rrf_pool(runs, int(p.get("size", depth)), queries=queries)
+    elif method == "rbp":
+        pool = pooling.rbp_pool(runs, int(p.get("size", depth)), p=float(p.get("rbp_p", 0.8)), queries=queries)
+    else:
+        raise ValueError(f"unknown pooling method {method!r}; expected depth, rrf or rbp")
+
+    select_n = p.get("select")
+    if select_n:
+        selection = pooling.select_top(pool, runs, int(select_n))
+        scores = pooling.ensemble_scores(pool, runs)
+    else:
+        selection, scores = pooling.select_all(pool), None
+
+    duplicates = None
+    dedupe = p.get("dedupe")
+    if dedupe:
+        from core.retrieval.encoder import encode_cached
+
+        text_of = dict(zip(corpus.doc_ids, corpus.texts))
+        wanted = sorted({d for docs in selection.values() for d in docs if d in text_of})
+        vectors = encode_cached(_encoder({}), [text_of[d] for d in wanted], kind="passage",
+                                progress=reporter.stage_callback("embedding for near-duplicate removal"))
+        lookup = dict(zip(wanted, vectors))
+        selection = {q: [d for d in docs if d in lookup] for q, docs in selection.items()}
+        options = {k2: v for k2, v in dedupe.items() if k2 != "method"}
+        selection, duplicates = pooling.dedupe_pool(selection, lookup, method=dedupe.get("method", "similarity"), **options)
+
+    prelabels: list[tuple[str, str, float, dict[str, Any]]] = []
+    if p.get("prelabel") and corpus.answers:
+        reporter(0, None, "pre-labelling")
+        text_of = dict(zip(corpus.doc_ids, corpus.texts))
+        for qid, answers in corpus.answers.items():
+            candidates = {d: text_of[d] for d in pool.get(qid, {}) if d in text_of}
+            for hit in prelabel(answers, candidates):
+                prelabels.append((qid, hit.doc_id, hit.f1, {"answer": hit.answer, "method": "span_f1"}))
+
+    reporter(0, None, "saving the pool")
+    as_tuples = {q: {d: [(c.run, c.rank, c.score) for c in cs] for d, cs in docs.items()} for q, docs in pool.items()}
+    params = {k2: v for k2, v in p.items() if k2 not in ("collection", "name")} | {"runs": list(runs)}
+    with store.write() as session:
+        summary = save_pool(session, collection, pool_name, as_tuples, method=method, params=params,
+                            selection=selection, selection_scores=scores, duplicates=duplicates)
+        n_prelabels = save_prelabels(session, collection, prelabels) if prelabels else 0
+    stats = pooling.pool_statistics(pool, runs)
+    return {
+        "pool": pool_name, "runs": list(runs), "queries": summary.queries, "pairs": summary.pairs,
+        "selected": summary.selected, "duplicates": summary.duplicates, "missing_documents": summary.missing_documents,
+        "prelabels": n_prelabels,
+        "statistics": {
+            "runs": stats.runs, "contributed": stats.contributed, "unique": stats.unique,
+            "overlap": [[_finite(v) for v in row] for row in stats.overlap],
+        },
+    }
