@@ -1,8 +1,11 @@
 """pooljudge: the Streamlit entry point.  Run with ``streamlit run app.py`` (or ``make run``).
 
-Navigation is declared here with ``st.navigation`` (the one mechanism the app
-uses); each page lives in ``pages/`` and reads like a description of its
-screen.
+Navigation is declared here with ``st.navigation``, the one mechanism the app
+uses, so that the set of pages can depend on who is logged in.  The page
+scripts live in ``views/``, not ``pages/``: Streamlit auto-discovers a
+``pages/`` folder and, on a server's first request, serves a deep link such as
+``/pooling`` straight from it, skipping this entry point (and any check made
+here).
 """
 
 import streamlit as st
@@ -11,8 +14,9 @@ st.set_page_config(page_title="pooljudge", page_icon=":material/fact_check:", la
 
 navigation = st.navigation(
     [
-        st.Page("pages/home.py", title="Collections overview", icon=":material/home:", default=True),
-        st.Page("pages/collections.py", title="Import", icon=":material/upload:"),
+        st.Page("views/home.py", title="Collections overview", icon=":material/home:", default=True),
+        st.Page("views/collections.py", title="Import", icon=":material/upload:"),
+        st.Page("views/pooling.py", title="Pooling", icon=":material/merge:"),
     ]
 )
 navigation.run()

@@ -343,3 +343,16 @@ def run_pool_job(store: Store, info, reporter) -> dict[str, Any]:
             "overlap": [[_finite(v) for v in row] for row in stats.overlap],
         },
     }
+
+
+def stored_pool_statistics(store: Store, collection: str, pool_name: str):
+    """:func:`core.pooling.pool_statistics` of a stored pool, plus its selection size per query."""
+    from core import pooling
+    from db.pools import load_pool
+
+    with store.read() as session:
+        stored, selection = load_pool(session, collection, pool_name)
+    pool = {q: {d: [pooling.Contribution(*c) for c in cs] for d, cs in docs.items()} for q, docs in stored.items()}
+    run_names = sorted({c[0] for docs in stored.values() for cs in docs.values() for c in cs})
+    stats = pooling.pool_statistics(pool, {name: {} for name in run_names})
+    return stats, {q: len(docs) for q, docs in selection.items()}

@@ -35,3 +35,20 @@ def test_import_page_names_file_and_line_and_imports_nothing(app_server, page, t
     error.wait_for(timeout=30_000)
     screenshot(page, "import-error")
     assert f"{bad}:2" in error.inner_text()
+
+
+def test_pooling_runs_in_the_background_and_shows_statistics(app_server, page):
+    page.goto(app_server["url"] + "/pooling")
+    page.get_by_label("Pool name").fill("browser-pool")
+    page.get_by_label("Other retriever specs (comma-separated ';')").fill("bm25:chinese=bigram,name=bigram-browser")
+    page.get_by_label("Depth k / pool size per query").fill("10")
+    page.get_by_role("button", name="Start pooling").click()
+    page.get_by_text("Job 1").first.wait_for(timeout=30_000)
+    page.reload()  # the job lives in the store, not in the page: a reload finds it again
+    done = page.get_by_text("selected,").first
+    done.wait_for(timeout=120_000)
+    assert "browser-pool" in done.inner_text()
+    page.get_by_text("Overlap between runs").first.wait_for(timeout=30_000)
+    page.locator(".js-plotly-plot").nth(2).scroll_into_view_if_needed()
+    screenshot(page, "pooling")
+    assert page.locator(".js-plotly-plot").count() == 3

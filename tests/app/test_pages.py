@@ -13,7 +13,7 @@ from db.engine import Store, sqlite_url
 from db.importer import import_collection
 from pooljudge.seed import DEMO_NAME
 
-REPO_PAGES = str(Path(__file__).resolve().parents[2] / "pages")
+REPO_PAGES = str(Path(__file__).resolve().parents[2] / "views")
 
 
 @pytest.fixture
