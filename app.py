@@ -17,6 +17,7 @@ navigation = st.navigation(
         st.Page("views/home.py", title="Collections overview", icon=":material/home:", default=True),
         st.Page("views/collections.py", title="Import", icon=":material/upload:"),
         st.Page("views/pooling.py", title="Pooling", icon=":material/merge:"),
+        st.Page("views/runs.py", title="Runs and export", icon=":material/download:"),
     ]
 )
 navigation.run()

@@ -3,7 +3,8 @@
 The path from runs to what annotators see (DESIGN.md, "The flow"):
 
 1. **Pool** the runs of several contributing systems per query:
-   :func:`depth_pool` (TREC's top-``k`` union), :func:`rrf_pool` or
+   :func:`depth_pool` (TREC's top-``k`` union), :func:`take_pool` (Take@N:
+   a fixed budget per query, filled depth by depth), :func:`rrf_pool` or
    :func:`rbp_pool` (a fixed budget per query, filled by priority).  Every
    pooled pair keeps its *provenance*: which runs retrieved it and at which
    1-based trec-order rank, as :class:`Contribution` records.  Provenance is
@@ -78,6 +79,7 @@ __all__ = [
     "rrf_pool",
     "rrf_priorities",
     "select_all",
+    "take_pool",
     "select_top",
 ]
 
@@ -177,6 +179,48 @@ def depth_pool(runs: RunsArg, depth: int, *, queries: Sequence[str] | None = Non
             docs = run.get(qid, {})
             for doc, rank in rank_positions(docs, depth).items():
                 entries.setdefault(doc, []).append(Contribution(name, rank, float(docs[doc])))
+        pool[qid] = entries
+    return pool
+
+
+def take_pool(runs: RunsArg, n: int, *, queries: Sequence[str] | None = None) -> Pool:
+    r"""Take@N pooling: a fixed budget of ``n`` documents per query, filled depth by depth.
+
+    Documents are taken rank by rank across the runs (every run's rank 1, in
+    the order the runs are given, then every run's rank 2, ...), skipping
+    documents already taken, until the query's pool holds ``n`` documents or
+    the runs are exhausted.  This is depth pooling with the depth chosen per
+    query so that the pool has exactly the budget (Lipani, Zobel and Lupu,
+    "Fixed-cost pooling strategies", TKDE 2019, the depth-ordered Take@N
+    baseline).
+
+    Returns
+    -------
+    Pool
+        Provenance lists every run that ranked the document no deeper than
+        the depth at which the budget ran out, with its rank and score.
+    """
+    named = name_runs(runs)
+    _check_positive_int(n, "n")
+    pool: Pool = {}
+    for qid in _pool_queries(named, queries):
+        rankings = {name: trec_ranking(run.get(qid, {})) for name, run in named.items()}
+        deepest = max((len(r) for r in rankings.values()), default=0)
+        taken: list[str] = []
+        seen: set[str] = set()
+        depth = 0
+        while len(taken) < n and depth < deepest:
+            for ranking in rankings.values():
+                if depth < len(ranking) and ranking[depth] not in seen and len(taken) < n:
+                    seen.add(ranking[depth])
+                    taken.append(ranking[depth])
+            depth += 1
+        entries: dict[str, list[Contribution]] = {doc: [] for doc in taken}
+        for name, ranking in rankings.items():
+            docs = named[name].get(qid, {})
+            for rank, doc in enumerate(ranking[:depth], start=1):
+                if doc in entries:
+                    entries[doc].append(Contribution(name, rank, float(docs[doc])))
         pool[qid] = entries
     return pool
 

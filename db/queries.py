@@ -295,3 +295,24 @@ def import_history(session: Session) -> list[dict[str, Any]]:
         }
         for name, fmt, source, mode, counts, at in rows
     ]
+
+
+def list_runs(session: Session, collection: str) -> list[dict[str, Any]]:
+    """A collection's runs with their source, configuration and size, oldest first."""
+    cid = collection_id(session, collection)
+    sizes = {
+        rid: (queries, entries)
+        for rid, queries, entries in session.execute(
+            select(RunEntryRecord.run_id, func.count(distinct(RunEntryRecord.query_id)), func.count())
+            .join(RunRecord, RunRecord.id == RunEntryRecord.run_id)
+            .where(RunRecord.collection_id == cid)
+            .group_by(RunEntryRecord.run_id)
+        )
+    }
+    return [
+        {
+            "name": r.name, "source": r.source, "params": r.params, "created_at": r.created_at,
+            "queries": sizes.get(r.id, (0, 0))[0], "entries": sizes.get(r.id, (0, 0))[1],
+        }
+        for r in session.scalars(select(RunRecord).where(RunRecord.collection_id == cid).order_by(RunRecord.created_at, RunRecord.id))
+    ]

@@ -186,14 +186,15 @@ def cmd_retrieve(args: argparse.Namespace) -> int:
     store = _store(args)
     spec = RetrieverSpec.parse(args.retriever)
     bars = _StageBars(args.quiet)
-    name, run = retrieve(store, args.collection, spec, k=args.hits, name=args.name, split=args.split, progress=bars)
+    name, run, config = retrieve(store, args.collection, spec, k=args.hits, name=args.name, split=args.split, progress=bars)
     bars.close()
     if args.output:
         with _output(args.output) as out:
             write_run(run, out, tag=name)
     if not args.no_store:
         with store.write() as session:
-            save_run(session, args.collection, name, run, params={"spec": spec.text, "k": args.hits, "split": args.split})
+            save_run(session, args.collection, name, run,
+                     params={"spec": spec.text, "k": args.hits, "split": args.split, "config": config})
     print(f"run {name!r}: {sum(len(d) for d in run.values())} hits for {len(run)} queries"
           + ("" if args.no_store else f", stored in {args.collection!r}"), file=sys.stderr)
     return 0
@@ -360,9 +361,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--retriever", "-r", action="append", help=retriever_help + "; repeatable")
     p.add_argument("--run", action="append", help="a stored run to pool; repeatable")
     p.add_argument("--hits", type=int, default=100, help="hits per new retriever (default 100)")
-    p.add_argument("--method", choices=["depth", "rrf", "rbp"], default="depth")
+    p.add_argument("--method", choices=["depth", "take", "rrf", "rbp"], default="depth",
+                   help="depth: top-k union (TREC); take: Take@N, a budget of --size per query filled rank by rank; "
+                   "rrf/rbp: the --size best documents by fused priority")
     p.add_argument("--depth", type=int, default=50, help="depth pooling: top DEPTH of every run (default 50)")
-    p.add_argument("--size", type=int, help="rrf/rbp pooling: pool size per query (default: --depth)")
+    p.add_argument("--size", type=int, help="take/rrf/rbp pooling: pool size per query (default: --depth)")
     p.add_argument("--select", type=int, help="keep the top N per query by the ensemble of the pooled runs "
                    "(default: annotate everything)")
     p.add_argument("--dedupe", help="near-duplicate removal: similarity:0.95 (cosine) or ward:0.3 (distance)")

@@ -79,20 +79,24 @@ class RetrieverSpec:
         return cls(kind=kind, options=options, text=text.strip())
 
     def default_name(self) -> str:
-        """The run name: the ``name`` option, else ``bm25``, ``bm25-bigram``, ``dense-all-minilm-l6-v2``, ``hybrid-rrf``."""
-        o = self.options
-        if "name" in o:
-            return o["name"]
-        if self.kind == "bm25":
-            parts = ["bm25"]
-            if o.get("chinese") == "bigram":
-                parts.append("bigram")
-            if o.get("backend") == "rank_bm25":
-                parts.append("rank_bm25")
-            return "-".join(parts)
-        if self.kind == "dense":
-            return "dense-" + (Path(o["model"]).name.lower() if "model" in o else "all-minilm-l6-v2")
-        return f"hybrid-{o.get('fusion', 'rrf')}"
+        """The run name: the ``name`` option, else the retriever's full configuration as written.
+
+        ``bm25``, ``bm25:chinese=bigram,k1=1.2``, ``dense:model=bge-small,pooling=cls``: the
+        kind and its options in a canonical order (a model path is shortened to its folder
+        name, so names stay usable as file names); the stored run also keeps the complete
+        resolved parameters.
+        """
+        if "name" in self.options:
+            return self.options["name"]
+        shown = []
+        for key in sorted(self.options):
+            value = self.options[key]
+            if key.endswith("model"):
+                value = Path(str(value)).name
+            if isinstance(value, bool):
+                value = str(value).lower()
+            shown.append(f"{key}={value}")
+        return self.kind + (":" + ",".join(shown) if shown else "")
 
 
 # --------------------------------------------------------------------------- building retrievers
@@ -219,17 +223,44 @@ def index_retriever(retriever: Retriever, corpus: Corpus, *, progress: Progress 
     return retriever
 
 
+def describe(retriever: Retriever) -> dict[str, Any]:
+    """The complete resolved configuration of a retriever, as JSON-ready data (stored with its run)."""
+    import json
+
+    from core.retrieval.hybrid import HybridRetriever
+
+    config: dict[str, Any] = {"class": type(retriever).__name__}
+    if isinstance(retriever, HybridRetriever):
+        config["fusion"] = retriever.fusion
+        config["members"] = {name: describe(member) for name, member in retriever.retrievers.items()}
+    for attribute in ("params",):
+        value = getattr(retriever, attribute, None)
+        if isinstance(value, dict):
+            config[attribute] = value
+    analyzer = getattr(retriever, "analyzer", None)
+    if analyzer is not None and hasattr(analyzer, "params"):
+        config["analyzer"] = analyzer.params
+    encoder = getattr(retriever, "encoder", None)
+    if encoder is not None:
+        config["encoder"] = dict(getattr(encoder, "params", {})) | {"fingerprint": getattr(encoder, "fingerprint", None)}
+        config["index"] = getattr(retriever, "index_type", None)
+    return json.loads(json.dumps(config, default=str))
+
+
 def retrieve(
     store: Store, collection: str, spec: RetrieverSpec, *, k: int = 100, name: str | None = None,
     split: str | None = None, progress: Callable[[str], Progress] | None = None,
-) -> tuple[str, Run]:
-    """Index the collection with ``spec`` and search all its queries (or one split's); returns (run name, run)."""
+) -> tuple[str, Run, dict[str, Any]]:
+    """Index the collection with ``spec`` and search all its queries (or one split's).
+
+    Returns the run name, the run, and the retriever's full configuration (:func:`describe`).
+    """
     stage = progress or (lambda _label: (lambda _d, _t: None))
     corpus = load_corpus(store, collection, split=split)
     retriever = build_retriever(spec, corpus.language, name=name)
     retriever = index_retriever(retriever, corpus, progress=stage(f"indexing {retriever.name}"))
     run = retriever.batch_search(corpus.queries, k, progress=stage(f"searching {retriever.name}"))
-    return retriever.name, run
+    return retriever.name, run, describe(retriever)
 
 
 # --------------------------------------------------------------------------- pooling job
@@ -244,8 +275,8 @@ def run_pool_job(store: Store, info, reporter) -> dict[str, Any]:
 
     Job parameters (JSON): ``collection``, ``name`` (pool name), ``retrievers`` (spec strings),
     ``runs`` (stored run names), ``k`` (hits per retriever, default 100), ``method``
-    (``depth``/``rrf``/``rbp``), ``depth`` (default 50) or ``size`` (rrf/rbp pool size per
-    query), ``select`` (top N per query by the ensemble of the pooled runs; null: annotate
+    (``depth``/``take``/``rrf``/``rbp``), ``depth`` (default 50) or ``size`` (take/rrf/rbp
+    pool size per query), ``select`` (top N per query by the ensemble of the pooled runs; null: annotate
     everything), ``dedupe`` (null or ``{"method": "similarity", "threshold": 0.95}`` /
     ``{"method": "ward", "distance_threshold": 0.3}``), ``prelabel`` (span-F1 pre-labels
     for queries with answers), ``split`` (only that split's queries).
@@ -275,9 +306,10 @@ def run_pool_job(store: Store, info, reporter) -> dict[str, Any]:
                 f"or name the new one, e.g. {spec.kind}:name=my-{spec.kind}"
             )
     for spec in specs:
-        name, run = retrieve(store, collection, spec, k=k, split=p.get("split"), progress=reporter.stage_callback)
+        name, run, config = retrieve(store, collection, spec, k=k, split=p.get("split"), progress=reporter.stage_callback)
         with store.write() as session:
-            save_run(session, collection, name, run, params={"spec": spec.text, "k": k, "split": p.get("split")})
+            save_run(session, collection, name, run,
+                     params={"spec": spec.text, "k": k, "split": p.get("split"), "config": config})
         run_names.append(name)
 
     reporter(0, None, "pooling")
@@ -289,12 +321,14 @@ def run_pool_job(store: Store, info, reporter) -> dict[str, Any]:
     depth = int(p.get("depth", 50))
     if method == "depth":
         pool = pooling.depth_pool(runs, depth, queries=queries)
+    elif method == "take":
+        pool = pooling.take_pool(runs, int(p.get("size", depth)), queries=queries)
     elif method == "rrf":
         pool = pooling.rrf_pool(runs, int(p.get("size", depth)), queries=queries)
     elif method == "rbp":
         pool = pooling.rbp_pool(runs, int(p.get("size", depth)), p=float(p.get("rbp_p", 0.8)), queries=queries)
     else:
-        raise ValueError(f"unknown pooling method {method!r}; expected depth, rrf or rbp")
+        raise ValueError(f"unknown pooling method {method!r}; expected depth, take, rrf or rbp")
 
     select_n = p.get("select")
     if select_n:

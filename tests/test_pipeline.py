@@ -26,8 +26,9 @@ def demo(tmp_path, monkeypatch):
 
 def test_spec_parsing():
     spec = RetrieverSpec.parse("bm25:chinese=bigram,k1=1.2,stem=false")
-    assert (spec.kind, spec.options, spec.default_name()) == ("bm25", {"chinese": "bigram", "k1": 1.2, "stem": False}, "bm25-bigram")
-    assert RetrieverSpec.parse("dense:model=/m/bge-small,pooling=cls").default_name() == "dense-bge-small"
+    assert (spec.kind, spec.options, spec.default_name()) == (
+        "bm25", {"chinese": "bigram", "k1": 1.2, "stem": False}, "bm25:chinese=bigram,k1=1.2,stem=false")
+    assert RetrieverSpec.parse("dense:pooling=cls,model=/m/bge-small").default_name() == "dense:model=bge-small,pooling=cls"
     assert RetrieverSpec.parse("hybrid:fusion=combsum,name=h").default_name() == "h"
     with pytest.raises(ValueError, match="unknown retriever 'splade'"):
         RetrieverSpec.parse("splade")
@@ -40,11 +41,12 @@ def test_spec_parsing():
 def test_retrieve_reuses_the_cached_index(demo, tmp_path):
     _, store = demo
     stages = []
-    name, first = retrieve(store, DEMO_NAME, RetrieverSpec.parse("bm25"), k=5, progress=lambda s: stages.append(s) or (lambda d, t: None))
+    name, first, config = retrieve(store, DEMO_NAME, RetrieverSpec.parse("bm25"), k=5, progress=lambda s: stages.append(s) or (lambda d, t: None))
     assert name == "bm25" and stages == ["indexing bm25", "searching bm25"]
+    assert config["class"] == "BM25Retriever" and config["params"]["k1"] == 1.5 and config["analyzer"]["cjk"] == "jieba"
     assert len(first) == 53 and all(len(docs) <= 5 for docs in first.values())
     assert list((tmp_path / "cache" / "bm25").iterdir())
-    _, second = retrieve(store, DEMO_NAME, RetrieverSpec.parse("bm25"), k=5)
+    _, second, _ = retrieve(store, DEMO_NAME, RetrieverSpec.parse("bm25"), k=5)
     assert second == first
 
 

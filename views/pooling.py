@@ -34,8 +34,9 @@ with st.expander("Start a new pool", expanded=True):
         custom = st.text_input("Other retriever specs (comma-separated ';')", placeholder="bm25:k1=1.2,b=0.6,name=bm25-tuned; dense:model=/models/bge")
         runs = st.multiselect("Stored runs to pool", info.runs, default=info.runs)
         left, right = st.columns(2)
-        method = left.radio("Pooling", ["depth", "rrf", "rbp"], horizontal=True,
-                            help="depth: union of every run's top k (TREC); rrf/rbp: the best-fused documents per query")
+        method = left.radio("Pooling", ["depth", "take", "rrf", "rbp"], horizontal=True,
+                            help="depth: union of every run's top k (TREC); take: Take@N, a fixed budget per query "
+                            "filled rank by rank; rrf/rbp: the best-fused documents per query")
         depth = right.number_input("Depth k / pool size per query", min_value=1, max_value=1000, value=50)
         hits = left.number_input("Hits per new retriever", min_value=1, max_value=1000, value=100)
         select = right.number_input("Keep top N per query for annotation (0 = annotate everything)", min_value=0, value=5)

@@ -52,3 +52,15 @@ def test_pooling_runs_in_the_background_and_shows_statistics(app_server, page):
     page.locator(".js-plotly-plot").nth(2).scroll_into_view_if_needed()
     screenshot(page, "pooling")
     assert page.locator(".js-plotly-plot").count() == 3
+
+
+def test_runs_page_downloads_a_run_in_trec_format(app_server, page, tmp_path):
+    page.goto(app_server["url"] + "/runs")
+    page.get_by_text("Full configuration").wait_for(timeout=60_000)
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Download run (TREC)").click()
+    path = tmp_path / "run.trec"
+    download.value.save_as(path)
+    first = path.read_text(encoding="utf-8").splitlines()[0].split()
+    assert len(first) == 6 and first[1] == "Q0" and first[3] == "1"
+    screenshot(page, "runs")

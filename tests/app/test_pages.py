@@ -88,3 +88,19 @@ def test_import_page_imports_a_run(db, tmp_path):
     assert "2 runs" not in at.success[0].value and "1 runs" in at.success[0].value
     history = at.dataframe[0].value
     assert list(history["format"])[:2] == ["trec-run", "test"]
+
+
+def test_runs_page_lists_runs_with_their_configuration(db):
+    from db.importer import save_run
+
+    _seed(db)
+    with db.write() as s:
+        save_run(s, "tiny *collection*", "bm25:k1=1.2", {"q1": {"d1": 2.0, "d2": 1.0}, "q2": {"d2": 0.5}},
+                 params={"spec": "bm25:k1=1.2", "k": 10, "config": {"class": "BM25Retriever", "params": {"k1": 1.2}}})
+    at = AppTest.from_file(f"{REPO_PAGES}/runs.py", default_timeout=30).run()
+    assert not at.exception
+    table = at.dataframe[0].value
+    assert list(table["run"]) == ["bm25:k1=1.2"]
+    assert list(table["queries"]) == [2] and list(table["entries"]) == [3]
+    assert list(table["retriever"]) == ["bm25:k1=1.2"]
+    assert '"k1": 1.2' in at.json[0].value

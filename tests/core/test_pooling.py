@@ -347,3 +347,19 @@ def test_lecard_depth30_pool_matches_raw_json() -> None:
         assert C("bm25_top100", 1, float(len(docs))) in pool[qid][str(docs[-1])]
         if len(docs) > 30 and str(docs[0]) in pool[qid]:
             assert all(c.run != "bm25_top100" for c in pool[qid][str(docs[0])])
+
+
+def test_take_pool_fills_the_budget_depth_by_depth():
+    from core.pooling import Contribution, take_pool
+
+    runs = {
+        "a": {"q": {"d1": 3.0, "d2": 2.0, "d3": 1.0}},
+        "b": {"q": {"d2": 0.9, "d4": 0.8, "d5": 0.7}, "r": {"x": 1.0}},
+    }
+    pool = take_pool(runs, 3)
+    # depth 1: d1 (a), d2 (b); depth 2: d2 already taken, d4 (b) fills the budget of 3
+    assert list(pool["q"]) == ["d1", "d2", "d4"]
+    assert pool["q"]["d2"] == [Contribution("a", 2, 2.0), Contribution("b", 1, 0.9)]
+    assert pool["q"]["d4"] == [Contribution("b", 2, 0.8)]
+    assert pool["r"] == {"x": [Contribution("b", 1, 1.0)]}
+    assert list(take_pool(runs, 10)["q"]) == ["d1", "d2", "d4", "d3", "d5"]

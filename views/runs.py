@@ -1,0 +1,73 @@
+"""Runs and qrels of a collection: what produced each run, and downloads in TREC format."""
+
+import io
+
+import pandas as pd
+import streamlit as st
+
+from core.formats.trec import write_qrels, write_run
+from db.queries import list_collections, list_runs, load_qrels, load_run
+from pooljudge.ui.common import get_store, md_escape
+
+st.title("Runs and export")
+store = get_store()
+with store.read() as session:
+    collections = list_collections(session)
+if not collections:
+    st.info("No collections yet: import one first.")
+    st.stop()
+info = st.selectbox("Collection", collections, format_func=lambda c: c.name)
+
+with store.read() as session:
+    runs = list_runs(session, info.name)
+if runs:
+    table = pd.DataFrame(
+        [
+            {"run": r["name"], "source": r["source"], "retriever": r["params"].get("spec", ""),
+             "hits per query": r["params"].get("k"), "queries": r["queries"], "entries": r["entries"],
+             "created": r["created_at"]}
+            for r in runs
+        ]
+    )
+    st.dataframe(table, hide_index=True, width="stretch")
+    chosen = st.selectbox("Run", [r["name"] for r in runs])
+    config = next(r["params"] for r in runs if r["name"] == chosen)
+    with st.expander("Full configuration"):
+        st.json(config or {"source": "imported file"})
+
+    @st.cache_data(ttl=300, show_spinner=False)
+    def run_file(collection: str, run: str) -> str:
+        with store.read() as session:
+            data = load_run(session, collection, run)
+        buffer = io.StringIO()
+        write_run(data, buffer, tag=run.replace(" ", "_"))
+        return buffer.getvalue()
+
+    st.download_button("Download run (TREC)", run_file(info.name, chosen), file_name=f"{chosen}.trec".replace("/", "_"),
+                       mime="text/plain")
+else:
+    st.caption("No runs yet: import one or start a pool on the Pooling page.")
+
+st.subheader("Qrels")
+if not info.qrels_versions:
+    st.caption("No qrels yet.")
+    st.stop()
+version = st.selectbox("Qrels version", info.qrels_versions[::-1])
+level = st.number_input("Binary at level (0 = keep graded labels)", min_value=0, max_value=10, value=0)
+
+
+@st.cache_data(ttl=300, show_spinner=False)
+def qrels_file(collection: str, version: str, level: int) -> str:
+    with store.read() as session:
+        data = load_qrels(session, collection, version)
+    buffer = io.StringIO()
+    write_qrels(data, buffer, level=level or None)
+    return buffer.getvalue()
+
+
+try:
+    content = qrels_file(info.name, version, int(level))
+except ValueError as exc:  # ids with whitespace cannot be written to TREC files
+    st.error(md_escape(str(exc)))
+else:
+    st.download_button("Download qrels (TREC)", content, file_name=f"{info.name}-{version}.qrels", mime="text/plain")
