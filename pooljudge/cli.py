@@ -251,6 +251,46 @@ def cmd_job(args: argparse.Namespace) -> int:
     return 0
 
 
+# --------------------------------------------------------------------------- users
+
+
+def cmd_user(args: argparse.Namespace) -> int:
+    from db.users import add_user, list_users, set_active, set_password
+
+    store = _store(args)
+    if args.action == "list":
+        with store.read() as session:
+            for account in list_users(session):
+                print(f"{account.username}\t{account.role}\t{'active' if account.active else 'disabled'}")
+        return 0
+    if not args.username:
+        raise ValueError(f"user {args.action} needs a username")
+    with store.write() as session:
+        if args.action == "add":
+            add_user(session, args.username, _password(), args.role)
+            print(f"added {args.role} {args.username!r}")
+        elif args.action == "passwd":
+            set_password(session, args.username, _password())
+            print(f"password of {args.username!r} changed")
+        else:
+            set_active(session, args.username, args.action == "enable")
+            print(f"{args.action}d {args.username!r}")
+    return 0
+
+
+def _password() -> str:
+    """The new password: $POOLJUDGE_PASSWORD (for scripts), else asked twice on the terminal."""
+    import getpass
+
+    password = os.environ.get("POOLJUDGE_PASSWORD")
+    if password:
+        return password
+    first = getpass.getpass("password: ")
+    if getpass.getpass("again: ") != first:
+        raise ValueError("the passwords differ")
+    return first
+
+
 # --------------------------------------------------------------------------- small commands
 
 
@@ -378,6 +418,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("id", nargs="?", type=int)
     p.add_argument("--limit", type=int, default=20)
     p.set_defaults(func=cmd_job)
+
+    p = sub.add_parser("user", help="accounts: add, list, disable, enable, passwd")
+    p.add_argument("action", choices=["add", "list", "disable", "enable", "passwd"])
+    p.add_argument("username", nargs="?")
+    p.add_argument("--role", choices=["admin", "reviewer", "annotator"], default="annotator")
+    p.set_defaults(func=cmd_user)
 
     sub.add_parser("collections", help="list collections in the store").set_defaults(func=cmd_collections)
     sub.add_parser("demo", help="load the bundled bilingual demo collection").set_defaults(func=cmd_demo)

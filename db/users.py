@@ -1,0 +1,81 @@
+"""Accounts: create, list, disable, authenticate.  Passwords are stored only as Argon2id hashes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from core.passwords import hash_password, needs_rehash, verify_password
+from db.models import ROLES, User
+
+
+@dataclass(frozen=True)
+class Account:
+    id: int
+    username: str
+    role: str
+    active: bool
+
+
+def _account(user: User) -> Account:
+    return Account(id=user.id, username=user.username, role=user.role, active=user.active)
+
+
+def add_user(session: Session, username: str, password: str, role: str) -> Account:
+    """Create an account; refuses an existing username, an unknown role or a short password."""
+    username = username.strip()
+    if not username:
+        raise ValueError("a username must not be empty")
+    if role not in ROLES:
+        raise ValueError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
+    if session.scalar(select(User.id).where(User.username == username)) is not None:
+        raise ValueError(f"user {username!r} already exists")
+    user = User(username=username, password_hash=hash_password(password), role=role, active=True)
+    session.add(user)
+    session.flush()
+    return _account(user)
+
+
+def list_users(session: Session) -> list[Account]:
+    return [_account(u) for u in session.scalars(select(User).order_by(User.username))]
+
+
+def set_active(session: Session, username: str, active: bool) -> Account:
+    user = session.scalar(select(User).where(User.username == username))
+    if user is None:
+        raise LookupError(f"no user named {username!r}")
+    user.active = active
+    session.flush()
+    return _account(user)
+
+
+def set_password(session: Session, username: str, password: str) -> None:
+    changed = session.execute(
+        update(User).where(User.username == username).values(password_hash=hash_password(password))
+    ).rowcount
+    if not changed:
+        raise LookupError(f"no user named {username!r}")
+
+
+def authenticate(session: Session, username: str, password: str) -> Account | None:
+    """The active account whose password matches, else None (unknown, disabled and wrong look the same)."""
+    user = session.scalar(select(User).where(User.username == username.strip()))
+    if user is None:
+        verify_password(_DUMMY_HASH, password)  # spend the same time as for a real account
+        return None
+    if not verify_password(user.password_hash, password) or not user.active:
+        return None
+    if needs_rehash(user.password_hash):
+        user.password_hash = hash_password(password)
+    return _account(user)
+
+
+def get_account(session: Session, user_id: int) -> Account | None:
+    """The account by id, or None when it no longer exists or is disabled (sessions re-check every run)."""
+    user = session.get(User, user_id)
+    return _account(user) if user is not None and user.active else None
+
+
+_DUMMY_HASH = hash_password("timing-equaliser-not-a-password")

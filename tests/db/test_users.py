@@ -1,0 +1,68 @@
+"""Accounts: Argon2id hashes only, roles, disabling, authentication."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import select
+
+from db.models import User
+from db.users import add_user, authenticate, get_account, list_users, set_active, set_password
+from pooljudge.cli import main
+
+
+def test_passwords_are_stored_only_as_salted_argon2id_hashes(store):
+    with store.write() as s:
+        add_user(s, "ann", "correct horse", "annotator")
+        add_user(s, "bob", "correct horse", "reviewer")
+    with store.read() as s:
+        hashes = dict(s.execute(select(User.username, User.password_hash)).all())
+    assert all(h.startswith("$argon2id$") and "correct horse" not in h for h in hashes.values())
+    assert hashes["ann"] != hashes["bob"]  # same password, different salts
+
+
+def test_authenticate_roles_and_disable(store):
+    with store.write() as s:
+        ann = add_user(s, "ann", "correct horse", "annotator")
+    with store.write() as s:
+        assert authenticate(s, "ann", "correct horse") == ann
+        assert authenticate(s, "ann", "wrong horse") is None
+        assert authenticate(s, "nobody", "correct horse") is None
+        set_active(s, "ann", False)
+    with store.write() as s:
+        assert authenticate(s, "ann", "correct horse") is None
+        assert get_account(s, ann.id) is None
+        set_active(s, "ann", True)
+        set_password(s, "ann", "battery staple")
+    with store.write() as s:
+        assert authenticate(s, "ann", "battery staple") == ann
+
+
+def test_bad_accounts_are_refused(store):
+    with store.write() as s:
+        add_user(s, "ann", "correct horse", "annotator")
+        with pytest.raises(ValueError, match="already exists"):
+            add_user(s, "ann", "correct horse", "annotator")
+        with pytest.raises(ValueError, match="role must be one of"):
+            add_user(s, "eve", "correct horse", "root")
+        with pytest.raises(ValueError, match="at least 8"):
+            add_user(s, "eve", "short", "annotator")
+
+
+def test_user_cli(tmp_path, capsys, monkeypatch):
+    from db.engine import sqlite_url
+
+    db = sqlite_url(tmp_path / "s.db")
+    monkeypatch.setenv("POOLJUDGE_PASSWORD", "correct horse")
+    assert main(["--db", db, "user", "add", "ann", "--role", "annotator"]) == 0
+    assert main(["--db", db, "user", "add", "rev", "--role", "reviewer"]) == 0
+    assert main(["--db", db, "user", "disable", "ann"]) == 0
+    capsys.readouterr()
+    assert main(["--db", db, "user", "list"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["ann\tannotator\tdisabled", "rev\treviewer\tactive"]
+    assert main(["--db", db, "user", "add", "ann", "--role", "annotator"]) == 1
+    from db.engine import Store
+
+    store = Store(db)
+    with store.read() as s:
+        assert [a.username for a in list_users(s)] == ["ann", "rev"]
+    store.dispose()
