@@ -243,10 +243,78 @@ class Assignment(Base):
     query_id: Mapped[int] = mapped_column(ForeignKey("queries.id", ondelete="CASCADE"))
     passage_id: Mapped[int] = mapped_column(ForeignKey("passages.id", ondelete="CASCADE"))
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
-    package: Mapped[str] = mapped_column(String(100), default="")
+    package: Mapped[str] = mapped_column(String(100), default="")  # the package's name, for display and export
+    package_id: Mapped[int | None] = mapped_column(ForeignKey("packages.id", ondelete="SET NULL"))
     order_index: Mapped[int] = mapped_column(Integer, default=0)
     seed: Mapped[int | None] = mapped_column(Integer)
     purpose: Mapped[str] = mapped_column(String(16), default="label")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+PACKAGE_STATES = ("open", "submitted", "in_qc", "revise", "passed")
+
+
+class Package(Base):
+    """About a thousand assignments of one annotator, the unit of quality control (DuReader-retrieval A.3)."""
+
+    __tablename__ = "packages"
+    __table_args__ = (
+        CheckConstraint("status IN ('open', 'submitted', 'in_qc', 'revise', 'passed')", name="ck_packages_status"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(100), unique=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    pool_id: Mapped[int | None] = mapped_column(ForeignKey("pools.id", ondelete="SET NULL"))
+    status: Mapped[str] = mapped_column(String(16), default="open")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class QcRound(Base):
+    """One round of reviewing a sample of a package; every round is kept."""
+
+    __tablename__ = "qc_rounds"
+    __table_args__ = (
+        UniqueConstraint("package_id", "round_no", name="uq_qc_rounds_package_round"),
+        CheckConstraint("status IN ('reviewing', 'passed', 'revise')", name="ck_qc_rounds_status"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    package_id: Mapped[int] = mapped_column(ForeignKey("packages.id", ondelete="CASCADE"))
+    round_no: Mapped[int] = mapped_column(Integer)
+    seed: Mapped[int] = mapped_column(Integer)
+    sample_size: Mapped[int] = mapped_column(Integer)
+    threshold: Mapped[float] = mapped_column(Float)
+    status: Mapped[str] = mapped_column(String(16), default="reviewing")
+    accuracy: Mapped[float | None] = mapped_column(Float)
+    n_checked: Mapped[int | None] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    decided_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class QcItem(Base):
+    """A pair sampled into a QC round; reviewers judge it through their own assignments."""
+
+    __tablename__ = "qc_items"
+
+    qc_round_id: Mapped[int] = mapped_column(ForeignKey("qc_rounds.id", ondelete="CASCADE"), primary_key=True)
+    query_id: Mapped[int] = mapped_column(ForeignKey("queries.id", ondelete="CASCADE"), primary_key=True)
+    passage_id: Mapped[int] = mapped_column(ForeignKey("passages.id", ondelete="CASCADE"), primary_key=True)
+
+
+class LabelOverride(Base):
+    """A reviewer's override of a final label, with its reason (append-only history)."""
+
+    __tablename__ = "label_overrides"
+    __table_args__ = (Index("ix_label_overrides_pair", "query_id", "passage_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    query_id: Mapped[int] = mapped_column(ForeignKey("queries.id", ondelete="CASCADE"))
+    passage_id: Mapped[int] = mapped_column(ForeignKey("passages.id", ondelete="CASCADE"))
+    user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    grade: Mapped[int] = mapped_column(Integer)
+    reason: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 

@@ -13,12 +13,13 @@ from db.models import Base, Collection, Judgment, Passage, QueryRecord, User
 
 
 def _is_inline_fk_reflection_gap(item) -> bool:
-    # Migration 0002 adds pool_entries.duplicate_of with an inline column constraint
+    # Migrations 0002 and 0003 add pool_entries.duplicate_of and assignments.package_id
+    # with inline column constraints
     # (SQLite cannot ALTER in a table-level one); SQLAlchemy's SQLite reflection does
     # not read ON DELETE from inline constraints, so it reports a spurious remove/add.
     # The real action is checked in test_duplicate_of_is_cleared_when_its_entry_goes.
     fk = item[1] if item[0] in ("add_fk", "remove_fk") else None
-    return fk is not None and [c.name for c in fk.columns] == ["duplicate_of"]
+    return fk is not None and [c.name for c in fk.columns] in (["duplicate_of"], ["package_id"])
 
 
 def test_migration_creates_exactly_the_models_schema(store):
@@ -45,7 +46,7 @@ def test_upgrade_is_idempotent_and_records_head(tmp_path):
     Store(url).dispose()
     again = Store(url)
     with again.read() as s:
-        assert s.execute(text("select version_num from alembic_version")).scalar_one() == "0002"
+        assert s.execute(text("select version_num from alembic_version")).scalar_one() == "0003"
     again.dispose()
 
 
