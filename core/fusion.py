@@ -1,4 +1,4 @@
-"""Rank fusion of runs: RRF, CombSUM, CombMNZ and their weighted variants.
+"""Rank fusion of runs: RRF, CombSUM, CombMNZ, their weighted variants, and convex combination.
 
 Every function takes several :data:`core.types.Run` objects (``{qid: {docid:
 score}}``), either as a mapping ``{run_name: run}`` or as a sequence, and
@@ -24,6 +24,12 @@ References
    1994 (CombSUM, CombMNZ).
 .. [3] J. H. Lee, "Analyses of multiple evidence combination", SIGIR 1997
    (min-max normalisation before CombSUM / CombMNZ).
+.. [4] S. Bruch, S. Gai and A. Ingber, "An analysis of fusion functions for
+   hybrid retrieval", ACM TOIS 42(1), 2023 (convex combination of min-max
+   normalised lexical and semantic scores).
+.. [5] K. Wang, N. Reimers and I. Gurevych, "DAPR: A Benchmark on
+   Document-Aware Passage Retrieval", ACL 2024 (BM25 + neural hybrids fused
+   by convex combination or RRF).
 """
 
 from __future__ import annotations
@@ -40,7 +46,9 @@ __all__ = [
     "RunsArg",
     "WeightsArg",
     "combmnz",
+    "check_alpha",
     "combsum",
+    "convex",
     "fuse",
     "min_max_normalise",
     "name_runs",
@@ -50,8 +58,9 @@ __all__ = [
     "trec_ranking",
 ]
 
-FusionMethod = Literal["rrf", "combsum", "combmnz"]
-FUSION_METHODS: tuple[str, ...] = ("rrf", "combsum", "combmnz")
+FusionMethod = Literal["rrf", "combsum", "combmnz", "convex"]
+FUSION_METHODS: tuple[str, ...] = ("rrf", "combsum", "combmnz", "convex")
+"""Every method :func:`fuse` knows; ``"convex"`` fuses exactly two runs."""
 
 RunsArg = Mapping[str, Run] | Sequence[Run]
 """Runs to fuse: ``{name: run}`` or a sequence (named ``"0"``, ``"1"``, ... by position)."""
@@ -362,28 +371,43 @@ def combmnz(runs: RunsArg, *, weights: WeightsArg = None, depth: int | None = No
     return _comb(runs, weights, depth, mnz=True)
 
 
-def fuse(
-    runs: RunsArg,
-    method: FusionMethod = "rrf",
-    *,
-    weights: WeightsArg = None,
-    k: float = DEFAULT_RRF_K,
-    depth: int | None = None,
-) -> Run:
-    """Fuse runs with the named method (``"rrf"``, ``"combsum"`` or ``"combmnz"``).
+def check_alpha(alpha: float) -> float:
+    """``alpha`` as a float, checked to be a finite number in ``[0, 1]``.
+
+    Raises
+    ------
+    ValueError
+        Otherwise (booleans and NaN included).
+    """
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0.0 <= alpha <= 1.0:
+        raise ValueError(f"alpha must be a number in [0, 1], got {alpha!r}")
+    return float(alpha)
+
+
+def convex(run_a: Run, run_b: Run, alpha: float = 0.5, *, depth: int | None = None) -> Run:
+    r"""Convex combination of two runs' min-max normalised scores (Bruch et al. 2023; DAPR).
+
+    .. math::
+
+        \mathrm{CC}(d) = \alpha \, \hat s_a(d) + (1 - \alpha) \, \hat s_b(d),
+        \qquad \hat s_r(d) = \frac{s_r(d) - \min_r}{\max_r - \min_r}
+
+    with min and max taken per run and per query (see
+    :func:`min_max_normalise`: a query whose scores are all equal
+    normalises to 1.0).  A document missing from one run gets 0 from it.
+    This is :func:`combsum` with the weights ``(alpha, 1 - alpha)``, so a
+    run weighted 0 (``alpha`` of 0 or 1) takes no part at all: its
+    documents are not added.
 
     Parameters
     ----------
-    runs : Mapping[str, Run] or Sequence[Run]
-        The runs to fuse.
-    method : {"rrf", "combsum", "combmnz"}
-        See :func:`rrf`, :func:`combsum`, :func:`combmnz`.
-    weights : Mapping[str, float] or Sequence[float], optional
-        One non-negative weight per run.
-    k : float
-        RRF constant (ignored by the other methods).
+    run_a, run_b : Run
+        The two runs; ``alpha`` weights ``run_a``.
+    alpha : float
+        In ``[0, 1]`` (default 0.5).
     depth : int, optional
-        Only each run's top ``depth`` documents take part.
+        Only each run's top ``depth`` documents take part (normalisation is
+        then over those).
 
     Returns
     -------
@@ -393,7 +417,52 @@ def fuse(
     Raises
     ------
     ValueError
-        On an unknown method.
+        When ``alpha`` is not in ``[0, 1]``.
+
+    Examples
+    --------
+    >>> convex({"q": {"a": 4.0, "b": 2.0}}, {"q": {"b": 0.9, "c": 0.1}}, alpha=0.25)
+    {'q': {'b': 0.75, 'a': 0.25, 'c': 0.0}}
+    """
+    a = check_alpha(alpha)
+    return _comb({"a": run_a, "b": run_b}, {"a": a, "b": 1.0 - a}, depth, mnz=False)
+
+
+def fuse(
+    runs: RunsArg,
+    method: FusionMethod = "rrf",
+    *,
+    weights: WeightsArg = None,
+    k: float = DEFAULT_RRF_K,
+    depth: int | None = None,
+    alpha: float = 0.5,
+) -> Run:
+    """Fuse runs with the named method (``"rrf"``, ``"combsum"``, ``"combmnz"`` or ``"convex"``).
+
+    Parameters
+    ----------
+    runs : Mapping[str, Run] or Sequence[Run]
+        The runs to fuse; exactly two for ``"convex"`` (``alpha`` weights the first).
+    method : {"rrf", "combsum", "combmnz", "convex"}
+        See :func:`rrf`, :func:`combsum`, :func:`combmnz`, :func:`convex`.
+    weights : Mapping[str, float] or Sequence[float], optional
+        One non-negative weight per run (not with ``"convex"``, which uses ``alpha``).
+    k : float
+        RRF constant (ignored by the other methods).
+    depth : int, optional
+        Only each run's top ``depth`` documents take part.
+    alpha : float
+        The weight of the first run for ``"convex"`` (ignored by the other methods).
+
+    Returns
+    -------
+    Run
+        The fused run, each query in trec order.
+
+    Raises
+    ------
+    ValueError
+        On an unknown method, or ``"convex"`` with other than two runs or with weights.
     """
     if method == "rrf":
         return rrf(runs, k=k, weights=weights, depth=depth)
@@ -401,4 +470,12 @@ def fuse(
         return combsum(runs, weights=weights, depth=depth)
     if method == "combmnz":
         return combmnz(runs, weights=weights, depth=depth)
+    if method == "convex":
+        named = name_runs(runs)
+        if len(named) != 2:
+            raise ValueError(f"convex fusion takes exactly two runs, got {len(named)}")
+        if weights is not None:
+            raise ValueError("convex fusion is weighted by alpha, not by weights")
+        run_a, run_b = named.values()
+        return convex(run_a, run_b, alpha, depth=depth)
     raise ValueError(f"unknown fusion method {method!r}; expected one of {', '.join(FUSION_METHODS)}")

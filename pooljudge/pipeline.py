@@ -11,6 +11,15 @@ strings so that a job's parameters are plain JSON::
     dense:model=/path/to/encoder,pooling=cls,index=hnsw,query_prefix=query: ,max_length=512
     bm25:name=bm25-title                   any retriever: the run's name
     hybrid:fusion=rrf                      BM25 + default dense, fused (rrf, combsum, combmnz)
+    hybrid:fusion=convex,alpha=0.3         0.3 * min-max BM25 + 0.7 * min-max dense (DAPR's hybrid)
+    hierarchical:top_docs=50,alpha=0.5     DAPR: BM25 over whole documents, then the dense encoder
+                                           over the passages of the top 50, scores fused (fusion=convex
+                                           with alpha weighting BM25, or fusion=rrf); dense_* options
+                                           pick the encoder, bm25_* the document BM25
+    bm25:context=title+keyphrases          any retriever: document context prepended to passage texts
+                                           (title, the default; keyphrases; title+keyphrases; none);
+                                           a hybrid's bm25_context / dense_context set one member's;
+                                           hierarchical's applies to the passages it encodes
 
 Indexes are cached on disk keyed by the corpus content and the retriever
 parameters (BM25 index folders; dense passage embeddings), so a repeated
@@ -20,25 +29,53 @@ run only searches.
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from core.cache import cache_dir, content_key
+from core.context import CONTEXT_MODES
 from core.retrieval.base import Retriever
-from core.types import Run
+from core.types import Passage, Run
 from db.engine import Store
 
 Progress = Callable[[int, int], None]
 
-RETRIEVER_KINDS = ("bm25", "dense", "hybrid")
+RETRIEVER_KINDS = ("bm25", "dense", "hybrid", "hierarchical")
 _BM25_OPTIONS = {"chinese": str, "k1": float, "b": float, "method": str, "idf_method": str, "backend": str,
-                 "epsilon": float, "delta": float, "stem": bool}
+                 "epsilon": float, "delta": float, "stem": bool, "context": str}
 _DENSE_OPTIONS = {"model": str, "pooling": str, "index": str, "max_length": int, "batch_size": int,
-                  "query_prefix": str, "passage_prefix": str, "nprobe": int, "ef_search": int}
-_HYBRID_OPTIONS = {"fusion": str, "depth": int, **{f"bm25_{k}": v for k, v in _BM25_OPTIONS.items()},
+                  "query_prefix": str, "passage_prefix": str, "nprobe": int, "ef_search": int, "context": str}
+_HYBRID_OPTIONS = {"fusion": str, "depth": int, "alpha": float, "context": str,
+                   **{f"bm25_{k}": v for k, v in _BM25_OPTIONS.items()},
                    **{f"dense_{k}": v for k, v in _DENSE_OPTIONS.items()}}
+_ENCODER_OPTIONS = ("model", "pooling", "max_length", "batch_size", "query_prefix", "passage_prefix")
+_HIERARCHICAL_OPTIONS = {"top_docs": int, "fusion": str, "alpha": float, "context": str,
+                         **{f"bm25_{k}": v for k, v in _BM25_OPTIONS.items() if k != "context"},
+                         **{f"dense_{k}": _DENSE_OPTIONS[k] for k in _ENCODER_OPTIONS}}
+_FUSIONS = {"hybrid": ("rrf", "combsum", "combmnz", "convex"), "hierarchical": ("convex", "rrf")}
+
+
+def _check_values(kind: str, options: Mapping[str, Any], text: str) -> None:
+    """Reject option values that would only fail later, when the retriever is built or indexed."""
+    for key, value in options.items():
+        if key.endswith("context") and value not in CONTEXT_MODES:
+            raise ValueError(f"option {key!r} in {text!r} must be one of {', '.join(CONTEXT_MODES)}, got {value!r}")
+    if kind in _FUSIONS:
+        fusion = options.get("fusion", "convex" if kind == "hierarchical" else "rrf")
+        if fusion not in _FUSIONS[kind]:
+            raise ValueError(f"option 'fusion' of a {kind} retriever must be one of {', '.join(_FUSIONS[kind])}, "
+                             f"got {fusion!r}")
+        if "alpha" in options:
+            if fusion != "convex":
+                raise ValueError(f"option 'alpha' in {text!r} needs fusion=convex")
+            if not 0.0 <= options["alpha"] <= 1.0:
+                raise ValueError(f"option 'alpha' must be in [0, 1], got {options['alpha']!r}")
+    for key in ("top_docs", "depth"):
+        if key in options and options[key] < 1:
+            raise ValueError(f"option {key!r} must be a positive integer, got {options[key]!r}")
 
 
 def _convert(kind: str, key: str, value: str, allowed: Mapping[str, type]) -> Any:
@@ -69,13 +106,15 @@ class RetrieverSpec:
         kind = kind.strip().lower()
         if kind not in RETRIEVER_KINDS:
             raise ValueError(f"unknown retriever {kind!r} in {text!r}; expected one of {', '.join(RETRIEVER_KINDS)}")
-        allowed = {"bm25": _BM25_OPTIONS, "dense": _DENSE_OPTIONS, "hybrid": _HYBRID_OPTIONS}[kind] | {"name": str}
+        allowed = {"bm25": _BM25_OPTIONS, "dense": _DENSE_OPTIONS, "hybrid": _HYBRID_OPTIONS,
+                   "hierarchical": _HIERARCHICAL_OPTIONS}[kind] | {"name": str}
         options: dict[str, Any] = {}
         for item in filter(None, (part for part in rest.split(","))):
             key, sep, value = item.partition("=")
             if not sep:
                 raise ValueError(f"retriever option {item!r} in {text!r} must look like key=value")
             options[key.strip()] = _convert(kind, key.strip(), value, allowed)
+        _check_values(kind, options, text.strip())
         return cls(kind=kind, options=options, text=text.strip())
 
     def default_name(self) -> str:
@@ -118,7 +157,7 @@ def _encoder(options: Mapping[str, Any]):
     """One BiEncoder per model and settings in this process (loading weights is the slow part)."""
     from core.retrieval.encoder import BiEncoder, default_model_path
 
-    key = tuple(sorted((k, options[k]) for k in ("model", "pooling", "max_length", "batch_size", "query_prefix", "passage_prefix") if k in options))
+    key = tuple(sorted((k, options[k]) for k in _ENCODER_OPTIONS if k in options))
     if key not in _ENCODERS:
         model = options.get("model") or default_model_path()
         kwargs = {k: options[k] for k in ("pooling", "max_length", "batch_size", "query_prefix", "passage_prefix") if k in options}
@@ -133,19 +172,57 @@ def _dense(options: Mapping[str, Any], name: str):
     return DenseRetriever(_encoder(options), index=options.get("index", "flat"), name=name, **kwargs)
 
 
+_CONTEXTS: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+"""The passage context (``title``, ``keyphrases``, ...) each retriever built here indexes with."""
+
+
+def context_of(retriever: Retriever) -> str | None:
+    """The ``context`` option a retriever was built with (:func:`build_retriever`); ``None`` if unknown.
+
+    A hybrid has none of its own (see its members); a hierarchical retriever
+    keeps it as its ``context`` attribute.
+    """
+    try:
+        found = _CONTEXTS.get(retriever)
+    except TypeError:  # not weak-referenceable
+        found = None
+    return found if found is not None else getattr(retriever, "context", None)
+
+
+def _with_context(retriever: Any, context: str) -> Any:
+    _CONTEXTS[retriever] = context
+    return retriever
+
+
 def build_retriever(spec: RetrieverSpec, language: str | None, *, name: str | None = None) -> Retriever:
-    """An un-indexed retriever for ``spec``; BM25's analyzer follows the collection ``language``."""
+    """An un-indexed retriever for ``spec``; BM25's analyzer follows the collection ``language``.
+
+    The ``context`` option (default ``title``) decides which passage texts
+    :func:`index_retriever` gives the retriever (:func:`context_of`); a hybrid's
+    ``context`` is the default of its members' ``bm25_context`` / ``dense_context``.
+    """
     name = name or spec.default_name()
     language = language or "en"
+    options = spec.options
+    context = options.get("context", "title")
     if spec.kind == "bm25":
-        return _bm25(spec.options, language, name)
+        return _with_context(_bm25(options, language, name), context)
     if spec.kind == "dense":
-        return _dense(spec.options, name)
+        return _with_context(_dense(options, name), context)
+    sub = lambda prefix: {k[len(prefix):]: v for k, v in options.items() if k.startswith(prefix)}  # noqa: E731
+    if spec.kind == "hierarchical":
+        from core.retrieval.hierarchical import HierarchicalRetriever
+
+        kwargs = {k: options[k] for k in ("top_docs", "fusion", "alpha") if k in options}
+        return HierarchicalRetriever(_bm25(sub("bm25_"), language, "bm25-documents"), _encoder(sub("dense_")),
+                                     context=context, name=name, **kwargs)
     from core.retrieval.hybrid import HybridRetriever
 
-    sub = lambda prefix: {k[len(prefix):]: v for k, v in spec.options.items() if k.startswith(prefix)}  # noqa: E731
-    members = [_bm25(sub("bm25_"), language, "bm25"), _dense(sub("dense_"), "dense")]
-    return HybridRetriever(members, fusion=spec.options.get("fusion", "rrf"), depth=spec.options.get("depth", 100), name=name)
+    bm25_options, dense_options = sub("bm25_"), sub("dense_")
+    members = [_with_context(_bm25(bm25_options, language, "bm25"), bm25_options.get("context", context)),
+               _with_context(_dense(dense_options, "dense"), dense_options.get("context", context))]
+    return HybridRetriever(members, fusion=options.get("fusion", "rrf"), depth=options.get("depth", 100),
+                           alpha=options.get("alpha", 0.5), name=name)
 
 
 # --------------------------------------------------------------------------- corpus access
@@ -153,36 +230,73 @@ def build_retriever(spec: RetrieverSpec, language: str | None, *, name: str | No
 
 @dataclass
 class Corpus:
+    """A collection's passages and queries, ready to index and search.
+
+    ``doc_ids`` are the *passage* ids (what a run ranks) and ``texts`` their
+    texts with ``context`` applied (:func:`core.context.contextualise`).
+    ``passages`` keeps the passages themselves (document id, position, title,
+    raw text), which hierarchical retrieval and other contexts
+    (:meth:`texts_for`) need.
+    """
+
     collection: str
     language: str | None
     doc_ids: list[str]
     texts: list[str]
     queries: dict[str, str]
     answers: dict[str, list[Any]]
+    passages: list[Passage] = field(default_factory=list)
+    context: str = "title"
+    _contextualised: dict[str, list[str]] = field(default_factory=dict, repr=False, compare=False)
+
+    def texts_for(self, context: str | None) -> list[str]:
+        """The passage texts with ``context`` (``None``: :attr:`texts`), computed once per context."""
+        if context is None or context == self.context:
+            return self.texts
+        if context not in self._contextualised:
+            from core.context import check_context_mode, contextualise
+
+            check_context_mode(context)
+            if len(self.passages) != len(self.doc_ids):
+                raise ValueError(f"this corpus keeps no passages, so it cannot give them the {context!r} context")
+            self._contextualised[context] = contextualise(self.passages, context)
+        return self._contextualised[context]
 
 
-def load_corpus(store: Store, collection: str, *, with_title: bool = True, split: str | None = None) -> Corpus:
-    """Passage texts (title prepended when it is not already their start) and query texts of a collection."""
+def load_corpus(
+    store: Store, collection: str, *, with_title: bool = True, split: str | None = None, context: str | None = None,
+) -> Corpus:
+    """Passages, their texts with document ``context`` and the query texts of a collection.
+
+    ``context`` (:data:`core.context.CONTEXT_MODES`) defaults to ``"title"`` (the title
+    prepended when it is not already the text's start), or ``"none"`` with
+    ``with_title=False``.  Retrievers built with another ``context`` option get their
+    texts from :meth:`Corpus.texts_for` in :func:`index_retriever`.
+    """
+    from core.context import check_context_mode, contextualise, with_title as titled
     from db.queries import iter_passages, iter_queries, list_collections
 
+    context = check_context_mode(context if context is not None else ("title" if with_title else "none"))
     with store.read() as session:
         info = next((c for c in list_collections(session) if c.name == collection), None)
         if info is None:
             from db.queries import collection_id
 
             collection_id(session, collection)  # raises NotFound naming the collections
-        doc_ids, texts = [], []
+        doc_ids, texts, passages = [], [], []
         for p in iter_passages(session, collection):
             doc_ids.append(p.id)
-            title = p.title.strip()
-            texts.append(f"{title} {p.text}" if with_title and title and not p.text.startswith(title) else p.text)
+            passages.append(p)
+            texts.append(titled(p.text, p.title) if context == "title" else p.text)
         queries, answers = {}, {}
         for q in iter_queries(session, collection):
             if split is None or q.split == split:
                 queries[q.id] = q.text
                 if q.answers:
                     answers[q.id] = q.answers
-    return Corpus(collection, info.language, doc_ids, texts, queries, answers)
+    if context.endswith("keyphrases"):
+        texts = contextualise(passages, context)
+    return Corpus(collection, info.language, doc_ids, texts, queries, answers, passages=passages, context=context)
 
 
 def index_retriever(retriever: Retriever, corpus: Corpus, *, progress: Progress | None = None) -> Retriever:
@@ -190,27 +304,36 @@ def index_retriever(retriever: Retriever, corpus: Corpus, *, progress: Progress 
 
     A BM25 index is cached under ``cache_dir("bm25")`` keyed by the corpus content and the
     BM25 and analyzer parameters; dense retrievers cache their passage embeddings
-    themselves; a hybrid indexes its members.
+    themselves; a hybrid indexes its members.  Each retriever gets the passage texts of
+    its ``context`` option (:func:`context_of`, :meth:`Corpus.texts_for`); a hierarchical
+    retriever gets the passages too (its document BM25 index is rebuilt every time:
+    bm25s indexes ~20k documents/s).
     """
     import os
     import tempfile
 
     from core.retrieval.bm25 import BM25Retriever
+    from core.retrieval.hierarchical import HierarchicalRetriever
     from core.retrieval.hybrid import HybridRetriever
 
     if isinstance(retriever, HybridRetriever):
         for key, member in list(retriever.retrievers.items()):
             retriever.retrievers[key] = index_retriever(member, corpus, progress=progress)
         return retriever
+    texts = corpus.texts_for(context_of(retriever))
+    if isinstance(retriever, HierarchicalRetriever):
+        if len(corpus.passages) != len(corpus.doc_ids):
+            raise ValueError("hierarchical retrieval needs the corpus passages (doc_id, position): use load_corpus")
+        return retriever.index_passages(corpus.passages, texts=texts, progress=progress)
     if not isinstance(retriever, BM25Retriever):
-        retriever.index(corpus.doc_ids, corpus.texts, progress=progress)
+        retriever.index(corpus.doc_ids, texts, progress=progress)
         return retriever
-    key = content_key(corpus.texts, params={"ids": content_key(corpus.doc_ids), "bm25": retriever.params,
-                                            "analyzer": retriever.analyzer.params})
+    key = content_key(texts, params={"ids": content_key(corpus.doc_ids), "bm25": retriever.params,
+                                     "analyzer": retriever.analyzer.params})
     folder = cache_dir("bm25") / key
     if (folder / "meta.json").exists():
         return BM25Retriever.load(folder, name=retriever.name)
-    retriever.index(corpus.doc_ids, corpus.texts, progress=progress)
+    retriever.index(corpus.doc_ids, texts, progress=progress)
     # Save beside the final place, then rename: a concurrent reader never sees half an index.
     staging = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=folder.parent))
     retriever.save(staging)

@@ -2,20 +2,25 @@
 
 :class:`HybridRetriever` follows the :class:`core.retrieval.base.Retriever`
 protocol.  Each member retrieves its top ``depth`` passages; the member
-lists are fused with :func:`core.fusion.rrf`, :func:`core.fusion.combsum` or
-:func:`core.fusion.combmnz` and the fused list is cut to ``k``.
+lists are fused with :func:`core.fusion.rrf`, :func:`core.fusion.combsum`,
+:func:`core.fusion.combmnz` or, for exactly two members,
+:func:`core.fusion.convex` (``alpha`` times the first member's min-max
+normalised score plus ``1 - alpha`` times the second's), and the fused list
+is cut to ``k``.
 
 A typical use is lexical + dense retrieval (BM25 and a bi-encoder) fused by
 RRF (Cormack et al., SIGIR 2009), the hybrid that DuReader-retrieval and
 T2Ranking style pooling benefits from: the two kinds of retriever fail on
-different queries.
+different queries.  The convex combination is the fusion DAPR uses for its
+BM25 + neural hybrids (Wang, Reimers & Gurevych, "DAPR: A Benchmark on
+Document-Aware Passage Retrieval", ACL 2024; Bruch et al., TOIS 2023).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from core.fusion import DEFAULT_RRF_K, FUSION_METHODS, FusionMethod, WeightsArg, fuse
+from core.fusion import DEFAULT_RRF_K, FUSION_METHODS, FusionMethod, WeightsArg, check_alpha, fuse
 from core.retrieval.base import Hit, ProgressCallback, Retriever
 from core.types import Run
 
@@ -23,17 +28,19 @@ __all__ = ["HybridRetriever"]
 
 
 class HybridRetriever:
-    """Fuse the results of several retrievers (RRF, CombSUM or CombMNZ).
+    """Fuse the results of several retrievers (RRF, CombSUM, CombMNZ or a convex combination).
 
     Parameters
     ----------
     retrievers : Sequence[Retriever] or Mapping[str, Retriever]
         The members.  In a sequence each member is known by its ``name``
         attribute (names must be distinct); a mapping names them itself.
-    fusion : {"rrf", "combsum", "combmnz"}
-        How member lists are fused (see :mod:`core.fusion`).
+    fusion : {"rrf", "combsum", "combmnz", "convex"}
+        How member lists are fused (see :mod:`core.fusion`).  ``"convex"``
+        needs exactly two members and takes ``alpha`` instead of weights.
     weights : Mapping[str, float] or Sequence[float], optional
-        One non-negative weight per member (by name, or in member order).
+        One non-negative weight per member (by name, or in member order);
+        not with ``"convex"``.
     depth : int
         How many passages each member retrieves per query (default 100).
         A search for ``k > depth`` makes members retrieve ``k`` instead, so
@@ -42,6 +49,9 @@ class HybridRetriever:
         The retriever's name (its run tag).
     k_rrf : float
         The RRF constant (default 60).
+    alpha : float
+        ``"convex"`` only: the weight of the *first* member, in ``[0, 1]``
+        (default 0.5); the second gets ``1 - alpha``.
 
     Notes
     -----
@@ -58,6 +68,7 @@ class HybridRetriever:
         depth: int = 100,
         name: str = "hybrid",
         k_rrf: float = DEFAULT_RRF_K,
+        alpha: float = 0.5,
     ) -> None:
         if isinstance(retrievers, Mapping):
             members = {str(n): r for n, r in retrievers.items()}
@@ -82,11 +93,12 @@ class HybridRetriever:
         self.depth = depth
         self.name = name
         self.k_rrf = k_rrf
-        # Validate the weights now rather than at the first search.
-        fuse({n: {} for n in members}, fusion, weights=weights, k=k_rrf)
+        self.alpha = check_alpha(alpha)
+        # Validate the weights (and convex's two members) now rather than at the first search.
+        fuse({n: {} for n in members}, fusion, weights=weights, k=k_rrf, alpha=self.alpha)
 
     def _fuse(self, member_runs: dict[str, Run], k: int) -> Run:
-        fused = fuse(member_runs, self.fusion, weights=self.weights, k=self.k_rrf)
+        fused = fuse(member_runs, self.fusion, weights=self.weights, k=self.k_rrf, alpha=self.alpha)
         return {qid: dict(list(docs.items())[:k]) for qid, docs in fused.items()}
 
     def search(self, query: str, k: int = 10) -> list[Hit]:
@@ -126,8 +138,10 @@ class HybridRetriever:
         return {qid: fused.get(qid, {}) for qid in queries}
 
     def __repr__(self) -> str:
+        alpha = f", alpha={self.alpha}" if self.fusion == "convex" else ""
         return (
-            f"HybridRetriever({list(self.retrievers)}, fusion={self.fusion!r}, depth={self.depth}, name={self.name!r})"
+            f"HybridRetriever({list(self.retrievers)}, fusion={self.fusion!r}{alpha}, depth={self.depth}, "
+            f"name={self.name!r})"
         )
 
 
