@@ -363,6 +363,9 @@ def describe(retriever: Retriever) -> dict[str, Any]:
     analyzer = getattr(retriever, "analyzer", None)
     if analyzer is not None and hasattr(analyzer, "params"):
         config["analyzer"] = analyzer.params
+    context = context_of(retriever)
+    if context is not None:
+        config["context"] = context
     encoder = getattr(retriever, "encoder", None)
     if encoder is not None:
         config["encoder"] = dict(getattr(encoder, "params", {})) | {"fingerprint": getattr(encoder, "fingerprint", None)}

@@ -1,0 +1,525 @@
+"""The annotation workflow in the store: assignments, blind judging, resolution, overrides, QC, qrels versions.
+
+Every write function runs in the caller's write transaction.  The pure rules
+live in ``core`` (:mod:`core.assignment`, :mod:`core.judgments`,
+:mod:`core.resolution`, :mod:`core.qc`); this module only reads what they
+need and stores what they decide.
+
+Blindness is structural: :func:`next_item` returns the query and passage
+text and nothing else (no run, rank, score or other annotator), and every
+function that acts on an assignment checks that it belongs to the acting
+user, so editing a URL or a request cannot reach someone else's work.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import func, insert, select, update
+from sqlalchemy.orm import Session
+
+from core.assignment import annotator_seed, plan_assignments, plan_fourth
+from core.judgments import Event, current_labels
+from core.qc import package_accuracy, qc_decision, round_seed, sample_for_qc
+from core.resolution import Resolution, apply_override, resolve
+from core.types import Qrels
+from db.models import (
+    Assignment,
+    FinalLabel,
+    Judgment,
+    LabelOverride,
+    Package,
+    Passage,
+    Pool,
+    PoolEntry,
+    QcItem,
+    QcRound,
+    QrelsEntry,
+    QrelsVersion,
+    QueryRecord,
+    User,
+    utcnow,
+)
+from db.queries import NotFound, collection_id
+
+LABELLING = ("label", "fourth")  # assignment purposes whose labels decide final labels (QC labels do not)
+
+
+class Forbidden(PermissionError):
+    """The acting user may not touch this item."""
+
+
+# --------------------------------------------------------------------------- assignment
+
+
+@dataclass(frozen=True)
+class AssignmentSummary:
+    pairs: int
+    tasks: int
+    packages: list[str]
+    per_annotator: dict[str, int]
+
+
+def _annotators(session: Session, names: Sequence[str] | None) -> dict[str, int]:
+    query = select(User.username, User.id).where(User.active, User.role == "annotator")
+    if names is not None:
+        query = query.where(User.username.in_(list(names)))
+    found = dict(session.execute(query).all())
+    if names is not None:
+        missing = sorted(set(names) - found.keys())
+        if missing:
+            raise NotFound(f"not active annotators: {', '.join(missing)}")
+    return found
+
+
+def _loads(session: Session) -> dict[str, int]:
+    return dict(
+        session.execute(
+            select(User.username, func.count(Assignment.id))
+            .select_from(User)
+            .join(Assignment, Assignment.user_id == User.id)
+            .where(Assignment.purpose.in_(LABELLING))
+            .group_by(User.username)
+        ).all()
+    )
+
+
+def create_assignments(
+    session: Session,
+    collection: str,
+    pool: str,
+    *,
+    annotators: Sequence[str] | None = None,
+    per_pair: int = 3,
+    seed: int = 0,
+    package_size: int = 1000,
+    group_by_query: bool = False,
+) -> AssignmentSummary:
+    """Give every selected pair of a pool to ``per_pair`` distinct annotators, in shuffled packages.
+
+    Pairs that already have annotators (from this or another pool) keep them and only get the
+    missing ones, so new pools and new annotators can be added at any time without touching
+    finished work.
+    """
+    cid = collection_id(session, collection)
+    pool_row = session.scalar(select(Pool).where(Pool.collection_id == cid, Pool.name == pool))
+    if pool_row is None:
+        raise NotFound(f"no pool named {pool!r} in collection {collection!r}")
+    users = _annotators(session, annotators)
+    entries = session.execute(
+        select(PoolEntry.id, QueryRecord.ext_id, Passage.ext_id, PoolEntry.query_id, PoolEntry.passage_id)
+        .join(QueryRecord, QueryRecord.id == PoolEntry.query_id)
+        .join(Passage, Passage.id == PoolEntry.passage_id)
+        .where(PoolEntry.pool_id == pool_row.id, PoolEntry.selected)
+        .order_by(PoolEntry.id)
+    ).all()
+    ids = {(q, d): (eid, qi, pi) for eid, q, d, qi, pi in entries}
+    existing: dict[tuple[str, str], set[str]] = {}
+    for q, d, user in session.execute(
+        select(QueryRecord.ext_id, Passage.ext_id, User.username)
+        .select_from(Assignment)
+        .join(QueryRecord, QueryRecord.id == Assignment.query_id)
+        .join(Passage, Passage.id == Assignment.passage_id)
+        .join(User, User.id == Assignment.user_id)
+        .where(QueryRecord.collection_id == cid, Assignment.purpose.in_(LABELLING))
+    ):
+        existing.setdefault((q, d), set()).add(user)
+    packages = dict(
+        session.execute(
+            select(User.username, func.count(Package.id)).select_from(User).join(Package, Package.user_id == User.id).group_by(User.username)
+        ).all()
+    )
+    tasks = plan_assignments(
+        list(ids), sorted(users), per_pair=per_pair, existing={k: v for k, v in existing.items() if k in ids},
+        load=_loads(session), existing_packages=packages, seed=seed, package_size=package_size,
+        group_by_query=group_by_query,
+    )
+    package_ids: dict[str, int] = {}
+    for task in tasks:
+        if task.package not in package_ids:
+            row = Package(name=task.package, user_id=users[task.annotator], pool_id=pool_row.id, status="open")
+            session.add(row)
+            session.flush()
+            package_ids[task.package] = row.id
+    if tasks:
+        session.execute(
+            insert(Assignment),
+            [
+                {
+                    "pool_entry_id": ids[t.pair][0], "query_id": ids[t.pair][1], "passage_id": ids[t.pair][2],
+                    "user_id": users[t.annotator], "package": t.package, "package_id": package_ids[t.package],
+                    "order_index": t.order, "seed": t.seed, "purpose": "label",
+                }
+                for t in tasks
+            ],
+        )
+    per_annotator: dict[str, int] = {}
+    for t in tasks:
+        per_annotator[t.annotator] = per_annotator.get(t.annotator, 0) + 1
+    return AssignmentSummary(pairs=len(ids), tasks=len(tasks), packages=sorted(package_ids), per_annotator=per_annotator)
+
+
+# --------------------------------------------------------------------------- judging
+
+
+@dataclass(frozen=True)
+class Item:
+    """What an annotator sees: the texts and their place in the package, nothing else."""
+
+    assignment_id: int
+    query: str
+    query_language: str | None
+    title: str
+    passage: str
+    passage_language: str | None
+    package: str
+    position: int
+    total: int
+    done: int
+    purpose: str
+
+
+def _standing(session: Session, user_id: int, assignment_ids: Sequence[int] | None = None) -> dict[int, int]:
+    """The user's standing label per assignment id (after relabels and undos)."""
+    query = select(Judgment.assignment_id, Judgment.action, Judgment.grade).where(Judgment.user_id == user_id)
+    if assignment_ids is not None:
+        query = query.where(Judgment.assignment_id.in_(list(assignment_ids)))
+    events = [Event(aid, "me", action, grade) for aid, action, grade in session.execute(query.order_by(Judgment.id))]
+    return {aid: labels["me"] for aid, labels in current_labels(events).items()}
+
+
+def _open_packages(session: Session, user_id: int) -> list[Package]:
+    return list(
+        session.scalars(
+            select(Package)
+            .where(Package.user_id == user_id, Package.status.in_(("open", "revise")))
+            .order_by(Package.id)
+        )
+    )
+
+
+def next_item(session: Session, user_id: int, *, skipped: Sequence[int] = ()) -> Item | None:
+    """The user's next unlabelled assignment: adjudication first, then their oldest open package in order.
+
+    ``skipped`` assignment ids (skipped in this sitting) come last.  Returns None when nothing is left.
+    """
+    rows = session.execute(
+        select(Assignment.id, Assignment.purpose, Assignment.package, Assignment.order_index, Assignment.package_id)
+        .outerjoin(Package, Package.id == Assignment.package_id)
+        .where(
+            Assignment.user_id == user_id,
+            (Assignment.package_id.is_(None)) | (Package.status.in_(("open", "revise"))),
+        )
+        .order_by(Assignment.purpose != "fourth", Assignment.package_id, Assignment.order_index, Assignment.id)
+    ).all()
+    labelled = _standing(session, user_id, [r[0] for r in rows])
+    todo = [r for r in rows if r[0] not in labelled]
+    if not todo:
+        return None
+    skip = set(skipped)
+    chosen = next((r for r in todo if r[0] not in skip), todo[0])
+    package_rows = [r for r in rows if r[4] == chosen[4] and r[2] == chosen[2]]
+    return _item(session, chosen[0], package_rows, labelled)
+
+
+def _item(session: Session, assignment_id: int, package_rows, labelled) -> Item:
+    a = session.get(Assignment, assignment_id)
+    q = session.get(QueryRecord, a.query_id)
+    p = session.get(Passage, a.passage_id)
+    order = [r[0] for r in package_rows]
+    return Item(
+        assignment_id=a.id, query=q.text, query_language=q.language, title=p.title, passage=p.text,
+        passage_language=p.language, package=a.package or ("adjudication" if a.purpose == "fourth" else "review"),
+        position=order.index(a.id) + 1 if a.id in order else 1, total=len(order),
+        done=sum(1 for aid in order if aid in labelled), purpose=a.purpose,
+    )
+
+
+def _own_assignment(session: Session, user_id: int, assignment_id: int) -> Assignment:
+    a = session.get(Assignment, assignment_id)
+    if a is None or a.user_id != user_id:
+        raise Forbidden("this item is not assigned to you")
+    return a
+
+
+def record_judgment(
+    session: Session, user_id: int, assignment_id: int, grade: int | None, *, action: str = "label",
+    note: str = "", elapsed_ms: int | None = None, levels: Sequence[int] = (0, 1, 2, 3),
+) -> Resolution | None:
+    """Append a judgment (label, skip or flag) to the log; a label re-resolves the pair.
+
+    Returns the pair's resolution after a label (None for skip/flag).
+    """
+    a = _own_assignment(session, user_id, assignment_id)
+    if action == "label" and grade not in levels:
+        raise ValueError(f"grade must be one of {list(levels)}, got {grade!r}")
+    if action not in ("label", "skip", "flag"):
+        raise ValueError(f"unknown action {action!r}")
+    session.add(
+        Judgment(
+            assignment_id=a.id, query_id=a.query_id, passage_id=a.passage_id, user_id=user_id, action=action,
+            grade=grade if action == "label" else None, note=note, elapsed_ms=elapsed_ms,
+        )
+    )
+    session.flush()
+    if action != "label" or a.purpose == "qc":
+        return None
+    return resolve_pair(session, a.query_id, a.passage_id)
+
+
+def undo_last(session: Session, user_id: int) -> int | None:
+    """Withdraw the user's most recent standing label; returns its assignment id (None if nothing to undo)."""
+    rows = session.execute(
+        select(Judgment.assignment_id, Judgment.action, Judgment.grade)
+        .where(Judgment.user_id == user_id, Judgment.assignment_id.is_not(None))
+        .order_by(Judgment.id)
+    ).all()
+    stack: list[int] = []
+    for aid, action, _grade in rows:
+        if action == "label":
+            stack.append(aid)
+        elif action == "undo":
+            # an undo withdraws the latest standing label of that assignment
+            for i in range(len(stack) - 1, -1, -1):
+                if stack[i] == aid:
+                    del stack[i]
+                    break
+    if not stack:
+        return None
+    aid = stack[-1]
+    a = _own_assignment(session, user_id, aid)
+    session.add(Judgment(assignment_id=aid, query_id=a.query_id, passage_id=a.passage_id, user_id=user_id, action="undo"))
+    session.flush()
+    if a.purpose != "qc":
+        resolve_pair(session, a.query_id, a.passage_id)
+    return aid
+
+
+def pair_labels(session: Session, query_id: int, passage_id: int) -> dict[str, int]:
+    """Standing labels of one pair by annotator (labelling assignments only, not QC reviews)."""
+    rows = session.execute(
+        select(User.username, Judgment.action, Judgment.grade)
+        .select_from(Judgment)
+        .join(User, User.id == Judgment.user_id)
+        .join(Assignment, Assignment.id == Judgment.assignment_id)
+        .where(Judgment.query_id == query_id, Judgment.passage_id == passage_id, Assignment.purpose.in_(LABELLING))
+        .order_by(Judgment.id)
+    )
+    labels = current_labels(Event("pair", user, action, grade) for user, action, grade in rows)
+    return labels.get("pair", {})
+
+
+def resolve_pair(session: Session, query_id: int, passage_id: int, *, seed: int = 0) -> Resolution:
+    """Apply the T2Ranking rules to a pair's standing labels and store the outcome.
+
+    A three-way split gets a 4th annotator automatically (not one of the three, least
+    loaded); a reviewer's override always wins over the labels.
+    """
+    labels = pair_labels(session, query_id, passage_id)
+    resolution = resolve(list(labels.values()))
+    override = session.scalar(
+        select(LabelOverride).where(LabelOverride.query_id == query_id, LabelOverride.passage_id == passage_id)
+        .order_by(LabelOverride.id.desc()).limit(1)
+    )
+    if override is not None:
+        resolution = apply_override(resolution, override.grade, override.reason)
+    elif resolution.state == "needs_fourth":
+        _assign_fourth(session, query_id, passage_id, set(labels), seed)
+    final = session.scalar(select(FinalLabel).where(FinalLabel.query_id == query_id, FinalLabel.passage_id == passage_id))
+    if resolution.is_final:
+        cid = session.scalar(select(QueryRecord.collection_id).where(QueryRecord.id == query_id))
+        values = {
+            "grade": resolution.grade, "method": resolution.method, "n_labels": resolution.n_labels,
+            "reason": override.reason if override is not None else "", "decided_at": utcnow(),
+            "decided_by": override.user_id if override is not None else None,
+        }
+        if final is None:
+            session.add(FinalLabel(collection_id=cid, query_id=query_id, passage_id=passage_id, **values))
+        else:
+            for key, value in values.items():
+                setattr(final, key, value)
+    elif final is not None:  # an undo took the pair back below a decision
+        session.delete(final)
+    session.flush()
+    return resolution
+
+
+def _assign_fourth(session: Session, query_id: int, passage_id: int, labelled_by: set[str], seed: int) -> None:
+    already = session.scalar(
+        select(func.count()).select_from(Assignment).where(
+            Assignment.query_id == query_id, Assignment.passage_id == passage_id, Assignment.purpose == "fourth"
+        )
+    )
+    if already:
+        return
+    users = _annotators(session, None)
+    chosen = plan_fourth(
+        (str(query_id), str(passage_id)), labelled_by, sorted(users), _loads(session), seed
+    )
+    entry = session.scalar(
+        select(Assignment.pool_entry_id).where(
+            Assignment.query_id == query_id, Assignment.passage_id == passage_id, Assignment.pool_entry_id.is_not(None)
+        ).limit(1)
+    )
+    session.add(
+        Assignment(
+            pool_entry_id=entry, query_id=query_id, passage_id=passage_id, user_id=users[chosen],
+            package=f"{chosen}-adjudication", package_id=None, order_index=0,
+            seed=annotator_seed(seed, chosen), purpose="fourth",
+        )
+    )
+    session.flush()
+
+
+def override_label(session: Session, reviewer_id: int, query_id: int, passage_id: int, grade: int | None, reason: str) -> Resolution:
+    """A reviewer sets a pair's final label (or excludes it with ``grade=None``), with a reason."""
+    role = session.scalar(select(User.role).where(User.id == reviewer_id, User.active))
+    if role not in ("reviewer", "admin"):
+        raise Forbidden("only reviewers and admins can override a final label")
+    if not reason or not reason.strip():
+        raise ValueError("an override needs a reason")
+    session.add(LabelOverride(query_id=query_id, passage_id=passage_id, user_id=reviewer_id, grade=grade if grade is not None else -1, reason=reason.strip()))
+    session.flush()
+    return resolve_pair(session, query_id, passage_id)
+
+
+# --------------------------------------------------------------------------- qrels
+
+
+def live_qrels(session: Session, collection: str) -> Qrels:
+    """The current final labels of a collection as qrels (excluded pairs left out)."""
+    cid = collection_id(session, collection)
+    qrels: Qrels = {}
+    for qid, did, grade in session.execute(
+        select(QueryRecord.ext_id, Passage.ext_id, FinalLabel.grade)
+        .join(QueryRecord, QueryRecord.id == FinalLabel.query_id)
+        .join(Passage, Passage.id == FinalLabel.passage_id)
+        .where(FinalLabel.collection_id == cid, FinalLabel.method != "excluded", FinalLabel.grade.is_not(None))
+    ):
+        qrels.setdefault(qid, {})[did] = grade
+    return qrels
+
+
+def freeze_qrels(session: Session, collection: str, name: str, *, note: str = "", user_id: int | None = None) -> int:
+    """Snapshot the current final labels as a named qrels version; returns the number of entries."""
+    cid = collection_id(session, collection)
+    if session.scalar(select(QrelsVersion.id).where(QrelsVersion.collection_id == cid, QrelsVersion.name == name)):
+        raise ValueError(f"a qrels version named {name!r} already exists")
+    qrels = live_qrels(session, collection)
+    version = QrelsVersion(collection_id=cid, name=name, source="frozen", note=note, created_by=user_id)
+    session.add(version)
+    session.flush()
+    rows = [{"version_id": version.id, "query_id": q, "doc_id": d, "grade": g} for q, docs in qrels.items() for d, g in docs.items()]
+    if rows:
+        session.execute(insert(QrelsEntry), rows)
+    return len(rows)
+
+
+# --------------------------------------------------------------------------- quality control
+
+
+def package_progress(session: Session, package_id: int) -> tuple[int, int]:
+    """(labelled, total) assignments of a package."""
+    package = session.get(Package, package_id)
+    ids = list(session.scalars(select(Assignment.id).where(Assignment.package_id == package_id)))
+    return len(_standing(session, package.user_id, ids)), len(ids)
+
+
+def start_qc_round(
+    session: Session, package_id: int, *, reviewers: Sequence[str], sample_size: int = 100, seed: int = 0,
+    threshold: float = 0.93,
+) -> int:
+    """Sample a finished package for review by at least two reviewers; returns the round id."""
+    package = session.get(Package, package_id)
+    if package is None:
+        raise NotFound(f"no package {package_id}")
+    done, total = package_progress(session, package_id)
+    if done < total:
+        raise ValueError(f"package {package.name} is not finished ({done}/{total} labelled)")
+    users = dict(session.execute(
+        select(User.username, User.id).where(User.username.in_(list(reviewers)), User.active, User.role.in_(("reviewer", "admin")))
+    ).all())
+    if len(users) < 2:
+        raise ValueError("quality control needs at least two active reviewers")
+    number = (session.scalar(select(func.max(QcRound.round_no)).where(QcRound.package_id == package_id)) or 0) + 1
+    pairs = session.execute(
+        select(Assignment.query_id, Assignment.passage_id).where(Assignment.package_id == package_id).order_by(Assignment.id)
+    ).all()
+    keys = {(str(q), str(p)): (q, p) for q, p in pairs}
+    rseed = round_seed(seed, package.name, number)
+    sample = [keys[k] for k in sample_for_qc(list(keys), size=sample_size, seed=rseed)]
+    qc_round = QcRound(package_id=package_id, round_no=number, seed=rseed, sample_size=len(sample), threshold=threshold, status="reviewing")
+    session.add(qc_round)
+    session.flush()
+    session.execute(insert(QcItem), [{"qc_round_id": qc_round.id, "query_id": q, "passage_id": p} for q, p in sample])
+    for name, uid in sorted(users.items()):
+        have = set(session.execute(
+            select(Assignment.query_id, Assignment.passage_id).where(Assignment.user_id == uid, Assignment.purpose == "qc")
+        ).all())
+        order = [pair for pair in sample if pair not in have]
+        random.Random(annotator_seed(rseed, name)).shuffle(order)
+        if order:
+            session.execute(insert(Assignment), [
+                {"query_id": q, "passage_id": p, "user_id": uid, "package": f"qc-{package.name}-r{number}",
+                 "order_index": i, "seed": annotator_seed(rseed, name), "purpose": "qc"}
+                for i, (q, p) in enumerate(order)
+            ])
+    package.status = "in_qc"
+    package.updated_at = utcnow()
+    session.flush()
+    return qc_round.id
+
+
+def close_qc_round(session: Session, round_id: int, *, min_reviewers: int = 2) -> dict[str, Any]:
+    """Score the annotator against the reviewers on the round's sample and pass or return the package."""
+    qc_round = session.get(QcRound, round_id)
+    if qc_round is None:
+        raise NotFound(f"no QC round {round_id}")
+    if qc_round.status != "reviewing":
+        raise ValueError(f"QC round {round_id} is already decided ({qc_round.status})")
+    package = session.get(Package, qc_round.package_id)
+    sample = session.execute(select(QcItem.query_id, QcItem.passage_id).where(QcItem.qc_round_id == round_id)).all()
+    own = {
+        (a.query_id, a.passage_id): a.id
+        for a in session.scalars(select(Assignment).where(Assignment.package_id == package.id))
+    }
+    standing = _standing(session, package.user_id, list(own.values()))
+    annotator_labels = {(str(q), str(p)): standing[own[(q, p)]] for q, p in sample if own.get((q, p)) in standing}
+    reviewer_labels: dict[tuple[str, str], dict[str, int]] = {}
+    rows = session.execute(
+        select(Judgment.query_id, Judgment.passage_id, User.username, Judgment.action, Judgment.grade)
+        .select_from(Judgment)
+        .join(Assignment, Assignment.id == Judgment.assignment_id)
+        .join(User, User.id == Judgment.user_id)
+        .where(Assignment.purpose == "qc")
+        .order_by(Judgment.id)
+    )
+    labels = current_labels(Event((q, p), user, action, grade) for q, p, user, action, grade in rows)
+    for q, p in sample:
+        reviewer_labels[(str(q), str(p))] = dict(labels.get((q, p), {}))
+    result = package_accuracy(annotator_labels, reviewer_labels, min_reviewers=min_reviewers)
+    decision = qc_decision(result, threshold=qc_round.threshold)
+    qc_round.status = "passed" if decision == "pass" else "revise"
+    qc_round.accuracy = result.accuracy
+    qc_round.n_checked = result.n_checked
+    qc_round.decided_at = utcnow()
+    package.status = "passed" if decision == "pass" else "revise"
+    package.updated_at = utcnow()
+    session.flush()
+    return {"accuracy": result.accuracy, "n_checked": result.n_checked, "decision": decision,
+            "disagreements": [(d.pair, d.annotator_label, d.consensus) for d in result.disagreements]}
+
+
+def resubmit_package(session: Session, user_id: int, package_id: int) -> None:
+    """The annotator says a returned package is revised; it goes back to review as ``submitted``."""
+    package = session.get(Package, package_id)
+    if package is None or package.user_id != user_id:
+        raise Forbidden("this package is not yours")
+    if package.status != "revise":
+        raise ValueError(f"package {package.name} is {package.status}, not returned for revision")
+    package.status = "submitted"
+    package.updated_at = utcnow()
+    session.execute(update(Package).where(Package.id == package_id).values(status="submitted"))
