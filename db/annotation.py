@@ -348,17 +348,17 @@ def resolve_pair(session: Session, query_id: int, passage_id: int, *, seed: int 
 
 
 def _assign_fourth(session: Session, query_id: int, passage_id: int, labelled_by: set[str], seed: int) -> None:
-    already = session.scalar(
-        select(func.count()).select_from(Assignment).where(
-            Assignment.query_id == query_id, Assignment.passage_id == passage_id, Assignment.purpose == "fourth"
+    holders = set(
+        session.scalars(
+            select(User.username)
+            .join(Assignment, Assignment.user_id == User.id)
+            .where(Assignment.query_id == query_id, Assignment.passage_id == passage_id, Assignment.purpose.in_(LABELLING))
         )
     )
-    if already:
-        return
-    users = _annotators(session, None)
-    chosen = plan_fourth(
-        (str(query_id), str(passage_id)), labelled_by, sorted(users), _loads(session), seed
-    )
+    if holders - labelled_by:
+        return  # someone already holds this pair and has not labelled it yet: that label will decide
+    users = {name: uid for name, uid in _annotators(session, None).items()}
+    chosen = plan_fourth((str(query_id), str(passage_id)), holders, sorted(users), _loads(session), seed)
     entry = session.scalar(
         select(Assignment.pool_entry_id).where(
             Assignment.query_id == query_id, Assignment.passage_id == passage_id, Assignment.pool_entry_id.is_not(None)
@@ -523,3 +523,12 @@ def resubmit_package(session: Session, user_id: int, package_id: int) -> None:
     package.status = "submitted"
     package.updated_at = utcnow()
     session.execute(update(Package).where(Package.id == package_id).values(status="submitted"))
+
+
+def my_packages(session: Session, user_id: int) -> list[dict[str, Any]]:
+    """The user's packages with their progress and status (their own progress page)."""
+    result = []
+    for package in session.scalars(select(Package).where(Package.user_id == user_id).order_by(Package.id)):
+        done, total = package_progress(session, package.id)
+        result.append({"id": package.id, "name": package.name, "status": package.status, "done": done, "total": total})
+    return result

@@ -251,6 +251,32 @@ def cmd_job(args: argparse.Namespace) -> int:
     return 0
 
 
+# --------------------------------------------------------------------------- annotation
+
+
+def cmd_assign(args: argparse.Namespace) -> int:
+    from db.annotation import create_assignments
+
+    annotators = [a.strip() for a in args.annotators.split(",")] if args.annotators else None
+    with _store(args).write() as session:
+        summary = create_assignments(
+            session, args.collection, args.pool, annotators=annotators, per_pair=args.per_pair, seed=args.seed,
+            package_size=args.package_size, group_by_query=args.group_by_query,
+        )
+    loads = ", ".join(f"{name} {n}" for name, n in sorted(summary.per_annotator.items())) or "nothing new"
+    print(f"{summary.pairs} selected pairs; {summary.tasks} new assignments ({loads}) in {len(summary.packages)} packages")
+    return 0
+
+
+def cmd_freeze(args: argparse.Namespace) -> int:
+    from db.annotation import freeze_qrels
+
+    with _store(args).write() as session:
+        n = freeze_qrels(session, args.collection, args.name, note=args.note or "")
+    print(f"qrels version {args.name!r}: {n} final labels")
+    return 0
+
+
 # --------------------------------------------------------------------------- users
 
 
@@ -418,6 +444,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("id", nargs="?", type=int)
     p.add_argument("--limit", type=int, default=20)
     p.set_defaults(func=cmd_job)
+
+    p = sub.add_parser("assign", help="give a pool's selected pairs to annotators (3 each by default), in packages")
+    p.add_argument("--collection", "-c", required=True)
+    p.add_argument("--pool", required=True)
+    p.add_argument("--annotators", help="comma-separated usernames (default: every active annotator)")
+    p.add_argument("--per-pair", type=int, default=3)
+    p.add_argument("--package-size", type=int, default=1000)
+    p.add_argument("--group-by-query", action="store_true", help="show one query's passages consecutively")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=cmd_assign)
+
+    p = sub.add_parser("freeze", help="snapshot the current final labels as a named qrels version")
+    p.add_argument("--collection", "-c", required=True)
+    p.add_argument("--name", required=True)
+    p.add_argument("--note")
+    p.set_defaults(func=cmd_freeze)
 
     p = sub.add_parser("user", help="accounts: add, list, disable, enable, passwd")
     p.add_argument("action", choices=["add", "list", "disable", "enable", "passwd"])
