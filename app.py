@@ -1,23 +1,51 @@
 """pooljudge: the Streamlit entry point.  Run with ``streamlit run app.py`` (or ``make run``).
 
 Navigation is declared here with ``st.navigation``, the one mechanism the app
-uses, so that the set of pages can depend on who is logged in.  The page
-scripts live in ``views/``, not ``pages/``: Streamlit auto-discovers a
-``pages/`` folder and, on a server's first request, serves a deep link such as
-``/pooling`` straight from it, skipping this entry point (and any check made
-here).
+uses, so that the set of pages depends on who is logged in: an annotator is
+offered only the annotation page.  Every page also checks the role itself on
+every run (``pooljudge.ui.auth.require_role``).  The page scripts live in
+``views/``, not ``pages/``: Streamlit auto-discovers a ``pages/`` folder and,
+on a server's first request, serves a deep link such as ``/pooling`` straight
+from it, skipping this entry point.
 """
 
 import streamlit as st
 
+from pooljudge.ui.auth import current_account, login_form, logout
+from pooljudge.ui.common import get_store
+from pooljudge.ui.setup import first_admin_form, has_users
+
 st.set_page_config(page_title="pooljudge", page_icon=":material/fact_check:", layout="wide")
 
-navigation = st.navigation(
-    [
-        st.Page("views/home.py", title="Collections overview", icon=":material/home:", default=True),
-        st.Page("views/collections.py", title="Import", icon=":material/upload:"),
-        st.Page("views/pooling.py", title="Pooling", icon=":material/merge:"),
-        st.Page("views/runs.py", title="Runs and export", icon=":material/download:"),
-    ]
-)
-navigation.run()
+PAGES = {
+    "home": st.Page("views/home.py", title="Collections overview", icon=":material/home:", default=True),
+    "import": st.Page("views/collections.py", title="Import", icon=":material/upload:"),
+    "pooling": st.Page("views/pooling.py", title="Pooling", icon=":material/merge:"),
+    "runs": st.Page("views/runs.py", title="Runs and export", icon=":material/download:"),
+    "annotate": st.Page("views/annotate.py", title="Annotate", icon=":material/edit_note:"),
+    "review": st.Page("views/review.py", title="Review", icon=":material/rule:"),
+    "admin": st.Page("views/admin.py", title="Admin", icon=":material/admin_panel_settings:"),
+}
+BY_ROLE = {
+    "admin": ["home", "import", "pooling", "runs", "annotate", "review", "admin"],
+    "reviewer": ["home", "annotate", "review", "runs"],
+    "annotator": ["annotate"],
+}
+
+store = get_store()
+account = current_account()
+if account is None:
+    if has_users(store):
+        login_form()
+    else:
+        first_admin_form()
+    st.stop()
+
+pages = [PAGES[name] for name in BY_ROLE[account.role]]
+if account.role == "annotator":
+    pages[0] = st.Page("views/annotate.py", title="Annotate", icon=":material/edit_note:", default=True)
+with st.sidebar:
+    st.caption(f"Logged in as **{account.username}** ({account.role})")
+    if st.button("Log out", key="logout"):
+        logout()
+st.navigation(pages).run()

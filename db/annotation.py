@@ -325,7 +325,8 @@ def resolve_pair(session: Session, query_id: int, passage_id: int, *, seed: int 
         .order_by(LabelOverride.id.desc()).limit(1)
     )
     if override is not None:
-        resolution = apply_override(resolution, override.grade, override.reason)
+        # an exclusion is stored as grade -1 (the column is NOT NULL)
+        resolution = apply_override(resolution, None if override.grade < 0 else override.grade, override.reason)
     elif resolution.state == "needs_fourth":
         _assign_fourth(session, query_id, passage_id, set(labels), seed)
     final = session.scalar(select(FinalLabel).where(FinalLabel.query_id == query_id, FinalLabel.passage_id == passage_id))

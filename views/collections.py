@@ -7,7 +7,9 @@ from core.formats import FORMATS, read_source
 from db.importer import ImportConflict, import_collection
 from db.queries import import_history
 from pooljudge.ui.common import get_store, md_escape
+from pooljudge.ui.auth import require_role
 
+require_role("admin")
 st.title("Import")
 st.caption(
     "Reads a file or folder on the machine running pooljudge, in one transaction: "

@@ -5,7 +5,9 @@ import streamlit as st
 
 from db.queries import corpus_statistics, list_collections, split_statistics
 from pooljudge.ui.common import fmt_float, get_store, md_escape
+from pooljudge.ui.auth import require_role
 
+require_role("admin", "reviewer")
 st.title("pooljudge")
 st.caption("Pool candidates from several retrievers, grade them blind on a 4-level scale, watch trec_eval-exact metrics.")
 

@@ -10,6 +10,7 @@ from db.queries import collection_id, list_collections
 from pooljudge.jobs import launch
 from pooljudge.pipeline import RetrieverSpec, stored_pool_statistics
 from pooljudge.ui.common import get_store, md_escape
+from pooljudge.ui.auth import require_role
 
 PRESETS = {
     "BM25 (jieba words / English stems)": "bm25",
@@ -18,6 +19,7 @@ PRESETS = {
     "Hybrid: BM25 + MiniLM, reciprocal rank fusion": "hybrid:fusion=rrf",
 }
 
+require_role("admin")
 st.title("Pooling")
 store = get_store()
 with store.read() as session:

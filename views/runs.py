@@ -8,7 +8,9 @@ import streamlit as st
 from core.formats.trec import write_qrels, write_run
 from db.queries import list_collections, list_runs, load_qrels, load_run
 from pooljudge.ui.common import get_store, md_escape
+from pooljudge.ui.auth import require_role
 
+require_role("admin", "reviewer")
 st.title("Runs and export")
 store = get_store()
 with store.read() as session:

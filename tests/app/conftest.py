@@ -15,6 +15,9 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts"
 CHROMIUM = "/usr/bin/chromium"
+PASSWORD = "correct horse battery"
+ACCOUNTS = {"admin": "admin", "rev1": "reviewer", "rev2": "reviewer",
+            "ann1": "annotator", "ann2": "annotator", "ann3": "annotator", "ann4": "annotator"}
 
 
 def _free_port() -> int:
@@ -30,6 +33,13 @@ def app_server(tmp_path_factory):
     port = _free_port()
     env = {**os.environ, "POOLJUDGE_DB": str(db), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     env.pop("POOLJUDGE_DB_URL", None)
+    for name, role in ACCOUNTS.items():
+        subprocess.run(
+            [sys.executable, "-m", "pooljudge.cli", "--db", str(db), "user", "add", name, "--role", role],
+            env={**env, "POOLJUDGE_PASSWORD": PASSWORD}, check=True, capture_output=True,
+        )
+    subprocess.run([sys.executable, "-m", "pooljudge.cli", "--db", str(db), "-q", "demo"], env=env, check=True,
+                   capture_output=True)
     log = open(tmp_path_factory.mktemp("log") / "streamlit.log", "w+")
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"), "--server.headless", "true",
@@ -86,3 +96,18 @@ def screenshot(page, name: str) -> Path:
     path = ARTIFACTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)
     return path
+
+
+def login(page, base_url: str, username: str, password: str = PASSWORD, path: str = "") -> None:
+    """Open the app at ``path`` and log in through the login form (every page load is a new, logged-out session)."""
+    page.goto(base_url + path)
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password", exact=True).fill(password)
+    page.get_by_role("button", name="Log in").click()
+    page.get_by_text(f"Logged in as {username}").wait_for(timeout=60_000)
+
+
+def open_page(page, title: str) -> None:
+    """Go to a page through the sidebar navigation, inside the logged-in session."""
+    page.locator('[data-testid="stSidebarNav"]').get_by_text(title, exact=True).click()
+    page.get_by_role("heading", name=title.split(" ")[0]).first.wait_for(timeout=30_000)

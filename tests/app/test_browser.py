@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from tests.app.conftest import screenshot
+from tests.app.conftest import login, open_page, screenshot
 
 pytestmark = pytest.mark.browser
 
 
 def test_first_start_shows_the_demo_collection_with_statistics(app_server, page):
-    page.goto(app_server["url"])
+    login(page, app_server["url"], "admin")
     page.get_by_text("demo-bilingual").first.wait_for(timeout=60_000)
     page.get_by_text("Avg passage chars").first.wait_for()
     grid = page.locator('[data-testid="stDataFrame"]').first
@@ -25,7 +25,8 @@ def test_first_start_shows_the_demo_collection_with_statistics(app_server, page)
 def test_import_page_names_file_and_line_and_imports_nothing(app_server, page, tmp_path):
     bad = tmp_path / "bad.qrels"
     bad.write_text("q1 0 d1 1\nq1 0 d2 high\n", encoding="utf-8")
-    page.goto(app_server["url"] + "/collections")
+    login(page, app_server["url"], "admin")
+    open_page(page, "Import")
     page.get_by_label("Path (file or folder, plain or .gz)").fill(str(bad))
     page.get_by_label("Collection name").fill("broken")
     page.get_by_role("combobox").first.click()
@@ -38,13 +39,16 @@ def test_import_page_names_file_and_line_and_imports_nothing(app_server, page, t
 
 
 def test_pooling_runs_in_the_background_and_shows_statistics(app_server, page):
-    page.goto(app_server["url"] + "/pooling")
+    login(page, app_server["url"], "admin")
+    open_page(page, "Pooling")
     page.get_by_label("Pool name").fill("browser-pool")
     page.get_by_label("Other retriever specs (comma-separated ';')").fill("bm25:chinese=bigram,name=bigram-browser")
     page.get_by_label("Depth k / pool size per query").fill("10")
     page.get_by_role("button", name="Start pooling").click()
-    page.get_by_text("Job 1").first.wait_for(timeout=30_000)
-    page.reload()  # the job lives in the store, not in the page: a reload finds it again
+    page.get_by_text("pool browser-pool").first.wait_for(timeout=30_000)
+    page.reload()  # the job lives in the store, not in the page: after a reload (and a new login) it is found again
+    login(page, app_server["url"], "admin")
+    open_page(page, "Pooling")
     done = page.get_by_text("selected,").first
     done.wait_for(timeout=120_000)
     assert "browser-pool" in done.inner_text()
@@ -55,7 +59,8 @@ def test_pooling_runs_in_the_background_and_shows_statistics(app_server, page):
 
 
 def test_runs_page_downloads_a_run_in_trec_format(app_server, page, tmp_path):
-    page.goto(app_server["url"] + "/runs")
+    login(page, app_server["url"], "admin")
+    open_page(page, "Runs and export")
     page.get_by_text("Full configuration").wait_for(timeout=60_000)
     with page.expect_download() as download:
         page.get_by_role("button", name="Download run (TREC)").click()

@@ -11,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 from core.types import CollectionSource, Passage, QrelEntry, Query
 from db.engine import Store, sqlite_url
 from db.importer import import_collection
+from db.users import add_user
 from pooljudge.seed import DEMO_NAME
 
 REPO_PAGES = str(Path(__file__).resolve().parents[2] / "views")
@@ -23,9 +24,18 @@ def db(tmp_path, monkeypatch):
     monkeypatch.setenv("POOLJUDGE_DB", str(path))
     st.cache_resource.clear()
     store = Store(sqlite_url(path))
+    with store.write() as session:
+        store.admin_id = add_user(session, "admin", "correct horse", "admin").id
     yield store
     store.dispose()
     st.cache_resource.clear()
+
+
+def _open(store, script, default_timeout=30):
+    """Open a page as the logged-in admin (the app keeps only the account id in the session)."""
+    at = AppTest.from_file(script, default_timeout=default_timeout)
+    at.session_state["pooljudge_user_id"] = store.admin_id
+    return at.run()
 
 
 def _seed(store):
@@ -40,7 +50,7 @@ def _seed(store):
 
 def test_home_lists_collections_with_split_statistics(db):
     _seed(db)
-    at = AppTest.from_file(f"{REPO_PAGES}/home.py", default_timeout=30).run()
+    at = _open(db, f"{REPO_PAGES}/home.py", default_timeout=30)
     assert not at.exception
     assert [h.value for h in at.subheader] == [r"tiny \*collection\*"]
     metrics = {m.label: m.value for m in at.metric}
@@ -54,7 +64,7 @@ def test_home_lists_collections_with_split_statistics(db):
 
 
 def test_empty_store_receives_the_demo(db):
-    at = AppTest.from_file(f"{REPO_PAGES}/home.py", default_timeout=60).run()
+    at = _open(db, f"{REPO_PAGES}/home.py", default_timeout=60)
     assert not at.exception
     assert DEMO_NAME in [h.value.replace("\\", "") for h in at.subheader]
 
@@ -63,7 +73,7 @@ def test_import_page_reports_file_and_line(db, tmp_path):
     _seed(db)
     bad = tmp_path / "bad.run"
     bad.write_text("q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 two t\n", encoding="utf-8")
-    at = AppTest.from_file(f"{REPO_PAGES}/collections.py", default_timeout=30).run()
+    at = _open(db, f"{REPO_PAGES}/collections.py", default_timeout=30)
     at.text_input[0].input(str(bad))
     at.selectbox[0].select("trec-run")
     at.text_input[1].input("runs")
@@ -78,7 +88,7 @@ def test_import_page_imports_a_run(db, tmp_path):
     _seed(db)
     good = tmp_path / "good.run"
     good.write_text("q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.5 t\n", encoding="utf-8")
-    at = AppTest.from_file(f"{REPO_PAGES}/collections.py", default_timeout=30).run()
+    at = _open(db, f"{REPO_PAGES}/collections.py", default_timeout=30)
     at.text_input[0].input(str(good))
     at.selectbox[0].select("trec-run")
     at.text_input[1].input("tiny *collection*")
@@ -97,7 +107,7 @@ def test_runs_page_lists_runs_with_their_configuration(db):
     with db.write() as s:
         save_run(s, "tiny *collection*", "bm25:k1=1.2", {"q1": {"d1": 2.0, "d2": 1.0}, "q2": {"d2": 0.5}},
                  params={"spec": "bm25:k1=1.2", "k": 10, "config": {"class": "BM25Retriever", "params": {"k1": 1.2}}})
-    at = AppTest.from_file(f"{REPO_PAGES}/runs.py", default_timeout=30).run()
+    at = _open(db, f"{REPO_PAGES}/runs.py", default_timeout=30)
     assert not at.exception
     table = at.dataframe[0].value
     assert list(table["run"]) == ["bm25:k1=1.2"]

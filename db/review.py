@@ -1,0 +1,591 @@
+"""Read functions behind the Review and Admin pages: standing labels, queues, QC history, throughput.
+
+Every function takes a :class:`~sqlalchemy.orm.Session` first, only reads,
+and returns plain data (dicts, lists, frozen dataclasses), never ORM
+objects, so the pages can cache the results with ``st.cache_data``.
+
+Labels that decide final labels come from *labelling* assignments only
+(purpose ``"label"`` or ``"fourth"``); QC reviews are a separate check of an
+annotator's package and never enter agreement statistics or resolution.
+Each annotator's standing label is found by replaying the append-only
+judgment log with :func:`core.judgments.current_labels` (relabels and
+undos applied).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import date, datetime
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from core.judgments import Event, current_labels
+from core.resolution import METHODS, resolve
+from db.annotation import LABELLING
+from db.models import (
+    Assignment,
+    Collection,
+    FinalLabel,
+    Judgment,
+    LabelOverride,
+    Package,
+    Passage,
+    Pool,
+    QcItem,
+    QcRound,
+    QueryRecord,
+    User,
+)
+from db.queries import NotFound, collection_id
+
+GRADES: tuple[int, ...] = (0, 1, 2, 3)
+
+PairKey = tuple[str, str]
+"""``(query ext id, passage ext id)``."""
+
+
+# --------------------------------------------------------------------------- standing labels
+
+
+def _label_log(session: Session, cid: int, purposes: Sequence[str]):
+    """``(qid, docid, username, action, grade)`` rows of a collection's log, oldest first."""
+    return session.execute(
+        select(QueryRecord.ext_id, Passage.ext_id, User.username, Judgment.action, Judgment.grade)
+        .select_from(Judgment)
+        .join(Assignment, Assignment.id == Judgment.assignment_id)
+        .join(QueryRecord, QueryRecord.id == Judgment.query_id)
+        .join(Passage, Passage.id == Judgment.passage_id)
+        .join(User, User.id == Judgment.user_id)
+        .where(QueryRecord.collection_id == cid, Assignment.purpose.in_(list(purposes)))
+        .order_by(Judgment.id)
+    )
+
+
+def standing_labels(session: Session, collection: str) -> dict[PairKey, dict[str, int]]:
+    """Each annotator's standing label on every pair of a collection (labelling assignments only).
+
+    Returns
+    -------
+    dict
+        ``{(qid, docid): {annotator: grade}}``; pairs in the order of their
+        first judgment and, within a pair, annotators in the order they first
+        labelled it (what :func:`core.agreement.fleiss_kappa` relies on when
+        it keeps the three independent labels of a pair with a 4th label).
+        Pairs whose every label was undone are absent.
+    """
+    cid = collection_id(session, collection)
+    events = (Event((q, d), user, action, grade) for q, d, user, action, grade in _label_log(session, cid, LABELLING))
+    return current_labels(events)  # type: ignore[return-value]
+
+
+def activity_marker(session: Session, collection: str) -> tuple[int, int, int, int]:
+    """A cheap value that changes whenever the collection's labels, overrides or QC rounds change.
+
+    ``(last judgment id, last override id, QC rounds, decided QC rounds)``; pages pass it to
+    ``st.cache_data`` functions so that cached dashboards refresh as soon as someone labels.
+    """
+    cid = collection_id(session, collection)
+    last_judgment = session.scalar(
+        select(func.max(Judgment.id)).join(QueryRecord, QueryRecord.id == Judgment.query_id).where(QueryRecord.collection_id == cid)
+    )
+    last_override = session.scalar(
+        select(func.max(LabelOverride.id)).join(QueryRecord, QueryRecord.id == LabelOverride.query_id).where(QueryRecord.collection_id == cid)
+    )
+    rounds, decided = session.execute(
+        select(func.count(QcRound.id), func.count(QcRound.decided_at))
+    ).one()
+    return (last_judgment or 0, last_override or 0, rounds or 0, decided or 0)
+
+
+# --------------------------------------------------------------------------- pairs for review
+
+
+@dataclass(frozen=True)
+class PairReview:
+    """One pair as a reviewer sees it: texts, every annotator's label and where the pair stands.
+
+    ``final_grade`` and ``method`` are None while no final label exists;
+    ``final_grade`` is None with a method for excluded pairs (``"excluded"``,
+    or ``"overridden"`` when a reviewer excluded it).
+    """
+
+    query_id: int
+    passage_id: int
+    qid: str
+    docid: str
+    query: str
+    title: str
+    passage: str
+    labels: dict[str, int]
+    state: str
+    final_grade: int | None
+    method: str | None
+    reason: str
+    fourth: str | None = None
+    overrides: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _pair_rows(session: Session, cid: int, where) -> list[tuple]:
+    return session.execute(
+        select(QueryRecord.id, Passage.id, QueryRecord.ext_id, Passage.ext_id, QueryRecord.text, Passage.title, Passage.text)
+        .select_from(Assignment)
+        .join(QueryRecord, QueryRecord.id == Assignment.query_id)
+        .join(Passage, Passage.id == Assignment.passage_id)
+        .where(QueryRecord.collection_id == cid, Assignment.purpose.in_(LABELLING), *where)
+        .distinct()
+        .order_by(QueryRecord.ext_id, Passage.ext_id)
+    ).all()
+
+
+def _finals(session: Session, cid: int) -> dict[tuple[int, int], tuple[int | None, str, str]]:
+    return {
+        (q, p): (g, m, r)
+        for q, p, g, m, r in session.execute(
+            select(FinalLabel.query_id, FinalLabel.passage_id, FinalLabel.grade, FinalLabel.method, FinalLabel.reason)
+            .where(FinalLabel.collection_id == cid)
+        )
+    }
+
+
+def _fourths(session: Session, cid: int) -> dict[tuple[int, int], str]:
+    return {
+        (q, p): user
+        for q, p, user in session.execute(
+            select(Assignment.query_id, Assignment.passage_id, User.username)
+            .join(User, User.id == Assignment.user_id)
+            .join(QueryRecord, QueryRecord.id == Assignment.query_id)
+            .where(QueryRecord.collection_id == cid, Assignment.purpose == "fourth")
+        )
+    }
+
+
+def _state(labels: dict[str, int], final: tuple[int | None, str, str] | None) -> str:
+    if final is not None:
+        return "excluded" if final[0] is None else "resolved"
+    return resolve(list(labels.values())).state
+
+
+def _review(row, labels, final, fourth) -> PairReview:
+    qi, pi, qid, docid, qtext, title, ptext = row
+    return PairReview(
+        query_id=qi, passage_id=pi, qid=qid, docid=docid, query=qtext, title=title or "", passage=ptext,
+        labels=dict(labels), state=_state(labels, final), final_grade=None if final is None else final[0],
+        method=None if final is None else final[1], reason="" if final is None else final[2], fourth=fourth,
+    )
+
+
+def adjudication_queue(session: Session, collection: str) -> list[PairReview]:
+    """Pairs waiting for a 4th annotator: no final label yet and three labels that all differ.
+
+    Sorted by (qid, docid); ``fourth`` names the annotator the 4th label was given to.
+    """
+    cid = collection_id(session, collection)
+    labels = standing_labels(session, collection)
+    finals = _finals(session, cid)
+    fourths = _fourths(session, cid)
+    out = []
+    for row in _pair_rows(session, cid, ()):
+        key = (row[0], row[1])
+        pair_labels = labels.get((row[2], row[3]), {})
+        if key in finals or resolve(list(pair_labels.values())).state != "needs_fourth":
+            continue
+        out.append(_review(row, pair_labels, None, fourths.get(key)))
+    return out
+
+
+def excluded_pairs(session: Session, collection: str) -> list[PairReview]:
+    """Pairs left out of the qrels: no majority among four labels, or excluded by a reviewer."""
+    cid = collection_id(session, collection)
+    labels = standing_labels(session, collection)
+    finals = _finals(session, cid)
+    fourths = _fourths(session, cid)
+    excluded = {key for key, (grade, _m, _r) in finals.items() if grade is None}
+    return [
+        _review(row, labels.get((row[2], row[3]), {}), finals[(row[0], row[1])], fourths.get((row[0], row[1])))
+        for row in _pair_rows(session, cid, ())
+        if (row[0], row[1]) in excluded
+    ]
+
+
+def reviewable_pairs(session: Session, collection: str) -> dict[str, list[str]]:
+    """Every pair with a labelling assignment, as ``{qid: [docid, ...]}`` sorted by id."""
+    cid = collection_id(session, collection)
+    out: dict[str, list[str]] = {}
+    for row in _pair_rows(session, cid, ()):
+        out.setdefault(row[2], []).append(row[3])
+    return out
+
+
+def pair_review(session: Session, collection: str, qid: str, docid: str) -> PairReview:
+    """One pair with its texts, labels, final label and the history of overrides (oldest first)."""
+    cid = collection_id(session, collection)
+    rows = _pair_rows(session, cid, (QueryRecord.ext_id == qid, Passage.ext_id == docid))
+    if not rows:
+        raise NotFound(f"no assigned pair ({qid!r}, {docid!r}) in collection {collection!r}")
+    row = rows[0]
+    key = (row[0], row[1])
+    events = (
+        Event("pair", user, action, grade)
+        for user, action, grade in session.execute(
+            select(User.username, Judgment.action, Judgment.grade)
+            .select_from(Judgment)
+            .join(User, User.id == Judgment.user_id)
+            .join(Assignment, Assignment.id == Judgment.assignment_id)
+            .where(Judgment.query_id == key[0], Judgment.passage_id == key[1], Assignment.purpose.in_(LABELLING))
+            .order_by(Judgment.id)
+        )
+    )
+    labels = current_labels(events).get("pair", {})
+    final = session.execute(
+        select(FinalLabel.grade, FinalLabel.method, FinalLabel.reason)
+        .where(FinalLabel.query_id == key[0], FinalLabel.passage_id == key[1])
+    ).one_or_none()
+    fourth = session.scalar(
+        select(User.username).join(Assignment, Assignment.user_id == User.id)
+        .where(Assignment.query_id == key[0], Assignment.passage_id == key[1], Assignment.purpose == "fourth")
+    )
+    overrides = [
+        {"reviewer": user, "grade": None if grade < 0 else grade, "reason": reason, "at": at}
+        for user, grade, reason, at in session.execute(
+            select(User.username, LabelOverride.grade, LabelOverride.reason, LabelOverride.created_at)
+            .outerjoin(User, User.id == LabelOverride.user_id)
+            .where(LabelOverride.query_id == key[0], LabelOverride.passage_id == key[1])
+            .order_by(LabelOverride.id)
+        )
+    ]
+    return replace(_review(row, labels, None if final is None else tuple(final), fourth), overrides=overrides)
+
+
+# --------------------------------------------------------------------------- packages and QC
+
+
+@dataclass(frozen=True)
+class PackageRow:
+    id: int
+    name: str
+    annotator: str
+    collection: str | None
+    pool: str | None
+    status: str
+    labelled: int
+    total: int
+    rounds: int
+    last_accuracy: float | None
+
+    @property
+    def finished(self) -> bool:
+        return self.total > 0 and self.labelled == self.total
+
+
+def package_overview(session: Session, collection: str | None = None) -> list[PackageRow]:
+    """Every package (of one collection, or all) with its annotator, status and progress, by name.
+
+    ``labelled`` counts the package's assignments with a standing label of their annotator
+    (as :func:`db.annotation.package_progress`), computed for all packages in one pass.
+    """
+    query = (
+        select(Package.id, Package.name, User.username, Collection.name, Pool.name, Package.status)
+        .join(User, User.id == Package.user_id)
+        .outerjoin(Pool, Pool.id == Package.pool_id)
+        .outerjoin(Collection, Collection.id == Pool.collection_id)
+        .order_by(Package.name)
+    )
+    if collection is not None:
+        query = query.where(Pool.collection_id == collection_id(session, collection))
+    packages = session.execute(query).all()
+    ids = [p[0] for p in packages]
+    if not ids:
+        return []
+    totals = dict(
+        session.execute(
+            select(Assignment.package_id, func.count()).where(Assignment.package_id.in_(ids)).group_by(Assignment.package_id)
+        ).all()
+    )
+    owner_events = session.execute(
+        select(Assignment.package_id, Assignment.id, Judgment.action, Judgment.grade)
+        .select_from(Judgment)
+        .join(Assignment, Assignment.id == Judgment.assignment_id)
+        .join(Package, Package.id == Assignment.package_id)
+        .where(Assignment.package_id.in_(ids), Judgment.user_id == Package.user_id)
+        .order_by(Judgment.id)
+    ).all()
+    standing = current_labels(Event((pkg, aid), "owner", action, grade) for pkg, aid, action, grade in owner_events)
+    labelled = Counter(pkg for pkg, _aid in standing)
+    rounds: dict[int, list[tuple[int, float | None]]] = {}
+    for pkg, number, accuracy in session.execute(
+        select(QcRound.package_id, QcRound.round_no, QcRound.accuracy).where(QcRound.package_id.in_(ids)).order_by(QcRound.round_no)
+    ):
+        rounds.setdefault(pkg, []).append((number, accuracy))
+    out = []
+    for pid, name, user, coll, pool, status in packages:
+        decided = [acc for _n, acc in rounds.get(pid, []) if acc is not None]
+        out.append(
+            PackageRow(
+                id=pid, name=name, annotator=user, collection=coll, pool=pool, status=status,
+                labelled=labelled.get(pid, 0), total=totals.get(pid, 0), rounds=len(rounds.get(pid, [])),
+                last_accuracy=decided[-1] if decided else None,
+            )
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class QcRoundRow:
+    """One QC round; ``reviewed`` maps each reviewer to how many of the round's sampled pairs they labelled."""
+
+    id: int
+    package_id: int
+    package: str
+    annotator: str
+    round_no: int
+    status: str
+    sample_size: int
+    threshold: float
+    accuracy: float | None
+    n_checked: int | None
+    created_at: datetime
+    decided_at: datetime | None
+    reviewed: dict[str, int]
+
+
+def qc_history(session: Session, package_id: int | None = None, *, collection: str | None = None) -> list[QcRoundRow]:
+    """Every QC round (all kept, none overwritten), by package name then round number.
+
+    Restrict to one package with ``package_id`` or to a collection's packages with ``collection``.
+    """
+    query = (
+        select(QcRound, Package.name, User.username)
+        .join(Package, Package.id == QcRound.package_id)
+        .join(User, User.id == Package.user_id)
+        .order_by(Package.name, QcRound.round_no)
+    )
+    if package_id is not None:
+        query = query.where(QcRound.package_id == package_id)
+    if collection is not None:
+        query = query.join(Pool, Pool.id == Package.pool_id).where(Pool.collection_id == collection_id(session, collection))
+    rows = session.execute(query).all()
+    if not rows:
+        return []
+    round_ids = [r[0].id for r in rows]
+    items: dict[int, set[tuple[int, int]]] = {}
+    for rid, q, p in session.execute(select(QcItem.qc_round_id, QcItem.query_id, QcItem.passage_id).where(QcItem.qc_round_id.in_(round_ids))):
+        items.setdefault(rid, set()).add((q, p))
+    sampled = set().union(*items.values()) if items else set()
+    review_events = session.execute(
+        select(Judgment.query_id, Judgment.passage_id, User.username, Judgment.action, Judgment.grade)
+        .select_from(Judgment)
+        .join(Assignment, Assignment.id == Judgment.assignment_id)
+        .join(User, User.id == Judgment.user_id)
+        .where(Assignment.purpose == "qc")
+        .order_by(Judgment.id)
+    ).all()
+    reviews = current_labels(Event((q, p), user, action, grade) for q, p, user, action, grade in review_events if (q, p) in sampled)
+    holders: dict[tuple[int, int], set[str]] = {}
+    for q, p, user in session.execute(
+        select(Assignment.query_id, Assignment.passage_id, User.username)
+        .join(User, User.id == Assignment.user_id)
+        .where(Assignment.purpose == "qc")
+    ):
+        if (q, p) in sampled:
+            holders.setdefault((q, p), set()).add(user)
+    out = []
+    for r, package, annotator in rows:
+        pairs = items.get(r.id, set())
+        reviewers = sorted(set().union(*(holders.get(k, set()) for k in pairs))) if pairs else []
+        reviewed = {user: sum(1 for k in pairs if user in reviews.get(k, {})) for user in reviewers}
+        out.append(
+            QcRoundRow(
+                id=r.id, package_id=r.package_id, package=package, annotator=annotator, round_no=r.round_no,
+                status=r.status, sample_size=r.sample_size, threshold=r.threshold, accuracy=r.accuracy,
+                n_checked=r.n_checked, created_at=r.created_at, decided_at=r.decided_at, reviewed=reviewed,
+            )
+        )
+    return out
+
+
+# --------------------------------------------------------------------------- throughput and flags
+
+
+def _day(value: datetime) -> date:
+    return value.date()
+
+
+def throughput(session: Session, collection: str) -> dict[str, Any]:
+    """Label events per annotator per (UTC) day and per-annotator summaries, QC reviews included.
+
+    Returns
+    -------
+    dict
+        ``daily``: ``[{"annotator", "day", "labels"}]`` sorted by (day, annotator), one row per
+        annotator and day with at least one ``label`` event (relabels count: they are work done);
+        ``annotators``: ``{annotator: {"labels", "pairs", "qc_labels", "skips", "flags", "undos",
+        "median_seconds"}}`` where ``pairs`` is the number of pairs with a standing label on a
+        labelling assignment, ``qc_labels`` the label events on QC assignments and
+        ``median_seconds`` the median of ``elapsed_ms / 1000`` over label events that recorded a
+        time (None when none did).
+    """
+    cid = collection_id(session, collection)
+    rows = session.execute(
+        select(User.username, Assignment.purpose, Judgment.action, Judgment.elapsed_ms, Judgment.created_at)
+        .select_from(Judgment)
+        .join(Assignment, Assignment.id == Judgment.assignment_id)
+        .join(QueryRecord, QueryRecord.id == Judgment.query_id)
+        .join(User, User.id == Judgment.user_id)
+        .where(QueryRecord.collection_id == cid)
+        .order_by(Judgment.id)
+    ).all()
+    daily: Counter[tuple[date, str]] = Counter()
+    summary: dict[str, dict[str, Any]] = {}
+    elapsed: dict[str, list[float]] = {}
+    for user, purpose, action, ms, created in rows:
+        entry = summary.setdefault(user, {"labels": 0, "pairs": 0, "qc_labels": 0, "skips": 0, "flags": 0, "undos": 0})
+        if action == "label":
+            entry["labels"] += 1
+            if purpose == "qc":
+                entry["qc_labels"] += 1
+            daily[(_day(created), user)] += 1
+            if ms is not None:
+                elapsed.setdefault(user, []).append(ms / 1000)
+        else:
+            entry[{"skip": "skips", "flag": "flags", "undo": "undos"}[action]] += 1
+    for labels in standing_labels(session, collection).values():
+        for user in labels:
+            summary[user]["pairs"] += 1
+    for user, entry in summary.items():
+        times = elapsed.get(user)
+        entry["median_seconds"] = statistics.median(times) if times else None
+    return {
+        "daily": [{"annotator": user, "day": day, "labels": n} for (day, user), n in sorted(daily.items())],
+        "annotators": dict(sorted(summary.items())),
+    }
+
+
+def flagged(session: Session, collection: str) -> list[dict[str, Any]]:
+    """Every ``flag`` event of a collection, oldest first, with the annotator's note and the pair's texts."""
+    cid = collection_id(session, collection)
+    return [
+        {"annotator": user, "qid": qid, "docid": docid, "query": qtext, "passage": ptext, "note": note or "",
+         "purpose": purpose, "at": at}
+        for user, qid, docid, qtext, ptext, note, purpose, at in session.execute(
+            select(User.username, QueryRecord.ext_id, Passage.ext_id, QueryRecord.text, Passage.text, Judgment.note,
+                   Assignment.purpose, Judgment.created_at)
+            .select_from(Judgment)
+            .join(User, User.id == Judgment.user_id)
+            .join(QueryRecord, QueryRecord.id == Judgment.query_id)
+            .join(Passage, Passage.id == Judgment.passage_id)
+            .outerjoin(Assignment, Assignment.id == Judgment.assignment_id)
+            .where(QueryRecord.collection_id == cid, Judgment.action == "flag")
+            .order_by(Judgment.id)
+        )
+    ]
+
+
+# --------------------------------------------------------------------------- final labels
+
+
+@dataclass(frozen=True)
+class LabelDistribution:
+    """Final labels of a collection counted by grade and by how they were reached.
+
+    ``by_grade`` counts the pairs with a final grade (every grade of the scale present, zeros
+    included); ``excluded`` the pairs without one (method ``"excluded"`` or an excluding
+    override); ``by_method`` every resolution method (zeros included, ``"imported"`` only when
+    present); ``cells`` one ``{"method", "grade", "pairs"}`` row per non-empty combination
+    (``grade`` None for excluded pairs); ``pending`` the labelled pairs without a final label.
+    """
+
+    by_grade: dict[int, int]
+    excluded: int
+    by_method: dict[str, int]
+    cells: list[dict[str, Any]]
+    pending: int
+
+    @property
+    def total(self) -> int:
+        return sum(self.by_grade.values()) + self.excluded
+
+
+def final_label_distribution(session: Session, collection: str, *, grades: Sequence[int] = GRADES) -> LabelDistribution:
+    """How the final labels of a collection are distributed over grades and resolution methods."""
+    cid = collection_id(session, collection)
+    cells = Counter(
+        (method, grade)
+        for method, grade in session.execute(select(FinalLabel.method, FinalLabel.grade).where(FinalLabel.collection_id == cid))
+    )
+    by_grade = {g: 0 for g in grades}
+    by_method = {m: 0 for m in METHODS}
+    excluded = 0
+    for (method, grade), n in cells.items():
+        by_method[method] = by_method.get(method, 0) + n
+        if grade is None:
+            excluded += n
+        else:
+            by_grade[grade] = by_grade.get(grade, 0) + n
+    method_order = {m: i for i, m in enumerate((*METHODS, "imported"))}
+    finals = set(
+        session.execute(
+            select(QueryRecord.ext_id, Passage.ext_id)
+            .select_from(FinalLabel)
+            .join(QueryRecord, QueryRecord.id == FinalLabel.query_id)
+            .join(Passage, Passage.id == FinalLabel.passage_id)
+            .where(FinalLabel.collection_id == cid)
+        ).all()
+    )
+    return LabelDistribution(
+        by_grade=dict(sorted(by_grade.items())),
+        excluded=excluded,
+        by_method=by_method,
+        cells=[
+            {"method": m, "grade": g, "pairs": n}
+            for (m, g), n in sorted(cells.items(), key=lambda kv: (method_order.get(kv[0][0], 99), -1 if kv[0][1] is None else kv[0][1]))
+        ],
+        pending=len(set(standing_labels(session, collection)) - finals),
+    )
+
+
+def pair_names(session: Session, pairs: Sequence[tuple[Any, Any]]) -> dict[tuple[str, str], PairKey]:
+    """``{(str(query row id), str(passage row id)): (qid, docid)}`` for pairs named by row ids.
+
+    :func:`db.annotation.close_qc_round` reports disagreements by row ids (as strings); this turns
+    them into the collection's own ids for display.
+    """
+    keys = {(int(q), int(p)) for q, p in pairs}
+    if not keys:
+        return {}
+    queries = dict(session.execute(select(QueryRecord.id, QueryRecord.ext_id).where(QueryRecord.id.in_({q for q, _ in keys}))).all())
+    passages = dict(session.execute(select(Passage.id, Passage.ext_id).where(Passage.id.in_({p for _, p in keys}))).all())
+    return {(str(q), str(p)): (queries[q], passages[p]) for q, p in keys if q in queries and p in passages}
+
+
+# --------------------------------------------------------------------------- people
+
+
+def active_users(session: Session, roles: Sequence[str]) -> list[str]:
+    """Usernames of active accounts with one of ``roles``, sorted."""
+    return list(session.scalars(select(User.username).where(User.active, User.role.in_(list(roles))).order_by(User.username)))
+
+
+__all__ = [
+    "LabelDistribution",
+    "PackageRow",
+    "PairReview",
+    "QcRoundRow",
+    "activity_marker",
+    "active_users",
+    "adjudication_queue",
+    "excluded_pairs",
+    "final_label_distribution",
+    "flagged",
+    "package_overview",
+    "pair_names",
+    "pair_review",
+    "qc_history",
+    "reviewable_pairs",
+    "standing_labels",
+    "throughput",
+]

@@ -1,0 +1,132 @@
+"""Acceptance: blind keyboard annotation by three annotators, a 4th for a three-way split, role walls, inert HTML."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from sqlalchemy import select
+
+from db.engine import Store, sqlite_url
+from db.models import Assignment, FinalLabel, Judgment, Passage, User
+from tests.app.conftest import PASSWORD, login, screenshot
+
+pytestmark = pytest.mark.browser
+
+XSS = 'Dangerous <script>window.__xss = 1</script> and <img src="x" onerror="window.__xss = 2"> inline.'
+PASSAGES = {"d1": XSS, "d2": "The Eiffel Tower is 330 metres tall.", "d3": "Paris lies on the Seine river."}
+# what each annotator answers for each passage: d1 is a three-way split, d2 unanimous, d3 a 2-1 majority
+PLAN = {"ann1": {"d1": 0, "d2": 3, "d3": 2}, "ann2": {"d1": 1, "d2": 3, "d3": 2}, "ann3": {"d1": 2, "d2": 3, "d3": 1}}
+
+
+def _cli(db, *args):
+    env = {**os.environ, "POOLJUDGE_PASSWORD": PASSWORD}
+    out = subprocess.run([sys.executable, "-m", "pooljudge.cli", "--db", str(db), "-q", *args], env=env,
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+@pytest.fixture(scope="module")
+def annotation_pool(app_server, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("xss")
+    (folder / "qrels").mkdir()
+    (folder / "runs").mkdir()
+    (folder / "corpus.jsonl").write_text(
+        "".join(json.dumps({"_id": d, "title": "", "text": t}) + "\n" for d, t in PASSAGES.items()), encoding="utf-8")
+    (folder / "queries.jsonl").write_text(
+        json.dumps({"_id": "q1", "text": "how tall is the eiffel tower"}) + "\n", encoding="utf-8")
+    (folder / "runs" / "r.trec").write_text(
+        "q1 Q0 d1 1 3.0 r\nq1 Q0 d2 2 2.0 r\nq1 Q0 d3 3 1.0 r\n", encoding="utf-8")
+    db = app_server["db"]
+    _cli(db, "import", "-f", "beir", str(folder), "-c", "xss")
+    _cli(db, "pool", "-c", "xss", "--name", "p", "--run", "r", "--depth", "3")
+    _cli(db, "assign", "-c", "xss", "--pool", "p", "--annotators", "ann1,ann2,ann3", "--seed", "1")
+    return db
+
+
+MARKERS = {"d1": "Dangerous", "d2": "330 metres", "d3": "Seine river"}
+PROGRESS = '[data-testid="stProgress"]'
+ANY_PASSAGE_SHOWN = """(markers) => {
+    const main = document.querySelector('[data-testid="stMain"]');
+    return markers.some((m) => main.innerText.includes(m));
+}"""
+# the next item is on screen when the progress line changed and the old passage is gone
+NEXT_ITEM_SHOWN = """([prev, marker]) => {
+    const main = document.querySelector('[data-testid="stMain"]');
+    const p = document.querySelector('[data-testid="stProgress"]');
+    return !main.innerText.includes(marker) && (!p || p.innerText !== prev);
+}"""
+
+
+def _label_everything(page, answers: dict[str, int]) -> list[str]:
+    """Label every item shown, by keyboard only; returns the passages in the order they came."""
+    seen = []
+    for _ in range(len(answers)):
+        page.locator(PROGRESS).wait_for(timeout=30_000)
+        page.wait_for_function(ANY_PASSAGE_SHOWN, arg=list(MARKERS.values()), timeout=30_000)
+        body = page.locator('[data-testid="stMain"]').inner_text()  # not the sidebar's level examples
+        doc = next((d for d, marker in MARKERS.items() if marker in body), None)
+        assert doc is not None, body
+        seen.append(doc)
+        if doc == "d1":
+            assert page.evaluate("window.__xss") is None  # no script ran, no onerror fired
+            assert page.locator('img[src="x"]').count() == 0
+            assert "<script>window.__xss = 1</script>" in body  # shown as text
+            screenshot(page, "annotate-xss")
+        progress = page.locator(PROGRESS).inner_text()
+        page.keyboard.press(str(answers[doc]))
+        page.wait_for_function(NEXT_ITEM_SHOWN, arg=[progress, MARKERS[doc]], timeout=30_000)
+    page.get_by_text("Nothing left to label").wait_for(timeout=30_000)
+    return seen
+
+
+def test_three_annotators_then_a_fourth(app_server, browser, annotation_pool):
+    for name, answers in PLAN.items():
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        page = context.new_page()
+        login(page, app_server["url"], name)
+        page.get_by_text("Passage", exact=True).wait_for(timeout=30_000)
+        # an annotator has a single page, so Streamlit shows no page navigation at all
+        assert page.locator('[data-testid="stSidebarNav"]').count() == 0
+        links = page.locator("a").all_inner_texts()
+        assert not {"Review", "Admin", "Pooling", "Import"} & set(links)
+        assert sorted(_label_everything(page, answers)) == ["d1", "d2", "d3"]
+        context.close()
+
+    store = Store(sqlite_url(annotation_pool))
+    with store.read() as s:
+        ids = dict(s.execute(select(Passage.ext_id, Passage.id).where(Passage.ext_id.in_(list(PASSAGES)))).all())
+        users = dict(s.execute(select(User.id, User.username)).all())
+        labels = {(users[u], d): g for u, d, g in s.execute(select(Judgment.user_id, Judgment.passage_id, Judgment.grade))}
+        finals = {d: (g, m) for d, g, m in s.execute(select(FinalLabel.passage_id, FinalLabel.grade, FinalLabel.method))}
+        fourth = s.execute(select(Assignment.user_id, Assignment.passage_id).where(Assignment.purpose == "fourth")).all()
+    assert labels == {(u, ids[d]): g for u, answers in PLAN.items() for d, g in answers.items()}
+    assert finals[ids["d2"]] == (3, "unanimous") and finals[ids["d3"]] == (2, "majority") and ids["d1"] not in finals
+    assert [(users[u], p) for u, p in fourth] == [("ann4", ids["d1"])]
+
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    login(page, app_server["url"], "ann4")
+    page.get_by_text("Adjudication").first.wait_for()
+    assert "Dangerous" in page.inner_text("body")
+    page.keyboard.press("1")
+    page.get_by_text("Nothing left to label").wait_for(timeout=30_000)
+    context.close()
+    with store.read() as s:
+        final = s.execute(select(FinalLabel.grade, FinalLabel.method, FinalLabel.n_labels).where(FinalLabel.passage_id == ids["d1"])).one()
+    store.dispose()
+    assert tuple(final) == (1, "adjudicated", 4)
+
+
+def test_annotators_cannot_reach_review_admin_or_other_items(app_server, page, annotation_pool):
+    for path in ("/review", "/admin", "/pooling", "/annotate?assignment=1&user=ann2&item=1"):
+        login(page, app_server["url"], "ann1", path=path)  # the URL asks for a page or item: log in there
+        page.wait_for_timeout(1500)
+        body = page.inner_text("body")
+        assert "Agreement" not in body and "Users" not in body and "Start pooling" not in body
+        assert "ann2" not in body
+    screenshot(page, "annotator-walls")

@@ -1,0 +1,287 @@
+"""Read functions behind the Review and Admin pages, on a small store with every resolution case."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+from sqlalchemy import select
+
+from core.types import CollectionSource, Passage, Query
+from db.annotation import (
+    close_qc_round,
+    create_assignments,
+    next_item,
+    override_label,
+    package_progress,
+    record_judgment,
+    resubmit_package,
+    start_qc_round,
+    undo_last,
+)
+from db.importer import import_collection
+from db.models import Assignment, Package, QueryRecord
+from db.models import Passage as PassageRow
+from db.pools import save_pool
+from db.queries import NotFound
+from db.review import (
+    active_users,
+    activity_marker,
+    adjudication_queue,
+    excluded_pairs,
+    final_label_distribution,
+    flagged,
+    package_overview,
+    pair_review,
+    qc_history,
+    reviewable_pairs,
+    standing_labels,
+    throughput,
+)
+from db.users import add_user
+
+DOCS = [f"d{i}" for i in range(10)]
+
+
+def _qid(doc: str) -> str:
+    return "q1" if doc in DOCS[:5] else "q2"
+
+
+@pytest.fixture
+def world(store):
+    source = CollectionSource(
+        passages=lambda: iter([Passage(d, f"passage text {d}", title="T") for d in DOCS]),
+        queries=lambda: iter([Query("q1", "first query"), Query("q2", "second <b>query</b>")]),
+        qrels=lambda: iter(()),
+    )
+    pool = {"q1": {d: [] for d in DOCS[:5]}, "q2": {d: [] for d in DOCS[5:]}}
+    with store.write() as s:
+        import_collection(s, source, name="c", format="t", location="m")
+        save_pool(s, "c", "p", pool, method="depth")
+        users = {name: add_user(s, name, "correct horse", "annotator").id for name in ("ann1", "ann2", "ann3", "ann4")}
+        users |= {name: add_user(s, name, "correct horse", "reviewer").id for name in ("rev1", "rev2")}
+        users["boss"] = add_user(s, "boss", "correct horse", "admin").id
+        create_assignments(s, "c", "p", annotators=["ann1", "ann2", "ann3"], seed=7, package_size=10)
+    return store, users
+
+
+def _ids(store, doc):
+    with store.read() as s:
+        q = s.scalar(select(QueryRecord.id).where(QueryRecord.ext_id == _qid(doc)))
+        d = s.scalar(select(PassageRow.id).where(PassageRow.ext_id == doc))
+    return q, d
+
+
+def _act(store, user_id, doc, grade=None, *, action="label", elapsed_ms=None, note=""):
+    q, d = _ids(store, doc)
+    with store.write() as s:
+        aid = s.scalar(select(Assignment.id).where(Assignment.user_id == user_id, Assignment.query_id == q, Assignment.passage_id == d))
+        record_judgment(s, user_id, aid, grade, action=action, elapsed_ms=elapsed_ms, note=note)
+
+
+@pytest.fixture
+def judged(world):
+    """d0 unanimous 3, d1 majority 2, d2 waiting for a 4th, d3 excluded, d4 pending after relabel and undo,
+    d5 unanimous 1 overridden to 0, d6 adjudicated 1; a flag on d6 and a skip on d7."""
+    store, u = world
+    a1, a2, a3, a4 = (u[f"ann{i}"] for i in range(1, 5))
+    ann1 = {"d0": 3, "d1": 2, "d2": 0, "d3": 0, "d4": 1, "d5": 1, "d6": 0}
+    for i, (doc, grade) in enumerate(ann1.items()):
+        _act(store, a1, doc, grade, elapsed_ms=1000 * (i + 1))
+    _act(store, a1, "d4", 2, elapsed_ms=8000)  # relabel: 8 label events, median of 1..8 s = 4.5 s
+    for doc, grade in {"d0": 3, "d1": 2, "d2": 1, "d3": 1, "d4": 1}.items():
+        _act(store, a2, doc, grade, elapsed_ms=1500)
+    with store.write() as s:
+        undo_last(s, a2)  # withdraws ann2's d4 label
+    for doc, grade in {"d5": 1, "d6": 1}.items():
+        _act(store, a2, doc, grade, elapsed_ms=1500)
+    _act(store, a2, "d6", action="flag", note="*odd* <script>alert(1)</script>")
+    times3 = [2000, None, 4000, None, 6000, 8000, None]
+    for (doc, grade), ms in zip({"d0": 3, "d1": 0, "d2": 2, "d3": 2, "d4": 1, "d5": 1, "d6": 2}.items(), times3):
+        _act(store, a3, doc, grade, elapsed_ms=ms)
+    _act(store, a3, "d7", action="skip")
+    _act(store, a4, "d3", 3)
+    _act(store, a4, "d6", 1)
+    q, d = _ids(store, "d5")
+    with store.write() as s:
+        override_label(s, u["rev1"], q, d, 0, "the passage is about something else")
+    return store, u
+
+
+def test_standing_labels_replay_relabels_and_undos(judged):
+    store, _ = judged
+    with store.read() as s:
+        labels = standing_labels(s, "c")
+    assert labels == {
+        ("q1", "d0"): {"ann1": 3, "ann2": 3, "ann3": 3},
+        ("q1", "d1"): {"ann1": 2, "ann2": 2, "ann3": 0},
+        ("q1", "d2"): {"ann1": 0, "ann2": 1, "ann3": 2},
+        ("q1", "d3"): {"ann1": 0, "ann2": 1, "ann3": 2, "ann4": 3},
+        ("q1", "d4"): {"ann1": 2, "ann3": 1},
+        ("q2", "d5"): {"ann1": 1, "ann2": 1, "ann3": 1},
+        ("q2", "d6"): {"ann1": 0, "ann2": 1, "ann3": 2, "ann4": 1},
+    }
+    # chronological annotator order within a pair (the 4th label comes last)
+    assert list(labels[("q2", "d6")]) == ["ann1", "ann2", "ann3", "ann4"]
+    with pytest.raises(NotFound):
+        with store.read() as s:
+            standing_labels(s, "nope")
+
+
+def test_adjudication_queue_and_excluded_pairs(judged):
+    store, _ = judged
+    with store.read() as s:
+        queue = adjudication_queue(s, "c")
+        excluded = excluded_pairs(s, "c")
+    assert [(p.qid, p.docid, p.labels, p.fourth, p.state, p.final_grade, p.method) for p in queue] == [
+        ("q1", "d2", {"ann1": 0, "ann2": 1, "ann3": 2}, "ann4", "needs_fourth", None, None)
+    ]
+    assert queue[0].query == "first query" and queue[0].passage == "passage text d2" and queue[0].title == "T"
+    assert [(p.qid, p.docid, p.labels, p.state, p.final_grade, p.method) for p in excluded] == [
+        ("q1", "d3", {"ann1": 0, "ann2": 1, "ann3": 2, "ann4": 3}, "excluded", None, "excluded")
+    ]
+
+
+def test_pair_review_shows_labels_final_label_and_override_history(judged):
+    store, u = judged
+    with store.read() as s:
+        pair = pair_review(s, "c", "q2", "d5")
+        pairs = reviewable_pairs(s, "c")
+    assert (pair.query, pair.passage, pair.labels) == ("second <b>query</b>", "passage text d5", {"ann1": 1, "ann2": 1, "ann3": 1})
+    assert (pair.final_grade, pair.method, pair.reason, pair.state) == (0, "overridden", "the passage is about something else", "resolved")
+    assert [(o["reviewer"], o["grade"], o["reason"]) for o in pair.overrides] == [("rev1", 0, "the passage is about something else")]
+    assert pairs == {"q1": DOCS[:5], "q2": DOCS[5:]}
+    with pytest.raises(NotFound):
+        with store.read() as s:
+            pair_review(s, "c", "q1", "d9")  # d9 belongs to q2: not an assigned pair
+
+
+def test_an_excluding_override_lists_the_pair_as_excluded(judged):
+    store, u = judged
+    q, d = _ids(store, "d5")
+    with store.write() as s:
+        override_label(s, u["boss"], q, d, None, "duplicate of d6")
+    with store.read() as s:
+        pair = pair_review(s, "c", "q2", "d5")
+        excluded = excluded_pairs(s, "c")
+    assert (pair.final_grade, pair.method, pair.state) == (None, "overridden", "excluded")
+    assert [(o["reviewer"], o["grade"]) for o in pair.overrides] == [("rev1", 0), ("boss", None)]
+    assert [(p.docid, p.method) for p in excluded] == [("d3", "excluded"), ("d5", "overridden")]
+
+
+def test_final_label_distribution(judged):
+    store, _ = judged
+    with store.read() as s:
+        dist = final_label_distribution(s, "c")
+    assert dist.by_grade == {0: 1, 1: 1, 2: 1, 3: 1}
+    assert dist.excluded == 1 and dist.total == 5 and dist.pending == 2  # d2 (needs a 4th) and d4
+    assert dist.by_method == {"unanimous": 1, "majority": 1, "adjudicated": 1, "excluded": 1, "overridden": 1}
+    assert dist.cells == [
+        {"method": "unanimous", "grade": 3, "pairs": 1},
+        {"method": "majority", "grade": 2, "pairs": 1},
+        {"method": "adjudicated", "grade": 1, "pairs": 1},
+        {"method": "excluded", "grade": None, "pairs": 1},
+        {"method": "overridden", "grade": 0, "pairs": 1},
+    ]
+
+
+def test_throughput_and_flags(judged):
+    store, _ = judged
+    with store.read() as s:
+        result = throughput(s, "c")
+        flags = flagged(s, "c")
+    today = datetime.now(timezone.utc).date()
+    assert result["daily"] == [
+        {"annotator": "ann1", "day": today, "labels": 8},
+        {"annotator": "ann2", "day": today, "labels": 7},
+        {"annotator": "ann3", "day": today, "labels": 7},
+        {"annotator": "ann4", "day": today, "labels": 2},
+    ]
+    assert result["annotators"] == {
+        "ann1": {"labels": 8, "pairs": 7, "qc_labels": 0, "skips": 0, "flags": 0, "undos": 0, "median_seconds": 4.5},
+        "ann2": {"labels": 7, "pairs": 6, "qc_labels": 0, "skips": 0, "flags": 1, "undos": 1, "median_seconds": 1.5},
+        "ann3": {"labels": 7, "pairs": 7, "qc_labels": 0, "skips": 1, "flags": 0, "undos": 0, "median_seconds": 5.0},
+        "ann4": {"labels": 2, "pairs": 2, "qc_labels": 0, "skips": 0, "flags": 0, "undos": 0, "median_seconds": None},
+    }
+    assert [(f["annotator"], f["qid"], f["docid"], f["note"], f["query"], f["purpose"]) for f in flags] == [
+        ("ann2", "q2", "d6", "*odd* <script>alert(1)</script>", "second <b>query</b>", "label")
+    ]
+
+
+def test_package_overview_matches_package_progress(judged):
+    store, _ = judged
+    with store.read() as s:
+        rows = package_overview(s, "c")
+        assert package_overview(s) == rows
+        expected = {p.name: package_progress(s, p.id) for p in s.scalars(select(Package))}
+    assert [(r.name, r.annotator, r.status, r.labelled, r.total, r.pool, r.collection) for r in rows] == [
+        ("ann1-p001", "ann1", "open", 7, 10, "p", "c"),
+        ("ann2-p001", "ann2", "open", 6, 10, "p", "c"),
+        ("ann3-p001", "ann3", "open", 7, 10, "p", "c"),
+    ]
+    assert {r.name: (r.labelled, r.total) for r in rows} == expected
+    assert not any(r.finished for r in rows) and all(r.rounds == 0 and r.last_accuracy is None for r in rows)
+
+
+def test_qc_history_keeps_every_round_and_qc_labels_stay_out_of_agreement(world):
+    store, u = world
+    for doc in DOCS:
+        _act(store, u["ann1"], doc, 3)
+    with store.read() as s:
+        [package] = [r for r in package_overview(s, "c") if r.annotator == "ann1"]
+        before = standing_labels(s, "c")
+    assert package.finished and (package.labelled, package.total) == (10, 10)
+    with store.write() as s:
+        round1 = start_qc_round(s, package.id, reviewers=["rev1", "rev2"], sample_size=4, seed=3)
+    with store.read() as s:
+        [row] = qc_history(s, package.id)
+    assert (row.round_no, row.status, row.sample_size, row.accuracy, row.reviewed) == (1, "reviewing", 4, None, {"rev1": 0, "rev2": 0})
+
+    def review(user, limit):
+        for _ in range(limit):
+            with store.read() as s:
+                item = next_item(s, u[user])
+            if item is None:
+                return
+            with store.write() as s:
+                record_judgment(s, u[user], item.assignment_id, 0)
+
+    review("rev1", 10)
+    review("rev2", 3)
+    with store.read() as s:
+        [row] = qc_history(s, collection="c")
+        assert standing_labels(s, "c") == before  # reviewers' QC labels are not labelling judgments
+        assert throughput(s, "c")["annotators"]["rev1"]["qc_labels"] == 4
+    assert row.reviewed == {"rev1": 4, "rev2": 3}
+    with pytest.raises(ValueError, match="not complete"):
+        with store.write() as s:
+            close_qc_round(s, round1)
+    review("rev2", 10)
+    with store.write() as s:
+        result = close_qc_round(s, round1)
+    assert result["decision"] == "revise" and result["accuracy"] == 0.0
+    with store.write() as s:
+        resubmit_package(s, u["ann1"], package.id)
+        round2 = start_qc_round(s, package.id, reviewers=["rev1", "rev2"], sample_size=4, seed=3)
+    with store.read() as s:
+        history = qc_history(s, package.id)
+        [after] = [r for r in package_overview(s) if r.id == package.id]
+        assert qc_history(s, collection="c") == history
+    assert [(r.id, r.round_no, r.status, r.accuracy, r.n_checked) for r in history] == [
+        (round1, 1, "revise", 0.0, result["n_checked"]),
+        (round2, 2, "reviewing", None, None),
+    ]
+    assert history[0].decided_at is not None and history[1].decided_at is None
+    assert (after.status, after.rounds, after.last_accuracy) == ("in_qc", 2, 0.0)
+
+
+def test_activity_marker_moves_with_the_log_and_active_users(judged):
+    store, u = judged
+    with store.read() as s:
+        first = activity_marker(s, "c")
+        assert active_users(s, ["annotator"]) == ["ann1", "ann2", "ann3", "ann4"]
+        assert active_users(s, ["reviewer", "admin"]) == ["boss", "rev1", "rev2"]
+    _act(store, u["ann3"], "d8", 2)
+    with store.read() as s:
+        second = activity_marker(s, "c")
+    assert second[0] > first[0] and second[1:] == first[1:]

@@ -1,0 +1,233 @@
+"""Admin: accounts, assignment of pools to annotators, quality control rounds, frozen qrels versions."""
+
+import pandas as pd
+import streamlit as st
+
+from db.annotation import close_qc_round, create_assignments, freeze_qrels, live_qrels, start_qc_round
+from db.models import ROLES
+from db.pools import list_pools
+from db.queries import list_collections
+from db.review import active_users, package_overview, pair_names, qc_history
+from db.users import add_user, list_users, set_active, set_password
+from pooljudge.ui.auth import require_role
+from pooljudge.ui.common import get_store, md_escape
+
+account = require_role("admin")
+st.title("Admin")
+store = get_store()
+
+
+def flash(section: str, text: str, table: list[dict] | None = None) -> None:
+    """Remember what an action did and rerun, so every table on the page shows the new state."""
+    st.session_state[f"admin_flash_{section}"] = (text, table)
+    st.rerun()
+
+
+def show_flash(section: str) -> None:
+    message = st.session_state.pop(f"admin_flash_{section}", None)
+    if message:
+        text, table = message
+        st.success(text)
+        if table:
+            st.dataframe(pd.DataFrame(table), hide_index=True, width="stretch")
+
+
+users_tab, assign_tab, qc_tab, qrels_tab = st.tabs(["Users", "Assignments", "Quality control", "Qrels"])
+
+with users_tab:
+    show_flash("users")
+    with store.read() as session:
+        accounts = list_users(session)
+    st.dataframe(pd.DataFrame([{"username": a.username, "role": a.role, "active": a.active} for a in accounts]),
+                 hide_index=True, width="stretch")
+    add_col, state_col, password_col = st.columns(3)
+    with add_col.form("add-user", clear_on_submit=True):
+        st.markdown("**Add a user**")
+        username = st.text_input("Username", key="new_username")
+        role = st.selectbox("Role", ROLES, index=ROLES.index("annotator"), key="new_role")
+        password = st.text_input("Password (at least 8 characters)", type="password", key="new_password")
+        added = st.form_submit_button("Add user", type="primary", key="add_user")
+    if added:
+        try:
+            with store.write() as session:
+                new = add_user(session, username, password, role)
+        except ValueError as exc:
+            add_col.error(md_escape(str(exc)))
+        else:
+            flash("users", f"Added {md_escape(new.username)} ({new.role}).")
+    with state_col.container(border=True):
+        st.markdown("**Disable or enable**")
+        others = [a for a in accounts if a.id != account.id]  # an admin cannot lock themselves out
+        if others:
+            target = st.selectbox("Account", others, key="state_user",
+                                  format_func=lambda a: f"{a.username} ({a.role}, {'active' if a.active else 'disabled'})")
+            if st.button("Disable" if target.active else "Enable", key="toggle_user"):
+                try:
+                    with store.write() as session:
+                        changed = set_active(session, target.username, not target.active)
+                except LookupError as exc:
+                    st.error(md_escape(str(exc)))
+                else:
+                    flash("users", f"{md_escape(changed.username)} is now {'active' if changed.active else 'disabled'}.")
+        else:
+            st.caption("No other accounts.")
+    with password_col.form("reset-password", clear_on_submit=True):
+        st.markdown("**Reset a password**")
+        who = st.selectbox("Account", [a.username for a in accounts], key="reset_user")
+        new_password = st.text_input("New password", type="password", key="reset_password")
+        reset = st.form_submit_button("Reset password", key="reset_submit")
+    if reset:
+        try:
+            with store.write() as session:
+                set_password(session, who, new_password)
+        except (ValueError, LookupError) as exc:
+            password_col.error(md_escape(str(exc)))
+        else:
+            flash("users", f"Password of {md_escape(who)} reset.")
+
+with store.read() as session:
+    collections = list_collections(session)
+
+with assign_tab:
+    if not collections:
+        st.info("No collections yet: import one first.")
+    else:
+        info = st.selectbox("Collection", collections, format_func=lambda c: c.name, key="assign_collection")
+        with store.read() as session:
+            pools = list_pools(session, info.name)
+            annotators = active_users(session, ["annotator"])
+        if not pools:
+            st.caption("This collection has no pools yet: build one on the Pooling page.")
+        elif not annotators:
+            st.caption("No active annotators: add some on the Users tab.")
+        else:
+            with st.form("assign"):
+                selected = {p["name"]: p["selected"] for p in pools}
+                pool = st.selectbox("Pool", list(selected), key="assign_pool",
+                                    format_func=lambda name: f"{name} ({selected[name]:,} selected pairs)")
+                chosen = st.multiselect("Annotators", annotators, default=annotators, key="assign_annotators")
+                left, middle, right = st.columns(3)
+                per_pair = left.number_input("Annotators per pair", min_value=1, max_value=10, value=3, key="assign_per_pair")
+                package_size = middle.number_input("Package size", min_value=1, value=1000, key="assign_package_size")
+                seed = right.number_input("Seed", min_value=0, value=0, key="assign_seed")
+                group = st.checkbox("Keep the passages of one query together", key="assign_group",
+                                    help="Passages of a query follow one another in a package (queries shuffled); "
+                                    "otherwise every pair is shuffled on its own.")
+                assign = st.form_submit_button("Create assignments", type="primary", key="assign_submit")
+            if assign:
+                try:
+                    with store.write() as session:
+                        summary = create_assignments(
+                            session, info.name, pool, annotators=chosen, per_pair=int(per_pair), seed=int(seed),
+                            package_size=int(package_size), group_by_query=group,
+                        )
+                except (ValueError, LookupError) as exc:
+                    st.error(md_escape(str(exc)))
+                else:
+                    st.success(f"{summary.tasks:,} new tasks for {summary.pairs:,} pairs of pool {md_escape(pool)}.")
+                    cols = st.columns(3)
+                    cols[0].metric("Pairs", f"{summary.pairs:,}")
+                    cols[1].metric("New tasks", f"{summary.tasks:,}")
+                    cols[2].metric("New packages", f"{len(summary.packages):,}")
+                    if summary.per_annotator:
+                        st.dataframe(pd.DataFrame([{"annotator": a, "new tasks": n} for a, n in sorted(summary.per_annotator.items())]),
+                                     hide_index=True)
+                        st.caption("Packages: " + ", ".join(md_escape(p) for p in summary.packages))
+
+with qc_tab:
+    show_flash("qc")
+    with store.read() as session:
+        packages = package_overview(session)
+        rounds = qc_history(session)
+        reviewers = active_users(session, ["reviewer", "admin"])
+        plain_reviewers = active_users(session, ["reviewer"])
+    if not packages:
+        st.caption("No packages yet: create assignments first.")
+    else:
+        st.dataframe(
+            pd.DataFrame([{"package": p.name, "annotator": p.annotator, "collection": p.collection, "status": p.status,
+                           "labelled": f"{p.labelled}/{p.total}", "QC rounds": p.rounds, "last accuracy": p.last_accuracy}
+                          for p in packages]),
+            hide_index=True, width="stretch",
+        )
+    ready = [p for p in packages if p.finished and p.status not in ("in_qc", "passed")]
+    st.subheader("Start a QC round")
+    if not ready:
+        st.caption("No finished package is waiting for review.")
+    else:
+        with st.form("qc-start"):
+            package = st.selectbox("Finished package", ready, key="qc_package",
+                                   format_func=lambda p: f"{p.name} ({p.annotator}, {p.status})")
+            chosen = st.multiselect("Reviewers (at least two)", reviewers, key="qc_reviewers",
+                                    default=plain_reviewers if len(plain_reviewers) >= 2 else reviewers)
+            left, middle, right = st.columns(3)
+            sample = left.number_input("Sample size", min_value=1, value=100, key="qc_sample")
+            threshold = middle.number_input("Pass threshold (accuracy)", min_value=0.0, max_value=1.0, value=0.93,
+                                            step=0.01, key="qc_threshold")
+            seed = right.number_input("Seed", min_value=0, value=0, key="qc_seed")
+            start = st.form_submit_button("Start QC round", type="primary", key="qc_start")
+        if start:
+            try:
+                with store.write() as session:
+                    round_id = start_qc_round(session, package.id, reviewers=chosen, sample_size=int(sample),
+                                              seed=int(seed), threshold=float(threshold))
+            except (ValueError, LookupError) as exc:
+                st.error(md_escape(str(exc)))
+            else:
+                flash("qc", f"QC round {round_id} started on {md_escape(package.name)}.")
+    st.subheader("QC rounds")
+    if not rounds:
+        st.caption("No QC rounds yet.")
+    else:
+        st.dataframe(
+            pd.DataFrame([{"round id": r.id, "package": r.package, "annotator": r.annotator, "round": r.round_no,
+                           "status": r.status, "sample": r.sample_size, "threshold": r.threshold,
+                           "reviewed": ", ".join(f"{u}: {n}/{r.sample_size}" for u, n in r.reviewed.items()),
+                           "accuracy": r.accuracy, "checked": r.n_checked, "decided": r.decided_at} for r in rounds]),
+            hide_index=True, width="stretch",
+        )
+        open_rounds = [r for r in rounds if r.status == "reviewing"]
+        if open_rounds:
+            target = st.selectbox("Round under review", open_rounds, key="qc_close_round",
+                                  format_func=lambda r: f"{r.package} round {r.round_no}")
+            if st.button("Close round and decide", key="qc_close"):
+                try:
+                    with store.write() as session:
+                        result = close_qc_round(session, target.id)
+                        names = pair_names(session, [d[0] for d in result["disagreements"]])
+                except (ValueError, LookupError) as exc:
+                    st.error(md_escape(str(exc)))
+                else:
+                    flash(
+                        "qc",
+                        f"{md_escape(target.package)} round {target.round_no}: accuracy {result['accuracy']:.3f} on "
+                        f"{result['n_checked']} pairs, decision **{result['decision']}**.",
+                        [{"query": names.get(pair, pair)[0], "passage": names.get(pair, pair)[1],
+                          "annotator's label": label, "reviewers' consensus": consensus}
+                         for pair, label, consensus in result["disagreements"]],
+                    )
+
+with qrels_tab:
+    show_flash("qrels")
+    if not collections:
+        st.info("No collections yet.")
+    else:
+        info = st.selectbox("Collection", collections, format_func=lambda c: c.name, key="qrels_collection")
+        with store.read() as session:
+            current = live_qrels(session, info.name)
+        st.metric("Final labels now (excluded pairs left out)", f"{sum(len(d) for d in current.values()):,}")
+        st.caption("Existing versions: " + (", ".join(md_escape(v) for v in info.qrels_versions) or "none"))
+        with st.form("freeze", clear_on_submit=True):
+            name = st.text_input("Version name", placeholder="e.g. round-1", key="freeze_name")
+            note = st.text_area("Note", key="freeze_note")
+            freeze = st.form_submit_button("Freeze qrels", type="primary", key="freeze_submit")
+        if freeze:
+            try:
+                if not name.strip():
+                    raise ValueError("give the version a name")
+                with store.write() as session:
+                    n = freeze_qrels(session, info.name, name.strip(), note=note, user_id=account.id)
+            except (ValueError, LookupError) as exc:
+                st.error(md_escape(str(exc)))
+            else:
+                flash("qrels", f"Froze {n:,} labels as {md_escape(name.strip())}.")
