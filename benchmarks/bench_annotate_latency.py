@@ -25,6 +25,12 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 PASSWORD = "correct horse battery"
+# drawn: the progress line is there and no element is left over from the previous run
+SETTLED = """() => document.querySelector('[data-testid="stProgress"]')
+    && !document.querySelector('[data-stale="true"]')"""
+# the next passage is visible: the progress line names the next item and nothing stale remains
+NEXT_SHOWN = """(prev) => { const p = document.querySelector('[data-testid="stProgress"]');
+    return p && p.innerText !== prev && !document.querySelector('[data-stale="true"]'); }"""
 
 
 def cli(db: Path, *args: str) -> None:
@@ -51,7 +57,7 @@ def main() -> None:
     env = {**os.environ, "POOLJUDGE_DB": str(db), "POOLJUDGE_CACHE": str(work / "cache")}
     server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"), "--server.port", str(port),
                                "--server.headless", "true"], cwd=REPO, env=env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
+                              stderr=open(work / "server.log", "w"))
     url = f"http://127.0.0.1:{port}"
     try:
         for _ in range(120):
@@ -69,14 +75,16 @@ def main() -> None:
             page.get_by_label("Password", exact=True).fill(PASSWORD)
             page.get_by_role("button", name="Log in").click()
             page.get_by_text("Passage", exact=True).wait_for(timeout=60_000)
+            page.locator('[data-testid="stProgress"]').wait_for()
+            page.get_by_role("button", name="0 · No match").wait_for()
+            page.wait_for_timeout(1000)  # keyboard shortcuts attach a moment after the buttons first mount
             timings = []
             for i in range(args.labels):
+                page.wait_for_function(SETTLED, timeout=30_000)  # the previous item is fully drawn
                 progress = page.locator('[data-testid="stProgress"]').inner_text()
                 start = time.perf_counter()
                 page.keyboard.press(str(i % 4))
-                page.wait_for_function("(prev) => { const p = document.querySelector('[data-testid=\"stProgress\"]');"
-                                       " return p && p.innerText !== prev; }", arg=progress, polling="raf",
-                                       timeout=30_000)
+                page.wait_for_function(NEXT_SHOWN, arg=progress, polling="raf", timeout=30_000)
                 timings.append((time.perf_counter() - start) * 1000)
             browser.close()
     finally:

@@ -65,6 +65,8 @@ NEXT_ITEM_SHOWN = """([prev, marker]) => {
 def _label_everything(page, answers: dict[str, int]) -> list[str]:
     """Label every item shown, by keyboard only; returns the passages in the order they came."""
     seen = []
+    page.get_by_role("button", name="0 · No match").wait_for()
+    page.wait_for_timeout(1000)  # keyboard shortcuts attach a moment after the buttons first mount
     for _ in range(len(answers)):
         page.locator(PROGRESS).wait_for(timeout=30_000)
         page.wait_for_function(ANY_PASSAGE_SHOWN, arg=list(MARKERS.values()), timeout=30_000)
@@ -113,6 +115,8 @@ def test_three_annotators_then_a_fourth(app_server, browser, annotation_pool):
     login(page, app_server["url"], "ann4")
     page.get_by_text("Adjudication").first.wait_for()
     assert "Dangerous" in page.inner_text("body")
+    page.get_by_role("button", name="0 · No match").wait_for()
+    page.wait_for_timeout(1000)
     page.keyboard.press("1")
     page.get_by_text("Nothing left to label").wait_for(timeout=30_000)
     context.close()
