@@ -45,7 +45,8 @@ from db.models import (
 )
 from db.queries import NotFound, collection_id
 
-LABELLING = ("label", "fourth")  # assignment purposes whose labels decide final labels (QC labels do not)
+LABELLING = ("label", "fourth")
+SCALES = {"graded": (0, 1, 2, 3), "binary": (0, 1)}  # assignment purposes whose labels decide final labels (QC labels do not)
 
 
 class Forbidden(PermissionError):
@@ -97,17 +98,25 @@ def create_assignments(
     seed: int = 0,
     package_size: int = 1000,
     group_by_query: bool = False,
+    scale: str = "graded",
 ) -> AssignmentSummary:
     """Give every selected pair of a pool to ``per_pair`` distinct annotators, in shuffled packages.
 
     Pairs that already have annotators (from this or another pool) keep them and only get the
     missing ones, so new pools and new annotators can be added at any time without touching
-    finished work.
+    finished work.  ``scale`` is ``"graded"`` (0-3) or ``"binary"`` (0/1, its own keys on the
+    annotation page); it is fixed for a pool once its pairs are assigned.
     """
+    if scale not in SCALES:
+        raise ValueError(f"scale must be one of {', '.join(SCALES)}, got {scale!r}")
     cid = collection_id(session, collection)
     pool_row = session.scalar(select(Pool).where(Pool.collection_id == cid, Pool.name == pool))
     if pool_row is None:
         raise NotFound(f"no pool named {pool!r} in collection {collection!r}")
+    current = (pool_row.params or {}).get("scale")
+    if current is not None and current != scale:
+        raise ValueError(f"pool {pool!r} is annotated on the {current} scale, not {scale}")
+    pool_row.params = {**(pool_row.params or {}), "scale": scale}
     users = _annotators(session, annotators)
     entries = session.execute(
         select(PoolEntry.id, QueryRecord.ext_id, Passage.ext_id, PoolEntry.query_id, PoolEntry.passage_id)
@@ -180,6 +189,7 @@ class Item:
     total: int
     done: int
     purpose: str
+    scale: str = "graded"
 
 
 def _standing(session: Session, user_id: int, assignment_ids: Sequence[int] | None = None) -> dict[int, int]:
@@ -235,7 +245,20 @@ def _item(session: Session, assignment_id: int, package_rows, labelled) -> Item:
         passage_language=p.language, package=a.package or ("adjudication" if a.purpose == "fourth" else "review"),
         position=order.index(a.id) + 1 if a.id in order else 1, total=len(order),
         done=sum(1 for aid in order if aid in labelled), purpose=a.purpose,
+        scale=pair_scale(session, a.query_id, a.passage_id),
     )
+
+
+def pair_scale(session: Session, query_id: int, passage_id: int) -> str:
+    """The scale a pair is annotated on: that of the pool it was assigned from (graded by default)."""
+    params = session.scalar(
+        select(Pool.params)
+        .join(PoolEntry, PoolEntry.pool_id == Pool.id)
+        .join(Assignment, Assignment.pool_entry_id == PoolEntry.id)
+        .where(Assignment.query_id == query_id, Assignment.passage_id == passage_id)
+        .limit(1)
+    )
+    return (params or {}).get("scale", "graded")
 
 
 def _own_assignment(session: Session, user_id: int, assignment_id: int) -> Assignment:
@@ -247,13 +270,14 @@ def _own_assignment(session: Session, user_id: int, assignment_id: int) -> Assig
 
 def record_judgment(
     session: Session, user_id: int, assignment_id: int, grade: int | None, *, action: str = "label",
-    note: str = "", elapsed_ms: int | None = None, levels: Sequence[int] = (0, 1, 2, 3),
+    note: str = "", elapsed_ms: int | None = None,
 ) -> Resolution | None:
     """Append a judgment (label, skip or flag) to the log; a label re-resolves the pair.
 
     Returns the pair's resolution after a label (None for skip/flag).
     """
     a = _own_assignment(session, user_id, assignment_id)
+    levels = SCALES[pair_scale(session, a.query_id, a.passage_id)]
     if action == "label" and grade not in levels:
         raise ValueError(f"grade must be one of {list(levels)}, got {grade!r}")
     if action not in ("label", "skip", "flag"):
@@ -319,14 +343,15 @@ def resolve_pair(session: Session, query_id: int, passage_id: int, *, seed: int 
     loaded); a reviewer's override always wins over the labels.
     """
     labels = pair_labels(session, query_id, passage_id)
-    resolution = resolve(list(labels.values()))
+    levels = SCALES[pair_scale(session, query_id, passage_id)]
+    resolution = resolve(list(labels.values()), levels=levels)
     override = session.scalar(
         select(LabelOverride).where(LabelOverride.query_id == query_id, LabelOverride.passage_id == passage_id)
         .order_by(LabelOverride.id.desc()).limit(1)
     )
     if override is not None:
         # an exclusion is stored as grade -1 (the column is NOT NULL)
-        resolution = apply_override(resolution, None if override.grade < 0 else override.grade, override.reason)
+        resolution = apply_override(resolution, None if override.grade < 0 else override.grade, override.reason, levels=levels)
     elif resolution.state == "needs_fourth":
         _assign_fourth(session, query_id, passage_id, set(labels), seed)
     final = session.scalar(select(FinalLabel).where(FinalLabel.query_id == query_id, FinalLabel.passage_id == passage_id))

@@ -262,6 +262,7 @@ def cmd_assign(args: argparse.Namespace) -> int:
         summary = create_assignments(
             session, args.collection, args.pool, annotators=annotators, per_pair=args.per_pair, seed=args.seed,
             package_size=args.package_size, group_by_query=args.group_by_query,
+            scale="binary" if args.binary else "graded",
         )
     loads = ", ".join(f"{name} {n}" for name, n in sorted(summary.per_annotator.items())) or "nothing new"
     print(f"{summary.pairs} selected pairs; {summary.tasks} new assignments ({loads}) in {len(summary.packages)} packages")
@@ -452,6 +453,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--per-pair", type=int, default=3)
     p.add_argument("--package-size", type=int, default=1000)
     p.add_argument("--group-by-query", action="store_true", help="show one query's passages consecutively")
+    p.add_argument("--binary", action="store_true", help="binary scale (relevant or not) instead of 0-3")
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=cmd_assign)
 

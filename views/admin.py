@@ -113,13 +113,15 @@ with assign_tab:
                 group = st.checkbox("Keep the passages of one query together", key="assign_group",
                                     help="Passages of a query follow one another in a package (queries shuffled); "
                                     "otherwise every pair is shuffled on its own.")
+                scale = st.radio("Scale", ["graded", "binary"], horizontal=True, key="assign_scale",
+                                 help="graded: 0-3 (keys 0-3); binary: relevant or not (keys N and Y)")
                 assign = st.form_submit_button("Create assignments", type="primary", key="assign_submit")
             if assign:
                 try:
                     with store.write() as session:
                         summary = create_assignments(
                             session, info.name, pool, annotators=chosen, per_pair=int(per_pair), seed=int(seed),
-                            package_size=int(package_size), group_by_query=group,
+                            package_size=int(package_size), group_by_query=group, scale=scale,
                         )
                 except (ValueError, LookupError) as exc:
                     st.error(md_escape(str(exc)))

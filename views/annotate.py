@@ -25,6 +25,9 @@ LEVELS = [
      "Passage: the Eiffel Tower is 330 metres tall including its antennas."),
 ]
 
+# binary mode (a pool assigned on the binary scale): relevant or not, with their own keys
+BINARY = [(0, "Not relevant", "n"), (1, "Relevant", "y")]
+
 account = require_role("annotator", "reviewer", "admin")
 store = get_store()
 state = st.session_state
@@ -34,7 +37,7 @@ with st.sidebar:
     st.subheader("Levels")
     for grade, name, definition, example in LEVELS:
         st.markdown(f"**{grade} · {name}**  \n{definition}  \n*{example}*")
-    st.caption("Keys: 0-3 grade · S skip · U undo")
+    st.caption("Keys: 0-3 grade (binary pools: N not relevant, Y relevant) · S skip · U undo")
 
 
 @st.fragment
@@ -72,10 +75,10 @@ def annotation_panel() -> None:
         except Forbidden as exc:
             st.error(str(exc))
 
-    columns = st.columns(4)
-    for (grade, name, _definition, _example), column in zip(LEVELS, columns):
-        if column.button(f"{grade} · {name}", key=f"grade-{grade}", shortcut=str(grade), width="stretch",
-                         type="primary" if grade == 3 else "secondary"):
+    buttons = BINARY if item.scale == "binary" else [(g, name, str(g)) for g, name, _d, _e in LEVELS]
+    for (grade, name, key), column in zip(buttons, st.columns(len(buttons))):
+        if column.button(f"{grade} · {name}", key=f"grade-{grade}", shortcut=key, width="stretch",
+                         type="primary" if grade == buttons[-1][0] else "secondary"):
             judge(grade)
             st.rerun(scope="fragment")
     left, middle, right = st.columns(3)

@@ -114,3 +114,29 @@ def test_runs_page_lists_runs_with_their_configuration(db):
     assert list(table["queries"]) == [2] and list(table["entries"]) == [3]
     assert list(table["retriever"]) == ["bm25:k1=1.2"]
     assert '"k1": 1.2' in at.json[0].value
+
+
+def test_annotate_page_binary_mode_and_blindness(db):
+    from sqlalchemy import select
+
+    from db.annotation import create_assignments
+    from db.models import Judgment
+    from db.pools import save_pool
+
+    _seed(db)
+    with db.write() as s:
+        save_pool(s, "tiny *collection*", "p", {"q1": {"d1": [], "d2": []}}, method="depth")
+        ann = add_user(s, "ann", "correct horse", "annotator").id
+        create_assignments(s, "tiny *collection*", "p", annotators=["ann"], per_pair=1, scale="binary")
+    at = AppTest.from_file(f"{REPO_PAGES}/annotate.py", default_timeout=30)
+    at.session_state["pooljudge_user_id"] = ann
+    at.run()
+    assert not at.exception
+    labels = [b.label for b in at.button]
+    assert "0 · Not relevant" in labels and "1 · Relevant" in labels and not any("Precisely" in x for x in labels)
+    shown = " ".join(m.value for m in at.markdown)
+    assert "&lt;script&gt;x&lt;/script&gt;" in shown and "<script>" not in shown  # the query is escaped
+    assert not any(w in shown for w in ("bm25", "rank", "score"))
+    next(b for b in at.button if b.label == "1 · Relevant").click().run()
+    with db.read() as s:
+        assert s.execute(select(Judgment.user_id, Judgment.grade)).all() == [(ann, 1)]

@@ -96,7 +96,7 @@ def test_items_are_blind_and_owned(world):
     with store.read() as s:
         item = next_item(s, users["ann1"])
     assert set(vars(item)) == {"assignment_id", "query", "query_language", "title", "passage", "passage_language",
-                               "package", "position", "total", "done", "purpose"}
+                               "package", "position", "total", "done", "purpose", "scale"}
     assert item.passage.startswith("passage text") and (item.done, item.total, item.position) == (0, 10, 1)
     with pytest.raises(Forbidden):
         with store.write() as s:
@@ -203,3 +203,18 @@ def test_qc_cycle_returns_a_package_with_planted_errors_then_passes(world):
     assert (result["accuracy"], result["decision"]) == (1.0, "pass")
     with store.read() as s:
         assert s.get(Package, package).status == "passed"
+
+
+def test_binary_scale_has_its_own_levels_and_never_needs_a_fourth(world):
+    store, users = world
+    _assign(store, scale="binary")
+    with pytest.raises(ValueError, match="annotated on the binary scale"):
+        _assign(store, scale="graded")
+    a1, a2, a3 = (users[f"ann{i}"] for i in range(1, 4))
+    with store.read() as s:
+        assert next_item(s, a1).scale == "binary"
+    with pytest.raises(ValueError, match=r"grade must be one of \[0, 1\]"):
+        _label(store, a1, "q1", "d0", 2)
+    for u, g in ((a1, 1), (a2, 0), (a3, 1)):
+        resolution = _label(store, u, "q1", "d0", g)
+    assert resolution.state == "resolved" and _final(store, "q1", "d0") == (1, "majority", 3)
