@@ -199,3 +199,22 @@ def open_for_write(target: str | os.PathLike[str] | IO[str] | IO[bytes]) -> Iter
             wrapper.detach()
         return
     yield target  # type: ignore[misc]
+
+
+class SeenPairs:
+    """Remembers the line of each (query, document) pair of a file and refuses a repeat, naming both lines.
+
+    ``message`` is formatted with ``qid``, ``docid`` and ``earlier`` (the first line).
+    """
+
+    def __init__(self, name: str, message: str) -> None:
+        self.name = name
+        self.message = message
+        self._lines: dict[str, dict[str, int]] = {}
+
+    def add(self, qid: str, docid: str, lineno: int) -> None:
+        docs = self._lines.setdefault(qid, {})
+        earlier = docs.get(docid)
+        if earlier is not None:
+            raise FormatError(self.name, lineno, self.message.format(qid=qid, docid=docid, earlier=earlier))
+        docs[docid] = lineno

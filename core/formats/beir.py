@@ -32,6 +32,7 @@ from typing import Any
 from core.errors import FormatError
 from core.formats._io import iter_jsonl, open_text_for_write, require_str
 from core.formats._rows import (
+    SeenPairs,
     check_grade,
     check_id,
     check_token,
@@ -41,7 +42,17 @@ from core.formats._rows import (
     parse_grade,
 )
 from core.formats.trec import RUN_SUFFIXES, iter_trec_run, run_name_from_path, write_run
-from core.types import SPLITS, CollectionSource, Passage, QrelEntry, Qrels, Query, Run, RunEntry, empty_stream
+from core.types import (
+    SPLITS,
+    CollectionSource,
+    Passage,
+    QrelEntry,
+    Qrels,
+    Query,
+    Run,
+    RunEntry,
+    empty_stream,
+)
 
 __all__ = ["iter_beir_corpus", "iter_beir_qrels", "iter_beir_queries", "read_beir", "write_beir"]
 
@@ -217,7 +228,7 @@ def iter_beir_qrels(path: str | os.PathLike[str]) -> Iterator[QrelEntry]:
         blank line inside the file, or an empty file.
     """
     name = os.fspath(path)
-    seen: dict[str, dict[str, int]] = {}
+    seen = SeenPairs(name, "duplicate judgment for query {qid!r}, document {docid!r} (already judged at line {earlier})")
     first = True
     count = 0
     for lineno, cols in iter_rows(name, sep="\t", what="judgments"):
@@ -232,15 +243,7 @@ def iter_beir_qrels(path: str | os.PathLike[str]) -> Iterator[QrelEntry]:
         qid = check_id(cols[0], "query-id", name, lineno)
         docid = check_id(cols[1], "corpus-id", name, lineno)
         grade = parse_grade(cols[2], "score (column 3)", name, lineno)
-        docs = seen.setdefault(qid, {})
-        earlier = docs.get(docid)
-        if earlier is not None:
-            raise FormatError(
-                name,
-                lineno,
-                f"duplicate judgment for query {qid!r}, document {docid!r} (already judged at line {earlier})",
-            )
-        docs[docid] = lineno
+        seen.add(qid, docid, lineno)
         count += 1
         yield QrelEntry(qid, docid, grade, origin=f"{name}:{lineno}")
     if not count:

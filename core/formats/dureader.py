@@ -62,7 +62,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.errors import FormatError
-from core.formats._io import Source, iter_jsonl, require_file, require_str, rewind, source_name
+from core.formats._io import (
+    Source,
+    iter_jsonl,
+    require_file,
+    require_str,
+    rewind,
+    source_name,
+)
 from core.formats.qa_jsonl import text_passage_id
 from core.types import SPLITS, CollectionSource, Passage, QrelEntry, Query
 

@@ -40,7 +40,14 @@ from collections.abc import Iterator
 from typing import Any
 
 from core.errors import FormatError
-from core.formats._io import Source, iter_jsonl, require_file, require_str, rewind, source_name
+from core.formats._io import (
+    Source,
+    iter_jsonl,
+    require_file,
+    require_str,
+    rewind,
+    source_name,
+)
 from core.lang import detect_language
 from core.types import SPLITS, CollectionSource, Passage, QrelEntry, Query
 

@@ -94,7 +94,15 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from core.errors import FormatError
-from core.formats._io import Source, iter_lines, parse_float, parse_int, require_file, rewind, source_name
+from core.formats._io import (
+    Source,
+    iter_lines,
+    parse_float,
+    parse_int,
+    require_file,
+    rewind,
+    source_name,
+)
 from core.types import CollectionSource, Passage, QrelEntry, Query, empty_stream
 
 CRANFIELD_GRADE_MAP: Mapping[int, int] = {1: 3, 2: 2, 3: 1, 4: 1, 5: 0}

@@ -25,6 +25,7 @@ from typing import IO
 from core.errors import FormatError
 from core.formats._io import Source, require_file, source_name
 from core.formats._rows import (
+    SeenPairs,
     check_grade,
     check_score,
     check_token,
@@ -74,7 +75,7 @@ def iter_trec_qrels(source: Source) -> Iterator[QrelEntry]:
         middle of the file, an empty file or bad UTF-8.
     """
     name = source_name(source)
-    seen: dict[str, dict[str, int]] = {}
+    seen = SeenPairs(name, "duplicate judgment for query {qid!r}, document {docid!r} (already judged at line {earlier})")
     for lineno, cols in iter_rows(source, sep=None, what="judgments"):
         if len(cols) != 4:
             raise FormatError(
@@ -82,15 +83,7 @@ def iter_trec_qrels(source: Source) -> Iterator[QrelEntry]:
             )
         qid, _iteration, docid, token = cols
         grade = parse_grade(token, "grade (column 4)", name, lineno)
-        docs = seen.setdefault(qid, {})
-        earlier = docs.get(docid)
-        if earlier is not None:
-            raise FormatError(
-                name,
-                lineno,
-                f"duplicate judgment for query {qid!r}, document {docid!r} (already judged at line {earlier})",
-            )
-        docs[docid] = lineno
+        seen.add(qid, docid, lineno)
         yield QrelEntry(qid, docid, grade, origin=f"{name}:{lineno}")
 
 
@@ -119,7 +112,7 @@ def iter_trec_run(source: Source) -> Iterator[RunEntry]:
         file, an empty file or bad UTF-8.
     """
     name = source_name(source)
-    seen: dict[str, dict[str, int]] = {}
+    seen = SeenPairs(name, "document {docid!r} retrieved twice for query {qid!r} (first at line {earlier})")
     for lineno, cols in iter_rows(source, sep=None, what="run entries"):
         if len(cols) != 6:
             raise FormatError(
@@ -130,15 +123,7 @@ def iter_trec_run(source: Source) -> Iterator[RunEntry]:
         qid, _q0, docid, rank, token, _tag = cols
         parse_grade(rank, "rank (column 4)", name, lineno)
         score = parse_score(token, "score (column 5)", name, lineno)
-        docs = seen.setdefault(qid, {})
-        earlier = docs.get(docid)
-        if earlier is not None:
-            raise FormatError(
-                name,
-                lineno,
-                f"document {docid!r} retrieved twice for query {qid!r} (first at line {earlier})",
-            )
-        docs[docid] = lineno
+        seen.add(qid, docid, lineno)
         yield RunEntry(qid, docid, score, origin=f"{name}:{lineno}")
 
 
