@@ -2,35 +2,45 @@
 
 from __future__ import annotations
 
-import multiprocessing as mp
+import subprocess
+import sys
+from pathlib import Path
 
 from sqlalchemy import func, select
 
 from core.types import CollectionSource, Passage, Query
-from db.annotation import create_assignments, record_judgment
+from db.annotation import create_assignments
 from db.engine import Store, sqlite_url
 from db.importer import import_collection
-from db.models import Assignment, FinalLabel, Judgment, User
+from db.models import FinalLabel, Judgment
 from db.pools import save_pool
 from db.users import add_user
 
+REPO = Path(__file__).resolve().parents[2]
 WORKERS = 20
 LABELS = 200
 
 
-def _worker(url: str, username: str, queue) -> None:
-    try:
-        store = Store(url, upgrade=False)
-        with store.read() as s:
-            uid = s.scalar(select(User.id).where(User.username == username))
-            ids = list(s.scalars(select(Assignment.id).where(Assignment.user_id == uid).order_by(Assignment.id)))
-        for n, aid in enumerate(ids):
-            with store.write() as s:
-                record_judgment(s, uid, aid, (n + uid) % 4, elapsed_ms=1)
-        store.dispose()
-        queue.put((username, len(ids), None))
-    except Exception as exc:  # reported to the parent, which fails the test with it
-        queue.put((username, 0, repr(exc)))
+# Each writer is a separate interpreter (not a multiprocessing child), so nothing from the
+# test process is shared with it: only the SQLite file.
+WORKER = """
+import sys
+from sqlalchemy import select
+from db.annotation import record_judgment
+from db.engine import Store
+from db.models import Assignment, User
+
+url, username = sys.argv[1], sys.argv[2]
+store = Store(url, upgrade=False)
+with store.read() as s:
+    uid = s.scalar(select(User.id).where(User.username == username))
+    ids = list(s.scalars(select(Assignment.id).where(Assignment.user_id == uid).order_by(Assignment.id)))
+for n, aid in enumerate(ids):
+    with store.write() as s:
+        record_judgment(s, uid, aid, (n + uid) % 4, elapsed_ms=1)
+store.dispose()
+print(len(ids))
+"""
 
 
 def test_twenty_writers_lose_and_duplicate_nothing(tmp_path):
@@ -49,17 +59,17 @@ def test_twenty_writers_lose_and_duplicate_nothing(tmp_path):
         for name in names:
             add_user(s, name, "correct horse", "annotator")
         create_assignments(s, "c", "p", per_pair=WORKERS, seed=1)
-    ctx = mp.get_context("spawn")
-    queue = ctx.Queue()
-    procs = [ctx.Process(target=_worker, args=(url, name, queue)) for name in names]
-    for p in procs:
-        p.start()
-    results = [queue.get(timeout=600) for _ in procs]
-    for p in procs:
-        p.join(timeout=60)
-    errors = [(name, err) for name, _, err in results if err]
-    assert errors == []
-    assert sorted(n for _, n, _ in results) == [LABELS] * WORKERS
+    procs = [
+        subprocess.Popen([sys.executable, "-c", WORKER, url, name], cwd=REPO, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+        for name in names
+    ]
+    results = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=600)
+        results.append((proc.returncode, out.strip(), err.strip()[-500:]))
+    assert [r for r in results if r[0] != 0] == []  # no writer failed ("database is locked" included)
+    assert [int(out) for _, out, _ in results] == [LABELS] * WORKERS
     with store.read() as s:
         total = s.scalar(select(func.count()).select_from(Judgment))
         distinct = s.scalar(select(func.count(func.distinct(Judgment.assignment_id))))
