@@ -22,13 +22,14 @@ PAGES = {
     "import": st.Page("views/collections.py", title="Import", icon=":material/upload:"),
     "pooling": st.Page("views/pooling.py", title="Pooling", icon=":material/merge:"),
     "runs": st.Page("views/runs.py", title="Runs and export", icon=":material/download:"),
+    "metrics": st.Page("views/metrics.py", title="Metrics", icon=":material/leaderboard:"),
     "annotate": st.Page("views/annotate.py", title="Annotate", icon=":material/edit_note:"),
     "review": st.Page("views/review.py", title="Review", icon=":material/rule:"),
     "admin": st.Page("views/admin.py", title="Admin", icon=":material/admin_panel_settings:"),
 }
 BY_ROLE = {
-    "admin": ["home", "import", "pooling", "runs", "annotate", "review", "admin"],
-    "reviewer": ["home", "annotate", "review", "runs"],
+    "admin": ["home", "import", "pooling", "runs", "metrics", "annotate", "review", "admin"],
+    "reviewer": ["home", "annotate", "review", "metrics", "runs"],
     "annotator": ["annotate"],
 }
 

@@ -121,8 +121,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.collection:
         from db import queries as q
 
+        from db.annotation import live_qrels
+
         with _store(args).read() as session:
-            qrels = q.load_qrels(session, args.collection, None if args.qrels in ("-", "latest") else args.qrels)
+            if args.qrels == "live":
+                qrels = live_qrels(session, args.collection)
+            else:
+                qrels = q.load_qrels(session, args.collection, None if args.qrels in ("-", "latest") else args.qrels)
             run = q.load_run(session, args.collection, args.run)
     else:
         from core.formats.trec import load_qrels, load_run
@@ -392,7 +397,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("eval", help="evaluate a run against qrels exactly as trec_eval would")
-    p.add_argument("qrels", help="TREC qrels file (or, with --collection, a qrels version name or 'latest')")
+    p.add_argument("qrels", help="TREC qrels file (or, with --collection, a qrels version name, 'latest', "
+                   "or 'live' for the current final labels)")
     p.add_argument("run", help="TREC run file (or, with --collection, a run name)")
     p.add_argument("-m", "--measure", action="append", help="MAP, MRR@k, RR, P@k, R@k, nDCG@k, nDCG_exp@k, Rprec, "
                    "Success@k (= Accuracy@k), Judged@k; repeatable")

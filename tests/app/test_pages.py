@@ -140,3 +140,39 @@ def test_annotate_page_binary_mode_and_blindness(db):
     next(b for b in at.button if b.label == "1 · Relevant").click().run()
     with db.read() as s:
         assert s.execute(select(Judgment.user_id, Judgment.grade)).all() == [(ann, 1)]
+
+
+def test_metrics_page_equals_eval_and_follows_new_labels(db):
+    from core.metrics import evaluate
+    from db.annotation import create_assignments, record_judgment
+    from db.importer import save_run
+    from db.pools import save_pool
+
+    _seed(db)
+    run = {"q1": {"d1": 2.0, "d2": 1.0}, "q2": {"d2": 3.0, "d1": 1.0}}
+    with db.write() as s:
+        save_run(s, "tiny *collection*", "r", run)
+    at = _open(db, f"{REPO_PAGES}/metrics.py")
+    assert not at.exception
+    at.selectbox[1].select("imported").run()  # the imported qrels version
+    table = at.dataframe[0].value
+    expected = evaluate({"q1": {"d1": 2, "d2": 0}, "q2": {"d2": 1}}, run, ["MRR@10", "nDCG@10", "R@100", "MAP", "Judged@10"], level=2)
+    for measure in ("MRR@10", "nDCG@10", "R@100", "MAP", "Judged@10"):
+        assert table[measure].iloc[0] == round(expected[measure]["all"], 4)
+
+    # live final labels: three annotators label (q2, d1) as 3 -> the leaderboard follows
+    with db.write() as s:
+        save_pool(s, "tiny *collection*", "p", {"q2": {"d1": []}}, method="depth")
+        ids = [add_user(s, f"ann{i}", "correct horse", "annotator").id for i in range(3)]
+        create_assignments(s, "tiny *collection*", "p", per_pair=3)
+    from sqlalchemy import select
+
+    from db.models import Assignment
+    with db.write() as s:
+        for uid in ids:
+            aid = s.scalar(select(Assignment.id).where(Assignment.user_id == uid))
+            record_judgment(s, uid, aid, 3)
+    at.selectbox[1].select("live final labels").run()
+    live = at.dataframe[0].value
+    expected = evaluate({"q2": {"d1": 3}}, run, ["MRR@10"], level=2)
+    assert live["MRR@10"].iloc[0] == round(expected["MRR@10"]["all"], 4) == 0.5
