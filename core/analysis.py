@@ -377,12 +377,17 @@ def paired_randomization_test(
     Fisher's randomisation test as used in IR (Smucker, Allan & Carterette,
     CIKM 2007): under the null hypothesis the labels A/B of each query's pair
     of scores are exchangeable, so each ``d_i = b_i - a_i`` flips sign with
-    probability 1/2.  The statistic is ``mean(d)``.  Computed by
-    :func:`scipy.stats.permutation_test` with ``permutation_type="samples"``:
-    exact (all ``2^n`` sign patterns) when ``2^n <= n_resamples``, else
-    ``n_resamples`` random patterns with ``p = (1 + #{|null| as extreme})/(1 +
-    n_resamples)`` per tail and the two-sided ``p = min(1, 2 min(p_less,
-    p_greater))``.
+    probability 1/2.  The statistic is ``mean(d)``.  The null distribution
+    is exact (all ``2^n`` sign patterns) when ``2^n <= n_resamples``, with
+    ``p_greater = #{null >= observed} / 2^n``; otherwise ``n_resamples``
+    random sign patterns give ``p_greater = (1 + #{null >= observed}) / (1 +
+    n_resamples)`` (the observed pattern counted in, so ``p > 0``), likewise
+    ``p_less``, and the two-sided ``p = min(1, 2 min(p_less, p_greater))``.
+    These are the conventions of :func:`scipy.stats.permutation_test` with
+    ``permutation_type="samples"`` (whose exact p-values this reproduces);
+    the sign patterns are drawn here as a ``(batch, n)`` boolean matrix and
+    reduced with one matrix product, which is much faster on thousands of
+    queries.
 
     Parameters
     ----------
@@ -405,26 +410,45 @@ def paired_randomization_test(
     """
     n_resamples = _check_positive_int(n_resamples, "n_resamples")
     xa, xb = _paired(a, b)
-    n = int(xa.size)
-    observed = float(np.mean(xb - xa))
-    if not np.any(xb - xa):
+    d = xb - xa
+    n = int(d.size)
+    if not np.any(d):
         return SignificanceResult(0.0, 1.0, n)
+    total = math.fsum(d.tolist())
+    observed = total / n
+    scale = math.fsum(np.abs(d).tolist()) / n
+    # null statistic of a sign pattern with flipped set F: (sum(d) - 2 sum_{i in F} d_i) / n
+    if n < 63 and (1 << n) <= n_resamples:  # exact: every one of the 2^n patterns once
+        codes = np.arange(1 << n, dtype=np.int64)
+        flips = ((codes[:, None] >> np.arange(n, dtype=np.int64)) & 1).astype(np.float64)
+        null = (total - 2.0 * (flips @ d)) / n
+        extra, count = 0, int(null.size)
+        greater, less = _tails(null, observed, scale)
+    else:  # Monte Carlo: n_resamples random patterns, the observed one counted in (+1)
+        rng = np.random.default_rng(seed)
+        batch = max(1, _DEFAULT_BLOCK // n)
+        greater = less = 0
+        done = 0
+        while done < n_resamples:
+            m = min(batch, n_resamples - done)
+            flips = rng.random((m, n)) < 0.5
+            null = (total - 2.0 * (flips @ d)) / n
+            g, l_ = _tails(null, observed, scale)
+            greater += g
+            less += l_
+            done += m
+        extra, count = 1, n_resamples + 1
+    p_greater = (greater + extra) / count
+    p_less = (less + extra) / count
+    return SignificanceResult(observed, min(1.0, 2.0 * min(p_greater, p_less)), n)
 
-    def statistic(x: np.ndarray, y: np.ndarray, axis: int) -> np.ndarray:
-        return np.mean(y - x, axis=axis)
 
-    batch = max(1, _DEFAULT_BLOCK // (2 * n))  # bounds memory: batch x n resampled pairs
-    res = stats.permutation_test(
-        (xa, xb),
-        statistic,
-        permutation_type="samples",
-        vectorized=True,
-        n_resamples=n_resamples,
-        batch=batch,
-        alternative="two-sided",
-        rng=np.random.default_rng(seed),
-    )
-    return SignificanceResult(observed, float(min(1.0, res.pvalue)), n)
+def _tails(null: np.ndarray, observed: float, scale: float) -> tuple[int, int]:
+    """How many null statistics are >= / <= the observed one, within ``100 eps mean(|d|)``
+    (scipy uses ``100 eps |observed|``; the mean of ``|d|`` bounds the rounding of every
+    pattern's sum, so equal statistics cannot be split even when ``observed`` is near 0)."""
+    gamma = 100 * np.finfo(np.float64).eps * scale
+    return int(np.count_nonzero(null >= observed - gamma)), int(np.count_nonzero(null <= observed + gamma))
 
 
 def compare_runs(
