@@ -96,7 +96,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.lang import detect_language
-from core.text import Analyzer, _jieba, _normalize, analyzer_for
+from core.text import Analyzer, analyzer_for, jieba_tokenizer, normalize_with_offsets
 from core.types import Qrels, Run
 
 __all__ = [
@@ -326,7 +326,7 @@ class _Norm:
     __slots__ = ("ends", "starts", "text")
 
     def __init__(self, text: str) -> None:
-        self.text, self.starts, self.ends = _normalize(text)
+        self.text, self.starts, self.ends = normalize_with_offsets(text)
 
     def span(self, s: int, e: int) -> Span:
         if self.starts is None or self.ends is None or e <= s:
@@ -339,7 +339,7 @@ def _find_all(haystack: str, needle: str) -> list[Span]:
     if not needle:
         return []
     norm = _Norm(haystack)
-    low, pat = norm.text.lower(), _normalize(needle)[0].lower()
+    low, pat = norm.text.lower(), normalize_with_offsets(needle)[0].lower()
     out: list[Span] = []
     if len(low) != len(norm.text) or not pat:  # lowercasing changed lengths: give up on spans
         return out
@@ -351,7 +351,7 @@ def _find_all(haystack: str, needle: str) -> list[Span]:
 
 
 def _contains(haystack: str, needle: str) -> bool:
-    return bool(needle) and _normalize(needle)[0].lower() in _normalize(haystack)[0].lower()
+    return bool(needle) and normalize_with_offsets(needle)[0].lower() in normalize_with_offsets(haystack)[0].lower()
 
 
 # --------------------------------------------------------------------------- numerals
@@ -477,7 +477,7 @@ def _pos_tokenizer() -> Any:
             if _POS is None:
                 import jieba.posseg
 
-                _POS = jieba.posseg.POSTokenizer(_jieba())
+                _POS = jieba.posseg.POSTokenizer(jieba_tokenizer())
     return _POS
 
 
@@ -800,10 +800,10 @@ _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9'’]*")
 
 def _query_words(query: str) -> list[tuple[str, str]]:
     """``(lowercased word, surface)`` candidates for typo checks: Latin words and CJK words of 3+ chars."""
-    norm = _normalize(query)[0]
+    norm = normalize_with_offsets(query)[0]
     out = [(m.group().lower(), m.group()) for m in _LATIN_WORD.finditer(norm)]
     if any("\u4e00" <= ch <= "\u9fff" for ch in norm):
-        for word in _jieba().cut(norm):
+        for word in jieba_tokenizer().cut(norm):
             if len(word) >= 3 and all("\u4e00" <= ch <= "\u9fff" for ch in word):
                 out.append((word, word))
     return out

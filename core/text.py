@@ -611,3 +611,9 @@ def highlight_spans(query: str, text: str, analyzer: Analyzer) -> list[tuple[int
         return []
     return merge_spans((s, e) for term, s, e in analyzer.tokenize_with_offsets(text) if term in wanted)
 
+
+
+# Public names for the pieces other modules build on (the detectors' part-of-speech
+# tagging shares this jieba instance and this normalisation).
+jieba_tokenizer = _jieba
+normalize_with_offsets = _normalize
