@@ -316,3 +316,12 @@ def list_runs(session: Session, collection: str) -> list[dict[str, Any]]:
         }
         for r in session.scalars(select(RunRecord).where(RunRecord.collection_id == cid).order_by(RunRecord.created_at, RunRecord.id))
     ]
+
+
+def statistics_marker(session: Session) -> tuple[int, int, int]:
+    """Changes whenever collection statistics can change: a collection, an import or a qrels version added."""
+    return (
+        session.scalar(select(func.coalesce(func.max(Collection.id), 0))),
+        session.scalar(select(func.coalesce(func.max(ImportRecord.id), 0))),
+        session.scalar(select(func.coalesce(func.max(QrelsVersion.id), 0))),
+    )

@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from db.queries import corpus_statistics, list_collections, split_statistics
+from db.queries import corpus_statistics, list_collections, split_statistics, statistics_marker
 from pooljudge.ui.common import fmt_float, get_store, md_escape
 from pooljudge.ui.auth import require_role
 
@@ -12,12 +12,21 @@ st.title("pooljudge")
 st.caption("Pool candidates from several retrievers, grade them blind on a 4-level scale, watch trec_eval-exact metrics.")
 
 store = get_store()
+
+
+@st.cache_data(show_spinner="Computing statistics...")
+def statistics(store_url: str, marker: tuple):
+    # Aggregates over every passage: recomputed only when an import or a new qrels version
+    # changed what they count (``marker``), not on every rerun.
+    with store.read() as session:
+        collections = list_collections(session)
+        return collections, {
+            c.name: (corpus_statistics(session, c.name), split_statistics(session, c.name, level=1)) for c in collections
+        }
+
+
 with store.read() as session:
-    collections = list_collections(session)
-    details = {
-        c.name: (corpus_statistics(session, c.name), split_statistics(session, c.name, level=1))
-        for c in collections
-    }
+    collections, details = statistics(store.url, statistics_marker(session))
 
 if not collections:
     st.info("The store is empty. Import a collection on the **Import** page or with `pooljudge import`.")
