@@ -176,3 +176,29 @@ def test_metrics_page_equals_eval_and_follows_new_labels(db):
     live = at.dataframe[0].value
     expected = evaluate({"q2": {"d1": 3}}, run, ["MRR@10"], level=2)
     assert live["MRR@10"].iloc[0] == round(expected["MRR@10"]["all"], 4) == 0.5
+
+
+def test_first_start_asks_for_the_first_admin(tmp_path, monkeypatch):
+    from sqlalchemy import select
+
+    from db.models import User
+
+    monkeypatch.delenv("POOLJUDGE_DB_URL", raising=False)
+    monkeypatch.setenv("POOLJUDGE_DB", str(tmp_path / "fresh.db"))
+    st.cache_resource.clear()
+    app = str(Path(__file__).resolve().parents[2] / "app.py")
+    at = AppTest.from_file(app, default_timeout=60).run()
+    assert not at.exception
+    assert at.title[0].value == "Welcome to pooljudge"
+    at.text_input[1].input("correct horse")
+    at.text_input[2].input("correct horse")
+    at.button[0].click().run()
+    assert not at.exception
+    store = Store(sqlite_url(tmp_path / "fresh.db"))
+    with store.read() as s:
+        users = s.execute(select(User.username, User.role)).all()
+        hashes = s.scalars(select(User.password_hash)).all()
+    store.dispose()
+    st.cache_resource.clear()
+    assert users == [("admin", "admin")] and hashes[0].startswith("$argon2id$")
+    assert at.session_state["pooljudge_user_id"] == 1
