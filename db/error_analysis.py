@@ -1,0 +1,434 @@
+"""Error analysis in the store: sample failing queries of a run, suggest and confirm error tags.
+
+This follows DuReader-retrieval's error-sampling workflow (Qiu et al., EMNLP
+2022, Section 5 / Table 10): pick a run and a cut-off ``k``, sample ``N``
+judged queries whose top ``k`` holds no relevant passage (they analysed 100
+queries x top 5), and tag each (query, passage) pair with an error category.
+Detectors in :mod:`core.detectors` *suggest* tags (``status="suggested"``,
+``source="auto"``); an analyst confirms or rejects them, or adds tags of their
+own (``status="confirmed"``, ``source="analyst"``).  Confirmed tags feed
+:func:`core.analysis.metrics_by_category` through :func:`query_categories`.
+
+Every function takes a :class:`~sqlalchemy.orm.Session` first; callers own
+the transaction.  Results are plain data (lists, dicts, sets), never ORM
+objects.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from core.detectors import category_ids, suggest
+from core.fusion import trec_ranking
+from core.types import Qrels, Run
+from db.models import ErrorTag, Passage as PassageRow, QueryRecord, RunRecord
+from db.queries import NotFound, collection_id, iter_passages, iter_queries, load_run
+
+TAG_STATUSES = ("suggested", "confirmed", "rejected")
+TAG_SOURCES = ("auto", "analyst")
+_IN_CHUNK = 500  # ids per IN (...) clause, well under SQLite's variable limit
+_LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9'’]*")
+
+
+# --------------------------------------------------------------------------- sampling
+
+
+def failing_queries(qrels: Qrels, run: Run, *, k: int = 5, level: int = 2, answerable_only: bool = False) -> list[str]:
+    """Judged queries whose top ``k`` in ``run`` holds no passage graded ``>= level``.
+
+    With ``answerable_only`` a query without any relevant judgment (which no run can
+    answer, so it says nothing about this run's errors) is left out.
+
+    Parameters
+    ----------
+    qrels : Qrels
+        ``{qid: {docid: grade}}``; every qid in it counts as judged.
+    run : Run
+        ``{qid: {docid: score}}``, ranked in trec_eval order (score
+        descending, ties by doc id descending).
+    k : int, optional
+        Cut-off (default 5, as in DuReader-retrieval's error analysis).
+    level : int, optional
+        Minimum grade of a relevant passage (default 2).
+
+    Returns
+    -------
+    list of str
+        Query ids, sorted.  A judged query missing from the run fails (its
+        top ``k`` is empty), as trec_eval scores it 0.
+    """
+    if not isinstance(k, int) or k < 1:
+        raise ValueError(f"k must be a positive int, got {k!r}")
+    failing = []
+    for qid, judged in qrels.items():
+        if answerable_only and not any(grade >= level for grade in judged.values()):
+            continue
+        top = trec_ranking(run.get(qid, {}))[:k]
+        if not any(judged.get(doc, 0) >= level for doc in top):
+            failing.append(qid)
+    return sorted(failing)
+
+
+def _chunks(items: Sequence[str], size: int = _IN_CHUNK) -> Iterable[Sequence[str]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+def _run_id(session: Session, cid: int, run_name: str | None) -> int | None:
+    if run_name is None:
+        return None
+    rid = session.scalar(select(RunRecord.id).where(RunRecord.collection_id == cid, RunRecord.name == run_name))
+    if rid is None:
+        raise NotFound(f"no run named {run_name!r} in this collection")
+    return rid
+
+
+def sample_error_pairs(
+    session: Session,
+    collection: str,
+    run_name: str,
+    *,
+    qrels: Qrels,
+    k: int = 5,
+    n: int = 100,
+    level: int = 2,
+    seed: int = 0,
+) -> list[dict[str, Any]]:
+    """A seeded sample of up to ``n`` failing queries of a stored run, with their top-``k`` pairs.
+
+    Parameters
+    ----------
+    session : Session
+    collection, run_name : str
+        The collection and one of its stored runs.
+    qrels : Qrels
+        The labels to judge the run against (e.g. :func:`db.queries.load_qrels`
+        or :func:`db.annotation.live_qrels`).
+    k, level : int, optional
+        See :func:`failing_queries`.
+    n : int, optional
+        Number of queries to sample (default 100); all failing queries when
+        fewer fail.
+    seed : int, optional
+        ``random.Random(seed).sample`` over the sorted failing query ids.
+
+    Returns
+    -------
+    list of dict
+        One dict per pair, queries in sorted qid order and pairs in rank
+        order: ``query_id``, ``query`` (text, ``None`` when the store lacks
+        the query), ``doc_id`` (the passage id), ``rank`` (1-based),
+        ``score``, ``label`` (``None`` if unjudged), ``text``, ``title``,
+        ``document`` (the passage's document id) and ``position``; the last
+        four are ``None`` for a passage the store lacks.
+    """
+    if not isinstance(n, int) or n < 0:
+        raise ValueError(f"n must be a non-negative int, got {n!r}")
+    cid = collection_id(session, collection)
+    run = load_run(session, collection, run_name)
+    failing = failing_queries(qrels, run, k=k, level=level)
+    chosen = sorted(random.Random(seed).sample(failing, min(n, len(failing))))
+
+    tops = {qid: trec_ranking(run.get(qid, {}))[:k] for qid in chosen}
+    doc_ids = sorted({d for top in tops.values() for d in top})
+    passages: dict[str, tuple[str, str, str | None, int | None]] = {}
+    for chunk in _chunks(doc_ids):
+        for ext, text, title, doc, pos in session.execute(
+            select(PassageRow.ext_id, PassageRow.text, PassageRow.title, PassageRow.doc_id, PassageRow.position).where(
+                PassageRow.collection_id == cid, PassageRow.ext_id.in_(chunk)
+            )
+        ):
+            passages[ext] = (text, title, doc, pos)
+    texts: dict[str, str] = {}
+    for chunk in _chunks(chosen):
+        texts.update(
+            session.execute(
+                select(QueryRecord.ext_id, QueryRecord.text).where(QueryRecord.collection_id == cid, QueryRecord.ext_id.in_(chunk))
+            ).all()
+        )
+
+    pairs = []
+    for qid in chosen:
+        judged = qrels.get(qid, {})
+        for rank, doc in enumerate(tops[qid], 1):
+            text, title, document, position = passages.get(doc, (None, None, None, None))
+            pairs.append(
+                {
+                    "query_id": qid,
+                    "query": texts.get(qid),
+                    "doc_id": doc,
+                    "rank": rank,
+                    "score": float(run[qid][doc]),
+                    "label": judged.get(doc),
+                    "text": text,
+                    "title": title,
+                    "document": document,
+                    "position": position,
+                }
+            )
+    return pairs
+
+
+# --------------------------------------------------------------------------- suggestions
+
+
+def collection_term_frequencies(session: Session, collection: str) -> dict[str, int]:
+    """Counts of lowercased Latin words over a collection's queries and passages (titles included).
+
+    The table :func:`core.detectors.detect_typos` wants.  One streaming pass;
+    Chinese words are not counted (so typo suggestions are for Latin-script
+    words only).
+    """
+    counts: Counter[str] = Counter()
+    for q in iter_queries(session, collection):
+        counts.update(w.lower() for w in _LATIN_WORD.findall(q.text))
+    for p in iter_passages(session, collection):
+        counts.update(w.lower() for w in _LATIN_WORD.findall(p.title))
+        counts.update(w.lower() for w in _LATIN_WORD.findall(p.text))
+    return dict(counts)
+
+
+def _earlier_chunks(session: Session, cid: int, pairs: Sequence[Mapping[str, Any]]) -> dict[str, list[tuple[int, str]]]:
+    """``{document: [(position, text), ...]}`` for the documents of ``pairs``, in position order."""
+    documents = sorted({p["document"] for p in pairs if p.get("document") is not None and p.get("position") is not None})
+    out: dict[str, list[tuple[int, str]]] = {}
+    for chunk in _chunks(documents):
+        for doc, pos, text in session.execute(
+            select(PassageRow.doc_id, PassageRow.position, PassageRow.text)
+            .where(PassageRow.collection_id == cid, PassageRow.doc_id.in_(chunk), PassageRow.position.is_not(None))
+            .order_by(PassageRow.doc_id, PassageRow.position, PassageRow.id)
+        ):
+            out.setdefault(doc, []).append((pos, text))
+    return out
+
+
+def suggest_tags(
+    session: Session,
+    collection: str,
+    run_name: str | None,
+    pairs: Iterable[Mapping[str, Any]],
+    *,
+    language: str | None = None,
+    term_frequencies: Mapping[str, int] | None = None,
+) -> int:
+    """Run :func:`core.detectors.suggest` on each pair and store the suggestions as tags.
+
+    Parameters
+    ----------
+    session : Session
+        Inside the caller's write transaction.
+    collection : str
+    run_name : str or None
+        The run the pairs come from (recorded on each tag).
+    pairs : iterable of dict
+        As returned by :func:`sample_error_pairs`; pairs whose passage text
+        or query text is ``None`` (not in the store) are skipped.
+    language : {"en", "zh", "mixed"} or None, optional
+        Passed to :func:`~core.detectors.suggest` (detected per pair when ``None``).
+    term_frequencies : mapping, optional
+        Collection word counts enabling the typo detector; ``None`` (the
+        default) skips typos.  :func:`collection_term_frequencies` builds one
+        in a single pass over the collection.
+
+    Returns
+    -------
+    int
+        The number of tags stored.  Document context comes from the store:
+        the passage's title and, as earlier chunks, the texts of the passages
+        of the same document with a smaller position, in position order.
+        A suggestion is not stored when an automatic tag with the same
+        (query, doc, category) already exists in the collection, whatever
+        its status (so a rejected suggestion does not come back), nor twice
+        within one call.
+    """
+    cid = collection_id(session, collection)
+    rid = _run_id(session, cid, run_name)
+    pairs = [p for p in pairs if p.get("text") is not None and p.get("query") is not None]
+    documents = _earlier_chunks(session, cid, pairs)
+    existing = set(
+        session.execute(
+            select(ErrorTag.query_id, ErrorTag.doc_id, ErrorTag.category).where(
+                ErrorTag.collection_id == cid, ErrorTag.source == "auto"
+            )
+        ).all()
+    )
+    stored = 0
+    for pair in pairs:
+        position = pair.get("position")
+        earlier = [
+            text
+            for pos, text in documents.get(pair.get("document"), [])  # type: ignore[arg-type]
+            if position is not None and pos < position
+        ]
+        suggestions = suggest(
+            pair["query"],
+            pair["text"],
+            label=pair.get("label"),
+            score=pair.get("score"),
+            rank=pair.get("rank"),
+            title=pair.get("title") or "",
+            earlier_chunks=earlier,
+            language=language,
+            term_frequencies=term_frequencies,
+        )
+        for s in suggestions:
+            key = (pair["query_id"], pair["doc_id"], s.category)
+            if key in existing:
+                continue
+            existing.add(key)
+            session.add(
+                ErrorTag(
+                    collection_id=cid, query_id=key[0], doc_id=key[1], run_id=rid, category=s.category,
+                    status="suggested", source="auto", evidence=s.to_dict(),
+                )
+            )
+            stored += 1
+    session.flush()
+    return stored
+
+
+# --------------------------------------------------------------------------- analyst tags
+
+
+def tag_pair(
+    session: Session,
+    collection: str,
+    qid: str,
+    doc_id: str,
+    category: str,
+    *,
+    user_id: int | None = None,
+    run_name: str | None = None,
+    note: str = "",
+    extra_categories: Iterable[str] = (),
+) -> int:
+    """An analyst's tag on a (query, doc) pair (``status="confirmed"``, ``source="analyst"``).
+
+    Parameters
+    ----------
+    category : str
+        A taxonomy id (:func:`core.detectors.category_ids`) or one of
+        ``extra_categories`` (a project's own categories).
+    note : str, optional
+        Stored as ``evidence["note"]``.
+
+    Returns
+    -------
+    int
+        The new tag's id.
+
+    Raises
+    ------
+    ValueError
+        An empty id or an unknown category.
+    NotFound
+        An unknown collection or run.
+    """
+    for name, value in (("qid", qid), ("doc_id", doc_id), ("category", category)):
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError(f"{name} must be a non-empty str, got {value!r}")
+    allowed = [*category_ids(), *extra_categories]
+    if category not in allowed:
+        raise ValueError(f"unknown error category {category!r} (known: {', '.join(allowed)})")
+    cid = collection_id(session, collection)
+    tag = ErrorTag(
+        collection_id=cid, query_id=qid, doc_id=doc_id, run_id=_run_id(session, cid, run_name), category=category,
+        status="confirmed", source="analyst", evidence={"note": note}, user_id=user_id,
+    )
+    session.add(tag)
+    session.flush()
+    return tag.id
+
+
+def set_tag_status(session: Session, tag_id: int, status: str, *, user_id: int | None = None) -> None:
+    """Confirm, reject (or reset to suggested) a tag; ``user_id``, when given, records who decided."""
+    if status not in TAG_STATUSES:
+        raise ValueError(f"status must be one of {TAG_STATUSES}, got {status!r}")
+    tag = session.get(ErrorTag, tag_id)
+    if tag is None:
+        raise NotFound(f"no error tag with id {tag_id}")
+    tag.status = status
+    if user_id is not None:
+        tag.user_id = user_id
+    session.flush()
+
+
+def list_tags(
+    session: Session,
+    collection: str,
+    *,
+    status: str | None = None,
+    category: str | None = None,
+    query_id: str | None = None,
+) -> list[dict[str, Any]]:
+    """A collection's tags, oldest first, optionally filtered by status, category or query.
+
+    Each dict has ``id``, ``query_id``, ``doc_id``, ``run`` (name or ``None``),
+    ``category``, ``status``, ``source``, ``evidence``, ``user_id`` and
+    ``created_at``.
+    """
+    if status is not None and status not in TAG_STATUSES:
+        raise ValueError(f"status must be one of {TAG_STATUSES}, got {status!r}")
+    cid = collection_id(session, collection)
+    query = (
+        select(ErrorTag, RunRecord.name)
+        .outerjoin(RunRecord, RunRecord.id == ErrorTag.run_id)
+        .where(ErrorTag.collection_id == cid)
+        .order_by(ErrorTag.id)
+    )
+    if status is not None:
+        query = query.where(ErrorTag.status == status)
+    if category is not None:
+        query = query.where(ErrorTag.category == category)
+    if query_id is not None:
+        query = query.where(ErrorTag.query_id == query_id)
+    return [
+        {
+            "id": t.id, "query_id": t.query_id, "doc_id": t.doc_id, "run": run, "category": t.category,
+            "status": t.status, "source": t.source, "evidence": t.evidence, "user_id": t.user_id,
+            "created_at": t.created_at,
+        }
+        for t, run in session.execute(query).all()
+    ]
+
+
+def category_distribution(
+    session: Session, collection: str, *, statuses: Sequence[str] = ("confirmed",)
+) -> dict[str, int]:
+    """Number of distinct (query, doc) pairs per category among tags of the given statuses.
+
+    Counting distinct pairs means an analyst tag and a confirmed suggestion
+    of the same category on the same pair count once.  Categories are sorted
+    by count descending, then id.
+    """
+    bad = [s for s in statuses if s not in TAG_STATUSES]
+    if bad or isinstance(statuses, str):
+        raise ValueError(f"statuses must be a sequence of {TAG_STATUSES}, got {statuses!r}")
+    cid = collection_id(session, collection)
+    pairs = set(
+        session.execute(
+            select(ErrorTag.category, ErrorTag.query_id, ErrorTag.doc_id).where(
+                ErrorTag.collection_id == cid, ErrorTag.status.in_(list(statuses))
+            )
+        ).all()
+    )
+    counts = Counter(category for category, _, _ in pairs)
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def query_categories(session: Session, collection: str) -> dict[str, set[str]]:
+    """``{qid: {category, ...}}`` of confirmed tags, for :func:`core.analysis.metrics_by_category`."""
+    cid = collection_id(session, collection)
+    out: dict[str, set[str]] = {}
+    for qid, category in session.execute(
+        select(ErrorTag.query_id, ErrorTag.category).where(ErrorTag.collection_id == cid, ErrorTag.status == "confirmed")
+    ):
+        out.setdefault(qid, set()).add(category)
+    return out
