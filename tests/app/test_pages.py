@@ -12,6 +12,7 @@ from core.types import CollectionSource, Passage, QrelEntry, Query
 from db.engine import Store, sqlite_url
 from db.importer import import_collection
 from db.users import add_user
+from db.queries import iter_queries
 from pooljudge.seed import DEMO_NAME
 
 REPO_PAGES = str(Path(__file__).resolve().parents[2] / "views")
@@ -202,3 +203,23 @@ def test_first_start_asks_for_the_first_admin(tmp_path, monkeypatch):
     st.cache_resource.clear()
     assert users == [("admin", "admin")] and hashes[0].startswith("$argon2id$")
     assert at.session_state["pooljudge_user_id"] == 1
+
+
+def test_statistics_page_on_the_demo(db):
+    from core.analysis import label_distribution, length_stats
+    from db.queries import load_qrels
+    from pooljudge.seed import ensure_demo
+
+    ensure_demo(db)
+    at = _open(db, f"{REPO_PAGES}/statistics.py", default_timeout=60)
+    assert not at.exception
+    lengths = at.dataframe[0].value
+    with db.read() as s:
+        queries = list(iter_queries(s, DEMO_NAME))
+        qrels = load_qrels(s, DEMO_NAME)
+    test_queries = [q.text for q in queries if q.split == "test"]
+    row = lengths[lengths["texts"] == "queries (test)"].iloc[0]
+    assert row["count"] == len(test_queries) and row["mean"] == length_stats(test_queries).mean
+    bars = at.get("plotly_chart")
+    assert len(bars) == 3  # lengths, labels, relevant positions
+    assert sum(label_distribution(qrels).values()) == 391
