@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
 from core.assignment import annotator_seed, plan_assignments, plan_fourth
@@ -548,7 +548,7 @@ def resubmit_package(session: Session, user_id: int, package_id: int) -> None:
         raise ValueError(f"package {package.name} is {package.status}, not returned for revision")
     package.status = "submitted"
     package.updated_at = utcnow()
-    session.execute(update(Package).where(Package.id == package_id).values(status="submitted"))
+    session.flush()
 
 
 def my_packages(session: Session, user_id: int) -> list[dict[str, Any]]:
