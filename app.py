@@ -24,13 +24,14 @@ PAGES = {
     "runs": st.Page("views/runs.py", title="Runs and export", icon=":material/download:"),
     "metrics": st.Page("views/metrics.py", title="Metrics", icon=":material/leaderboard:"),
     "statistics": st.Page("views/statistics.py", title="Dataset statistics", icon=":material/bar_chart:"),
+    "errors": st.Page("views/errors.py", title="Error analysis", icon=":material/bug_report:"),
     "annotate": st.Page("views/annotate.py", title="Annotate", icon=":material/edit_note:"),
     "review": st.Page("views/review.py", title="Review", icon=":material/rule:"),
     "admin": st.Page("views/admin.py", title="Admin", icon=":material/admin_panel_settings:"),
 }
 BY_ROLE = {
-    "admin": ["home", "import", "pooling", "runs", "metrics", "statistics", "annotate", "review", "admin"],
-    "reviewer": ["home", "annotate", "review", "metrics", "statistics", "runs"],
+    "admin": ["home", "import", "pooling", "runs", "metrics", "errors", "statistics", "annotate", "review", "admin"],
+    "reviewer": ["home", "annotate", "review", "metrics", "errors", "statistics", "runs"],
     "annotator": ["annotate"],
 }
 

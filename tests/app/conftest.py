@@ -11,6 +11,10 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+import streamlit as st
+
+from db.engine import Store, sqlite_url
+from db.users import add_user
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts"
@@ -111,3 +115,18 @@ def open_page(page, title: str) -> None:
     """Go to a page through the sidebar navigation, inside the logged-in session."""
     page.locator('[data-testid="stSidebarNav"]').get_by_text(title, exact=True).click()
     page.get_by_role("heading", name=title.split(" ")[0]).first.wait_for(timeout=30_000)
+
+
+@pytest.fixture
+def db(tmp_path, monkeypatch):
+    """A fresh SQLite store with one admin (``db.admin_id``), the one the pages under AppTest open."""
+    path = tmp_path / "app.db"
+    monkeypatch.delenv("POOLJUDGE_DB_URL", raising=False)
+    monkeypatch.setenv("POOLJUDGE_DB", str(path))
+    st.cache_resource.clear()
+    store = Store(sqlite_url(path))
+    with store.write() as session:
+        store.admin_id = add_user(session, "admin", "correct horse", "admin").id
+    yield store
+    store.dispose()
+    st.cache_resource.clear()

@@ -14,29 +14,9 @@ from db.importer import import_collection
 from db.users import add_user
 from db.queries import iter_queries
 from pooljudge.seed import DEMO_NAME
+from tests.app.apptest import open_as_admin as _open
 
 REPO_PAGES = str(Path(__file__).resolve().parents[2] / "views")
-
-
-@pytest.fixture
-def db(tmp_path, monkeypatch):
-    path = tmp_path / "app.db"
-    monkeypatch.delenv("POOLJUDGE_DB_URL", raising=False)
-    monkeypatch.setenv("POOLJUDGE_DB", str(path))
-    st.cache_resource.clear()
-    store = Store(sqlite_url(path))
-    with store.write() as session:
-        store.admin_id = add_user(session, "admin", "correct horse", "admin").id
-    yield store
-    store.dispose()
-    st.cache_resource.clear()
-
-
-def _open(store, script, default_timeout=30):
-    """Open a page as the logged-in admin (the app keeps only the account id in the session)."""
-    at = AppTest.from_file(script, default_timeout=default_timeout)
-    at.session_state["pooljudge_user_id"] = store.admin_id
-    return at.run()
 
 
 def _seed(store):
