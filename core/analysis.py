@@ -48,6 +48,7 @@ __all__ = [
     "LengthStats",
     "MeasureComparison",
     "QueryDelta",
+    "RankedDoc",
     "RelevantPositions",
     "SignificanceResult",
     "VersionDelta",
@@ -60,9 +61,11 @@ __all__ = [
     "length_stats",
     "metrics_by_category",
     "metrics_by_group",
+    "missed_relevant",
     "paired_randomization_test",
     "paired_t_test",
     "per_query_deltas",
+    "ranked_with_labels",
     "relevant_positions",
     "sampled_intra_list_similarity",
 ]
@@ -95,6 +98,16 @@ class SignificanceResult(NamedTuple):
     statistic: float
     p_value: float
     n: int
+
+
+class RankedDoc(NamedTuple):
+    """A passage of one query's ranking: 1-based rank and score in the run (``None`` when the
+    run did not retrieve it) and its grade in the qrels (``None`` when unjudged)."""
+
+    rank: int | None
+    doc_id: str
+    score: float | None
+    grade: int | None
 
 
 class VersionDelta(NamedTuple):
@@ -561,6 +574,79 @@ def compare_qrels_versions(
         rb = evaluate(qrels_b, run, measures, level=level)
         out[name] = {k: VersionDelta(ra[k][_ALL], rb[k][_ALL], rb[k][_ALL] - ra[k][_ALL]) for k in ra}
     return out
+
+
+# ---------------------------------------------------------------------------- drill-down
+
+
+def _trec_order(scores: Mapping[str, float]) -> list[str]:
+    """Document ids in trec_eval order: score descending compared in single precision, ties by id descending."""
+    return sorted(scores, key=lambda d: (float(np.float32(scores[d])), d), reverse=True)
+
+
+def ranked_with_labels(
+    scores: Mapping[str, float], judgments: Mapping[str, int], k: int | None = None
+) -> list[RankedDoc]:
+    """One query's ranking as the measures see it, with each passage's grade.
+
+    The order is :mod:`core.metrics`' (trec_eval's): score descending, scores
+    compared as 32-bit floats, ties broken by document id descending, so rank
+    ``i`` here is the rank ``i`` that ``MRR@10`` or ``P@10`` count.
+
+    Parameters
+    ----------
+    scores : mapping
+        ``{doc id: score}`` of one query in a run (``run.get(qid, {})``).
+    judgments : mapping
+        ``{doc id: grade}`` of the same query (``qrels.get(qid, {})``).
+    k : int or None, default None
+        Keep the top ``k`` passages; ``None`` keeps them all.
+
+    Returns
+    -------
+    list of RankedDoc
+        ``(rank, doc_id, score, grade)`` in rank order; ``grade`` is ``None``
+        for an unjudged passage.
+    """
+    if k is not None:
+        k = _check_positive_int(k, "k")
+    ranked = _trec_order(scores)[:k]
+    return [RankedDoc(i, d, float(scores[d]), judgments.get(d)) for i, d in enumerate(ranked, 1)]
+
+
+def missed_relevant(
+    scores: Mapping[str, float], judgments: Mapping[str, int], k: int, level: int = 1
+) -> list[RankedDoc]:
+    """The relevant passages (``grade >= level``) of one query that a run left out of its top ``k``.
+
+    Parameters
+    ----------
+    scores, judgments : mapping
+        As for :func:`ranked_with_labels`.
+    k : int
+        Depth of the top that was shown.
+    level : int, default 1
+        Relevance level.
+
+    Returns
+    -------
+    list of RankedDoc
+        ``(rank, doc_id, score, grade)`` where ``rank``/``score`` are the
+        passage's place in the whole run (beyond ``k``) or ``None`` when the
+        run did not retrieve it; sorted by grade descending, then retrieved
+        before unretrieved by rank, then doc id.
+    """
+    k = _check_positive_int(k, "k")
+    if isinstance(level, bool) or not isinstance(level, int):
+        raise ValueError(f"level must be an int, got {level!r}")
+    ranks = {d: i for i, d in enumerate(_trec_order(scores), 1)}
+    missed = [
+        RankedDoc(ranks.get(d), d, float(scores[d]) if d in scores else None, g)
+        for d, g in judgments.items()
+        if g >= level and ranks.get(d, k + 1) > k
+    ]
+    missed.sort(key=lambda r: (-r.grade, r.rank is None, r.rank or 0, r.doc_id))
+    return missed
 
 
 # ---------------------------------------------------------------------------- breakdowns

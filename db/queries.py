@@ -7,7 +7,7 @@ pages and the CLI cannot lazily hit the database after the transaction.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -149,6 +149,24 @@ def iter_passages(session: Session, collection: str, *, batch: int = 5_000) -> I
     )
     for ext_id, text, title, doc_id, position, language in rows:
         yield Passage(id=ext_id, text=text, title=title, doc_id=doc_id, position=position, language=language)
+
+
+def passages_by_id(session: Session, collection: str, ids: Iterable[str], *, chunk: int = 500) -> dict[str, Passage]:
+    """The passages of a collection with the given ids, as ``{id: Passage}``.
+
+    For showing a handful of passages (a query's top k): ids the collection
+    lacks are simply absent from the result; duplicates are looked up once.
+    """
+    cid = collection_id(session, collection)
+    wanted = sorted(set(ids))
+    found: dict[str, Passage] = {}
+    for start in range(0, len(wanted), chunk):
+        for ext_id, text, title, doc_id, position, language in session.execute(
+            select(PassageRow.ext_id, PassageRow.text, PassageRow.title, PassageRow.doc_id, PassageRow.position, PassageRow.language)
+            .where(PassageRow.collection_id == cid, PassageRow.ext_id.in_(wanted[start : start + chunk]))
+        ):
+            found[ext_id] = Passage(id=ext_id, text=text, title=title, doc_id=doc_id, position=position, language=language)
+    return found
 
 
 def iter_queries(session: Session, collection: str) -> Iterator[Query]:

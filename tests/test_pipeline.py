@@ -44,7 +44,7 @@ def test_retrieve_reuses_the_cached_index(demo, tmp_path):
     name, first, config = retrieve(store, DEMO_NAME, RetrieverSpec.parse("bm25"), k=5, progress=lambda s: stages.append(s) or (lambda d, t: None))
     assert name == "bm25" and stages == ["indexing bm25", "searching bm25"]
     assert config["class"] == "BM25Retriever" and config["params"]["k1"] == 1.5 and config["analyzer"]["cjk"] == "jieba"
-    assert len(first) == 53 and all(len(docs) <= 5 for docs in first.values())
+    assert len(first) == 54 and all(len(docs) <= 5 for docs in first.values())
     assert list((tmp_path / "cache" / "bm25").iterdir())
     _, second, _ = retrieve(store, DEMO_NAME, RetrieverSpec.parse("bm25"), k=5)
     assert second == first

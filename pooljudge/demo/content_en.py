@@ -683,6 +683,9 @@ QUERIES: list[dict] = [
      "type": "ENTITY", "domain": "science"},
     {"id": "en-q26", "text": "How do I make a sourdough starter?", "split": "train", "type": "DESCRIPTION",
      "domain": "food"},
+    # A training query that leaks en-q01 (a paraphrase of a test query): the leakage check's example.
+    {"id": "en-q27", "text": "What year was the Eiffel Tower built?", "split": "train", "type": "ENTITY",
+     "domain": "travel"},
 ]
 
 # Graded judgments (0 no match, 1 on topic but does not meet the need,
@@ -759,4 +762,6 @@ QRELS: dict[str, dict[str, int]] = {
                "en-iceland-0": 1, "en-euro-1": 0, "en-iss-2": 0},
     "en-q26": {"en-sourdough-1": 3, "en-sourdough-0": 2, "en-sourdough-2": 1, "en-sourdough-3": 1,
                "en-sourdough-4": 1, "en-coffee-0": 0, "en-hydration-4": 0},
+    "en-q27": {"en-eiffel-1": 3, "en-eiffel-0": 2, "en-paris-2": 2, "en-eiffel-4": 1, "en-eiffel-2": 1,
+               "en-eiffel-3": 1, "en-canberra-2": 0, "en-great-wall-2": 0},
 }

@@ -202,4 +202,4 @@ def test_statistics_page_on_the_demo(db):
     assert row["count"] == len(test_queries) and row["mean"] == length_stats(test_queries).mean
     bars = at.get("plotly_chart")
     assert len(bars) == 3  # lengths, labels, relevant positions
-    assert sum(label_distribution(qrels).values()) == 391
+    assert sum(label_distribution(qrels).values()) == 399
