@@ -19,11 +19,11 @@ st.set_page_config(page_title="pooljudge", page_icon=":material/fact_check:", la
 
 PAGES = {
     "home": st.Page("views/home.py", title="Collections overview", icon=":material/home:", default=True),
-    "import": st.Page("views/collections.py", title="Import", icon=":material/upload:"),
+    "import": st.Page("views/import_collections.py", title="Import", icon=":material/upload:"),
     "pooling": st.Page("views/pooling.py", title="Pooling", icon=":material/merge:"),
     "runs": st.Page("views/runs.py", title="Runs and export", icon=":material/download:"),
     "metrics": st.Page("views/metrics.py", title="Metrics", icon=":material/leaderboard:"),
-    "statistics": st.Page("views/statistics.py", title="Dataset statistics", icon=":material/bar_chart:"),
+    "statistics": st.Page("views/dataset_statistics.py", title="Dataset statistics", icon=":material/bar_chart:"),
     "errors": st.Page("views/errors.py", title="Error analysis", icon=":material/bug_report:"),
     "annotate": st.Page("views/annotate.py", title="Annotate", icon=":material/edit_note:"),
     "review": st.Page("views/review.py", title="Review", icon=":material/rule:"),

@@ -274,6 +274,37 @@ def cmd_assign(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_leakage(args: argparse.Namespace) -> int:
+    from db.queries import iter_queries
+    from pooljudge.pipeline import encoder_for, leaked_training_queries, query_vectors
+
+    if not -1.0 <= args.threshold <= 1.0:  # checked before minutes of encoding, not after
+        raise ValueError(f"threshold must be a number in [-1, 1], got {args.threshold}")
+    store = _store(args)
+    with store.read() as session:
+        queries = list(iter_queries(session, args.collection))
+    bars = _StageBars(args.quiet)
+    vectors = query_vectors(queries, encoder_for({"model": args.model} if args.model else {}),
+                            progress=bars("encoding queries"))
+    bars.close()
+    leaks = leaked_training_queries(queries, vectors, threshold=args.threshold, train_split=args.train_split,
+                                    eval_splits=args.eval_split or ("dev", "test"))
+    flagged = sorted({row["train_id"] for row in leaks})
+    with _output(args.output) as out:
+        if args.ids_only:
+            out.writelines(f"{qid}\n" for qid in flagged)
+        else:
+            out.write("train_id\teval_id\teval_split\tsimilarity\ttrain_query\teval_query\n")
+            for row in leaks:
+                texts = [" ".join(row[k].split()) for k in ("train_query", "eval_query")]  # one line per match
+                out.write(f"{row['train_id']}\t{row['eval_id']}\t{row['eval_split']}\t{row['similarity']:.4f}\t"
+                          f"{texts[0]}\t{texts[1]}\n")
+    n_train = sum(q.split == args.train_split for q in queries)
+    print(f"{len(flagged)} of {n_train} {args.train_split} queries have a dev/test query at cosine >= {args.threshold} "
+          f"({len(leaks)} matches)", file=sys.stderr)
+    return 0
+
+
 def cmd_freeze(args: argparse.Namespace) -> int:
     from db.annotation import freeze_qrels
 
@@ -468,6 +499,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--name", required=True)
     p.add_argument("--note")
     p.set_defaults(func=cmd_freeze)
+
+    p = sub.add_parser("leakage", help="training queries that near-duplicate a dev/test query (query embeddings' cosine)")
+    p.add_argument("--collection", "-c", required=True)
+    p.add_argument("--threshold", type=float, default=0.5, help="cosine at or above which a pair leaks (default 0.5, "
+                   "as DuReader-retrieval)")
+    p.add_argument("--model", help="local encoder folder (default: the bundled all-MiniLM-L6-v2, English only)")
+    p.add_argument("--train-split", default="train")
+    p.add_argument("--eval-split", action="append", help="split to protect; repeatable (default: dev and test)")
+    p.add_argument("--ids-only", action="store_true", help="write only the ids of the training queries to remove")
+    p.add_argument("--output", "-o", help="output file ('-' or omitted: stdout)")
+    p.set_defaults(func=cmd_leakage)
 
     p = sub.add_parser("user", help="accounts: add, list, disable, enable, passwd")
     p.add_argument("action", choices=["add", "list", "disable", "enable", "passwd"])

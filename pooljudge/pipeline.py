@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,7 +38,7 @@ from typing import Any
 from core.cache import cache_dir, content_key
 from core.context import CONTEXT_MODES
 from core.retrieval.base import Retriever
-from core.types import Passage, Run
+from core.types import Passage, Query, Run
 from db.engine import Store
 
 Progress = Callable[[int, int], None]
@@ -153,8 +153,13 @@ def _bm25(options: Mapping[str, Any], language: str, name: str):
 _ENCODERS: dict[tuple, Any] = {}
 
 
-def _encoder(options: Mapping[str, Any]):
-    """One BiEncoder per model and settings in this process (loading weights is the slow part)."""
+def encoder_for(options: Mapping[str, Any]):
+    """One BiEncoder per model and settings in this process (loading weights is the slow part).
+
+    ``options`` are a dense spec's encoder settings (``model``, ``pooling``,
+    ``max_length``, ``batch_size``, ``query_prefix``, ``passage_prefix``);
+    ``{}`` gives the bundled all-MiniLM-L6-v2.
+    """
     from core.retrieval.encoder import BiEncoder, default_model_path
 
     key = tuple(sorted((k, options[k]) for k in _ENCODER_OPTIONS if k in options))
@@ -169,7 +174,7 @@ def _dense(options: Mapping[str, Any], name: str):
     from core.retrieval.dense import DenseRetriever
 
     kwargs = {k: options[k] for k in ("nprobe", "ef_search") if k in options}
-    return DenseRetriever(_encoder(options), index=options.get("index", "flat"), name=name, **kwargs)
+    return DenseRetriever(encoder_for(options), index=options.get("index", "flat"), name=name, **kwargs)
 
 
 _CONTEXTS: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
@@ -214,7 +219,7 @@ def build_retriever(spec: RetrieverSpec, language: str | None, *, name: str | No
         from core.retrieval.hierarchical import HierarchicalRetriever
 
         kwargs = {k: options[k] for k in ("top_docs", "fusion", "alpha") if k in options}
-        return HierarchicalRetriever(_bm25(sub("bm25_"), language, "bm25-documents"), _encoder(sub("dense_")),
+        return HierarchicalRetriever(_bm25(sub("bm25_"), language, "bm25-documents"), encoder_for(sub("dense_")),
                                      context=context, name=name, **kwargs)
     from core.retrieval.hybrid import HybridRetriever
 
@@ -470,7 +475,7 @@ def run_pool_job(store: Store, info, reporter) -> dict[str, Any]:
 
         text_of = dict(zip(corpus.doc_ids, corpus.texts))
         wanted = sorted({d for docs in selection.values() for d in docs if d in text_of})
-        vectors = encode_cached(_encoder({}), [text_of[d] for d in wanted], kind="passage",
+        vectors = encode_cached(encoder_for({}), [text_of[d] for d in wanted], kind="passage",
                                 progress=reporter.stage_callback("embedding for near-duplicate removal"))
         lookup = dict(zip(wanted, vectors))
         selection = {q: [d for d in docs if d in lookup] for q, docs in selection.items()}
@@ -516,3 +521,60 @@ def stored_pool_statistics(store: Store, collection: str, pool_name: str):
     run_names = sorted({c[0] for docs in stored.values() for cs in docs.values() for c in cs})
     stats = pooling.pool_statistics(pool, {name: {} for name in run_names})
     return stats, {q: len(docs) for q, docs in selection.items()}
+
+
+# --------------------------------------------------------------------------- query diversity and leakage
+
+EVAL_SPLITS = ("dev", "test")
+
+
+def query_vectors(queries: Sequence[Query], encoder: Any, *, progress: Callable[[int, int], None] | None = None):
+    """The queries' embeddings (``kind="query"``), cached on disk by :func:`core.retrieval.encoder.encode_cached`."""
+    from core.retrieval.encoder import encode_cached
+
+    return encode_cached(encoder, [q.text for q in queries], kind="query", progress=progress)
+
+
+def query_diversity(queries: Sequence[Query], vectors) -> dict[str, tuple[int, float]]:
+    """``{split: (queries, ILS)}`` for every split with two queries or more, then ``"all"``.
+
+    ILS is T2Ranking's intra-list similarity (:func:`core.analysis.intra_list_similarity`):
+    the mean pairwise cosine of the query embeddings, lower meaning more diverse.
+    """
+    from core.analysis import intra_list_similarity
+
+    rows_of: dict[str, list[int]] = {}
+    for i, q in enumerate(queries):
+        rows_of.setdefault(q.split, []).append(i)
+    out = {split: (len(rows), intra_list_similarity(vectors[rows]))
+           for split, rows in sorted(rows_of.items()) if len(rows) >= 2}
+    if len(queries) >= 2 and len(rows_of) > 1:
+        out["all"] = (len(queries), intra_list_similarity(vectors))
+    return out
+
+
+def leaked_training_queries(
+    queries: Sequence[Query], vectors, *, threshold: float = 0.5, train_split: str = "train",
+    eval_splits: Sequence[str] = EVAL_SPLITS,
+) -> list[dict[str, Any]]:
+    """Training queries near-duplicate to an evaluation query (DuReader-retrieval's check, cosine >= 0.5).
+
+    Returns one row per (training query, evaluation query) pair at or above
+    ``threshold``, most similar first (:func:`core.analysis.find_leakage`):
+    ``train_id``, ``train_query``, ``eval_id``, ``eval_split``, ``eval_query``
+    and ``similarity``.
+    """
+    from core.analysis import find_leakage
+
+    train = [i for i, q in enumerate(queries) if q.split == train_split]
+    held_out = [i for i, q in enumerate(queries) if q.split in eval_splits]
+    if not train or not held_out:
+        return []
+    pairs = find_leakage([queries[i].id for i in train], vectors[train],
+                         [queries[i].id for i in held_out], vectors[held_out], threshold=threshold)
+    by_id = {q.id: q for q in queries}
+    return [
+        {"train_id": p.train_id, "train_query": by_id[p.train_id].text, "eval_id": p.eval_id,
+         "eval_split": by_id[p.eval_id].split, "eval_query": by_id[p.eval_id].text, "similarity": p.similarity}
+        for p in pairs
+    ]

@@ -1,16 +1,34 @@
-"""Metrics: a live leaderboard of every run of a collection, exactly as `pooljudge eval` computes it."""
+"""Metrics: a live leaderboard of every run of a collection, exactly as `pooljudge eval` computes it, with a
+per-query drill-down, a comparison of two runs with paired significance tests, a comparison of two qrels
+versions and the measures per query group."""
 
 import pandas as pd
+import plotly.express as px
 import streamlit as st
 
+from core.analysis import (
+    compare_qrels_versions,
+    compare_runs,
+    metrics_by_group,
+    missed_relevant,
+    ranked_with_labels,
+)
+from core.lang import detect_language
 from core.leaderboard import IncrementalEvaluator
 from db.annotation import live_qrels
-from db.queries import list_collections, load_qrels, load_run
+from db.queries import iter_queries, list_collections, load_qrels, load_run, passages_by_id, statistics_marker
+from db.review import activity_marker
 from pooljudge.ui.auth import require_role
 from pooljudge.ui.common import get_store, md_escape
 
 LIVE = "live final labels"
 MEASURES = ["MRR@10", "nDCG@10", "R@100", "MAP", "P@10", "Success@10", "nDCG_exp@10", "Judged@10", "RR", "Rprec"]
+GROUP_BY = ["split", "type", "domain", "language"]
+UNKNOWN = "unknown"
+RESAMPLES = 9999  # randomisation test: random sign patterns (exact when 2^n is smaller)
+TOP_DIFFERENCES = 20
+MEAN = st.column_config.NumberColumn(format="%.4f")
+P_VALUE = st.column_config.NumberColumn(format="%.4g")
 
 require_role("admin", "reviewer")
 st.title("Metrics")
@@ -25,8 +43,8 @@ left, middle, right = st.columns([2, 2, 1])
 info = left.selectbox("Collection", collections, format_func=lambda c: c.name)
 source = middle.selectbox("Qrels", [LIVE, *info.qrels_versions[::-1]],
                           help="Live final labels update as annotators label; versions are frozen snapshots.")
-level = right.number_input("Relevance level", min_value=1, max_value=10, value=2,
-                           help="Binary measures count grade >= level as relevant; nDCG always uses the graded label.")
+level = int(right.number_input("Relevance level", min_value=1, max_value=10, value=2,
+                               help="Binary measures count grade >= level as relevant; nDCG always uses the graded label."))
 measures = st.multiselect("Measures", MEASURES, default=["MRR@10", "nDCG@10", "R@100", "MAP", "Judged@10"])
 if not info.runs or not measures:
     st.caption("This collection has no runs yet." if not info.runs else "Choose at least one measure.")
@@ -45,25 +63,288 @@ def evaluator(collection: str, measures: tuple[str, ...], level: int) -> Increme
     return IncrementalEvaluator(list(measures), level=level)
 
 
-with store.read() as session:
-    qrels = live_qrels(session, info.name) if source == LIVE else load_qrels(session, info.name, source)
-if not qrels:
-    st.warning("No judgments in this qrels source yet." if source == LIVE else "This qrels version is empty.")
-    st.stop()
-board = evaluator(info.name, tuple(measures), int(level))
-results = board.evaluate(qrels, {name: stored_run(info.name, name) for name in info.runs})
-table = pd.DataFrame(
-    [{"run": name, **{m: round(results[name][m]["all"], 4) for m in measures}} for name in info.runs]
-).sort_values(measures[0], ascending=False)
-st.dataframe(table, hide_index=True, width="stretch")
-st.caption(
-    f"{len(qrels):,} judged queries ({md_escape(source)}); queries a run misses score 0, as with trec_eval -c. "
-    f"Re-evaluated {board.evaluated_queries:,} (run, query) pairs for this view."
-)
+@st.cache_data(show_spinner=False, max_entries=8)
+def query_table(collection: str, marker: tuple) -> dict:
+    """``{qid: Query}`` of the collection; ``marker`` changes with every import."""
+    with store.read() as session:
+        return {q.id: q for q in iter_queries(session, collection)}
 
-with st.expander("Per query"):
-    run = st.selectbox("Run", info.runs, key="per_query_run")
-    per_query = pd.DataFrame(
-        [{"query": qid, **{m: results[run][m].get(qid) for m in measures}} for qid in sorted(qrels)]
-    )
-    st.dataframe(per_query, hide_index=True, width="stretch")
+
+def load_source(session, name: str) -> dict:
+    return live_qrels(session, info.name) if name == LIVE else load_qrels(session, info.name, name)
+
+
+def source_key(name: str) -> tuple:
+    """A cheap value that changes whenever the qrels of ``name`` can change (the cache key of the analyses)."""
+    return (info.name, name, marker, labels if name == LIVE else None)
+
+
+@st.cache_data(show_spinner="Comparing runs...", max_entries=16)
+def comparison(key: tuple, run_a: str, run_b: str, measures: tuple[str, ...], level: int, _qrels: dict):
+    return compare_runs(_qrels, stored_run(info.name, run_a), stored_run(info.name, run_b), measures,
+                        level=level, n_resamples=RESAMPLES, seed=0)
+
+
+@st.cache_data(show_spinner="Evaluating both versions...", max_entries=16)
+def version_comparison(key_a: tuple, key_b: tuple, runs: tuple[str, ...], measures: tuple[str, ...], level: int,
+                       _qrels_a: dict, _qrels_b: dict):
+    return compare_qrels_versions({r: stored_run(info.name, r) for r in runs}, _qrels_a, _qrels_b, measures, level)
+
+
+@st.cache_data(show_spinner="Evaluating per group...", max_entries=32)
+def group_means(key: tuple, run: str, attribute: str, measures: tuple[str, ...], level: int, _qrels: dict, _groups: dict):
+    return metrics_by_group(_qrels, stored_run(info.name, run), measures, _groups, level)
+
+
+def label_text(grade: int | None) -> str:
+    return "unjudged" if grade is None else str(grade)
+
+
+def short(text: str, n: int = 70) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def query_choice(qid: str) -> str:
+    query = queries.get(qid)
+    return qid if query is None else f"{qid} · {short(query.text)}"
+
+
+def show_query(qid: str) -> None:
+    query = queries.get(qid)
+    text = "(this query is not in the collection)" if query is None else query.text
+    st.markdown(f"**{md_escape(qid)}** · {md_escape(text)}")
+
+
+def ranking_frame(ranked, passages, *, with_score: bool = True) -> pd.DataFrame:
+    """The ranked passages as a table (rendered by st.dataframe, so their text stays plain text)."""
+    rows = []
+    for r in ranked:
+        p = passages.get(r.doc_id)
+        row = {"rank": r.rank, "doc id": r.doc_id}
+        if with_score:
+            row["score"] = r.score
+        row["label"] = label_text(r.grade)
+        row["passage"] = "(not in the collection)" if p is None else (f"{p.title} | {p.text}" if p.title else p.text)
+        rows.append(row)
+    columns = ["rank", "doc id", *(["score"] if with_score else []), "label", "passage"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+with store.read() as session:
+    marker = statistics_marker(session)
+    labels = activity_marker(session, info.name)
+    qrels = load_source(session, source)
+queries = query_table(info.name, marker)
+runs = {name: stored_run(info.name, name) for name in info.runs}
+
+leaderboard_tab, query_tab, compare_tab, versions_tab, groups_tab = st.tabs(
+    ["Leaderboard", "Per query", "Compare runs", "Qrels versions", "Groups"]
+)
+no_qrels = "No judgments in this qrels source yet." if source == LIVE else "This qrels version is empty."
+
+# ---------------------------------------------------------------------------- leaderboard
+
+with leaderboard_tab:
+    if not qrels:
+        st.warning(no_qrels)
+        results = {}
+    else:
+        board = evaluator(info.name, tuple(measures), level)
+        results = board.evaluate(qrels, runs)
+        table = pd.DataFrame(
+            [{"run": name, **{m: round(results[name][m]["all"], 4) for m in measures}} for name in info.runs]
+        ).sort_values(measures[0], ascending=False)
+        st.dataframe(table, hide_index=True, width="stretch")
+        st.caption(
+            f"{len(qrels):,} judged queries ({md_escape(source)}); queries a run misses score 0, as with trec_eval -c. "
+            f"Re-evaluated {board.evaluated_queries:,} (run, query) pairs for this view."
+        )
+
+# ---------------------------------------------------------------------------- per query
+
+with query_tab:
+    if not qrels:
+        st.warning(no_qrels)
+    else:
+        c1, c2 = st.columns([4, 1])
+        run = c1.selectbox("Run", info.runs, key="per_query_run")
+        depth = int(c2.number_input("Top k", min_value=1, max_value=1000, value=10, key="per_query_k"))
+        qids = sorted(qrels)
+        per_query = pd.DataFrame(
+            [{"query": qid, "text": queries[qid].text if qid in queries else "",
+              **{m: results[run][m].get(qid) for m in measures}} for qid in qids]
+        )
+        st.dataframe(per_query, hide_index=True, width="stretch", height=280,
+                     column_config={m: MEAN for m in measures})
+        qid = st.selectbox("Query", qids, format_func=query_choice, key="per_query_query")
+        show_query(qid)
+        st.caption(" · ".join(f"{md_escape(m)} {results[run][m].get(qid, 0.0):.4f}" for m in measures))
+        scores, judged = runs[run].get(qid, {}), qrels.get(qid, {})
+        top = ranked_with_labels(scores, judged, depth)
+        missed = missed_relevant(scores, judged, depth, level)
+        with store.read() as session:
+            passages = passages_by_id(session, info.name, [r.doc_id for r in (*top, *missed)])
+        st.markdown(f"**Top {depth} of {md_escape(run)}**")
+        if top:
+            st.dataframe(ranking_frame(top, passages), hide_index=True, width="stretch",
+                         column_config={"score": MEAN}, key="per_query_top")
+        else:
+            st.info("This run retrieved nothing for this query.")
+        st.markdown(f"**Relevant passages (grade ≥ {level}) missed in the top {depth}**")
+        if missed:
+            frame = ranking_frame(missed, passages)
+            frame["rank"] = [str(r.rank) if r.rank is not None else "not retrieved" for r in missed]
+            st.dataframe(frame, hide_index=True, width="stretch", column_config={"score": MEAN}, key="per_query_missed")
+        else:
+            st.caption("None: every relevant passage is in the top k." if any(g >= level for g in judged.values())
+                       else "This query has no relevant passage at this level.")
+
+# ---------------------------------------------------------------------------- compare two runs
+
+with compare_tab:
+    if not qrels:
+        st.warning(no_qrels)
+    elif len(info.runs) < 2:
+        st.info("Comparing needs two runs: this collection has one.")
+    else:
+        c1, c2 = st.columns(2)
+        run_a = c1.selectbox("Run A (baseline)", info.runs, index=0, key="compare_a")
+        run_b = c2.selectbox("Run B", info.runs, index=1, key="compare_b")
+        if run_a == run_b:
+            st.warning("Choose two different runs.")
+        else:
+            compared = comparison(source_key(source), run_a, run_b, tuple(measures), level, qrels)
+            rows = []
+            for m, c in compared.items():
+                rows.append({
+                    "measure": m, "A": c.a, "B": c.b, "delta (B - A)": c.delta,
+                    "wins": c.wins, "losses": c.losses, "ties": c.ties,
+                    "t-test p": c.t_test.p_value if c.t_test else None,
+                    "randomisation p": c.randomization.p_value if c.randomization else None,
+                })
+            st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="compare_table",
+                         column_config={"A": MEAN, "B": MEAN, "delta (B - A)": MEAN,
+                                        "t-test p": P_VALUE, "randomisation p": P_VALUE})
+            st.caption(
+                f"A = {md_escape(run_a)}, B = {md_escape(run_b)}, over {next(iter(compared.values())).n:,} judged "
+                f"queries. Wins/losses count queries where B is above/below A. Two-sided paired t-test and paired "
+                f"randomisation test ({RESAMPLES:,} random sign flips, exact for small n, seed 0)."
+            )
+            measure = st.selectbox("Per-query deltas of", list(compared), key="compare_measure")
+            deltas = compared[measure].deltas
+            chart = pd.DataFrame(sorted(deltas, key=lambda d: (d.delta, d.qid)), columns=["query", "A", "B", "delta"])
+            chart["change"] = ["B better" if d > 0 else "A better" if d < 0 else "tie" for d in chart["delta"]]
+            figure = px.bar(chart, x="query", y="delta", color="change", hover_data=["A", "B"],
+                            color_discrete_map={"B better": "#2a9d8f", "A better": "#e76f51", "tie": "#adb5bd"},
+                            title=f"{measure}: B - A per query, sorted",
+                            labels={"delta": f"{measure} (B - A)"})
+            figure.update_xaxes(categoryorder="array", categoryarray=list(chart["query"]),
+                                showticklabels=len(chart) <= 60)
+            st.plotly_chart(figure, width="stretch", key="compare_chart")
+            differing = [d for d in deltas if d.delta != 0][:TOP_DIFFERENCES]
+            if not differing:
+                st.caption(f"The two runs score every query alike on {md_escape(measure)}.")
+            else:
+                st.markdown(f"**Queries where {md_escape(measure)} differs most**")
+                st.dataframe(
+                    pd.DataFrame([{"query": d.qid, "text": queries[d.qid].text if d.qid in queries else "",
+                                   "A": d.a, "B": d.b, "delta": d.delta} for d in differing]),
+                    hide_index=True, width="stretch", key="compare_differing",
+                    column_config={"A": MEAN, "B": MEAN, "delta": MEAN},
+                )
+                c1, c2 = st.columns([4, 1])
+                qid = c1.selectbox("Query", [d.qid for d in differing], format_func=query_choice, key="compare_query")
+                depth = int(c2.number_input("Top k", min_value=1, max_value=1000, value=10, key="compare_k"))
+                show_query(qid)
+                judged = qrels.get(qid, {})
+                tops = {name: ranked_with_labels(runs[name].get(qid, {}), judged, depth) for name in (run_a, run_b)}
+                with store.read() as session:
+                    passages = passages_by_id(session, info.name, [r.doc_id for top in tops.values() for r in top])
+                chosen_delta = next(d for d in differing if d.qid == qid)
+                for column, side, name, value in zip(st.columns(2), "AB", (run_a, run_b), chosen_delta[1:3]):
+                    with column:
+                        st.markdown(f"**{side}: {md_escape(name)}** · {md_escape(measure)} {value:.4f}")
+                        if tops[name]:
+                            st.dataframe(ranking_frame(tops[name], passages, with_score=False), hide_index=True,
+                                         width="stretch", key=f"compare_top_{side}")
+                        else:
+                            st.info("This run retrieved nothing for this query.")
+
+# ---------------------------------------------------------------------------- qrels versions
+
+with versions_tab:
+    versions = [LIVE, *info.qrels_versions]
+    if len(versions) < 2:
+        st.info("Comparing qrels needs a frozen or imported qrels version besides the live labels.")
+    else:
+        c1, c2 = st.columns(2)
+        version_a = c1.selectbox("Version A (before)", versions, index=1, key="versions_a",
+                                 help="E.g. the original labels.")
+        version_b = c2.selectbox("Version B (after)", versions, index=0 if len(versions) == 2 else len(versions) - 1,
+                                 key="versions_b", help="E.g. the labels after relabelling false negatives.")
+        with store.read() as session:
+            qrels_a, qrels_b = load_source(session, version_a), load_source(session, version_b)
+        if version_a == version_b:
+            st.warning("Choose two different versions.")
+        elif not qrels_a or not qrels_b:
+            st.warning(f"{md_escape(version_a if not qrels_a else version_b)} holds no judgments.")
+        else:
+            by_run = version_comparison(source_key(version_a), source_key(version_b), tuple(info.runs),
+                                        tuple(measures), level, qrels_a, qrels_b)
+            table = pd.DataFrame([
+                {"run": name, "measure": m, "A": v.a, "B": v.b, "delta (B - A)": v.delta}
+                for name, per in by_run.items() for m, v in per.items()
+            ])
+            measure = st.selectbox("Chart", measures, key="versions_measure")
+            bars = pd.concat([
+                table[table["measure"] == measure].assign(version=f"A: {version_a}", mean=lambda t: t["A"]),
+                table[table["measure"] == measure].assign(version=f"B: {version_b}", mean=lambda t: t["B"]),
+            ])
+            st.plotly_chart(px.bar(bars, x="run", y="mean", color="version", barmode="group",
+                                   hover_data={"delta (B - A)": ":.4f"}, title=f"{measure} under both versions"),
+                            width="stretch", key="versions_chart")
+            st.dataframe(table, hide_index=True, width="stretch", key="versions_table",
+                         column_config={"A": MEAN, "B": MEAN, "delta (B - A)": MEAN})
+            st.caption(
+                f"A = {md_escape(version_a)} ({len(qrels_a):,} judged queries), B = {md_escape(version_b)} "
+                f"({len(qrels_b):,} judged queries); each mean is over the queries judged in that version "
+                "(trec_eval -c). As in DuReader-retrieval's Figure 2, the delta shows how much a run gains once "
+                "missing labels are filled in."
+            )
+
+# ---------------------------------------------------------------------------- groups
+
+with groups_tab:
+    if not qrels:
+        st.warning(no_qrels)
+    else:
+        c1, c2 = st.columns([1, 3])
+        attribute = c1.selectbox("Group queries by", GROUP_BY, key="groups_by")
+        chosen = c2.multiselect("Runs", info.runs, default=info.runs, key="groups_runs")
+        groups = {}
+        for q in queries.values():
+            value = getattr(q, attribute)
+            if attribute == "language" and not value:
+                value = detect_language(q.text)
+            groups[q.id] = value or UNKNOWN
+        rows = []
+        for name in chosen:
+            for group, row in group_means(source_key(source), name, attribute, tuple(measures), level, qrels,
+                                          groups).items():
+                rows.append({"run": name, attribute: group, **row})
+        if not rows:
+            st.caption("Choose at least one run.")
+        else:
+            table = pd.DataFrame(rows)
+            table["n"] = table["n"].astype(int)
+            measure = st.selectbox("Chart", measures, key="groups_measure")
+            st.plotly_chart(px.bar(table, x=attribute, y=measure, color="run", barmode="group",
+                                   hover_data=["n"], title=f"{measure} per {attribute}"),
+                            width="stretch", key="groups_chart")
+            st.dataframe(table, hide_index=True, width="stretch", key="groups_table",
+                         column_config={m: MEAN for m in measures})
+            st.caption(
+                f"n = judged queries of the group. A query without a {attribute} counts as '{UNKNOWN}'"
+                + (" (a missing language is detected from the query text)." if attribute == "language" else ".")
+                + " Judged queries that are not in the collection's queries form the group 'ungrouped'."
+            )

@@ -54,7 +54,7 @@ def test_import_page_reports_file_and_line(db, tmp_path):
     _seed(db)
     bad = tmp_path / "bad.run"
     bad.write_text("q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 two t\n", encoding="utf-8")
-    at = _open(db, f"{REPO_PAGES}/collections.py", default_timeout=30)
+    at = _open(db, f"{REPO_PAGES}/import_collections.py", default_timeout=30)
     at.text_input[0].input(str(bad))
     at.selectbox[0].select("trec-run")
     at.text_input[1].input("runs")
@@ -69,7 +69,7 @@ def test_import_page_imports_a_run(db, tmp_path):
     _seed(db)
     good = tmp_path / "good.run"
     good.write_text("q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.5 t\n", encoding="utf-8")
-    at = _open(db, f"{REPO_PAGES}/collections.py", default_timeout=30)
+    at = _open(db, f"{REPO_PAGES}/import_collections.py", default_timeout=30)
     at.text_input[0].input(str(good))
     at.selectbox[0].select("trec-run")
     at.text_input[1].input("tiny *collection*")
@@ -123,42 +123,6 @@ def test_annotate_page_binary_mode_and_blindness(db):
         assert s.execute(select(Judgment.user_id, Judgment.grade)).all() == [(ann, 1)]
 
 
-def test_metrics_page_equals_eval_and_follows_new_labels(db):
-    from core.metrics import evaluate
-    from db.annotation import create_assignments, record_judgment
-    from db.importer import save_run
-    from db.pools import save_pool
-
-    _seed(db)
-    run = {"q1": {"d1": 2.0, "d2": 1.0}, "q2": {"d2": 3.0, "d1": 1.0}}
-    with db.write() as s:
-        save_run(s, "tiny *collection*", "r", run)
-    at = _open(db, f"{REPO_PAGES}/metrics.py")
-    assert not at.exception
-    at.selectbox[1].select("imported").run()  # the imported qrels version
-    table = at.dataframe[0].value
-    expected = evaluate({"q1": {"d1": 2, "d2": 0}, "q2": {"d2": 1}}, run, ["MRR@10", "nDCG@10", "R@100", "MAP", "Judged@10"], level=2)
-    for measure in ("MRR@10", "nDCG@10", "R@100", "MAP", "Judged@10"):
-        assert table[measure].iloc[0] == round(expected[measure]["all"], 4)
-
-    # live final labels: three annotators label (q2, d1) as 3 -> the leaderboard follows
-    with db.write() as s:
-        save_pool(s, "tiny *collection*", "p", {"q2": {"d1": []}}, method="depth")
-        ids = [add_user(s, f"ann{i}", "correct horse", "annotator").id for i in range(3)]
-        create_assignments(s, "tiny *collection*", "p", per_pair=3)
-    from sqlalchemy import select
-
-    from db.models import Assignment
-    with db.write() as s:
-        for uid in ids:
-            aid = s.scalar(select(Assignment.id).where(Assignment.user_id == uid))
-            record_judgment(s, uid, aid, 3)
-    at.selectbox[1].select("live final labels").run()
-    live = at.dataframe[0].value
-    expected = evaluate({"q2": {"d1": 3}}, run, ["MRR@10"], level=2)
-    assert live["MRR@10"].iloc[0] == round(expected["MRR@10"]["all"], 4) == 0.5
-
-
 def test_first_start_asks_for_the_first_admin(tmp_path, monkeypatch):
     from sqlalchemy import select
 
@@ -183,23 +147,3 @@ def test_first_start_asks_for_the_first_admin(tmp_path, monkeypatch):
     st.cache_resource.clear()
     assert users == [("admin", "admin")] and hashes[0].startswith("$argon2id$")
     assert at.session_state["pooljudge_user_id"] == 1
-
-
-def test_statistics_page_on_the_demo(db):
-    from core.analysis import label_distribution, length_stats
-    from db.queries import load_qrels
-    from pooljudge.seed import ensure_demo
-
-    ensure_demo(db)
-    at = _open(db, f"{REPO_PAGES}/statistics.py", default_timeout=60)
-    assert not at.exception
-    lengths = at.dataframe[0].value
-    with db.read() as s:
-        queries = list(iter_queries(s, DEMO_NAME))
-        qrels = load_qrels(s, DEMO_NAME)
-    test_queries = [q.text for q in queries if q.split == "test"]
-    row = lengths[lengths["texts"] == "queries (test)"].iloc[0]
-    assert row["count"] == len(test_queries) and row["mean"] == length_stats(test_queries).mean
-    bars = at.get("plotly_chart")
-    assert len(bars) == 3  # lengths, labels, relevant positions
-    assert sum(label_distribution(qrels).values()) == 399

@@ -29,6 +29,6 @@ def test_passages_by_id_returns_only_the_asked_passages_of_that_collection(store
             passages_by_id(s, "nope", ["d1"])
     assert found == {
         "d1": Passage("d1", "one", title="T1", doc_id="D", position=0, language="en"),
-        "d2": Passage("d2", "two <b>", title="", doc_id="D", position=1, language=None),
+        "d2": Passage("d2", "two <b>", title="", doc_id="D", position=1, language="en"),  # detected at import
     }
     assert sorted(chunked) == ["d1", "d2", "d3"] and chunked["d3"].text == "three"

@@ -375,7 +375,7 @@ def stub_encoder(monkeypatch):
     from pooljudge import pipeline
 
     encoder = HashingEncoder()
-    monkeypatch.setattr(pipeline, "_encoder", lambda options: encoder)
+    monkeypatch.setattr(pipeline, "encoder_for", lambda options: encoder)
     return encoder
 
 

@@ -1,0 +1,302 @@
+"""Plain-data helpers for the error-analysis page: category lists, evidence text, per-category metric tables.
+
+Nothing here touches Streamlit or the database: the page (``views/errors.py``)
+reads tags and runs from the store and hands plain dicts to these functions.
+
+* :func:`ordered_categories` lists the built-in taxonomy group by group
+  (DuReader-retrieval, then DAPR) followed by a project's own categories, the
+  order of the page's category picker;
+* :func:`user_categories` finds a project's own categories among stored tags
+  (a category exists once a tag uses it; no table holds them);
+* :func:`evidence_summary` turns a tag's stored evidence into one line of text
+  (the detectors' evidence dicts are described in :mod:`core.detectors`);
+* :func:`evidence_spans` and :func:`marked_html` show where in the passage a
+  detector looked, as escaped HTML;
+* :func:`category_metric_rows` and :func:`category_metric_table` compute a
+  measure's mean per error category and run (DAPR, Figure 3) from per-query
+  values, through :func:`core.analysis.metrics_by_category`.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from core.analysis import UNTAGGED, metrics_by_category
+from core.detectors import TAXONOMY, Category, category_ids
+
+__all__ = [
+    "GROUP_NAMES",
+    "UNTAGGED_NAME",
+    "USER_GROUP",
+    "category_metric_rows",
+    "category_metric_table",
+    "category_name",
+    "evidence_spans",
+    "evidence_summary",
+    "marked_html",
+    "ordered_categories",
+    "shorten",
+    "user_categories",
+]
+
+USER_GROUP = "user"
+GROUP_NAMES = {"dureader_retrieval": "DuReader-retrieval", "dapr": "DAPR", USER_GROUP: "Your categories"}
+"""Display names of the taxonomy groups."""
+UNTAGGED_NAME = "Untagged (no confirmed tag)"
+"""Display name of :data:`core.analysis.UNTAGGED`."""
+
+# Streamlit's markdown still interprets markdown syntax inside escaped HTML; entities keep it literal
+# (the same set as pooljudge.ui.highlight).
+_MARKDOWN_ENTITIES = str.maketrans({c: f"&#{ord(c)};" for c in "\\`*_{}[]()#+-.!|~$"})
+
+
+# --------------------------------------------------------------------------- categories
+
+
+def ordered_categories(user: Mapping[str, str] | None = None, base: Sequence[Category] = TAXONOMY) -> list[Category]:
+    """The categories of ``base`` grouped by group (groups in order of first appearance), then ``user``.
+
+    Parameters
+    ----------
+    user : mapping, optional
+        ``{id: name}`` of a project's own categories, in the order to show
+        them; ids already in ``base`` are left out (the base category wins).
+    base : sequence of Category, optional
+        The built-in taxonomy.
+
+    Returns
+    -------
+    list of Category
+        The user categories have group :data:`USER_GROUP`.
+    """
+    groups: dict[str, list[Category]] = {}
+    for c in base:
+        groups.setdefault(c.group, []).append(c)
+    out = [c for members in groups.values() for c in members]
+    known = {c.id for c in out}
+    for cid, name in (user or {}).items():
+        if cid in known:
+            continue
+        known.add(cid)
+        out.append(Category(cid, (name.strip() or cid) if isinstance(name, str) else cid, USER_GROUP))
+    return out
+
+
+def user_categories(tags: Iterable[Mapping[str, Any]], known: Iterable[str] | None = None) -> list[str]:
+    """The distinct categories of ``tags`` that are not in ``known`` (default: the taxonomy ids), sorted."""
+    base = set(category_ids() if known is None else known)
+    return sorted({t["category"] for t in tags} - base)
+
+
+def category_name(category: str, names: Mapping[str, str] | None = None) -> str:
+    """A category's display name: ``names[category]``, the taxonomy name, :data:`UNTAGGED_NAME` or the id."""
+    if names and category in names:
+        return names[category]
+    if category == UNTAGGED:
+        return UNTAGGED_NAME
+    for c in TAXONOMY:
+        if c.id == category:
+            return c.name
+    return category
+
+
+# --------------------------------------------------------------------------- evidence
+
+
+def _words(items: Any) -> str:
+    if isinstance(items, (list, tuple)):
+        return ", ".join(str(x) for x in items) or "-"
+    return "-" if items is None else str(items)
+
+
+def shorten(text: str | None, width: int = 120) -> str:
+    """``text`` on one line, cut to ``width`` characters with an ellipsis ("" for None)."""
+    if not text:
+        return ""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: max(width - 1, 0)] + "…"
+
+
+def _detector_summary(category: str, ev: Mapping[str, Any]) -> str:
+    if category == "numeral_mismatch":
+        return f"query has {_words(ev.get('query'))}; passage has {_words(ev.get('passage'))}"
+    if category == "entity_mismatch":
+        return f"query entity {_words(ev.get('query'))} not in the passage; passage has {_words(ev.get('passage'))}"
+    if category == "syntactic_mismatch":
+        q, p = ev.get("query") or [], ev.get("passage") or []
+        if len(q) == 2 and len(p) == 2:
+            return f"query: {q[0]} → {q[1]}; passage: {p[0]} → {p[1]}"
+    if category == "term_overlap" and isinstance(ev.get("overlap"), (int, float)):
+        return (f"{ev['overlap']:.0%} of the query terms in the passage ({_words(ev.get('shared'))}); "
+                f"label {ev.get('label')}")
+    if category == "typo":
+        return f"'{ev.get('query_term')}' may be a typo of '{ev.get('correction')}' (used {ev.get('frequency')} times)"
+    if category == "false_negative":
+        label = ev.get("label")
+        return f"rank {ev.get('rank')}, {'unjudged' if label is None else f'label {label}'}"
+    if category == "main_topic":
+        return f"query terms {_words(ev.get('terms'))} are in the title '{ev.get('title')}' but not in the passage"
+    if category == "coreference":
+        where = "the title" if ev.get("antecedent_chunk") is None else f"earlier passage {ev['antecedent_chunk']}"
+        return f"'{ev.get('reference')}' refers back to {where}: {shorten(str(ev.get('antecedent') or ''), 80)}"
+    if category == "acronym":
+        return f"{ev.get('acronym')} = {ev.get('expansion')} (defined in {ev.get('defined_in')})"
+    return "; ".join(f"{k}: {_words(v)}" for k, v in ev.items())
+
+
+def evidence_summary(evidence: Mapping[str, Any] | None, category: str | None = None) -> str:
+    """One line of text saying what a tag's evidence holds.
+
+    Parameters
+    ----------
+    evidence : mapping or None
+        A stored tag's evidence: a detector suggestion
+        (``{"category", "evidence", "spans"}``, :meth:`core.detectors.Suggestion.to_dict`)
+        or an analyst tag's ``{"note": ...}``.
+    category : str, optional
+        The tag's category (taken from the evidence when missing).
+
+    Returns
+    -------
+    str
+        Plain text (the caller escapes it); "" when there is nothing to say.
+    """
+    if not evidence:
+        return ""
+    parts = []
+    inner = evidence.get("evidence")
+    if isinstance(inner, Mapping):
+        parts.append(_detector_summary(category or str(evidence.get("category", "")), inner))
+    note = evidence.get("note")
+    if isinstance(note, str) and note.strip():
+        parts.append(f"note: {note.strip()}")
+    return "; ".join(p for p in parts if p)
+
+
+def evidence_spans(evidence: Mapping[str, Any] | None, length: int) -> list[tuple[int, int]]:
+    """A suggestion's passage spans as sorted, non-overlapping ``(start, end)`` pairs within ``[0, length]``.
+
+    Spans that are malformed or out of range are dropped; overlapping ones are merged.
+    """
+    raw = (evidence or {}).get("spans") or []
+    spans = []
+    for s in raw:
+        if (isinstance(s, (list, tuple)) and len(s) == 2 and all(isinstance(x, int) and not isinstance(x, bool) for x in s)
+                and 0 <= s[0] < s[1] <= length):
+            spans.append((s[0], s[1]))
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def marked_html(text: str, spans: Sequence[tuple[int, int]], *, window: int | None = None) -> str:
+    """``text`` as escaped HTML with ``spans`` wrapped in ``<mark>``, safe for ``st.markdown(unsafe_allow_html=True)``.
+
+    Every character of ``text`` is HTML-escaped and markdown syntax is turned
+    into entities, so untrusted text renders literally.  With ``window``, only
+    the text within ``window`` characters of a span is kept, gaps shown as
+    " … ".  ``spans`` must be sorted and non-overlapping
+    (:func:`evidence_spans`).
+    """
+    if window is not None and spans:
+        keep: list[tuple[int, int]] = []
+        for start, end in spans:
+            lo, hi = max(0, start - window), min(len(text), end + window)
+            if keep and lo <= keep[-1][1]:
+                keep[-1] = (keep[-1][0], max(hi, keep[-1][1]))
+            else:
+                keep.append((lo, hi))
+    else:
+        keep = [(0, len(text))]
+    pieces = []
+    for lo, hi in keep:
+        parts, last = [], lo
+        for start, end in spans:
+            if start >= lo and end <= hi:
+                parts.append(_escape(text[last:start]))
+                parts.append(f"<mark>{_escape(text[start:end])}</mark>")
+                last = end
+        parts.append(_escape(text[last:hi]))
+        piece = "".join(parts)
+        pieces.append(("… " if lo > 0 else "") + piece + (" …" if hi < len(text) else ""))
+    return " ".join(pieces).translate(_MARKDOWN_ENTITIES).replace("\n", "<br>")
+
+
+def _escape(text: str) -> str:
+    # quote=False: quotes are harmless in element text, and the "&#x27;" html.escape would write
+    # for "'" holds a "#" that the markdown-entity step would break into "&&#35;x27;"
+    return html.escape(text, quote=False)
+
+
+# --------------------------------------------------------------------------- metric per category
+
+
+def category_metric_rows(
+    per_run: Mapping[str, Mapping[str, float]], categories: Mapping[str, Iterable[str]]
+) -> list[dict[str, Any]]:
+    """A measure's mean per (run, error category), as long rows (DAPR, Figure 3).
+
+    Parameters
+    ----------
+    per_run : mapping
+        ``{run: {qid: value}}``, e.g. ``evaluate(qrels, run, [m])[m]`` for
+        every run (an ``"all"`` key is ignored).
+    categories : mapping
+        ``{qid: set of categories}`` (:func:`db.error_analysis.query_categories`).
+
+    Returns
+    -------
+    list of dict
+        ``{"run", "category", "mean", "n"}`` in run order, categories per run
+        as :func:`core.analysis.metrics_by_category` orders them (sorted,
+        :data:`core.analysis.UNTAGGED` last).  A query carrying several
+        categories counts in each.
+    """
+    rows = []
+    for run, values in per_run.items():
+        for category, cm in metrics_by_category(values, categories).items():
+            rows.append({"run": run, "category": category, "mean": cm.mean, "n": cm.n})
+    return rows
+
+
+def category_metric_table(rows: Sequence[Mapping[str, Any]], names: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """The rows of :func:`category_metric_rows` as one row per category, one column per run.
+
+    Returns
+    -------
+    list of dict
+        ``{"category": id, "name": display name, "queries": n, run: mean, ...}``
+        in the categories' first-seen order with :data:`~core.analysis.UNTAGGED`
+        last; a run lacking a category gets NaN.  ``queries`` is the number
+        of evaluated queries in the category, the same for every run when the
+        runs were evaluated on the same qrels (every judged query scored);
+        when the runs disagree it is the largest, and ``"n {run}"`` columns
+        give each run's count.
+    """
+    runs = list(dict.fromkeys(r["run"] for r in rows))
+    cats = list(dict.fromkeys(r["category"] for r in rows if r["category"] != UNTAGGED))
+    if any(r["category"] == UNTAGGED for r in rows):
+        cats.append(UNTAGGED)
+    cell = {(r["run"], r["category"]): r for r in rows}
+    differ = any(
+        len({cell[(run, c)]["n"] for run in runs if (run, c) in cell}) > 1 or any((run, c) not in cell for run in runs)
+        for c in cats
+    )
+    table = []
+    for c in cats:
+        ns = {run: cell[(run, c)]["n"] for run in runs if (run, c) in cell}
+        row: dict[str, Any] = {"category": c, "name": category_name(c, names), "queries": max(ns.values())}
+        for run in runs:
+            row[run] = cell[(run, c)]["mean"] if (run, c) in cell else math.nan
+        if differ:
+            for run in runs:
+                row[f"n {run}"] = ns.get(run, 0)
+        table.append(row)
+    return table

@@ -1,0 +1,146 @@
+"""Dataset statistics: per-split counts, lengths, labels, relevant passage positions, query diversity and leakage."""
+
+import pandas as pd
+import plotly.express as px
+import streamlit as st
+
+from core.analysis import label_distribution, length_stats, relevant_positions
+from db.queries import iter_passages, iter_queries, list_collections, load_qrels, split_statistics
+from pooljudge.ui.auth import require_role
+from pooljudge.ui.common import get_store, md_escape
+
+# Encoding more queries than this waits for a click instead of starting on page load.
+AUTO_ENCODE_QUERIES = 20_000
+
+require_role("admin", "reviewer")
+st.title("Dataset statistics")
+store = get_store()
+with store.read() as session:
+    collections = list_collections(session)
+if not collections:
+    st.info("No collections yet: import one first.")
+    st.stop()
+left, right = st.columns([3, 1])
+info = left.selectbox("Collection", collections, format_func=lambda c: c.name, key="stats_collection")
+level = right.number_input("Relevant at grade >=", min_value=1, max_value=10, value=1)
+
+
+@st.cache_data(show_spinner="Reading the collection...")
+def collection_data(store_url: str, collection: str, versions: tuple[str, ...]):
+    # keyed by the qrels versions too: freezing a version changes what "newest" means
+    with store.read() as session:
+        return list(iter_queries(session, collection)), list(iter_passages(session, collection)), load_qrels(session, collection)
+
+
+@st.cache_data(show_spinner="Counting per split...")
+def splits_of(store_url: str, collection: str, versions: tuple[str, ...], level: int):
+    with store.read() as session:
+        return split_statistics(session, collection, level=level)
+
+
+queries, passages, qrels = collection_data(store.url, info.name, tuple(info.qrels_versions))
+
+st.subheader("Per split")
+split_rows = [
+    {"split": s.split, "queries": s.queries, "judged queries": s.judged_queries, "judged pairs": s.judged_pairs,
+     "judged per query": round(s.judged_pairs / s.judged_queries, 2) if s.judged_queries else 0.0,
+     f"relevant (>= {int(level)}) per query": round(s.avg_relevant_per_query, 2),
+     "avg query chars": round(s.avg_query_chars, 1),
+     "avg relevant passage chars": None if s.avg_relevant_passage_chars is None else round(s.avg_relevant_passage_chars, 1)}
+    for s in splits_of(store.url, info.name, tuple(info.qrels_versions), int(level))
+]
+st.dataframe(pd.DataFrame(split_rows), hide_index=True, width="stretch")
+st.caption(f"{len(passages):,} passages in the corpus; judgments from the newest qrels version.")
+
+st.subheader("Lengths (characters)")
+rows = [{"texts": f"queries ({split})", **length_stats(q.text for q in queries if q.split == split)._asdict()}
+        for split in sorted({q.split for q in queries})]
+if passages:
+    rows.append({"texts": "passages", **length_stats(p.text for p in passages)._asdict()})
+st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+lengths = pd.DataFrame([{"kind": "query", "length": len(q.text)} for q in queries]
+                       + [{"kind": "passage", "length": len(p.text)} for p in passages])
+st.plotly_chart(px.histogram(lengths, x="length", color="kind", barmode="overlay", nbins=50,
+                             title="Length distribution"), width="stretch")
+
+st.subheader("Labels")
+if qrels:
+    labels = label_distribution(qrels)
+    st.plotly_chart(px.bar(x=[str(g) for g in labels], y=list(labels.values()), labels={"x": "grade", "y": "judgments"},
+                           title="Label distribution (newest qrels version)"), width="stretch")
+    positions = relevant_positions(qrels, passages, level=int(level))
+    if positions.n:
+        st.caption(f"{positions.n:,} relevant passages with a document position: "
+                   f"{positions.share_first:.1%} are their document's first passage, mean position "
+                   f"{positions.mean_position:.2f}.")
+        st.plotly_chart(px.bar(x=[str(p) for p in positions.counts], y=list(positions.counts.values()),
+                               labels={"x": "position in document", "y": "relevant passages"},
+                               title="Where relevant passages sit in their documents"), width="stretch")
+else:
+    st.caption("No qrels yet.")
+
+st.subheader("Query diversity and leakage")
+with st.expander("Embedding model"):
+    model = st.text_input("Local model folder (empty: the bundled all-MiniLM-L6-v2)", key="stats_model",
+                          help="A Hugging Face model folder on this machine; nothing is downloaded.").strip()
+if len(queries) < 2:
+    st.caption("Query diversity needs at least two queries.")
+    st.stop()
+if len(queries) > AUTO_ENCODE_QUERIES and not st.toggle(f"Encode the {len(queries):,} queries", key="stats_encode"):
+    st.caption("Encoding runs once per model and query set; the vectors are cached on disk.")
+    st.stop()
+
+
+@st.cache_resource(show_spinner="Loading the embedding model...")
+def encoder(model: str):
+    from pooljudge.pipeline import encoder_for  # imports torch: only when this section runs
+
+    return encoder_for({"model": model} if model else {})
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def query_vectors(store_url: str, collection: str, model: str, texts_key: tuple[str, ...]):
+    from pooljudge.pipeline import query_vectors as encode
+
+    bar = st.progress(0.0, text="Encoding queries...")
+    vectors = encode(queries, encoder(model), progress=lambda done, total: bar.progress(done / total if total else 0.0,
+                                                                                       text=f"Encoding queries: {done:,}/{total:,}"))
+    bar.empty()
+    return vectors
+
+
+try:
+    vectors = query_vectors(store.url, info.name, model, tuple(q.text for q in queries))
+except (OSError, RuntimeError, ValueError) as exc:
+    st.error(f"Could not encode the queries with {md_escape(model or 'the bundled model')}: {md_escape(str(exc))}")
+    st.stop()
+
+from pooljudge.pipeline import leaked_training_queries, query_diversity  # noqa: E402  (after the model is loaded)
+
+model_name = model or "all-MiniLM-L6-v2"
+if not model and any(q.language == "zh" for q in queries):
+    st.warning("The bundled all-MiniLM-L6-v2 is an English model: its similarities between Chinese queries run "
+               "high even for unrelated ones (0.5-0.85 in the demo). For Chinese, give a multilingual model folder "
+               "above or raise the threshold.")
+diversity = query_diversity(queries, vectors)
+st.dataframe(pd.DataFrame([{"split": split, "queries": n, "ILS": round(ils, 4)} for split, (n, ils) in diversity.items()]),
+             hide_index=True, width="stretch")
+st.caption(f"Intra-list similarity (T2Ranking eq. 3-4): mean pairwise cosine of the {md_escape(model_name)} query "
+           "embeddings; lower means more diverse queries.")
+
+threshold = st.slider("Leakage threshold (cosine)", min_value=0.0, max_value=1.0, value=0.5, step=0.01, key="stats_threshold",
+                      help="DuReader-retrieval removed training queries at cosine >= 0.5 to a dev or test query.")
+leaks = pd.DataFrame(leaked_training_queries(queries, vectors, threshold=threshold),
+                     columns=["train_id", "train_query", "eval_id", "eval_split", "eval_query", "similarity"])
+n_train = sum(q.split == "train" for q in queries)
+if not n_train:
+    st.caption("No training queries: nothing can leak.")
+else:
+    flagged = leaks["train_id"].unique()
+    st.metric("Training queries near a dev/test query", f"{len(flagged):,} of {n_train:,}")
+    st.dataframe(leaks.round({"similarity": 4}), hide_index=True, width="stretch")
+    if len(flagged):
+        st.download_button("Download the training query ids to remove", "\n".join(sorted(flagged)) + "\n",
+                           file_name=f"{info.name}-leaked-train-queries.txt", mime="text/plain", key="stats_leaks_ids")
+        st.download_button("Download the matches (TSV)", leaks.to_csv(sep="\t", index=False),
+                           file_name=f"{info.name}-leakage.tsv", mime="text/tab-separated-values", key="stats_leaks_tsv")

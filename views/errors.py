@@ -1,0 +1,475 @@
+"""Error analysis: sample a run's failing queries, tag their (query, passage) pairs, and study the tags.
+
+This follows DuReader-retrieval's error-sampling workflow (Qiu et al., EMNLP
+2022, Section 5): sample N judged queries whose top k holds no relevant
+passage and tag each pair with an error category.  Detectors
+(:mod:`core.detectors`) suggest tags with their evidence; an analyst confirms
+or rejects them and adds tags of their own, from the built-in taxonomy
+(DuReader-retrieval Table 10 and DAPR's NQ-hard categories) or from categories
+the project defines.  The dashboards show the category distribution, a
+measure per category and run (DAPR, Figure 3), examples and a drill-down.
+
+The store logic lives in :mod:`db.error_analysis`; this page is glue.  Every
+untrusted text (queries, passages, notes, evidence, category names) is
+rendered escaped: through ``st.dataframe``, ``md_escape`` or escaped HTML.
+"""
+
+import html
+import re
+
+import pandas as pd
+import plotly.express as px
+import streamlit as st
+
+from core.detectors import merge_categories
+from core.error_dashboards import (
+    GROUP_NAMES,
+    category_metric_rows,
+    category_metric_table,
+    category_name,
+    evidence_spans,
+    evidence_summary,
+    marked_html,
+    ordered_categories,
+    shorten,
+    user_categories,
+)
+from core.metrics import evaluate
+from db.annotation import live_qrels
+from db.error_analysis import (
+    _earlier_chunks,  # the document context suggest_tags itself uses
+    category_distribution,
+    collection_term_frequencies,
+    failing_queries,
+    list_tags,
+    query_categories,
+    sample_error_pairs,
+    set_tag_status,
+    suggest_tags,
+    tag_pair,
+)
+from db.queries import NotFound, collection_id, iter_passages, iter_queries, list_collections, load_qrels, load_run
+from db.users import list_users
+from pooljudge.ui.auth import require_role
+from pooljudge.ui.common import get_store, md_escape
+from pooljudge.ui.highlight import highlighted_html
+
+LIVE = "live final labels"
+MEASURES = ["nDCG@10", "MRR@10", "R@100", "MAP", "P@10", "Success@10", "R@10"]
+STATUSES = ("suggested", "confirmed", "rejected")
+STATUS_ICONS = {"suggested": ":material/help:", "confirmed": ":material/check_circle:", "rejected": ":material/cancel:"}
+USER_ID = re.compile(r"[a-z][a-z0-9_]{1,63}")
+
+account = require_role("admin", "reviewer")
+state = st.session_state
+st.title("Error analysis")
+store = get_store()
+with store.read() as session:
+    collections = {c.name: c for c in list_collections(session)}
+if not collections:
+    st.info("No collections yet: import one first.")
+    st.stop()
+
+left, middle, right = st.columns([2, 2, 1])
+info = collections[left.selectbox("Collection", list(collections), key="errors_collection")]
+source = middle.selectbox("Qrels", [LIVE, *info.qrels_versions[::-1]], key="errors_source",
+                          help="Live final labels update as annotators label; versions are frozen snapshots.")
+level = int(right.number_input("Relevance level", min_value=1, max_value=10, value=2, key="errors_level",
+                               help="A passage graded at least this is relevant: a query fails when none is in its top k."))
+language = info.language
+
+
+# --------------------------------------------------------------------------- cached reads
+
+
+@st.cache_data(show_spinner="Loading the run...")
+def stored_run(url: str, collection: str, run: str):
+    # a stored run never changes (a name is never reused), so caching it for the process is safe
+    with store.read() as session:
+        return load_run(session, collection, run)
+
+
+@st.cache_data(ttl=3600, show_spinner="Counting the collection's words...")
+def term_frequencies(url: str, collection: str, passages: int) -> dict[str, int]:
+    with store.read() as session:
+        return collection_term_frequencies(session, collection)
+
+
+@st.cache_data(ttl=600, show_spinner="Evaluating the runs...")
+def per_query_values(url: str, collection: str, run: str, measure: str, level: int, qrels: dict) -> dict[str, float]:
+    values = next(iter(evaluate(qrels, stored_run(url, collection, run), [measure], level=level).values()))
+    return {qid: v for qid, v in values.items() if qid != "all"}
+
+
+@st.cache_data(ttl=600, show_spinner="Looking up texts...")
+def lookup_texts(url: str, collection: str, qids: tuple[str, ...], docids: tuple[str, ...]) -> tuple[dict, dict]:
+    """Query texts and passages (text, title, document, position) of tagged pairs outside the current sample."""
+    want_q, want_d = set(qids), set(docids)
+    queries: dict[str, str] = {}
+    passages: dict[str, dict] = {}
+    with store.read() as session:
+        if want_q:
+            queries = {q.id: q.text for q in iter_queries(session, collection) if q.id in want_q}
+        if want_d:
+            for p in iter_passages(session, collection):
+                if p.id in want_d:
+                    passages[p.id] = {"text": p.text, "title": p.title, "document": p.doc_id, "position": p.position}
+                    if len(passages) == len(want_d):
+                        break
+    return queries, passages
+
+
+def source_qrels() -> dict:
+    with store.read() as session:
+        return live_qrels(session, info.name) if source == LIVE else load_qrels(session, info.name, source)
+
+
+# --------------------------------------------------------------------------- categories and tags
+
+defined: dict[str, str] = state.setdefault("errors_user_categories", {}).setdefault(info.name, {})
+with store.read() as session:
+    all_tags = list_tags(session, info.name)
+    usernames = {a.id: a.username for a in list_users(session)}
+own = {cid: defined.get(cid, cid) for cid in user_categories(all_tags)} | defined
+categories = ordered_categories(own)
+names = {c.id: c.name for c in categories}
+groups = {c.id: GROUP_NAMES.get(c.group, c.group) for c in categories}
+sample = state.get("errors_sample")
+if sample is not None and sample["collection"] != info.name:
+    sample = None
+
+
+def flash(where: str, kind: str, text: str) -> None:
+    state[f"errors_flash_{where}"] = (kind, text)
+
+
+def show_flash(where: str) -> None:
+    message = state.pop(f"errors_flash_{where}", None)
+    if message:
+        getattr(st, message[0])(message[1])
+
+
+def decide(tag_id: int, status: str, where: str) -> None:
+    try:
+        with store.write() as session:
+            set_tag_status(session, tag_id, status, user_id=account.id)
+    except (NotFound, ValueError) as exc:
+        flash(where, "error", md_escape(str(exc)))
+    else:
+        flash(where, "success", f"Tag #{tag_id} {status}.")
+
+
+def suggest(run: str, pairs: list[dict]) -> None:
+    frequencies = term_frequencies(store.url, info.name, info.passages)
+    try:
+        with store.write() as session:
+            stored = suggest_tags(session, info.name, run, pairs, term_frequencies=frequencies)
+    except (NotFound, ValueError) as exc:
+        flash("sample", "error", md_escape(str(exc)))
+    else:
+        flash("sample", "success", f"Stored {stored} new suggestion{'s' * (stored != 1)} for the {len(pairs)} sampled pairs "
+                                   "(a suggestion already in the store, even a rejected one, is not stored again).")
+
+
+def add_tags(qid: str, doc_id: str, run: str | None) -> None:
+    chosen, note = state.get("errors_new_tags", []), state.get("errors_note", "")
+    if not chosen:
+        flash("pair", "warning", "Choose at least one category.")
+        return
+    try:
+        with store.write() as session:
+            for category in chosen:
+                tag_pair(session, info.name, qid, doc_id, category, user_id=account.id, run_name=run, note=note.strip(),
+                         extra_categories=list(own))
+    except (NotFound, ValueError) as exc:
+        flash("pair", "error", md_escape(str(exc)))
+    else:
+        state["errors_new_tags"], state["errors_note"] = [], ""
+        flash("pair", "success", f"Added {len(chosen)} tag{'s' * (len(chosen) != 1)}: "
+                                 + ", ".join(md_escape(names.get(c, c)) for c in chosen) + ".")
+
+
+def define_category() -> None:
+    cid, name = state.get("errors_new_id", "").strip(), state.get("errors_new_name", "").strip()
+    if not USER_ID.fullmatch(cid):
+        flash("define", "error", "The id must be 2-64 characters: lowercase letters, digits and _, starting with a letter.")
+        return
+    try:
+        merge_categories([{"id": cid, "name": name or cid}], base=categories)
+    except ValueError:
+        flash("define", "error", f"There already is a category {md_escape(cid)}.")
+        return
+    defined[cid] = name or cid
+    state["errors_new_id"], state["errors_new_name"] = "", ""
+    flash("define", "success", f"Category {md_escape(name or cid)} ({md_escape(cid)}) added. It stays with the "
+                               "collection once a tag uses it.")
+
+
+def step(delta: int, count: int) -> None:
+    state["errors_pair"] = min(max(state.get("errors_pair", 0) + delta, 0), count - 1)
+
+
+def show_pair(pair: dict) -> None:
+    """The pair's query and passage, query terms highlighted (escaped), with its document context."""
+    query, text = pair.get("query"), pair.get("text")
+    with st.container(border=True):
+        st.caption(f"Query {md_escape(pair['query_id'])}")
+        if query is None:
+            st.caption("This query is not in the store.")
+        else:
+            st.markdown(highlighted_html(query, query, language, mark=False), unsafe_allow_html=True)
+    with st.container(border=True):
+        facts = [f"Passage {md_escape(pair['doc_id'])}"]
+        if pair.get("rank") is not None:
+            facts.append(f"rank {pair['rank']}, score {pair['score']:.4g}")
+            facts.append("unjudged" if pair.get("label") is None else f"label {pair['label']}")
+        if pair.get("run"):
+            facts.append(f"run {md_escape(pair['run'])}")
+        st.caption(" · ".join(facts))
+        if text is None:
+            st.caption("This passage is not in the store.")
+            return
+        if pair.get("title"):
+            st.markdown(f"<b>{highlighted_html(query or '', pair['title'], language)}</b>", unsafe_allow_html=True)
+        st.markdown(highlighted_html(query or "", text, language), unsafe_allow_html=True)
+        if pair.get("document") is not None:
+            where = "" if pair.get("position") is None else f", passage {pair['position'] + 1}"
+            st.caption(f"Document {md_escape(pair['document'])}{where}")
+    if pair.get("document") is not None and pair.get("position"):
+        with store.read() as session:
+            chunks = _earlier_chunks(session, collection_id(session, info.name), [pair]).get(pair["document"], [])
+        earlier = [(pos, chunk) for pos, chunk in chunks if pos < pair["position"]]
+        if earlier:
+            with st.expander(f"Document context: {len(earlier)} earlier passage{'s' * (len(earlier) != 1)}"):
+                for pos, chunk in earlier:
+                    st.caption(f"Passage {pos + 1}")
+                    st.markdown(highlighted_html(query or "", chunk, language), unsafe_allow_html=True)
+
+
+def show_tags(tags: list[dict], text: str | None, where: str) -> None:
+    """A pair's tags with their evidence, and Confirm / Reject buttons."""
+    if not tags:
+        st.caption("No tags on this pair yet.")
+    for tag in tags:
+        with st.container(border=True):
+            body, confirm, reject = st.columns([6, 1, 1], vertical_alignment="center")
+            who = f" · {md_escape(usernames.get(tag['user_id'], '?'))}" if tag["user_id"] is not None else ""
+            body.markdown(f"{STATUS_ICONS[tag['status']]} **{md_escape(names.get(tag['category'], tag['category']))}** · "
+                          f"{tag['status']} · {'detector' if tag['source'] == 'auto' else 'analyst'}{who}")
+            summary = evidence_summary(tag["evidence"], tag["category"])
+            if summary:
+                body.caption(md_escape(summary))
+            spans = evidence_spans(tag["evidence"], len(text)) if text else []
+            if spans:
+                body.markdown(f"<small>{marked_html(text, spans, window=30)}</small>", unsafe_allow_html=True)
+            confirm.button("Confirm", key=f"errors_{where}_confirm_{tag['id']}", on_click=decide, args=(tag["id"], "confirmed", where),
+                           disabled=tag["status"] == "confirmed", width="stretch")
+            reject.button("Reject", key=f"errors_{where}_reject_{tag['id']}", on_click=decide, args=(tag["id"], "rejected", where),
+                          disabled=tag["status"] == "rejected", width="stretch")
+
+
+def pair_tags(qid: str, doc_id: str) -> list[dict]:
+    return [t for t in all_tags if t["query_id"] == qid and t["doc_id"] == doc_id]
+
+
+def category_label(cid: str) -> str:
+    return f"{groups.get(cid, 'Your categories')} · {names.get(cid, cid)}"
+
+
+sample_tab, dashboards_tab = st.tabs(["Sample and tag", "Dashboards"], key="errors_tab", on_change="rerun")
+
+# --------------------------------------------------------------------------- sample and tag
+
+if sample_tab.open:
+    with sample_tab:
+        if not info.runs:
+            st.info("This collection has no runs yet: run a retriever or import a run first.")
+        else:
+            cols = st.columns([3, 1, 1, 1])
+            run = cols[0].selectbox("Run", info.runs, key="errors_run")
+            k = int(cols[1].number_input("k", min_value=1, max_value=1000, value=5, key="errors_k",
+                                         help="A query fails when none of its top k passages is relevant."))
+            n = int(cols[2].number_input("N", min_value=1, max_value=100_000, value=100, key="errors_n",
+                                         help="Failing queries to sample (all of them when fewer fail)."))
+            seed = int(cols[3].number_input("Seed", min_value=0, max_value=2**31 - 1, value=0, key="errors_seed"))
+            if st.button("Sample", type="primary", key="errors_sample_button",
+                         help="Draw the sample; nothing is stored until you suggest or add tags."):
+                qrels = source_qrels()
+                if not qrels:
+                    st.warning("No judgments in this qrels source yet: choose a frozen version." if source == LIVE
+                               else "This qrels version is empty.")
+                else:
+                    with store.read() as session:
+                        pairs = sample_error_pairs(session, info.name, run, qrels=qrels, k=k, n=n, level=level, seed=seed)
+                    failing = failing_queries(qrels, stored_run(store.url, info.name, run), k=k, level=level)
+                    sample = {"collection": info.name, "run": run, "source": source, "k": k, "n": n, "level": level,
+                              "seed": seed, "judged": len(qrels), "failing": len(failing), "pairs": pairs}
+                    state["errors_sample"] = sample
+                    state["errors_pair"] = 0
+
+        if sample is not None:
+            pairs = sample["pairs"]
+            queries = len({p["query_id"] for p in pairs})
+            cols = st.columns(4)
+            cols[0].metric("Failing queries", f"{sample['failing']:,}", help="Judged queries with no relevant passage in the top k")
+            cols[1].metric("Judged queries", f"{sample['judged']:,}")
+            cols[2].metric("Sampled queries", f"{queries:,}")
+            cols[3].metric("Sampled pairs", f"{len(pairs):,}")
+            st.caption(f"Run {md_escape(sample['run'])} against {md_escape(sample['source'])}: top {sample['k']}, relevant "
+                       f"at grade ≥ {sample['level']}, N = {sample['n']}, seed {sample['seed']}.")
+            st.button("Suggest tags", key="errors_suggest", on_click=suggest, args=(sample["run"], pairs),
+                      disabled=not pairs, help="Run the detectors on every sampled pair and store their suggestions.")
+            show_flash("sample")
+
+            if pairs:
+                st.subheader("Tag each pair")
+                if not 0 <= state.get("errors_pair", 0) < len(pairs):
+                    state["errors_pair"] = 0
+                tagged = {(t["query_id"], t["doc_id"]) for t in all_tags if t["status"] == "confirmed"}
+                done = sum((p["query_id"], p["doc_id"]) in tagged for p in pairs)
+                st.progress(done / len(pairs), text=f"{done} of {len(pairs)} pairs have a confirmed tag")
+                prev, chooser, after = st.columns([1, 6, 1], vertical_alignment="bottom")
+                index = state["errors_pair"]
+                prev.button("Prev", key="errors_prev", on_click=step, args=(-1, len(pairs)), disabled=index == 0,
+                            icon=":material/arrow_back:", width="stretch")
+                after.button("Next", key="errors_next", on_click=step, args=(1, len(pairs)), disabled=index == len(pairs) - 1,
+                             icon=":material/arrow_forward:", icon_position="right", width="stretch")
+                index = chooser.selectbox(
+                    "Pair", range(len(pairs)), key="errors_pair",
+                    format_func=lambda i: f"{i + 1} of {len(pairs)} · query {pairs[i]['query_id']} · rank {pairs[i]['rank']}"
+                                          f" · passage {pairs[i]['doc_id']}",
+                )
+                pair = pairs[index]
+                text_column, tag_column = st.columns([3, 2])
+                with text_column:
+                    show_pair(pair)
+                with tag_column:
+                    st.markdown("**Tags**")
+                    show_flash("pair")
+                    show_tags(pair_tags(pair["query_id"], pair["doc_id"]), pair.get("text"), "pair")
+                    with st.form("errors_tag_form", border=True):
+                        st.multiselect("Add categories", [c.id for c in categories], key="errors_new_tags",
+                                       format_func=category_label, placeholder="Choose error categories")
+                        st.text_input("Note (optional)", key="errors_note")
+                        st.form_submit_button("Add tags", key="errors_add_tags", on_click=add_tags,
+                                              args=(pair["query_id"], pair["doc_id"], sample["run"]))
+                    with st.expander("Define a category of your own"):
+                        show_flash("define")
+                        with st.form("errors_define_form", border=False):
+                            st.text_input("Id", key="errors_new_id", placeholder="e.g. outdated_answer",
+                                          help="Lowercase letters, digits and _; stored on the tags that use it.")
+                            st.text_input("Name", key="errors_new_name", placeholder="e.g. Outdated answer")
+                            st.form_submit_button("Add category", key="errors_define", on_click=define_category)
+                        if own:
+                            st.caption("Your categories: " + ", ".join(f"{md_escape(v)} ({md_escape(c)})" for c, v in own.items()))
+            else:
+                st.success("No judged query fails at this cut-off: nothing to tag.")
+        with st.expander("Category descriptions"):
+            st.dataframe(
+                pd.DataFrame([{"group": groups[c.id], "category": c.name, "id": c.id, "description": c.description}
+                              for c in categories]),
+                hide_index=True, width="stretch", key="errors_taxonomy",
+            )
+
+# --------------------------------------------------------------------------- dashboards
+
+if dashboards_tab.open:
+    with dashboards_tab:
+        st.subheader("Error categories")
+        include = st.checkbox("Include suggested tags", key="errors_include_suggested",
+                              help="Count detector suggestions not yet confirmed or rejected as well.")
+        with store.read() as session:
+            distribution = category_distribution(session, info.name,
+                                                 statuses=("confirmed", "suggested") if include else ("confirmed",))
+        if not distribution:
+            st.caption("No tags to count yet: sample a run and tag its pairs.")
+        else:
+            frame = pd.DataFrame([{"category": c, "name": names.get(c, c), "group": groups.get(c, "Your categories"), "pairs": n}
+                                  for c, n in distribution.items()])
+            chart = frame.assign(name=frame["name"].map(html.escape))  # plotly reads a few HTML tags in labels
+            figure = px.bar(chart, x="name", y="pairs", color="group", text="pairs",
+                            labels={"name": "category", "pairs": "(query, passage) pairs"},
+                            title="Tagged pairs per category" + (" (confirmed and suggested)" if include else " (confirmed)"))
+            figure.update_layout(xaxis={"categoryorder": "total descending"})
+            st.plotly_chart(figure, width="stretch", key="errors_distribution_chart")
+            st.dataframe(frame, hide_index=True, width="stretch", key="errors_distribution_table")
+            st.caption("A pair counts once per category, however many tags give it that category.")
+
+        st.subheader("Metric per error category")
+        measure = st.selectbox("Measure", MEASURES, key="errors_measure")
+        qrels = source_qrels()
+        if not info.runs:
+            st.caption("This collection has no runs yet.")
+        elif not qrels:
+            st.caption("No judgments in this qrels source yet." if source == LIVE else "This qrels version is empty.")
+        else:
+            with store.read() as session:
+                by_query = query_categories(session, info.name)
+            per_run = {run: per_query_values(store.url, info.name, run, measure, level, qrels) for run in info.runs}
+            rows = category_metric_rows(per_run, by_query)
+            long = pd.DataFrame([{**r, "name": html.escape(category_name(r["category"], names)), "run": html.escape(r["run"])}
+                                 for r in rows])
+            figure = px.bar(long, x="name", y="mean", color="run", barmode="group", hover_data=["n"],
+                            labels={"name": "category", "mean": measure}, title=f"{measure} per error category and run")
+            st.plotly_chart(figure, width="stretch", key="errors_metric_chart")
+            table = pd.DataFrame(category_metric_table(rows, names))
+            st.dataframe(table, hide_index=True, width="stretch", key="errors_metric_table",
+                         column_config={run: st.column_config.NumberColumn(format="%.4f") for run in info.runs})
+            st.caption(f"Every judged query of {md_escape(source)} is evaluated (0 where a run misses it, as trec_eval -c); "
+                       "a query counts in each category of its confirmed tags; untagged queries have none.")
+
+        st.subheader("Examples")
+        present = [c.id for c in categories if any(t["category"] == c.id for t in all_tags)]
+        left, right = st.columns(2)
+        chosen_categories = left.multiselect("Categories", present, format_func=category_label, key="errors_filter_categories",
+                                             placeholder="All categories")
+        chosen_statuses = right.multiselect("Statuses", list(STATUSES), default=["confirmed", "suggested"],
+                                            key="errors_filter_statuses", placeholder="All statuses")
+        shown = [t for t in all_tags if (not chosen_categories or t["category"] in chosen_categories)
+                 and (not chosen_statuses or t["status"] in chosen_statuses)]
+        known = {(p["query_id"], p["doc_id"]): p for p in (sample["pairs"] if sample else [])}
+        missing = [t for t in shown if (t["query_id"], t["doc_id"]) not in known]
+        query_texts, passages = lookup_texts(store.url, info.name, tuple(sorted({t["query_id"] for t in missing})),
+                                             tuple(sorted({t["doc_id"] for t in missing})))
+
+        def pair_of(tag: dict) -> dict:
+            key = (tag["query_id"], tag["doc_id"])
+            if key in known:
+                return {**known[key], "run": tag["run"]}
+            return {"query_id": tag["query_id"], "doc_id": tag["doc_id"], "query": query_texts.get(tag["query_id"]),
+                    "run": tag["run"], **passages.get(tag["doc_id"], {"text": None})}
+
+        if not shown:
+            st.caption("No tags match.")
+            show_flash("drill")
+        else:
+            st.dataframe(
+                pd.DataFrame([
+                    {"tag": t["id"], "query id": t["query_id"], "query": pair_of(t).get("query"),
+                     "passage id": t["doc_id"], "passage": shorten(pair_of(t).get("text"), 120),
+                     "category": names.get(t["category"], t["category"]), "status": t["status"],
+                     "source": "detector" if t["source"] == "auto" else "analyst", "run": t["run"],
+                     "evidence": evidence_summary(t["evidence"], t["category"]),
+                     "by": usernames.get(t["user_id"]) if t["user_id"] is not None else None, "created": t["created_at"]}
+                    for t in shown
+                ]),
+                hide_index=True, width="stretch", key="errors_examples",
+            )
+
+            st.subheader("Drill-down")
+            by_id = {t["id"]: t for t in shown}
+            if state.get("errors_drill") not in by_id:
+                state.pop("errors_drill", None)
+            chosen = st.selectbox(
+                "Tag", list(by_id), key="errors_drill",
+                format_func=lambda i: f"#{i} · query {by_id[i]['query_id']} · passage {by_id[i]['doc_id']} · "
+                                      f"{names.get(by_id[i]['category'], by_id[i]['category'])} ({by_id[i]['status']})",
+            )
+            pair = pair_of(by_id[chosen])
+            text_column, tag_column = st.columns([3, 2])
+            with text_column:
+                show_pair(pair)
+            with tag_column:
+                st.markdown("**All tags on this pair**")
+                show_flash("drill")
+                show_tags(pair_tags(pair["query_id"], pair["doc_id"]), pair.get("text"), "drill")
