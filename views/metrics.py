@@ -41,7 +41,10 @@ if not collections:
 
 left, middle, right = st.columns([2, 2, 1])
 info = left.selectbox("Collection", collections, format_func=lambda c: c.name)
-source = middle.selectbox("Qrels", [LIVE, *info.qrels_versions[::-1]],
+with store.read() as session:
+    anyone_labelled = activity_marker(session, info.name)[0] > 0  # the id of the last judgment, 0 for none
+# the live labels by default, unless nobody has labelled yet: then the newest version has something to show
+source = middle.selectbox("Qrels", [LIVE, *info.qrels_versions[::-1]], index=0 if anyone_labelled or not info.qrels_versions else 1,
                           help="Live final labels update as annotators label; versions are frozen snapshots.")
 level = int(right.number_input("Relevance level", min_value=1, max_value=10, value=2,
                                help="Binary measures count grade >= level as relevant; nDCG always uses the graded label."))
@@ -239,7 +242,7 @@ with compare_tab:
                             title=f"{measure}: B - A per query, sorted",
                             labels={"delta": f"{measure} (B - A)"})
             figure.update_xaxes(categoryorder="array", categoryarray=list(chart["query"]),
-                                showticklabels=len(chart) <= 60)
+                                showticklabels=len(chart) <= 40)
             st.plotly_chart(figure, width="stretch", key="compare_chart")
             differing = [d for d in deltas if d.delta != 0][:TOP_DIFFERENCES]
             if not differing:
@@ -277,7 +280,7 @@ with versions_tab:
     if len(versions) < 2:
         st.info("Comparing qrels needs a frozen or imported qrels version besides the live labels.")
     else:
-        c1, c2 = st.columns(2)
+        c1, c2, c3 = st.columns([2, 2, 1])
         version_a = c1.selectbox("Version A (before)", versions, index=1, key="versions_a",
                                  help="E.g. the original labels.")
         version_b = c2.selectbox("Version B (after)", versions, index=0 if len(versions) == 2 else len(versions) - 1,
@@ -287,7 +290,9 @@ with versions_tab:
         if version_a == version_b:
             st.warning("Choose two different versions.")
         elif not qrels_a or not qrels_b:
-            st.warning(f"{md_escape(version_a if not qrels_a else version_b)} holds no judgments.")
+            empty = version_a if not qrels_a else version_b
+            st.warning(f"{md_escape(empty)} holds no judgments" + (
+                " yet: compare once annotators have labelled, or choose two versions." if empty == LIVE else "."))
         else:
             by_run = version_comparison(source_key(version_a), source_key(version_b), tuple(info.runs),
                                         tuple(measures), level, qrels_a, qrels_b)
@@ -295,7 +300,7 @@ with versions_tab:
                 {"run": name, "measure": m, "A": v.a, "B": v.b, "delta (B - A)": v.delta}
                 for name, per in by_run.items() for m, v in per.items()
             ])
-            measure = st.selectbox("Chart", measures, key="versions_measure")
+            measure = c3.selectbox("Chart", measures, key="versions_measure")
             bars = pd.concat([
                 table[table["measure"] == measure].assign(version=f"A: {version_a}", mean=lambda t: t["A"]),
                 table[table["measure"] == measure].assign(version=f"B: {version_b}", mean=lambda t: t["B"]),
@@ -318,7 +323,7 @@ with groups_tab:
     if not qrels:
         st.warning(no_qrels)
     else:
-        c1, c2 = st.columns([1, 3])
+        c1, c2, c3 = st.columns([1, 3, 1])
         attribute = c1.selectbox("Group queries by", GROUP_BY, key="groups_by")
         chosen = c2.multiselect("Runs", info.runs, default=info.runs, key="groups_runs")
         groups = {}
@@ -337,7 +342,7 @@ with groups_tab:
         else:
             table = pd.DataFrame(rows)
             table["n"] = table["n"].astype(int)
-            measure = st.selectbox("Chart", measures, key="groups_measure")
+            measure = c3.selectbox("Chart", measures, key="groups_measure")
             st.plotly_chart(px.bar(table, x=attribute, y=measure, color="run", barmode="group",
                                    hover_data=["n"], title=f"{measure} per {attribute}"),
                             width="stretch", key="groups_chart")

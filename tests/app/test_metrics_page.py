@@ -82,9 +82,16 @@ def test_tabs_and_live_default_without_labels(seeded):
     at = open_as_admin(seeded, PAGE)
     assert not at.exception
     assert [t.label for t in at.tabs] == ["Leaderboard", "Per query", "Compare runs", "Qrels versions", "Groups"]
+    # nobody has labelled yet: the page opens on the newest qrels version, not on empty live labels
+    assert at.selectbox[1].value == "relabelled"
+    assert not _tab(at, "Leaderboard").warning and len(_tab(at, "Leaderboard").dataframe) == 1
+    at.selectbox[1].select("live final labels").run()
     # the live labels are empty: the tabs that need them say so, the qrels versions still compare
-    assert len(at.warning) == 4 and all("No judgments" in w.value for w in at.warning)
-    assert len(_tab(at, "Qrels versions").dataframe) == 1
+    for label in ("Leaderboard", "Per query", "Compare runs", "Groups"):
+        tab = _tab(at, label)
+        assert [w.value for w in tab.warning] == ["No judgments in this qrels source yet."] and not tab.dataframe
+    versions = _tab(at, "Qrels versions")
+    assert not versions.warning and len(versions.dataframe) == 1
 
 
 def test_leaderboard_equals_eval(seeded):
