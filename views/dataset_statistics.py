@@ -57,7 +57,8 @@ rows = [{"texts": f"queries ({split})", **length_stats(q.text for q in queries i
         for split in sorted({q.split for q in queries})]
 if passages:
     rows.append({"texts": "passages", **length_stats(p.text for p in passages)._asdict()})
-st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
+             column_config={c: st.column_config.NumberColumn(format="%.1f") for c in ("mean", "median", "p10", "p90")})
 lengths = pd.DataFrame([{"kind": "query", "length": len(q.text)} for q in queries]
                        + [{"kind": "passage", "length": len(p.text)} for p in passages])
 st.plotly_chart(px.histogram(lengths, x="length", color="kind", barmode="overlay", nbins=50,
@@ -67,7 +68,7 @@ st.subheader("Labels")
 if qrels:
     labels = label_distribution(qrels)
     st.plotly_chart(px.bar(x=[str(g) for g in labels], y=list(labels.values()), labels={"x": "grade", "y": "judgments"},
-                           title="Label distribution (newest qrels version)"), width="stretch")
+                           title="Label distribution (newest qrels version)").update_xaxes(type="category"), width="stretch")
     positions = relevant_positions(qrels, passages, level=int(level))
     if positions.n:
         st.caption(f"{positions.n:,} relevant passages with a document position: "
@@ -75,7 +76,8 @@ if qrels:
                    f"{positions.mean_position:.2f}.")
         st.plotly_chart(px.bar(x=[str(p) for p in positions.counts], y=list(positions.counts.values()),
                                labels={"x": "position in document", "y": "relevant passages"},
-                               title="Where relevant passages sit in their documents"), width="stretch")
+                               title="Where relevant passages sit in their documents").update_xaxes(type="category"),
+                        width="stretch")
 else:
     st.caption("No qrels yet.")
 

@@ -1,0 +1,112 @@
+"""Every analysis dashboard in headless Chromium on the demo collection: charts and tables must render.
+
+The demo gets a second qrels version first ("relabelled": BM25's best unjudged passage of every test
+query marked relevant, DuReader-retrieval's false-negative relabelling) so that the qrels-version
+comparison has two versions to compare.  Screenshots go to test-artifacts/dashboard-*.png.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from tests.app.conftest import login, open_page, screenshot
+
+pytestmark = pytest.mark.browser
+DEMO = "demo-bilingual"
+
+
+def _cli(app_server, *args, input_text=None):
+    return subprocess.run([sys.executable, "-m", "pooljudge.cli", "--db", str(app_server["db"]), "-q", *args],
+                          check=True, capture_output=True, text=True, input=input_text)
+
+
+@pytest.fixture(scope="module")
+def relabelled(app_server, tmp_path_factory):
+    from core.fusion import trec_ranking
+    from db.engine import Store, sqlite_url
+    from db.queries import iter_queries, load_qrels, load_run
+
+    store = Store(sqlite_url(app_server["db"]))
+    with store.read() as s:
+        qrels = load_qrels(s, DEMO, "imported")
+        run = load_run(s, DEMO, "bm25")
+        tests = [q.id for q in iter_queries(s, DEMO) if q.split == "test"]
+    store.dispose()
+    added = {}
+    for qid in tests:
+        unjudged = [d for d in trec_ranking(run.get(qid, {})) if d not in qrels.get(qid, {})]
+        if unjudged:
+            added[qid] = unjudged[0]
+    path = tmp_path_factory.mktemp("qrels") / "relabelled.qrels"
+    lines = [f"{q} 0 {d} {g}" for q, docs in qrels.items() for d, g in docs.items()]
+    lines += [f"{q} 0 {d} 2" for q, d in added.items()]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    _cli(app_server, "import", str(path), "--format", "trec-qrels", "-c", DEMO, "--merge", "--qrels-name", "relabelled")
+    return added
+
+
+@pytest.fixture
+def page(browser):
+    # tall enough that a full-page screenshot holds a whole dashboard (Streamlit scrolls inside its own container)
+    context = browser.new_context(viewport={"width": 1400, "height": 3600})
+    pg = context.new_page()
+    yield pg
+    context.close()
+
+
+def _visible_panel(page):
+    return page.locator('[data-baseweb="tab-panel"]:visible, [role="tabpanel"]:visible').first
+
+
+def _assert_rendered(scope, *, charts: int, tables: int, name: str, page) -> None:
+    """At least ``charts`` plotly charts with drawn marks and ``tables`` data grids, all visible, in ``scope``."""
+    if charts:
+        scope.locator(".js-plotly-plot").nth(charts - 1).wait_for(state="visible", timeout=60_000)
+    if tables:
+        scope.locator('[data-testid="stDataFrame"]').nth(tables - 1).wait_for(state="visible", timeout=60_000)
+    page.wait_for_timeout(500)  # let plotly finish drawing
+    plots = scope.locator(".js-plotly-plot:visible")
+    assert plots.count() >= charts, name
+    for i in range(plots.count()):
+        marks = plots.nth(i).locator("g.trace path, g.trace rect, g.point path, g.bars path")
+        assert marks.count() > 0, f"{name}: chart {i} has no bars or points"
+    grids = scope.locator('[data-testid="stDataFrame"]:visible')
+    assert grids.count() >= tables, name
+    for i in range(grids.count()):
+        box = grids.nth(i).bounding_box()
+        assert box and box["height"] > 30 and box["width"] > 100, f"{name}: table {i} is not drawn"
+    assert scope.locator('[data-testid="stException"]').count() == 0, f"{name}: an exception is shown"
+
+
+def test_metrics_dashboards(app_server, page, relabelled):
+    login(page, app_server["url"], "admin")
+    open_page(page, "Metrics")
+    page.get_by_role("tab", name="Leaderboard").wait_for(timeout=60_000)
+    expected = {  # tab: (charts, tables)
+        "Leaderboard": (0, 1),
+        "Per query": (0, 2),
+        "Compare runs": (1, 2),
+        "Qrels versions": (1, 1),
+        "Groups": (1, 1),
+    }
+    for tab, (charts, tables) in expected.items():
+        page.get_by_role("tab", name=tab).click()
+        _assert_rendered(_visible_panel(page), charts=charts, tables=tables, name=tab, page=page)
+        screenshot(page, f"dashboard-metrics-{tab.lower().replace(' ', '-')}")
+        if tab == "Qrels versions":  # the two versions compared by default: the oldest and the newest
+            panel = _visible_panel(page).inner_text()
+            assert "imported" in panel and "relabelled" in panel
+
+
+def test_dataset_statistics_dashboards(app_server, page, relabelled):
+    login(page, app_server["url"], "admin")
+    open_page(page, "Dataset statistics")
+    page.get_by_text("Leakage threshold").wait_for(timeout=180_000)  # the first visit loads the encoder
+    main = page.locator('[data-testid="stMain"]')
+    _assert_rendered(main, charts=3, tables=4, name="statistics", page=page)
+    metric = page.locator('[data-testid="stMetricValue"]').first.inner_text()
+    assert metric.endswith("of 7")
+    screenshot(page, "dashboard-statistics")
