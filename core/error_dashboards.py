@@ -196,15 +196,18 @@ def evidence_spans(evidence: Mapping[str, Any] | None, length: int) -> list[tupl
     return merged
 
 
-def marked_html(text: str, spans: Sequence[tuple[int, int]], *, window: int | None = None) -> str:
+def marked_html(text: str, spans: Sequence[tuple[int, int]], *, window: int | None = None, style: str = "") -> str:
     """``text`` as escaped HTML with ``spans`` wrapped in ``<mark>``, safe for ``st.markdown(unsafe_allow_html=True)``.
 
     Every character of ``text`` is HTML-escaped and markdown syntax is turned
-    into entities, so untrusted text renders literally.  With ``window``, only
-    the text within ``window`` characters of a span is kept, gaps shown as
-    " … ".  ``spans`` must be sorted and non-overlapping
-    (:func:`evidence_spans`).
+    into entities, so untrusted text renders literally; newlines become
+    ``<br>``.  With ``window``, only the text within ``window`` characters of
+    a span is kept, gaps shown as " … ".  ``spans`` must be sorted and
+    non-overlapping (:func:`evidence_spans`).  ``style``, when given, is a
+    trusted inline CSS style for the ``<mark>`` elements (escaped as an
+    attribute value).
     """
+    mark = f'<mark style="{html.escape(style)}">' if style else "<mark>"
     if window is not None and spans:
         keep: list[tuple[int, int]] = []
         for start, end in spans:
@@ -221,18 +224,17 @@ def marked_html(text: str, spans: Sequence[tuple[int, int]], *, window: int | No
         for start, end in spans:
             if start >= lo and end <= hi:
                 parts.append(_escape(text[last:start]))
-                parts.append(f"<mark>{_escape(text[start:end])}</mark>")
+                parts.append(f"{mark}{_escape(text[start:end])}</mark>")
                 last = end
         parts.append(_escape(text[last:hi]))
-        piece = "".join(parts)
-        pieces.append(("… " if lo > 0 else "") + piece + (" …" if hi < len(text) else ""))
-    return " ".join(pieces).translate(_MARKDOWN_ENTITIES).replace("\n", "<br>")
+        pieces.append("".join(parts))
+    return ("… " if keep[0][0] > 0 else "") + " … ".join(pieces) + (" …" if keep[-1][1] < len(text) else "")
 
 
 def _escape(text: str) -> str:
     # quote=False: quotes are harmless in element text, and the "&#x27;" html.escape would write
     # for "'" holds a "#" that the markdown-entity step would break into "&&#35;x27;"
-    return html.escape(text, quote=False)
+    return html.escape(text, quote=False).translate(_MARKDOWN_ENTITIES).replace("\n", "<br>")
 
 
 # --------------------------------------------------------------------------- metric per category

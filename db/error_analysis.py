@@ -209,6 +209,12 @@ def _earlier_chunks(session: Session, cid: int, pairs: Sequence[Mapping[str, Any
     return out
 
 
+def earlier_chunks(session: Session, collection: str, document: str, position: int) -> list[tuple[int, str]]:
+    """``[(position, text), ...]`` of the passages of ``document`` before ``position``: the context :func:`suggest_tags` uses."""
+    chunks = _earlier_chunks(session, collection_id(session, collection), [{"document": document, "position": position}])
+    return [(pos, text) for pos, text in chunks.get(document, []) if pos < position]
+
+
 def suggest_tags(
     session: Session,
     collection: str,

@@ -37,9 +37,9 @@ from core.error_dashboards import (
 from core.metrics import evaluate
 from db.annotation import live_qrels
 from db.error_analysis import (
-    _earlier_chunks,  # the document context suggest_tags itself uses
     category_distribution,
     collection_term_frequencies,
+    earlier_chunks,
     failing_queries,
     list_tags,
     query_categories,
@@ -48,7 +48,8 @@ from db.error_analysis import (
     suggest_tags,
     tag_pair,
 )
-from db.queries import NotFound, collection_id, iter_passages, iter_queries, list_collections, load_qrels, load_run
+from db.queries import NotFound, iter_queries, list_collections, load_qrels, load_run, passages_by_id
+from db.review import activity_marker
 from db.users import list_users
 from pooljudge.ui.auth import require_role
 from pooljudge.ui.common import get_store, md_escape
@@ -58,6 +59,7 @@ LIVE = "live final labels"
 MEASURES = ["nDCG@10", "MRR@10", "R@100", "MAP", "P@10", "Success@10", "R@10"]
 STATUSES = ("suggested", "confirmed", "rejected")
 STATUS_ICONS = {"suggested": ":material/help:", "confirmed": ":material/check_circle:", "rejected": ":material/cancel:"}
+EVIDENCE_MARK = "background-color: #ffd8cc"  # evidence spans, unlike the yellow query-term marks
 USER_ID = re.compile(r"[a-z][a-z0-9_]{1,63}")
 
 account = require_role("admin", "reviewer")
@@ -72,7 +74,11 @@ if not collections:
 
 left, middle, right = st.columns([2, 2, 1])
 info = collections[left.selectbox("Collection", list(collections), key="errors_collection")]
+with store.read() as session:
+    anyone_labelled = activity_marker(session, info.name)[0] > 0  # the id of the last judgment, 0 for none
+# the live labels by default, unless nobody has labelled yet: then the newest version has something to show
 source = middle.selectbox("Qrels", [LIVE, *info.qrels_versions[::-1]], key="errors_source",
+                          index=0 if anyone_labelled or not info.qrels_versions else 1,
                           help="Live final labels update as annotators label; versions are frozen snapshots.")
 level = int(right.number_input("Relevance level", min_value=1, max_value=10, value=2, key="errors_level",
                                help="A passage graded at least this is relevant: a query fails when none is in its top k."))
@@ -110,12 +116,8 @@ def lookup_texts(url: str, collection: str, qids: tuple[str, ...], docids: tuple
     with store.read() as session:
         if want_q:
             queries = {q.id: q.text for q in iter_queries(session, collection) if q.id in want_q}
-        if want_d:
-            for p in iter_passages(session, collection):
-                if p.id in want_d:
-                    passages[p.id] = {"text": p.text, "title": p.title, "document": p.doc_id, "position": p.position}
-                    if len(passages) == len(want_d):
-                        break
+        passages = {p.id: {"text": p.text, "title": p.title, "document": p.doc_id, "position": p.position}
+                    for p in passages_by_id(session, collection, want_d).values()}
     return queries, passages
 
 
@@ -237,8 +239,7 @@ def show_pair(pair: dict) -> None:
             st.caption(f"Document {md_escape(pair['document'])}{where}")
     if pair.get("document") is not None and pair.get("position"):
         with store.read() as session:
-            chunks = _earlier_chunks(session, collection_id(session, info.name), [pair]).get(pair["document"], [])
-        earlier = [(pos, chunk) for pos, chunk in chunks if pos < pair["position"]]
+            earlier = earlier_chunks(session, info.name, pair["document"], pair["position"])
         if earlier:
             with st.expander(f"Document context: {len(earlier)} earlier passage{'s' * (len(earlier) != 1)}"):
                 for pos, chunk in earlier:
@@ -252,20 +253,20 @@ def show_tags(tags: list[dict], text: str | None, where: str) -> None:
         st.caption("No tags on this pair yet.")
     for tag in tags:
         with st.container(border=True):
-            body, confirm, reject = st.columns([6, 1, 1], vertical_alignment="center")
             who = f" · {md_escape(usernames.get(tag['user_id'], '?'))}" if tag["user_id"] is not None else ""
-            body.markdown(f"{STATUS_ICONS[tag['status']]} **{md_escape(names.get(tag['category'], tag['category']))}** · "
-                          f"{tag['status']} · {'detector' if tag['source'] == 'auto' else 'analyst'}{who}")
+            st.markdown(f"{STATUS_ICONS[tag['status']]} **{md_escape(names.get(tag['category'], tag['category']))}**  \n"
+                        f":small[{tag['status']} · {'detector' if tag['source'] == 'auto' else 'analyst'}{who}]")
             summary = evidence_summary(tag["evidence"], tag["category"])
             if summary:
-                body.caption(md_escape(summary))
+                st.caption(md_escape(summary))
             spans = evidence_spans(tag["evidence"], len(text)) if text else []
             if spans:
-                body.markdown(f"<small>{marked_html(text, spans, window=30)}</small>", unsafe_allow_html=True)
-            confirm.button("Confirm", key=f"errors_{where}_confirm_{tag['id']}", on_click=decide, args=(tag["id"], "confirmed", where),
-                           disabled=tag["status"] == "confirmed", width="stretch")
-            reject.button("Reject", key=f"errors_{where}_reject_{tag['id']}", on_click=decide, args=(tag["id"], "rejected", where),
-                          disabled=tag["status"] == "rejected", width="stretch")
+                st.markdown(f"<small>{marked_html(text, spans, window=30, style=EVIDENCE_MARK)}</small>", unsafe_allow_html=True)
+            with st.container(horizontal=True):
+                st.button("Confirm", key=f"errors_{where}_confirm_{tag['id']}", on_click=decide, icon=":material/check:",
+                          args=(tag["id"], "confirmed", where), disabled=tag["status"] == "confirmed")
+                st.button("Reject", key=f"errors_{where}_reject_{tag['id']}", on_click=decide, icon=":material/close:",
+                          args=(tag["id"], "rejected", where), disabled=tag["status"] == "rejected")
 
 
 def pair_tags(qid: str, doc_id: str) -> list[dict]:
@@ -388,6 +389,7 @@ if dashboards_tab.open:
                                   for c, n in distribution.items()])
             chart = frame.assign(name=frame["name"].map(html.escape))  # plotly reads a few HTML tags in labels
             figure = px.bar(chart, x="name", y="pairs", color="group", text="pairs",
+                            category_orders={"group": list(GROUP_NAMES.values())},  # a group keeps its colour
                             labels={"name": "category", "pairs": "(query, passage) pairs"},
                             title="Tagged pairs per category" + (" (confirmed and suggested)" if include else " (confirmed)"))
             figure.update_layout(xaxis={"categoryorder": "total descending"})

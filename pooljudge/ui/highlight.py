@@ -22,10 +22,10 @@ def highlighted_html(query: str, text: str, language: str | None, *, mark: bool 
     spans = highlight_spans(query, text, _analyzer(language)) if mark else []
     parts, last = [], 0
     for start, end in spans:
-        parts.append(html.escape(text[last:start]))
-        parts.append(f"<mark>{html.escape(text[start:end])}</mark>")
+        parts.append(html.escape(text[last:start], quote=False))
+        parts.append(f"<mark>{html.escape(text[start:end], quote=False)}</mark>")
         last = end
-    parts.append(html.escape(text[last:]))
+    parts.append(html.escape(text[last:], quote=False))  # quotes stay: text nodes only, and "&#x27;" would meet the "#" rule below
     # Streamlit's markdown would still interpret markdown syntax inside the escaped text
     # (e.g. "*" or "[x](y)"); escaping those characters as entities keeps it literal.
     return "".join(parts).translate(_MARKDOWN_ENTITIES).replace("\n", "<br>")

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import base64
+import json
+import re
+
+import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -23,6 +28,8 @@ from db.users import add_user
 from tests.app.apptest import VIEWS, open_as_admin
 
 PAGE = VIEWS / "errors.py"
+EVIDENCE = "background-color: #ffd8cc"
+RAW_TAG = re.compile(r"(?<!\\)<(script|img)")  # an unescaped tag (md_escape writes "\\<script")
 C = "dureader-like"
 SONGS_2017 = "2017年最好听的歌曲排行榜：第1名是《演员》，第2名是《告白气球》。"
 ALIPAY = "支付宝实名认证怎么修改？登录支付宝，进入账户设置，点击实名认证即可修改。"
@@ -46,10 +53,11 @@ QUERIES = [
     Query("q5", "2016 好听的歌"),
 ]
 QRELS = [QrelEntry("q1", "s16", 2), QrelEntry("q1", "s17", 0), QrelEntry("q2", "taobao", 2), QrelEntry("q2", "alipay", 0),
-         QrelEntry("q3", "e1", 2), QrelEntry("q4", "e1", 2), QrelEntry("q5", "s16", 2)]
+         QrelEntry("q3", "e1", 2), QrelEntry("q4", "e1", 2), QrelEntry("q5", "s16", 2),
+         QrelEntry("q5", "x", 1)]  # relevant at level 1 only: dense ranks it first for q5
 # every query but q5 misses its relevant passage in the top 5
 BM25 = {"q1": {"s17": 3.0, "x": 1.0}, "q2": {"alipay": 2.0}, "q3": {"e2": 5.0}, "q4": {"x": 1.0}, "q5": {"s16": 1.0}}
-# reciprocal ranks at level 2: q1 0.5, q2 1, q3 0.5, q4 0 (not in the run), q5 0.5
+# reciprocal ranks at level 2: q1 0.5, q2 1, q3 0.5, q4 0 (not in the run), q5 0.5 (1 at level 1)
 DENSE = {"q1": {"s17": 2.0, "s16": 1.0}, "q2": {"taobao": 1.0}, "q3": {"e2": 2.0, "e1": 1.0}, "q5": {"x": 2.0, "s16": 1.0}}
 
 
@@ -93,6 +101,18 @@ def texts(at: AppTest) -> list[str]:
     return [m.value for m in at.markdown] + [c.value for c in at.caption]
 
 
+def chart_bars(at: AppTest, title: str) -> dict[tuple[str, str], float]:
+    """``{(trace, x): y}`` of the plotly bar chart with this title (plotly ships numeric arrays base64-encoded)."""
+    [spec] = [json.loads(c.proto.spec) for c in at.get("plotly_chart") if title in c.proto.spec]
+    bars = {}
+    for trace in spec["data"]:
+        y = trace["y"]
+        if isinstance(y, dict):
+            y = np.frombuffer(base64.b64decode(y["bdata"]), dtype=y["dtype"]).tolist()
+        bars.update({(trace["name"], x): v for x, v in zip(trace["x"], y)})
+    return bars
+
+
 def frame_with(at: AppTest, column: str):
     [frame] = [d.value for d in at.dataframe if column in d.value.columns]
     return frame
@@ -100,6 +120,11 @@ def frame_with(at: AppTest, column: str):
 
 def test_sample_shows_failing_queries_and_pairs_and_stores_nothing(db):
     seed(db)
+    first = open_as_admin(db, PAGE, default_timeout=60)
+    # nobody has labelled: the newest frozen version is chosen rather than the empty live labels
+    assert first.selectbox(key="errors_source").options == ["live final labels", "imported"]
+    assert first.selectbox(key="errors_source").value == "imported"
+    assert not first.metric  # nothing sampled yet
     at = sampled(db)
     with db.read() as s:
         qrels = load_qrels(s, C, "imported")
@@ -151,7 +176,7 @@ def test_suggest_tags_stores_exactly_what_suggest_tags_produces(db, tmp_path):
     # the first pair (q1, s17) now shows its suggestions with their evidence text and the 2017 span marked
     shown = texts(at)
     assert "query has 2016; passage has 2017" in shown
-    assert any("<mark>2017</mark>" in t for t in shown)
+    assert any(f'<mark style="{EVIDENCE}">2017</mark>' in t for t in shown)
     assert at.button(key=f"errors_pair_confirm_{tags(db, category='numeral_mismatch')[0]['id']}")
     # suggesting again stores nothing new
     at.button(key="errors_suggest").click().run()
@@ -226,7 +251,7 @@ def test_analyst_tags_with_a_user_defined_category(db):
     ]
     assert at.multiselect(key="errors_new_tags").value == []  # cleared for the next pair
     shown = texts(at)
-    assert "**Outdated answer** · confirmed · analyst · admin" in " ".join(shown)
+    assert ":material/check_circle: **Outdated answer**  \n:small[confirmed · analyst · admin]" in shown
     assert "note: 2016 \\<b\\>vs\\</b\\> 2017" in shown  # the note is escaped
 
     # nothing was selected: nothing stored, a warning
@@ -275,8 +300,9 @@ def test_category_distribution_dashboard_equals_the_store(db):
     assert list(table["name"]) == ["Salient phrase mismatch: numeral", "Coreference resolution",
                                    "Salient phrase mismatch: entity"]
     assert list(table["group"]) == ["DuReader-retrieval", "DAPR", "DuReader-retrieval"]
-    [chart] = [c for c in at.get("plotly_chart") if "Tagged pairs per category" in c.proto.spec]
-    assert '"Coreference resolution"' in chart.proto.spec
+    assert chart_bars(at, "Tagged pairs per category") == {
+        ("DuReader-retrieval", "Salient phrase mismatch: numeral"): 2, ("DuReader-retrieval", "Salient phrase mismatch: entity"): 1,
+        ("DAPR", "Coreference resolution"): 1}
     at.checkbox(key="errors_include_suggested").check().run()
     table = frame_with(at, "pairs")
     assert dict(zip(table["category"], table["pairs"])) == both == {**confirmed, "typo": 1}
@@ -299,8 +325,14 @@ def test_metric_per_category_per_run_by_hand(db):
          "dense": 0.75},
         {"category": "untagged", "name": "Untagged (no confirmed tag)", "queries": 2, "bm25": 0.5, "dense": 0.25},
     ]
+    assert chart_bars(at, "MRR@10 per error category and run") == {
+        ("bm25", "Coreference resolution"): 0.0, ("bm25", "Salient phrase mismatch: entity"): 0.0,
+        ("bm25", "Salient phrase mismatch: numeral"): 0.0, ("bm25", "Untagged (no confirmed tag)"): 0.5,
+        ("dense", "Coreference resolution"): 0.5, ("dense", "Salient phrase mismatch: entity"): 1.0,
+        ("dense", "Salient phrase mismatch: numeral"): 0.75, ("dense", "Untagged (no confirmed tag)"): 0.25,
+    }
     [chart] = [c for c in at.get("plotly_chart") if "MRR@10 per error category and run" in c.proto.spec]
-    assert '"barmode":"group"' in chart.proto.spec.replace(" ", "")
+    assert json.loads(chart.proto.spec)["layout"]["barmode"] == "group"
     # Success@10 at level 2 of dense: q1 1, q2 1, q3 1, q4 0, q5 1
     at.selectbox(key="errors_measure").select("Success@10").run()
     table = frame_with(at, "queries").set_index("category")
@@ -344,7 +376,8 @@ def test_untrusted_text_stays_escaped(db):
     assert not at.exception
     shown = texts(at)
     assert any(t.startswith("&lt;script&gt;alert&#40;") for t in shown)  # the query, as escaped HTML
-    assert any("&lt;script&gt;alert&#40;1&#41;&lt;/script&gt;" in t for t in shown)  # the passage
+    # the passage, query terms marked inside the escaped text
+    assert any("&lt;<mark>script</mark>&gt;<mark>alert</mark>&#40;1&#41;&lt;/<mark>script</mark>&gt;" in t for t in shown)
     assert not any("<script>" in t for t in shown)
     assert not any("**bold**" in t or "](http" in t for t in shown)  # markdown syntax neutralised too
 
@@ -356,10 +389,11 @@ def test_untrusted_text_stays_escaped(db):
     at.text_input(key="errors_note").input("<img src=x onerror=alert(3)>")
     at.button(key="errors_add_tags").click().run()
     shown = texts(at) + [s.value for s in at.success]
-    assert not any("<script>" in t or "<img" in t for t in shown)
-    assert any("\\<script\\>x\\</script\\>" in t for t in shown)
+    assert not any(RAW_TAG.search(t) for t in shown)
+    assert any("\\<script\\>x\\</script\\>" in t for t in shown)  # the category name, markdown-escaped
+    assert "note: \\<img src=x onerror=alert\\(3\\)\\>" in shown
     dashboards(at)
-    assert not any("<script>" in t or "<img" in t for t in texts(at))
+    assert not any(RAW_TAG.search(t) for t in texts(at))
 
 
 @pytest.mark.parametrize("role, allowed", [("reviewer", True), ("annotator", False)])

@@ -14,3 +14,9 @@ def test_english_stems_and_chinese_words_are_marked():
     assert highlighted_html("bake bread", "Baking bread at home", "en") == "<mark>Baking</mark> <mark>bread</mark> at home"
     out = highlighted_html("台北怎么去瑞芳", "从瑞芳回台北可以坐火车", "zh")
     assert "<mark>瑞芳</mark>" in out and "<mark>台北</mark>" in out and "<mark>火车</mark>" not in out
+
+
+def test_quotes_render_as_themselves():
+    # html.escape's default turns ' into &#x27;, whose "#" the markdown rule would then break into "&#x27;" on screen
+    out = highlighted_html("fair", 'The "World\'s Fair" of 1889', "en")
+    assert out == 'The "World\'s <mark>Fair</mark>" of 1889'

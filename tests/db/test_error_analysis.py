@@ -235,3 +235,13 @@ def test_confirming_a_suggestion_feeds_query_categories(world):
         assert query_categories(s, "c") == {"q2": {"numeral_mismatch"}}
         assert category_distribution(s, "c") == {"numeral_mismatch": 1}
         assert list_tags(s, "c", query_id="q2", status="confirmed")[0]["source"] == "auto"
+
+
+def test_earlier_chunks_are_the_passages_before_the_position(world):
+    from db.error_analysis import earlier_chunks
+
+    with world.read() as s:
+        assert earlier_chunks(s, "c", "E", 1) == [(0, "The Eiffel Tower is in Paris.")]
+        assert earlier_chunks(s, "c", "E", 0) == []
+        assert earlier_chunks(s, "c", "A", 5) == [(0, "Apple revenue in 2017 was large."),
+                                                         (1, "Apple revenue in 2016 was larger.")]
