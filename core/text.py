@@ -96,7 +96,7 @@ import logging
 import re
 import threading
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, NamedTuple
@@ -583,7 +583,9 @@ def merge_spans(spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
     return [(s, e) for s, e in merged]
 
 
-def highlight_spans(query: str, text: str, analyzer: Analyzer) -> list[tuple[int, int]]:
+def highlight_spans(
+    query: str, text: str, analyzer: Analyzer, *, ignore: Collection[str] = frozenset()
+) -> list[tuple[int, int]]:
     """Character spans of ``text`` whose terms match a term of ``query``.
 
     Both sides go through the same ``analyzer``, so matching is on analysed
@@ -599,6 +601,9 @@ def highlight_spans(query: str, text: str, analyzer: Analyzer) -> list[tuple[int
         The passage text to highlight.
     analyzer : Analyzer
         The analyzer the collection was indexed with.
+    ignore : collection of str, optional
+        Analysed terms never highlighted (e.g. Chinese function words such
+        as 的 and 是, which the retrieval analyzer keeps on purpose).
 
     Returns
     -------
@@ -606,7 +611,7 @@ def highlight_spans(query: str, text: str, analyzer: Analyzer) -> list[tuple[int
         Sorted ``(start, end)`` spans into ``text``, overlapping or touching
         spans merged (``text[start:end]`` is what to highlight).
     """
-    wanted = set(analyzer.tokenize(query))
+    wanted = set(analyzer.tokenize(query)).difference(ignore)
     if not wanted:
         return []
     return merge_spans((s, e) for term, s, e in analyzer.tokenize_with_offsets(text) if term in wanted)

@@ -5,7 +5,13 @@ from __future__ import annotations
 import html
 from functools import lru_cache
 
+from bm25s.stopwords import STOPWORDS_CHINESE
+
 from core.text import Analyzer, analyzer_for, highlight_spans
+
+# Retrieval keeps Chinese function words (idf down-weights them), but marking every 的 and 是 a query
+# shares with the passage only hides the words that matter.
+_NOT_HIGHLIGHTED = frozenset(STOPWORDS_CHINESE)
 
 
 @lru_cache(maxsize=8)
@@ -19,7 +25,7 @@ def highlighted_html(query: str, text: str, language: str | None, *, mark: bool 
     The mixed analyzer (jieba for CJK runs, stemmed words for Latin) is used for Chinese
     and mixed texts, so highlighting works on Chinese passages too.
     """
-    spans = highlight_spans(query, text, _analyzer(language)) if mark else []
+    spans = highlight_spans(query, text, _analyzer(language), ignore=_NOT_HIGHLIGHTED) if mark else []
     parts, last = [], 0
     for start, end in spans:
         parts.append(html.escape(text[last:start], quote=False))

@@ -110,3 +110,38 @@ def test_dataset_statistics_dashboards(app_server, page, relabelled):
     metric = page.locator('[data-testid="stMetricValue"]').first.inner_text()
     assert metric.endswith("of 7")
     screenshot(page, "dashboard-statistics")
+
+
+def _choose(page, label: str, option: str) -> None:
+    page.locator('[data-testid="stSelectbox"]').filter(has_text=label).get_by_role("combobox").click()
+    page.get_by_role("option", name=option, exact=True).click()
+
+
+def test_error_analysis_sampling_tagging_and_dashboards(app_server, page, relabelled):
+    login(page, app_server["url"], "admin")
+    open_page(page, "Error analysis")
+    page.get_by_role("button", name="Sample").wait_for(timeout=60_000)
+    _choose(page, "Run", "minilm")  # the English model fails many Chinese queries: a rich sample
+    page.get_by_role("button", name="Sample").click()
+    page.get_by_text("Failing queries").wait_for(timeout=60_000)
+    failing = int(page.locator('[data-testid="stMetricValue"]').first.inner_text().replace(",", ""))
+    assert failing > 0
+    page.get_by_role("button", name="Suggest tags").click()
+    page.get_by_text("suggestion").first.wait_for(timeout=120_000)
+    # step to the first pair with a suggestion and confirm it
+    for _ in range(60):
+        confirm = page.get_by_role("button", name="Confirm")
+        if confirm.count():
+            break
+        page.get_by_role("button", name="Next").click()
+        page.wait_for_timeout(400)
+    assert confirm.count(), "no sampled pair got a suggestion"
+    confirm.first.click()
+    page.get_by_text("confirmed").first.wait_for(timeout=30_000)
+    screenshot(page, "dashboard-errors-tagging")
+
+    page.get_by_role("tab", name="Dashboards").click()
+    panel = _visible_panel(page)
+    panel.get_by_text("Metric per error category").wait_for(timeout=60_000)
+    _assert_rendered(panel, charts=2, tables=3, name="error dashboards", page=page)
+    screenshot(page, "dashboard-errors")

@@ -20,3 +20,9 @@ def test_quotes_render_as_themselves():
     # html.escape's default turns ' into &#x27;, whose "#" the markdown rule would then break into "&#x27;" on screen
     out = highlighted_html("fair", 'The "World\'s Fair" of 1889', "en")
     assert out == 'The "World\'s <mark>Fair</mark>" of 1889'
+
+
+def test_chinese_function_words_are_not_marked():
+    out = highlighted_html("故宫是哪一年开始修建的", "故宫是明朝永乐年间开始修建的宫殿", "zh")
+    assert "<mark>故宫</mark>" in out and "<mark>修建</mark>" in out
+    assert "<mark>是</mark>" not in out and "<mark>的</mark>" not in out

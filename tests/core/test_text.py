@@ -232,6 +232,13 @@ def test_highlight_chinese() -> None:
     assert [text[s:e] for s, e in highlight_spans("北京大学 bert", text, BIGRAM)] == ["北京大学", "ＢＥＲＴ"]
 
 
+def test_highlight_ignores_given_terms() -> None:
+    text = "故宫是明朝开始修建的"
+    assert [text[s:e] for s, e in highlight_spans("故宫是哪一年开始修建的", text, ZH)] == ["故宫是", "开始修建的"]
+    spans = highlight_spans("故宫是哪一年开始修建的", text, ZH, ignore={"是", "的"})
+    assert [text[s:e] for s, e in spans] == ["故宫", "开始修建"]
+
+
 def test_merge_spans() -> None:
     assert merge_spans([(5, 7), (0, 2), (1, 3), (3, 4), (9, 10)]) == [(0, 4), (5, 7), (9, 10)]
     assert merge_spans([]) == []
