@@ -37,6 +37,7 @@ import numpy as np
 from scipy import stats
 
 from core.metrics import evaluate, parse_measure
+from core.fusion import trec_ranking
 from core.types import Passage, Qrels, Run
 
 __all__ = [
@@ -579,11 +580,6 @@ def compare_qrels_versions(
 # ---------------------------------------------------------------------------- drill-down
 
 
-def _trec_order(scores: Mapping[str, float]) -> list[str]:
-    """Document ids in trec_eval order: score descending compared in single precision, ties by id descending."""
-    return sorted(scores, key=lambda d: (float(np.float32(scores[d])), d), reverse=True)
-
-
 def ranked_with_labels(
     scores: Mapping[str, float], judgments: Mapping[str, int], k: int | None = None
 ) -> list[RankedDoc]:
@@ -610,7 +606,7 @@ def ranked_with_labels(
     """
     if k is not None:
         k = _check_positive_int(k, "k")
-    ranked = _trec_order(scores)[:k]
+    ranked = trec_ranking(scores)[:k]
     return [RankedDoc(i, d, float(scores[d]), judgments.get(d)) for i, d in enumerate(ranked, 1)]
 
 
@@ -639,7 +635,7 @@ def missed_relevant(
     k = _check_positive_int(k, "k")
     if isinstance(level, bool) or not isinstance(level, int):
         raise ValueError(f"level must be an int, got {level!r}")
-    ranks = {d: i for i, d in enumerate(_trec_order(scores), 1)}
+    ranks = {d: i for i, d in enumerate(trec_ranking(scores), 1)}
     missed = [
         RankedDoc(ranks.get(d), d, float(scores[d]) if d in scores else None, g)
         for d, g in judgments.items()

@@ -38,6 +38,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
+import numpy as np
+
 from core.types import Run
 
 __all__ = [
@@ -83,9 +85,15 @@ def trec_ranking(scores: Mapping[str, float]) -> list[str]:
     Returns
     -------
     list of str
-        Sorted by score descending, ties by doc id descending.
+        Sorted by score descending, ties by doc id descending.  Scores are
+        compared as 32-bit floats because trec_eval stores them so (``float
+        sim``): two scores equal in single precision are a tie there, and
+        ranking them apart here would disagree with the measures.
     """
-    return sorted(scores, key=lambda d: (scores[d], d), reverse=True)
+    docs = list(scores)
+    with np.errstate(over="ignore"):  # beyond float32's range is +-inf, as in trec_eval
+        single = np.asarray([scores[d] for d in docs], dtype=np.float64).astype(np.float32).tolist()
+    return [docs[i] for i in sorted(range(len(docs)), key=lambda i: (single[i], docs[i]), reverse=True)]
 
 
 def rank_positions(scores: Mapping[str, float], depth: int | None = None) -> dict[str, int]:

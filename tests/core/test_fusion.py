@@ -245,3 +245,15 @@ def test_hybrid_rejects_bad_configuration() -> None:
         HybridRetriever([bm25, dense], weights={"bm25": 1.0})
     with pytest.raises(ValueError, match="k must be a positive integer"):
         HybridRetriever([bm25, dense]).search("apple", k=0)
+
+
+def test_trec_ranking_ties_scores_equal_in_single_precision():
+    from core.fusion import trec_ranking
+    from core.metrics import evaluate
+
+    # 1.0 and 1.0 + 1e-9 differ as doubles but are the same float32 (trec_eval's "float sim"): a tie, broken
+    # by doc id descending, so "a" (the higher double) ranks after "b"
+    scores = {"a": 1.0 + 1e-9, "b": 1.0, "c": 0.5, "d": 1e300}
+    assert trec_ranking(scores) == ["d", "b", "a", "c"]
+    rr = evaluate({"q": {"a": 1}}, {"q": {k: v for k, v in scores.items() if k != "d"}}, ["RR"])["RR"]["q"]
+    assert rr == 0.5  # the measures agree: "a" is second
