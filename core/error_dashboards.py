@@ -91,6 +91,22 @@ def user_categories(tags: Iterable[Mapping[str, Any]], known: Iterable[str] | No
     return sorted({t["category"] for t in tags} - base)
 
 
+def user_category_names(tags: Iterable[Mapping[str, Any]], known: Iterable[str] | None = None) -> dict[str, str]:
+    """``{id: display name}`` of the user categories of ``tags`` (see :func:`user_categories`), sorted by id.
+
+    The name is the newest ``evidence["category_name"]`` among the category's
+    tags (``tags`` oldest first, as :func:`db.error_analysis.list_tags`
+    returns them), or the id when no tag recorded one.
+    """
+    tags = list(tags)
+    names = {c: c for c in user_categories(tags, known)}
+    for t in tags:
+        given = (t.get("evidence") or {}).get("category_name")
+        if t["category"] in names and isinstance(given, str) and given.strip():
+            names[t["category"]] = given.strip()
+    return names
+
+
 def category_name(category: str, names: Mapping[str, str] | None = None) -> str:
     """A category's display name: ``names[category]``, the taxonomy name, :data:`UNTAGGED_NAME` or the id."""
     if names and category in names:

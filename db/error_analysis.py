@@ -314,6 +314,7 @@ def tag_pair(
     run_name: str | None = None,
     note: str = "",
     extra_categories: Iterable[str] = (),
+    category_name: str | None = None,
 ) -> int:
     """An analyst's tag on a (query, doc) pair (``status="confirmed"``, ``source="analyst"``).
 
@@ -324,6 +325,11 @@ def tag_pair(
         ``extra_categories`` (a project's own categories).
     note : str, optional
         Stored as ``evidence["note"]``.
+    category_name : str, optional
+        The display name of a project's own category, stored as
+        ``evidence["category_name"]`` so that it outlives the session that
+        defined it (there is no table of user categories: a category exists
+        once a tag uses it).
 
     Returns
     -------
@@ -346,7 +352,8 @@ def tag_pair(
     cid = collection_id(session, collection)
     tag = ErrorTag(
         collection_id=cid, query_id=qid, doc_id=doc_id, run_id=_run_id(session, cid, run_name), category=category,
-        status="confirmed", source="analyst", evidence={"note": note}, user_id=user_id,
+        status="confirmed", source="analyst", user_id=user_id,
+        evidence={"note": note} | ({"category_name": category_name} if category_name else {}),
     )
     session.add(tag)
     session.flush()

@@ -32,7 +32,7 @@ from core.error_dashboards import (
     marked_html,
     ordered_categories,
     shorten,
-    user_categories,
+    user_category_names,
 )
 from core.metrics import evaluate
 from db.annotation import live_qrels
@@ -132,7 +132,7 @@ defined: dict[str, str] = state.setdefault("errors_user_categories", {}).setdefa
 with store.read() as session:
     all_tags = list_tags(session, info.name)
     usernames = {a.id: a.username for a in list_users(session)}
-own = {cid: defined.get(cid, cid) for cid in user_categories(all_tags)} | defined
+own = user_category_names(all_tags) | defined
 categories = ordered_categories(own)
 names = {c.id: c.name for c in categories}
 groups = {c.id: GROUP_NAMES.get(c.group, c.group) for c in categories}
@@ -182,7 +182,7 @@ def add_tags(qid: str, doc_id: str, run: str | None) -> None:
         with store.write() as session:
             for category in chosen:
                 tag_pair(session, info.name, qid, doc_id, category, user_id=account.id, run_name=run, note=note.strip(),
-                         extra_categories=list(own))
+                         extra_categories=list(own), category_name=own.get(category))
     except (NotFound, ValueError) as exc:
         flash("pair", "error", md_escape(str(exc)))
     else:

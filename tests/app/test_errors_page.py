@@ -247,7 +247,8 @@ def test_analyst_tags_with_a_user_defined_category(db):
     assert [(t["query_id"], t["doc_id"], t["category"], t["status"], t["source"], t["user_id"], t["run"], t["evidence"])
             for t in stored] == [
         ("q1", "s17", "modifier_mismatch", "confirmed", "analyst", db.admin_id, "bm25", {"note": "2016 <b>vs</b> 2017"}),
-        ("q1", "s17", "outdated_answer", "confirmed", "analyst", db.admin_id, "bm25", {"note": "2016 <b>vs</b> 2017"}),
+        ("q1", "s17", "outdated_answer", "confirmed", "analyst", db.admin_id, "bm25",
+         {"note": "2016 <b>vs</b> 2017", "category_name": "Outdated answer"}),
     ]
     assert at.multiselect(key="errors_new_tags").value == []  # cleared for the next pair
     shown = texts(at)
@@ -262,7 +263,8 @@ def test_analyst_tags_with_a_user_defined_category(db):
     fresh = open_as_admin(db, PAGE, default_timeout=60)
     fresh.selectbox(key="errors_source").select("imported").run()
     fresh.button(key="errors_sample_button").click().run()
-    assert fresh.multiselect(key="errors_new_tags").options[-1] == "Your categories · outdated_answer"
+    # the name the category was defined with came back from its tag's evidence
+    assert fresh.multiselect(key="errors_new_tags").options[-1] == "Your categories · Outdated answer"
     fresh.multiselect(key="errors_new_tags").select("outdated_answer")
     fresh.button(key="errors_next").click().run()
     fresh.multiselect(key="errors_new_tags").select("outdated_answer")

@@ -18,6 +18,7 @@ from core.error_dashboards import (
     ordered_categories,
     shorten,
     user_categories,
+    user_category_names,
 )
 
 SONGS_2017 = "2017年最好听的歌曲排行榜：第1名是《演员》，第2名是《告白气球》。"
@@ -45,6 +46,18 @@ def test_user_categories_and_names():
     assert category_name(UNTAGGED) == UNTAGGED_NAME
     assert category_name("zeta") == "zeta"
     assert category_name("zeta", {"zeta": "Zeta"}) == "Zeta"
+
+
+def test_user_category_names_come_from_the_newest_tag_that_recorded_one():
+    tags = [
+        {"category": "zeta", "evidence": {"note": "", "category_name": "Zeta v1"}},
+        {"category": "alpha", "evidence": {"note": "x"}},
+        {"category": "numeral_mismatch", "evidence": {"category_name": "ignored: a taxonomy id"}},
+        {"category": "zeta", "evidence": {"category_name": "Zeta v2"}},
+        {"category": "zeta", "evidence": {"category_name": "  "}},
+        {"category": "beta", "evidence": None},
+    ]
+    assert user_category_names(iter(tags)) == {"alpha": "alpha", "beta": "beta", "zeta": "Zeta v2"}
 
 
 # --------------------------------------------------------------------------- evidence
