@@ -5,9 +5,9 @@ import plotly.express as px
 import streamlit as st
 
 from core.analysis import label_distribution, length_stats, relevant_positions
-from db.queries import iter_passages, iter_queries, list_collections, load_qrels, split_statistics
+from db.queries import iter_passages, iter_queries, load_qrels, split_statistics
 from pooljudge.ui.auth import require_role
-from pooljudge.ui.common import get_store, md_escape
+from pooljudge.ui.common import collections_or_stop, get_store, md_escape
 
 # Encoding more queries than this waits for a click instead of starting on page load.
 AUTO_ENCODE_QUERIES = 20_000
@@ -15,11 +15,7 @@ AUTO_ENCODE_QUERIES = 20_000
 require_role("admin", "reviewer")
 st.title("Dataset statistics")
 store = get_store()
-with store.read() as session:
-    collections = list_collections(session)
-if not collections:
-    st.info("No collections yet: import one first.")
-    st.stop()
+collections = collections_or_stop(store)
 left, right = st.columns([3, 1])
 info = left.selectbox("Collection", collections, format_func=lambda c: c.name, key="stats_collection")
 level = right.number_input("Relevant at grade >=", min_value=1, max_value=10, value=1)

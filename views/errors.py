@@ -48,11 +48,11 @@ from db.error_analysis import (
     suggest_tags,
     tag_pair,
 )
-from db.queries import NotFound, iter_queries, list_collections, load_qrels, load_run, passages_by_id
+from db.queries import NotFound, iter_queries, load_qrels, load_run, passages_by_id
 from db.review import activity_marker
 from db.users import list_users
 from pooljudge.ui.auth import require_role
-from pooljudge.ui.common import get_store, md_escape
+from pooljudge.ui.common import collections_or_stop, get_store, md_escape
 from pooljudge.ui.highlight import highlighted_html
 
 LIVE = "live final labels"
@@ -66,11 +66,7 @@ account = require_role("admin", "reviewer")
 state = st.session_state
 st.title("Error analysis")
 store = get_store()
-with store.read() as session:
-    collections = {c.name: c for c in list_collections(session)}
-if not collections:
-    st.info("No collections yet: import one first.")
-    st.stop()
+collections = {c.name: c for c in collections_or_stop(store)}
 
 left, middle, right = st.columns([2, 2, 1])
 info = collections[left.selectbox("Collection", list(collections), key="errors_collection")]

@@ -16,10 +16,10 @@ from core.analysis import (
 from core.lang import detect_language
 from core.leaderboard import IncrementalEvaluator
 from db.annotation import live_qrels
-from db.queries import iter_queries, list_collections, load_qrels, load_run, passages_by_id, statistics_marker
+from db.queries import iter_queries, load_qrels, load_run, passages_by_id, statistics_marker
 from db.review import activity_marker
 from pooljudge.ui.auth import require_role
-from pooljudge.ui.common import get_store, md_escape
+from pooljudge.ui.common import collections_or_stop, get_store, md_escape
 
 LIVE = "live final labels"
 MEASURES = ["MRR@10", "nDCG@10", "R@100", "MAP", "P@10", "Success@10", "nDCG_exp@10", "Judged@10", "RR", "Rprec"]
@@ -33,11 +33,7 @@ P_VALUE = st.column_config.NumberColumn(format="%.4g")
 require_role("admin", "reviewer")
 st.title("Metrics")
 store = get_store()
-with store.read() as session:
-    collections = list_collections(session)
-if not collections:
-    st.info("No collections yet: import one first.")
-    st.stop()
+collections = collections_or_stop(store)
 
 left, middle, right = st.columns([2, 2, 1])
 info = left.selectbox("Collection", collections, format_func=lambda c: c.name)

@@ -6,10 +6,10 @@ import streamlit as st
 
 from db.jobs import create_job, list_jobs
 from db.pools import list_pools
-from db.queries import collection_id, list_collections
+from db.queries import collection_id
 from pooljudge.jobs import launch
 from pooljudge.pipeline import RetrieverSpec, stored_pool_statistics
-from pooljudge.ui.common import get_store, md_escape
+from pooljudge.ui.common import collections_or_stop, get_store, md_escape
 from pooljudge.ui.auth import require_role
 
 PRESETS = {
@@ -22,11 +22,7 @@ PRESETS = {
 require_role("admin")
 st.title("Pooling")
 store = get_store()
-with store.read() as session:
-    collections = list_collections(session)
-if not collections:
-    st.info("No collections yet: import one first.")
-    st.stop()
+collections = collections_or_stop(store)
 info = st.selectbox("Collection", collections, format_func=lambda c: f"{c.name} ({c.passages:,} passages, {c.queries} queries)")
 
 with st.expander("Start a new pool", expanded=True):

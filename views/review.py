@@ -12,7 +12,6 @@ import streamlit as st
 
 from core.agreement import agreement_report, confusion_matrix, from_label_map
 from db.annotation import override_label
-from db.queries import list_collections
 from db.review import (
     activity_marker,
     adjudication_queue,
@@ -27,7 +26,7 @@ from db.review import (
     throughput,
 )
 from pooljudge.ui.auth import require_role
-from pooljudge.ui.common import get_store, md_escape
+from pooljudge.ui.common import collections_or_stop, get_store, md_escape
 
 account = require_role("reviewer", "admin")
 GRADES = (0, 1, 2, 3)
@@ -39,11 +38,7 @@ FORMAT["median seconds / item"] = st.column_config.NumberColumn(format="%.1f")
 
 st.title("Review")
 store = get_store()
-with store.read() as session:
-    collections = list_collections(session)
-if not collections:
-    st.info("No collections yet: import one first.")
-    st.stop()
+collections = collections_or_stop(store)
 info = st.selectbox("Collection", collections, format_func=lambda c: c.name, key="review_collection")
 with store.read() as session:
     marker = activity_marker(session, info.name)  # changes with every judgment: cached tables refresh

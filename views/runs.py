@@ -6,18 +6,14 @@ import pandas as pd
 import streamlit as st
 
 from core.formats.trec import write_qrels, write_run
-from db.queries import list_collections, list_runs, load_qrels, load_run
-from pooljudge.ui.common import get_store, md_escape
+from db.queries import list_runs, load_qrels, load_run
+from pooljudge.ui.common import collections_or_stop, get_store, md_escape
 from pooljudge.ui.auth import require_role
 
 require_role("admin", "reviewer")
 st.title("Runs and export")
 store = get_store()
-with store.read() as session:
-    collections = list_collections(session)
-if not collections:
-    st.info("No collections yet: import one first.")
-    st.stop()
+collections = collections_or_stop(store)
 info = st.selectbox("Collection", collections, format_func=lambda c: c.name)
 
 with store.read() as session:

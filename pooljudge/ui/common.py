@@ -20,6 +20,18 @@ def get_store() -> Store:
     return store
 
 
+def collections_or_stop(store: Store) -> list:
+    """The store's collections (:class:`db.queries.CollectionInfo`); on an empty store the page says so and stops."""
+    from db.queries import list_collections
+
+    with store.read() as session:
+        collections = list_collections(session)
+    if not collections:
+        st.info("No collections yet: import one first.")
+        st.stop()
+    return collections
+
+
 def md_escape(text: str) -> str:
     """Escape untrusted text for ``st.markdown`` so it renders literally (no links, HTML or formatting)."""
     return _MARKDOWN_SPECIAL.sub(r"\\\1", text)

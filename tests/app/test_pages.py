@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
@@ -12,7 +11,6 @@ from core.types import CollectionSource, Passage, QrelEntry, Query
 from db.engine import Store, sqlite_url
 from db.importer import import_collection
 from db.users import add_user
-from db.queries import iter_queries
 from pooljudge.seed import DEMO_NAME
 from tests.app.apptest import open_as_admin as _open
 

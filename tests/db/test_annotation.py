@@ -20,7 +20,7 @@ from db.annotation import (
     undo_last,
 )
 from db.importer import import_collection
-from db.models import Assignment, FinalLabel, Package, Passage as PassageRow, QueryRecord, User
+from db.models import Assignment, FinalLabel, Package, Passage as PassageRow, QueryRecord
 from db.pools import save_pool
 from db.queries import load_qrels
 from db.users import add_user
