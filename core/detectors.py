@@ -67,6 +67,10 @@ control characters); only arguments of the wrong *type* raise.
     (``"iponeiPhone"`` -> ``"ipone"`` + ``"iphone"``) and the pieces checked.
 ``false_negative`` (:func:`false_negative_candidates`, :func:`detect_false_negative`)
     A passage ranked in the top ``depth`` that is unjudged or labelled 0.
+    When the query has reference answers (DuReader, RGB) the passage must
+    also contain one of them (NFKC, case-insensitive): that is the evidence,
+    and without it every unjudged top passage of a failing query would be
+    suggested.
 ``main_topic`` (:func:`detect_main_topic`)
     Query terms found in the document title but not in the passage.
 ``coreference`` (:func:`detect_coreference`)
@@ -96,6 +100,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.lang import detect_language
+from core.prelabel import answer_strings
 from core.text import Analyzer, analyzer_for, jieba_tokenizer, normalize_with_offsets
 from core.types import Qrels, Run
 
@@ -956,14 +961,42 @@ def false_negative_candidates(run: Run, qrels: Qrels, *, depth: int = 10) -> lis
 
 
 def detect_false_negative(
-    *, label: int | None, rank: int | None = None, score: float | None = None, depth: int = 10
+    *,
+    label: int | None,
+    rank: int | None = None,
+    score: float | None = None,
+    depth: int = 10,
+    answers: Any = None,
+    passage: str | None = None,
 ) -> list[Suggestion]:
-    """The pair-level form of :func:`false_negative_candidates`: ranked in the top ``depth``, label 0 or none."""
+    """The pair-level form of :func:`false_negative_candidates`: ranked in the top ``depth``, label 0 or none.
+
+    With reference ``answers`` (a string, or a list of strings or of lists of
+    alternative strings, as :func:`core.prelabel.answer_strings` reads them)
+    and the ``passage`` text, the pair is a candidate only when the passage
+    contains an answer; the evidence then holds ``"answer"`` and the spans
+    mark it.
+    """
     if rank is None or rank < 1 or rank > depth:
         return []
     if label is not None and label != 0:
         return []
-    return [Suggestion("false_negative", {"rank": rank, "score": score, "label": label}, [])]
+    evidence: dict[str, Any] = {"rank": rank, "score": score, "label": label}
+    wanted = answer_strings(answers)
+    if not wanted or passage is None:
+        return [Suggestion("false_negative", evidence, [])]
+    normalised, starts, ends = normalize_with_offsets(passage)
+    folded = normalised.casefold()
+    if len(folded) != len(normalised):  # casefold changed lengths (e.g. "ß"): keep offsets by lowering only
+        folded = normalised.lower() if len(normalised.lower()) == len(normalised) else normalised
+    for answer in wanted:
+        needle = normalize_with_offsets(answer)[0].casefold().strip()
+        at = folded.find(needle) if needle else -1
+        if at >= 0:
+            end = at + len(needle)
+            span = (at, end) if starts is None else (starts[at], ends[end - 1])
+            return [Suggestion("false_negative", evidence | {"answer": answer}, [span])]
+    return []
 
 
 # --------------------------------------------------------------------------- document context (DAPR)
@@ -1196,6 +1229,7 @@ def suggest(
     analyzer: Analyzer | None = None,
     overlap_threshold: float = 0.5,
     depth: int = 10,
+    answers: Any = None,
 ) -> list[Suggestion]:
     """Run every detector applicable to one (query, passage) pair.
 
@@ -1226,6 +1260,9 @@ def suggest(
         See :func:`detect_term_overlap`.
     depth : int, optional
         Rank cut-off for false-negative candidates.
+    answers : str or list, optional
+        The query's reference answers: a false-negative candidate must then
+        contain one (see :func:`detect_false_negative`).
 
     Returns
     -------
@@ -1244,7 +1281,7 @@ def suggest(
     if term_frequencies is not None:
         out += detect_typos(query, passage, term_frequencies)
     if rank is not None:
-        out += detect_false_negative(label=label, rank=rank, score=score, depth=depth)
+        out += detect_false_negative(label=label, rank=rank, score=score, depth=depth, answers=answers, passage=passage)
     if title.strip():
         out += detect_main_topic(query, passage, title, analyzer=analyzer)
     out += detect_coreference(query, passage, title=title, earlier_chunks=earlier_chunks, analyzer=analyzer)

@@ -152,7 +152,8 @@ def _detector_summary(category: str, ev: Mapping[str, Any]) -> str:
         return f"'{ev.get('query_term')}' may be a typo of '{ev.get('correction')}' (used {ev.get('frequency')} times)"
     if category == "false_negative":
         label = ev.get("label")
-        return f"rank {ev.get('rank')}, {'unjudged' if label is None else f'label {label}'}"
+        found = f", contains the answer '{ev['answer']}'" if ev.get("answer") else ""
+        return f"rank {ev.get('rank')}, {'unjudged' if label is None else f'label {label}'}{found}"
     if category == "main_topic":
         return f"query terms {_words(ev.get('terms'))} are in the title '{ev.get('title')}' but not in the passage"
     if category == "coreference":

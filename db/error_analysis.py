@@ -124,7 +124,8 @@ def sample_error_pairs(
     list of dict
         One dict per pair, queries in sorted qid order and pairs in rank
         order: ``query_id``, ``query`` (text, ``None`` when the store lacks
-        the query), ``doc_id`` (the passage id), ``rank`` (1-based),
+        the query), ``answers`` (the query's reference answers or ``None``),
+        ``doc_id`` (the passage id), ``rank`` (1-based),
         ``score``, ``label`` (``None`` if unjudged), ``text``, ``title``,
         ``document`` (the passage's document id) and ``position``; the last
         four are ``None`` for a passage the store lacks.
@@ -147,12 +148,14 @@ def sample_error_pairs(
         ):
             passages[ext] = (text, title, doc, pos)
     texts: dict[str, str] = {}
+    answers: dict[str, Any] = {}
     for chunk in _chunks(chosen):
-        texts.update(
-            session.execute(
-                select(QueryRecord.ext_id, QueryRecord.text).where(QueryRecord.collection_id == cid, QueryRecord.ext_id.in_(chunk))
-            ).all()
-        )
+        for ext, text, known in session.execute(
+            select(QueryRecord.ext_id, QueryRecord.text, QueryRecord.answers).where(
+                QueryRecord.collection_id == cid, QueryRecord.ext_id.in_(chunk)
+            )
+        ):
+            texts[ext], answers[ext] = text, known
 
     pairs = []
     for qid in chosen:
@@ -163,6 +166,7 @@ def sample_error_pairs(
                 {
                     "query_id": qid,
                     "query": texts.get(qid),
+                    "answers": answers.get(qid),
                     "doc_id": doc,
                     "rank": rank,
                     "score": float(run[qid][doc]),
@@ -283,6 +287,7 @@ def suggest_tags(
             earlier_chunks=earlier,
             language=language,
             term_frequencies=term_frequencies,
+            answers=pair.get("answers"),
         )
         for s in suggestions:
             key = (pair["query_id"], pair["doc_id"], s.category)

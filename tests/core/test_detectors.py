@@ -227,6 +227,21 @@ def test_false_negative_candidates() -> None:
         false_negative_candidates(run, qrels, depth=0)
 
 
+def test_false_negative_needs_an_answer_when_the_query_has_answers() -> None:
+    passage = "上海人口约2487万，简称ＳＨ。"
+    [s] = detect_false_negative(label=None, rank=2, score=3.0, answers=[["24870895", "2487万"], "沪"], passage=passage)
+    assert s.evidence == {"rank": 2, "score": 3.0, "label": None, "answer": "2487万"}
+    assert [passage[a:b] for a, b in s.spans] == ["2487万"]
+    # full-width text and case: NFKC and casefolding on both sides, spans on the original text
+    [s] = detect_false_negative(label=0, rank=1, answers="sh", passage=passage)
+    assert [passage[a:b] for a, b in s.spans] == ["ＳＨ"]
+    # answers known but none in the passage: not a candidate; no answers: any unjudged top passage is
+    assert detect_false_negative(label=None, rank=1, answers=["北京"], passage=passage) == []
+    assert detect_false_negative(label=None, rank=1, answers=[], passage=passage)[0].spans == []
+    assert "false_negative" not in [x.category for x in suggest("上海有多少人口", passage, rank=1, answers=["北京"])]
+    assert "false_negative" in [x.category for x in suggest("上海有多少人口", passage, rank=1, answers=["2487万"])]
+
+
 def test_false_negative_pair() -> None:
     [s] = detect_false_negative(label=0, rank=1, score=9.5)
     assert s.evidence == {"rank": 1, "score": 9.5, "label": 0}

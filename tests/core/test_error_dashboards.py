@@ -84,6 +84,8 @@ def test_evidence_summary_of_stored_suggestions():
     for category, (evidence, text) in cases.items():
         assert evidence_summary({"category": category, "evidence": evidence, "spans": []}) == text, category
     assert evidence_summary({"category": "false_negative", "evidence": {"rank": 1, "label": 0}}) == "rank 1, label 0"
+    assert (evidence_summary({"category": "false_negative", "evidence": {"rank": 1, "label": None, "answer": "2487万"}})
+            == "rank 1, unjudged, contains the answer '2487万'")
 
 
 def test_evidence_summary_of_coreference_notes_and_unknowns():

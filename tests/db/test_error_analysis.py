@@ -75,9 +75,9 @@ def test_sample_exact_for_small_case(world):
     with world.read() as s:
         pairs = sample_error_pairs(s, "c", "bm25", qrels=QRELS, k=2)
     assert pairs == [
-        {"query_id": "q1", "query": "Eiffel Tower height", "doc_id": "e2", "rank": 1, "score": 3.0, "label": 0,
+        {"query_id": "q1", "query": "Eiffel Tower height", "answers": None, "doc_id": "e2", "rank": 1, "score": 3.0, "label": 0,
          "text": "It is 330 metres tall.", "title": "Eiffel Tower", "document": "E", "position": 1},
-        {"query_id": "q1", "query": "Eiffel Tower height", "doc_id": "e1", "rank": 2, "score": 2.0, "label": 1,
+        {"query_id": "q1", "query": "Eiffel Tower height", "answers": None, "doc_id": "e1", "rank": 2, "score": 2.0, "label": 1,
          "text": "The Eiffel Tower is in Paris.", "title": "Eiffel Tower", "document": "E", "position": 0},
     ]
 
@@ -87,7 +87,7 @@ def test_sample_lists_passages_the_store_lacks(world):
     with world.read() as s:
         pairs = sample_error_pairs(s, "c", "bm25", qrels=qrels, k=4)
     assert [(p["doc_id"], p["rank"], p["label"]) for p in pairs] == [("e2", 1, None), ("e1", 2, None), ("x1", 3, None), ("ghost", 4, None)]
-    assert pairs[3] == {"query_id": "q1", "query": "Eiffel Tower height", "doc_id": "ghost", "rank": 4, "score": 0.5,
+    assert pairs[3] == {"query_id": "q1", "query": "Eiffel Tower height", "answers": None, "doc_id": "ghost", "rank": 4, "score": 0.5,
                         "label": None, "text": None, "title": None, "document": None, "position": None}
 
 
@@ -245,3 +245,23 @@ def test_earlier_chunks_are_the_passages_before_the_position(world):
         assert earlier_chunks(s, "c", "E", 0) == []
         assert earlier_chunks(s, "c", "A", 5) == [(0, "Apple revenue in 2017 was large."),
                                                          (1, "Apple revenue in 2016 was larger.")]
+
+
+def test_false_negative_suggestions_need_the_answer_when_the_query_has_one(store):
+    source = CollectionSource(
+        passages=lambda: iter([Passage("p1", "The tower is 330 metres tall."), Passage("p2", "The tower is in Paris."),
+                               Passage("p3", "Gustave Eiffel built it.")]),
+        queries=lambda: iter([Query("q", "How tall is the Eiffel Tower?", answers=[["330 m", "330 metres"]])]),
+        qrels=lambda: iter(()),
+    )
+    with store.write() as s:
+        import_collection(s, source, name="ans", format="t", location="m")
+        save_run(s, "ans", "r", {"q": {"p1": 3.0, "p2": 2.0, "p3": 1.0}})
+    with store.read() as s:
+        pairs = sample_error_pairs(s, "ans", "r", qrels={"q": {"p3": 0}}, k=3, level=1)
+    assert [p["answers"] for p in pairs] == [[["330 m", "330 metres"]]] * 3
+    with store.write() as s:
+        suggest_tags(s, "ans", "r", pairs)
+    with store.read() as s:
+        negatives = list_tags(s, "ans", category="false_negative")
+    assert [(t["doc_id"], t["evidence"]["evidence"]["answer"]) for t in negatives] == [("p1", "330 m")]  # the first answer found
