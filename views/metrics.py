@@ -27,6 +27,7 @@ GROUP_BY = ["split", "type", "domain", "language"]
 UNKNOWN = "unknown"
 RESAMPLES = 9999  # randomisation test: random sign patterns (exact when 2^n is smaller)
 TOP_DIFFERENCES = 20
+REFRESH_SECONDS = 10
 MEAN = st.column_config.NumberColumn(format="%.4f")
 P_VALUE = st.column_config.NumberColumn(format="%.4g")
 
@@ -143,21 +144,40 @@ no_qrels = "No judgments in this qrels source yet." if source == LIVE else "This
 
 # ---------------------------------------------------------------------------- leaderboard
 
-with leaderboard_tab:
-    if not qrels:
+def leaderboard(current: dict) -> dict:
+    """The leaderboard table of every run on ``current`` qrels; returns the evaluation results."""
+    if not current:
         st.warning(no_qrels)
-        results = {}
-    else:
+        return {}
+    board = evaluator(info.name, tuple(measures), level)
+    evaluated = board.evaluate(current, runs)
+    table = pd.DataFrame(
+        [{"run": name, **{m: round(evaluated[name][m]["all"], 4) for m in measures}} for name in info.runs]
+    ).sort_values(measures[0], ascending=False)
+    st.dataframe(table, hide_index=True, width="stretch", column_config={m: MEAN for m in measures})
+    st.caption(
+        f"{len(current):,} judged queries ({md_escape(source)}); queries a run misses score 0, as with trec_eval -c. "
+        f"Re-evaluated {board.evaluated_queries:,} (run, query) pairs for this view."
+    )
+    return evaluated
+
+
+@st.fragment(run_every=REFRESH_SECONDS)
+def live_leaderboard() -> None:
+    # reruns on its own every REFRESH_SECONDS: new final labels show up while nobody touches the page, and
+    # only the (run, query) pairs whose labels changed are evaluated again
+    with store.read() as session:
+        leaderboard(live_qrels(session, info.name))
+
+
+with leaderboard_tab:
+    if source == LIVE and st.toggle(f"Refresh every {REFRESH_SECONDS} s", value=True, key="leaderboard_refresh",
+                                             help="Follow new labels as annotators work."):
+        live_leaderboard()
         board = evaluator(info.name, tuple(measures), level)
-        results = board.evaluate(qrels, runs)
-        table = pd.DataFrame(
-            [{"run": name, **{m: round(results[name][m]["all"], 4) for m in measures}} for name in info.runs]
-        ).sort_values(measures[0], ascending=False)
-        st.dataframe(table, hide_index=True, width="stretch")
-        st.caption(
-            f"{len(qrels):,} judged queries ({md_escape(source)}); queries a run misses score 0, as with trec_eval -c. "
-            f"Re-evaluated {board.evaluated_queries:,} (run, query) pairs for this view."
-        )
+        results = board.evaluate(qrels, runs)  # the other tabs: the labels as of this page run
+    else:
+        results = leaderboard(qrels)
 
 # ---------------------------------------------------------------------------- per query
 

@@ -145,3 +145,41 @@ def test_error_analysis_sampling_tagging_and_dashboards(app_server, page, relabe
     panel.get_by_text("Metric per error category").wait_for(timeout=60_000)
     _assert_rendered(panel, charts=2, tables=3, name="error dashboards", page=page)
     screenshot(page, "dashboard-errors")
+
+
+def test_live_leaderboard_follows_new_labels_without_interaction(app_server, page):
+    """Three annotators label a new pair while the Metrics page stays open: the leaderboard refreshes by itself."""
+    import re
+
+    from sqlalchemy import select
+
+    from db.annotation import create_assignments, live_qrels, record_judgment
+    from db.engine import Store, sqlite_url
+    from db.models import Assignment, QueryRecord, User
+    from db.pools import save_pool
+    from db.queries import iter_queries
+
+    store = Store(sqlite_url(app_server["db"]))
+    with store.read() as s:
+        labelled = set(live_qrels(s, DEMO))
+        qid = next(q.id for q in iter_queries(s, DEMO) if q.id not in labelled)
+    login(page, app_server["url"], "admin")
+    open_page(page, "Metrics")
+    page.locator('[data-testid="stSelectbox"]').filter(has_text="Qrels").get_by_role("combobox").click()
+    page.get_by_role("option", name="live final labels", exact=True).click()
+    page.get_by_text("Refresh every 10 s").wait_for(timeout=30_000)
+    before = len(labelled)
+
+    with store.write() as s:
+        save_pool(s, DEMO, "live-refresh", {qid: {"en-eiffel-1": []}}, method="depth")
+        create_assignments(s, DEMO, "live-refresh", annotators=["ann1", "ann2", "ann3"], per_pair=3)
+    with store.write() as s:
+        for username in ("ann1", "ann2", "ann3"):
+            uid = s.scalar(select(User.id).where(User.username == username))
+            aid = s.scalar(select(Assignment.id).join(QueryRecord, QueryRecord.id == Assignment.query_id)
+                           .where(Assignment.user_id == uid, QueryRecord.ext_id == qid))
+            record_judgment(s, uid, aid, 2)
+    store.dispose()
+    # no click, no reload: the fragment reruns every 10 s
+    page.get_by_text(re.compile(rf"^{before + 1} judged queries \(live final labels\)")).wait_for(timeout=40_000)
+    screenshot(page, "dashboard-metrics-live")
