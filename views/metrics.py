@@ -51,11 +51,16 @@ if not info.runs or not measures:
     st.stop()
 
 
-@st.cache_data(show_spinner="Loading runs...")
-def stored_run(collection: str, run: str):
-    # runs are immutable once stored (a name is never reused), so caching them forever is safe
+@st.cache_resource(show_spinner="Loading runs...", max_entries=32)
+def shared_run(url: str, collection: str, run: str):
+    # A stored run never changes (a name is never reused), so one shared copy serves every session and every
+    # refresh; a cache_data copy would be unpickled on every rerun (0.3 s per million entries).  Never mutated.
     with store.read() as session:
         return load_run(session, collection, run)
+
+
+def stored_run(collection: str, run: str):
+    return shared_run(store.url, collection, run)
 
 
 @st.cache_resource
