@@ -787,7 +787,14 @@ def length_stats(texts: Iterable[str]) -> LengthStats:
         lengths.append(len(t))
     if not lengths:
         raise ValueError("length_stats needs at least one text")
+    return length_stats_of(lengths)
+
+
+def length_stats_of(lengths: Sequence[int] | np.ndarray) -> LengthStats:
+    """:func:`length_stats` from the lengths themselves (e.g. ``SELECT length(text)``, no texts in memory)."""
     arr = np.asarray(lengths, dtype=np.int64)
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError("length_stats_of needs a non-empty 1-d sequence of lengths")
     p10, p50, p90 = np.percentile(arr, [10, 50, 90])
     return LengthStats(
         count=int(arr.size),

@@ -169,6 +169,42 @@ def passages_by_id(session: Session, collection: str, ids: Iterable[str], *, chu
     return found
 
 
+def passage_lengths(session: Session, collection: str) -> list[int]:
+    """The length in characters of every passage of a collection, computed by the database (no text is loaded)."""
+    cid = collection_id(session, collection)
+    return list(session.scalars(select(func.length(PassageRow.text)).where(PassageRow.collection_id == cid)))
+
+
+def document_layout(session: Session, collection: str, passage_ids: Iterable[str], *, chunk: int = 500) -> list[Passage]:
+    """Every passage of the documents that hold ``passage_ids``, without text (ids, ``doc_id``, ``position``).
+
+    What :func:`core.analysis.relevant_positions` needs to place the relevant
+    passages in their documents, without reading the corpus: passages with no
+    document come back alone.
+    """
+    cid = collection_id(session, collection)
+    wanted = sorted(set(passage_ids))
+    documents: set[str] = set()
+    out: dict[str, Passage] = {}
+    for start in range(0, len(wanted), chunk):
+        for ext_id, doc_id, position in session.execute(
+            select(PassageRow.ext_id, PassageRow.doc_id, PassageRow.position)
+            .where(PassageRow.collection_id == cid, PassageRow.ext_id.in_(wanted[start : start + chunk]))
+        ):
+            if doc_id is None:
+                out[ext_id] = Passage(id=ext_id, text="", position=position)
+            else:
+                documents.add(doc_id)
+    docs = sorted(documents)
+    for start in range(0, len(docs), chunk):
+        for ext_id, doc_id, position in session.execute(
+            select(PassageRow.ext_id, PassageRow.doc_id, PassageRow.position)
+            .where(PassageRow.collection_id == cid, PassageRow.doc_id.in_(docs[start : start + chunk]))
+        ):
+            out[ext_id] = Passage(id=ext_id, text="", doc_id=doc_id, position=position)
+    return list(out.values())
+
+
 def iter_queries(session: Session, collection: str) -> Iterator[Query]:
     """A collection's queries in import order."""
     cid = collection_id(session, collection)

@@ -1,11 +1,12 @@
 """Dataset statistics: per-split counts, lengths, labels, relevant passage positions, query diversity and leakage."""
 
+import numpy as np
 import pandas as pd
 import plotly.express as px
 import streamlit as st
 
-from core.analysis import label_distribution, length_stats, relevant_positions
-from db.queries import iter_passages, iter_queries, load_qrels, split_statistics
+from core.analysis import label_distribution, length_stats, length_stats_of, relevant_positions
+from db.queries import document_layout, iter_queries, load_qrels, passage_lengths, split_statistics
 from pooljudge.ui.auth import require_role
 from pooljudge.ui.common import collections_or_stop, get_store, md_escape
 
@@ -21,11 +22,25 @@ info = left.selectbox("Collection", collections, format_func=lambda c: c.name, k
 level = right.number_input("Relevant at grade >=", min_value=1, max_value=10, value=1)
 
 
-@st.cache_data(show_spinner="Reading the collection...")
-def collection_data(store_url: str, collection: str, versions: tuple[str, ...]):
+@st.cache_data(show_spinner="Reading the queries...")
+def collection_queries(store_url: str, collection: str, versions: tuple[str, ...]):
     # keyed by the qrels versions too: freezing a version changes what "newest" means
     with store.read() as session:
-        return list(iter_queries(session, collection)), list(iter_passages(session, collection)), load_qrels(session, collection)
+        return list(iter_queries(session, collection)), load_qrels(session, collection)
+
+
+@st.cache_data(show_spinner="Measuring the passages...")
+def lengths_of_passages(store_url: str, collection: str, passages: int) -> np.ndarray:
+    # the database measures the texts: a million passages never reach this process
+    with store.read() as session:
+        return np.asarray(passage_lengths(session, collection), dtype=np.int32)
+
+
+@st.cache_data(show_spinner="Placing relevant passages in their documents...")
+def positions_of_relevant(store_url: str, collection: str, versions: tuple[str, ...], level: int, _qrels: dict):
+    relevant = {pid for docs in _qrels.values() for pid, grade in docs.items() if grade >= level}
+    with store.read() as session:
+        return relevant_positions(_qrels, document_layout(session, collection, relevant), level=level)
 
 
 @st.cache_data(show_spinner="Counting per split...")
@@ -34,7 +49,8 @@ def splits_of(store_url: str, collection: str, versions: tuple[str, ...], level:
         return split_statistics(session, collection, level=level)
 
 
-queries, passages, qrels = collection_data(store.url, info.name, tuple(info.qrels_versions))
+queries, qrels = collection_queries(store.url, info.name, tuple(info.qrels_versions))
+lengths_p = lengths_of_passages(store.url, info.name, info.passages)
 
 st.subheader("Per split")
 split_rows = [
@@ -46,26 +62,31 @@ split_rows = [
     for s in splits_of(store.url, info.name, tuple(info.qrels_versions), int(level))
 ]
 st.dataframe(pd.DataFrame(split_rows), hide_index=True, width="stretch")
-st.caption(f"{len(passages):,} passages in the corpus; judgments from the newest qrels version.")
+st.caption(f"{len(lengths_p):,} passages in the corpus; judgments from the newest qrels version.")
 
 st.subheader("Lengths (characters)")
 rows = [{"texts": f"queries ({split})", **length_stats(q.text for q in queries if q.split == split)._asdict()}
         for split in sorted({q.split for q in queries})]
-if passages:
-    rows.append({"texts": "passages", **length_stats(p.text for p in passages)._asdict()})
+if len(lengths_p):
+    rows.append({"texts": "passages", **length_stats_of(lengths_p)._asdict()})
 st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
              column_config={c: st.column_config.NumberColumn(format="%.1f") for c in ("mean", "median", "p10", "p90")})
-lengths = pd.DataFrame([{"kind": "query", "length": len(q.text)} for q in queries]
-                       + [{"kind": "passage", "length": len(p.text)} for p in passages])
-st.plotly_chart(px.histogram(lengths, x="length", color="kind", barmode="overlay", nbins=50,
-                             title="Length distribution"), width="stretch")
+# binned here, so the browser gets 50 bars per kind instead of one point per passage
+lengths_q = np.asarray([len(q.text) for q in queries], dtype=np.int32)
+edges = np.histogram_bin_edges(np.concatenate([lengths_q, lengths_p]), bins=50)
+bars = pd.concat([pd.DataFrame({"kind": kind, "length": (edges[:-1] + edges[1:]) / 2,
+                                "count": np.histogram(values, bins=edges)[0]})
+                  for kind, values in (("query", lengths_q), ("passage", lengths_p)) if len(values)])
+st.plotly_chart(px.bar(bars, x="length", y="count", color="kind", barmode="overlay", opacity=0.75,
+                       title="Length distribution").update_traces(width=float(edges[1] - edges[0])),
+                width="stretch")
 
 st.subheader("Labels")
 if qrels:
     labels = label_distribution(qrels)
     st.plotly_chart(px.bar(x=[str(g) for g in labels], y=list(labels.values()), labels={"x": "grade", "y": "judgments"},
                            title="Label distribution (newest qrels version)").update_xaxes(type="category"), width="stretch")
-    positions = relevant_positions(qrels, passages, level=int(level))
+    positions = positions_of_relevant(store.url, info.name, tuple(info.qrels_versions), int(level), qrels)
     if positions.n:
         st.caption(f"{positions.n:,} relevant passages with a document position: "
                    f"{positions.share_first:.1%} are their document's first passage, mean position "

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import base64
+import json
+
 import numpy as np
 import pytest
 
-from core.analysis import intra_list_similarity, label_distribution, length_stats
-from db.queries import iter_queries, load_qrels, split_statistics
+from core.analysis import intra_list_similarity, label_distribution, length_stats, relevant_positions
+from db.queries import iter_passages, iter_queries, load_qrels, split_statistics
 from pooljudge.pipeline import encoder_for, query_vectors
 from pooljudge.seed import DEMO_NAME, ensure_demo
 from tests.app.apptest import VIEWS, open_as_admin
@@ -40,8 +43,28 @@ def test_split_and_length_tables_equal_the_store(page, db):
     test_queries = [q.text for q in queries if q.split == "test"]
     row = lengths[lengths["texts"] == "queries (test)"].iloc[0]
     assert row["count"] == len(test_queries) and row["mean"] == length_stats(test_queries).mean
-    assert len(page.get("plotly_chart")) == 3  # lengths, labels, relevant positions
+    with db.read() as s:
+        passages = list(iter_passages(s, DEMO_NAME))
+    row = lengths[lengths["texts"] == "passages"].iloc[0]
+    assert row["count"] == 311 and row["mean"] == length_stats(p.text for p in passages).mean
+
+    charts = [json.loads(c.proto.spec) for c in page.get("plotly_chart")]
+    assert len(charts) == 3  # lengths, labels, relevant positions
+    histogram = {trace["name"]: sum(_values(trace["y"])) for trace in charts[0]["data"]}
+    assert histogram == {"query": 54, "passage": 311}  # binned, every text counted once
     assert sum(label_distribution(qrels).values()) == 399
+    # the positions chart equals relevant_positions over the whole corpus (the page reads only the relevant documents)
+    expected = relevant_positions(qrels, passages, level=1)
+    bars = charts[2]["data"][0]
+    assert [str(x) for x in _values(bars["x"])] == [str(p) for p in expected.counts]
+    assert [int(y) for y in _values(bars["y"])] == list(expected.counts.values())
+
+
+def _values(field):
+    """Plotly's JSON holds arrays either as lists or as {"dtype", "bdata"} (base64 numpy buffers)."""
+    if isinstance(field, dict) and "bdata" in field:
+        return np.frombuffer(base64.b64decode(field["bdata"]), dtype=np.dtype(field["dtype"])).tolist()
+    return list(field)
 
 
 def test_query_diversity_and_leakage(page, db):

@@ -21,6 +21,7 @@ from core.analysis import (
     judged_per_query,
     label_distribution,
     length_stats,
+    length_stats_of,
     metrics_by_category,
     metrics_by_group,
     paired_randomization_test,
@@ -256,6 +257,9 @@ def test_length_stats_by_hand():
     # sorted 0, 2, 3, 4, 10; p10 at rank 0.4 -> 0 + 0.4 * 2; p90 at rank 3.6 -> 4 + 0.6 * 6
     assert s.p10 == pytest.approx(0.8)
     assert s.p90 == pytest.approx(7.6)
+    assert length_stats_of([0, 2, 4, 3, 10]) == s
+    with pytest.raises(ValueError):
+        length_stats_of([])
     with pytest.raises(ValueError):
         length_stats([])
     with pytest.raises(TypeError):
