@@ -24,6 +24,7 @@ from pooljudge.ui.common import collections_or_stop, get_store, md_escape
 LIVE = "live final labels"
 MEASURES = ["MRR@10", "nDCG@10", "R@100", "MAP", "P@10", "Success@10", "nDCG_exp@10", "Judged@10", "RR", "Rprec"]
 GROUP_BY = ["split", "type", "domain", "language"]
+SPLIT_ORDER = ("train", "dev", "test")
 UNKNOWN = "unknown"
 RESAMPLES = 9999  # randomisation test: random sign patterns (exact when 2^n is smaller)
 TOP_DIFFERENCES = 20
@@ -363,6 +364,10 @@ with groups_tab:
         else:
             table = pd.DataFrame(rows)
             table["n"] = table["n"].astype(int)
+            if attribute == "split":  # splits read best in their usual order, the other attributes alphabetically
+                rank = table["split"].map(lambda v: SPLIT_ORDER.index(v) if v in SPLIT_ORDER else len(SPLIT_ORDER))
+                table = (table.assign(_run=table["run"].map(chosen.index), _rank=rank)
+                         .sort_values(["_run", "_rank", "split"], kind="stable").drop(columns=["_run", "_rank"]))
             measure = c3.selectbox("Chart", measures, key="groups_measure")
             st.plotly_chart(px.bar(table, x=attribute, y=measure, color="run", barmode="group",
                                    hover_data=["n"], title=f"{measure} per {attribute}"),
