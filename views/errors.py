@@ -35,7 +35,6 @@ from core.error_dashboards import (
     user_category_names,
 )
 from core.metrics import evaluate
-from db.annotation import live_qrels
 from db.error_analysis import (
     category_distribution,
     collection_term_frequencies,
@@ -48,14 +47,21 @@ from db.error_analysis import (
     suggest_tags,
     tag_pair,
 )
-from db.queries import NotFound, iter_queries, load_qrels, load_run, passages_by_id
+from db.queries import NotFound, iter_queries, passages_by_id
 from db.review import activity_marker
 from db.users import list_users
 from pooljudge.ui.auth import require_role
-from pooljudge.ui.common import collections_or_stop, get_store, md_escape
+from pooljudge.ui.common import (
+    LIVE,
+    collections_or_stop,
+    get_store,
+    load_qrels_source,
+    md_escape,
+    qrels_source_box,
+    shared_run,
+)
 from pooljudge.ui.highlight import highlighted_html
 
-LIVE = "live final labels"
 MEASURES = ["nDCG@10", "MRR@10", "R@100", "MAP", "P@10", "Success@10", "R@10"]
 STATUSES = ("suggested", "confirmed", "rejected")
 STATUS_ICONS = {"suggested": ":material/help:", "confirmed": ":material/check_circle:", "rejected": ":material/cancel:"}
@@ -70,26 +76,13 @@ collections = {c.name: c for c in collections_or_stop(store)}
 
 left, middle, right = st.columns([2, 2, 1])
 info = collections[left.selectbox("Collection", list(collections), key="errors_collection")]
-with store.read() as session:
-    anyone_labelled = activity_marker(session, info.name)[0] > 0  # the id of the last judgment, 0 for none
-# the live labels by default, unless nobody has labelled yet: then the newest version has something to show
-source = middle.selectbox("Qrels", [LIVE, *info.qrels_versions[::-1]], key="errors_source",
-                          index=0 if anyone_labelled or not info.qrels_versions else 1,
-                          help="Live final labels update as annotators label; versions are frozen snapshots.")
+source = qrels_source_box(middle, store, info, key="errors_source")
 level = int(right.number_input("Relevance level", min_value=1, max_value=10, value=2, key="errors_level",
                                help="A passage graded at least this is relevant: a query fails when none is in its top k."))
 language = info.language
 
 
 # --------------------------------------------------------------------------- cached reads
-
-
-@st.cache_resource(show_spinner="Loading the run...", max_entries=32)
-def stored_run(url: str, collection: str, run: str):
-    # A stored run never changes (a name is never reused), so one shared copy serves every session; a
-    # cache_data copy would be unpickled on every rerun (0.3 s per million entries).  Never mutated.
-    with store.read() as session:
-        return load_run(session, collection, run)
 
 
 @st.cache_data(ttl=3600, show_spinner="Counting the collection's words...")
@@ -102,7 +95,7 @@ def term_frequencies(url: str, collection: str, passages: int) -> dict[str, int]
 def per_query_values(url: str, collection: str, run: str, measure: str, level: int, qrels_key: tuple,
                      _qrels: dict) -> dict[str, float]:
     # keyed by qrels_key (source and label activity), not by hashing every judgment on each rerun
-    values = next(iter(evaluate(_qrels, stored_run(url, collection, run), [measure], level=level).values()))
+    values = next(iter(evaluate(_qrels, shared_run(url, collection, run), [measure], level=level).values()))
     return {qid: v for qid, v in values.items() if qid != "all"}
 
 
@@ -111,7 +104,6 @@ def lookup_texts(url: str, collection: str, qids: tuple[str, ...], docids: tuple
     """Query texts and passages (text, title, document, position) of tagged pairs outside the current sample."""
     want_q, want_d = set(qids), set(docids)
     queries: dict[str, str] = {}
-    passages: dict[str, dict] = {}
     with store.read() as session:
         if want_q:
             queries = {q.id: q.text for q in iter_queries(session, collection) if q.id in want_q}
@@ -122,7 +114,7 @@ def lookup_texts(url: str, collection: str, qids: tuple[str, ...], docids: tuple
 
 def source_qrels() -> dict:
     with store.read() as session:
-        return live_qrels(session, info.name) if source == LIVE else load_qrels(session, info.name, source)
+        return load_qrels_source(session, info.name, source)
 
 
 # --------------------------------------------------------------------------- categories and tags
@@ -301,7 +293,7 @@ if sample_tab.open:
                 else:
                     with store.read() as session:
                         pairs = sample_error_pairs(session, info.name, run, qrels=qrels, k=k, n=n, level=level, seed=seed)
-                    failing = failing_queries(qrels, stored_run(store.url, info.name, run), k=k, level=level)
+                    failing = failing_queries(qrels, shared_run(store.url, info.name, run), k=k, level=level)
                     sample = {"collection": info.name, "run": run, "source": source, "k": k, "n": n, "level": level,
                               "seed": seed, "judged": len(qrels), "failing": len(failing), "pairs": pairs}
                     state["errors_sample"] = sample

@@ -16,12 +16,19 @@ from core.analysis import (
 from core.lang import detect_language
 from core.leaderboard import IncrementalEvaluator
 from db.annotation import live_qrels
-from db.queries import iter_queries, load_qrels, load_run, passages_by_id, statistics_marker
+from db.queries import iter_queries, passages_by_id, statistics_marker
 from db.review import activity_marker
 from pooljudge.ui.auth import require_role
-from pooljudge.ui.common import collections_or_stop, get_store, md_escape
+from pooljudge.ui.common import (
+    LIVE,
+    collections_or_stop,
+    get_store,
+    load_qrels_source,
+    md_escape,
+    qrels_source_box,
+    shared_run,
+)
 
-LIVE = "live final labels"
 MEASURES = ["MRR@10", "nDCG@10", "R@100", "MAP", "P@10", "Success@10", "nDCG_exp@10", "Judged@10", "RR", "Rprec"]
 GROUP_BY = ["split", "type", "domain", "language"]
 SPLIT_ORDER = ("train", "dev", "test")
@@ -39,25 +46,13 @@ collections = collections_or_stop(store)
 
 left, middle, right = st.columns([2, 2, 1])
 info = left.selectbox("Collection", collections, format_func=lambda c: c.name)
-with store.read() as session:
-    anyone_labelled = activity_marker(session, info.name)[0] > 0  # the id of the last judgment, 0 for none
-# the live labels by default, unless nobody has labelled yet: then the newest version has something to show
-source = middle.selectbox("Qrels", [LIVE, *info.qrels_versions[::-1]], index=0 if anyone_labelled or not info.qrels_versions else 1,
-                          help="Live final labels update as annotators label; versions are frozen snapshots.")
+source = qrels_source_box(middle, store, info)
 level = int(right.number_input("Relevance level", min_value=1, max_value=10, value=2,
                                help="Binary measures count grade >= level as relevant; nDCG always uses the graded label."))
 measures = st.multiselect("Measures", MEASURES, default=["MRR@10", "nDCG@10", "R@100", "MAP", "Judged@10"])
 if not info.runs or not measures:
     st.caption("This collection has no runs yet." if not info.runs else "Choose at least one measure.")
     st.stop()
-
-
-@st.cache_resource(show_spinner="Loading runs...", max_entries=32)
-def shared_run(url: str, collection: str, run: str):
-    # A stored run never changes (a name is never reused), so one shared copy serves every session and every
-    # refresh; a cache_data copy would be unpickled on every rerun (0.3 s per million entries).  Never mutated.
-    with store.read() as session:
-        return load_run(session, collection, run)
 
 
 def stored_run(collection: str, run: str):
@@ -77,7 +72,7 @@ def query_table(collection: str, marker: tuple) -> dict:
 
 
 def load_source(session, name: str) -> dict:
-    return live_qrels(session, info.name) if name == LIVE else load_qrels(session, info.name, name)
+    return load_qrels_source(session, info.name, name)
 
 
 def source_key(name: str) -> tuple:

@@ -9,6 +9,9 @@ import streamlit as st
 from db.engine import Store
 from pooljudge.seed import ensure_demo
 
+LIVE = "live final labels"
+"""The qrels source that is the current final labels rather than a frozen version."""
+
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~&$])")
 
 
@@ -30,6 +33,42 @@ def collections_or_stop(store: Store) -> list:
         st.info("No collections yet: import one first.")
         st.stop()
     return collections
+
+
+def qrels_source_box(container, store: Store, info, *, key: str | None = None) -> str:
+    """A selectbox of the collection's qrels sources: :data:`LIVE`, then its frozen versions, newest first.
+
+    The live labels are the default, unless nobody has labelled yet: then the
+    newest version, which has something to show.
+    """
+    from db.review import activity_marker
+
+    with store.read() as session:
+        anyone_labelled = activity_marker(session, info.name)[0] > 0  # the id of the last judgment, 0 for none
+    return container.selectbox("Qrels", [LIVE, *info.qrels_versions[::-1]], key=key,
+                               index=0 if anyone_labelled or not info.qrels_versions else 1,
+                               help="Live final labels update as annotators label; versions are frozen snapshots.")
+
+
+def load_qrels_source(session, collection: str, source: str) -> dict:
+    """The qrels of a source offered by :func:`qrels_source_box`."""
+    from db.annotation import live_qrels
+    from db.queries import load_qrels
+
+    return live_qrels(session, collection) if source == LIVE else load_qrels(session, collection, source)
+
+
+@st.cache_resource(show_spinner="Loading the run...", max_entries=32)
+def shared_run(store_url: str, collection: str, run: str):
+    """A stored run, one copy for every session and rerun of this process.  Callers must not mutate it.
+
+    A stored run never changes (a name is never reused), so sharing it is safe; a
+    ``cache_data`` copy would be unpickled on every rerun (0.3 s per million entries).
+    """
+    from db.queries import load_run
+
+    with get_store().read() as session:
+        return load_run(session, collection, run)
 
 
 def md_escape(text: str) -> str:
