@@ -10,8 +10,14 @@ Two families of tables:
   passages and queries by integer foreign key, because a human can only judge
   text the store holds.
 
-Judgments are append-only: the migration installs triggers that reject
-UPDATE and DELETE on ``judgments``.
+Judgments are append-only: the migrations install triggers that reject
+UPDATE, DELETE and REPLACE on ``judgments``, and its foreign keys RESTRICT the
+deletion of the users, assignments, queries and passages it points at
+(accounts are disabled, never deleted).
+
+Collections, runs and qrels versions carry a ``status``: an import stages its
+rows while the container is ``importing`` (invisible to every reader) and
+makes it ``ready`` in one short final transaction.
 """
 
 from __future__ import annotations
@@ -46,6 +52,12 @@ class Base(DeclarativeBase):
 FINAL_LABEL_METHODS = ("unanimous", "majority", "adjudicated", "excluded", "overridden", "imported")
 ROLES = ("admin", "reviewer", "annotator")
 JOB_STATES = ("queued", "running", "done", "failed", "cancelled")
+VISIBILITY = ("ready", "importing")
+"""``status`` of collections, runs and qrels versions: only ``ready`` ones are shown."""
+
+
+def _status_column() -> Mapped[str]:
+    return mapped_column(String(16), default="ready", server_default="ready")
 
 
 class Collection(Base):
@@ -56,6 +68,9 @@ class Collection(Base):
     language: Mapped[str | None] = mapped_column(String(16))
     description: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    status: Mapped[str] = _status_column()
+    # refreshed by the import that stages this container; a stale one is a crashed import's leftover
+    staged_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
     passages: Mapped[list[Passage]] = relationship(back_populates="collection", cascade="all, delete-orphan", passive_deletes=True)
     queries: Mapped[list[QueryRecord]] = relationship(back_populates="collection", cascade="all, delete-orphan", passive_deletes=True)
@@ -126,6 +141,8 @@ class RunRecord(Base):
     source: Mapped[str] = mapped_column(String(40), default="import")
     params: Mapped[dict[str, Any]] = mapped_column(default=dict)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    status: Mapped[str] = _status_column()
+    staged_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
 class RunEntryRecord(Base):
@@ -152,6 +169,8 @@ class QrelsVersion(Base):
     note: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     created_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    status: Mapped[str] = _status_column()
+    staged_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
 class QrelsEntry(Base):
@@ -318,6 +337,35 @@ class LabelOverride(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
+class AuthSession(Base):
+    """A signed-in browser: the cookie holds a random token, the store only its SHA-256.
+
+    Logging out revokes one session; disabling an account revokes all of them.
+    """
+
+    __tablename__ = "auth_sessions"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    client: Mapped[str] = mapped_column(String(64), default="")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    last_seen_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class LoginThrottle(Base):
+    """Failed logins per key (``user:<name>`` or ``client:<address>``) and until when the key is locked out."""
+
+    __tablename__ = "login_throttle"
+
+    key: Mapped[str] = mapped_column(String(200), primary_key=True)
+    failures: Mapped[int] = mapped_column(Integer, default=0)
+    locked_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    last_failure_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
 class Judgment(Base):
     """An annotator's label, appended and never changed (relabels and undos are new rows)."""
 
@@ -325,18 +373,23 @@ class Judgment(Base):
     __table_args__ = (
         Index("ix_judgments_pair", "query_id", "passage_id"),
         CheckConstraint("action IN ('label', 'undo', 'skip', 'flag')", name="ck_judgments_action"),
+        UniqueConstraint("assignment_id", "submission_token", name="uq_judgments_submission"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    assignment_id: Mapped[int | None] = mapped_column(ForeignKey("assignments.id", ondelete="SET NULL"), index=True)
-    query_id: Mapped[int] = mapped_column(ForeignKey("queries.id", ondelete="CASCADE"))
-    passage_id: Mapped[int] = mapped_column(ForeignKey("passages.id", ondelete="CASCADE"))
-    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    assignment_id: Mapped[int | None] = mapped_column(
+        ForeignKey("assignments.id", ondelete="RESTRICT", name="fk_judgments_assignment_id"), index=True
+    )
+    query_id: Mapped[int] = mapped_column(ForeignKey("queries.id", ondelete="RESTRICT", name="fk_judgments_query_id"))
+    passage_id: Mapped[int] = mapped_column(ForeignKey("passages.id", ondelete="RESTRICT", name="fk_judgments_passage_id"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="RESTRICT", name="fk_judgments_user_id"), index=True)
     action: Mapped[str] = mapped_column(String(8), default="label")
     grade: Mapped[int | None] = mapped_column(Integer)
     note: Mapped[str] = mapped_column(Text, default="")
     elapsed_ms: Mapped[int | None] = mapped_column(Integer)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    # The token of the rendered item the submission came from: the same (assignment, token) stores once.
+    submission_token: Mapped[str | None] = mapped_column(String(64))
 
 
 class FinalLabel(Base):

@@ -46,7 +46,7 @@ def test_upgrade_is_idempotent_and_records_head(tmp_path):
     Store(url).dispose()
     again = Store(url)
     with again.read() as s:
-        assert s.execute(text("select version_num from alembic_version")).scalar_one() == "0003"
+        assert s.execute(text("select version_num from alembic_version")).scalar_one() == "0004"
     again.dispose()
 
 
@@ -91,10 +91,89 @@ def test_judgments_cannot_be_updated_or_deleted(store):
         assert s.scalars(select(Judgment.grade)).all() == [2]
 
 
-def test_deleting_a_collection_cascades_through_judgments(store):
-    cid, _ = _judgment(store)
-    with store.write() as s:
-        s.execute(text("delete from collections where id = :id"), {"id": cid})
+def _judgment_ids(store):
     with store.read() as s:
-        assert s.scalar(select(Judgment.id)) is None
-        assert s.scalar(select(Passage.id)) is None
+        return s.execute(text("select id, assignment_id, query_id, passage_id, user_id, grade from judgments")).one()
+
+
+def _with_assignment(store):
+    """A judgment made through an assignment: (judgment id, assignment id, query id, passage id, user id)."""
+    cid, uid = _judgment(store)
+    with store.write() as s:
+        q, p = s.execute(text("select query_id, passage_id from judgments")).one()
+        aid = s.execute(text("insert into assignments (query_id, passage_id, user_id, package, order_index, purpose, "
+                             "created_at) values (:q, :p, :u, 'pk', 0, 'label', '2026-01-01') returning id"),
+                        {"q": q, "p": p, "u": uid}).scalar_one()
+        s.execute(insert(Judgment).values(assignment_id=aid, query_id=q, passage_id=p, user_id=uid, grade=1))
+    return cid, aid, q, p, uid
+
+
+@pytest.mark.parametrize("statement", [
+    "insert or replace into judgments (id, query_id, passage_id, user_id, action, grade, note, created_at) "
+    "select id, query_id, passage_id, user_id, action, 0, note, created_at from judgments",
+    "replace into judgments (id, query_id, passage_id, user_id, action, grade, note, created_at) "
+    "select id, query_id, passage_id, user_id, action, 0, note, created_at from judgments",
+])
+def test_sqlite_replace_cannot_rewrite_a_judgment(store, statement):
+    if store.engine.dialect.name != "sqlite":
+        pytest.skip("REPLACE is SQLite syntax; PostgreSQL's upsert is tested below")
+    _judgment(store)
+    before = _judgment_ids(store)
+    with pytest.raises(DatabaseError, match="append-only"):
+        with store.write() as s:
+            s.execute(text(statement))
+    assert _judgment_ids(store) == before
+
+
+def test_upsert_cannot_rewrite_a_judgment(store):
+    _judgment(store)
+    before = _judgment_ids(store)
+    with pytest.raises(DatabaseError, match="append-only"):
+        with store.write() as s:
+            s.execute(text("insert into judgments (id, query_id, passage_id, user_id, action, grade, note, created_at) "
+                           "select id, query_id, passage_id, user_id, action, 0, note, created_at from judgments where true "
+                           "on conflict (id) do update set grade = excluded.grade"))
+    assert _judgment_ids(store) == before
+
+
+@pytest.mark.parametrize("table,column", [("users", "user_id"), ("assignments", "assignment_id"),
+                                          ("queries", "query_id"), ("passages", "passage_id")])
+def test_a_parent_with_judgments_cannot_be_deleted(store, table, column):
+    _cid, aid, q, p, uid = _with_assignment(store)
+    target = {"users": uid, "assignments": aid, "queries": q, "passages": p}[table]
+    with store.read() as s:
+        before = s.execute(text("select count(*) from judgments")).scalar_one()
+    with pytest.raises(DatabaseError):
+        with store.write() as s:
+            s.execute(text(f"delete from {table} where id = :id"), {"id": target})
+    with store.read() as s:
+        assert s.execute(text("select count(*) from judgments")).scalar_one() == before == 2
+        assert s.execute(text(f"select count(*) from {table} where id = :id"), {"id": target}).scalar_one() == 1
+
+
+def test_a_collection_with_judgments_cannot_be_deleted(store):
+    cid, *_ = _with_assignment(store)
+    with pytest.raises(DatabaseError):
+        with store.write() as s:
+            s.execute(text("delete from collections where id = :id"), {"id": cid})
+    with store.read() as s:
+        assert s.execute(text("select count(*) from judgments")).scalar_one() == 2
+        assert s.scalar(select(Passage.id)) is not None
+
+
+def test_sqlite_guards_hold_without_the_foreign_keys_pragma(store):
+    """The sqlite3 shell opens connections with foreign keys off: the triggers still refuse."""
+    if store.engine.dialect.name != "sqlite":
+        pytest.skip("PostgreSQL always enforces its foreign keys")
+    import sqlite3
+
+    _cid, aid, q, p, uid = _with_assignment(store)
+    conn = sqlite3.connect(store.engine.url.database, isolation_level=None)
+    assert conn.execute("pragma foreign_keys").fetchone() == (0,)
+    for sql in ("delete from users", "delete from assignments", "delete from queries", "delete from passages",
+                "delete from judgments", "replace into judgments (id, query_id, passage_id, user_id, action, grade, "
+                "note, created_at) select id, query_id, passage_id, user_id, action, 0, note, created_at from judgments"):
+        with pytest.raises(sqlite3.DatabaseError):
+            conn.execute(sql)
+    assert conn.execute("select count(*), sum(grade) from judgments").fetchone() == (2, 3)
+    conn.close()
