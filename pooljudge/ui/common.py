@@ -12,7 +12,16 @@ from pooljudge.seed import ensure_demo
 LIVE = "live final labels"
 """The qrels source that is the current final labels rather than a frozen version."""
 
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~&$])")
+# Every ASCII punctuation character (CommonMark lets a backslash escape each of them): emphasis, links,
+# HTML, "$" math, Streamlit's :red[x] colour directives and :material/icon: names.  Escaping ":" also
+# keeps the emoji plugin from loading (it loads only when the source holds ":word:").
+_MARKDOWN_SPECIAL = re.compile(r"([!-/:-@\[-`{-~])")
+# GFM autolinks of www.x.org, https://x and a@b.org survive backslash escapes: remark-gfm finds them again
+# in the parsed text (and remark-emoji finds :smile: there too).  A WORD JOINER (U+2060, invisible, no
+# line break) after "www", after each ":" and before each "@" breaks those patterns; only these labels
+# carry it, the stored text never does.
+_AUTOLINK_SEAMS = re.compile(r"(?<=www)(?=\\\.)|(?<=\\:)|(?=\\@)", re.IGNORECASE)
+WORD_JOINER = "\u2060"
 
 
 @st.cache_resource(show_spinner="Opening the store...")
@@ -72,8 +81,17 @@ def shared_run(store_url: str, collection: str, run: str):
 
 
 def md_escape(text: str) -> str:
-    """Escape untrusted text for ``st.markdown`` so it renders literally (no links, HTML or formatting)."""
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
+    """Escape untrusted text for Markdown-only places so it renders literally (no links, HTML, emoji or formatting).
+
+    For labels that can only be Markdown (expander titles, button, tab and
+    radio-option labels, ``st.caption``/``st.error`` messages).  Invisible
+    word joiners break URLs, e-mail addresses and ``:name:`` apart for the
+    Markdown renderer, and runs of spaces and line breaks still follow
+    Markdown, so passages and other long text go through
+    :func:`pooljudge.ui.highlight.show_text` instead, which shows them
+    exactly.
+    """
+    return _AUTOLINK_SEAMS.sub(WORD_JOINER, _MARKDOWN_SPECIAL.sub(r"\\\1", text))
 
 
 def fmt_float(value: float | None, digits: int = 1) -> str:

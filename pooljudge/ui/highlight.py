@@ -1,10 +1,21 @@
-"""Query-term highlighting rendered as escaped HTML (untrusted text never reaches the page unescaped)."""
+"""Untrusted text shown verbatim: escaped HTML for ``st.html``, query terms marked.
+
+Passages, queries, titles, notes and names come from imported files and other
+users.  They are rendered through ``st.html`` (HTML sanitised by DOMPurify, no
+Markdown processing) rather than ``st.markdown``, which would turn URLs and
+e-mail addresses into links, ``:smile:`` into an emoji, ``:red[x]`` into
+coloured text and ``$x$`` into math.  Every character of the text is
+HTML-escaped; the only tags are ours: ``<mark>`` around query-term matches,
+``<br>`` for line breaks, one wrapping ``<div>``.
+"""
 
 from __future__ import annotations
 
 import html
+import re
 from functools import lru_cache
 
+import streamlit as st
 from bm25s.stopwords import STOPWORDS_CHINESE
 
 from core.text import Analyzer, analyzer_for, highlight_spans
@@ -13,28 +24,66 @@ from core.text import Analyzer, analyzer_for, highlight_spans
 # shares with the passage only hides the words that matter.
 _NOT_HIGHLIGHTED = frozenset(STOPWORDS_CHINESE)
 
+# Line breaks become <br> rather than staying "\n" under white-space: pre-wrap, because st.html dedents
+# and strips its body (textwrap.dedent turns whitespace-only lines into empty ones); with no "\n" left
+# the body is one line and reaches the browser unchanged.
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+# pre-wrap keeps runs of spaces and tabs as stored (HTML would collapse them); overflow-wrap breaks long
+# URLs and ids instead of widening the page; the font follows the app's body text (st.html inherits it).
+VERBATIM_STYLE = "white-space: pre-wrap; overflow-wrap: anywhere; line-height: 1.6; margin: 0"
+VERBATIM_CLASS = "pj-verbatim"
+"""Class of the ``<div>`` that :func:`verbatim_html` wraps text in (browser tests find the text by it)."""
+
 
 @lru_cache(maxsize=8)
 def _analyzer(language: str | None) -> Analyzer:
     return analyzer_for(language if language in ("en", "zh", "mixed") else "mixed")
 
 
-def highlighted_html(query: str, text: str, language: str | None, *, mark: bool = True) -> str:
-    """``text`` as HTML: every character escaped, query-term matches wrapped in ``<mark>``.
+def _escape(text: str) -> str:
+    # quote=False: text nodes only, so quotes can stay quotes; no Markdown runs over st.html bodies, so
+    # no Markdown syntax needs neutralising.
+    return _LINE_BREAK.sub("<br>", html.escape(text, quote=False))
 
-    The mixed analyzer (jieba for CJK runs, stemmed words for Latin) is used for Chinese
-    and mixed texts, so highlighting works on Chinese passages too.
+
+def highlighted_html(query: str | None, text: str, language: str | None, *, mark: bool = True) -> str:
+    """``text`` as an HTML fragment for ``st.html``: every character escaped, query-term matches in ``<mark>``.
+
+    Line breaks become ``<br>``; wrap the fragment in :func:`verbatim_html`'s
+    ``<div>`` (or pass it to :func:`show_text`) to also keep runs of spaces.
+    The mixed analyzer (jieba for CJK runs, stemmed words for Latin) is used
+    for Chinese and mixed texts, so highlighting works on Chinese too.  Not
+    for ``st.markdown``: Markdown would still interpret the escaped text.
     """
-    spans = highlight_spans(query, text, _analyzer(language), ignore=_NOT_HIGHLIGHTED) if mark else []
+    spans = highlight_spans(query, text, _analyzer(language), ignore=_NOT_HIGHLIGHTED) if mark and query else []
     parts, last = [], 0
     for start, end in spans:
-        parts.append(html.escape(text[last:start], quote=False))
-        parts.append(f"<mark>{html.escape(text[start:end], quote=False)}</mark>")
+        parts.append(_escape(text[last:start]))
+        parts.append(f"<mark>{_escape(text[start:end])}</mark>")
         last = end
-    parts.append(html.escape(text[last:], quote=False))  # quotes stay: text nodes only, and "&#x27;" would meet the "#" rule below
-    # Streamlit's markdown would still interpret markdown syntax inside the escaped text
-    # (e.g. "*" or "[x](y)"); escaping those characters as entities keeps it literal.
-    return "".join(parts).translate(_MARKDOWN_ENTITIES).replace("\n", "<br>")
+    parts.append(_escape(text[last:]))
+    return "".join(parts)
 
 
-_MARKDOWN_ENTITIES = str.maketrans({c: f"&#{ord(c)};" for c in "\\`*_{}[]()#+-.!|~$"})
+def verbatim_html(text: str, *, query: str | None = None, language: str | None = None, bold: bool = False,
+                  small: bool = False) -> str:
+    """A ``<div>`` showing ``text`` exactly as stored (escaped, line breaks and spaces kept), for ``st.html``.
+
+    With ``query``, its terms are marked as in :func:`highlighted_html`.
+    ``bold`` for titles, ``small`` for secondary text (captions, evidence).
+    """
+    style = VERBATIM_STYLE + ("; font-weight: 600" if bold else "") + ("; font-size: 0.875rem" if small else "")
+    return f'<div class="{VERBATIM_CLASS}" style="{style}">{highlighted_html(query, text, language)}</div>'
+
+
+def show_text(text: str, *, query: str | None = None, language: str | None = None, container=None,
+              bold: bool = False, small: bool = False) -> None:
+    """Render untrusted ``text`` verbatim via ``st.html`` (never Markdown), query terms marked when given.
+
+    ``container`` is any Streamlit container or column (default: the page).
+    An empty text renders nothing (``st.html`` refuses an empty body, and
+    there is nothing to show).
+    """
+    if text:
+        (container or st).html(verbatim_html(text, query=query, language=language, bold=bold, small=small))
