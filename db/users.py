@@ -42,25 +42,57 @@ def list_users(session: Session) -> list[Account]:
     return [_account(u) for u in session.scalars(select(User).order_by(User.username))]
 
 
-def set_active(session: Session, username: str, active: bool) -> Account:
+def _user(session: Session, username: str) -> User:
     user = session.scalar(select(User).where(User.username == username))
     if user is None:
         raise LookupError(f"no user named {username!r}")
+    return user
+
+
+def set_active(session: Session, username: str, active: bool) -> Account:
+    """Enable or disable an account; disabling also revokes every session it has (open pages sign out)."""
+    from db.sessions import revoke_all  # db.sessions imports this module
+
+    user = _user(session, username)
     user.active = active
+    if not active:
+        revoke_all(session, user.id)
+    session.flush()
+    return _account(user)
+
+
+def set_role(session: Session, username: str, role: str) -> Account:
+    """Change an account's role; its sessions are revoked so that every browser signs in again under the new role."""
+    from db.sessions import revoke_all
+
+    if role not in ROLES:
+        raise ValueError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
+    user = _user(session, username)
+    if user.role != role:
+        user.role = role
+        revoke_all(session, user.id)
     session.flush()
     return _account(user)
 
 
 def set_password(session: Session, username: str, password: str) -> None:
-    changed = session.execute(
-        update(User).where(User.username == username).values(password_hash=hash_password(password))
-    ).rowcount
-    if not changed:
+    """Replace the password (hashed by the caller's process) and revoke the account's sessions."""
+    from db.sessions import revoke_all
+
+    new_hash = hash_password(password)
+    user_id = session.scalar(select(User.id).where(User.username == username))
+    if user_id is None:
         raise LookupError(f"no user named {username!r}")
+    session.execute(update(User).where(User.id == user_id).values(password_hash=new_hash))
+    revoke_all(session, user_id)
 
 
 def authenticate(session: Session, username: str, password: str) -> Account | None:
-    """The active account whose password matches, else None (unknown, disabled and wrong look the same)."""
+    """The active account whose password matches, else None (unknown, disabled and wrong look the same).
+
+    No throttling and the hash is verified inside the caller's transaction: the
+    app signs in through :func:`db.sessions.login` instead.
+    """
     user = session.scalar(select(User).where(User.username == username.strip()))
     if user is None:
         verify_password(_DUMMY_HASH, password)  # spend the same time as for a real account

@@ -318,7 +318,7 @@ def cmd_freeze(args: argparse.Namespace) -> int:
 
 
 def cmd_user(args: argparse.Namespace) -> int:
-    from db.users import add_user, list_users, set_active, set_password
+    from db.users import add_user, list_users, set_active, set_password, set_role
 
     store = _store(args)
     if args.action == "list":
@@ -330,14 +330,20 @@ def cmd_user(args: argparse.Namespace) -> int:
         raise ValueError(f"user {args.action} needs a username")
     with store.write() as session:
         if args.action == "add":
-            add_user(session, args.username, _password(), args.role)
-            print(f"added {args.role} {args.username!r}")
+            role = args.role or "annotator"
+            add_user(session, args.username, _password(), role)
+            print(f"added {role} {args.username!r}")
         elif args.action == "passwd":
             set_password(session, args.username, _password())
-            print(f"password of {args.username!r} changed")
+            print(f"password of {args.username!r} changed; its sessions are signed out")
+        elif args.action == "role":
+            if not args.role:  # no default here: a forgotten --role must not demote anyone
+                raise ValueError("user role needs --role")
+            set_role(session, args.username, args.role)
+            print(f"{args.username!r} is now {args.role}; its sessions are signed out")
         else:
             set_active(session, args.username, args.action == "enable")
-            print(f"{args.action}d {args.username!r}")
+            print(f"{args.action}d {args.username!r}" + ("; its sessions are signed out" if args.action == "disable" else ""))
     return 0
 
 
@@ -511,10 +517,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", "-o", help="output file ('-' or omitted: stdout)")
     p.set_defaults(func=cmd_leakage)
 
-    p = sub.add_parser("user", help="accounts: add, list, disable, enable, passwd")
-    p.add_argument("action", choices=["add", "list", "disable", "enable", "passwd"])
+    p = sub.add_parser("user", help="accounts: add, list, disable, enable, passwd, role (the last three sign the account out)")
+    p.add_argument("action", choices=["add", "list", "disable", "enable", "passwd", "role"])
     p.add_argument("username", nargs="?")
-    p.add_argument("--role", choices=["admin", "reviewer", "annotator"], default="annotator")
+    p.add_argument("--role", choices=["admin", "reviewer", "annotator"],
+                   help="the role of a new account (default annotator), or the new role for `user role`")
     p.set_defaults(func=cmd_user)
 
     sub.add_parser("collections", help="list collections in the store").set_defaults(func=cmd_collections)

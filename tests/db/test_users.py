@@ -66,3 +66,40 @@ def test_user_cli(tmp_path, capsys, monkeypatch):
     with store.read() as s:
         assert [a.username for a in list_users(s)] == ["ann", "rev"]
     store.dispose()
+
+
+def test_user_cli_role_disable_and_passwd_sign_the_account_out(tmp_path, capsys, monkeypatch):
+    from db.engine import Store, sqlite_url
+    from db.sessions import account_for_token, create_session
+
+    db = sqlite_url(tmp_path / "s.db")
+    monkeypatch.setenv("POOLJUDGE_PASSWORD", "correct horse")
+    assert main(["--db", db, "user", "add", "rev", "--role", "reviewer"]) == 0
+    store = Store(db)
+
+    def signed_in() -> str:
+        with store.write() as s:
+            return create_session(s, list_users(s)[0].id)
+
+    def role_of(token: str) -> str | None:
+        with store.read() as s:
+            account = account_for_token(s, token)
+        return account.role if account else None
+
+    token = signed_in()
+    assert role_of(token) == "reviewer"
+    assert main(["--db", db, "user", "role", "rev"]) == 1  # no silent default role
+    assert role_of(token) == "reviewer"
+    assert main(["--db", db, "user", "role", "rev", "--role", "annotator"]) == 0
+    assert role_of(token) is None
+    token = signed_in()
+    assert role_of(token) == "annotator"
+    assert main(["--db", db, "user", "disable", "rev"]) == 0
+    assert role_of(token) is None
+    assert main(["--db", db, "user", "enable", "rev"]) == 0
+    assert role_of(token) is None  # enabling does not revive old sessions
+    token = signed_in()
+    assert main(["--db", db, "user", "passwd", "rev"]) == 0
+    assert role_of(token) is None
+    assert "'rev' is now annotator; its sessions are signed out" in capsys.readouterr().out
+    store.dispose()
