@@ -11,7 +11,8 @@ measure per category and run (DAPR, Figure 3), examples and a drill-down.
 
 The store logic lives in :mod:`db.error_analysis`; this page is glue.  Every
 untrusted text (queries, passages, notes, evidence, category names) is
-rendered escaped: through ``st.dataframe``, ``md_escape`` or escaped HTML.
+rendered verbatim: through ``st.dataframe``, ``show_text`` / ``st.html`` (escaped HTML, no Markdown) or,
+in Markdown-only labels, ``md_escape``.
 """
 
 import html
@@ -60,7 +61,7 @@ from pooljudge.ui.common import (
     qrels_source_box,
     shared_run,
 )
-from pooljudge.ui.highlight import highlighted_html
+from pooljudge.ui.highlight import VERBATIM_STYLE, show_text
 
 MEASURES = ["nDCG@10", "MRR@10", "R@100", "MAP", "P@10", "Success@10", "R@10"]
 STATUSES = ("suggested", "confirmed", "rejected")
@@ -210,7 +211,7 @@ def show_pair(pair: dict) -> None:
         if query is None:
             st.caption("This query is not in the store.")
         else:
-            st.markdown(highlighted_html(query, query, language, mark=False), unsafe_allow_html=True)
+            show_text(query, language=language)
     with st.container(border=True):
         facts = [f"Passage {md_escape(pair['doc_id'])}"]
         if pair.get("rank") is not None:
@@ -223,8 +224,8 @@ def show_pair(pair: dict) -> None:
             st.caption("This passage is not in the store.")
             return
         if pair.get("title"):
-            st.markdown(f"<b>{highlighted_html(query or '', pair['title'], language)}</b>", unsafe_allow_html=True)
-        st.markdown(highlighted_html(query or "", text, language), unsafe_allow_html=True)
+            show_text(pair["title"], query=query, language=language, bold=True)
+        show_text(text, query=query, language=language)
         if pair.get("document") is not None:
             where = "" if pair.get("position") is None else f", passage {pair['position'] + 1}"
             st.caption(f"Document {md_escape(pair['document'])}{where}")
@@ -235,7 +236,7 @@ def show_pair(pair: dict) -> None:
             with st.expander(f"Document context: {len(earlier)} earlier passage{'s' * (len(earlier) != 1)}"):
                 for pos, chunk in earlier:
                     st.caption(f"Passage {pos + 1}")
-                    st.markdown(highlighted_html(query or "", chunk, language), unsafe_allow_html=True)
+                    show_text(chunk, query=query, language=language)
 
 
 def show_tags(tags: list[dict], text: str | None, where: str) -> None:
@@ -249,10 +250,12 @@ def show_tags(tags: list[dict], text: str | None, where: str) -> None:
                         f":small[{tag['status']} · {'detector' if tag['source'] == 'auto' else 'analyst'}{who}]")
             summary = evidence_summary(tag["evidence"], tag["category"])
             if summary:
-                st.caption(md_escape(summary))
+                show_text(summary, small=True)
             spans = evidence_spans(tag["evidence"], len(text)) if text else []
             if spans:
-                st.markdown(f"<small>{marked_html(text, spans, window=30, style=EVIDENCE_MARK)}</small>", unsafe_allow_html=True)
+                # marked_html escapes the text (its Markdown entities are plain HTML entities to st.html)
+                st.html(f'<div style="{VERBATIM_STYLE}; font-size: 0.875rem">'
+                        f'{marked_html(text, spans, window=30, style=EVIDENCE_MARK)}</div>')
             with st.container(horizontal=True):
                 st.button("Confirm", key=f"errors_{where}_confirm_{tag['id']}", on_click=decide, icon=":material/check:",
                           args=(tag["id"], "confirmed", where), disabled=tag["status"] == "confirmed")
