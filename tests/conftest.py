@@ -22,11 +22,60 @@ def shared_data() -> Path:
     return SHARED_DATA
 
 
-@pytest.fixture
-def store(tmp_path):
-    """A fresh SQLite store at the newest schema."""
-    from db.engine import Store, sqlite_url
+@pytest.fixture(scope="session")
+def pg_databases():
+    """Fresh PostgreSQL databases for the session (:class:`tests.pgcluster.Databases`).
 
-    s = Store(sqlite_url(tmp_path / "store.db"))
+    ``$POOLJUDGE_TEST_PG_URL``'s server when set, else a throwaway cluster started here and stopped
+    at the end of the session (also when tests fail).  Without PostgreSQL the PostgreSQL variants
+    skip, except under CI, where `make test` installs it and its absence is a failure.
+    """
+    from tests import pgcluster
+
+    cluster = None
+    url = os.environ.get(pgcluster.ENV_URL)
+    if not url:
+        bindir = pgcluster.bin_dir()
+        if bindir is None:
+            message = "PostgreSQL is not installed (initdb/pg_ctl not found; `make test` installs it)"
+            if os.environ.get("CI"):
+                pytest.fail(message)
+            pytest.skip(message)
+        cluster = pgcluster.Cluster(bindir)
+        url = cluster.start()
+    databases = pgcluster.Databases(url)
+    try:
+        yield databases
+    finally:
+        databases.close()
+        if cluster is not None:
+            cluster.stop()
+
+
+@pytest.fixture
+def pg_url(pg_databases):
+    """The URL of a fresh PostgreSQL database at the newest schema, dropped after the test."""
+    url = pg_databases.create()
+    yield url
+    pg_databases.drop(url)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request, tmp_path):
+    """The URL of a fresh store at the newest schema, on SQLite and on PostgreSQL."""
+    if request.param == "sqlite":
+        from db.engine import sqlite_url
+
+        yield sqlite_url(tmp_path / "store.db")
+    else:
+        yield request.getfixturevalue("pg_url")
+
+
+@pytest.fixture
+def store(store_url):
+    """A fresh store at the newest schema, once on SQLite and once on PostgreSQL (``store[sqlite]``, ``store[postgresql]``)."""
+    from db.engine import Store
+
+    s = Store(store_url)
     yield s
     s.dispose()

@@ -34,8 +34,8 @@ def test_duplicate_of_is_cleared_when_its_entry_goes(store):
         qid = s.execute(text("insert into queries (collection_id, ext_id, text, split) values (:c, 'q', 'q', 'test') returning id"), {"c": cid}).scalar_one()
         pids = [s.execute(text("insert into passages (collection_id, ext_id, title, text) values (:c, :e, '', 't') returning id"), {"c": cid, "e": e}).scalar_one() for e in "ab"]
         pool = s.execute(text("insert into pools (collection_id, name, method, params, created_at) values (:c, 'p', 'depth', '{}', '2026-01-01') returning id"), {"c": cid}).scalar_one()
-        keep = s.execute(text("insert into pool_entries (pool_id, query_id, passage_id, selected) values (:p, :q, :d, 1) returning id"), {"p": pool, "q": qid, "d": pids[0]}).scalar_one()
-        s.execute(text("insert into pool_entries (pool_id, query_id, passage_id, selected, duplicate_of) values (:p, :q, :d, 0, :k)"), {"p": pool, "q": qid, "d": pids[1], "k": keep})
+        keep = s.execute(text("insert into pool_entries (pool_id, query_id, passage_id, selected) values (:p, :q, :d, true) returning id"), {"p": pool, "q": qid, "d": pids[0]}).scalar_one()
+        s.execute(text("insert into pool_entries (pool_id, query_id, passage_id, selected, duplicate_of) values (:p, :q, :d, false, :k)"), {"p": pool, "q": qid, "d": pids[1], "k": keep})
         s.execute(text("delete from pool_entries where id = :k"), {"k": keep})
     with store.read() as s:
         assert s.execute(text("select duplicate_of from pool_entries")).all() == [(None,)]
@@ -51,6 +51,8 @@ def test_upgrade_is_idempotent_and_records_head(tmp_path):
 
 
 def test_sqlite_connection_settings(store):
+    if store.engine.dialect.name != "sqlite":
+        pytest.skip("PRAGMAs are SQLite's connection settings")
     with store.read() as s:
         assert s.execute(text("pragma journal_mode")).scalar_one() == "wal"
         assert s.execute(text("pragma foreign_keys")).scalar_one() == 1
