@@ -5,6 +5,7 @@ import streamlit as st
 
 from db.queries import corpus_statistics, list_collections, split_statistics, statistics_marker
 from pooljudge.ui.common import fmt_float, get_store, md_escape
+from pooljudge.ui.highlight import show_text
 from pooljudge.ui.auth import require_role
 
 require_role("admin", "reviewer")
@@ -35,8 +36,7 @@ for info in collections:
     corpus, splits = details[info.name]
     with st.container(border=True):
         st.subheader(md_escape(info.name))
-        if info.description:
-            st.text(info.description)
+        show_text(info.description)  # verbatim, as imported (nothing when empty)
         cols = st.columns(5)
         cols[0].metric("Passages", f"{corpus['passages']:,}")
         cols[1].metric("Documents", f"{corpus['documents']:,}")

@@ -28,6 +28,7 @@ from pooljudge.ui.common import (
     qrels_source_box,
     shared_run,
 )
+from pooljudge.ui.highlight import show_text
 
 MEASURES = ["MRR@10", "nDCG@10", "R@100", "MAP", "P@10", "Success@10", "nDCG_exp@10", "Judged@10", "RR", "Rprec"]
 GROUP_BY = ["split", "type", "domain", "language"]
@@ -112,8 +113,10 @@ def query_choice(qid: str) -> str:
 
 def show_query(qid: str) -> None:
     query = queries.get(qid)
-    text = "(this query is not in the collection)" if query is None else query.text
-    st.markdown(f"**{md_escape(qid)}** · {md_escape(text)}")
+    if query is None:
+        st.markdown(f"**{md_escape(qid)}** · (this query is not in the collection)")
+    else:
+        show_text(query.text, label=qid)  # verbatim: st.html, never Markdown
 
 
 def ranking_frame(ranked, passages, *, with_score: bool = True) -> pd.DataFrame:

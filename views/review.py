@@ -27,6 +27,7 @@ from db.review import (
 )
 from pooljudge.ui.auth import require_role
 from pooljudge.ui.common import collections_or_stop, get_store, md_escape
+from pooljudge.ui.highlight import show_text
 
 account = require_role("reviewer", "admin")
 GRADES = (0, 1, 2, 3)
@@ -176,10 +177,12 @@ with adjudication_tab:
         with store.read() as session:
             pair = pair_review(session, info.name, qid, docid)
         with st.container(border=True):
+            # verbatim (st.html, never Markdown), the query's terms marked in the passage as annotators saw them
             st.caption("Query")
-            st.text(pair.query)
-            st.caption("Passage" + (f": {md_escape(pair.title)}" if pair.title else ""))
-            st.text(pair.passage)
+            show_text(pair.query, language=info.language)
+            st.caption("Passage")
+            show_text(pair.title, query=pair.query, language=info.language, bold=True)
+            show_text(pair.passage, query=pair.query, language=info.language)
         left, right = st.columns(2)
         left.dataframe(pd.DataFrame({"annotator": list(pair.labels), "label": list(pair.labels.values())}),
                        hide_index=True)
@@ -189,7 +192,7 @@ with adjudication_tab:
                        + (f"  \n**4th annotator:** {md_escape(pair.fourth)}" if pair.fourth else ""))
         if pair.reason:
             right.caption("Reason")
-            right.text(pair.reason)
+            show_text(pair.reason, container=right)
         if pair.overrides:
             st.dataframe(pd.DataFrame([{**o, "grade": "excluded" if o["grade"] is None else o["grade"]} for o in pair.overrides]),
                          hide_index=True, width="stretch")

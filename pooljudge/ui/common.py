@@ -14,13 +14,13 @@ LIVE = "live final labels"
 
 # Every ASCII punctuation character (CommonMark lets a backslash escape each of them): emphasis, links,
 # HTML, "$" math, Streamlit's :red[x] colour directives and :material/icon: names.  Escaping ":" also
-# keeps the emoji plugin from loading (it loads only when the source holds ":word:").
+# keeps Streamlit from loading its emoji plugin, which it does only when the source holds ":word:" (an
+# escaped "\:smile\:" never does).
 _MARKDOWN_SPECIAL = re.compile(r"([!-/:-@\[-`{-~])")
 # GFM autolinks of www.x.org, https://x and a@b.org survive backslash escapes: remark-gfm finds them again
-# in the parsed text (and remark-emoji finds :smile: there too).  A WORD JOINER (U+2060, invisible, no
-# line break) after "www", after each ":" and before each "@" breaks those patterns; only these labels
-# carry it, the stored text never does.
-_AUTOLINK_SEAMS = re.compile(r"(?<=www)(?=\\\.)|(?<=\\:)|(?=\\@)", re.IGNORECASE)
+# in the parsed text.  A WORD JOINER (U+2060, invisible, no line break) after "www", between ":" and "//"
+# and before "@" breaks those patterns; only these labels carry it, the stored text never does.
+_AUTOLINK_SEAMS = re.compile(r"(?<=www)(?=\\\.)|(?<=\\:)(?=\\/\\/)|(?=\\@)", re.IGNORECASE)
 WORD_JOINER = "\u2060"
 
 
@@ -85,8 +85,8 @@ def md_escape(text: str) -> str:
 
     For labels that can only be Markdown (expander titles, button, tab and
     radio-option labels, ``st.caption``/``st.error`` messages).  Invisible
-    word joiners break URLs, e-mail addresses and ``:name:`` apart for the
-    Markdown renderer, and runs of spaces and line breaks still follow
+    word joiners break URLs and e-mail addresses apart for the Markdown
+    renderer, and runs of spaces and line breaks still follow
     Markdown, so passages and other long text go through
     :func:`pooljudge.ui.highlight.show_text` instead, which shows them
     exactly.

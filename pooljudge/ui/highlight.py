@@ -32,6 +32,8 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 # pre-wrap keeps runs of spaces and tabs as stored (HTML would collapse them); overflow-wrap breaks long
 # URLs and ids instead of widening the page; the font follows the app's body text (st.html inherits it).
 VERBATIM_STYLE = "white-space: pre-wrap; overflow-wrap: anywhere; line-height: 1.6; margin: 0"
+# like st.caption: smaller and muted (opacity rather than a colour, so dark themes work too)
+SMALL_STYLE = "; font-size: 0.875rem; opacity: 0.75"
 VERBATIM_CLASS = "pj-verbatim"
 """Class of the ``<div>`` that :func:`verbatim_html` wraps text in (browser tests find the text by it)."""
 
@@ -67,23 +69,26 @@ def highlighted_html(query: str | None, text: str, language: str | None, *, mark
 
 
 def verbatim_html(text: str, *, query: str | None = None, language: str | None = None, bold: bool = False,
-                  small: bool = False) -> str:
+                  small: bool = False, label: str | None = None) -> str:
     """A ``<div>`` showing ``text`` exactly as stored (escaped, line breaks and spaces kept), for ``st.html``.
 
     With ``query``, its terms are marked as in :func:`highlighted_html`.
-    ``bold`` for titles, ``small`` for secondary text (captions, evidence).
+    ``bold`` for titles, ``small`` for secondary text shown like ``st.caption``
+    (notes, evidence); ``label`` (an id, say; escaped too) is shown in bold
+    before the text, followed by " · ".
     """
-    style = VERBATIM_STYLE + ("; font-weight: 600" if bold else "") + ("; font-size: 0.875rem" if small else "")
-    return f'<div class="{VERBATIM_CLASS}" style="{style}">{highlighted_html(query, text, language)}</div>'
+    style = VERBATIM_STYLE + ("; font-weight: 600" if bold else "") + (SMALL_STYLE if small else "")
+    prefix = "" if label is None else f"<b>{_escape(label)}</b> · "
+    return f'<div class="{VERBATIM_CLASS}" style="{style}">{prefix}{highlighted_html(query, text, language)}</div>'
 
 
 def show_text(text: str, *, query: str | None = None, language: str | None = None, container=None,
-              bold: bool = False, small: bool = False) -> None:
+              bold: bool = False, small: bool = False, label: str | None = None) -> None:
     """Render untrusted ``text`` verbatim via ``st.html`` (never Markdown), query terms marked when given.
 
     ``container`` is any Streamlit container or column (default: the page).
-    An empty text renders nothing (``st.html`` refuses an empty body, and
-    there is nothing to show).
+    An empty text without a label renders nothing (there is nothing to show).
     """
-    if text:
-        (container or st).html(verbatim_html(text, query=query, language=language, bold=bold, small=small))
+    if text or label:
+        (container or st).html(verbatim_html(text or "", query=query, language=language, bold=bold, small=small,
+                                             label=label))

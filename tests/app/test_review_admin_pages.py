@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import base64
+import html
 import json
 import math
+import re
 import shutil
 from pathlib import Path
 
@@ -113,6 +115,11 @@ def _plain(text: str) -> str:
     return text.replace("\\", "")
 
 
+def _verbatim(at) -> list[str]:
+    """What the browser shows of each st.html body (where texts are shown verbatim): tags dropped, entities decoded."""
+    return [html.unescape(re.sub(r"<[^>]*>", "", h.value.replace("<br>", "\n"))) for h in at.html]
+
+
 def _z(chart) -> list[list[int]]:
     """The heatmap's cells from a plotly chart's JSON spec (plotly writes arrays as typed base64)."""
     z = json.loads(chart.proto.spec)["data"][0]["z"]
@@ -215,9 +222,10 @@ def test_review_dashboards_match_the_store(db):
     assert queue.to_dict("records") == [{"query": "q1", "passage": "d2", "labels": "ann1: 0, ann2: 1, ann3: 2", "4th annotator": "ann4"}]
     assert any(c.value == "No excluded pairs." for c in at.caption)
     # the chosen pair's texts are shown literally, never as HTML
-    assert "first <script>q</script>" in [t.value for t in at.text]
-    assert "passage <b>d0</b> text" in [t.value for t in at.text]
+    assert "first <script>q</script>" in _verbatim(at)
+    assert "passage <b>d0</b> text" in _verbatim(at)
     assert not any("<script>" in m.value for m in at.markdown)
+    assert not any("<script>" in h.value or "<b>d0" in h.value for h in at.html)  # escaped in the HTML
 
     # QC status, throughput and final labels
     packages = _table(at, "qc_packages")
@@ -240,7 +248,7 @@ def test_reviewer_overrides_a_final_label_with_a_reason(db):
     at = _open(db, REVIEW, "rev2")
     at.selectbox(key="override_query").select("q2").run()
     at.selectbox(key="override_passage").select("d3").run()
-    assert "second query" in [t.value for t in at.text] and "passage <b>d3</b> text" in [t.value for t in at.text]
+    assert "second query" in _verbatim(at) and "passage <b>d3</b> text" in _verbatim(at)
     assert _table(at, "pair_labels").to_dict("records") == [
         {"annotator": "ann1", "label": 1}, {"annotator": "ann2", "label": 1}, {"annotator": "ann3", "label": 1}]
     at.radio(key="override_grade").set_value(2)
