@@ -84,9 +84,11 @@ class Store:
         self.url = url or default_url()
         self.engine = make_engine(self.url)
         if upgrade:
+            from db.importer import drop_stale_imports
             from db.migrate import upgrade_to_head
 
             upgrade_to_head(self.engine)
+            drop_stale_imports(self.engine)  # what a crashed import staged goes at the next open
         self._read = session_factory(self.engine)
         self._write = session_factory(self.engine, write=True)
 

@@ -1,31 +1,64 @@
-"""Load a :class:`core.types.CollectionSource` into the store, streaming, in the caller's transaction.
+"""Load a :class:`core.types.CollectionSource` into the store.
 
-The caller owns the transaction (``with store.write() as session:``): when
-anything goes wrong, an exception propagates and the whole import rolls back,
-so a failed import leaves the store exactly as it was.
+Two ways in:
 
-Records are inserted in chunks straight from the reader's stream, so the
-size of the input never has to fit in memory.  A re-import into an existing
-collection is refused unless ``mode="merge"``; a merge adds what is new,
-skips what is identical, and refuses (naming ``file:line``) any record whose
-id already exists with different content.
+:func:`import_path` / :func:`import_source` (the CLI, the app's import jobs)
+    Never hold the write lock while reading.  The whole input is parsed and
+    validated first, streamed into a private staging file (a temporary SQLite
+    database, so the input never has to fit in memory); every strict reader's
+    ``file:line`` error, every duplicate and every merge conflict is found
+    there, before the store is touched.  The rows are then written in short
+    write transactions (chunks sized to take ~50 ms each) into containers
+    (collection, runs, qrels version) created with ``status='importing'``,
+    which every reader ignores; one last short transaction flips them to
+    ``ready`` and records the import.  Other writers (annotators) wait at
+    most one chunk.  A crash leaves only invisible containers whose
+    ``staged_at`` heartbeat stops; :func:`drop_stale_imports`, called when a
+    store is opened, deletes them in chunks.
+
+:func:`import_collection` (small in-memory sources: the demo, tests)
+    Runs in the caller's transaction (``with store.write() as session:``);
+    an exception rolls everything back.
+
+Either way a failed import leaves the store exactly as it was, a re-import
+into an existing collection is refused unless ``mode="merge"``, and a merge
+adds what is new, skips what is identical, and refuses (naming
+``file:line``) any record whose id already exists with different content.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import random
+import sqlite3
+import stat
+import tempfile
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from datetime import timedelta
 from itertools import islice
 from typing import Any, TypeVar
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import Engine, delete, func, insert, or_, select, tuple_, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from core.errors import FormatError
 from core.lang import detect_language
 from core.types import CollectionSource, Passage, QrelEntry, Query, Run, RunEntry
-from db.models import Collection, ImportRecord, Passage as PassageRow, QrelsEntry, QrelsVersion, QueryRecord, RunEntryRecord, RunRecord
+from db.models import (
+    Collection,
+    ImportRecord,
+    Passage as PassageRow,
+    QrelsEntry,
+    QrelsVersion,
+    QueryRecord,
+    RunEntryRecord,
+    RunRecord,
+    utcnow,
+)
 
 CHUNK = 5_000
 MODES = ("create", "merge")
@@ -137,6 +170,8 @@ def import_collection(
         raise ValueError("collection name must not be empty")
     tick = progress or (lambda _part, _n: None)
     collection = session.scalar(select(Collection).where(Collection.name == name))
+    if collection is not None and collection.status != "ready":
+        raise _in_progress(f"collection {name!r}")
     if collection is not None and mode == "create":
         raise ImportConflict(
             f"collection {name!r} already exists; import with --merge to add to it, or choose another name"
@@ -360,6 +395,10 @@ def _collection_language(session: Session, collection_id: int) -> str | None:
                 .group_by(QueryRecord.language)
             ).all()
         )
+    return _majority_language(counts)
+
+
+def _majority_language(counts: dict[str | None, int]) -> str | None:
     counts.pop(None, None)
     if not counts:
         return None
@@ -381,3 +420,678 @@ def save_run(
     cid = collection_id(session, collection)
     entries = lambda: (RunEntry(q, d, s) for q, docs in run.items() for d, s in docs.items())  # noqa: E731
     return _import_run(session, cid, name, entries, lambda _part, _n: None, source=source, params=params)
+
+
+# =========================================================================== staged imports
+
+StagedProgress = Callable[[str, int, "int | None"], None]
+"""``progress(stage, done, total)``: stage is ``"reading"``, ``"checking"`` or ``"writing"``; total is known
+only while writing."""
+
+STALE_IMPORT_AFTER = timedelta(minutes=5)
+"""A container still ``importing`` whose heartbeat is older than this is a crashed import's leftover."""
+STALE_ENV = "POOLJUDGE_IMPORT_STALE_SECONDS"
+"""Overrides :data:`STALE_IMPORT_AFTER` (seconds) for :func:`drop_stale_imports` at store open."""
+TARGET_TRANSACTION_SECONDS = 0.05
+"""Each write transaction of an import aims at this duration: another writer waits at most about that long."""
+MIN_ROWS, START_ROWS, MAX_ROWS = 100, 2_000, 20_000
+PAUSE_FRACTION = 1.0
+"""After each write transaction the import leaves the lock free for this share of the time it held it."""
+MIN_PAUSE_SECONDS = 0.01
+CHECK_ROWS = 2_000
+_SCAN_DEPTH = 3
+
+
+class ImportInProgress(ImportConflict):
+    """The name is held by an import that has not finished (or crashed less than a few minutes ago)."""
+
+
+def check_regular_input(path: str | os.PathLike[str]) -> None:
+    """Refuse, before anything is opened, an input that is not a regular file (a FIFO, a socket, a device).
+
+    A FIFO with no writer would block the import forever.  A folder is fine
+    (the folder formats: beir, dapr, ...), but the files in it (up to three
+    levels down) must be regular too.  A path that does not exist is left to
+    the reader, which names what it expected.
+
+    Raises
+    ------
+    FormatError
+        Naming the offending file.
+    """
+    name = os.fspath(path)
+    try:
+        mode = os.stat(name).st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(mode):
+        root_depth = name.rstrip(os.sep).count(os.sep)
+        for folder, subfolders, files in os.walk(name):
+            if folder.rstrip(os.sep).count(os.sep) - root_depth >= _SCAN_DEPTH:
+                subfolders[:] = []
+            for entry in files:
+                child = os.path.join(folder, entry)
+                try:
+                    child_mode = os.stat(child).st_mode
+                except OSError:  # a dangling link: the reader reports it if it needs the file
+                    continue
+                if not stat.S_ISREG(child_mode) and not stat.S_ISDIR(child_mode):
+                    raise FormatError(child, None, f"not a regular file ({_kind(child_mode)}); refusing to read it")
+        return
+    if not stat.S_ISREG(mode):
+        raise FormatError(name, None, f"not a regular file ({_kind(mode)}); refusing to read it")
+
+
+def _kind(mode: int) -> str:
+    for test, what in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return what
+    return "not a file"
+
+
+def import_path(
+    store: Any,
+    format: str,
+    path: str | os.PathLike[str],
+    *,
+    name: str,
+    mode: str = "create",
+    qrels_name: str = "imported",
+    progress: StagedProgress | None = None,
+    staging_dir: str | os.PathLike[str] | None = None,
+) -> ImportSummary:
+    """Import the file or folder ``path`` in ``format`` into the collection ``name``, without blocking other writers.
+
+    The call the CLI and the app's import jobs make (and the one to use from
+    a script or a benchmark): ``import_path(Store(url), "msmarco", "collection.tsv", name="c")``.
+    A non-regular input is refused before anything is read; then see
+    :func:`import_source`.
+    """
+    from core.formats import read_source
+
+    check_regular_input(path)
+    return import_source(
+        store, read_source(format, path), name=name, format=format, location=os.fspath(path), mode=mode,
+        qrels_name=qrels_name, progress=progress, staging_dir=staging_dir,
+    )
+
+
+@dataclass
+class _Plan:
+    """What the store already holds for this import, read before the input is."""
+
+    collection_id: int | None = None  # an existing, ready collection (merge)
+    language: str | None = None
+    version_id: int | None = None  # an existing qrels version to merge into
+    version_source: str | None = None
+
+
+@dataclass
+class _Owned:
+    """The containers this import created (``importing`` until the flip): dropped again on failure."""
+
+    collection: int | None = None
+    version: int | None = None
+    runs: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class _Counts:
+    passages: int = 0
+    queries: int = 0
+    qrels: int = 0
+    runs: dict[str, int] = field(default_factory=dict)
+
+
+def import_source(
+    store: Any,
+    source: CollectionSource,
+    *,
+    name: str,
+    format: str,
+    location: str,
+    mode: str = "create",
+    qrels_name: str = "imported",
+    progress: StagedProgress | None = None,
+    staging_dir: str | os.PathLike[str] | None = None,
+    chunk_rows: int | None = None,
+) -> ImportSummary:
+    """Import ``source`` into the collection ``name``: validate everything first, then write in short transactions.
+
+    Parameters
+    ----------
+    store : db.engine.Store
+        The store; the import opens its own short transactions.
+    source : CollectionSource
+        Streams produced by a reader in :mod:`core.formats`.
+    name : str
+        Collection name.
+    format, location : str
+        Recorded in the import history.
+    mode : {"create", "merge"}
+        ``create`` refuses an existing collection; ``merge`` adds to it.
+    qrels_name : str
+        The qrels version that receives the source's judgments.
+    progress : callable, optional
+        ``progress(stage, done, total)`` (see :data:`StagedProgress`).
+    staging_dir : path, optional
+        Where the temporary staging database goes (default: the system's temporary folder).
+    chunk_rows : int, optional
+        A fixed number of rows per write transaction instead of the adaptive ~50 ms chunks.
+
+    Returns
+    -------
+    ImportSummary
+
+    Raises
+    ------
+    FormatError
+        A record that is malformed, duplicated, or conflicts with the store; nothing was written.
+    ImportConflict
+        The collection (or a run of the same name) already exists and the mode does not allow adding to
+        it; :class:`ImportInProgress` when an unfinished import holds the name.
+    """
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    if not name or not name.strip():
+        raise ValueError("collection name must not be empty")
+    tick = progress or (lambda _stage, _done, _total: None)
+    with store.read() as session:
+        plan = _plan(session, name, mode, qrels_name, list(source.runs))
+    summary = ImportSummary(collection=name)
+    with _Staging(staging_dir) as staging:
+        counts = _stage_source(staging, source, tick)
+        if counts.qrels and plan.version_source not in (None, "import"):
+            raise ImportConflict(f"qrels version {qrels_name!r} holds frozen labels; import into another version")
+        summary.passages_skipped, summary.queries_skipped, summary.qrels_skipped = (
+            _check_against_store(store, staging, plan, tick) if plan.collection_id is not None else (0, 0, 0)
+        )
+        summary.passages_added = counts.passages - summary.passages_skipped
+        summary.queries_added = counts.queries - summary.queries_skipped
+        summary.qrels_added = counts.qrels - summary.qrels_skipped
+        summary.qrels_version = qrels_name if counts.qrels else None
+        summary.runs = dict(counts.runs)
+        owned = _Owned()
+        try:
+            _write_staged(store, staging, source, plan, owned, summary, tick, chunk_rows,
+                          name=name, format=format, location=location, mode=mode, qrels_name=qrels_name)
+        except BaseException:
+            _drop_owned(_writer(store.engine), owned)
+            raise
+    return summary
+
+
+def _in_progress(what: str) -> ImportInProgress:
+    minutes = int(STALE_IMPORT_AFTER.total_seconds() // 60)
+    return ImportInProgress(
+        f"an import of {what} is in progress (or stopped less than {minutes} minutes ago, and its leftovers "
+        "are removed at the next start after that); wait for it to finish or choose another name"
+    )
+
+
+def _plan(session: Session, name: str, mode: str, qrels_name: str, run_names: list[str]) -> _Plan:
+    row = session.execute(
+        select(Collection.id, Collection.status, Collection.language).where(Collection.name == name)
+    ).first()
+    if row is not None and row.status != "ready":
+        raise _in_progress(f"collection {name!r}")
+    if row is not None and mode == "create":
+        raise ImportConflict(
+            f"collection {name!r} already exists; import with --merge to add to it, or choose another name"
+        )
+    if row is None:
+        return _Plan()
+    plan = _Plan(collection_id=row.id, language=row.language)
+    version = session.execute(
+        select(QrelsVersion.id, QrelsVersion.source, QrelsVersion.status)
+        .where(QrelsVersion.collection_id == row.id, QrelsVersion.name == qrels_name)
+    ).first()
+    if version is not None:
+        if version.status != "ready":
+            raise _in_progress(f"qrels version {qrels_name!r}")
+        plan.version_id, plan.version_source = version.id, version.source
+    for run_name in run_names:
+        status = session.scalar(select(RunRecord.status).where(RunRecord.collection_id == row.id, RunRecord.name == run_name))
+        if status == "ready":
+            raise ImportConflict(f"run {run_name!r} already exists in this collection; import it under another name")
+        if status is not None:
+            raise _in_progress(f"run {run_name!r}")
+    return plan
+
+
+# --------------------------------------------------------------------------- the staging file
+
+_STAGING_SCHEMA = """
+CREATE TABLE passages (ext_id TEXT PRIMARY KEY, doc_id TEXT, position INTEGER, title TEXT, text TEXT,
+                       language TEXT, origin TEXT, skip INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE queries (ext_id TEXT PRIMARY KEY, text TEXT, split TEXT, type TEXT, domain TEXT, language TEXT,
+                      translation TEXT, answers TEXT, origin TEXT, skip INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE qrels (query_id TEXT, doc_id TEXT, grade INTEGER, origin TEXT, skip INTEGER NOT NULL DEFAULT 0,
+                    PRIMARY KEY (query_id, doc_id));
+CREATE TABLE run_entries (run INTEGER, query_id TEXT, doc_id TEXT, score REAL, origin TEXT,
+                          PRIMARY KEY (run, query_id, doc_id));
+"""
+
+
+class _Staging:
+    """A throw-away SQLite file holding the validated input; its primary keys find duplicates.
+
+    It is private to this process (no WAL, no journal, no fsync): losing it in
+    a crash loses nothing, and it is deleted when the import ends either way.
+    """
+
+    def __init__(self, directory: str | os.PathLike[str] | None = None) -> None:
+        fd, self.path = tempfile.mkstemp(prefix="pooljudge-import-", suffix=".sqlite", dir=directory)
+        os.close(fd)
+        self.db = sqlite3.connect(self.path, isolation_level=None)
+        self.db.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;" + _STAGING_SCHEMA)
+
+    def __enter__(self) -> _Staging:
+        return self
+
+    def __exit__(self, *_exc: Any) -> None:
+        self.db.close()
+        for suffix in ("", "-journal"):
+            try:
+                os.unlink(self.path + suffix)
+            except FileNotFoundError:
+                pass
+
+    def count(self, table: str, where: str = "skip = 0", params: tuple = ()) -> int:
+        return self.db.execute(f"SELECT count(*) FROM {table} WHERE {where}", params).fetchone()[0]
+
+
+def _stage_source(staging: _Staging, source: CollectionSource, tick: StagedProgress) -> _Counts:
+    """Read every stream into the staging file: all parse errors and duplicates surface here."""
+    read = [0]
+
+    def stage(table: str, columns: int, stream, to_row, key, what) -> int:
+        sql = f"INSERT INTO {table} VALUES ({', '.join('?' * columns)})"
+        n = 0
+        staging.db.execute("BEGIN")
+        try:
+            for chunk in _chunks(stream()):
+                staging.db.executemany(sql, [to_row(record) for record in chunk])
+                n += len(chunk)
+                read[0] += len(chunk)
+                tick("reading", read[0], None)
+        except sqlite3.IntegrityError:
+            staging.db.execute("ROLLBACK")
+            duplicate = _first_duplicate(stream(), key, what)
+            if duplicate is not None:
+                raise duplicate from None
+            raise
+        except BaseException:
+            staging.db.execute("ROLLBACK")
+            raise
+        staging.db.execute("COMMIT")
+        return n
+
+    counts = _Counts()
+    counts.passages = stage("passages", 8, source.passages, _staged_passage, lambda r: r.id, "passage id")
+    counts.queries = stage("queries", 10, source.queries, _staged_query, lambda r: r.id, "query id")
+    counts.qrels = stage("qrels", 5, source.qrels, _staged_qrel, lambda e: (e.query_id, e.doc_id), "qrels entry")
+    for index, (run_name, stream) in enumerate(source.runs.items()):
+        counts.runs[run_name] = stage(
+            "run_entries", 5, stream, lambda e, i=index: (i, e.query_id, e.doc_id, e.score, e.origin),
+            lambda e: (e.query_id, e.doc_id), "run entry",
+        )
+    return counts
+
+
+def _staged_passage(p: Passage) -> tuple:
+    return (p.id, p.doc_id, p.position, p.title or "", p.text, p.language or detect_language(p.text[:400] or p.title),
+            p.origin, 0)
+
+
+def _staged_query(q: Query) -> tuple:
+    answers = None if q.answers is None else json.dumps(q.answers, ensure_ascii=False)
+    return (q.id, q.text, q.split, q.type, q.domain, q.language or detect_language(q.text[:400]), q.translation,
+            answers, q.origin, 0)
+
+
+def _staged_qrel(e: QrelEntry) -> tuple:
+    return (e.query_id, e.doc_id, e.grade, e.origin, 0)
+
+
+def _check_against_store(store: Any, staging: _Staging, plan: _Plan, tick: StagedProgress) -> tuple[int, int, int]:
+    """Merge: mark records identical to stored ones as skipped, refuse changed ones; read transactions only.
+
+    Returns the numbers of passages, queries and qrels entries skipped.
+    """
+    done = [0]
+
+    def check(table: str, model, fields: tuple[str, ...], what: str, decode=None) -> int:
+        skipped = 0
+        last = 0
+        while rows := staging.db.execute(
+            f"SELECT rowid, ext_id, origin, {', '.join(fields)} FROM {table} WHERE rowid > ? ORDER BY rowid LIMIT ?",
+            (last, CHECK_ROWS),
+        ).fetchall():
+            last = rows[-1][0]
+            with store.read() as session:
+                stored = {
+                    r[0]: r[1:]
+                    for r in session.execute(
+                        select(model.ext_id, *(getattr(model, f) for f in fields))
+                        .where(model.collection_id == plan.collection_id, model.ext_id.in_([r[1] for r in rows]))
+                    )
+                }
+            same = []
+            for rowid, ext_id, origin, *values in rows:
+                old = stored.get(ext_id)
+                if old is None:
+                    continue
+                if decode is not None:
+                    values = decode(values)
+                changed = [f for f, new, was in zip(fields, values, old)
+                           if new != was and not (f == "title" and not new and not was)]
+                if changed:
+                    raise _error_at(
+                        origin, f"{what} id {ext_id!r} already exists in the collection with a different {', '.join(changed)}"
+                    )
+                same.append((rowid,))
+            staging.db.executemany(f"UPDATE {table} SET skip = 1 WHERE rowid = ?", same)
+            skipped += len(same)
+            done[0] += len(rows)
+            tick("checking", done[0], None)
+        return skipped
+
+    def decode_answers(values: list) -> list:
+        values[-1] = None if values[-1] is None else json.loads(values[-1])
+        return values
+
+    passages = check("passages", PassageRow, _PASSAGE_FIELDS, "passage")
+    queries = check("queries", QueryRecord, _QUERY_FIELDS, "query", decode_answers)
+    qrels = 0
+    if plan.version_id is not None and staging.count("qrels", "1"):
+        with store.read() as session:
+            existing = {
+                (q, d): g
+                for q, d, g in session.execute(
+                    select(QrelsEntry.query_id, QrelsEntry.doc_id, QrelsEntry.grade).where(QrelsEntry.version_id == plan.version_id)
+                )
+            }
+        same = []
+        for rowid, query_id, doc_id, grade, origin in staging.db.execute(
+            "SELECT rowid, query_id, doc_id, grade, origin FROM qrels ORDER BY rowid"
+        ):
+            stored = existing.get((query_id, doc_id))
+            if stored is None:
+                continue
+            if stored != grade:
+                raise _error_at(
+                    origin, f"qrels entry ({query_id!r}, {doc_id!r}) already has grade {stored} in version, this file says {grade}"
+                )
+            same.append((rowid,))
+        staging.db.executemany("UPDATE qrels SET skip = 1 WHERE rowid = ?", same)
+        qrels = len(same)
+    return passages, queries, qrels
+
+
+# --------------------------------------------------------------------------- writing in short transactions
+
+
+class _Chunker:
+    """Rows per write transaction, adapted so that each one takes about :data:`TARGET_TRANSACTION_SECONDS`."""
+
+    def __init__(self, fixed: int | None = None) -> None:
+        self.fixed = fixed
+        self.size = fixed or START_ROWS
+
+    def took(self, rows: int, seconds: float) -> None:
+        if self.fixed:
+            return
+        wanted = rows * TARGET_TRANSACTION_SECONDS / max(seconds, 1e-4)
+        self.size = int(min(MAX_ROWS, max(MIN_ROWS, (self.size + wanted) / 2)))
+
+
+def _yield_lock(held: float) -> None:
+    """Leave the write lock free for about as long as the import just held it.
+
+    SQLite queues nobody: a writer that found the lock taken polls it again
+    after a back-off growing to 100 ms, so an import that took the lock back
+    right after each commit would keep winning and starve it for seconds.  A
+    pause as long as the transaction (jittered, so no poller stays in phase
+    with the chunks) gives every waiter the lock within a few polls, for about
+    half the write throughput.
+    """
+    time.sleep(max(held, MIN_PAUSE_SECONDS) * PAUSE_FRACTION * random.uniform(0.5, 1.5))
+
+
+def _heartbeat(session: Session, owned: _Owned) -> None:
+    """Refresh ``staged_at`` of this import's containers: a live import never looks like a crashed one."""
+    now = utcnow()
+    if owned.collection is not None:
+        session.execute(update(Collection).where(Collection.id == owned.collection).values(staged_at=now))
+    if owned.version is not None:
+        session.execute(update(QrelsVersion).where(QrelsVersion.id == owned.version).values(staged_at=now))
+    if owned.runs:
+        session.execute(update(RunRecord).where(RunRecord.id.in_(list(owned.runs.values()))).values(staged_at=now))
+
+
+def _write_staged(store, staging: _Staging, source: CollectionSource, plan: _Plan, owned: _Owned,
+                  summary: ImportSummary, tick: StagedProgress, chunk_rows: int | None, *, name: str, format: str,
+                  location: str, mode: str, qrels_name: str) -> None:
+    total = summary.passages_added + summary.queries_added + summary.qrels_added + sum(summary.runs.values())
+    done = [0]
+    tick("writing", 0, total)
+    try:
+        with store.write() as session:
+            _create_containers(session, source, plan, owned, summary, name=name, qrels_name=qrels_name)
+    except IntegrityError:
+        # Another import took one of the names between the first check and now: name the holder.
+        with store.read() as session:
+            _plan(session, name, mode, qrels_name, list(source.runs))
+        raise ImportConflict(f"collection {name!r} changed while this import was being read; run it again") from None
+    cid = owned.collection or plan.collection_id
+    vid = owned.version or plan.version_id
+    chunker = _Chunker(chunk_rows)
+
+    def copy(sql: str, params: tuple, table, to_row) -> None:
+        last = 0
+        while rows := staging.db.execute(sql, (*params, last, chunker.size)).fetchall():
+            last = rows[-1][0]
+            payload = [to_row(r) for r in rows]
+            with store.write() as session:
+                _heartbeat(session, owned)
+                started = time.perf_counter()
+                session.execute(insert(table), payload)
+            held = time.perf_counter() - started
+            chunker.took(len(rows), held)
+            _yield_lock(held)
+            done[0] += len(rows)
+            tick("writing", done[0], total)
+
+    try:
+        # Passages and queries merged into a ready collection become visible chunk by chunk (there is no
+        # per-row status to hide them behind).  They were all validated before the first chunk, so a merge
+        # stopped half-way is completed by running it again (what is written is then identical, so skipped);
+        # one transaction for them all would hold the write lock for the whole merge, which is what this
+        # module exists to avoid.
+        copy("SELECT rowid, ext_id, doc_id, position, title, text, language FROM passages "
+             "WHERE skip = 0 AND rowid > ? ORDER BY rowid LIMIT ?", (), PassageRow,
+             lambda r: {"collection_id": cid, "ext_id": r[1], "doc_id": r[2], "position": r[3], "title": r[4],
+                        "text": r[5], "language": r[6]})
+        copy("SELECT rowid, ext_id, text, split, type, domain, language, translation, answers FROM queries "
+             "WHERE skip = 0 AND rowid > ? ORDER BY rowid LIMIT ?", (), QueryRecord,
+             lambda r: {"collection_id": cid, "ext_id": r[1], "text": r[2], "split": r[3], "type": r[4], "domain": r[5],
+                        "language": r[6], "translation": r[7], "answers": None if r[8] is None else json.loads(r[8])})
+        if vid is not None:
+            copy("SELECT rowid, query_id, doc_id, grade FROM qrels WHERE skip = 0 AND rowid > ? ORDER BY rowid LIMIT ?",
+                 (), QrelsEntry, lambda r: {"version_id": vid, "query_id": r[1], "doc_id": r[2], "grade": r[3]})
+        for index, run_name in enumerate(source.runs):
+            rid = owned.runs[run_name]
+            copy("SELECT rowid, query_id, doc_id, score FROM run_entries WHERE run = ? AND rowid > ? ORDER BY rowid LIMIT ?",
+                 (index,), RunEntryRecord, lambda r, rid=rid: {"run_id": rid, "query_id": r[1], "doc_id": r[2], "score": r[3]})
+    except IntegrityError as exc:
+        raise ImportConflict(
+            f"collection {name!r} received the same records from another import while this one was writing; "
+            "run this merge again (what is already stored is then skipped)"
+        ) from exc
+    language = None
+    if owned.collection is not None:
+        language = source.language or _staged_language(staging)
+    elif plan.language is None:  # a merge into a collection whose language was never known
+        with store.read() as session:
+            language = _collection_language(session, cid)
+    with store.write() as session:
+        _flip(session, owned, cid, language)
+        session.add(ImportRecord(collection_id=cid, format=format, source=location, mode=mode, counts=summary.as_dict()))
+
+
+def _create_containers(session: Session, source: CollectionSource, plan: _Plan, owned: _Owned, summary: ImportSummary,
+                       *, name: str, qrels_name: str) -> None:
+    now = utcnow()
+    cid = plan.collection_id
+    if cid is None:
+        cid = session.execute(
+            insert(Collection).values(name=name, language=source.language, description=source.description,
+                                      status="importing", staged_at=now)
+        ).inserted_primary_key[0]
+        owned.collection = cid
+    if summary.qrels_version is not None and plan.version_id is None:
+        owned.version = session.execute(
+            insert(QrelsVersion).values(collection_id=cid, name=qrels_name, source="import", status="importing", staged_at=now)
+        ).inserted_primary_key[0]
+    for run_name in source.runs:
+        owned.runs[run_name] = session.execute(
+            insert(RunRecord).values(collection_id=cid, name=run_name, source="import", params={}, status="importing",
+                                     staged_at=now)
+        ).inserted_primary_key[0]
+
+
+def _flip(session: Session, owned: _Owned, cid: int, language: str | None) -> None:
+    """The one short transaction that makes everything this import wrote visible at once."""
+    ready = {"status": "ready", "staged_at": None}
+    if owned.collection is not None:
+        session.execute(update(Collection).where(Collection.id == owned.collection).values(**ready, language=language))
+    elif language is not None:
+        session.execute(update(Collection).where(Collection.id == cid, Collection.language.is_(None)).values(language=language))
+    if owned.version is not None:
+        session.execute(update(QrelsVersion).where(QrelsVersion.id == owned.version).values(**ready))
+    if owned.runs:
+        session.execute(update(RunRecord).where(RunRecord.id.in_(list(owned.runs.values()))).values(**ready))
+
+
+def _staged_language(staging: _Staging) -> str | None:
+    counts = dict(staging.db.execute("SELECT language, count(*) FROM passages GROUP BY language").fetchall())
+    if not counts:
+        counts = dict(staging.db.execute("SELECT language, count(*) FROM queries GROUP BY language").fetchall())
+    return _majority_language(counts)
+
+
+# --------------------------------------------------------------------------- removing staged containers
+
+
+def _delete_in_chunks(write, statement: Callable[[int], Any], chunk: int | None) -> None:
+    """Run ``statement(n)`` (deleting at most n rows) in its own transaction until it deletes nothing."""
+    chunker = _Chunker(chunk)
+    while True:
+        started = time.perf_counter()
+        with write.begin() as session:
+            deleted = session.execute(statement(chunker.size)).rowcount
+        chunker.took(max(deleted, 1), time.perf_counter() - started)
+        if not deleted:
+            return
+
+
+def _drop_run(write, run_id: int, chunk: int | None) -> None:
+    e = RunEntryRecord
+    _delete_in_chunks(write, lambda n: delete(e).where(
+        e.run_id == run_id,
+        tuple_(e.query_id, e.doc_id).in_(select(e.query_id, e.doc_id).where(e.run_id == run_id).limit(n)),
+    ), chunk)
+    with write.begin() as session:
+        session.execute(delete(RunRecord).where(RunRecord.id == run_id))
+
+
+def _drop_version(write, version_id: int, chunk: int | None) -> None:
+    e = QrelsEntry
+    _delete_in_chunks(write, lambda n: delete(e).where(
+        e.version_id == version_id,
+        tuple_(e.query_id, e.doc_id).in_(select(e.query_id, e.doc_id).where(e.version_id == version_id).limit(n)),
+    ), chunk)
+    with write.begin() as session:
+        session.execute(delete(QrelsVersion).where(QrelsVersion.id == version_id))
+
+
+def _drop_collection(write, collection_id: int, chunk: int | None) -> None:
+    with write.begin() as session:
+        runs = list(session.scalars(select(RunRecord.id).where(RunRecord.collection_id == collection_id)))
+        versions = list(session.scalars(select(QrelsVersion.id).where(QrelsVersion.collection_id == collection_id)))
+    for run_id in runs:
+        _drop_run(write, run_id, chunk)
+    for version_id in versions:
+        _drop_version(write, version_id, chunk)
+    for model in (PassageRow, QueryRecord):
+        _delete_in_chunks(write, lambda n, m=model: delete(m).where(
+            m.id.in_(select(m.id).where(m.collection_id == collection_id).limit(n))
+        ), chunk)
+    with write.begin() as session:
+        # deleting the row itself cascades only into what is left: nothing big
+        session.execute(delete(Collection).where(Collection.id == collection_id))
+
+
+def _writer(engine: Engine):
+    from db.engine import session_factory
+
+    return session_factory(engine, write=True)
+
+
+def _drop_owned(write, owned: _Owned, chunk: int | None = None) -> None:
+    if owned.collection is not None:
+        _drop_collection(write, owned.collection, chunk)
+        return
+    for run_id in owned.runs.values():
+        _drop_run(write, run_id, chunk)
+    if owned.version is not None:
+        _drop_version(write, owned.version, chunk)
+
+
+def _stale_after_default() -> timedelta:
+    seconds = os.environ.get(STALE_ENV)
+    return timedelta(seconds=float(seconds)) if seconds else STALE_IMPORT_AFTER
+
+
+def drop_stale_imports(engine: Engine, *, stale_after: timedelta | None = None, chunk: int | None = None) -> int:
+    """Delete what crashed imports left: containers still ``importing`` whose heartbeat is older than ``stale_after``.
+
+    Called whenever a store is opened; it reads three small tables and takes
+    the write lock only when there is something to delete, then deletes in
+    short chunks (a half-imported collection can hold millions of rows).
+
+    Parameters
+    ----------
+    engine : Engine
+        The store's engine.
+    stale_after : timedelta, optional
+        Default :data:`STALE_IMPORT_AFTER`, or ``$POOLJUDGE_IMPORT_STALE_SECONDS``.
+    chunk : int, optional
+        Rows per delete transaction (default: adaptive, ~50 ms each).
+
+    Returns
+    -------
+    int
+        The number of containers (collections, runs, qrels versions) removed.
+    """
+    from db.engine import session_factory
+
+    cutoff = utcnow() - (stale_after if stale_after is not None else _stale_after_default())
+    write = _writer(engine)
+    with session_factory(engine).begin() as session:
+        def stale(model):
+            return select(model.id).where(model.status != "ready", or_(model.staged_at.is_(None), model.staged_at < cutoff))
+
+        collections = list(session.scalars(stale(Collection)))
+        # runs and versions of a stale collection go with it
+        runs = list(session.scalars(stale(RunRecord).where(RunRecord.collection_id.not_in(collections))))
+        versions = list(session.scalars(stale(QrelsVersion).where(QrelsVersion.collection_id.not_in(collections))))
+    for collection_id in collections:
+        _drop_collection(write, collection_id, chunk)
+    for run_id in runs:
+        _drop_run(write, run_id, chunk)
+    for version_id in versions:
+        _drop_version(write, version_id, chunk)
+    return len(collections) + len(runs) + len(versions)

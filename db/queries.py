@@ -32,6 +32,12 @@ from db.models import (
 )
 
 
+READY = "ready"
+"""Only containers with this ``status`` exist for readers; ``importing`` ones are an import's staging
+(:mod:`db.importer`), invisible until its final flip.  Every read of collections, runs and qrels versions
+filters on it."""
+
+
 class NotFound(LookupError):
     """A named collection, run or qrels version does not exist."""
 
@@ -65,9 +71,11 @@ class SplitStats:
 
 def collection_id(session: Session, name: str) -> int:
     """The id of the collection called ``name``."""
-    found = session.scalar(select(Collection.id).where(Collection.name == name))
+    found = session.scalar(select(Collection.id).where(Collection.name == name, Collection.status == READY))
     if found is None:
-        known = ", ".join(session.scalars(select(Collection.name).order_by(Collection.name))) or "none"
+        known = ", ".join(
+            session.scalars(select(Collection.name).where(Collection.status == READY).order_by(Collection.name))
+        ) or "none"
         raise NotFound(f"no collection named {name!r} (collections: {known})")
     return found
 
@@ -77,11 +85,15 @@ def list_collections(session: Session) -> list[CollectionInfo]:
     passages = dict(session.execute(select(PassageRow.collection_id, func.count()).group_by(PassageRow.collection_id)).all())
     queries = dict(session.execute(select(QueryRecord.collection_id, func.count()).group_by(QueryRecord.collection_id)).all())
     runs: dict[int, list[str]] = {}
-    for cid, name in session.execute(select(RunRecord.collection_id, RunRecord.name).order_by(RunRecord.name)):
+    for cid, name in session.execute(
+        select(RunRecord.collection_id, RunRecord.name).where(RunRecord.status == READY).order_by(RunRecord.name)
+    ):
         runs.setdefault(cid, []).append(name)
     versions: dict[int, list[str]] = {}
     for cid, name in session.execute(
-        select(QrelsVersion.collection_id, QrelsVersion.name).order_by(QrelsVersion.created_at, QrelsVersion.id)
+        select(QrelsVersion.collection_id, QrelsVersion.name)
+        .where(QrelsVersion.status == READY)
+        .order_by(QrelsVersion.created_at, QrelsVersion.id)
     ):
         versions.setdefault(cid, []).append(name)
     return [
@@ -95,13 +107,13 @@ def list_collections(session: Session) -> list[CollectionInfo]:
             runs=runs.get(c.id, []),
             qrels_versions=versions.get(c.id, []),
         )
-        for c in session.scalars(select(Collection).order_by(Collection.name))
+        for c in session.scalars(select(Collection).where(Collection.status == READY).order_by(Collection.name))
     ]
 
 
 def _version_id(session: Session, cid: int, version: str | None) -> int | None:
     """The named qrels version, or the newest one when ``version`` is None (None if there is none)."""
-    query = select(QrelsVersion.id).where(QrelsVersion.collection_id == cid)
+    query = select(QrelsVersion.id).where(QrelsVersion.collection_id == cid, QrelsVersion.status == READY)
     if version is not None:
         found = session.scalar(query.where(QrelsVersion.name == version))
         if found is None:
@@ -126,9 +138,11 @@ def load_qrels(session: Session, collection: str, version: str | None = None) ->
 def load_run(session: Session, collection: str, run: str) -> Run:
     """A stored run as ``{qid: {docid: score}}``."""
     cid = collection_id(session, collection)
-    rid = session.scalar(select(RunRecord.id).where(RunRecord.collection_id == cid, RunRecord.name == run))
+    rid = session.scalar(select(RunRecord.id).where(RunRecord.collection_id == cid, RunRecord.name == run, RunRecord.status == READY))
     if rid is None:
-        known = ", ".join(session.scalars(select(RunRecord.name).where(RunRecord.collection_id == cid))) or "none"
+        known = ", ".join(
+            session.scalars(select(RunRecord.name).where(RunRecord.collection_id == cid, RunRecord.status == READY))
+        ) or "none"
         raise NotFound(f"no run named {run!r} in collection {collection!r} (runs: {known})")
     result: Run = {}
     for qid, did, score in session.execute(
@@ -339,6 +353,7 @@ def import_history(session: Session) -> list[dict[str, Any]]:
     rows = session.execute(
         select(Collection.name, ImportRecord.format, ImportRecord.source, ImportRecord.mode, ImportRecord.counts, ImportRecord.created_at)
         .join(Collection, Collection.id == ImportRecord.collection_id)
+        .where(Collection.status == READY)
         .order_by(ImportRecord.created_at.desc(), ImportRecord.id.desc())
     ).all()
     return [
@@ -359,7 +374,7 @@ def list_runs(session: Session, collection: str) -> list[dict[str, Any]]:
         for rid, queries, entries in session.execute(
             select(RunEntryRecord.run_id, func.count(distinct(RunEntryRecord.query_id)), func.count())
             .join(RunRecord, RunRecord.id == RunEntryRecord.run_id)
-            .where(RunRecord.collection_id == cid)
+            .where(RunRecord.collection_id == cid, RunRecord.status == READY)
             .group_by(RunEntryRecord.run_id)
         )
     }
@@ -368,14 +383,18 @@ def list_runs(session: Session, collection: str) -> list[dict[str, Any]]:
             "name": r.name, "source": r.source, "params": r.params, "created_at": r.created_at,
             "queries": sizes.get(r.id, (0, 0))[0], "entries": sizes.get(r.id, (0, 0))[1],
         }
-        for r in session.scalars(select(RunRecord).where(RunRecord.collection_id == cid).order_by(RunRecord.created_at, RunRecord.id))
+        for r in session.scalars(
+            select(RunRecord)
+            .where(RunRecord.collection_id == cid, RunRecord.status == READY)
+            .order_by(RunRecord.created_at, RunRecord.id)
+        )
     ]
 
 
 def statistics_marker(session: Session) -> tuple[int, int, int]:
-    """Changes whenever collection statistics can change: a collection, an import or a qrels version added."""
+    """Changes whenever collection statistics can change: a collection, an import or a qrels version added (made ready)."""
     return (
-        session.scalar(select(func.coalesce(func.max(Collection.id), 0))),
+        session.scalar(select(func.coalesce(func.max(Collection.id), 0)).where(Collection.status == READY)),
         session.scalar(select(func.coalesce(func.max(ImportRecord.id), 0))),
-        session.scalar(select(func.coalesce(func.max(QrelsVersion.id), 0))),
+        session.scalar(select(func.coalesce(func.max(QrelsVersion.id), 0)).where(QrelsVersion.status == READY)),
     )

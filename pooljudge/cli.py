@@ -31,21 +31,26 @@ def _store(args: argparse.Namespace):
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from core.formats import read_source
-    from db.importer import import_collection
+    from db.importer import check_regular_input, import_path
 
+    check_regular_input(args.path)  # a FIFO is refused before the store is even opened
     store = _store(args)
-    source = read_source(args.format, args.path)
-    with tqdm(unit=" records", desc="importing", disable=args.quiet, mininterval=0.5) as bar:
-        def progress(part: str, n: int) -> None:
-            bar.set_description(f"importing {part}", refresh=False)
-            bar.update(n)
+    with tqdm(unit=" records", desc="reading", disable=args.quiet, mininterval=0.5) as bar:
+        current = ["reading"]
 
-        with store.write() as session:
-            summary = import_collection(
-                session, source, name=args.collection, format=args.format, location=os.fspath(args.path),
-                mode="merge" if args.merge else "create", qrels_name=args.qrels_name, progress=progress,
-            )
+        def progress(stage: str, done: int, total: int | None) -> None:
+            if stage != current[0]:  # reading, checking (merges), writing: a bar each
+                current[0] = stage
+                bar.reset(total=total)
+                bar.set_description(stage, refresh=False)
+            bar.update(done - bar.n)
+
+        # Parsed and validated outside the write lock, then written in short transactions: annotators
+        # labelling meanwhile wait at most one chunk; on any error nothing is visible.
+        summary = import_path(
+            store, args.format, args.path, name=args.collection, mode="merge" if args.merge else "create",
+            qrels_name=args.qrels_name, progress=progress,
+        )
     s = summary.as_dict()
     runs = ", ".join(f"{name} ({n} entries)" for name, n in s["runs"].items()) or "none"
     print(
@@ -412,7 +417,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("import", help="import a collection, qrels or runs in one transaction")
+    p = sub.add_parser("import", help="import a collection, qrels or runs (all or nothing, never blocking annotators)")
     p.add_argument("path", type=Path, help="file or folder to read (plain or .gz)")
     p.add_argument("--format", "-f", required=True, choices=sorted(FORMATS), help="input format (see `pooljudge formats`)")
     p.add_argument("--collection", "-c", required=True, help="collection to create (or merge into with --merge)")

@@ -1,4 +1,8 @@
-"""Importing into the store: one transaction, refuse or merge re-imports, locate conflicts."""
+"""Importing into the store: all or nothing, refuse or merge re-imports, locate conflicts.
+
+Every test runs through both entry points: the staged import (validated outside the write lock, written in
+short transactions, :func:`db.importer.import_source`) and the in-transaction one (:func:`import_collection`).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ from sqlalchemy import func, select
 
 from core.errors import FormatError
 from core.types import CollectionSource, Passage, QrelEntry, Query, RunEntry
-from db.importer import ImportConflict, import_collection
+from db.importer import ImportConflict, import_collection, import_source
 from db.models import Collection, Passage as PassageRow, QrelsEntry, QueryRecord, RunEntryRecord
 from db.queries import corpus_statistics, iter_passages, iter_queries, list_collections, load_qrels, load_run, split_statistics
 
@@ -35,6 +39,19 @@ QRELS = [QrelEntry("q1", "d1", 3), QrelEntry("q1", "d2", 1), QrelEntry("q2", "<d
 RUN = [RunEntry("q1", "d2", 1.5), RunEntry("q1", "d1", 1.5), RunEntry("q2", "d1", 0.25)]
 
 
+@pytest.fixture(params=["staged", "transaction"])
+def load(request, store):
+    """``load(source, **kwargs)``: import through one of the two entry points."""
+
+    def run(source, **kwargs):
+        if request.param == "staged":
+            return import_source(store, source, **kwargs)
+        with store.write() as s:
+            return import_collection(s, source, **kwargs)
+
+    return run
+
+
 def _counts(store):
     with store.read() as s:
         return tuple(
@@ -42,9 +59,8 @@ def _counts(store):
         )
 
 
-def test_import_round_trips_every_field(store):
-    with store.write() as s:
-        summary = import_collection(s, _source(PASSAGES, QUERIES, QRELS, {"bm25": RUN}), name="c", format="test", location="mem")
+def test_import_round_trips_every_field(store, load):
+    summary = load(_source(PASSAGES, QUERIES, QRELS, {"bm25": RUN}), name="c", format="test", location="mem")
     assert summary.as_dict() == {
         "collection": "c", "passages_added": 3, "passages_skipped": 0, "queries_added": 2, "queries_skipped": 0,
         "qrels_added": 4, "qrels_skipped": 0, "qrels_version": "imported", "runs": {"bm25": 3},
@@ -66,9 +82,8 @@ def test_import_round_trips_every_field(store):
             "c", "mixed", 3, 2, ["bm25"], ["imported"])
 
 
-def test_statistics_per_split(store):
-    with store.write() as s:
-        import_collection(s, _source(PASSAGES, QUERIES, QRELS), name="c", format="t", location="m")
+def test_statistics_per_split(store, load):
+    load(_source(PASSAGES, QUERIES, QRELS), name="c", format="t", location="m")
     with store.read() as s:
         train, test = split_statistics(s, "c", level=1)
         corpus = corpus_statistics(s, "c")
@@ -80,57 +95,48 @@ def test_statistics_per_split(store):
     assert corpus["passages"] == 3 and corpus["documents"] == 1
 
 
-def test_reimport_is_refused_and_leaves_store_unchanged(store):
-    with store.write() as s:
-        import_collection(s, _source(PASSAGES, QUERIES, QRELS), name="c", format="t", location="m")
+def test_reimport_is_refused_and_leaves_store_unchanged(store, load):
+    load(_source(PASSAGES, QUERIES, QRELS), name="c", format="t", location="m")
     before = _counts(store)
     with pytest.raises(ImportConflict, match="already exists"):
-        with store.write() as s:
-            import_collection(s, _source(PASSAGES), name="c", format="t", location="m")
+        load(_source(PASSAGES), name="c", format="t", location="m")
     assert _counts(store) == before
 
 
-def test_merge_adds_new_and_skips_identical(store):
-    with store.write() as s:
-        import_collection(s, _source(PASSAGES[:2], QUERIES[:1], QRELS[:1]), name="c", format="t", location="m")
-    with store.write() as s:
-        summary = import_collection(s, _source(PASSAGES, QUERIES, QRELS), name="c", format="t", location="m", mode="merge")
+def test_merge_adds_new_and_skips_identical(store, load):
+    load(_source(PASSAGES[:2], QUERIES[:1], QRELS[:1]), name="c", format="t", location="m")
+    summary = load(_source(PASSAGES, QUERIES, QRELS), name="c", format="t", location="m", mode="merge")
     assert (summary.passages_added, summary.passages_skipped, summary.queries_added, summary.qrels_added, summary.qrels_skipped) == (1, 2, 1, 3, 1)
     assert _counts(store)[1:4] == (3, 2, 4)
 
 
-def test_merge_refuses_a_changed_passage_naming_its_line(store):
-    with store.write() as s:
-        import_collection(s, _source(PASSAGES), name="c", format="t", location="m")
+def test_merge_refuses_a_changed_passage_naming_its_line(store, load):
+    load(_source(PASSAGES), name="c", format="t", location="m")
     changed = [Passage("d2", "It lies on the Loire.", title="Paris", doc_id="D", position=1, origin="new.jsonl:7")]
     before = _counts(store)
     with pytest.raises(FormatError) as err:
-        with store.write() as s:
-            import_collection(s, _source(changed), name="c", format="t", location="m", mode="merge")
+        load(_source(changed), name="c", format="t", location="m", mode="merge")
     assert (err.value.path, err.value.line) == ("new.jsonl", 7)
     assert "different text" in err.value.message
     assert _counts(store) == before
 
 
-def test_merge_refuses_a_changed_grade(store):
-    with store.write() as s:
-        import_collection(s, _source(PASSAGES, QUERIES, QRELS), name="c", format="t", location="m")
+def test_merge_refuses_a_changed_grade(store, load):
+    load(_source(PASSAGES, QUERIES, QRELS), name="c", format="t", location="m")
     with pytest.raises(FormatError, match="already has grade 3"):
-        with store.write() as s:
-            import_collection(s, _source(qrels=[QrelEntry("q1", "d1", 0, origin="q.txt:4")]), name="c", format="t", location="m", mode="merge")
+        load(_source(qrels=[QrelEntry("q1", "d1", 0, origin="q.txt:4")]), name="c", format="t", location="m", mode="merge")
 
 
-def test_duplicate_in_stream_is_located_and_nothing_is_kept(store):
+def test_duplicate_in_stream_is_located_and_nothing_is_kept(store, load):
     dup = PASSAGES + [Passage("d1", "again", origin="c.jsonl:9")]
     with pytest.raises(FormatError) as err:
-        with store.write() as s:
-            import_collection(s, _source(dup, QUERIES), name="c", format="t", location="m")
+        load(_source(dup, QUERIES), name="c", format="t", location="m")
     assert (err.value.path, err.value.line) == ("c.jsonl", 9)
     assert "first at c.jsonl:1" in err.value.message
     assert _counts(store) == (0, 0, 0, 0, 0)
 
 
-def test_a_late_error_rolls_back_everything(store):
+def test_a_late_error_rolls_back_everything(store, load):
     def broken():
         yield from PASSAGES
         raise FormatError("c.jsonl", 4, "invalid JSON")
@@ -138,14 +144,11 @@ def test_a_late_error_rolls_back_everything(store):
     source = _source(queries=QUERIES)
     source.passages = broken
     with pytest.raises(FormatError, match="c.jsonl:4: invalid JSON"):
-        with store.write() as s:
-            import_collection(s, source, name="c", format="t", location="m")
+        load(source, name="c", format="t", location="m")
     assert _counts(store) == (0, 0, 0, 0, 0)
 
 
-def test_run_name_clash_is_refused(store):
-    with store.write() as s:
-        import_collection(s, _source(runs={"bm25": RUN}), name="c", format="t", location="m")
+def test_run_name_clash_is_refused(store, load):
+    load(_source(runs={"bm25": RUN}), name="c", format="t", location="m")
     with pytest.raises(ImportConflict, match="run 'bm25' already exists"):
-        with store.write() as s:
-            import_collection(s, _source(runs={"bm25": RUN}), name="c", format="t", location="m", mode="merge")
+        load(_source(runs={"bm25": RUN}), name="c", format="t", location="m", mode="merge")
