@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import and_, exists, func, insert, or_, select
 from sqlalchemy.orm import Session
 
 from core.assignment import annotator_seed, plan_assignments, plan_fourth
@@ -45,12 +45,43 @@ from db.models import (
 )
 from db.queries import NotFound, collection_id
 
-LABELLING = ("label", "fourth")
-SCALES = {"graded": (0, 1, 2, 3), "binary": (0, 1)}  # assignment purposes whose labels decide final labels (QC labels do not)
+LABELLING = ("label", "fourth")  # assignment purposes whose labels decide final labels (QC labels do not)
+SCALES = {"graded": (0, 1, 2, 3), "binary": (0, 1)}
+OPEN_PACKAGE = ("open", "revise")
+# who may store a judgment on an assignment of each purpose (checked against the store in the write itself)
+LABEL_ROLES = {"label": ("annotator", "reviewer", "admin"), "fourth": ("annotator", "reviewer", "admin"),
+               "qc": ("reviewer", "admin")}
+REVIEW_ROLES = ("reviewer", "admin")
+ADMIN_ROLES = ("admin",)
 
 
 class Forbidden(PermissionError):
     """The acting user may not touch this item."""
+
+
+class SignedOut(Forbidden):
+    """The acting account no longer exists, is disabled, or its role no longer allows the action."""
+
+
+class StaleSubmission(Forbidden):
+    """The item shown is no longer open to this user: labelled elsewhere, package closed, pair decided.
+
+    Nothing was stored; the message says why in words an annotator understands.
+    """
+
+
+def require_account(session: Session, user_id: int | None, roles: Sequence[str], *, action: str = "do this") -> User:
+    """The acting account, re-read inside the caller's transaction; refuses a missing, disabled or wrong-role one.
+
+    The row is read ``FOR SHARE`` (PostgreSQL; SQLite's ``BEGIN IMMEDIATE`` already serialises writers),
+    so a concurrent ``user disable`` waits for this write or is seen by it, never half-way.
+    """
+    user = session.get(User, user_id, with_for_update={"read": True}) if user_id is not None else None
+    if user is None or not user.active:
+        raise SignedOut("this account was signed out (disabled or removed); nothing was stored")
+    if user.role not in roles:
+        raise SignedOut(f"a {user.role} account may not {action}; nothing was stored")
+    return user
 
 
 # --------------------------------------------------------------------------- assignment
@@ -99,14 +130,18 @@ def create_assignments(
     package_size: int = 1000,
     group_by_query: bool = False,
     scale: str = "graded",
+    by: int | None = None,
 ) -> AssignmentSummary:
     """Give every selected pair of a pool to ``per_pair`` distinct annotators, in shuffled packages.
 
     Pairs that already have annotators (from this or another pool) keep them and only get the
     missing ones, so new pools and new annotators can be added at any time without touching
     finished work.  ``scale`` is ``"graded"`` (0-3) or ``"binary"`` (0/1, its own keys on the
-    annotation page); it is fixed for a pool once its pairs are assigned.
+    annotation page); it is fixed for a pool once its pairs are assigned.  ``by``: the acting
+    account when an app user asks (checked active admin in this transaction); None from the CLI.
     """
+    if by is not None:
+        require_account(session, by, ADMIN_ROLES, action="assign work")
     if scale not in SCALES:
         raise ValueError(f"scale must be one of {', '.join(SCALES)}, got {scale!r}")
     cid = collection_id(session, collection)
@@ -194,37 +229,74 @@ class Item:
 
 def _standing(session: Session, user_id: int, assignment_ids: Sequence[int] | None = None) -> dict[int, int]:
     """The user's standing label per assignment id (after relabels and undos)."""
-    query = select(Judgment.assignment_id, Judgment.action, Judgment.grade).where(Judgment.user_id == user_id)
-    if assignment_ids is not None:
-        query = query.where(Judgment.assignment_id.in_(list(assignment_ids)))
+    query = select(Judgment.assignment_id, Judgment.action, Judgment.grade).where(
+        Judgment.user_id == user_id, Judgment.assignment_id.is_not(None)
+    )
+    wanted = None if assignment_ids is None else set(assignment_ids)
+    if wanted is not None and len(wanted) <= 500:  # a long IN list costs more than reading the user's log
+        query = query.where(Judgment.assignment_id.in_(sorted(wanted)))
     events = [Event(aid, "me", action, grade) for aid, action, grade in session.execute(query.order_by(Judgment.id))]
-    return {aid: labels["me"] for aid, labels in current_labels(events).items()}
+    return {aid: labels["me"] for aid, labels in current_labels(events).items() if wanted is None or aid in wanted}
 
 
-def _open_packages(session: Session, user_id: int) -> list[Package]:
-    return list(
-        session.scalars(
-            select(Package)
-            .where(Package.user_id == user_id, Package.status.in_(("open", "revise")))
-            .order_by(Package.id)
-        )
+def _open_clause():
+    """SQL condition (Assignment outer-joined to Package): the assignment can still take a judgment.
+
+    Its package is open or returned for revision; an adjudication (4th) assignment stays open until a
+    reviewer's override settles the pair; a QC assignment while a round that sampled the pair is reviewing;
+    a label assignment without a package (stores older than packages) is always open.
+    :func:`next_item` serves and :func:`record_judgment` accepts exactly the same set.
+    """
+    overridden = exists().where(
+        LabelOverride.query_id == Assignment.query_id, LabelOverride.passage_id == Assignment.passage_id
+    )
+    reviewing = exists().where(
+        QcItem.query_id == Assignment.query_id, QcItem.passage_id == Assignment.passage_id,
+        QcRound.id == QcItem.qc_round_id, QcRound.status == "reviewing",
+    )
+    return or_(
+        and_(Assignment.package_id.is_not(None), Package.status.in_(OPEN_PACKAGE)),
+        and_(
+            Assignment.package_id.is_(None),
+            or_(
+                Assignment.purpose == "label",
+                and_(Assignment.purpose == "fourth", ~overridden),
+                and_(Assignment.purpose == "qc", reviewing),
+            ),
+        ),
     )
 
 
+def _closed_reason(session: Session, a: Assignment) -> str | None:
+    """Why assignment ``a`` can take no judgment now, in words for the annotator (None while it is open)."""
+    is_open = session.scalar(
+        select(Assignment.id).outerjoin(Package, Package.id == Assignment.package_id)
+        .where(Assignment.id == a.id, _open_clause())
+    )
+    if is_open is not None:
+        return None
+    if a.package_id is not None:
+        status = session.scalar(select(Package.status).where(Package.id == a.package_id))
+        return f"package {a.package} is {status} and takes no more labels"
+    if a.purpose == "fourth":
+        return "a reviewer has already decided this pair"
+    return "the quality review of this item is closed"
+
+
 def next_item(session: Session, user_id: int, *, skipped: Sequence[int] = ()) -> Item | None:
-    """The user's next unlabelled assignment: adjudication first, then their oldest open package in order.
+    """The user's next unlabelled open assignment: adjudication first, then their oldest open package in order.
 
     ``skipped`` assignment ids (skipped in this sitting) come last.  Returns None when nothing is left.
+    What is served is exactly what :func:`record_judgment` accepts (the same open condition).
     """
     rows = session.execute(
         select(Assignment.id, Assignment.purpose, Assignment.package, Assignment.order_index, Assignment.package_id)
         .outerjoin(Package, Package.id == Assignment.package_id)
-        .where(
-            Assignment.user_id == user_id,
-            (Assignment.package_id.is_(None)) | (Package.status.in_(("open", "revise"))),
-        )
+        .where(Assignment.user_id == user_id, _open_clause())
         .order_by(Assignment.purpose != "fourth", Assignment.package_id, Assignment.order_index, Assignment.id)
     ).all()
+    if not rows:
+        return None
     labelled = _standing(session, user_id, [r[0] for r in rows])
     todo = [r for r in rows if r[0] not in labelled]
     if not todo:
@@ -245,7 +317,7 @@ def _item(session: Session, assignment_id: int, package_rows, labelled) -> Item:
         passage_language=p.language, package=a.package or ("adjudication" if a.purpose == "fourth" else "review"),
         position=order.index(a.id) + 1 if a.id in order else 1, total=len(order),
         done=sum(1 for aid in order if aid in labelled), purpose=a.purpose,
-        scale=pair_scale(session, a.query_id, a.passage_id),
+        scale=_assignment_scale(session, a),
     )
 
 
@@ -261,51 +333,107 @@ def pair_scale(session: Session, query_id: int, passage_id: int) -> str:
     return (params or {}).get("scale", "graded")
 
 
+def _assignment_scale(session: Session, a: Assignment) -> str:
+    """The scale of an assignment's pair through its own pool entry (two primary-key lookups, no scan)."""
+    if a.pool_entry_id is None:  # QC assignments carry no pool entry
+        return pair_scale(session, a.query_id, a.passage_id)
+    params = session.scalar(
+        select(Pool.params).join(PoolEntry, PoolEntry.pool_id == Pool.id).where(PoolEntry.id == a.pool_entry_id)
+    )
+    return (params or {}).get("scale", "graded")
+
+
 def _own_assignment(session: Session, user_id: int, assignment_id: int) -> Assignment:
-    a = session.get(Assignment, assignment_id)
+    # FOR UPDATE on PostgreSQL: two submissions on one assignment (two tabs) are checked one after the other
+    a = session.get(Assignment, assignment_id, with_for_update=True)
     if a is None or a.user_id != user_id:
         raise Forbidden("this item is not assigned to you")
     return a
 
 
+_ANY_LABEL_ROLE = tuple(sorted({role for roles in LABEL_ROLES.values() for role in roles}))
+
+
+def _labelling_account(session: Session, user_id: int, a: Assignment | None = None) -> User:
+    user = require_account(session, user_id, _ANY_LABEL_ROLE)
+    if a is not None and user.role not in LABEL_ROLES.get(a.purpose, ()):
+        raise SignedOut(f"a {user.role} account may not label {a.purpose} items any more; nothing was stored")
+    return user
+
+
 def record_judgment(
     session: Session, user_id: int, assignment_id: int, grade: int | None, *, action: str = "label",
-    note: str = "", elapsed_ms: int | None = None,
+    note: str = "", elapsed_ms: int | None = None, token: str | None = None, relabel: bool = False,
 ) -> Resolution | None:
-    """Append a judgment (label, skip or flag) to the log; a label re-resolves the pair.
+    """Append a judgment (label, skip or flag) on the assignment that was shown; a label re-resolves the pair.
 
-    Returns the pair's resolution after a label (None for skip/flag).
+    Everything is checked inside the caller's write transaction, against the store as it is now:
+    the account exists, is active and its role may label this kind of item (else :class:`SignedOut`);
+    the assignment is the user's (else :class:`Forbidden`); it is still open and the user has no
+    standing label on it (else :class:`StaleSubmission`).  A refused submission stores nothing.
+
+    Parameters
+    ----------
+    token : str, optional
+        The render token of the item on screen.  The same ``(assignment_id, token)`` submitted twice
+        (a double key press, a resent request) stores one judgment: the repeat returns None and
+        stores nothing.  None: no idempotency key, every other check still applies.
+    relabel : bool
+        Accept the judgment although the user already has a standing label on the item (a deliberate
+        relabel or a note from a script).  The annotation page never sets it.
+
+    Returns
+    -------
+    Resolution or None
+        The pair's resolution after a label; None for skip, flag, QC labels and repeats.
     """
-    a = _own_assignment(session, user_id, assignment_id)
-    levels = SCALES[pair_scale(session, a.query_id, a.passage_id)]
-    if action == "label" and grade not in levels:
-        raise ValueError(f"grade must be one of {list(levels)}, got {grade!r}")
     if action not in ("label", "skip", "flag"):
         raise ValueError(f"unknown action {action!r}")
+    _labelling_account(session, user_id)
+    a = _own_assignment(session, user_id, assignment_id)
+    _labelling_account(session, user_id, a)
+    if token is not None and session.scalar(
+        select(Judgment.id).where(Judgment.assignment_id == a.id, Judgment.submission_token == token)
+    ) is not None:
+        return None  # this very submission is already stored
+    scale = _assignment_scale(session, a)
+    levels = SCALES[scale]
+    if action == "label" and grade not in levels:
+        raise ValueError(f"grade must be one of {list(levels)}, got {grade!r}")
+    reason = _closed_reason(session, a)
+    if reason is not None:
+        raise StaleSubmission(f"Not stored: {reason}.")
+    if not relabel and _standing(session, user_id, [a.id]):
+        raise StaleSubmission("Not stored: this item was already labelled (in another tab or window).")
     session.add(
         Judgment(
             assignment_id=a.id, query_id=a.query_id, passage_id=a.passage_id, user_id=user_id, action=action,
-            grade=grade if action == "label" else None, note=note, elapsed_ms=elapsed_ms,
+            grade=grade if action == "label" else None, note=note, elapsed_ms=elapsed_ms, submission_token=token,
         )
     )
     session.flush()
     if action != "label" or a.purpose == "qc":
         return None
-    return resolve_pair(session, a.query_id, a.passage_id)
+    return resolve_pair(session, a.query_id, a.passage_id, scale=scale)
 
 
 def undo_last(session: Session, user_id: int) -> int | None:
-    """Withdraw the user's most recent standing label; returns its assignment id (None if nothing to undo)."""
+    """Withdraw the user's most recent standing label; returns its assignment id (None if nothing to undo).
+
+    The account is checked as for :func:`record_judgment`; a label whose package or QC round has
+    closed since cannot be withdrawn (:class:`StaleSubmission`, nothing stored).
+    """
+    _labelling_account(session, user_id)
     rows = session.execute(
-        select(Judgment.assignment_id, Judgment.action, Judgment.grade)
-        .where(Judgment.user_id == user_id, Judgment.assignment_id.is_not(None))
+        select(Judgment.assignment_id, Judgment.action)
+        .where(Judgment.user_id == user_id, Judgment.assignment_id.is_not(None), Judgment.action.in_(("label", "undo")))
         .order_by(Judgment.id)
     ).all()
     stack: list[int] = []
-    for aid, action, _grade in rows:
+    for aid, action in rows:
         if action == "label":
             stack.append(aid)
-        elif action == "undo":
+        else:
             # an undo withdraws the latest standing label of that assignment
             for i in range(len(stack) - 1, -1, -1):
                 if stack[i] == aid:
@@ -315,35 +443,44 @@ def undo_last(session: Session, user_id: int) -> int | None:
         return None
     aid = stack[-1]
     a = _own_assignment(session, user_id, aid)
+    _labelling_account(session, user_id, a)
+    reason = _closed_reason(session, a)
+    if reason is not None:
+        raise StaleSubmission(f"Nothing undone: {reason}.")
     session.add(Judgment(assignment_id=aid, query_id=a.query_id, passage_id=a.passage_id, user_id=user_id, action="undo"))
     session.flush()
     if a.purpose != "qc":
-        resolve_pair(session, a.query_id, a.passage_id)
+        resolve_pair(session, a.query_id, a.passage_id, scale=_assignment_scale(session, a))
     return aid
 
 
 def pair_labels(session: Session, query_id: int, passage_id: int) -> dict[str, int]:
     """Standing labels of one pair by annotator (labelling assignments only, not QC reviews)."""
     rows = session.execute(
-        select(User.username, Judgment.action, Judgment.grade)
+        select(Judgment.user_id, Judgment.action, Judgment.grade)
         .select_from(Judgment)
-        .join(User, User.id == Judgment.user_id)
         .join(Assignment, Assignment.id == Judgment.assignment_id)
         .where(Judgment.query_id == query_id, Judgment.passage_id == passage_id, Assignment.purpose.in_(LABELLING))
         .order_by(Judgment.id)
-    )
+    ).all()
     labels = current_labels(Event("pair", user, action, grade) for user, action, grade in rows)
-    return labels.get("pair", {})
+    by_id = labels.get("pair", {})
+    if not by_id:
+        return {}
+    names = dict(session.execute(select(User.id, User.username).where(User.id.in_(list(by_id)))).all())
+    return {names[uid]: grade for uid, grade in by_id.items()}
 
 
-def resolve_pair(session: Session, query_id: int, passage_id: int, *, seed: int = 0) -> Resolution:
+def resolve_pair(session: Session, query_id: int, passage_id: int, *, seed: int = 0, scale: str | None = None) -> Resolution:
     """Apply the T2Ranking rules to a pair's standing labels and store the outcome.
 
     A three-way split gets a 4th annotator automatically (not one of the three, least
-    loaded); a reviewer's override always wins over the labels.
+    loaded); a reviewer's override always wins over the labels.  It runs inside the labelling
+    write, so it stays a handful of indexed lookups (judgments, overrides and final labels by
+    pair); pass ``scale`` when the caller knows it to skip looking it up.
     """
     labels = pair_labels(session, query_id, passage_id)
-    levels = SCALES[pair_scale(session, query_id, passage_id)]
+    levels = SCALES[scale or pair_scale(session, query_id, passage_id)]
     resolution = resolve(list(labels.values()), levels=levels)
     override = session.scalar(
         select(LabelOverride).where(LabelOverride.query_id == query_id, LabelOverride.passage_id == passage_id)
@@ -356,15 +493,15 @@ def resolve_pair(session: Session, query_id: int, passage_id: int, *, seed: int 
         _assign_fourth(session, query_id, passage_id, set(labels), seed)
     final = session.scalar(select(FinalLabel).where(FinalLabel.query_id == query_id, FinalLabel.passage_id == passage_id))
     if resolution.is_final:
-        cid = session.scalar(select(QueryRecord.collection_id).where(QueryRecord.id == query_id))
         values = {
             "grade": resolution.grade, "method": resolution.method, "n_labels": resolution.n_labels,
             "reason": override.reason if override is not None else "", "decided_at": utcnow(),
             "decided_by": override.user_id if override is not None else None,
         }
         if final is None:
+            cid = session.scalar(select(QueryRecord.collection_id).where(QueryRecord.id == query_id))
             session.add(FinalLabel(collection_id=cid, query_id=query_id, passage_id=passage_id, **values))
-        else:
+        elif any(getattr(final, key) != value for key, value in values.items() if key != "decided_at"):
             for key, value in values.items():
                 setattr(final, key, value)
     elif final is not None:  # an undo took the pair back below a decision
@@ -401,10 +538,11 @@ def _assign_fourth(session: Session, query_id: int, passage_id: int, labelled_by
 
 
 def override_label(session: Session, reviewer_id: int, query_id: int, passage_id: int, grade: int | None, reason: str) -> Resolution:
-    """A reviewer sets a pair's final label (or excludes it with ``grade=None``), with a reason."""
-    role = session.scalar(select(User.role).where(User.id == reviewer_id, User.active))
-    if role not in ("reviewer", "admin"):
-        raise Forbidden("only reviewers and admins can override a final label")
+    """A reviewer sets a pair's final label (or excludes it with ``grade=None``), with a reason.
+
+    The reviewer's account (active, reviewer or admin) is checked in this same transaction.
+    """
+    require_account(session, reviewer_id, REVIEW_ROLES, action="override a final label")
     if not reason or not reason.strip():
         raise ValueError("an override needs a reason")
     session.add(LabelOverride(query_id=query_id, passage_id=passage_id, user_id=reviewer_id, grade=grade if grade is not None else -1, reason=reason.strip()))
@@ -430,7 +568,12 @@ def live_qrels(session: Session, collection: str) -> Qrels:
 
 
 def freeze_qrels(session: Session, collection: str, name: str, *, note: str = "", user_id: int | None = None) -> int:
-    """Snapshot the current final labels as a named qrels version; returns the number of entries."""
+    """Snapshot the current final labels as a named qrels version; returns the number of entries.
+
+    ``user_id``: the acting account when an app user asks (checked active admin in this transaction).
+    """
+    if user_id is not None:
+        require_account(session, user_id, ADMIN_ROLES, action="freeze qrels versions")
     cid = collection_id(session, collection)
     if session.scalar(select(QrelsVersion.id).where(QrelsVersion.collection_id == cid, QrelsVersion.name == name)):
         raise ValueError(f"a qrels version named {name!r} already exists")
@@ -456,9 +599,14 @@ def package_progress(session: Session, package_id: int) -> tuple[int, int]:
 
 def start_qc_round(
     session: Session, package_id: int, *, reviewers: Sequence[str], sample_size: int = 100, seed: int = 0,
-    threshold: float = 0.93,
+    threshold: float = 0.93, by: int | None = None,
 ) -> int:
-    """Sample a finished package for review by at least two reviewers; returns the round id."""
+    """Sample a finished package for review by at least two reviewers; returns the round id.
+
+    ``by``: the acting account when an app user asks (checked active admin in this transaction).
+    """
+    if by is not None:
+        require_account(session, by, ADMIN_ROLES, action="start quality control")
     package = session.get(Package, package_id)
     if package is None:
         raise NotFound(f"no package {package_id}")
@@ -499,8 +647,13 @@ def start_qc_round(
     return qc_round.id
 
 
-def close_qc_round(session: Session, round_id: int, *, min_reviewers: int = 2) -> dict[str, Any]:
-    """Score the annotator against the reviewers on the round's sample and pass or return the package."""
+def close_qc_round(session: Session, round_id: int, *, min_reviewers: int = 2, by: int | None = None) -> dict[str, Any]:
+    """Score the annotator against the reviewers on the round's sample and pass or return the package.
+
+    ``by``: the acting account when an app user asks (checked active admin in this transaction).
+    """
+    if by is not None:
+        require_account(session, by, ADMIN_ROLES, action="close quality control rounds")
     qc_round = session.get(QcRound, round_id)
     if qc_round is None:
         raise NotFound(f"no QC round {round_id}")
@@ -541,6 +694,7 @@ def close_qc_round(session: Session, round_id: int, *, min_reviewers: int = 2) -
 
 def resubmit_package(session: Session, user_id: int, package_id: int) -> None:
     """The annotator says a returned package is revised; it goes back to review as ``submitted``."""
+    _labelling_account(session, user_id)
     package = session.get(Package, package_id)
     if package is None or package.user_id != user_id:
         raise Forbidden("this package is not yours")

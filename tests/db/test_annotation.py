@@ -8,6 +8,8 @@ from sqlalchemy import select
 from core.types import CollectionSource, Passage, Query
 from db.annotation import (
     Forbidden,
+    SignedOut,
+    StaleSubmission,
     close_qc_round,
     create_assignments,
     freeze_qrels,
@@ -20,10 +22,11 @@ from db.annotation import (
     undo_last,
 )
 from db.importer import import_collection
-from db.models import Assignment, FinalLabel, Package, Passage as PassageRow, QueryRecord
+from db.models import Assignment, FinalLabel, Judgment, Package, QcRound, QueryRecord
+from db.models import Passage as PassageRow
 from db.pools import save_pool
 from db.queries import load_qrels
-from db.users import add_user
+from db.users import add_user, set_active, set_role
 
 DOCS = [f"d{i}" for i in range(10)]
 
@@ -41,6 +44,7 @@ def world(store):
         save_pool(s, "c", "p", pool, method="depth")
         users = {name: add_user(s, name, "correct horse", "annotator").id for name in ("ann1", "ann2", "ann3", "ann4")}
         users |= {name: add_user(s, name, "correct horse", "reviewer").id for name in ("rev1", "rev2")}
+        users["admin"] = add_user(s, "admin", "correct horse", "admin").id
     return store, users
 
 
@@ -62,9 +66,9 @@ def _assignment(store, user_id, qid, did):
         return s.scalar(select(Assignment.id).where(Assignment.user_id == user_id, Assignment.query_id == q, Assignment.passage_id == d))
 
 
-def _label(store, user_id, qid, did, grade):
+def _label(store, user_id, qid, did, grade, **kw):
     with store.write() as s:
-        return record_judgment(s, user_id, _assignment(store, user_id, qid, did), grade, elapsed_ms=900)
+        return record_judgment(s, user_id, _assignment(store, user_id, qid, did), grade, elapsed_ms=900, **kw)
 
 
 def _final(store, qid, did):
@@ -191,8 +195,8 @@ def test_qc_cycle_returns_a_package_with_planted_errors_then_passes(world):
     assert (result["accuracy"], result["n_checked"], result["decision"]) == (0.8, 10, "revise")
     with store.read() as s:
         assert s.get(Package, package).status == "revise"
-    for d in wrong:  # the annotator revises the returned package
-        _label(store, ann, "q1" if d in DOCS[:5] else "q2", d, truth[d])
+    for d in wrong:  # the annotator revises the returned package (a deliberate relabel)
+        _label(store, ann, "q1" if d in DOCS[:5] else "q2", d, truth[d], relabel=True)
     with store.write() as s:
         resubmit_package(s, ann, package)
     with store.write() as s:
@@ -218,3 +222,169 @@ def test_binary_scale_has_its_own_levels_and_never_needs_a_fourth(world):
     for u, g in ((a1, 1), (a2, 0), (a3, 1)):
         resolution = _label(store, u, "q1", "d0", g)
     assert resolution.state == "resolved" and _final(store, "q1", "d0") == (1, "majority", 3)
+
+
+# --------------------------------------------------------------------------- labels bound to what was shown
+
+
+def _judgments(store):
+    """Every stored judgment as (user id, qid, docid, action, grade), oldest first."""
+    with store.read() as s:
+        return [
+            (u, q, d, a, g)
+            for u, q, d, a, g in s.execute(
+                select(Judgment.user_id, QueryRecord.ext_id, PassageRow.ext_id, Judgment.action, Judgment.grade)
+                .join(QueryRecord, QueryRecord.id == Judgment.query_id)
+                .join(PassageRow, PassageRow.id == Judgment.passage_id)
+                .order_by(Judgment.id)
+            )
+        ]
+
+
+def test_a_second_tab_on_a_labelled_item_is_refused_and_stores_nothing(world):
+    store, users = world
+    _assign(store)
+    ann = users["ann1"]
+    with store.read() as s:
+        shown = next_item(s, ann)  # both tabs render this item, each with its own token
+    with store.write() as s:
+        record_judgment(s, ann, shown.assignment_id, 3, token="tab-1")
+    with pytest.raises(StaleSubmission, match="already labelled"):
+        with store.write() as s:
+            record_judgment(s, ann, shown.assignment_id, 0, token="tab-2")
+    with pytest.raises(StaleSubmission):  # a skip of the same stale item is refused too
+        with store.write() as s:
+            record_judgment(s, ann, shown.assignment_id, None, action="skip", token="tab-2")
+    q, d = _shown_pair(store, shown.assignment_id)
+    assert _judgments(store) == [(ann, q, d, "label", 3)]
+
+
+def _shown_pair(store, assignment_id):
+    with store.read() as s:
+        return s.execute(
+            select(QueryRecord.ext_id, PassageRow.ext_id)
+            .join(Assignment, Assignment.query_id == QueryRecord.id)
+            .join(PassageRow, PassageRow.id == Assignment.passage_id)
+            .where(Assignment.id == assignment_id)
+        ).one()
+
+
+def test_the_same_submission_twice_stores_one_judgment(world):
+    store, users = world
+    _assign(store)
+    ann = users["ann1"]
+    with store.read() as s:
+        shown = next_item(s, ann)
+    with store.write() as s:
+        first = record_judgment(s, ann, shown.assignment_id, 2, token="t1")
+    with store.write() as s:
+        again = record_judgment(s, ann, shown.assignment_id, 2, token="t1")
+    assert first is not None and first.state == "pending" and again is None
+    q, d = _shown_pair(store, shown.assignment_id)
+    assert _judgments(store) == [(ann, q, d, "label", 2)]
+    with store.read() as s:
+        assert s.scalar(select(Judgment.submission_token)) == "t1"
+    # after an undo the same item is shown again with a fresh token, and that label is stored
+    with store.write() as s:
+        assert undo_last(s, ann) == shown.assignment_id
+    with store.write() as s:
+        record_judgment(s, ann, shown.assignment_id, 1, token="t2")
+    assert _judgments(store) == [(ann, q, d, "label", 2), (ann, q, d, "undo", None), (ann, q, d, "label", 1)]
+
+
+def test_a_disabled_or_demoted_account_stores_nothing(world):
+    store, users = world
+    _assign(store)
+    ann = users["ann1"]
+    with store.read() as s:
+        shown = next_item(s, ann)
+    with store.write() as s:
+        set_active(s, "ann1", False)
+    for call in (
+        lambda s: record_judgment(s, ann, shown.assignment_id, 3, token="t"),
+        lambda s: record_judgment(s, ann, shown.assignment_id, None, action="flag", note="x"),
+        lambda s: undo_last(s, ann),
+    ):
+        with pytest.raises(SignedOut, match="signed out"):
+            with store.write() as s:
+                call(s)
+    assert _judgments(store) == []
+    with store.write() as s:
+        set_active(s, "ann1", True)
+        record_judgment(s, ann, shown.assignment_id, 3)
+        set_active(s, "rev1", False)
+    q, d = _shown_pair(store, shown.assignment_id)
+    with pytest.raises(SignedOut):  # a disabled reviewer cannot override
+        with store.write() as s:
+            override_label(s, users["rev1"], *_pair_ids(store, q, d), 1, "reason")
+    with pytest.raises(SignedOut, match="may not assign work"):  # nor can a non-admin assign work
+        with store.write() as s:
+            create_assignments(s, "c", "p", annotators=["ann4"], by=users["rev2"])
+    assert _judgments(store) == [(ann, q, d, "label", 3)]
+
+
+def test_wrong_owner_and_closed_package_are_refused(world):
+    store, users = world
+    _assign(store, package_size=10)
+    ann = users["ann1"]
+    with store.read() as s:
+        shown = next_item(s, ann)
+    with pytest.raises(Forbidden, match="not assigned to you"):
+        with store.write() as s:
+            record_judgment(s, users["ann2"], shown.assignment_id, 1, token="x")
+    with store.write() as s:
+        s.get(Package, s.get(Assignment, shown.assignment_id).package_id).status = "submitted"
+    with pytest.raises(StaleSubmission, match="is submitted and takes no more labels"):
+        with store.write() as s:
+            record_judgment(s, ann, shown.assignment_id, 1, token="y")
+    with store.read() as s:
+        assert next_item(s, ann) is None  # what is not accepted is not served either
+    assert _judgments(store) == []
+
+
+def test_an_adjudication_arriving_meanwhile_never_takes_the_shown_items_label(world):
+    store, users = world
+    _assign(store)
+    a1, a2, a3, a4 = (users[f"ann{i}"] for i in range(1, 5))
+    with store.write() as s:  # ann4 holds one pair of a second pool, so it has an item on screen
+        save_pool(s, "c", "p2", {"q1": {"d0": []}}, method="depth")
+        create_assignments(s, "c", "p2", annotators=["ann4"], per_pair=4, seed=7)
+    with store.read() as s:
+        shown = next_item(s, a4)
+    shown_pair = _shown_pair(store, shown.assignment_id)
+    assert shown.purpose == "label" and tuple(shown_pair) == ("q1", "d0")
+    other, qid = "d1", "q1"
+    for u, g in ((a1, 0), (a2, 1), (a3, 2)):  # a three-way split: ann4 gets the adjudication now
+        _label(store, u, qid, other, g)
+    with store.write() as s:
+        record_judgment(s, a4, shown.assignment_id, 3, token="shown")
+    with store.read() as s:
+        after = next_item(s, a4)
+    assert _judgments(store)[-1] == (a4, *shown_pair, "label", 3)
+    assert after.purpose == "fourth" and after.passage == f"passage text {other}"
+
+
+def test_qc_labels_need_a_reviewer_and_an_open_round(world):
+    store, users = world
+    _assign(store, package_size=10)
+    for d in DOCS:
+        _label(store, users["ann1"], "q1" if d in DOCS[:5] else "q2", d, 1)
+    with store.read() as s:
+        package = s.scalar(select(Package.id).where(Package.user_id == users["ann1"]))
+    with store.write() as s:
+        round_id = start_qc_round(s, package, reviewers=["rev1", "rev2"], sample_size=2, seed=1, by=users["admin"])
+    with store.read() as s:
+        item = next_item(s, users["rev1"])
+    with store.write() as s:
+        set_role(s, "rev1", "annotator")
+    with pytest.raises(SignedOut, match="may not label qc items"):
+        with store.write() as s:
+            record_judgment(s, users["rev1"], item.assignment_id, 1)
+    with store.write() as s:
+        set_role(s, "rev1", "reviewer")
+        s.get(QcRound, round_id).status = "revise"
+    with pytest.raises(StaleSubmission, match="quality review of this item is closed"):
+        with store.write() as s:
+            record_judgment(s, users["rev1"], item.assignment_id, 1)
+    with store.read() as s:
+        assert next_item(s, users["rev1"]) is None
