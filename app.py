@@ -11,8 +11,8 @@ from it, skipping this entry point.
 
 import streamlit as st
 
-from pooljudge.ui.auth import current_account, login_form, logout
-from pooljudge.ui.common import get_store
+from pooljudge.ui.auth import current_account, login_form, logout, sync_cookie
+from pooljudge.ui.common import get_store, md_escape
 from pooljudge.ui.setup import first_admin_form, has_users
 
 st.set_page_config(page_title="pooljudge", page_icon=":material/fact_check:", layout="wide")
@@ -36,7 +36,8 @@ BY_ROLE = {
 }
 
 store = get_store()
-account = current_account()
+account = current_account()  # validates the session (cookie after a reload) against the store
+sync_cookie()  # a session cookie written or deleted at login/logout, until the browser confirms
 if account is None:
     if has_users(store):
         login_form()
@@ -48,7 +49,8 @@ pages = [PAGES[name] for name in BY_ROLE[account.role]]
 if account.role == "annotator":
     pages[0] = st.Page("views/annotate.py", title="Annotate", icon=":material/edit_note:", default=True)
 with st.sidebar:
-    st.caption(f"Logged in as **{account.username}** ({account.role})")
+    # the username is untrusted text: escaped, so Markdown in it (links, images) shows literally
+    st.caption(f"Logged in as **{md_escape(account.username)}** ({account.role})")
     if st.button("Log out", key="logout"):
         logout()
 st.navigation(pages).run()

@@ -1,62 +1,213 @@
 """Login state for the Streamlit app: who is logged in, and the role check every page makes on every run.
 
-Only the account id is kept in ``st.session_state``; the role is read from
-the store on every run, so disabling an account or changing its role takes
-effect at the next interaction.
+A login starts a server-side session (:mod:`db.sessions`); its random token
+lives in ``st.session_state`` and in a cookie, so that a reload (a new
+Streamlit session) signs the browser in again.  Every page run and every
+fragment run validates the token against the store: a revoked session
+(logout, account disabled, role or password changed), an expired one or a
+disabled account signs the browser out at its next interaction, with a
+message saying so.
+
+The cookie is read with Streamlit's own ``st.context.cookies`` (the cookies
+the browser sent when the page was opened, so available on the first run) and
+written or deleted with ``extra_streamlit_components.CookieManager`` (a
+maintained component; no JavaScript of ours).  A component only acts once the
+browser has rendered it, so a write is kept pending in the session, and the
+component rendered on every full run by :func:`sync_cookie`, until the
+browser reports it done.
+
+Page tests (AppTest) put only an account id into the session, without a
+token: such a session re-reads the account (active, role) on every run.
 """
 
 from __future__ import annotations
 
-import streamlit as st
+import math
+import secrets
+from datetime import datetime, timezone
 
-from db.users import Account, authenticate, get_account
+import streamlit as st
+from sqlalchemy.exc import OperationalError
+
+from db.sessions import SESSION_TTL, check_session, login, revoke_session, touch_session
+from db.users import Account, get_account
 from pooljudge.ui.common import get_store
 
+COOKIE = "pooljudge_session"
 _KEY = "pooljudge_user_id"
+_TOKEN = "pooljudge_session_token"
+_NOTICE = "pooljudge_signed_out"  # why the login screen is shown, until the next sign-in
+_DEAD = "pooljudge_dead_token"  # a token known not to work: st.context.cookies keeps offering it
+_COOKIE_OP = "pooljudge_cookie_op"  # a cookie write waiting for the browser: {"kind", "nonce", ...}
+
+SIGNED_OUT = ("You were signed out: the session ended, or the account was disabled or its role changed. "
+              "Log in again.")
 
 
 def current_account() -> Account | None:
-    """The logged-in, still active account, or None."""
+    """The logged-in, still active account, or None (validated against the store on every call)."""
+    store = get_store()
     user_id = st.session_state.get(_KEY)
-    if user_id is None:
-        return None
-    with get_store().read() as session:
-        account = get_account(session, user_id)
-    if account is None:
-        st.session_state.pop(_KEY, None)
-    return account
+    token = st.session_state.get(_TOKEN)
+    if user_id is not None and token:
+        account = _validate(store, token)
+        if account is None or account.id != user_id:
+            _signed_out(token)
+            return None
+        return account
+    if user_id is not None:  # an id without a session token (page tests): the account as it is now
+        with store.read() as session:
+            account = get_account(session, user_id)
+        if account is None:
+            st.session_state.pop(_KEY, None)
+            st.session_state[_NOTICE] = SIGNED_OUT
+        return account
+    token = _cookie_token()
+    if token and token != st.session_state.get(_DEAD):
+        account = _validate(store, token)
+        if account is not None:  # a reload or a new tab: the browser's session goes on
+            st.session_state[_KEY] = account.id
+            st.session_state[_TOKEN] = token
+            return account
+        _signed_out(token)
+    return None
 
 
 def require_role(*roles: str) -> Account:
-    """Stop the page unless the logged-in account has one of ``roles`` (checked on every run)."""
+    """Stop the page (or the fragment) unless the logged-in account is active and has one of ``roles``.
+
+    Call it at the start of every page and of every fragment function: the
+    check is made against the store on each call.  A signed-out session in a
+    fragment run reruns the whole app, which then shows the login screen.
+    """
     account = current_account()
-    if account is None or account.role not in roles:
+    if account is None:
+        if _in_fragment_run():
+            st.rerun()  # scope "app": the page is replaced by the login screen and its notice
+        st.warning(st.session_state.get(_NOTICE) or SIGNED_OUT)
+        st.stop()
+    if account.role not in roles:
         st.error("You do not have access to this page.")
         st.stop()
     return account
 
 
 def login_form() -> None:
-    """The login screen; on success the account id goes into the session and the app reruns."""
+    """The login screen; on success a session starts, its token goes into a cookie and the app reruns."""
     st.title("pooljudge")
+    notice = st.session_state.get(_NOTICE)
+    if notice:
+        st.warning(notice)
     with st.form("login"):
         username = st.text_input("Username")
         password = st.text_input("Password", type="password")
         submitted = st.form_submit_button("Log in", type="primary")
     if submitted:
-        with get_store().write() as session:
-            account = authenticate(session, username, password)
-        if account is None:
+        result = login(get_store(), username, password, client_address())
+        if result.retry_after > 0:
+            st.error(f"Too many failed logins: wait {math.ceil(result.retry_after)} s before the next attempt.")
+        elif result.account is None:
             st.error("Unknown user, wrong password, or a disabled account.")
         else:
-            sign_in(account)
+            sign_in(result.account, result.token)
 
 
-def sign_in(account: Account) -> None:
+def sign_in(account: Account, token: str) -> None:
+    """Keep the new session in this browser (state now, cookie as soon as the browser confirms) and rerun."""
     st.session_state[_KEY] = account.id
+    st.session_state[_TOKEN] = token
+    for key in (_NOTICE, _DEAD):
+        st.session_state.pop(key, None)
+    expires = datetime.now(timezone.utc) + SESSION_TTL
+    _queue_cookie("set", token=token, expires=expires)
     st.rerun()
 
 
 def logout() -> None:
+    """Revoke this browser's server session, delete its cookie, forget everything in the session, rerun."""
+    token = st.session_state.get(_TOKEN)
+    if token:
+        with get_store().write() as session:
+            revoke_session(session, token)
     st.session_state.clear()
+    if token:
+        st.session_state[_DEAD] = token
+    _queue_cookie("delete")
     st.rerun()
+
+
+def sync_cookie() -> None:
+    """Render the pending cookie write until the browser reports it done (call once per full run, from app.py).
+
+    Not from fragments: a component rendered inside a fragment belongs to it.
+    The components have no height; they sit at the top of the page.
+    """
+    op = st.session_state.get(_COOKIE_OP)
+    if op is None:
+        return
+    done_key = f"pooljudge_cookie_{op['kind']}_{op['nonce']}"
+    if st.session_state.get(done_key):  # the component's value: True once the browser did it
+        del st.session_state[_COOKIE_OP]
+        return
+    from extra_streamlit_components import CookieManager
+
+    manager = CookieManager(key=f"pooljudge_cookies_{op['nonce']}")
+    if op["kind"] == "set":
+        manager.set(COOKIE, op["token"], key=done_key, path="/", expires_at=op["expires"], same_site="strict")
+    else:
+        try:
+            manager.delete(COOKIE, key=done_key)
+        except KeyError:  # the component was rendered; CookieManager only failed to drop it from its own dict
+            pass
+
+
+def client_address() -> str:
+    """The browser's address as Streamlit sees it ("" when unknown, e.g. on localhost), for login throttling."""
+    try:
+        address = st.context.ip_address
+    except Exception:  # noqa: BLE001 - no client context (bare mode): no address
+        return ""
+    return address if isinstance(address, str) else ""  # AppTest's context is a stand-in
+
+
+def _validate(store, token: str) -> Account | None:
+    with store.read() as session:
+        check = check_session(session, token)
+    if check is None:
+        return None
+    if check.touch_due:  # last_seen_at: one tiny write a minute at most, never one per rerun
+        try:
+            with store.write() as session:
+                touch_session(session, token)
+        except OperationalError:  # a busy store must not cost the annotator the page; try next minute
+            pass
+    return check.account
+
+
+def _signed_out(token: str | None) -> None:
+    for key in (_KEY, _TOKEN):
+        st.session_state.pop(key, None)
+    if token:
+        st.session_state[_DEAD] = token
+    st.session_state[_NOTICE] = SIGNED_OUT
+    _queue_cookie("delete")  # the cookie holds this dead token (set at login, or it came with the page)
+
+
+def _cookie_token() -> str | None:
+    try:
+        value = st.context.cookies.get(COOKIE)
+    except Exception:  # noqa: BLE001 - no client context: no cookies
+        return None
+    return value if isinstance(value, str) and value else None  # AppTest's context is a stand-in
+
+
+def _queue_cookie(kind: str, **values) -> None:
+    st.session_state[_COOKIE_OP] = {"kind": kind, "nonce": secrets.token_hex(4), **values}
+
+
+def _in_fragment_run() -> bool:
+    """Whether this script run reruns fragments only (then the login screen needs a full rerun)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    return bool(ctx is not None and getattr(ctx, "fragment_ids_this_run", None))

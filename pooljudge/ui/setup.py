@@ -16,7 +16,8 @@ def has_users(store) -> bool:
 
 
 def first_admin_form() -> None:
-    from pooljudge.ui.auth import sign_in
+    from db.sessions import create_session
+    from pooljudge.ui.auth import client_address, sign_in
     from pooljudge.ui.common import get_store
 
     st.title("Welcome to pooljudge")
@@ -37,7 +38,8 @@ def first_admin_form() -> None:
                     st.error("An account was created meanwhile: log in instead.")
                     return
                 account = add_user(session, username, password, "admin")
+                token = create_session(session, account.id, client_address())
         except ValueError as exc:
             st.error(md_escape(str(exc)))
             return
-        sign_in(account)
+        sign_in(account, token)

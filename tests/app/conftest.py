@@ -103,7 +103,8 @@ def screenshot(page, name: str) -> Path:
 
 
 def login(page, base_url: str, username: str, password: str = PASSWORD, path: str = "") -> None:
-    """Open the app at ``path`` and log in through the login form (every page load is a new, logged-out session)."""
+    """Open the app at ``path`` and log in through the login form (as a new browser: cookies cleared first)."""
+    page.context.clear_cookies()  # the session cookie of an earlier login would sign the page in by itself
     page.goto(base_url + path)
     page.get_by_label("Username").fill(username)
     page.get_by_label("Password", exact=True).fill(password)
