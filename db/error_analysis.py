@@ -84,7 +84,8 @@ def _chunks(items: Sequence[str], size: int = _IN_CHUNK) -> Iterable[Sequence[st
 def _run_id(session: Session, cid: int, run_name: str | None) -> int | None:
     if run_name is None:
         return None
-    rid = session.scalar(select(RunRecord.id).where(RunRecord.collection_id == cid, RunRecord.name == run_name))
+    rid = session.scalar(  # a run still importing does not exist yet
+        select(RunRecord.id).where(RunRecord.collection_id == cid, RunRecord.name == run_name, RunRecord.status == "ready"))
     if rid is None:
         raise NotFound(f"no run named {run_name!r} in this collection")
     return rid

@@ -79,7 +79,8 @@ def save_pool(
     if session.scalar(select(Pool.id).where(Pool.collection_id == cid, Pool.name == name)) is not None:
         raise ValueError(f"a pool named {name!r} already exists in collection {collection!r}")
     run_names = {c[0] for docs in pool.values() for contributions in docs.values() for c in contributions}
-    runs = dict(session.execute(select(RunRecord.name, RunRecord.id).where(RunRecord.collection_id == cid)).all())
+    runs = dict(session.execute(  # a run still importing (status 'importing') does not exist yet
+        select(RunRecord.name, RunRecord.id).where(RunRecord.collection_id == cid, RunRecord.status == "ready")).all())
     unknown = sorted(run_names - runs.keys())
     if unknown:
         raise NotFound(f"runs not in collection {collection!r}: {', '.join(unknown)}")

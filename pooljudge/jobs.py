@@ -54,7 +54,39 @@ class Reporter:
 def handlers() -> dict[str, JobHandler]:
     from pooljudge.pipeline import run_pool_job
 
-    return {"pool": run_pool_job}
+    return {"pool": run_pool_job, "import": run_import_job}
+
+
+IMPORT_STAGES = {"reading": "Reading and checking the input", "checking": "Comparing with the stored collection",
+                 "writing": "Writing"}
+
+
+def run_import_job(store: Store, info: JobInfo, report: Reporter) -> dict[str, Any]:
+    """The app's import: :func:`db.importer.import_path` with the job's params, progress into the job row.
+
+    Params: ``format``, ``path``, ``collection``, ``merge`` (bool), ``qrels_name``.
+    """
+    from db.importer import import_path
+
+    p = info.params
+    summary = import_path(
+        store, p["format"], p["path"], name=p["collection"], mode="merge" if p.get("merge") else "create",
+        qrels_name=p.get("qrels_name") or "imported",
+        progress=lambda stage, done, total: report(done, total, IMPORT_STAGES.get(stage, stage)),
+    )
+    return summary.as_dict()
+
+
+def error_text(exc: BaseException) -> str:
+    """What a job's page shows for its failure: the message of an expected error, never a traceback.
+
+    Bad input (``file:line: ...`` from the strict readers), conflicts and
+    unknown names are ``ValueError``/``LookupError``: their message says it
+    all.  Anything else keeps its type, which is a hint that it is a bug.
+    """
+    if isinstance(exc, (ValueError, LookupError)):
+        return str(exc.args[0]) if isinstance(exc, LookupError) and exc.args else str(exc)
+    return "".join(traceback.format_exception_only(type(exc), exc)).strip()
 
 
 def run_job(store: Store, job_id: int, *, echo: Callable[[str], None] | None = None) -> dict[str, Any]:
@@ -68,9 +100,8 @@ def run_job(store: Store, job_id: int, *, echo: Callable[[str], None] | None = N
             raise ValueError(f"unknown job kind {info.kind!r}")
         result = handler(store, info, reporter)
     except Exception as exc:
-        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         with store.write() as session:
-            fail_job(session, job_id, detail)
+            fail_job(session, job_id, error_text(exc))
         raise
     with store.write() as session:
         finish_job(session, job_id, result)

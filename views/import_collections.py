@@ -1,19 +1,22 @@
-"""Import a collection, qrels or runs from a path on the server."""
+"""Import a collection, qrels or runs from a path on the server, as a background job with progress."""
 
 import pandas as pd
 import streamlit as st
 from core.errors import FormatError
-from core.formats import FORMATS, read_source
-from db.importer import ImportConflict, import_collection
+from core.formats import FORMATS
+from db.importer import check_regular_input
+from db.jobs import create_job, list_jobs
 from db.queries import import_history
+from pooljudge.jobs import launch
 from pooljudge.ui.common import get_store, md_escape
 from pooljudge.ui.auth import require_role
 
 require_role("admin")
 st.title("Import")
 st.caption(
-    "Reads a file or folder on the machine running pooljudge, in one transaction: "
-    "on any error nothing is imported. Large corpora import faster with `pooljudge import`."
+    "Reads a file or folder on the machine running pooljudge, in a background job that goes on if you leave "
+    "or reload this page. The whole input is checked first: on any error nothing is imported. The new "
+    "collection appears only once it is complete, and annotators keep labelling meanwhile."
 )
 
 store = get_store()
@@ -29,30 +32,53 @@ if submitted:
     if not path.strip() or not name.strip():
         st.error("Give both a path and a collection name.")
     else:
-        bar = st.progress(0.0, text="Reading...")
-        seen = {"n": 0}
-
-        def progress(part: str, n: int) -> None:
-            seen["n"] += n
-            bar.progress(min(0.99, seen["n"] / (seen["n"] + 5_000)), text=f"Importing {part}: {seen['n']:,} records")
-
         try:
-            with store.write() as session:
-                summary = import_collection(
-                    session, read_source(fmt, path.strip()), name=name.strip(), format=fmt,
-                    location=path.strip(), mode="merge" if merge else "create", qrels_name=qrels_name.strip() or "imported",
-                    progress=progress,
-                )
-        except (FormatError, ImportConflict, ValueError) as exc:
-            bar.empty()
+            check_regular_input(path.strip())  # a FIFO would block the job forever: refuse it here, at once
+        except FormatError as exc:
             st.error(f"Nothing was imported. {md_escape(str(exc))}", icon=":material/error:")
         else:
-            bar.progress(1.0, text="Done")
-            s = summary.as_dict()
-            st.success(
-                f"Imported {s['passages_added']:,} passages, {s['queries_added']:,} queries, "
-                f"{s['qrels_added']:,} qrels entries and {len(s['runs'])} runs."
-            )
+            params = {"format": fmt, "path": path.strip(), "collection": name.strip(), "merge": merge,
+                      "qrels_name": qrels_name.strip() or "imported"}
+            with store.write() as session:
+                job_id = create_job(session, "import", params)
+            launch(store, job_id)
+            st.toast(f"Import job {job_id} started")
+
+
+def _summary(result: dict) -> str:
+    return (f"{result['passages_added']:,} passages, {result['queries_added']:,} queries, "
+            f"{result['qrels_added']:,} qrels entries and {len(result['runs'])} runs imported")
+
+
+@st.fragment(run_every=1.0)
+def import_jobs() -> None:
+    """The recent import jobs, read from the store: a reload finds a running import again."""
+    with store.read() as session:
+        jobs = list_jobs(session, kind="import", limit=5)
+    active = {j.id for j in jobs if j.status in ("queued", "running") and not j.stale}
+    watched = st.session_state.setdefault("import_jobs_running", set())
+    st.session_state["import_jobs_running"] = active
+    if watched - active:  # an import this page watched has ended: refresh the history below too
+        st.rerun(scope="app")
+    for job in jobs:
+        label = (f"Job {job.id} · {md_escape(job.params.get('format', '?'))} "
+                 f"{md_escape(job.params.get('path', '?'))} → {md_escape(job.params.get('collection', '?'))}")
+        if job.status in ("queued", "running") and not job.stale:
+            count = f"{job.done:,}/{job.total:,}" if job.total else f"{job.done:,} records"
+            st.progress(job.fraction or 0.0, text=f"{label}: {md_escape(job.message or job.status)} ({count})")
+        elif job.stale:
+            st.warning(f"{label}: the worker stopped reporting (last: {md_escape(job.message)}); "
+                       "nothing of it is visible, and its leftovers are removed automatically")
+        elif job.status == "failed":
+            st.error(f"{label} failed. Nothing was imported. {md_escape(job.error or '')}", icon=":material/error:")
+        elif job.status == "done" and job.result:
+            st.success(f"{label}: {_summary(job.result)}.")
+    if not jobs:
+        st.caption("No import jobs yet.")
+
+
+st.subheader("Import jobs")
+import_jobs()
 
 st.subheader("Import history")
 with store.read() as session:

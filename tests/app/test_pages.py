@@ -48,6 +48,22 @@ def test_empty_store_receives_the_demo(db):
     assert DEMO_NAME in [h.value.replace("\\", "") for h in at.subheader]
 
 
+def _finished_import(store, timeout=180):
+    """The newest import job once its background worker has finished (the page only reads the job row)."""
+    import time
+
+    from db.jobs import list_jobs
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with store.read() as s:
+            [job] = list_jobs(s, kind="import", limit=1)
+        if job.status in ("done", "failed"):
+            return job
+        time.sleep(0.2)
+    raise AssertionError(f"import job {job.id} still {job.status}: {job.message}")
+
+
 def test_import_page_reports_file_and_line(db, tmp_path):
     _seed(db)
     bad = tmp_path / "bad.run"
@@ -58,6 +74,8 @@ def test_import_page_reports_file_and_line(db, tmp_path):
     at.text_input[1].input("runs")
     at.button[0].click().run()
     assert not at.exception
+    assert _finished_import(db).status == "failed"
+    at.run()
     [error] = at.error
     shown = error.value.replace("\\", "")  # the page escapes markdown in untrusted text
     assert "Nothing was imported" in shown and f"{bad}:2" in shown
@@ -73,6 +91,8 @@ def test_import_page_imports_a_run(db, tmp_path):
     at.text_input[1].input("tiny *collection*")
     at.checkbox[0].check()
     at.button[0].click().run()
+    assert _finished_import(db).status == "done"
+    at.run()
     assert not at.exception and not at.error
     assert "2 runs" not in at.success[0].value and "1 runs" in at.success[0].value
     history = at.dataframe[0].value
