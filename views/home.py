@@ -42,7 +42,7 @@ for info in collections:
         cols[1].metric("Documents", f"{corpus['documents']:,}")
         cols[2].metric("Queries", f"{info.queries:,}")
         cols[3].metric("Avg passage chars", fmt_float(corpus["avg_passage_chars"]))
-        cols[4].metric("Language", info.language or "?")
+        cols[4].metric("Language", md_escape(info.language or "?"))  # a metric's value is Markdown
         table = pd.DataFrame(
             [
                 {

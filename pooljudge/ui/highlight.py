@@ -31,7 +31,8 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 # pre-wrap keeps runs of spaces and tabs as stored (HTML would collapse them); overflow-wrap breaks long
 # URLs and ids instead of widening the page; the font follows the app's body text (st.html inherits it).
-VERBATIM_STYLE = "white-space: pre-wrap; overflow-wrap: anywhere; line-height: 1.6; margin: 0"
+_KEEP_SPACES = "white-space: pre-wrap; overflow-wrap: anywhere"
+VERBATIM_STYLE = _KEEP_SPACES + "; line-height: 1.6; margin: 0"
 # like st.caption: smaller and muted (opacity rather than a colour, so dark themes work too)
 SMALL_STYLE = "; font-size: 0.875rem; opacity: 0.75"
 VERBATIM_CLASS = "pj-verbatim"
@@ -50,14 +51,21 @@ def _escape(text: str) -> str:
 
 
 def highlighted_html(query: str | None, text: str, language: str | None, *, mark: bool = True) -> str:
-    """``text`` as an HTML fragment for ``st.html``: every character escaped, query-term matches in ``<mark>``.
+    """``text`` as HTML for ``st.html``, shown exactly as stored, query-term matches in ``<mark>``.
 
-    Line breaks become ``<br>``; wrap the fragment in :func:`verbatim_html`'s
-    ``<div>`` (or pass it to :func:`show_text`) to also keep runs of spaces.
-    The mixed analyzer (jieba for CJK runs, stemmed words for Latin) is used
-    for Chinese and mixed texts, so highlighting works on Chinese too.  Not
-    for ``st.markdown``: Markdown would still interpret the escaped text.
+    Every character is escaped, line breaks become ``<br>`` and a
+    ``white-space: pre-wrap`` span keeps runs of spaces, so
+    ``st.html(highlighted_html(...))`` (or inside ``<b>...</b>``) shows the
+    text verbatim.  The mixed analyzer (jieba for CJK runs, stemmed words for
+    Latin) is used for Chinese and mixed texts, so highlighting works on
+    Chinese too.  Not for ``st.markdown``: Markdown would interpret the
+    escaped text.  :func:`show_text` is the one-call way to render it.
     """
+    return f'<span style="{_KEEP_SPACES}">{_marked(query, text, language, mark)}</span>'
+
+
+def _marked(query: str | None, text: str, language: str | None, mark: bool = True) -> str:
+    """The escaped text with ``<mark>`` around query-term matches and ``<br>`` for line breaks."""
     spans = highlight_spans(query, text, _analyzer(language), ignore=_NOT_HIGHLIGHTED) if mark and query else []
     parts, last = [], 0
     for start, end in spans:
@@ -79,7 +87,7 @@ def verbatim_html(text: str, *, query: str | None = None, language: str | None =
     """
     style = VERBATIM_STYLE + ("; font-weight: 600" if bold else "") + (SMALL_STYLE if small else "")
     prefix = "" if label is None else f"<b>{_escape(label)}</b> · "
-    return f'<div class="{VERBATIM_CLASS}" style="{style}">{prefix}{highlighted_html(query, text, language)}</div>'
+    return f'<div class="{VERBATIM_CLASS}" style="{style}">{prefix}{_marked(query, text, language)}</div>'
 
 
 def show_text(text: str, *, query: str | None = None, language: str | None = None, container=None,

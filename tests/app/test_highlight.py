@@ -21,6 +21,14 @@ TRICKY = {
     "cjk": "埃菲尔铁塔高330米",
 }
 TAG = re.compile(r"<(?!/?(mark|br)>)")  # any tag other than the <mark> and <br> we add
+SPAN = '<span style="white-space: pre-wrap; overflow-wrap: anywhere">'  # keeps runs of spaces
+
+
+def hl(*args, **kwargs) -> str:
+    """highlighted_html's output inside its one wrapping span."""
+    out = highlighted_html(*args, **kwargs)
+    assert out.startswith(SPAN) and out.endswith("</span>") and out.count("<span") == 1
+    return out[len(SPAN):-len("</span>")]
 
 
 def _text_of(fragment: str) -> str:
@@ -31,25 +39,25 @@ def _text_of(fragment: str) -> str:
 @pytest.mark.parametrize("case", TRICKY)
 def test_every_tricky_text_comes_back_exactly(case):
     text = f"before {TRICKY[case]} after"
-    out = highlighted_html("nothing in common", text, "en")
+    out = hl("nothing in common", text, "en")
     assert _text_of(out) == text
     assert not TAG.search(out)  # no tag of the text's own survived: "<b>" is "&lt;b&gt;"
 
 
 def test_no_markdown_entities_are_left():
     # the old st.markdown path turned "." into "&#46;", so "en.wikipedia.org" showed as "en&#46;wikipedia&#46;org"
-    out = highlighted_html("tower", TRICKY["url"] + " **bold** $x$", "en")
+    out = hl("tower", TRICKY["url"] + " **bold** $x$", "en")
     assert "&#" not in out
     assert out == "https://en.wikipedia.org/wiki/Eiffel_<mark>Tower</mark>_(Paris) **bold** $x$"
 
 
 def test_html_is_escaped_and_terms_marked():
-    out = highlighted_html("script", "<script>alert(1)</script> <img src=x onerror=alert(2)>", "en")
+    out = hl("script", "<script>alert(1)</script> <img src=x onerror=alert(2)>", "en")
     assert out == "&lt;<mark>script</mark>&gt;alert(1)&lt;/<mark>script</mark>&gt; &lt;img src=x onerror=alert(2)&gt;"
 
 
 def test_line_breaks_become_br_and_spaces_stay():
-    out = highlighted_html("", "line one\nline  two\r\n\n  three\rfour", "en")
+    out = hl("", "line one\nline  two\r\n\n  three\rfour", "en")
     assert out == "line one<br>line  two<br><br>  three<br>four"
     assert "\n" not in out and "\r" not in out  # st.html dedents multi-line bodies: one line reaches it intact
 
@@ -62,23 +70,23 @@ def test_verbatim_html_wraps_in_a_pre_wrap_div():
 
 
 def test_no_query_marks_nothing():
-    assert highlighted_html(None, "Baking bread", "en") == "Baking bread"
-    assert highlighted_html("bread", "Baking bread", "en", mark=False) == "Baking bread"
+    assert hl(None, "Baking bread", "en") == "Baking bread"
+    assert hl("bread", "Baking bread", "en", mark=False) == "Baking bread"
 
 
 def test_english_stems_and_chinese_words_are_marked():
-    assert highlighted_html("bake bread", "Baking bread at home", "en") == "<mark>Baking</mark> <mark>bread</mark> at home"
-    out = highlighted_html("台北怎么去瑞芳", "从瑞芳回台北可以坐火车", "zh")
+    assert hl("bake bread", "Baking bread at home", "en") == "<mark>Baking</mark> <mark>bread</mark> at home"
+    out = hl("台北怎么去瑞芳", "从瑞芳回台北可以坐火车", "zh")
     assert out == "从<mark>瑞芳</mark>回<mark>台北</mark>可以坐火车"
 
 
 def test_quotes_render_as_themselves():
-    out = highlighted_html("fair", 'The "World\'s Fair" of 1889', "en")
+    out = hl("fair", 'The "World\'s Fair" of 1889', "en")
     assert out == 'The "World\'s <mark>Fair</mark>" of 1889'
 
 
 def test_chinese_function_words_are_not_marked():
-    out = highlighted_html("故宫是哪一年开始修建的", "故宫是明朝永乐年间开始修建的宫殿", "zh")
+    out = hl("故宫是哪一年开始修建的", "故宫是明朝永乐年间开始修建的宫殿", "zh")
     assert "<mark>故宫</mark>" in out and "<mark>修建</mark>" in out
     assert "<mark>是</mark>" not in out and "<mark>的</mark>" not in out
 
@@ -103,3 +111,8 @@ def test_md_escape_leaves_no_markdown_syntax(case):
 
 def test_md_escape_keeps_cjk_and_plain_words():
     assert md_escape("埃菲尔铁塔 tower 330") == "埃菲尔铁塔 tower 330"
+
+
+def test_verbatim_html_label_is_escaped_too():
+    assert verbatim_html("a *b*", label="<q1>").endswith("><b>&lt;q1&gt;</b> · a *b*</div>")
+    assert 'font-size: 0.875rem' in verbatim_html("note", small=True)

@@ -1,0 +1,195 @@
+"""Acceptance (issue 9, finding 8): untrusted text reaches the screen exactly as stored, in real Chromium.
+
+A collection whose query, title and passage hold URLs, e-mail addresses,
+``:smile:``, ``:red[x]``, ``**x**``, ``<b>``, ``$x$``, a Markdown image, CJK,
+runs of spaces and line breaks is imported through ``pooljudge import`` into
+a fresh store served by its own ``streamlit run``.  The Annotate page (as an
+annotator) and the Review page (as a reviewer) must show each text verbatim:
+``innerText`` equals the stored text, and nothing (no link, image, emoji,
+math or coloured span) was made out of it; query terms are still marked.
+A tiny script checks ``md_escape`` in the Markdown-only places (captions,
+expander and button labels, alerts) the same way.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.app.conftest import PASSWORD, REPO, _free_port, login, screenshot
+
+pytestmark = pytest.mark.browser
+
+QUERY = "How tall is the tower? :smile: **really** www.query-site.org $h$"
+TITLE = "Eiffel **Tower** :red[title] <i>not italic</i> ann@example.org"
+PASSAGE = (
+    "Tower facts: https://en.wikipedia.org/wiki/Eiffel_Tower_(Paris) and www.example.com,\n"
+    "mail tower.facts@example.org :smile: :red[tall] **bold** <b>not bold</b> $x^2$ :material/home:\n"
+    "[link](http://e.com) ![img](http://127.0.0.1:9/remote.png) <img src=\"http://127.0.0.1:9/x.png\">\n"
+    "埃菲尔铁塔高330米，tower 在巴黎。\n"
+    "\n"
+    "  two  spaces,\tand an indented line"
+)
+MARKER = "埃菲尔铁塔"  # finds the passage element on the page
+# what Markdown (or unescaped HTML) would have produced out of the texts above
+MADE_UP = "a, img, .katex, span[role='img'], [style*='color'], .stMarkdownColoredText, strong, em, i, b"
+APP_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+
+
+def _cli(db: Path, *args: str) -> None:
+    env = {**os.environ, **APP_ENV, "POOLJUDGE_PASSWORD": PASSWORD}
+    env.pop("POOLJUDGE_DB_URL", None)
+    out = subprocess.run([sys.executable, "-m", "pooljudge.cli", "--db", str(db), "-q", *args], env=env,
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+
+
+@contextlib.contextmanager
+def _serve(script: Path, log: Path, env: dict | None = None):
+    """``streamlit run script`` on a free port until the block ends; yields the base URL."""
+    port = _free_port()
+    full_env = {**os.environ, **APP_ENV, **(env or {})}
+    full_env.pop("POOLJUDGE_DB_URL", None)
+    with open(log, "w+") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", str(script), "--server.headless", "true",
+             "--server.port", str(port), "--browser.gatherUsageStats", "false"],
+            cwd=REPO, env=full_env, stdout=out, stderr=subprocess.STDOUT,
+        )
+        url = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + 90
+            while True:
+                try:
+                    with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                        if r.status == 200:
+                            break
+                except OSError:
+                    if time.monotonic() > deadline or proc.poll() is not None:
+                        out.seek(0)
+                        pytest.fail(f"streamlit did not start:\n{out.read()}")
+                    time.sleep(0.3)
+            yield url
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def verbatim_app(tmp_path_factory):
+    """A fresh store holding only the tricky collection, pooled and assigned to ann1, served by app.py."""
+    folder = tmp_path_factory.mktemp("verbatim-beir")
+    (folder / "runs").mkdir()
+    (folder / "corpus.jsonl").write_text(
+        json.dumps({"_id": "d1", "title": TITLE, "text": PASSAGE}, ensure_ascii=False) + "\n"
+        + json.dumps({"_id": "d2", "title": "", "text": "An unrelated passage."}) + "\n", encoding="utf-8")
+    (folder / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": QUERY}, ensure_ascii=False) + "\n",
+                                          encoding="utf-8")
+    (folder / "runs" / "r.trec").write_text("q1 Q0 d1 1 2.0 r\nq1 Q0 d2 2 1.0 r\n", encoding="utf-8")
+    db = tmp_path_factory.mktemp("verbatim-store") / "pooljudge.db"
+    for name, role in (("admin", "admin"), ("rev1", "reviewer"), ("ann1", "annotator")):
+        _cli(db, "user", "add", name, "--role", role)
+    _cli(db, "import", "-f", "beir", str(folder), "-c", "tricky")  # the store is not empty: no demo is loaded
+    _cli(db, "pool", "-c", "tricky", "--name", "p", "--run", "r", "--depth", "1")  # d1 only
+    _cli(db, "assign", "-c", "tricky", "--pool", "p", "--annotators", "ann1", "--per-pair", "1", "--seed", "1")
+    with _serve(REPO / "app.py", tmp_path_factory.mktemp("verbatim-log") / "streamlit.log",
+                {"POOLJUDGE_DB": str(db)}) as url:
+        yield url
+
+
+def _html_with(page, text: str, timeout: int = 60_000):
+    """The st.html element in the main area whose text contains ``text`` (waits for it)."""
+    selector = '[data-testid="stMain"] [data-testid="stHtml"]'
+    page.wait_for_function(
+        """([selector, text]) => [...document.querySelectorAll(selector)].some((e) => e.innerText.includes(text))""",
+        arg=[selector, text], timeout=timeout)
+    return page.locator(selector).filter(has_text=text).first
+
+
+def _assert_verbatim(element, expected: str) -> None:
+    assert element.inner_text() == expected
+    made_up = element.evaluate(f"(e) => [...e.querySelectorAll({json.dumps(MADE_UP)})].map((x) => x.outerHTML)")
+    assert made_up == []
+
+
+def _assert_marked(element, *terms: str) -> None:
+    """``terms`` are marked, and every mark is a word of the query."""
+    marks = {m.lower() for m in element.locator("mark").all_inner_texts()}
+    assert set(terms) <= marks and all(m in QUERY.lower() for m in marks), marks
+
+
+def test_annotate_page_shows_query_title_and_passage_verbatim(verbatim_app, page):
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
+    login(page, verbatim_app, "ann1")
+    page.get_by_text("Passage", exact=True).wait_for(timeout=60_000)
+    passage = _html_with(page, MARKER)
+    _assert_verbatim(passage, PASSAGE)
+    _assert_marked(passage, "tower", "tall")  # query terms still highlighted, Latin and inside CJK text
+    title = _html_with(page, "not italic")
+    assert title.inner_text() == TITLE  # (in bold: not checked for made-up <b>)
+    _assert_marked(title, "tower")
+    query = _html_with(page, "www.query-site.org")
+    _assert_verbatim(query, QUERY)
+    assert not any("127.0.0.1:9" in url for url in requests)  # no remote image was fetched
+    screenshot(page, "verbatim-annotate")
+
+
+def test_review_page_shows_the_pair_verbatim(verbatim_app, page):
+    login(page, verbatim_app, "rev1")
+    page.locator('[data-testid="stSidebarNav"]').get_by_text("Review", exact=True).click()
+    page.get_by_role("tab", name="Adjudication and overrides").click()
+    page.get_by_text("Override a final label").wait_for(timeout=60_000)
+    passage = _html_with(page, MARKER)
+    _assert_verbatim(passage, PASSAGE)
+    _assert_marked(passage, "tower", "tall")
+    assert _html_with(page, "not italic").inner_text() == TITLE
+    _assert_verbatim(_html_with(page, "www.query-site.org"), QUERY)
+    screenshot(page, "verbatim-review")
+
+
+# md_escape, where only Markdown can go: the browser shows the text (less the invisible word joiners that
+# break autolinks) and makes nothing of it.
+LABEL = "www.example.com a.b@example.org https://x.org/a_(b) :smile: :red[x] **x** <b>x</b> $x$ :material/home: 中文"
+LABEL_SCRIPT = f"""
+import streamlit as st
+from pooljudge.ui.common import md_escape
+
+TEXT = {LABEL!r}
+st.title("Labels")
+st.markdown(md_escape(TEXT))
+st.caption(md_escape(TEXT))
+st.error(md_escape(TEXT))
+with st.expander(md_escape(TEXT)):
+    st.write("inside")
+st.button(md_escape(TEXT))
+st.tabs([md_escape(TEXT), "other"])
+st.metric("metric", md_escape(TEXT))
+st.caption("end of page")
+"""
+
+
+def test_md_escape_labels_render_literally(tmp_path, page):
+    script = tmp_path / "labels.py"
+    script.write_text(LABEL_SCRIPT, encoding="utf-8")
+    with _serve(script, tmp_path / "streamlit.log", {"PYTHONPATH": str(REPO)}) as url:
+        page.goto(url)
+        page.get_by_text("end of page").wait_for(timeout=60_000)
+        selectors = ['[data-testid="stMarkdown"]:not(:has(h1))', '[data-testid="stCaptionContainer"]',
+                     '[data-testid="stAlert"]', '[data-testid="stExpander"] summary [data-testid="stMarkdownContainer"]',
+                     '[data-testid="stButton"]', '[data-testid="stTab"]', '[data-testid="stMetricValue"]']
+        for selector in selectors:
+            element = page.locator(selector).first
+            element.wait_for(timeout=30_000)
+            assert element.inner_text().replace("\u2060", "").strip() == LABEL, selector
+            made_up = element.evaluate("(e) => [...e.querySelectorAll('a, img, .katex, span[role=img], "
+                                       "[style*=color], strong, b')].map((x) => x.outerHTML)")
+            assert made_up == [], selector
