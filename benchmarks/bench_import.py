@@ -93,9 +93,11 @@ def main() -> None:
     if importer.wait() != 0:
         sys.exit(f"import failed with exit status {importer.returncode}")
     elapsed = time.perf_counter() - start
-    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    peak_mb = usage.ru_maxrss / 1024
     print(
-        f"import: {args.passages:,} passages in {elapsed:.1f} s = {args.passages / elapsed:,.0f} passages/s; "
+        f"import: {args.passages:,} passages in {elapsed:.1f} s = {args.passages / elapsed:,.0f} passages/s "
+        f"(CPU {usage.ru_utime + usage.ru_stime:.1f} s); "
         f"peak RSS {peak_mb:.0f} MB (input file {tsv.stat().st_size / 1e6:.0f} MB, store {db.stat().st_size / 1e6:.0f} MB)"
     )
     if waits:
