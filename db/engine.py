@@ -6,6 +6,14 @@ SQLAlchemy URL (PostgreSQL).  SQLite connections get WAL mode, foreign keys
 and a busy timeout, and transactions are begun explicitly so that writers can
 take the write lock up front (``BEGIN IMMEDIATE``) instead of failing with
 "database is locked" when two deferred transactions both try to upgrade.
+
+PostgreSQL write transactions take the same single write lock (a
+transaction-scoped advisory lock, per database) as their first statement.
+The write paths read, decide and write in one transaction (resolve a pair
+from its standing labels, refuse a second label on an item, create a final
+label once): under READ COMMITTED two of them at once would each decide on
+what the other has not committed yet, and the later would fail on a unique
+constraint or decide on stale labels.  Writes are short, readers never wait.
 """
 
 from __future__ import annotations
@@ -18,6 +26,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 BUSY_TIMEOUT_MS = 60_000
 _IMMEDIATE = "pooljudge_begin_immediate"
+# The advisory lock key of pooljudge's write lock (any constant; advisory locks are per database).
+PG_WRITE_LOCK = 0x706A_7772  # "pjwr"
 
 
 def default_url() -> str:
@@ -43,7 +53,19 @@ def make_engine(url: str | None = None, *, echo: bool = False) -> Engine:
         engine = create_engine(url, echo=echo, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000})
         _configure_sqlite(engine)
         return engine
-    return create_engine(url, echo=echo, pool_pre_ping=True)
+    engine = create_engine(url, echo=echo, pool_pre_ping=True)
+    if engine.dialect.name == "postgresql":
+        _configure_postgresql(engine)
+    return engine
+
+
+def _configure_postgresql(engine: Engine) -> None:
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn):
+        if conn.get_execution_options().get(_IMMEDIATE, False):
+            # Released by COMMIT or ROLLBACK; taken before the transaction reads anything, so
+            # every later statement (READ COMMITTED) sees what the previous writer committed.
+            conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({PG_WRITE_LOCK})")
 
 
 def _configure_sqlite(engine: Engine) -> None:
@@ -65,11 +87,11 @@ def _configure_sqlite(engine: Engine) -> None:
 
 
 def session_factory(engine: Engine, *, write: bool = False) -> sessionmaker[Session]:
-    """A session factory; with ``write=True`` its SQLite transactions take the write lock at BEGIN.
+    """A session factory; with ``write=True`` its transactions take the store's write lock at BEGIN.
 
     Callers own the transaction: ``with factory.begin() as session: ...``.
     """
-    bind = engine.execution_options(**{_IMMEDIATE: True}) if write and engine.dialect.name == "sqlite" else engine
+    bind = engine.execution_options(**{_IMMEDIATE: True}) if write else engine
     return sessionmaker(bind=bind, expire_on_commit=False)
 
 
