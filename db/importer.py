@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
 from itertools import islice
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import Engine, delete, func, insert, or_, select, tuple_, update
 from sqlalchemy.exc import IntegrityError
@@ -59,6 +59,9 @@ from db.models import (
     RunRecord,
     utcnow,
 )
+
+if TYPE_CHECKING:
+    from db.engine import Store
 
 CHUNK = 5_000
 MODES = ("create", "merge")
@@ -311,6 +314,8 @@ def _import_qrels(session, collection_id, source, qrels_name, summary, tick) -> 
         session.add(version)
         session.flush()
     else:
+        if version.status != "ready":
+            raise _in_progress(f"qrels version {qrels_name!r}")
         if version.source != "import":
             raise ImportConflict(f"qrels version {qrels_name!r} holds frozen labels; import into another version")
         existing = {
@@ -491,7 +496,7 @@ def _kind(mode: int) -> str:
 
 
 def import_path(
-    store: Any,
+    store: "Store",
     format: str,
     path: str | os.PathLike[str],
     *,
@@ -545,7 +550,7 @@ class _Counts:
 
 
 def import_source(
-    store: Any,
+    store: "Store",
     source: CollectionSource,
     *,
     name: str,
@@ -605,7 +610,7 @@ def import_source(
         if counts.qrels and plan.version_source not in (None, "import"):
             raise ImportConflict(f"qrels version {qrels_name!r} holds frozen labels; import into another version")
         summary.passages_skipped, summary.queries_skipped, summary.qrels_skipped = (
-            _check_against_store(store, staging, plan, tick) if plan.collection_id is not None else (0, 0, 0)
+            _check_against_store(store, staging, plan, qrels_name, tick) if plan.collection_id is not None else (0, 0, 0)
         )
         summary.passages_added = counts.passages - summary.passages_skipped
         summary.queries_added = counts.queries - summary.queries_skipped
@@ -755,7 +760,7 @@ def _staged_qrel(e: QrelEntry) -> tuple:
     return (e.query_id, e.doc_id, e.grade, e.origin, 0)
 
 
-def _check_against_store(store: Any, staging: _Staging, plan: _Plan, tick: StagedProgress) -> tuple[int, int, int]:
+def _check_against_store(store: Store, staging: _Staging, plan: _Plan, qrels_name: str, tick: StagedProgress) -> tuple[int, int, int]:
     """Merge: mark records identical to stored ones as skipped, refuse changed ones; read transactions only.
 
     Returns the numbers of passages, queries and qrels entries skipped.
@@ -822,7 +827,8 @@ def _check_against_store(store: Any, staging: _Staging, plan: _Plan, tick: Stage
                 continue
             if stored != grade:
                 raise _error_at(
-                    origin, f"qrels entry ({query_id!r}, {doc_id!r}) already has grade {stored} in version, this file says {grade}"
+                    origin, f"qrels entry ({query_id!r}, {doc_id!r}) already has grade {stored} in version "
+                    f"{qrels_name!r}, this file says {grade}"
                 )
             same.append((rowid,))
         staging.db.executemany("UPDATE qrels SET skip = 1 WHERE rowid = ?", same)
@@ -1159,3 +1165,52 @@ def drop_stale_imports(engine: Engine, *, stale_after: timedelta | None = None, 
     for version_id in versions:
         _drop_version(write, version_id, chunk)
     return len(collections) + len(runs) + len(versions)
+
+
+def store_run(
+    store: Store, collection: str, name: str, run: Run, *, source: str = "retriever",
+    params: dict[str, Any] | None = None, chunk_rows: int | None = None,
+) -> int:
+    """:func:`save_run` without holding the write lock: the run is written in short transactions, invisible
+    (``importing``) until one final flip, so a large retriever run never blocks annotators.
+
+    Refuses a run name that exists (or is being imported).  Returns the number of entries stored.
+    """
+    from db.queries import collection_id
+
+    with store.read() as session:
+        cid = collection_id(session, collection)
+        status = session.scalar(select(RunRecord.status).where(RunRecord.collection_id == cid, RunRecord.name == name))
+    if status == "ready":
+        raise ImportConflict(f"run {name!r} already exists in this collection; import it under another name")
+    if status is not None:
+        raise _in_progress(f"run {name!r}")
+    owned = _Owned()
+    try:
+        with store.write() as session:
+            owned.runs[name] = session.execute(
+                insert(RunRecord).values(collection_id=cid, name=name, source=source, params=params or {},
+                                         status="importing", staged_at=utcnow())
+            ).inserted_primary_key[0]
+    except IntegrityError:
+        raise _in_progress(f"run {name!r}") from None
+    rid = owned.runs[name]
+    entries = ({"run_id": rid, "query_id": q, "doc_id": d, "score": s} for q, docs in run.items() for d, s in docs.items())
+    chunker = _Chunker(chunk_rows)
+    count = 0
+    try:
+        while chunk := list(islice(entries, chunker.size)):
+            with store.write() as session:
+                _heartbeat(session, owned)
+                started = time.perf_counter()
+                session.execute(insert(RunEntryRecord), chunk)
+            held = time.perf_counter() - started
+            chunker.took(len(chunk), held)
+            _yield_lock(held)
+            count += len(chunk)
+        with store.write() as session:
+            _flip(session, owned, cid, None)
+    except BaseException:
+        _drop_owned(_writer(store.engine), owned)
+        raise
+    return count

@@ -294,3 +294,21 @@ def test_a_write_phase_failure_removes_the_staged_collection(store, monkeypatch)
     with pytest.raises(RuntimeError, match="disk full"):
         import_source(store, _source(passages), name="c", format="t", location="m", chunk_rows=1_000)
     assert _counts(store) == dict.fromkeys(_counts(store), 0)
+
+
+def test_store_run_writes_a_retriever_run_in_chunks_and_refuses_a_taken_name(store):
+    from db.importer import store_run
+
+    with store.write() as s:
+        import_collection(s, _source([Passage("d1", "x")], [Query("q1", "y")]), name="c", format="t", location="m")
+    run = {f"q{i}": {f"d{j}": float(j) for j in range(50)} for i in range(100)}
+    assert store_run(store, "c", "bm25", run, params={"k": 50}, chunk_rows=700) == 5_000
+    with store.read() as s:
+        assert load_run(s, "c", "bm25") == run
+        assert s.execute(select(RunRecord.status, RunRecord.source, RunRecord.params)).one() == ("ready", "retriever", {"k": 50})
+    with pytest.raises(ImportConflict, match="already exists"):
+        store_run(store, "c", "bm25", run)
+    with store.write() as s:
+        s.execute(update(RunRecord).values(status="importing", staged_at=utcnow()))
+    with pytest.raises(ImportConflict, match="in progress"):
+        store_run(store, "c", "bm25", run)
