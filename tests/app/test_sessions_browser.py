@@ -28,6 +28,7 @@ PASSAGES = {"d1": "Alpha passage about the Eiffel Tower.", "d2": "Bravo passage 
 MARKERS = {d: t.split()[0] + " passage" for d, t in PASSAGES.items()}
 ANNOTATOR = "sam"
 SIGNED_OUT = "You were signed out"
+COOKIE_COMPONENTS_GONE = "() => document.querySelectorAll('iframe[title*=\"cookie_manager\"]').length === 0"
 
 
 def _cli(db, *args, check=True):
@@ -151,6 +152,8 @@ def test_a_reload_keeps_the_annotator_signed_in_on_the_same_item(server, new_pag
     assert 13 * 86400 < cookie["expires"] - time.time() <= 14 * 86400 + 60  # the session's 14 days
     with server["store"].read() as s:  # the store keeps only the token's hash
         assert s.scalar(select(func.count()).select_from(AuthSession).where(AuthSession.token_hash == token)) == 0
+    # once the browser confirmed the write, the cookie component is no longer rendered on each run
+    page.wait_for_function(COOKIE_COMPONENTS_GONE, timeout=30_000)
 
     page.reload()
     page.get_by_text(f"Logged in as {ANNOTATOR}").wait_for(timeout=60_000)
@@ -176,6 +179,7 @@ def test_logout_ends_the_session_and_a_reload_shows_the_login_screen(server, new
     page.get_by_role("button", name="Log out").click()
     _login_screen(page)
     _wait_for_cookie(page, present=False)
+    page.wait_for_function(COOKIE_COMPONENTS_GONE, timeout=30_000)
     page.reload()
     _login_screen(page)
     with server["store"].read() as s:
@@ -278,3 +282,4 @@ def test_a_username_is_shown_verbatim_in_the_sidebar(server, new_page):
     sidebar.get_by_text("Logged in as").wait_for(timeout=60_000)
     assert f"Logged in as {name} (annotator)" in sidebar.inner_text().replace("\u2060", "")
     assert page.locator('img[src*="x.png"]').count() == 0
+
