@@ -8,7 +8,7 @@ export POOLJUDGE_DB ?= $(CURDIR)/data/pooljudge.db
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: setup run test chromium bench clean
+.PHONY: setup run test chromium postgresql bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,7 +29,14 @@ chromium:
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium fonts-noto-cjk >/dev/null; }
 
-test: setup chromium
+# PostgreSQL server binaries: the tests start a throwaway cluster of their own (tests/pgcluster.py),
+# so Debian's default cluster is not needed. Debian keeps initdb/pg_ctl in /usr/lib/postgresql/<v>/bin.
+postgresql:
+	@ls /usr/lib/postgresql/*/bin/initdb /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; }
+
+test: setup chromium postgresql
 	$(BIN)/python -m pytest -q
 
 bench: setup

@@ -179,3 +179,30 @@ def test_sqlite_guards_hold_without_the_foreign_keys_pragma(store):
             conn.execute(sql)
     assert conn.execute("select count(*), sum(grade) from judgments").fetchone() == (2, 3)
     conn.close()
+
+
+def test_a_write_transaction_waits_for_the_one_before_it(store):
+    """Writers are serialised at BEGIN on both stores (SQLite's BEGIN IMMEDIATE, PostgreSQL's advisory lock),
+    so a write that reads before it writes never decides on what another writer has not committed yet."""
+    import threading
+
+    order: list[str] = []
+    first_holds = threading.Event()
+
+    def second():
+        first_holds.wait(timeout=30)
+        with store.write() as s:
+            s.execute(text("select count(*) from users")).scalar_one()  # the transaction begins here
+            order.append("second reads")
+
+    worker = threading.Thread(target=second)
+    worker.start()
+    with store.write() as s:
+        s.execute(text("select count(*) from users")).scalar_one()
+        first_holds.set()
+        worker.join(timeout=1.0)  # the second writer must still be waiting at BEGIN
+        order.append("first commits")
+    worker.join(timeout=30)
+    assert order == ["first commits", "second reads"]
+    with store.read() as s, store.read() as t:  # readers never wait
+        assert s.execute(text("select 1")).scalar_one() == t.execute(text("select 1")).scalar_one() == 1
