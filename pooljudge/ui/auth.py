@@ -153,7 +153,8 @@ def sync_cookie() -> None:
 
     manager = CookieManager(key=f"pooljudge_cookies_{op['nonce']}")
     if op["kind"] == "set":
-        manager.set(COOKIE, op["token"], key=done_key, path="/", expires_at=op["expires"], same_site="strict")
+        manager.set(COOKIE, op["token"], key=done_key, path="/", expires_at=op["expires"], same_site="strict",
+                    secure=_https() or None)  # HTTPS-only when served over HTTPS; plain HTTP on localhost
     else:
         try:
             manager.delete(COOKIE, key=done_key)
@@ -191,6 +192,14 @@ def _signed_out(token: str | None) -> None:
         st.session_state[_DEAD] = token
     st.session_state[_NOTICE] = SIGNED_OUT
     _queue_cookie("delete")  # the cookie holds this dead token (set at login, or it came with the page)
+
+
+def _https() -> bool:
+    try:
+        url = st.context.url
+    except Exception:  # noqa: BLE001 - no client context
+        return False
+    return isinstance(url, str) and url.lower().startswith("https://")
 
 
 def _cookie_token() -> str | None:
