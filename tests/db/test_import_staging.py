@@ -312,3 +312,30 @@ def test_store_run_writes_a_retriever_run_in_chunks_and_refuses_a_taken_name(sto
         s.execute(update(RunRecord).values(status="importing", staged_at=utcnow()))
     with pytest.raises(ImportConflict, match="in progress"):
         store_run(store, "c", "bm25", run)
+
+
+def test_a_merge_stopped_half_way_is_completed_by_running_it_again(store, monkeypatch):
+    """Merged passages become visible chunk by chunk (documented trade-off); the same merge again finishes the job."""
+    import db.importer as importer
+
+    queries = [Query("q1", "y", answers=["陕西", ["陕西省"]]), Query("q2", "z")]
+    with store.write() as s:
+        import_collection(s, _source([Passage("d0", "text 0")], queries), name="c", format="t", location="m")
+    passages = [Passage(f"d{i}", f"text {i}") for i in range(5_000)]
+    real, calls = importer._heartbeat, {"n": 0}
+
+    def failing(session, owned):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise RuntimeError("killed")
+        real(session, owned)
+
+    monkeypatch.setattr(importer, "_heartbeat", failing)
+    with pytest.raises(RuntimeError):
+        import_source(store, _source(passages, queries), name="c", format="t", location="m", mode="merge", chunk_rows=1_000)
+    assert _counts(store)["passages"] == 2_000  # d0 plus the two chunks written before the failure
+    monkeypatch.setattr(importer, "_heartbeat", real)
+    summary = import_source(store, _source(passages, queries), name="c", format="t", location="m", mode="merge")
+    assert (summary.passages_added, summary.passages_skipped, summary.queries_added, summary.queries_skipped) == (3_000, 2_000, 0, 2)
+    with store.read() as s:
+        assert [p.ext_id for p in s.scalars(select(PassageRow).order_by(PassageRow.id))] == [p.id for p in passages]
