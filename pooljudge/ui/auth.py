@@ -84,7 +84,11 @@ def require_role(*roles: str) -> Account:
     if account is None:
         if _in_fragment_run():
             st.rerun()  # scope "app": the page is replaced by the login screen and its notice
-        st.warning(st.session_state.get(_NOTICE) or SIGNED_OUT)
+        notice = st.session_state.get(_NOTICE)
+        if notice:  # this browser was signed in a moment ago: say why it no longer is
+            st.warning(notice)
+        else:
+            st.error("You do not have access to this page.")
         st.stop()
     if account.role not in roles:
         st.error("You do not have access to this page.")

@@ -112,3 +112,21 @@ def test_a_page_test_session_without_token_still_rereads_the_account(db, ann):
         set_active(s, "ann", False)
     at.run()
     assert at.title[0].value == "pooljudge" and SIGNED_OUT in [w.value for w in at.warning]
+
+
+def test_a_page_stops_when_the_account_is_demoted_or_disabled(db):
+    with db.write() as s:
+        rev = add_user(s, "rev", PASSWORD, "reviewer")
+    page = str(Path(APP).parent / "views" / "review.py")
+    at = AppTest.from_file(page, default_timeout=60)
+    at.session_state["pooljudge_user_id"] = rev.id
+    at.run()
+    assert not at.exception and not at.error
+    with db.write() as s:
+        set_role(s, "rev", "annotator")
+    at.run()
+    assert [e.value for e in at.error] == ["You do not have access to this page."] and not at.dataframe
+    with db.write() as s:
+        set_active(s, "rev", False)
+    at.run()
+    assert [w.value for w in at.warning] == [SIGNED_OUT] and not at.error and not at.dataframe
