@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -28,6 +29,50 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def serve_app(env: dict[str, str], log_path: Path, *, timeout: float = 90):
+    """``streamlit run app.py`` with ``env`` on a free port until the block ends; yields its base URL."""
+    port = _free_port()
+    with open(log_path, "w+") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"), "--server.headless", "true",
+             "--server.port", str(port), "--browser.gatherUsageStats", "false"],
+            cwd=REPO, env={"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", **env}, stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            url = f"http://127.0.0.1:{port}"
+            deadline = time.monotonic() + timeout
+            while True:
+                try:
+                    with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                        if r.status == 200:
+                            break
+                except OSError:
+                    if time.monotonic() > deadline or proc.poll() is not None:
+                        log.seek(0)
+                        pytest.fail(f"streamlit did not start:\n{log.read()}")
+                    time.sleep(0.3)
+            yield url
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def cli(db: str, *args: str) -> str:
+    """``pooljudge --db <db> -q ...`` (a SQLite file or a SQLAlchemy URL), as an admin would run it; its stdout."""
+    env = {**os.environ, "POOLJUDGE_PASSWORD": PASSWORD}
+    env.pop("POOLJUDGE_DB_URL", None)
+    out = subprocess.run([sys.executable, "-m", "pooljudge.cli", "--db", str(db), "-q", *args], env=env,
+                         capture_output=True, text=True, cwd=REPO)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
 
 
 @pytest.fixture(scope="session")

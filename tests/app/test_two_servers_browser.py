@@ -1,0 +1,140 @@
+"""Acceptance (issue 9, PostgreSQL for real): two app servers share one PostgreSQL store and lose no label.
+
+Two ``streamlit run app.py`` processes on different ports, both with ``POOLJUDGE_DB_URL`` pointing at
+one fresh database of the test session's PostgreSQL cluster.  Three annotators label the same four
+pairs by keyboard: ann1 through server A and ann2 through server B, key press for key press in turn
+(their labels on a pair reach the store through different processes), ann3 starts on B and finishes
+on A.  The judgments in the store are then exactly the grades pressed on the passages shown, one
+each, and the final labels are what those grades resolve to.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+
+import pytest
+from sqlalchemy import select
+
+from db.engine import Store
+from db.models import Assignment, FinalLabel, Judgment, Passage, User
+from tests.app.conftest import cli, login, screenshot, serve_app
+
+pytestmark = pytest.mark.browser
+
+PASSAGES = {"d1": "Amber passage: the Eiffel Tower is 330 metres tall.",
+            "d2": "Basalt passage: Paris lies on the Seine.",
+            "d3": "Cobalt passage: the tower was finished in 1889.",
+            "d4": "Dune passage: French cooking uses butter."}
+MARKERS = {d: t.split(":")[0] for d, t in PASSAGES.items()}
+# the grade each annotator presses on each passage; no pair splits three ways, so no 4th annotator
+PLAN = {"ann1": {"d1": 3, "d2": 0, "d3": 2, "d4": 1},
+        "ann2": {"d1": 3, "d2": 1, "d3": 2, "d4": 1},
+        "ann3": {"d1": 2, "d2": 0, "d3": 2, "d4": 1}}
+FINALS = {"d1": (3, "majority"), "d2": (0, "majority"), "d3": (2, "unanimous"), "d4": (1, "unanimous")}
+MAIN = '[data-testid="stMain"]'
+
+
+@pytest.fixture(scope="module")
+def two_servers(pg_databases, tmp_path_factory):
+    """Servers A and B on one fresh PostgreSQL database holding the users, the collection and the assignments."""
+    url = pg_databases.create()
+    folder = tmp_path_factory.mktemp("two-servers")
+    for name in ("admin", *PLAN):
+        cli(url, "user", "add", name, "--role", "admin" if name == "admin" else "annotator")
+    data = folder / "data"
+    (data / "runs").mkdir(parents=True)
+    (data / "corpus.jsonl").write_text(
+        "".join(json.dumps({"_id": d, "title": "", "text": t}) + "\n" for d, t in PASSAGES.items()), encoding="utf-8")
+    (data / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "eiffel tower paris"}) + "\n",
+                                        encoding="utf-8")
+    (data / "runs" / "r.trec").write_text(
+        "".join(f"q1 Q0 {d} {i + 1} {10 - i}.0 r\n" for i, d in enumerate(PASSAGES)), encoding="utf-8")
+    cli(url, "import", "-f", "beir", str(data), "-c", "shared")
+    cli(url, "pool", "-c", "shared", "--name", "p", "--run", "r", "--depth", "4")
+    cli(url, "assign", "-c", "shared", "--pool", "p", "--annotators", ",".join(PLAN), "--per-pair", "3",
+        "--seed", "1")
+    env = {k: v for k, v in os.environ.items() if k != "POOLJUDGE_DB"}
+    env["POOLJUDGE_DB_URL"] = url
+    with contextlib.ExitStack() as stack:
+        servers = [stack.enter_context(serve_app(env, folder / f"streamlit-{n}.log")) for n in "AB"]
+        store = Store(url, upgrade=False)
+        stack.callback(store.dispose)
+        yield {"A": servers[0], "B": servers[1], "store": store, "db_url": url}
+    pg_databases.drop(url)
+
+
+def _shown(page) -> str:
+    """The passage on screen (waits until exactly one is drawn and nothing stale is left)."""
+    page.wait_for_function(
+        """(markers) => {
+            const main = document.querySelector('[data-testid="stMain"]');
+            return main && !document.querySelector('[data-stale="true"]')
+                && markers.filter((m) => main.innerText.includes(m)).length === 1;
+        }""", arg=list(MARKERS.values()), timeout=60_000)
+    body = page.locator(MAIN).inner_text()
+    [doc] = [d for d, marker in MARKERS.items() if marker in body]
+    return doc
+
+
+def _press(page, user: str, pressed: dict) -> None:
+    """Press the planned grade on the passage shown and wait for the next item (or the end) to replace it."""
+    doc = _shown(page)
+    assert (user, doc) not in pressed, f"{user} was shown {doc} again"
+    page.get_by_role("button", name=re.compile(r"^0 · ")).wait_for(timeout=60_000)
+    page.wait_for_timeout(1000)  # keyboard shortcuts attach a moment after the buttons mount
+    page.keyboard.press(str(PLAN[user][doc]))
+    pressed[(user, doc)] = PLAN[user][doc]
+    page.wait_for_function("(m) => !document.querySelector('[data-testid=\"stMain\"]').innerText.includes(m)",
+                           arg=MARKERS[doc], timeout=60_000)
+
+
+def _open(browser, base_url: str, user: str):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})  # a browser session of its own
+    page = context.new_page()
+    login(page, base_url, user)
+    return context, page
+
+
+def test_two_servers_on_one_postgresql_store_keep_every_label_exact(two_servers, browser):
+    pressed: dict[tuple[str, str], int] = {}
+    contexts = []
+    try:
+        (ca, ann1), (cb, ann2), (c3, ann3) = (_open(browser, two_servers[s], u)
+                                              for s, u in (("A", "ann1"), ("B", "ann2"), ("B", "ann3")))
+        contexts += [ca, cb, c3]
+        for _ in range(len(PASSAGES)):  # ann1 on A and ann2 on B, in turn
+            _press(ann1, "ann1", pressed)
+            _press(ann2, "ann2", pressed)
+        for page in (ann1, ann2):
+            page.get_by_text("Nothing left to label").wait_for(timeout=30_000)
+        screenshot(ann2, "two-servers-done-on-B")
+
+        for _ in range(2):  # ann3: half on B ...
+            _press(ann3, "ann3", pressed)
+        c3.close()
+        contexts.remove(c3)
+        c3, ann3 = _open(browser, two_servers["A"], "ann3")  # ... the rest on A, where the store says it left off
+        contexts.append(c3)
+        for _ in range(2):
+            _press(ann3, "ann3", pressed)
+        ann3.get_by_text("Nothing left to label").wait_for(timeout=30_000)
+    finally:
+        for context in contexts:
+            context.close()
+
+    assert pressed == {(u, d): g for u, answers in PLAN.items() for d, g in answers.items()}
+    with two_servers["store"].read() as s:
+        docs = dict(s.execute(select(Passage.id, Passage.ext_id)).all())
+        users = dict(s.execute(select(User.id, User.username)).all())
+        rows = s.execute(select(Judgment.user_id, Judgment.passage_id, Judgment.action, Judgment.grade,
+                                Judgment.assignment_id)).all()
+        owner = dict(s.execute(select(Assignment.id, Assignment.user_id)).all())
+        finals = {docs[p]: (g, m) for p, g, m in s.execute(select(FinalLabel.passage_id, FinalLabel.grade,
+                                                                   FinalLabel.method))}
+    assert sorted((users[u], docs[p], a, g) for u, p, a, g, _ in rows) == sorted(
+        (u, d, "label", g) for (u, d), g in pressed.items())  # one judgment per press, nothing else
+    assert all(owner[aid] == uid for uid, _, _, _, aid in rows)  # each on the annotator's own assignment
+    assert finals == FINALS
