@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from sqlalchemy import inspect as sa_inspect
 from sqlalchemy import insert, select, text, update
 from sqlalchemy.exc import DatabaseError
 
@@ -41,8 +42,16 @@ def test_duplicate_of_is_cleared_when_its_entry_goes(store):
         assert s.execute(text("select duplicate_of from pool_entries")).all() == [(None,)]
 
 
-def test_upgrade_is_idempotent_and_records_head(tmp_path):
-    url = sqlite_url(tmp_path / "s.db")
+@pytest.fixture(params=["sqlite", "postgresql"])
+def empty_url(request, tmp_path):
+    """The URL of an empty database (no schema), SQLite and PostgreSQL."""
+    if request.param == "sqlite":
+        return sqlite_url(tmp_path / "s.db")
+    return request.getfixturevalue("pg_databases").create(migrated=False)  # dropped at the end of the session
+
+
+def test_upgrade_is_idempotent_and_records_head(empty_url):
+    url = empty_url
     Store(url).dispose()
     again = Store(url)
     with again.read() as s:
@@ -206,3 +215,32 @@ def test_a_write_transaction_waits_for_the_one_before_it(store):
     assert order == ["first commits", "second reads"]
     with store.read() as s, store.read() as t:  # readers never wait
         assert s.execute(text("select 1")).scalar_one() == t.execute(text("select 1")).scalar_one() == 1
+
+
+def test_migration_0004_downgrades_and_upgrades_again(empty_url):
+    """0004 down and up again leaves exactly the models' schema, append-only included, on both dialects
+    (its PostgreSQL branch renames the judgments foreign keys and redefines the append-only function)."""
+    from alembic import command
+
+    from db.migrate import alembic_config
+
+    store = Store(empty_url)
+    try:
+        command.downgrade(alembic_config(store.engine), "0003")
+        with store.engine.connect() as conn:
+            tables = set(sa_inspect(conn).get_table_names())
+            fks = {fk["name"]: fk["options"].get("ondelete") for fk in sa_inspect(conn).get_foreign_keys("judgments")}
+        assert "auth_sessions" not in tables and "login_throttle" not in tables
+        if store.engine.dialect.name == "postgresql":  # 0003's names and actions are back
+            assert fks == {"judgments_assignment_id_fkey": "SET NULL", "judgments_query_id_fkey": "CASCADE",
+                           "judgments_passage_id_fkey": "CASCADE", "judgments_user_id_fkey": "CASCADE"}
+        command.upgrade(alembic_config(store.engine), "head")
+        with store.engine.connect() as conn:
+            diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
+        assert [item for item in diff if not _is_inline_fk_reflection_gap(item)] == []
+        _judgment(store)
+        with pytest.raises(DatabaseError, match="append-only"):
+            with store.write() as s:
+                s.execute(text("delete from judgments"))
+    finally:
+        store.dispose()
