@@ -496,7 +496,7 @@ def _kind(mode: int) -> str:
 
 
 def import_path(
-    store: "Store",
+    store: Store,
     format: str,
     path: str | os.PathLike[str],
     *,
@@ -550,7 +550,7 @@ class _Counts:
 
 
 def import_source(
-    store: "Store",
+    store: Store,
     source: CollectionSource,
     *,
     name: str,
@@ -1111,6 +1111,14 @@ def _writer(engine: Engine):
 
 
 def _drop_owned(write, owned: _Owned, chunk: int | None = None) -> None:
+    """Best effort: whatever cannot be dropped now stays invisible and goes at a later store open."""
+    try:
+        _drop_owned_now(write, owned, chunk)
+    except Exception:  # noqa: BLE001 - the import's own error is the one to report
+        pass
+
+
+def _drop_owned_now(write, owned: _Owned, chunk: int | None) -> None:
     if owned.collection is not None:
         _drop_collection(write, owned.collection, chunk)
         return
