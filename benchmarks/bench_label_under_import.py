@@ -55,6 +55,7 @@ store = Store(url, upgrade=False)
 with store.read() as s:
     uid = s.scalar(select(User.id).where(User.username == username))
 labels = undos = locked = other = 0
+items = set()
 latencies, errors = [], []
 
 def write(action):
@@ -83,6 +84,7 @@ while True:
     if not ok:
         break
     labels += 1
+    items.add(item.assignment_id)
     if rng.random() < undo_rate:
         ok, undone = write(lambda s: undo_last(s, uid))
         if not ok:
@@ -94,7 +96,7 @@ while True:
             break
         labels += 1
 store.dispose()
-print(json.dumps({"user": username, "labels": labels, "undos": undos, "locked": locked, "other": other,
+print(json.dumps({"user": username, "items": len(items), "labels": labels, "undos": undos, "locked": locked, "other": other,
                   "latencies": latencies, "errors": errors[:3]}))
 """
 
@@ -142,13 +144,12 @@ def check(url: str, reports: list[dict]) -> dict[str, int]:
 
     from core.judgments import Event, current_labels
     from db.engine import Store
-    from db.models import Assignment, Judgment, User
+    from db.models import Judgment, User
 
     store = Store(url, upgrade=False)
     with store.read() as s:
         ids = dict(s.execute(select(User.username, User.id)).all())
         stored = dict(s.execute(select(Judgment.user_id, func.count()).group_by(Judgment.user_id)).all())
-        assigned = dict(s.execute(select(Assignment.user_id, func.count()).group_by(Assignment.user_id)).all())
         events = [Event(aid, uid, action, grade) for aid, uid, action, grade in s.execute(
             select(Judgment.assignment_id, Judgment.user_id, Judgment.action, Judgment.grade).order_by(Judgment.id))]
     store.dispose()
@@ -163,8 +164,10 @@ def check(url: str, reports: list[dict]) -> dict[str, int]:
         held = stored.get(uid, 0)
         lost += max(0, committed - held)
         duplicated += max(0, held - committed)
-        # every assignment ends with exactly one standing label
-        lost += max(0, assigned.get(uid, 0) - standing.get(uid, 0))
+        # every item the worker labelled ends with exactly one standing label (adjudications created
+        # after a worker finished are assigned but were never shown, so they are not counted)
+        lost += max(0, report["items"] - standing.get(uid, 0))
+        duplicated += max(0, standing.get(uid, 0) - report["items"])
     return {"lost": lost, "duplicated": duplicated}
 
 
