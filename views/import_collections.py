@@ -50,12 +50,15 @@ def _summary(result: dict) -> str:
             f"{result['qrels_added']:,} qrels entries and {len(result['runs'])} runs imported")
 
 
-@st.fragment(run_every=1.0)
-def import_jobs() -> None:
-    """The recent import jobs, read from the store: a reload finds a running import again."""
+def _recent_jobs() -> tuple[list, set[int]]:
     with store.read() as session:
         jobs = list_jobs(session, kind="import", limit=5)
-    active = {j.id for j in jobs if j.status in ("queued", "running") and not j.stale}
+    return jobs, {j.id for j in jobs if j.status in ("queued", "running") and not j.stale}
+
+
+def import_jobs() -> None:
+    """The recent import jobs, read from the store: a reload finds a running import again."""
+    jobs, active = _recent_jobs()
     watched = st.session_state.setdefault("import_jobs_running", set())
     st.session_state["import_jobs_running"] = active
     if watched - active:  # an import this page watched has ended: refresh the history below too
@@ -78,7 +81,9 @@ def import_jobs() -> None:
 
 
 st.subheader("Import jobs")
-import_jobs()
+# Refreshed every second only while an import runs: an idle page stays still (a periodic rerun would
+# also close the format list under the user's pointer).
+st.fragment(import_jobs, run_every=1.0 if _recent_jobs()[1] else None)()
 
 st.subheader("Import history")
 with store.read() as session:

@@ -1,0 +1,53 @@
+"""The real app: an import runs as a background job whose progress survives a reload, then the collection appears."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+from tests.app.conftest import login, open_page, screenshot
+
+pytestmark = pytest.mark.browser
+
+N = 300_000
+
+
+def _choose_format(page, name: str) -> None:
+    """Pick ``name`` in the Format box, again if a rerun (e.g. the session cookie being set) closed the list."""
+    box = page.get_by_role("combobox").first
+    for _ in range(10):
+        box.click()
+        try:
+            page.get_by_role("option", name=name).click(timeout=5_000)
+        except PlaywrightTimeout:
+            page.keyboard.press("Escape")
+            continue
+        if box.input_value().startswith(f"{name}:"):
+            return
+    screenshot(page, "import-format-box")
+    raise AssertionError(f"could not choose the format {name!r}: {box.input_value()!r}")
+
+
+def test_an_import_shows_progress_survives_a_reload_and_finishes(app_server, page, tmp_path):
+    tsv = tmp_path / "collection.tsv"
+    with open(tsv, "w", encoding="utf-8") as out:
+        for i in range(N):
+            out.write(f"{i}\tgenerated passage number {i} about retrieval\n")
+    login(page, app_server["url"], "admin")
+    open_page(page, "Import")
+    page.get_by_label("Path (file or folder, plain or .gz)").fill(str(tsv))
+    page.get_by_label("Collection name").fill("browser-import")
+    _choose_format(page, "msmarco")
+    page.get_by_role("button", name="Import").click()
+    bar = page.locator('[data-testid="stProgress"]').filter(has_text="browser-import")
+    bar.first.wait_for(timeout=60_000)
+    screenshot(page, "import-progress")
+    page.reload()  # the job lives in the store: a new session finds it again, running or finished
+    login(page, app_server["url"], "admin")
+    open_page(page, "Import")
+    done = page.get_by_text(f"{N:,} passages").first
+    done.wait_for(timeout=240_000)
+    assert "browser-import" in done.inner_text()
+    screenshot(page, "import-done")
+    page.locator('[data-testid="stSidebarNav"]').get_by_text("Collections overview", exact=True).click()
+    page.get_by_role("heading", name="browser-import").wait_for(timeout=60_000)  # complete, so now listed
