@@ -605,26 +605,79 @@ def import_source(
     with store.read() as session:
         plan = _plan(session, name, mode, qrels_name, list(source.runs))
     summary = ImportSummary(collection=name)
-    with _Staging(staging_dir) as staging:
-        counts = _stage_source(staging, source, tick)
-        if counts.qrels and plan.version_source not in (None, "import"):
-            raise ImportConflict(f"qrels version {qrels_name!r} holds frozen labels; import into another version")
-        summary.passages_skipped, summary.queries_skipped, summary.qrels_skipped = (
-            _check_against_store(store, staging, plan, qrels_name, tick) if plan.collection_id is not None else (0, 0, 0)
-        )
-        summary.passages_added = counts.passages - summary.passages_skipped
-        summary.queries_added = counts.queries - summary.queries_skipped
-        summary.qrels_added = counts.qrels - summary.qrels_skipped
-        summary.qrels_version = qrels_name if counts.qrels else None
-        summary.runs = dict(counts.runs)
-        owned = _Owned()
-        try:
+    owned = _Owned()
+    # The names are taken before the input is read: a second import of the same name (a double click on
+    # the Import button) is refused at once, not after reading everything.  Until the flip the
+    # containers are invisible, and a validation error drops them again.
+    _reserve(store, source, plan, owned, name=name, mode=mode, qrels_name=qrels_name)
+    try:
+        beating = _beating(store, owned, tick)
+        with _Staging(staging_dir) as staging:
+            counts = _stage_source(staging, source, beating)
+            if counts.qrels and plan.version_source not in (None, "import"):
+                raise ImportConflict(f"qrels version {qrels_name!r} holds frozen labels; import into another version")
+            summary.passages_skipped, summary.queries_skipped, summary.qrels_skipped = (
+                _check_against_store(store, staging, plan, qrels_name, beating)
+                if plan.collection_id is not None else (0, 0, 0)
+            )
+            summary.passages_added = counts.passages - summary.passages_skipped
+            summary.queries_added = counts.queries - summary.queries_skipped
+            summary.qrels_added = counts.qrels - summary.qrels_skipped
+            summary.qrels_version = qrels_name if counts.qrels else None
+            summary.runs = dict(counts.runs)
             _write_staged(store, staging, source, plan, owned, summary, tick, chunk_rows,
-                          name=name, format=format, location=location, mode=mode, qrels_name=qrels_name)
-        except BaseException:
-            _drop_owned(_writer(store.engine), owned)
-            raise
+                          format=format, location=location, mode=mode, qrels_name=qrels_name)
+    except BaseException:
+        _drop_owned(_writer(store.engine), owned)
+        raise
     return summary
+
+
+HEARTBEAT_SECONDS = 15.0
+"""While the input is read, the reserved containers' heartbeat is refreshed this often (one tiny write)."""
+
+
+def _beating(store: Store, owned: _Owned, tick: StagedProgress) -> StagedProgress:
+    """``tick`` that also keeps the reserved containers fresh while the input is read and checked."""
+    last = [time.monotonic()]
+
+    def progress(stage: str, done: int, total: int | None) -> None:
+        if time.monotonic() - last[0] >= HEARTBEAT_SECONDS:
+            with store.write() as session:
+                _heartbeat(session, owned)
+            last[0] = time.monotonic()
+        tick(stage, done, total)
+
+    return progress
+
+
+def _reserve(store: Store, source: CollectionSource, plan: _Plan, owned: _Owned, *, name: str, mode: str,
+             qrels_name: str) -> None:
+    """Create the new collection (when there is none) and the runs, all ``importing``, in one short transaction."""
+    try:
+        with store.write() as session:
+            now = utcnow()
+            cid = plan.collection_id
+            if cid is None:
+                cid = session.execute(
+                    insert(Collection).values(name=name, language=source.language, description=source.description,
+                                              status="importing", staged_at=now)
+                ).inserted_primary_key[0]
+            runs = {
+                run_name: session.execute(
+                    insert(RunRecord).values(collection_id=cid, name=run_name, source="import", params={},
+                                             status="importing", staged_at=now)
+                ).inserted_primary_key[0]
+                for run_name in source.runs
+            }
+    except IntegrityError:
+        # Another import took one of the names since they were checked: say which holder it is.
+        with store.read() as session:
+            _plan(session, name, mode, qrels_name, list(source.runs))
+        raise ImportConflict(f"collection {name!r} changed while this import was starting; run it again") from None
+    if plan.collection_id is None:
+        owned.collection = cid
+    owned.runs.update(runs)
 
 
 def _in_progress(what: str) -> ImportInProgress:
@@ -877,20 +930,18 @@ def _heartbeat(session: Session, owned: _Owned) -> None:
         session.execute(update(RunRecord).where(RunRecord.id.in_(list(owned.runs.values()))).values(staged_at=now))
 
 
-def _write_staged(store, staging: _Staging, source: CollectionSource, plan: _Plan, owned: _Owned,
-                  summary: ImportSummary, tick: StagedProgress, chunk_rows: int | None, *, name: str, format: str,
+def _write_staged(store: Store, staging: _Staging, source: CollectionSource, plan: _Plan, owned: _Owned,
+                  summary: ImportSummary, tick: StagedProgress, chunk_rows: int | None, *, format: str,
                   location: str, mode: str, qrels_name: str) -> None:
     total = summary.passages_added + summary.queries_added + summary.qrels_added + sum(summary.runs.values())
     done = [0]
     tick("writing", 0, total)
-    try:
+    if summary.qrels_version is not None and plan.version_id is None:
         with store.write() as session:
-            _create_containers(session, source, plan, owned, summary, name=name, qrels_name=qrels_name)
-    except IntegrityError:
-        # Another import took one of the names between the first check and now: name the holder.
-        with store.read() as session:
-            _plan(session, name, mode, qrels_name, list(source.runs))
-        raise ImportConflict(f"collection {name!r} changed while this import was being read; run it again") from None
+            owned.version = session.execute(
+                insert(QrelsVersion).values(collection_id=owned.collection or plan.collection_id, name=qrels_name,
+                                            source="import", status="importing", staged_at=utcnow())
+            ).inserted_primary_key[0]
     cid = owned.collection or plan.collection_id
     vid = owned.version or plan.version_id
     chunker = _Chunker(chunk_rows)
@@ -928,7 +979,8 @@ def _write_staged(store, staging: _Staging, source: CollectionSource, plan: _Pla
                     tick("writing", done[0], total)
     except IntegrityError as exc:
         raise ImportConflict(
-            f"collection {name!r} received the same records from another import while this one was writing; "
+            f"collection {summary.collection!r} received the same records from another import while this one was "
+            "writing; "
             "run this merge again (what is already stored is then skipped)"
         ) from exc
     language = None
@@ -1009,27 +1061,6 @@ class _SqliteCopier:
             started = time.perf_counter()
             inserted = self.connection.exec_driver_sql(sql, (*constants.values(), *params, *span)).rowcount
         return inserted, time.perf_counter() - started
-
-
-def _create_containers(session: Session, source: CollectionSource, plan: _Plan, owned: _Owned, summary: ImportSummary,
-                       *, name: str, qrels_name: str) -> None:
-    now = utcnow()
-    cid = plan.collection_id
-    if cid is None:
-        cid = session.execute(
-            insert(Collection).values(name=name, language=source.language, description=source.description,
-                                      status="importing", staged_at=now)
-        ).inserted_primary_key[0]
-        owned.collection = cid
-    if summary.qrels_version is not None and plan.version_id is None:
-        owned.version = session.execute(
-            insert(QrelsVersion).values(collection_id=cid, name=qrels_name, source="import", status="importing", staged_at=now)
-        ).inserted_primary_key[0]
-    for run_name in source.runs:
-        owned.runs[run_name] = session.execute(
-            insert(RunRecord).values(collection_id=cid, name=run_name, source="import", params={}, status="importing",
-                                     staged_at=now)
-        ).inserted_primary_key[0]
 
 
 def _flip(session: Session, owned: _Owned, cid: int, language: str | None) -> None:

@@ -251,8 +251,9 @@ def test_a_staged_import_writes_in_short_transactions_and_flips_once(store):
                             name="c", format="t", location="m", progress=progress, chunk_rows=1_000)
     assert (summary.passages_added, summary.queries_added, summary.qrels_added, summary.runs) == (5_000, 1, 1, {"r": 3_000})
     writing = [status for stage, status in statuses if stage == "writing"]
-    # nothing in the store before the first chunk, then an invisible collection until the flip
-    assert writing[0] is None and len(writing) >= 10 and set(writing[1:]) == {"importing"}
+    # the name is reserved before the input is read: an invisible collection until the flip
+    assert len(writing) >= 10 and set(writing) == {"importing"}
+    assert {status for stage, status in statuses if stage == "reading"} == {"importing"}
     with store.read() as s:
         assert s.execute(select(Collection.status, Collection.staged_at)).one() == ("ready", None)
         assert set(s.scalars(select(RunRecord.status))) == {"ready"}
@@ -365,3 +366,36 @@ def test_drop_stale_imports_removes_only_stale_staged_containers(store):
         assert list(s.scalars(select(QrelsVersion.name))) == ["imported"]
     assert {k: v for k, v in _counts(store).items() if k != "imports"} == {
         "collections": 2, "passages": 1, "queries": 1, "qrels_versions": 1, "qrels_entries": 1, "runs": 1, "run_entries": 1}
+
+
+def test_a_second_import_of_the_same_name_is_refused_while_the_first_is_still_reading(store):
+    """A double click on Import: the second job fails at once instead of after reading the whole input."""
+    refused = []
+
+    def passages():
+        yield Passage("d1", "x")
+        with pytest.raises(ImportConflict, match="import of collection 'c' is in progress") as err:
+            import_source(store, _source([Passage("d1", "x")]), name="c", format="t", location="m")
+        refused.append(err.value)
+        yield Passage("d2", "y")
+
+    source = _source()
+    source.passages = passages
+    summary = import_source(store, source, name="c", format="t", location="m")
+    assert len(refused) == 1 and summary.passages_added == 2
+    with store.read() as s:
+        [info] = list_collections(s)
+    assert (info.name, info.passages) == ("c", 2)
+
+
+def test_reserved_names_are_released_when_the_input_is_invalid(store):
+    def passages():
+        yield Passage("d1", "x")
+        raise FormatError("c.tsv", 2, "expected 2 columns")
+
+    source = _source(runs={"bm25": [RunEntry("q1", "d1", 1.0)]})
+    source.passages = passages
+    with pytest.raises(FormatError, match="c.tsv:2"):
+        import_source(store, source, name="c", format="t", location="m")
+    assert _counts(store) == dict.fromkeys(_counts(store), 0)
+    import_source(store, _source([Passage("d1", "x")]), name="c", format="t", location="m")  # the name is free again
