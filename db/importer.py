@@ -920,14 +920,29 @@ def _yield_lock(held: float) -> None:
 
 
 def _heartbeat(session: Session, owned: _Owned) -> None:
-    """Refresh ``staged_at`` of this import's containers: a live import never looks like a crashed one."""
+    """Refresh ``staged_at`` of this import's containers: a live import never looks like a crashed one.
+
+    Raises ImportConflict when one of them is gone: an import stalled for longer than the staleness
+    window was taken for a crashed one and its containers were removed.
+    """
     now = utcnow()
+    found = expected = 0
     if owned.collection is not None:
-        session.execute(update(Collection).where(Collection.id == owned.collection).values(staged_at=now))
+        expected += 1
+        found += session.execute(update(Collection).where(Collection.id == owned.collection).values(staged_at=now)).rowcount
     if owned.version is not None:
-        session.execute(update(QrelsVersion).where(QrelsVersion.id == owned.version).values(staged_at=now))
+        expected += 1
+        found += session.execute(update(QrelsVersion).where(QrelsVersion.id == owned.version).values(staged_at=now)).rowcount
     if owned.runs:
-        session.execute(update(RunRecord).where(RunRecord.id.in_(list(owned.runs.values()))).values(staged_at=now))
+        expected += len(owned.runs)
+        found += session.execute(
+            update(RunRecord).where(RunRecord.id.in_(list(owned.runs.values()))).values(staged_at=now)
+        ).rowcount
+    if found != expected:
+        raise ImportConflict(
+            "this import stalled for longer than the staleness window and its staged rows were removed as a "
+            "crashed import's; run it again"
+        )
 
 
 def _write_staged(store: Store, staging: _Staging, source: CollectionSource, plan: _Plan, owned: _Owned,

@@ -399,3 +399,16 @@ def test_reserved_names_are_released_when_the_input_is_invalid(store):
         import_source(store, source, name="c", format="t", location="m")
     assert _counts(store) == dict.fromkeys(_counts(store), 0)
     import_source(store, _source([Passage("d1", "x")]), name="c", format="t", location="m")  # the name is free again
+
+
+def test_an_import_whose_staging_was_removed_as_stale_stops_with_a_clear_error(store):
+    def passages():
+        yield Passage("d1", "x")
+        drop_stale_imports(store.engine, stale_after=timedelta(0))  # another process took it for a crash
+        yield Passage("d2", "y")
+
+    source = _source()
+    source.passages = passages
+    with pytest.raises(ImportConflict, match="stalled"):
+        import_source(store, source, name="c", format="t", location="m")
+    assert _counts(store) == dict.fromkeys(_counts(store), 0)
