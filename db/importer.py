@@ -683,8 +683,8 @@ def _reserve(store: Store, source: CollectionSource, plan: _Plan, owned: _Owned,
 def _in_progress(what: str) -> ImportInProgress:
     minutes = int(STALE_IMPORT_AFTER.total_seconds() // 60)
     return ImportInProgress(
-        f"an import of {what} is in progress (or stopped less than {minutes} minutes ago, and its leftovers "
-        "are removed at the next start after that); wait for it to finish or choose another name"
+        f"an import of {what} is in progress (or crashed less than {minutes} minutes ago: its leftovers are "
+        "removed the next time the store is opened after that); wait for it to finish or choose another name"
     )
 
 
