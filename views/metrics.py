@@ -169,7 +169,9 @@ def leaderboard(current: dict) -> dict:
 @st.fragment(run_every=REFRESH_SECONDS)
 def live_leaderboard() -> None:
     # reruns on its own every REFRESH_SECONDS: new final labels show up while nobody touches the page, and
-    # only the (run, query) pairs whose labels changed are evaluated again
+    # only the (run, query) pairs whose labels changed are evaluated again.  Each of those runs re-checks the
+    # account first: a disabled or demoted reviewer's open page stops showing the board at the next refresh
+    require_role("reviewer", "admin")
     with store.read() as session:
         leaderboard(live_qrels(session, info.name))
 

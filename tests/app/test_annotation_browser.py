@@ -50,9 +50,11 @@ def annotation_pool(app_server, tmp_path_factory):
 
 MARKERS = {"d1": "Dangerous", "d2": "330 metres", "d3": "Seine river"}
 PROGRESS = '[data-testid="stProgress"]'
+# a passage is shown and the run that drew it is complete (no element of the previous item left over, so
+# the buttons, and their keyboard shortcuts, belong to this item)
 ANY_PASSAGE_SHOWN = """(markers) => {
     const main = document.querySelector('[data-testid="stMain"]');
-    return markers.some((m) => main.innerText.includes(m));
+    return markers.some((m) => main.innerText.includes(m)) && !document.querySelector('[data-stale="true"]');
 }"""
 # the next item is on screen when the progress line changed and the old passage is gone
 NEXT_ITEM_SHOWN = """([prev, marker]) => {
@@ -62,10 +64,18 @@ NEXT_ITEM_SHOWN = """([prev, marker]) => {
 }"""
 
 
+def _settled(page) -> None:
+    """The grade buttons are drawn and no element of an earlier run is left (a rerun after login can briefly
+    show the old and the new copy of the panel side by side)."""
+    page.wait_for_function(
+        """() => [...document.querySelectorAll('button')].some((b) => b.innerText.includes('No match'))
+            && !document.querySelector('[data-stale="true"]')""", timeout=60_000)
+
+
 def _label_everything(page, answers: dict[str, int]) -> list[str]:
     """Label every item shown, by keyboard only; returns the passages in the order they came."""
     seen = []
-    page.get_by_role("button", name="0 · No match").wait_for()
+    _settled(page)
     page.wait_for_timeout(1000)  # keyboard shortcuts attach a moment after the buttons first mount
     for _ in range(len(answers)):
         page.locator(PROGRESS).wait_for(timeout=30_000)
@@ -115,7 +125,7 @@ def test_three_annotators_then_a_fourth(app_server, browser, annotation_pool):
     login(page, app_server["url"], "ann4")
     page.get_by_text("Adjudication").first.wait_for()
     assert "Dangerous" in page.inner_text("body")
-    page.get_by_role("button", name="0 · No match").wait_for()
+    _settled(page)
     page.wait_for_timeout(1000)
     page.keyboard.press("1")
     page.get_by_text("Nothing left to label").wait_for(timeout=30_000)

@@ -133,7 +133,7 @@ def test_annotate_page_binary_mode_and_blindness(db):
     assert not at.exception
     labels = [b.label for b in at.button]
     assert "0 · Not relevant" in labels and "1 · Relevant" in labels and not any("Precisely" in x for x in labels)
-    shown = " ".join(m.value for m in at.markdown)
+    shown = " ".join(m.value for m in [*at.markdown, *at.html])  # texts go through st.html, escaped
     assert "&lt;script&gt;x&lt;/script&gt;" in shown and "<script>" not in shown  # the query is escaped
     assert not any(w in shown for w in ("bm25", "rank", "score"))
     next(b for b in at.button if b.label == "1 · Relevant").click().run()

@@ -1,0 +1,301 @@
+"""Acceptance (issue 9, items 1 and 2): a grade lands on the item shown, and revocation reaches open pages.
+
+Reproduces, in Chromium against the real app:
+
+- 1a: one annotator, two tabs on the same item; tab 1 labels it, tab 2 presses a key on it: nothing is stored
+  on an item tab 2 never displayed, tab 2 says why and moves on;
+- 1b: an adjudication assignment arrives (three others split on a pair) while an item is on screen: the key
+  press lands on the item shown, and the adjudication comes next;
+- 2: an account disabled from the CLI while its Annotate page is open stores nothing at the next key press
+  and is signed out; a reviewer's Metrics page stops refreshing the leaderboard within one refresh once the
+  account is disabled or demoted.
+
+A server of its own on a fresh store: these tests disable and demote accounts, which must not disturb the
+other browser tests' shared server.  Every test asserts against the judgments table exactly which
+(query, passage, action, grade) rows each user has.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+from sqlalchemy import select, update
+
+from db.annotation import override_label, record_judgment
+from db.engine import Store, sqlite_url
+from db.models import Assignment, FinalLabel, Judgment, Passage, QueryRecord, User
+from tests.app.conftest import PASSWORD, REPO, _free_port, login, screenshot
+
+pytestmark = pytest.mark.browser
+
+# one marker word per passage, so the page shows which item it is
+PASSAGES = {"d1": "Alpha passage about the Eiffel Tower.", "d2": "Bravo passage on the Seine river.",
+            "d3": "Charlie passage with the tower's height, 330 metres.", "d4": "Delta passage on Paris museums.",
+            "d5": "Echo passage about bridges over the Seine.", "d6": "Foxtrot passage on French cooking."}
+MARKERS = {d: t.split()[0] + " passage" for d, t in PASSAGES.items()}
+QUERIES = {"q1": "how tall is the eiffel tower", "q2": "what to see in paris", "q3": "paris food"}
+MAIN = '[data-testid="stMain"]'
+SIGNED_OUT = re.compile(r"signed out|do not have access", re.I)
+
+
+def _cli(db, *args):
+    env = {**os.environ, "POOLJUDGE_PASSWORD": PASSWORD}
+    env.pop("POOLJUDGE_DB_URL", None)
+    out = subprocess.run([sys.executable, "-m", "pooljudge.cli", "--db", str(db), "-q", *args], env=env,
+                         capture_output=True, text=True, cwd=REPO)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """``streamlit run app.py`` on a fresh store.
+
+    Pools and holders: ``tabs`` (q1: d1, d2, d3) -> ann1; ``mine`` (q2, d4) -> ann4; ``split`` (q2, d5) ->
+    ann1, ann2, ann3; ``sam`` (q3: d6, d1, d2) -> sam.  A three-way split on (q2, d5) goes to ann4, the least
+    loaded annotator who does not hold it (sam holds three pairs, ann4 one).
+    """
+    folder = tmp_path_factory.mktemp("binding")
+    db = folder / "pooljudge.db"
+    for name, role in (("admin", "admin"), ("rev1", "reviewer"), ("rev2", "reviewer"), ("ann1", "annotator"),
+                       ("ann2", "annotator"), ("ann3", "annotator"), ("ann4", "annotator"), ("sam", "annotator")):
+        _cli(db, "user", "add", name, "--role", role)
+    data = folder / "data"
+    (data / "runs").mkdir(parents=True)
+    (data / "corpus.jsonl").write_text(
+        "".join(json.dumps({"_id": d, "title": "", "text": t}) + "\n" for d, t in PASSAGES.items()), encoding="utf-8")
+    (data / "queries.jsonl").write_text(
+        "".join(json.dumps({"_id": q, "text": t}) + "\n" for q, t in QUERIES.items()), encoding="utf-8")
+    runs = {"tabs": [("q1", "d1"), ("q1", "d2"), ("q1", "d3")], "mine": [("q2", "d4")], "split": [("q2", "d5")],
+            "sam": [("q3", "d6"), ("q3", "d1"), ("q3", "d2")]}
+    for name, pairs in runs.items():
+        (data / "runs" / f"{name}.trec").write_text(
+            "".join(f"{q} Q0 {d} {i + 1} {10 - i}.0 {name}\n" for i, (q, d) in enumerate(pairs)), encoding="utf-8")
+    _cli(db, "import", "-f", "beir", str(data), "-c", "bind")
+    holders = {"tabs": ("ann1", 1), "mine": ("ann4", 1), "split": ("ann1,ann2,ann3", 3), "sam": ("sam", 1)}
+    for name, (annotators, per_pair) in holders.items():
+        _cli(db, "pool", "-c", "bind", "--name", name, "--run", name, "--depth", "3")
+        _cli(db, "assign", "-c", "bind", "--pool", name, "--annotators", annotators, "--per-pair", str(per_pair),
+             "--seed", "1")
+    port = _free_port()
+    env = {**os.environ, "POOLJUDGE_DB": str(db), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    env.pop("POOLJUDGE_DB_URL", None)
+    log = open(folder / "streamlit.log", "w+")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"), "--server.headless", "true",
+         "--server.port", str(port), "--browser.gatherUsageStats", "false"],
+        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 90
+    while True:
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    break
+        except OSError:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                proc.kill()
+                log.seek(0)
+                pytest.fail(f"streamlit did not start:\n{log.read()}")
+            time.sleep(0.3)
+    store = Store(sqlite_url(db))
+    yield {"url": url, "db": db, "store": store}
+    store.dispose()
+    proc.terminate()
+    proc.wait(timeout=10)
+    log.close()
+
+
+@pytest.fixture
+def new_page(browser):
+    """Pages in contexts of their own (each a separate browser session: its own login, like another tab)."""
+    contexts = []
+
+    def make():
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        contexts.append(context)
+        return context.new_page()
+
+    yield make
+    for context in contexts:
+        context.close()
+
+
+def _rows(store, username: str) -> list[tuple]:
+    """The user's judgments as (qid, docid, action, grade), oldest first: exactly what the store holds."""
+    with store.read() as s:
+        return [tuple(r) for r in s.execute(
+            select(QueryRecord.ext_id, Passage.ext_id, Judgment.action, Judgment.grade)
+            .join(QueryRecord, QueryRecord.id == Judgment.query_id)
+            .join(Passage, Passage.id == Judgment.passage_id)
+            .join(User, User.id == Judgment.user_id)
+            .where(User.username == username)
+            .order_by(Judgment.id)
+        )]
+
+
+def _shown(page) -> str:
+    """The passage the Annotate page shows now (waits until one is drawn and nothing stale is left)."""
+    page.wait_for_function(
+        """(markers) => {
+            const main = document.querySelector('[data-testid="stMain"]');
+            return main && !document.querySelector('[data-stale="true"]')
+                && markers.filter((m) => main.innerText.includes(m)).length === 1;
+        }""", arg=list(MARKERS.values()), timeout=60_000)
+    body = page.locator(MAIN).inner_text()
+    [doc] = [d for d, marker in MARKERS.items() if marker in body]
+    return doc
+
+
+def _ready_for_keys(page) -> None:
+    # the grade buttons are drawn and nothing of an earlier run is left (a rerun after login can briefly show
+    # the old and the new copy of the panel side by side)
+    page.wait_for_function(
+        """() => [...document.querySelectorAll('button')].some((b) => b.innerText.startsWith('0 · '))
+            && !document.querySelector('[data-stale="true"]')""", timeout=60_000)
+    page.wait_for_timeout(1000)  # keyboard shortcuts attach a moment after the buttons first mount
+
+
+def _wait_gone(page, doc: str, timeout: int = 30_000) -> None:
+    page.wait_for_function("(m) => !document.querySelector('[data-testid=\"stMain\"]').innerText.includes(m)",
+                           arg=MARKERS[doc], timeout=timeout)
+
+
+def _pair_of(store, username: str, purpose: str) -> list[tuple[str, str]]:
+    with store.read() as s:
+        return [tuple(r) for r in s.execute(
+            select(QueryRecord.ext_id, Passage.ext_id)
+            .select_from(Assignment)
+            .join(QueryRecord, QueryRecord.id == Assignment.query_id)
+            .join(Passage, Passage.id == Assignment.passage_id)
+            .join(User, User.id == Assignment.user_id)
+            .where(User.username == username, Assignment.purpose == purpose)
+        )]
+
+
+def test_1a_a_second_tab_on_a_labelled_item_stores_nothing_and_moves_on(server, new_page):
+    store = server["store"]
+    tab1, tab2 = new_page(), new_page()
+    for tab in (tab1, tab2):
+        login(tab, server["url"], "ann1")
+    first = _shown(tab1)
+    assert _shown(tab2) == first and first in ("d1", "d2", "d3")  # both tabs show the same item
+    for tab in (tab1, tab2):
+        _ready_for_keys(tab)
+
+    tab1.keyboard.press("3")
+    _wait_gone(tab1, first)
+    second = _shown(tab1)
+    assert _rows(store, "ann1") == [("q1", first, "label", 3)]
+
+    assert _shown(tab2) == first  # tab 2 still shows the item tab 1 labelled
+    tab2.keyboard.press("0")
+    tab2.get_by_text("already labelled").wait_for(timeout=30_000)  # refused, visibly
+    _wait_gone(tab2, first)
+    assert _shown(tab2) == second  # moved on to the item that is next now
+    screenshot(tab2, "binding-stale-tab")
+    assert _rows(store, "ann1") == [("q1", first, "label", 3)]  # nothing stored on anything tab 2 never showed
+
+    # the next key press in tab 2 is an ordinary label on the item it shows
+    _ready_for_keys(tab2)
+    tab2.keyboard.press("1")
+    _wait_gone(tab2, second)
+    assert _rows(store, "ann1") == [("q1", first, "label", 3), ("q1", second, "label", 1)]
+
+
+def test_1b_an_adjudication_arriving_meanwhile_never_takes_the_key_press(server, new_page):
+    store = server["store"]
+    page = new_page()
+    login(page, server["url"], "ann4")
+    assert _shown(page) == "d4"  # ann4's own item (q2, d4)
+    _ready_for_keys(page)
+
+    # from outside, while d4 is on screen: three annotators split on (q2, d5), which ann4 does not hold
+    with store.write() as s:
+        users = dict(s.execute(select(User.username, User.id)).all())
+        for name, grade in (("ann1", 0), ("ann2", 1), ("ann3", 2)):
+            aid = s.scalar(select(Assignment.id).join(Passage, Passage.id == Assignment.passage_id)
+                           .where(Assignment.user_id == users[name], Passage.ext_id == "d5"))
+            record_judgment(s, users[name], aid, grade)
+    assert _pair_of(store, "ann4", "fourth") == [("q2", "d5")]  # the adjudication is ann4's now
+
+    page.keyboard.press("2")
+    _wait_gone(page, "d4")
+    assert _rows(store, "ann4") == [("q2", "d4", "label", 2)]  # on the item shown, not the adjudication
+    assert _shown(page) == "d5"
+    page.get_by_text("Adjudication").first.wait_for(timeout=30_000)
+    screenshot(page, "binding-adjudication-next")
+
+    _ready_for_keys(page)
+    page.keyboard.press("1")
+    page.get_by_text("Nothing left to label").wait_for(timeout=30_000)
+    assert _rows(store, "ann4") == [("q2", "d4", "label", 2), ("q2", "d5", "label", 1)]
+    with store.read() as s:
+        final = s.execute(select(FinalLabel.grade, FinalLabel.method, FinalLabel.n_labels)
+                          .join(Passage, Passage.id == FinalLabel.passage_id).where(Passage.ext_id == "d5")).one()
+    assert tuple(final) == (1, "adjudicated", 4)
+
+
+def test_2_a_disabled_annotators_open_page_stores_nothing_and_signs_out(server, new_page):
+    store = server["store"]
+    page = new_page()
+    login(page, server["url"], "sam")
+    shown = _shown(page)
+    assert shown in ("d6", "d1", "d2")
+    _ready_for_keys(page)
+    _cli(server["db"], "user", "disable", "sam")
+    try:
+        page.keyboard.press("3")
+        page.get_by_text(SIGNED_OUT).first.wait_for(timeout=30_000)
+        screenshot(page, "binding-disabled-annotator")
+        assert MARKERS[shown] not in page.locator(MAIN).inner_text()  # the item is gone with the session
+        assert _rows(store, "sam") == []
+    finally:
+        _cli(server["db"], "user", "enable", "sam")
+
+
+def _open_live_leaderboard(page, url: str, username: str) -> None:
+    login(page, url, username)
+    page.locator('[data-testid="stSidebarNav"]').get_by_text("Metrics", exact=True).click()
+    page.get_by_text("Refresh every 10 s").wait_for(timeout=60_000)
+    page.get_by_text(re.compile(r"judged quer\w+ \(live final labels\)")).wait_for(timeout=60_000)
+
+
+def test_2_a_disabled_or_demoted_reviewers_metrics_page_stops_refreshing(server, new_page):
+    store = server["store"]
+    with store.write() as s:  # a live final label, so the leaderboard has something to show
+        admin = s.scalar(select(User.id).where(User.username == "admin"))
+        q = s.scalar(select(QueryRecord.id).where(QueryRecord.ext_id == "q3"))
+        d = s.scalar(select(Passage.id).where(Passage.ext_id == "d6"))
+        override_label(s, admin, q, d, 2, "seed the live leaderboard")
+    disabled, demoted = new_page(), new_page()
+    _open_live_leaderboard(disabled, server["url"], "rev1")
+    _open_live_leaderboard(demoted, server["url"], "rev2")
+    board = re.compile(r"judged quer\w+ \(live final labels\)")
+
+    _cli(server["db"], "user", "disable", "rev1")
+    # a role change that leaves the browser session in place: only the fragment's own check can stop it
+    with store.write() as s:
+        s.execute(update(User).where(User.username == "rev2").values(role="annotator"))
+    try:
+        for page in (disabled, demoted):  # no interaction: the 10 s refresh alone must notice
+            page.get_by_text(SIGNED_OUT).first.wait_for(timeout=35_000)
+            page.wait_for_function("(t) => !document.body.innerText.match(new RegExp(t))", arg=board.pattern,
+                                   timeout=15_000)
+        screenshot(demoted, "binding-demoted-reviewer-metrics")
+        # and it stays stopped through the next refreshes
+        demoted.wait_for_timeout(11_000)
+        assert not board.search(demoted.inner_text("body"))
+        assert SIGNED_OUT.search(demoted.inner_text("body"))
+    finally:
+        _cli(server["db"], "user", "enable", "rev1")
+        with store.write() as s:
+            s.execute(update(User).where(User.username == "rev2").values(role="reviewer"))
