@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
 from sqlalchemy import delete, select, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from core.passwords import hash_password, needs_rehash, verify_password
@@ -187,7 +188,8 @@ def record_failure(session: Session, keys: list[str], *, now: datetime | None = 
     """Count a failed attempt against each key and lock those past their free failures (read-modify-write in the caller's write)."""
     now = _now(now)
     for key in keys:
-        row = session.get(LoginThrottle, key)
+        # FOR UPDATE (PostgreSQL): two failures at once must count twice, not overwrite each other
+        row = session.get(LoginThrottle, key, with_for_update=True)
         if row is None:
             row = LoginThrottle(key=key, failures=0)
             session.add(row)
@@ -248,6 +250,16 @@ def login(store, username: str, password: str, client: str = "", *, ttl: timedel
     new_hash = None
     if ok and needs_rehash(user.password_hash):
         new_hash = hash_password(password)  # hashing is as slow as verifying: also outside the write
+    try:
+        return _record_outcome(store, user, ok, new_hash, keys, client, ttl, now)
+    except IntegrityError:
+        # PostgreSQL: a concurrent attempt inserted the same new throttle key first; the row exists
+        # now, so the second try updates it (under FOR UPDATE) instead
+        return _record_outcome(store, user, ok, new_hash, keys, client, ttl, now)
+
+
+def _record_outcome(store, user, ok: bool, new_hash: str | None, keys: list[str], client: str,
+                    ttl: timedelta, now: datetime) -> LoginResult:
     with store.write() as session:
         if not ok:
             record_failure(session, keys, now=now)

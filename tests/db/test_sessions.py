@@ -250,3 +250,18 @@ def test_the_hash_is_verified_outside_any_transaction(store, ann, monkeypatch):
     assert login(store, "ann", PASSWORD, now=T0).ok
     assert not login(store, "ann", "wrong password", now=T0).ok
     assert open_transactions == [0, 0]
+
+
+def test_concurrent_failures_all_count(store, ann):
+    """Eight wrong passwords at once (PostgreSQL: a race on inserting the key, then on incrementing it)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(lambda i: login(store, "ann", f"wrong password {i}", "10.0.0.7", now=T0), range(8)))
+    assert all(not r.ok for r in results)
+    with store.read() as s:
+        failures = dict(s.execute(select(LoginThrottle.key, LoginThrottle.failures)).all())
+    # every attempt that reached the password check counts once (one that came after the 5th failure
+    # was recorded is refused uncounted, by design)
+    checked = sum(r.retry_after == 0 for r in results)
+    assert checked >= 5 and failures == {"user:ann": checked, "client:10.0.0.7": checked}
