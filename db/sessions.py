@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
 from sqlalchemy import delete, select, update
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from core.passwords import hash_password, needs_rehash, verify_password
@@ -185,11 +184,13 @@ def locked_for(session: Session, keys: list[str], *, now: datetime | None = None
 
 
 def record_failure(session: Session, keys: list[str], *, now: datetime | None = None) -> None:
-    """Count a failed attempt against each key and lock those past their free failures (read-modify-write in the caller's write)."""
+    """Count a failed attempt against each key and lock those past their free failures.
+
+    A read-modify-write: call it inside a :meth:`~db.engine.Store.write` transaction, which holds the store's write lock.
+    """
     now = _now(now)
     for key in keys:
-        # FOR UPDATE (PostgreSQL): two failures at once must count twice, not overwrite each other
-        row = session.get(LoginThrottle, key, with_for_update=True)
+        row = session.get(LoginThrottle, key)
         if row is None:
             row = LoginThrottle(key=key, failures=0)
             session.add(row)
@@ -250,16 +251,8 @@ def login(store, username: str, password: str, client: str = "", *, ttl: timedel
     new_hash = None
     if ok and needs_rehash(user.password_hash):
         new_hash = hash_password(password)  # hashing is as slow as verifying: also outside the write
-    try:
-        return _record_outcome(store, user, ok, new_hash, keys, client, ttl, now)
-    except IntegrityError:
-        # PostgreSQL: a concurrent attempt inserted the same new throttle key first; the row exists
-        # now, so the second try updates it (under FOR UPDATE) instead
-        return _record_outcome(store, user, ok, new_hash, keys, client, ttl, now)
-
-
-def _record_outcome(store, user, ok: bool, new_hash: str | None, keys: list[str], client: str,
-                    ttl: timedelta, now: datetime) -> LoginResult:
+    # store.write() serialises writers (SQLite BEGIN IMMEDIATE, PostgreSQL's advisory write lock), so
+    # the read-modify-write of the throttle rows cannot lose a concurrent failure
     with store.write() as session:
         if not ok:
             record_failure(session, keys, now=now)

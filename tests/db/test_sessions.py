@@ -252,16 +252,19 @@ def test_the_hash_is_verified_outside_any_transaction(store, ann, monkeypatch):
     assert open_transactions == [0, 0]
 
 
-def test_concurrent_failures_all_count(store, ann):
-    """Eight wrong passwords at once (PostgreSQL: a race on inserting the key, then on incrementing it)."""
+def test_concurrent_failures_all_count(store, ann, monkeypatch):
+    """Eight wrong passwords at once: all pass the lock check, then all record their failure together.
+
+    PostgreSQL: the eight race to insert the same new throttle key, then to increment it.
+    """
+    import threading
     from concurrent.futures import ThreadPoolExecutor
 
+    barrier = threading.Barrier(8, timeout=30)
+    monkeypatch.setattr(sessions, "verify_password", lambda *a: barrier.wait() is None)  # all read, then all write
     with ThreadPoolExecutor(8) as pool:
         results = list(pool.map(lambda i: login(store, "ann", f"wrong password {i}", "10.0.0.7", now=T0), range(8)))
-    assert all(not r.ok for r in results)
+    assert all(not r.ok and r.retry_after == 0 for r in results)
     with store.read() as s:
         failures = dict(s.execute(select(LoginThrottle.key, LoginThrottle.failures)).all())
-    # every attempt that reached the password check counts once (one that came after the 5th failure
-    # was recorded is refused uncounted, by design)
-    checked = sum(r.retry_after == 0 for r in results)
-    assert checked >= 5 and failures == {"user:ann": checked, "client:10.0.0.7": checked}
+    assert failures == {"user:ann": 8, "client:10.0.0.7": 8}
