@@ -201,7 +201,7 @@ class PoolEntry(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     pool_id: Mapped[int] = mapped_column(ForeignKey("pools.id", ondelete="CASCADE"), index=True)
     query_id: Mapped[int] = mapped_column(ForeignKey("queries.id", ondelete="CASCADE"))
-    passage_id: Mapped[int] = mapped_column(ForeignKey("passages.id", ondelete="CASCADE"))
+    passage_id: Mapped[int] = mapped_column(ForeignKey("passages.id", ondelete="CASCADE"), index=True)
     selected: Mapped[bool] = mapped_column(Boolean, default=True)
     selection_score: Mapped[float | None] = mapped_column(Float)
     selection_rank: Mapped[int | None] = mapped_column(Integer)
@@ -229,7 +229,7 @@ class PreLabel(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     collection_id: Mapped[int] = mapped_column(ForeignKey("collections.id", ondelete="CASCADE"), index=True)
     query_id: Mapped[int] = mapped_column(ForeignKey("queries.id", ondelete="CASCADE"))
-    passage_id: Mapped[int] = mapped_column(ForeignKey("passages.id", ondelete="CASCADE"))
+    passage_id: Mapped[int] = mapped_column(ForeignKey("passages.id", ondelete="CASCADE"), index=True)
     source: Mapped[str] = mapped_column(String(40))
     score: Mapped[float] = mapped_column(Float)
     evidence: Mapped[dict[str, Any]] = mapped_column(default=dict)
@@ -260,7 +260,7 @@ class Assignment(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     pool_entry_id: Mapped[int | None] = mapped_column(ForeignKey("pool_entries.id", ondelete="SET NULL"))
     query_id: Mapped[int] = mapped_column(ForeignKey("queries.id", ondelete="CASCADE"))
-    passage_id: Mapped[int] = mapped_column(ForeignKey("passages.id", ondelete="CASCADE"))
+    passage_id: Mapped[int] = mapped_column(ForeignKey("passages.id", ondelete="CASCADE"), index=True)
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
     package: Mapped[str] = mapped_column(String(100), default="")  # the package's name, for display and export
     package_id: Mapped[int | None] = mapped_column(ForeignKey("packages.id", ondelete="SET NULL"))
@@ -319,7 +319,7 @@ class QcItem(Base):
 
     qc_round_id: Mapped[int] = mapped_column(ForeignKey("qc_rounds.id", ondelete="CASCADE"), primary_key=True)
     query_id: Mapped[int] = mapped_column(ForeignKey("queries.id", ondelete="CASCADE"), primary_key=True)
-    passage_id: Mapped[int] = mapped_column(ForeignKey("passages.id", ondelete="CASCADE"), primary_key=True)
+    passage_id: Mapped[int] = mapped_column(ForeignKey("passages.id", ondelete="CASCADE"), primary_key=True, index=True)
 
 
 class LabelOverride(Base):
@@ -330,7 +330,7 @@ class LabelOverride(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     query_id: Mapped[int] = mapped_column(ForeignKey("queries.id", ondelete="CASCADE"))
-    passage_id: Mapped[int] = mapped_column(ForeignKey("passages.id", ondelete="CASCADE"))
+    passage_id: Mapped[int] = mapped_column(ForeignKey("passages.id", ondelete="CASCADE"), index=True)
     user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
     grade: Mapped[int] = mapped_column(Integer)
     reason: Mapped[str] = mapped_column(Text)
@@ -381,7 +381,7 @@ class Judgment(Base):
         ForeignKey("assignments.id", ondelete="RESTRICT", name="fk_judgments_assignment_id"), index=True
     )
     query_id: Mapped[int] = mapped_column(ForeignKey("queries.id", ondelete="RESTRICT", name="fk_judgments_query_id"))
-    passage_id: Mapped[int] = mapped_column(ForeignKey("passages.id", ondelete="RESTRICT", name="fk_judgments_passage_id"))
+    passage_id: Mapped[int] = mapped_column(ForeignKey("passages.id", ondelete="RESTRICT", name="fk_judgments_passage_id"), index=True)
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="RESTRICT", name="fk_judgments_user_id"), index=True)
     action: Mapped[str] = mapped_column(String(8), default="label")
     grade: Mapped[int | None] = mapped_column(Integer)
@@ -407,7 +407,7 @@ class FinalLabel(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     collection_id: Mapped[int] = mapped_column(ForeignKey("collections.id", ondelete="CASCADE"), index=True)
     query_id: Mapped[int] = mapped_column(ForeignKey("queries.id", ondelete="CASCADE"))
-    passage_id: Mapped[int] = mapped_column(ForeignKey("passages.id", ondelete="CASCADE"))
+    passage_id: Mapped[int] = mapped_column(ForeignKey("passages.id", ondelete="CASCADE"), index=True)
     grade: Mapped[int | None] = mapped_column(Integer)
     method: Mapped[str] = mapped_column(String(16))
     n_labels: Mapped[int] = mapped_column(Integer, default=0)

@@ -55,7 +55,7 @@ def test_upgrade_is_idempotent_and_records_head(empty_url):
     Store(url).dispose()
     again = Store(url)
     with again.read() as s:
-        assert s.execute(text("select version_num from alembic_version")).scalar_one() == "0004"
+        assert s.execute(text("select version_num from alembic_version")).scalar_one() == "0005"
     again.dispose()
 
 
@@ -242,5 +242,27 @@ def test_migration_0004_downgrades_and_upgrades_again(empty_url):
         with pytest.raises(DatabaseError, match="append-only"):
             with store.write() as s:
                 s.execute(text("delete from judgments"))
+    finally:
+        store.dispose()
+
+
+def test_a_writer_waiting_past_the_busy_timeout_fails_instead_of_hanging(store_url, monkeypatch):
+    """A second writer behind one that never finishes gets an error after the busy timeout, on both stores."""
+    import time
+
+    from sqlalchemy.exc import OperationalError
+
+    import db.engine
+
+    monkeypatch.setattr(db.engine, "BUSY_TIMEOUT_MS", 300)
+    store = Store(store_url)
+    try:
+        with store.write() as holder:
+            holder.execute(text("select count(*) from users")).scalar_one()  # holds the write lock from here
+            started = time.monotonic()
+            with pytest.raises(OperationalError, match="locked|lock timeout"):
+                with store.write() as waiter:
+                    waiter.execute(text("select count(*) from users")).scalar_one()
+            assert 0.25 < time.monotonic() - started < 10
     finally:
         store.dispose()
