@@ -190,7 +190,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 def cmd_retrieve(args: argparse.Namespace) -> int:
     from core.formats.trec import write_run
-    from db.importer import save_run
+    from db.importer import store_run
     from pooljudge.pipeline import RetrieverSpec, retrieve
 
     store = _store(args)
@@ -202,9 +202,8 @@ def cmd_retrieve(args: argparse.Namespace) -> int:
         with _output(args.output) as out:
             write_run(run, out, tag=name)
     if not args.no_store:
-        with store.write() as session:
-            save_run(session, args.collection, name, run,
-                     params={"spec": spec.text, "k": args.hits, "split": args.split, "config": config})
+        store_run(store, args.collection, name, run,
+                  params={"spec": spec.text, "k": args.hits, "split": args.split, "config": config})
     print(f"run {name!r}: {sum(len(d) for d in run.values())} hits for {len(run)} queries"
           + ("" if args.no_store else f", stored in {args.collection!r}"), file=sys.stderr)
     return 0

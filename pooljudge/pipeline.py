@@ -414,7 +414,7 @@ def run_pool_job(store: Store, info, reporter) -> dict[str, Any]:
     """
     from core import pooling
     from core.prelabel import prelabel
-    from db.importer import save_run
+    from db.importer import store_run
     from db.pools import save_pool, save_prelabels
     from db.queries import load_run
 
@@ -438,9 +438,7 @@ def run_pool_job(store: Store, info, reporter) -> dict[str, Any]:
             )
     for spec in specs:
         name, run, config = retrieve(store, collection, spec, k=k, split=p.get("split"), progress=reporter.stage_callback)
-        with store.write() as session:
-            save_run(session, collection, name, run,
-                     params={"spec": spec.text, "k": k, "split": p.get("split"), "config": config})
+        store_run(store, collection, name, run, params={"spec": spec.text, "k": k, "split": p.get("split"), "config": config})
         run_names.append(name)
 
     reporter(0, None, "pooling")
