@@ -60,6 +60,15 @@ def make_engine(url: str | None = None, *, echo: bool = False) -> Engine:
 
 
 def _configure_postgresql(engine: Engine) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection, _record):  # pragma: no cover - exercised by every PostgreSQL test
+        # A writer waits for the write lock as long as a SQLite writer waits (busy timeout), then fails
+        # instead of hanging for ever (e.g. behind a transaction left open by a stuck process).
+        autocommit = dbapi_connection.autocommit
+        dbapi_connection.autocommit = True
+        dbapi_connection.execute(f"SET lock_timeout = {int(BUSY_TIMEOUT_MS)}")
+        dbapi_connection.autocommit = autocommit
+
     @event.listens_for(engine, "begin")
     def _on_begin(conn):
         if conn.get_execution_options().get(_IMMEDIATE, False):

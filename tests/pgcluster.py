@@ -46,18 +46,54 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+PREFIX = "pjpg-"
+OWNER = "owner.pid"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 class Cluster:
     """A private PostgreSQL server in a temporary folder; :meth:`stop` removes every trace."""
 
     def __init__(self, bindir: Path) -> None:
         self.bindir = bindir
+        self._as_root = os.geteuid() == 0
+        self.reap_orphans()
         self.port = _free_port()
         # Short path under /tmp: a Unix socket path must stay under ~100 bytes.
-        self.root = Path(tempfile.mkdtemp(prefix="pjpg-"))
+        self.root = Path(tempfile.mkdtemp(prefix=PREFIX))
+        # Which test process owns the cluster: a session killed before its teardown leaves its server
+        # running, and the next session stops it (see reap_orphans).
+        (self.root / OWNER).write_text(str(os.getpid()))
         self.data = self.root / "data"
         self.log = self.root / "server.log"
-        self._as_root = os.geteuid() == 0
         self.started = False
+
+    def _pg_ctl_stop(self, data: Path) -> None:
+        # Immediate: nothing needs to be flushed, and the folder is removed next.
+        subprocess.run((["runuser", "-u", RUN_AS, "--"] if self._as_root else [])
+                       + [str(self.bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"],
+                       capture_output=True, timeout=60)
+
+    def reap_orphans(self) -> None:
+        """Stop and remove the clusters of test sessions that died without their teardown (killed, timed out)."""
+        for root in Path(tempfile.gettempdir()).glob(f"{PREFIX}*"):
+            try:
+                owner = int((root / OWNER).read_text())
+            except (OSError, ValueError):
+                continue  # not ours, or still being created
+            if not _alive(owner):
+                if (root / "data" / "postmaster.pid").exists():
+                    self._pg_ctl_stop(root / "data")
+                shutil.rmtree(root, ignore_errors=True)
 
     def _run(self, *args: str) -> subprocess.CompletedProcess:
         cmd = [str(self.bindir / args[0]), *args[1:]]
@@ -91,10 +127,7 @@ class Cluster:
 
     def stop(self) -> None:
         if self.started:
-            # Immediate: nothing needs to be flushed, and the folder is removed next.
-            subprocess.run((["runuser", "-u", RUN_AS, "--"] if self._as_root else [])
-                           + [str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop"],
-                           capture_output=True, timeout=60)
+            self._pg_ctl_stop(self.data)
             self.started = False
         shutil.rmtree(self.root, ignore_errors=True)
 
