@@ -20,7 +20,8 @@ from sqlalchemy import select
 
 from db.engine import Store
 from db.models import Assignment, FinalLabel, Judgment, Passage, User
-from tests.app.conftest import cli, login, screenshot, serve_app
+from db.users import add_user
+from tests.app.conftest import PASSWORD, cli, login, screenshot, serve_app
 
 pytestmark = pytest.mark.browser
 
@@ -39,11 +40,14 @@ MAIN = '[data-testid="stMain"]'
 
 @pytest.fixture(scope="module")
 def two_servers(pg_databases, tmp_path_factory):
-    """Servers A and B on one fresh PostgreSQL database holding the users, the collection and the assignments."""
+    """Servers A and B on one fresh PostgreSQL database holding the annotators, a collection imported, pooled
+    and assigned through the CLI (``--db postgresql+psycopg://...``), and nothing else (no demo: it has a collection)."""
     url = pg_databases.create()
     folder = tmp_path_factory.mktemp("two-servers")
-    for name in ("admin", *PLAN):
-        cli(url, "user", "add", name, "--role", "admin" if name == "admin" else "annotator")
+    store = Store(url, upgrade=False)
+    with store.write() as s:  # in-process: a CLI call per account costs an interpreter start each
+        for name in PLAN:
+            add_user(s, name, PASSWORD, "annotator")
     data = folder / "data"
     (data / "runs").mkdir(parents=True)
     (data / "corpus.jsonl").write_text(
@@ -59,9 +63,8 @@ def two_servers(pg_databases, tmp_path_factory):
     env = {k: v for k, v in os.environ.items() if k != "POOLJUDGE_DB"}
     env["POOLJUDGE_DB_URL"] = url
     with contextlib.ExitStack() as stack:
-        servers = [stack.enter_context(serve_app(env, folder / f"streamlit-{n}.log")) for n in "AB"]
-        store = Store(url, upgrade=False)
         stack.callback(store.dispose)
+        servers = [stack.enter_context(serve_app(env, folder / f"streamlit-{n}.log")) for n in "AB"]
         yield {"A": servers[0], "B": servers[1], "store": store, "db_url": url}
     pg_databases.drop(url)
 
