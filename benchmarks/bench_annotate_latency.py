@@ -5,7 +5,11 @@ annotator a pool of demo pairs, logs in, and presses grade keys; each timing
 runs from the key press until the next passage's text is in the DOM.  Prints
 the median and 95th percentile over the labels, e.g.::
 
-    annotate: key press -> next passage over 60 labels: median 180 ms, p95 260 ms
+    annotate: key press -> next passage over 60 labels: median 95 ms, p95 150 ms (max 210 ms); target p95 <= 200 ms: met
+
+Each label goes through the whole correct path: the key's callback submits the
+(assignment, render token) shown, the store checks account, owner, package and
+standing label in one short write, and only the fragment is drawn again.
 
 Usage: python benchmarks/bench_annotate_latency.py [--labels 60]
 """
@@ -25,6 +29,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 PASSWORD = "correct horse battery"
+TARGET_P95_MS = 200  # issue 9: key press -> next passage, headless Chromium, 2-core machine
 # drawn: the progress line is there and no element is left over from the previous run
 SETTLED = """() => document.querySelector('[data-testid="stProgress"]')
     && !document.querySelector('[data-stale="true"]')"""
@@ -37,6 +42,16 @@ def cli(db: Path, *args: str) -> None:
     env = {**os.environ, "POOLJUDGE_PASSWORD": PASSWORD}
     subprocess.run([sys.executable, "-m", "pooljudge.cli", "--db", str(db), "-q", *args], env=env, check=True,
                    capture_output=True)
+
+
+def _labels_stored(db: Path) -> int:
+    """Label judgments in the store, provided each lies on a distinct assignment (else -1)."""
+    import sqlite3
+
+    with sqlite3.connect(db) as conn:
+        n, distinct = conn.execute(
+            "SELECT count(*), count(DISTINCT assignment_id) FROM judgments WHERE action = 'label'").fetchone()
+    return n if n == distinct else -1
 
 
 def main() -> None:
@@ -75,8 +90,8 @@ def main() -> None:
             page.get_by_label("Password", exact=True).fill(PASSWORD)
             page.get_by_role("button", name="Log in").click()
             page.get_by_text("Passage", exact=True).wait_for(timeout=60_000)
-            page.locator('[data-testid="stProgress"]').wait_for()
-            page.get_by_role("button", name="0 · No match").wait_for()
+            # the login's follow-up runs can show the old and the new panel side by side for a moment
+            page.wait_for_function(SETTLED, timeout=60_000)
             page.wait_for_timeout(1000)  # keyboard shortcuts attach a moment after the buttons first mount
             timings = []
             for i in range(args.labels):
@@ -90,10 +105,15 @@ def main() -> None:
     finally:
         server.terminate()
         server.wait(timeout=10)
+    stored = _labels_stored(db)
+    if stored != args.labels:  # a fast page that lost or doubled a key press would be no result at all
+        sys.exit(f"expected {args.labels} labels on {args.labels} distinct items, the store holds {stored}")
     timings.sort()
     p95 = timings[min(len(timings) - 1, int(round(0.95 * (len(timings) - 1))))]
-    print(f"annotate: key press -> next passage over {len(timings)} labels: median {statistics.median(timings):.0f} ms, "
-          f"p95 {p95:.0f} ms (max {timings[-1]:.0f} ms)")
+    median = statistics.median(timings)
+    verdict = "met" if p95 <= TARGET_P95_MS else "NOT met"
+    print(f"annotate: key press -> next passage over {len(timings)} labels: median {median:.0f} ms, "
+          f"p95 {p95:.0f} ms (max {timings[-1]:.0f} ms); target p95 <= {TARGET_P95_MS} ms: {verdict}")
 
 
 if __name__ == "__main__":
