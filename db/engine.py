@@ -118,7 +118,9 @@ class Store:
             from db.importer import drop_stale_imports
             from db.migrate import upgrade_to_head
 
-            upgrade_to_head(self.engine)
+            # Under the write lock: processes opening a new store together (two app servers, the CLI)
+            # migrate it one after the other, the later ones finding it at the head already.
+            upgrade_to_head(self.engine.execution_options(**{_IMMEDIATE: True}))
             drop_stale_imports(self.engine)  # what a crashed import staged goes at the next open
         self._read = session_factory(self.engine)
         self._write = session_factory(self.engine, write=True)

@@ -42,6 +42,14 @@ def test_duplicate_of_is_cleared_when_its_entry_goes(store):
         assert s.execute(text("select duplicate_of from pool_entries")).all() == [(None,)]
 
 
+def _head() -> str:
+    from alembic.script import ScriptDirectory
+
+    from db.migrate import alembic_config
+
+    return ScriptDirectory.from_config(alembic_config()).get_current_head()
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
 def empty_url(request, tmp_path):
     """The URL of an empty database (no schema), SQLite and PostgreSQL."""
@@ -55,7 +63,7 @@ def test_upgrade_is_idempotent_and_records_head(empty_url):
     Store(url).dispose()
     again = Store(url)
     with again.read() as s:
-        assert s.execute(text("select version_num from alembic_version")).scalar_one() == "0005"
+        assert s.execute(text("select version_num from alembic_version")).scalar_one() == _head()
     again.dispose()
 
 
@@ -269,3 +277,20 @@ def test_a_writer_waiting_past_the_busy_timeout_fails_instead_of_hanging(store_u
             assert 0.25 < time.monotonic() - started < 10
     finally:
         store.dispose()
+
+
+def test_processes_opening_one_empty_store_at_once_all_get_the_schema(empty_url):
+    """Two app servers started together on a new database: both migrate it, one after the other, no error."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = "import sys; from db.engine import Store; Store(sys.argv[1]).dispose()"
+    procs = [subprocess.Popen([sys.executable, "-c", code, empty_url], cwd=Path(__file__).resolve().parents[2],
+                              stderr=subprocess.PIPE, text=True) for _ in range(3)]
+    results = [(p.wait(timeout=120), p.stderr.read()[-400:]) for p in procs]
+    assert [r for r in results if r[0] != 0] == []
+    store = Store(empty_url, upgrade=False)
+    with store.read() as s:
+        assert s.execute(text("select version_num from alembic_version")).scalars().all() == [_head()]
+    store.dispose()
