@@ -141,17 +141,19 @@ def annotation_panel() -> None:
 
     # keys carry the token: a press that reaches the server after the next item was drawn belongs to a
     # button that no longer exists (or to its own item), never to the new one
+    # rows are horizontal containers, not st.columns: half the elements to send and draw on every key press
     buttons = BINARY if item.scale == "binary" else GRADED
-    for (grade, name, key), column in zip(buttons, st.columns(len(buttons))):
-        column.button(f"{grade} · {name}", key=f"grade-{grade}-{token}", shortcut=key, width="stretch",
+    grades = st.container(horizontal=True)
+    for grade, name, key in buttons:
+        grades.button(f"{grade} · {name}", key=f"grade-{grade}-{token}", shortcut=key, width="stretch",
                       type="primary" if grade == buttons[-1][0] else "secondary",
                       on_click=_submit, args=(me.id, item.assignment_id, token, grade))
-    left, middle, right = st.columns(3)
-    left.button("Skip", key=f"skip-{token}", shortcut="s", width="stretch",
-                on_click=_submit, args=(me.id, item.assignment_id, token, None, "skip"))
-    middle.button("Undo last label", key=f"undo-{token}", shortcut="u", width="stretch",
-                  on_click=_undo, args=(me.id, token))
-    with right.popover("Flag as unclear", width="stretch"):
+    actions = st.container(horizontal=True)
+    actions.button("Skip", key=f"skip-{token}", shortcut="s", width="stretch",
+                   on_click=_submit, args=(me.id, item.assignment_id, token, None, "skip"))
+    actions.button("Undo last label", key=f"undo-{token}", shortcut="u", width="stretch",
+                   on_click=_undo, args=(me.id, token))
+    with actions.popover("Flag as unclear", width="stretch"):
         st.text_area("What is unclear?", key=f"note-{token}")
         st.button("Flag", key=f"flag-{token}", on_click=_submit, args=(me.id, item.assignment_id, token, None, "flag"))
 
