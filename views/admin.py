@@ -121,9 +121,9 @@ with assign_tab:
                     with store.write() as session:
                         summary = create_assignments(
                             session, info.name, pool, annotators=chosen, per_pair=int(per_pair), seed=int(seed),
-                            package_size=int(package_size), group_by_query=group, scale=scale,
+                            package_size=int(package_size), group_by_query=group, scale=scale, by=account.id,
                         )
-                except (ValueError, LookupError) as exc:
+                except (ValueError, LookupError, PermissionError) as exc:
                     st.error(md_escape(str(exc)))
                 else:
                     st.success(f"{summary.tasks:,} new tasks for {summary.pairs:,} pairs of pool {md_escape(pool)}.")
@@ -172,8 +172,8 @@ with qc_tab:
             try:
                 with store.write() as session:
                     round_id = start_qc_round(session, package.id, reviewers=chosen, sample_size=int(sample),
-                                              seed=int(seed), threshold=float(threshold))
-            except (ValueError, LookupError) as exc:
+                                              seed=int(seed), threshold=float(threshold), by=account.id)
+            except (ValueError, LookupError, PermissionError) as exc:
                 st.error(md_escape(str(exc)))
             else:
                 flash("qc", f"QC round {round_id} started on {md_escape(package.name)}.")
@@ -195,9 +195,9 @@ with qc_tab:
             if st.button("Close round and decide", key="qc_close"):
                 try:
                     with store.write() as session:
-                        result = close_qc_round(session, target.id)
+                        result = close_qc_round(session, target.id, by=account.id)
                         names = pair_names(session, [d[0] for d in result["disagreements"]])
-                except (ValueError, LookupError) as exc:
+                except (ValueError, LookupError, PermissionError) as exc:
                     st.error(md_escape(str(exc)))
                 else:
                     flash(
@@ -229,7 +229,7 @@ with qrels_tab:
                     raise ValueError("give the version a name")
                 with store.write() as session:
                     n = freeze_qrels(session, info.name, name.strip(), note=note, user_id=account.id)
-            except (ValueError, LookupError) as exc:
+            except (ValueError, LookupError, PermissionError) as exc:
                 st.error(md_escape(str(exc)))
             else:
                 flash("qrels", f"Froze {n:,} labels as {md_escape(name.strip())}.")
