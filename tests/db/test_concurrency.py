@@ -19,8 +19,8 @@ from db.users import add_user
 REPO = Path(__file__).resolve().parents[2]
 WORKERS = 20
 # 20 x 200 is the SQLite acceptance figure.  On PostgreSQL a label costs a few more round trips, so
-# 20 x 50 keeps the run short: every worker still labels every pair, racing the 19 others on it.
-LABELS = {"sqlite": 200, "postgresql": 50}
+# 20 x 30 keeps the run short: every worker still labels every pair, racing the 19 others on it.
+LABELS = {"sqlite": 200, "postgresql": 30}
 
 
 # Each writer is a separate interpreter (not a multiprocessing child), so nothing from the
