@@ -80,7 +80,7 @@ def require_account(session: Session, user_id: int | None, roles: Sequence[str],
     if user is None or not user.active:
         raise SignedOut("this account was signed out (disabled or removed); nothing was stored")
     if user.role not in roles:
-        raise SignedOut(f"a {user.role} account may not {action}; nothing was stored")
+        raise SignedOut(f"this {user.role} account may not {action}; nothing was stored")
     return user
 
 
@@ -267,20 +267,28 @@ def _open_clause():
     )
 
 
-def _closed_reason(session: Session, a: Assignment) -> str | None:
-    """Why assignment ``a`` can take no judgment now, in words for the annotator (None while it is open)."""
-    is_open = session.scalar(
-        select(Assignment.id).outerjoin(Package, Package.id == Assignment.package_id)
-        .where(Assignment.id == a.id, _open_clause())
-    )
-    if is_open is not None:
-        return None
+def _assignment_state(session: Session, a: Assignment) -> tuple[str | None, str]:
+    """``(why assignment a takes no judgment now, or None while it is open; the scale of its pair)``.
+
+    One query (the open condition, its package's status and its pool's parameters) inside the write.
+    """
+    is_open, status, params = session.execute(
+        select(_open_clause(), Package.status, Pool.params)
+        .select_from(Assignment)
+        .outerjoin(Package, Package.id == Assignment.package_id)
+        .outerjoin(PoolEntry, PoolEntry.id == Assignment.pool_entry_id)
+        .outerjoin(Pool, Pool.id == PoolEntry.pool_id)
+        .where(Assignment.id == a.id)
+    ).one()
+    # QC assignments carry no pool entry: their scale is that of the pair's labelling assignments
+    scale = (params or {}).get("scale", "graded") if a.pool_entry_id is not None else pair_scale(session, a.query_id, a.passage_id)
+    if is_open:  # None (SQL NULL) counts as closed
+        return None, scale
     if a.package_id is not None:
-        status = session.scalar(select(Package.status).where(Package.id == a.package_id))
-        return f"package {a.package} is {status} and takes no more labels"
+        return f"package {a.package} is {status} and takes no more labels", scale
     if a.purpose == "fourth":
-        return "a reviewer has already decided this pair"
-    return "the quality review of this item is closed"
+        return "a reviewer has already decided this pair", scale
+    return "the quality review of this item is closed", scale
 
 
 def next_item(session: Session, user_id: int, *, skipped: Sequence[int] = ()) -> Item | None:
@@ -354,11 +362,13 @@ def _own_assignment(session: Session, user_id: int, assignment_id: int) -> Assig
 _ANY_LABEL_ROLE = tuple(sorted({role for roles in LABEL_ROLES.values() for role in roles}))
 
 
-def _labelling_account(session: Session, user_id: int, a: Assignment | None = None) -> User:
-    user = require_account(session, user_id, _ANY_LABEL_ROLE)
-    if a is not None and user.role not in LABEL_ROLES.get(a.purpose, ()):
-        raise SignedOut(f"a {user.role} account may not label {a.purpose} items any more; nothing was stored")
-    return user
+def _labelling_account(session: Session, user_id: int) -> User:
+    return require_account(session, user_id, _ANY_LABEL_ROLE, action="label")
+
+
+def _may_label(user: User, a: Assignment) -> None:
+    if user.role not in LABEL_ROLES.get(a.purpose, ()):
+        raise SignedOut(f"this {user.role} account may not label {a.purpose} items any more; nothing was stored")
 
 
 def record_judgment(
@@ -389,21 +399,24 @@ def record_judgment(
     """
     if action not in ("label", "skip", "flag"):
         raise ValueError(f"unknown action {action!r}")
-    _labelling_account(session, user_id)
+    # a handful of indexed reads, then one insert: this runs under the write lock
+    user = _labelling_account(session, user_id)
     a = _own_assignment(session, user_id, assignment_id)
-    _labelling_account(session, user_id, a)
-    if token is not None and session.scalar(
-        select(Judgment.id).where(Judgment.assignment_id == a.id, Judgment.submission_token == token)
-    ) is not None:
+    _may_label(user, a)
+    mine = session.execute(  # the user's own log on this assignment: repeat and standing-label checks
+        select(Judgment.action, Judgment.grade, Judgment.submission_token)
+        .where(Judgment.assignment_id == a.id, Judgment.user_id == user_id)
+        .order_by(Judgment.id)
+    ).all()
+    if token is not None and any(t == token for _a, _g, t in mine):
         return None  # this very submission is already stored
-    scale = _assignment_scale(session, a)
+    reason, scale = _assignment_state(session, a)
     levels = SCALES[scale]
     if action == "label" and grade not in levels:
         raise ValueError(f"grade must be one of {list(levels)}, got {grade!r}")
-    reason = _closed_reason(session, a)
     if reason is not None:
         raise StaleSubmission(f"Not stored: {reason}.")
-    if not relabel and _standing(session, user_id, [a.id]):
+    if not relabel and current_labels(Event(a.id, "me", act, g) for act, g, _t in mine):
         raise StaleSubmission("Not stored: this item was already labelled (in another tab or window).")
     session.add(
         Judgment(
@@ -423,7 +436,7 @@ def undo_last(session: Session, user_id: int) -> int | None:
     The account is checked as for :func:`record_judgment`; a label whose package or QC round has
     closed since cannot be withdrawn (:class:`StaleSubmission`, nothing stored).
     """
-    _labelling_account(session, user_id)
+    user = _labelling_account(session, user_id)
     rows = session.execute(
         select(Judgment.assignment_id, Judgment.action)
         .where(Judgment.user_id == user_id, Judgment.assignment_id.is_not(None), Judgment.action.in_(("label", "undo")))
@@ -443,32 +456,29 @@ def undo_last(session: Session, user_id: int) -> int | None:
         return None
     aid = stack[-1]
     a = _own_assignment(session, user_id, aid)
-    _labelling_account(session, user_id, a)
-    reason = _closed_reason(session, a)
+    _may_label(user, a)
+    reason, scale = _assignment_state(session, a)
     if reason is not None:
         raise StaleSubmission(f"Nothing undone: {reason}.")
     session.add(Judgment(assignment_id=aid, query_id=a.query_id, passage_id=a.passage_id, user_id=user_id, action="undo"))
     session.flush()
     if a.purpose != "qc":
-        resolve_pair(session, a.query_id, a.passage_id, scale=_assignment_scale(session, a))
+        resolve_pair(session, a.query_id, a.passage_id, scale=scale)
     return aid
 
 
 def pair_labels(session: Session, query_id: int, passage_id: int) -> dict[str, int]:
     """Standing labels of one pair by annotator (labelling assignments only, not QC reviews)."""
     rows = session.execute(
-        select(Judgment.user_id, Judgment.action, Judgment.grade)
+        select(User.username, Judgment.action, Judgment.grade)
         .select_from(Judgment)
+        .join(User, User.id == Judgment.user_id)
         .join(Assignment, Assignment.id == Judgment.assignment_id)
         .where(Judgment.query_id == query_id, Judgment.passage_id == passage_id, Assignment.purpose.in_(LABELLING))
         .order_by(Judgment.id)
-    ).all()
+    )
     labels = current_labels(Event("pair", user, action, grade) for user, action, grade in rows)
-    by_id = labels.get("pair", {})
-    if not by_id:
-        return {}
-    names = dict(session.execute(select(User.id, User.username).where(User.id.in_(list(by_id)))).all())
-    return {names[uid]: grade for uid, grade in by_id.items()}
+    return labels.get("pair", {})
 
 
 def resolve_pair(session: Session, query_id: int, passage_id: int, *, seed: int = 0, scale: str | None = None) -> Resolution:
