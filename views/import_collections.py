@@ -58,6 +58,7 @@ def _recent_jobs() -> tuple[list, set[int]]:
 
 def import_jobs() -> None:
     """The recent import jobs, read from the store: a reload finds a running import again."""
+    require_role("admin")  # every fragment run: a disabled or demoted account stops here
     jobs, active = _recent_jobs()
     watched = st.session_state.setdefault("import_jobs_running", set())
     st.session_state["import_jobs_running"] = active

@@ -70,6 +70,7 @@ with st.expander("Start a new pool", expanded=True):
 
 @st.fragment(run_every=1.0)
 def job_progress(collection_name: str) -> None:
+    require_role("admin")  # every fragment run: a disabled or demoted account stops here
     with store.read() as session:
         jobs = list_jobs(session, kind="pool", collection_id=collection_id(session, collection_name), limit=5)
     active = {j.id for j in jobs if j.status in ("queued", "running") and not j.stale}
