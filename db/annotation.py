@@ -281,7 +281,10 @@ def _assignment_state(session: Session, a: Assignment) -> tuple[str | None, str]
         .where(Assignment.id == a.id)
     ).one()
     # QC assignments carry no pool entry: their scale is that of the pair's labelling assignments
-    scale = (params or {}).get("scale", "graded") if a.pool_entry_id is not None else pair_scale(session, a.query_id, a.passage_id)
+    if a.pool_entry_id is None:
+        scale = pair_scale(session, a.query_id, a.passage_id)
+    else:
+        scale = (params or {}).get("scale", "graded")
     if is_open:  # None (SQL NULL) counts as closed
         return None, scale
     if a.package_id is not None:

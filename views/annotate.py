@@ -41,7 +41,7 @@ BINARY = [(0, "Not relevant", "n"), (1, "Relevant", "y")]
 GRADED = [(g, name, str(g)) for g, name, _d, _e in LEVELS]
 
 VIEW = "annotate_view"  # the item on screen: {"assignment_id", "token", "shown_at"}
-FLASH = "annotate_flash"  # a message for the next fragment run (a refused submission, nothing to undo)
+FLASH = "annotate_flash"  # (user id, message) for the next fragment run: a refused submission, nothing to undo
 
 account = require_role(*ROLES)
 store = get_store()
@@ -72,7 +72,7 @@ def _submit(user_id: int, assignment_id: int, token: str, grade: int | None, act
     if view.get("token") != token:
         # a press that reached a button of an earlier render (a double tap, or a key pressed while the next
         # item was being drawn): its item is no longer on screen, so it stores nothing
-        state[FLASH] = "That key press reached the previous item after it was replaced: nothing was stored."
+        state[FLASH] = (user_id, "That key press reached the previous item after it was replaced: nothing was stored.")
         return
     elapsed = int((time.monotonic() - view["shown_at"]) * 1000)
     note = state.get(f"note-{token}", "") if action == "flag" else ""
@@ -81,9 +81,9 @@ def _submit(user_id: int, assignment_id: int, token: str, grade: int | None, act
             record_judgment(session, user_id, assignment_id, grade, action=action, note=note, elapsed_ms=elapsed,
                             token=token)
     except StaleSubmission as exc:
-        state[FLASH] = f"{exc} Showing the next one."
+        state[FLASH] = (user_id, f"{exc} Showing the next one.")
     except Forbidden as exc:  # a signed-out account: the fragment's require_role says so next
-        state[FLASH] = str(exc)
+        state[FLASH] = (user_id, str(exc))
     else:
         if action in ("skip", "flag"):
             state["skipped"].append(assignment_id)
@@ -93,16 +93,16 @@ def _submit(user_id: int, assignment_id: int, token: str, grade: int | None, act
 def _undo(user_id: int, token: str) -> None:
     """U: withdraw the latest label, once per item on screen (a repeated key press undoes nothing more)."""
     if (state.get(VIEW) or {}).get("token") != token:
-        state[FLASH] = "That key press reached the previous item after it was replaced: nothing was undone."
+        state[FLASH] = (user_id, "That key press reached the previous item after it was replaced: nothing was undone.")
         return
     try:
         with store.write() as session:
             undone = undo_last(session, user_id)
     except Forbidden as exc:
-        state[FLASH] = str(exc)
+        state[FLASH] = (user_id, str(exc))
         return
     if undone is None:
-        state[FLASH] = "Nothing to undo."
+        state[FLASH] = (user_id, "Nothing to undo.")
     elif undone in state["skipped"]:
         state["skipped"].remove(undone)
     state.pop(VIEW, None)
@@ -112,8 +112,8 @@ def _undo(user_id: int, token: str) -> None:
 def annotation_panel() -> None:
     me = require_role(*ROLES)  # every fragment run: a disabled or demoted account stops here
     flash = state.pop(FLASH, None)
-    if flash:
-        st.warning(md_escape(flash))
+    if flash and flash[0] == me.id:  # not a message left over from an account that was signed out here
+        st.warning(md_escape(flash[1]))
     with store.read() as session:
         item = next_item(session, me.id, skipped=state["skipped"])
     if item is None:
