@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from core.types import CollectionSource, Passage, Query
 from db.annotation import (
@@ -388,3 +388,41 @@ def test_qc_labels_need_a_reviewer_and_an_open_round(world):
             record_judgment(s, users["rev1"], item.assignment_id, 1)
     with store.read() as s:
         assert next_item(s, users["rev1"]) is None
+
+
+def test_every_other_write_checks_the_acting_account(world):
+    store, users = world
+    _assign(store, package_size=10)
+    for d in DOCS:
+        _label(store, users["ann1"], "q1" if d in DOCS[:5] else "q2", d, 1)
+    with store.read() as s:
+        package = s.scalar(select(Package.id).where(Package.user_id == users["ann1"]))
+    refused = [
+        (users["rev1"], lambda s, by: start_qc_round(s, package, reviewers=["rev1", "rev2"], sample_size=2, by=by)),
+        (users["rev1"], lambda s, by: freeze_qrels(s, "c", "v1", user_id=by)),
+        (users["ann2"], lambda s, by: create_assignments(s, "c", "p", annotators=["ann4"], by=by)),
+    ]
+    for by, call in refused:  # a reviewer or annotator may not do an admin's writes
+        with pytest.raises(SignedOut, match="may not"):
+            with store.write() as s:
+                call(s, by)
+    with store.write() as s:
+        set_active(s, "admin", False)
+    with pytest.raises(SignedOut, match="signed out"):  # nor may a disabled admin
+        with store.write() as s:
+            start_qc_round(s, package, reviewers=["rev1", "rev2"], sample_size=2, by=users["admin"])
+    with store.write() as s:
+        set_active(s, "admin", True)
+        round_id = start_qc_round(s, package, reviewers=["rev1", "rev2"], sample_size=2, by=users["admin"])
+    with pytest.raises(SignedOut):
+        with store.write() as s:
+            close_qc_round(s, round_id, by=users["rev2"])
+    with store.write() as s:
+        s.get(Package, package).status = "revise"
+        set_active(s, "ann1", False)
+    with pytest.raises(SignedOut):  # a disabled annotator cannot hand a package back
+        with store.write() as s:
+            resubmit_package(s, users["ann1"], package)
+    with store.read() as s:
+        assert s.get(Package, package).status == "revise"
+        assert s.scalar(select(func.count()).select_from(QcRound)) == 1
