@@ -21,7 +21,7 @@ Prints e.g.::
       lost 0, duplicated 0, locked 0, other errors 0
       write latency: p50 9 ms, p95 48 ms, p99 120 ms, max 410 ms  (target p99 < 1000 ms)
 
-Usage: python benchmarks/bench_label_under_import.py [--url URL] [--workers 40] [--labels 100]
+Usage: python benchmarks/bench_label_under_import.py [--url URL | --postgres] [--workers 40] [--labels 100]
                                                       [--passages 500000] [--undo 0.2]
 """
 
@@ -178,6 +178,9 @@ def percentile(values: list[float], q: float) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--url", help="store URL (default: a fresh SQLite file); a PostgreSQL database must be empty")
+    parser.add_argument("--postgres", action="store_true",
+                        help="start a throwaway PostgreSQL cluster (tests/pgcluster.py; fsync off) and use a new "
+                             "database on it")
     parser.add_argument("--workers", type=int, default=40)
     parser.add_argument("--labels", type=int, default=100, help="assignments per worker")
     parser.add_argument("--passages", type=int, default=500_000, help="passages in the concurrent import")
@@ -185,6 +188,22 @@ def main() -> int:
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="pooljudge-load-"))
+    cluster = None
+    if args.postgres:
+        from tests.pgcluster import Cluster, Databases, bin_dir
+
+        if bin_dir() is None:
+            parser.error("PostgreSQL is not installed (make postgresql)")
+        cluster = Cluster(bin_dir())
+        args.url = Databases(cluster.start()).create(migrated=False)
+    try:
+        return run(args, work)
+    finally:
+        if cluster is not None:
+            cluster.stop()
+
+
+def run(args: argparse.Namespace, work: Path) -> int:
     url = args.url or f"sqlite:///{work / 'store.db'}"
     backend = url.split(":", 1)[0].split("+", 1)[0]
     tsv = work / "big.tsv"
