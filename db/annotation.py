@@ -534,6 +534,10 @@ def _assign_fourth(session: Session, query_id: int, passage_id: int, labelled_by
     if holders - labelled_by:
         return  # someone already holds this pair and has not labelled it yet: that label will decide
     users = {name: uid for name, uid in _annotators(session, None).items()}
+    if not set(users) - holders:
+        # Nobody else is active: the label that split the pair is still kept, and the pair waits in
+        # the Review page's adjudication queue for a reviewer's decision (or a new annotator).
+        return
     chosen = plan_fourth((str(query_id), str(passage_id)), holders, sorted(users), _loads(session), seed)
     entry = session.scalar(
         select(Assignment.pool_entry_id).where(

@@ -426,3 +426,23 @@ def test_every_other_write_checks_the_acting_account(world):
     with store.read() as s:
         assert s.get(Package, package).status == "revise"
         assert s.scalar(select(func.count()).select_from(QcRound)) == 1
+
+
+def test_a_split_with_nobody_left_to_adjudicate_keeps_the_label_and_waits_for_a_reviewer(world):
+    """Only the three labellers are active: the third label is stored, and the pair waits in the adjudication queue."""
+    from db.review import adjudication_queue
+
+    store, users = world
+    with store.write() as s:
+        set_active(s, "ann4", False)
+    _assign(store)
+    for name, grade in (("ann1", 0), ("ann2", 1), ("ann3", 3)):
+        _label(store, users[name], "q1", "d0", grade)
+    q, d = _pair_ids(store, "q1", "d0")
+    with store.read() as s:
+        assert s.scalar(select(func.count()).select_from(Judgment).where(Judgment.query_id == q,
+                                                                         Judgment.passage_id == d)) == 3
+        assert s.scalar(select(func.count()).select_from(Assignment).where(Assignment.purpose == "fourth")) == 0
+        waiting = [(p.qid, p.docid, p.fourth) for p in adjudication_queue(s, "c")]
+    assert waiting == [("q1", "d0", None)]
+    assert _final(store, "q1", "d0") is None
