@@ -12,6 +12,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 import streamlit as st
 
 from db.engine import Store, sqlite_url
@@ -155,12 +156,32 @@ def login(page, base_url: str, username: str, password: str = PASSWORD, path: st
     page.get_by_label("Password", exact=True).fill(password)
     page.get_by_role("button", name="Log in").click()
     page.get_by_text(f"Logged in as {username}").wait_for(timeout=60_000)
+    # The session cookie is written by a component, which reruns the app once the browser confirms it;
+    # a click during that rerun can be lost, so wait until the cookie is there and the app is idle.
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not any(
+            c["name"] == "pooljudge_session" for c in page.context.cookies()):
+        page.wait_for_timeout(100)
+    _wait_idle(page)
+
+
+def _wait_idle(page, timeout: float = 30_000) -> None:
+    """Until Streamlit reports no script running (the status widget is gone)."""
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout)
 
 
 def open_page(page, title: str) -> None:
     """Go to a page through the sidebar navigation, inside the logged-in session."""
-    page.locator('[data-testid="stSidebarNav"]').get_by_text(title, exact=True).click()
-    page.get_by_role("heading", name=title.split(" ")[0]).first.wait_for(timeout=30_000)
+    heading = page.get_by_role("heading", name=title.split(" ")[0]).first
+    for attempt in range(3):  # a click that lands during a rerun of the previous page can be dropped
+        page.locator('[data-testid="stSidebarNav"]').get_by_text(title, exact=True).click()
+        try:
+            heading.wait_for(timeout=30_000 if attempt == 2 else 15_000)
+            return
+        except PlaywrightTimeout:
+            if attempt == 2:
+                raise
 
 
 @pytest.fixture

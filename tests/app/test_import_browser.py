@@ -36,10 +36,11 @@ def test_an_import_shows_progress_survives_a_reload_and_finishes(app_server, pag
     login(page, app_server["url"], "admin")
     open_page(page, "Import")
     page.get_by_label("Path (file or folder, plain or .gz)").fill(str(tsv))
-    page.get_by_label("Collection name").fill("browser-import")
+    # "zz-": listed after the demo collections, so later tests on this shared server keep their default one
+    page.get_by_label("Collection name").fill("zz-browser-import")
     _choose_format(page, "msmarco")
     page.get_by_role("button", name="Import").click()
-    bar = page.locator('[data-testid="stProgress"]').filter(has_text="browser-import")
+    bar = page.locator('[data-testid="stProgress"]').filter(has_text="zz-browser-import")
     bar.first.wait_for(timeout=60_000)
     screenshot(page, "import-progress")
     page.reload()  # the job lives in the store: a new session finds it again, running or finished
@@ -47,7 +48,7 @@ def test_an_import_shows_progress_survives_a_reload_and_finishes(app_server, pag
     open_page(page, "Import")
     done = page.get_by_text(f"{N:,} passages").first
     done.wait_for(timeout=240_000)
-    assert "browser-import" in done.inner_text()
+    assert "zz-browser-import" in done.inner_text()
     screenshot(page, "import-done")
     page.locator('[data-testid="stSidebarNav"]').get_by_text("Collections overview", exact=True).click()
-    page.get_by_role("heading", name="browser-import").wait_for(timeout=60_000)  # complete, so now listed
+    page.get_by_role("heading", name="zz-browser-import").wait_for(timeout=60_000)  # complete, so now listed
