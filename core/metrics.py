@@ -99,10 +99,12 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
+import warnings
 from dataclasses import dataclass
 
 import pytrec_eval
 
+from core.limits import CUTOFF_MAX, GRADE_MAX, GRADE_MIN, GRADE_RANGE
 from core.types import Qrels, Run
 
 __all__ = [
@@ -116,6 +118,11 @@ __all__ = [
 ]
 
 MAX_EXP_GRADE = 16
+
+LARGE_GRADE = 1_000_000
+"""Above this grade :func:`evaluate` warns: trec_eval allocates 8 bytes per
+grade level up to the largest grade of the qrels (``te_form_res_rels``), so a
+grade of 2,000,000,000 costs about 16 GB and over a minute per evaluation."""
 """Largest grade ``nDCG_exp`` accepts (gain ``2^16 - 1``)."""
 
 _FORBIDDEN, _OPTIONAL, _REQUIRED = "forbidden", "optional", "required"
@@ -196,8 +203,9 @@ class Measure:
                 f"unknown measure {self.name!r}; known measures: {', '.join(MEASURE_NAMES)}"
             )
         if self.cutoff is not None:
-            if isinstance(self.cutoff, bool) or not isinstance(self.cutoff, int) or self.cutoff < 1:
-                raise ValueError(f"{self.name}: the cutoff must be a positive integer, got {self.cutoff!r}")
+            # trec_eval reads cutoffs as C int: a larger one is not parsed at all
+            if isinstance(self.cutoff, bool) or not isinstance(self.cutoff, int) or not 1 <= self.cutoff <= CUTOFF_MAX:
+                raise ValueError(f"{self.name}: the cutoff must be a positive integer (at most {CUTOFF_MAX}), got {self.cutoff!r}")
             if family.cutoff == _FORBIDDEN:
                 raise ValueError(f"{self.name} takes no cutoff (write {family.example!r})")
         elif family.cutoff == _REQUIRED:
@@ -220,9 +228,39 @@ class Measure:
 
 
 def _check_level(value: object, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{what} must be an integer >= 1, got {value!r}")
+    # a level is compared with grades, so it lives in the grade range (trec_eval's int)
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= GRADE_MAX:
+        raise ValueError(f"{what} must be an integer >= 1 (at most {GRADE_MAX}), got {value!r}")
     return value
+
+
+def _check_grades(qrels: Qrels) -> None:
+    """Refuse grades outside trec_eval's C int; warn above :data:`LARGE_GRADE`.
+
+    Outside the range pytrec_eval truncates silently (``2**32 + 1`` scores as
+    ``1``) or fails with a SystemError.  The extremes are found in C first and
+    the offending pair is looked up only when one is out of range.
+    """
+    judged = [docs for docs in qrels.values() if docs]
+    try:
+        low = min(map(min, map(dict.values, judged)), default=0)
+        top = max(map(max, map(dict.values, judged)), default=0)
+    except TypeError:  # not all int: pytrec_eval reports the type
+        return
+    if not (GRADE_MIN <= low and top <= GRADE_MAX):
+        for qid, docs in qrels.items():
+            for docid, grade in docs.items():
+                if isinstance(grade, int) and not GRADE_MIN <= grade <= GRADE_MAX:
+                    raise ValueError(
+                        f"grade {grade} of query {qid!r}, document {docid!r} is outside {GRADE_RANGE}"
+                    )
+    if top > LARGE_GRADE:
+        warnings.warn(
+            f"the largest grade is {top}: trec_eval allocates 8 bytes per grade level, "
+            f"about {top * 8 // 2**20} MiB per evaluation; grades above {LARGE_GRADE} are unusual",
+            RuntimeWarning,
+            stacklevel=3,
+        )
 
 
 def parse_measure(text: str | Measure) -> Measure:
@@ -465,8 +503,9 @@ def evaluate(
     Raises
     ------
     ValueError
-        For a bad measure or level, a query id ``"all"``, or a grade above
-        :data:`MAX_EXP_GRADE` with ``nDCG_exp``.
+        For a bad measure or level, a query id ``"all"``, a grade outside
+        :data:`core.limits.GRADE_MIN`..:data:`core.limits.GRADE_MAX` (trec_eval's
+        int), or a grade above :data:`MAX_EXP_GRADE` with ``nDCG_exp``.
     TypeError
         When ids, grades or scores are not of the expected types.
 
@@ -479,6 +518,7 @@ def evaluate(
     ``Judged`` each add one pass on transformed qrels.
     """
     level = _check_level(level, "level")
+    _check_grades(qrels)
     parsed: dict[str, Measure] = {}
     for item in measures:
         m = parse_measure(item)

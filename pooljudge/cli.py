@@ -139,7 +139,14 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
         qrels = load_qrels(args.qrels)
         run = load_run(args.run)
-    results = metrics.evaluate(qrels, run, measures, level=args.level, intersection=args.intersection)
+    import warnings
+
+    # evaluate's warnings (e.g. a grade that makes trec_eval allocate gigabytes) as one line, not Python's format
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        results = metrics.evaluate(qrels, run, measures, level=args.level, intersection=args.intersection)
+    for w in caught:
+        print(f"warning: {w.message}", file=sys.stderr)
     if args.format == "json":
         print(metrics.format_json(results, per_query=args.per_query))
     else:

@@ -67,3 +67,47 @@ def test_bad_measure_and_bad_run_are_errors(files, tmp_path, capsys):
     bad.write_text("q1 Q0 a 1 5.0 x\nq1 Q0 a 2 4.0 x\n", encoding="utf-8")
     assert main(["eval", str(qrels), str(bad), "-m", "RR"]) == 1
     assert f"{bad}:2" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("grade", ["4294967297", str(10**20), "-2147483649"])
+def test_huge_grade_is_a_file_line_error(files, tmp_path, capsys, grade):
+    # 4294967297 used to give P@1 = 0 with exit 0, 10^20 a SystemError traceback
+    _, run = files
+    qrels = tmp_path / "huge.qrels"
+    qrels.write_text(f"q1 0 a 1\nq1 0 b {grade}\n", encoding="utf-8")
+    assert main(["eval", str(qrels), str(run), "-m", "P@1", "-m", "MAP", "-m", "nDCG@10"]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == (
+        f"error: {qrels}:2: grade {grade} is outside -2147483648..2147483647 (grade (column 4))\n"
+    )
+
+
+@pytest.mark.parametrize("cutoff", ["99999999999999999999", "2147483648"])
+def test_huge_cutoff_is_an_argument_error(files, capsys, cutoff):
+    qrels, run = files
+    assert main(["eval", str(qrels), str(run), "-m", f"P@{cutoff}"]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == (
+        f"error: P: the cutoff must be a positive integer (at most 2147483647), got {cutoff} (in 'P@{cutoff}')\n"
+    )
+
+
+def test_huge_level_is_an_argument_error(files, capsys):
+    qrels, run = files
+    assert main(["eval", str(qrels), str(run), "-m", "P@1", "--level", str(2**31)]) == 1
+    assert capsys.readouterr().err == "error: level must be an integer >= 1 (at most 2147483647), got 2147483648\n"
+
+
+def test_large_grade_warns_in_one_line(files, tmp_path, capsys):
+    _, run = files
+    qrels = tmp_path / "big.qrels"
+    qrels.write_text("q1 0 a 2000000\n", encoding="utf-8")
+    assert main(["eval", str(qrels), str(run), "-m", "nDCG@10"]) == 0
+    out, err = capsys.readouterr()
+    assert out == "nDCG@10\tall\t0.6309\n"  # a at rank 2 (b ranks first on the tie): 1/log2(3)
+    assert err == (
+        "warning: the largest grade is 2000000: trec_eval allocates 8 bytes per grade level, "
+        "about 15 MiB per evaluation; grades above 1000000 are unusual\n"
+    )

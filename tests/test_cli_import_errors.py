@@ -63,6 +63,13 @@ CASES = {
     "smart: record without text": lambda t: ("smart", _smart(t), "cran.all.1400", 6),
     "lecard: truncated JSON": lambda t: ("json-qrels", write(t, "labels.json", '{"1": {"10": 2,\n "11": 1'), "labels.json", 2),
     "json-run: duplicate doc": lambda t: ("json-run", write(t, "pred.json", '{"1": [10, 11, 10]}'), "pred.json", 1),
+    # issue 10: grades outside trec_eval's int and positions beyond 64 bits (used to be OverflowError tracebacks)
+    "qrels: grade 2^32+1": lambda t: ("trec-qrels", write(t, "a.qrels", "q1 0 d1 1\nq1 0 d2 4294967297\n"), "a.qrels", 2),
+    "qrels: grade 10^20": lambda t: ("trec-qrels", write(t, "a.qrels", f"q1 0 d1 {10**20}\n"), "a.qrels", 1),
+    "qrels: grade below -2^31": lambda t: ("trec-qrels", write(t, "a.qrels", "q1 0 d1 1\nq1 0 d2 -2147483649\n"), "a.qrels", 2),
+    "json-qrels: grade 2^70": lambda t: ("json-qrels", write(t, "labels.json", f'{{"1": {{"10": 2,\n "11": {2**70}}}}}'), "labels.json", 2),
+    "beir: qrels grade 2^31": lambda t: ("beir", beir(t, qrels="query-id\tcorpus-id\tscore\nq1\td1\t2147483648\n"), "test.tsv", 2),
+    "beir: position 2^70": lambda t: ("beir", beir(t, corpus=GOOD_CORPUS + f'{{"_id": "d3", "text": "c", "position": {2**70}}}\n'), "corpus.jsonl", 3),
 }
 
 
@@ -106,6 +113,7 @@ def test_malformed_input_names_file_and_line_and_changes_nothing(case, tmp_path,
     assert rc == 1, err
     location = re.escape(filename) + (f":{line}:" if line is not None else r"(:\d+)?:")
     assert re.search(location, err), f"{case}: {err!r}"
+    assert "Traceback" not in err
     assert _counts(seeded) == before
 
 

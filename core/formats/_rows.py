@@ -26,6 +26,7 @@ from typing import IO, Any
 
 from core.errors import FormatError
 from core.formats._io import Source, iter_lines, open_text_for_write, source_name
+from core.limits import GRADE_RANGE, POSITION_MAX, grade_in_range
 
 _INT_RE = re.compile(r"[+-]?[0-9]+\Z")
 _FLOAT_RE = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
@@ -80,14 +81,34 @@ def check_id(value: str, what: str, path: str, line: int) -> str:
     return value
 
 
-def parse_grade(token: str, what: str, path: str, line: int) -> int:
+def parse_grade(token: str, what: str, path: str, line: int, *, bounded: bool = True) -> int:
     """Parse an integer column: ASCII digits with an optional sign (``"2"``, ``"-1"``).
 
     Stricter than :func:`int`, which also accepts ``"1_0"`` and non-ASCII digits.
+    With ``bounded`` (the default) the value must be a grade in
+    :data:`core.limits.GRADE_MIN`..:data:`core.limits.GRADE_MAX`; the rank
+    column of a run, which is read but never used, passes ``bounded=False``.
     """
     if not _INT_RE.match(token):
         raise FormatError(path, line, f"{what} must be an integer, got {token!r}")
-    return int(token)
+    value = int(token)
+    if bounded:
+        check_grade_range(value, what, path, line)
+    return value
+
+
+def check_grade_range(value: int, what: str, path: str, line: int) -> int:
+    """Refuse a grade trec_eval cannot hold (a C ``int``) with a ``file:line`` error."""
+    if not grade_in_range(value):
+        raise FormatError(path, line, f"grade {value} is outside {GRADE_RANGE} ({what})")
+    return value
+
+
+def check_position_range(value: int, what: str, path: str, line: int) -> int:
+    """Refuse a position the store cannot hold (a signed 64-bit integer)."""
+    if value > POSITION_MAX:
+        raise FormatError(path, line, f"position {value} is outside 0..{POSITION_MAX} ({what})")
+    return value
 
 
 def parse_score(token: str, what: str, path: str, line: int) -> float:

@@ -32,6 +32,7 @@ from typing import Any
 from core.errors import FormatError
 from core.formats._io import iter_jsonl, open_text_for_write, require_str
 from core.formats._rows import (
+    check_position_range,
     SeenPairs,
     check_grade,
     check_id,
@@ -131,6 +132,8 @@ def iter_beir_corpus(path: str | os.PathLike[str]) -> Iterator[Passage]:
             raise FormatError(
                 name, lineno, f"field 'position' must be an integer >= 0 or null, got {json.dumps(position)}"
             )
+        if position is not None:
+            check_position_range(position, "field 'position'", name, lineno)
         if pid in seen:
             earlier = find_line(name, lambda t, pid=pid: _json_id(t) == pid, before=lineno)
             raise _duplicate_error(name, lineno, "passage id", pid, earlier)

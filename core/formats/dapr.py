@@ -51,6 +51,7 @@ from typing import Any
 
 from core.errors import FormatError
 from core.formats._io import iter_jsonl, require_file, require_str
+from core.formats._rows import check_grade_range
 from core.types import SPLITS, CollectionSource, Passage, QrelEntry, Query
 
 PathLike = str | os.PathLike[str]
@@ -169,6 +170,7 @@ def _query_lines(path: str) -> Iterator[_QueryLine]:
             grade = item["judgement"]
             if isinstance(grade, bool) or not isinstance(grade, int):
                 raise FormatError(path, line, f"{what}.judgement must be an integer grade, got {json.dumps(grade)}")
+            check_grade_range(grade, f"{what}.judgement", path, line)
             doc = _parse_doc(item["belonging_doc"], f"{what}.belonging_doc", path, line)
             if (chunk_id, chunk_text) not in doc.chunks:
                 known = dict(doc.chunks)

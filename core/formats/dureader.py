@@ -71,6 +71,7 @@ from core.formats._io import (
     source_name,
 )
 from core.formats.qa_jsonl import text_passage_id
+from core.limits import GRADE_MAX
 from core.types import SPLITS, CollectionSource, Passage, QrelEntry, Query
 
 QUESTION_TYPES = ("DESCRIPTION", "ENTITY", "YES_NO")
@@ -259,9 +260,9 @@ def read_dureader(
     if split is not None and split not in SPLITS:
         raise ValueError(f"split must be one of {', '.join(SPLITS)} or None, got {split!r}")
     if selected_grade is not None and (
-        isinstance(selected_grade, bool) or not isinstance(selected_grade, int) or selected_grade < 0
+        isinstance(selected_grade, bool) or not isinstance(selected_grade, int) or not 0 <= selected_grade <= GRADE_MAX
     ):
-        raise ValueError(f"selected_grade must be None or an integer >= 0, got {selected_grade!r}")
+        raise ValueError(f"selected_grade must be None or an integer in 0..{GRADE_MAX}, got {selected_grade!r}")
     require_file(path)
     name = source_name(path)
     query_split = split if split is not None else _split_from_name(name)

@@ -25,7 +25,7 @@ from typing import Any
 
 from core.errors import FormatError
 from core.formats._io import iter_jsonl, iter_lines, require_file, require_str
-from core.formats._rows import check_id
+from core.formats._rows import check_grade_range, check_id
 from core.types import CollectionSource, QrelEntry, Query, RunEntry, empty_stream
 
 __all__ = ["LECARD_ASCENDING_RUNS", "iter_json_qrels", "read_json_qrels", "read_json_ranked_run", "read_lecard"]
@@ -176,6 +176,7 @@ def iter_json_qrels(path: str | os.PathLike[str]) -> Iterator[QrelEntry]:
                     line,
                     f"grade of query {qid!r}, document {docid!r} must be an integer, got {json.dumps(grade)}",
                 )
+            check_grade_range(grade, f"query {qid!r}, document {docid!r}", name, line)
             check_id(docid, "document id", name, line)
             yield QrelEntry(qid, docid, grade, origin=f"{name}:{line}")
 

@@ -103,6 +103,7 @@ from core.formats._io import (
     rewind,
     source_name,
 )
+from core.formats._rows import check_grade_range
 from core.types import CollectionSource, Passage, QrelEntry, Query, empty_stream
 
 CRANFIELD_GRADE_MAP: Mapping[int, int] = {1: 3, 2: 2, 3: 1, 4: 1, 5: 0}
@@ -339,6 +340,7 @@ def _qrels(
         else:
             qid, docid = columns[0], columns[2]
             grade = parse_int(columns[3], "relevance grade", name, lineno)
+            check_grade_range(grade, "relevance grade", name, lineno)
         key = (qid, docid)
         if key in seen:
             raise FormatError(name, lineno, f"duplicate judgment for query {qid!r}, document {docid!r} (first at line {seen[key]})")

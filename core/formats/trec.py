@@ -121,7 +121,7 @@ def iter_trec_run(source: Source) -> Iterator[RunEntry]:
                 f"expected 6 whitespace-separated columns 'qid Q0 docid rank score tag', got {len(cols)}",
             )
         qid, _q0, docid, rank, token, _tag = cols
-        parse_grade(rank, "rank (column 4)", name, lineno)
+        parse_grade(rank, "rank (column 4)", name, lineno, bounded=False)
         score = parse_score(token, "score (column 5)", name, lineno)
         seen.add(qid, docid, lineno)
         yield RunEntry(qid, docid, score, origin=f"{name}:{lineno}")

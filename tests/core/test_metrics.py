@@ -532,3 +532,49 @@ def test_compat_files_match_pytrec_eval(ir_measures_tests):
     # with grades capped at 3 nDCG_exp is fine and matches the reference
     capped = {q: {d: min(g, 3) for d, g in docs.items()} for q, docs in qrels.items()}
     check_against_references(capped, run, levels=(1,))
+
+
+# ---------------------------------------------------------------- grade and cutoff ranges (issue 10)
+
+
+@pytest.mark.parametrize("grade", [2**31, -(2**31) - 1, 2**32 + 1, 10**20, 2**70])
+def test_grade_outside_trec_eval_int_is_refused(grade):
+    # 2**32 + 1 used to score silently as grade 1 and 10**20 to raise SystemError inside pytrec_eval
+    qrels = {"q0": {"a": 1}, "q1": {"d1": 1, "d2": grade}}
+    with pytest.raises(ValueError) as info:
+        evaluate(qrels, {"q1": {"d1": 1.0}}, ["P@1"])
+    assert str(info.value) == f"grade {grade} of query 'q1', document 'd2' is outside -2147483648..2147483647"
+
+
+def test_grade_range_ends_evaluate():
+    qrels = {"q": {"a": -(2**31), "b": 1}}
+    assert one(evaluate(qrels, {"q": {"a": 2.0, "b": 1.0}}, ["P@1"]), "P@1") == 0.0
+
+
+def test_large_grade_warns_about_trec_eval_memory():
+    # trec_eval allocates 8 bytes per grade level up to the largest grade
+    with pytest.warns(RuntimeWarning, match="the largest grade is 2000000: .* about 15 MiB"):
+        got = evaluate({"q": {"a": 2_000_000}}, {"q": {"a": 1.0}}, ["nDCG@10"])
+    assert one(got, "nDCG@10") == 1.0
+
+
+@pytest.mark.parametrize("text", ["P@99999999999999999999", "P@2147483648", "nDCG@99999999999999999999"])
+def test_cutoff_beyond_trec_eval_int_is_refused(text):
+    name = text.split("@")[0]
+    with pytest.raises(ValueError) as info:
+        parse_measure(text)
+    cutoff = text.split("@")[1]
+    assert str(info.value) == (
+        f"{name}: the cutoff must be a positive integer (at most 2147483647), got {cutoff} (in {text!r})"
+    )
+
+
+def test_largest_cutoff_is_accepted():
+    assert parse_measure("P@2147483647") == Measure("P", 2147483647)
+
+
+def test_level_beyond_trec_eval_int_is_refused():
+    with pytest.raises(ValueError, match=r"level must be an integer >= 1 \(at most 2147483647\), got 2147483648"):
+        evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["P@1"], level=2**31)
+    with pytest.raises(ValueError, match=r"rel must be an integer >= 1 \(at most 2147483647\)"):
+        parse_measure(f"P(rel={2**40})@10")
