@@ -102,11 +102,13 @@ from typing import Any, Literal
 
 import numpy as np
 
+from core.scale import BINARY, GRADES
+
 Judgment = tuple[Hashable, str, int]
 """``(item_id, annotator, label)``."""
 
-DEFAULT_CATEGORIES: tuple[int, ...] = (0, 1, 2, 3)
-"""The T2Ranking 4-level scale (DESIGN.md, "The 4-level scale")."""
+DEFAULT_CATEGORIES: tuple[int, ...] = GRADES
+"""The T2Ranking 4-level scale (:mod:`core.scale`)."""
 
 Weights = Literal["linear", "quadratic"] | None
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
@@ -340,7 +342,7 @@ def _binarise_table(table: _Table, at: int) -> _Table:
         )
     items = {item: {a: int(lab >= at) for a, lab in row.items()} for item, row in table.items.items()}
     by_annotator = {a: {i: int(lab >= at) for i, lab in row.items()} for a, row in table.by_annotator.items()}
-    return _Table((0, 1), items, by_annotator, table.n_judgments)
+    return _Table(BINARY, items, by_annotator, table.n_judgments)
 
 
 # --------------------------------------------------------------------------

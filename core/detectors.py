@@ -99,7 +99,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.lang import detect_language
+from core.lang import detect_language, has_cjk_ideograph, is_cjk_ideograph
 from core.prelabel import answer_strings
 from core.text import Analyzer, analyzer_for, jieba_tokenizer, normalize_with_offsets
 from core.types import Qrels, Run
@@ -623,7 +623,7 @@ def _relations(text: str, analyzer: Analyzer) -> list[tuple[str, str, str, str, 
     for m in _EN_FROM_TO.finditer(text):
         a, b = m.group("a"), m.group("b")
         out.append((key(a), key(b), a, b, m.span("a"), m.span("b")))
-    if any("\u4e00" <= ch <= "\u9fff" for ch in text):
+    if has_cjk_ideograph(text):
         toks = _pos_tokens(text)
         for i, (word, flag, _) in enumerate(toks):
             if word not in _ZH_MOTION:
@@ -807,9 +807,9 @@ def _query_words(query: str) -> list[tuple[str, str]]:
     """``(lowercased word, surface)`` candidates for typo checks: Latin words and CJK words of 3+ chars."""
     norm = normalize_with_offsets(query)[0]
     out = [(m.group().lower(), m.group()) for m in _LATIN_WORD.finditer(norm)]
-    if any("\u4e00" <= ch <= "\u9fff" for ch in norm):
+    if has_cjk_ideograph(norm):  # every CJK block (core.lang.CJK_RANGES), Extension A included
         for word in jieba_tokenizer().cut(norm):
-            if len(word) >= 3 and all("\u4e00" <= ch <= "\u9fff" for ch in word):
+            if len(word) >= 3 and all(map(is_cjk_ideograph, word)):
                 out.append((word, word))
     return out
 

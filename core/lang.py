@@ -26,8 +26,8 @@ DEFAULT_THRESHOLD = 0.2
 """Minimum share of CJK ideographs among letters for a text to count as ``"zh"``."""
 
 # Unicode blocks of CJK ideographs: Unified (basic, extensions A to I) and
-# Compatibility Ideographs.
-_CJK_RANGES: tuple[tuple[int, int], ...] = (
+# Compatibility Ideographs.  The one definition: core.text and core.detectors build on it.
+CJK_RANGES: tuple[tuple[int, int], ...] = (
     (0x3400, 0x4DBF),  # Extension A
     (0x4E00, 0x9FFF),  # Unified Ideographs
     (0xF900, 0xFAFF),  # Compatibility Ideographs
@@ -37,8 +37,12 @@ _CJK_RANGES: tuple[tuple[int, int], ...] = (
     (0x30000, 0x323AF),  # Extensions G, H
 )
 
+"""Code point ranges (inclusive) of the CJK ideograph blocks."""
 
-_IDEOGRAPH = re.compile("[" + "".join(f"{chr(low)}-{chr(high)}" for low, high in _CJK_RANGES) + "]")
+CJK_IDEOGRAPH_CLASS = "".join(f"{chr(low)}-{chr(high)}" for low, high in CJK_RANGES)
+"""The body of a regex character class matching a CJK ideograph (:data:`CJK_RANGES`)."""
+
+_IDEOGRAPH = re.compile(f"[{CJK_IDEOGRAPH_CLASS}]")
 # \w minus digits and underscore: the characters str.isalnum() accepts that are not digits,
 # i.e. letters (categories L*) plus the rare non-decimal numerals such as "½".
 _LETTER = re.compile(r"[^\W\d_]")
@@ -62,7 +66,12 @@ def is_cjk_ideograph(char: str) -> bool:
     code = ord(char)
     if code < 0x3400:
         return False
-    return any(low <= code <= high for low, high in _CJK_RANGES)
+    return any(low <= code <= high for low, high in CJK_RANGES)
+
+
+def has_cjk_ideograph(text: str) -> bool:
+    """Whether ``text`` contains at least one CJK ideograph (any block of :data:`CJK_RANGES`, Extension A included)."""
+    return _IDEOGRAPH.search(text) is not None
 
 
 def cjk_share(text: str) -> float:

@@ -56,6 +56,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from core.scale import BINARY, GRADES  # re-exported: the scales are defined in core.scale
 from core.types import Qrels
 
 __all__ = [
@@ -69,12 +70,6 @@ __all__ = [
     "resolutions_to_qrels",
 ]
 
-GRADES: tuple[int, ...] = (0, 1, 2, 3)
-"""The 4-level T2Ranking scale: 0 no match, 1 on topic but not meeting the
-need, 2 partly satisfies, 3 precisely answers."""
-
-BINARY: tuple[int, ...] = (0, 1)
-"""Binary labels: 0 not relevant, 1 relevant."""
 
 State = Literal["pending", "needs_fourth", "resolved", "excluded"]
 Method = Literal["unanimous", "majority", "adjudicated", "excluded", "overridden"]

@@ -101,6 +101,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+from core.lang import CJK_IDEOGRAPH_CLASS
+
 __all__ = [
     "ANALYZER_VERSION",
     "CJK_MODES",
@@ -122,8 +124,8 @@ STOPWORD_LISTS = ("en", "en_plus", "none")
 
 # --------------------------------------------------------------------------- character classes
 
-# CJK ideographs: the same blocks as core.lang (Unified, extensions A to I,
-# Compatibility), plus the ideographic iteration/closing marks and Japanese kana.
+# CJK ideographs: the blocks of core.lang.CJK_RANGES (Unified, extensions A to I,
+# Compatibility; defined there once), plus the ideographic iteration/closing marks and Japanese kana.
 _CJK_CLASS = (
     "\u3005-\u3007"  # 々 〆 〇
     "\u3021-\u3029"  # Hangzhou numerals
@@ -132,13 +134,7 @@ _CJK_CLASS = (
     "\u3040-\u309f"  # Hiragana
     "\u30a0-\u30ff"  # Katakana (incl. prolonged sound mark)
     "\u31f0-\u31ff"  # Katakana phonetic extensions
-    "\u3400-\u4dbf"  # Extension A
-    "\u4e00-\u9fff"  # Unified Ideographs
-    "\uf900-\ufaff"  # Compatibility Ideographs
-    "\U00020000-\U0002a6df"  # Extension B
-    "\U0002a700-\U0002ee5f"  # Extensions C, D, E, F, I
-    "\U0002f800-\U0002fa1f"  # Compatibility Supplement
-    "\U00030000-\U000323af"  # Extensions G, H
+    + CJK_IDEOGRAPH_CLASS
 )
 _APOSTROPHES = "'\u2019"
 

@@ -25,6 +25,7 @@ from core.assignment import annotator_seed, plan_assignments, plan_fourth
 from core.judgments import Event, current_labels
 from core.qc import package_accuracy, qc_decision, round_seed, sample_for_qc
 from core.resolution import Resolution, apply_override, resolve
+from core.scale import SCALES  # re-exported as db.annotation.SCALES
 from core.types import Qrels
 from db.models import (
     Assignment,
@@ -46,7 +47,6 @@ from db.models import (
 from db.queries import NotFound, collection_id
 
 LABELLING = ("label", "fourth")  # assignment purposes whose labels decide final labels (QC labels do not)
-SCALES = {"graded": (0, 1, 2, 3), "binary": (0, 1)}
 OPEN_PACKAGE = ("open", "revise")
 # who may store a judgment on an assignment of each purpose (checked against the store in the write itself)
 LABEL_ROLES = {"label": ("annotator", "reviewer", "admin"), "fourth": ("annotator", "reviewer", "admin"),

@@ -26,6 +26,7 @@ from sqlalchemy.orm import Session
 
 from core.judgments import Event, current_labels
 from core.resolution import METHODS, resolve
+from core.scale import GRADES  # re-exported as db.review.GRADES
 from db.annotation import LABELLING
 from db.models import (
     Assignment,
@@ -43,7 +44,6 @@ from db.models import (
 )
 from db.queries import NotFound, collection_id
 
-GRADES: tuple[int, ...] = (0, 1, 2, 3)
 
 PairKey = tuple[str, str]
 """``(query ext id, passage ext id)``."""

@@ -19,25 +19,15 @@ import time
 
 import streamlit as st
 
+from core.scale import BINARY_LEVELS as BINARY
+from core.scale import LEVELS
 from db.annotation import Forbidden, StaleSubmission, my_packages, next_item, record_judgment, resubmit_package, undo_last
 from pooljudge.ui.auth import require_role
 from pooljudge.ui.common import get_store, md_escape
 from pooljudge.ui.highlight import highlighted_html, verbatim_html
 
 ROLES = ("annotator", "reviewer", "admin")
-LEVELS = [
-    (0, "No match", "The passage has nothing to do with the query.",
-     "Query: how tall is the Eiffel Tower. Passage: a recipe for French onion soup."),
-    (1, "On topic, does not meet the need", "About the query's subject but does not answer it.",
-     "Passage: the Eiffel Tower was built for the 1889 World's Fair (no height)."),
-    (2, "Partly satisfies", "Answers part of the need, or answers it vaguely or indirectly.",
-     "Passage: the tower is taller than any building in Paris at the time."),
-    (3, "Precisely answers", "Contains the exact answer to the query.",
-     "Passage: the Eiffel Tower is 330 metres tall including its antennas."),
-]
-
-# binary mode (a pool assigned on the binary scale): relevant or not, with their own keys
-BINARY = [(0, "Not relevant", "n"), (1, "Relevant", "y")]
+# the scale lives in core.scale; binary mode (a pool assigned on the binary scale) has its own keys
 GRADED = [(g, name, str(g)) for g, name, _d, _e in LEVELS]
 
 VIEW = "annotate_view"  # the item on screen: {"assignment_id", "token", "shown_at"}

@@ -11,6 +11,7 @@ import plotly.express as px
 import streamlit as st
 
 from core.agreement import agreement_report, confusion_matrix, from_label_map
+from core.scale import GRADES
 from db.annotation import override_label
 from db.review import (
     activity_marker,
@@ -30,7 +31,6 @@ from pooljudge.ui.common import collections_or_stop, get_store, md_escape
 from pooljudge.ui.highlight import show_text
 
 account = require_role("reviewer", "admin")
-GRADES = (0, 1, 2, 3)
 VIEWS = {"graded": "graded 0-3", "binary_ge1": "binary (>= 1)", "binary_ge2": "binary (>= 2)"}
 STATS = ["Fleiss κ", "Cohen κ", "Cohen κ quadratic", "Krippendorff α", "unanimity", "agrees with majority",
          "mean |label - majority|", "mean label", "accuracy", "last accuracy"]

@@ -210,6 +210,27 @@ def test_typo_silent_on_clean_pair() -> None:
     assert detect_typos("ipone截图", IPHONE, {"iphone": 50, "ipone": 40}) == []
 
 
+class _KeepWords:
+    """A segmenter that keeps each whitespace-separated word whole (jieba itself splits off
+    characters outside its own U+4E00-U+9FD5 class, so it cannot show which words count as CJK)."""
+
+    def cut(self, text: str) -> list[str]:
+        return text.split()
+
+
+def test_typo_cjk_word_with_extension_a(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 䶮 (U+4DAE) and 㐀 (U+3400) are CJK Extension A: a word made of them is a CJK word like
+    # 皇帝, by the one definition in core.lang (the detectors once checked only U+4E00-U+9FFF)
+    monkeypatch.setattr("core.detectors.jieba_tokenizer", lambda: _KeepWords())
+    [s] = detect_typos("刘䶮皇帝", "南汉刘䶮皇后", {"刘䶮皇后": 50})
+    assert s.evidence == {"query_term": "刘䶮皇帝", "correction": "刘䶮皇后", "distance": 1,
+                          "frequency": 50, "word": "刘䶮皇帝"}
+    assert s.spans == [(2, 6)]
+    # a query of Extension A characters only is Chinese too
+    [s] = detect_typos("㐀㐁㐂㐃", "㐀㐁㐂㐄", {"㐀㐁㐂㐄": 50})
+    assert (s.evidence["query_term"], s.evidence["correction"]) == ("㐀㐁㐂㐃", "㐀㐁㐂㐄")
+
+
 # --------------------------------------------------------------------------- false negatives
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.lang import cjk_share, detect_language, is_cjk_ideograph
+from core.lang import CJK_RANGES, cjk_share, detect_language, has_cjk_ideograph, is_cjk_ideograph
 
 
 @pytest.mark.parametrize(
@@ -53,3 +53,17 @@ def test_is_cjk_ideograph() -> None:
     assert not is_cjk_ideograph("，")
     assert not is_cjk_ideograph("の")
     assert not is_cjk_ideograph("a")
+
+
+@pytest.mark.parametrize("char", ["\u3400", "\u4dbf", "䶮", "中", "\uf900", "\U00020000", "\U0002a700", "\U00030000"])
+def test_every_cjk_block_is_an_ideograph(char: str) -> None:
+    # Extension A (U+3400-U+4DBF) and the supplementary blocks count like the basic block
+    assert is_cjk_ideograph(char)
+    assert has_cjk_ideograph(f"abc {char} def")
+    assert any(low <= ord(char) <= high for low, high in CJK_RANGES)
+    assert detect_language(char * 3) == "zh"
+
+
+def test_has_cjk_ideograph_false_without_ideographs() -> None:
+    assert not has_cjk_ideograph("")
+    assert not has_cjk_ideograph("Café，の 서울 ½")

@@ -285,3 +285,15 @@ def test_jieba_is_quiet_and_initialised_once() -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"
     assert done.stderr == ""  # jieba's "Building prefix dict ..." / "Loading model ..." silenced
+
+
+def test_cjk_runs_use_core_lang_ranges() -> None:
+    # one definition of the ideograph blocks (core.lang.CJK_RANGES): every block, Extension A
+    # included, is a CJK run for the analyzers
+    from core.lang import CJK_RANGES
+
+    for low, high in CJK_RANGES:
+        for code in (low, high):
+            char = unicodedata.normalize("NFKC", chr(code))  # compatibility ideographs fold to unified ones
+            assert BIGRAM.tokenize(chr(code) * 2 + "x") == [char * 2, "x"]
+    assert BIGRAM.tokenize("刘䶮㐀") == ["刘䶮", "䶮㐀"]
