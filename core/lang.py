@@ -36,7 +36,6 @@ CJK_RANGES: tuple[tuple[int, int], ...] = (
     (0x2F800, 0x2FA1F),  # Compatibility Ideographs Supplement
     (0x30000, 0x323AF),  # Extensions G, H
 )
-
 """Code point ranges (inclusive) of the CJK ideograph blocks."""
 
 CJK_IDEOGRAPH_CLASS = "".join(f"{chr(low)}-{chr(high)}" for low, high in CJK_RANGES)
