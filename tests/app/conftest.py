@@ -33,12 +33,13 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def serve_app(env: dict[str, str], log_path: Path, *, timeout: float = 90):
-    """``streamlit run app.py`` with ``env`` on a free port until the block ends; yields its base URL."""
+def serve_app(env: dict[str, str], log_path: Path, *, timeout: float = 90, script: Path = REPO / "app.py"):
+    """``streamlit run script`` (the app by default) with ``env`` on a free port until the block ends; yields its
+    base URL."""
     port = _free_port()
     with open(log_path, "w+") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"), "--server.headless", "true",
+            [sys.executable, "-m", "streamlit", "run", str(script), "--server.headless", "true",
              "--server.port", str(port), "--browser.gatherUsageStats", "false"],
             cwd=REPO, env={"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", **env}, stdout=log,
             stderr=subprocess.STDOUT,
@@ -80,7 +81,6 @@ def cli(db: str, *args: str) -> str:
 def app_server(tmp_path_factory):
     """``streamlit run app.py`` on a fresh store (as `make run` does), yielding its base URL."""
     db = tmp_path_factory.mktemp("app") / "pooljudge.db"
-    port = _free_port()
     env = {**os.environ, "POOLJUDGE_DB": str(db), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     env.pop("POOLJUDGE_DB_URL", None)
     for name, role in ACCOUNTS.items():
@@ -90,28 +90,23 @@ def app_server(tmp_path_factory):
         )
     subprocess.run([sys.executable, "-m", "pooljudge.cli", "--db", str(db), "-q", "demo"], env=env, check=True,
                    capture_output=True)
-    log = open(tmp_path_factory.mktemp("log") / "streamlit.log", "w+")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"), "--server.headless", "true",
-         "--server.port", str(port), "--browser.gatherUsageStats", "false"],
-        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        proc.kill()
-        log.seek(0)
-        pytest.fail(f"streamlit did not start:\n{log.read()}")
-    yield {"url": url, "db": db}
-    proc.terminate()
-    proc.wait(timeout=10)
+    with serve_app(env, tmp_path_factory.mktemp("log") / "streamlit.log", timeout=60) as url:
+        yield {"url": url, "db": db}
+
+
+@pytest.fixture
+def new_page(browser):
+    """Pages in contexts of their own (each a separate browser session: its own login, like another tab)."""
+    contexts = []
+
+    def make():
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        contexts.append(context)
+        return context.new_page()
+
+    yield make
+    for context in contexts:
+        context.close()
 
 
 @pytest.fixture(scope="session")

@@ -11,14 +11,13 @@ import os
 import subprocess
 import sys
 import time
-import urllib.request
 
 import pytest
 from sqlalchemy import func, select
 
 from db.engine import Store, sqlite_url
 from db.models import AuthSession, Judgment, User
-from tests.app.conftest import PASSWORD, REPO, _free_port, login, screenshot
+from tests.app.conftest import PASSWORD, REPO, login, serve_app, screenshot
 
 pytestmark = pytest.mark.browser
 
@@ -59,47 +58,12 @@ def server(tmp_path_factory):
     _cli(db, "import", "-f", "beir", str(data), "-c", "sess")
     _cli(db, "pool", "-c", "sess", "--name", "p", "--run", "r", "--depth", "3")
     _cli(db, "assign", "-c", "sess", "--pool", "p", "--annotators", ANNOTATOR, "--per-pair", "1", "--seed", "1")
-    port = _free_port()
-    env = {**os.environ, "POOLJUDGE_DB": str(db), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    env = {**os.environ, "POOLJUDGE_DB": str(db)}
     env.pop("POOLJUDGE_DB_URL", None)
-    log = open(folder / "streamlit.log", "w+")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"), "--server.headless", "true",
-         "--server.port", str(port), "--browser.gatherUsageStats", "false"],
-        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        proc.kill()
-        log.seek(0)
-        pytest.fail(f"streamlit did not start:\n{log.read()}")
-    store = Store(sqlite_url(db))
-    yield {"url": url, "db": db, "store": store}
-    store.dispose()
-    proc.terminate()
-    proc.wait(timeout=10)
-
-
-@pytest.fixture
-def new_page(browser):
-    contexts = []
-
-    def make():
-        context = browser.new_context(viewport={"width": 1400, "height": 1000})
-        contexts.append(context)
-        return context.new_page()
-
-    yield make
-    for context in contexts:
-        context.close()
+    with serve_app(env, folder / "streamlit.log") as url:
+        store = Store(sqlite_url(db))
+        yield {"url": url, "db": db, "store": store}
+        store.dispose()
 
 
 def _session_cookie(page) -> str | None:

@@ -18,13 +18,11 @@ import json
 import os
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-from tests.app.conftest import PASSWORD, REPO, _free_port, login, screenshot
+from tests.app.conftest import PASSWORD, REPO, login, serve_app, screenshot
 
 pytestmark = pytest.mark.browser
 
@@ -55,32 +53,10 @@ def _cli(db: Path, *args: str) -> None:
 @contextlib.contextmanager
 def _serve(script: Path, log: Path, env: dict | None = None):
     """``streamlit run script`` on a free port until the block ends; yields the base URL."""
-    port = _free_port()
     full_env = {**os.environ, **APP_ENV, **(env or {})}
     full_env.pop("POOLJUDGE_DB_URL", None)
-    with open(log, "w+") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", str(script), "--server.headless", "true",
-             "--server.port", str(port), "--browser.gatherUsageStats", "false"],
-            cwd=REPO, env=full_env, stdout=out, stderr=subprocess.STDOUT,
-        )
-        url = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + 90
-            while True:
-                try:
-                    with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                        if r.status == 200:
-                            break
-                except OSError:
-                    if time.monotonic() > deadline or proc.poll() is not None:
-                        out.seek(0)
-                        pytest.fail(f"streamlit did not start:\n{out.read()}")
-                    time.sleep(0.3)
-            yield url
-        finally:
-            proc.terminate()
-            proc.wait(timeout=10)
+    with serve_app(full_env, log, script=script) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
