@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 from sqlalchemy import select
 
 from db.engine import Store, sqlite_url
 from db.models import Assignment, FinalLabel, Judgment, Passage, User
-from tests.app.conftest import PASSWORD, login, screenshot
+from tests.app.conftest import cli, login, screenshot
 
 pytestmark = pytest.mark.browser
 
@@ -20,14 +17,6 @@ XSS = 'Dangerous <script>window.__xss = 1</script> and <img src="x" onerror="win
 PASSAGES = {"d1": XSS, "d2": "The Eiffel Tower is 330 metres tall.", "d3": "Paris lies on the Seine river."}
 # what each annotator answers for each passage: d1 is a three-way split, d2 unanimous, d3 a 2-1 majority
 PLAN = {"ann1": {"d1": 0, "d2": 3, "d3": 2}, "ann2": {"d1": 1, "d2": 3, "d3": 2}, "ann3": {"d1": 2, "d2": 3, "d3": 1}}
-
-
-def _cli(db, *args):
-    env = {**os.environ, "POOLJUDGE_PASSWORD": PASSWORD}
-    out = subprocess.run([sys.executable, "-m", "pooljudge.cli", "--db", str(db), "-q", *args], env=env,
-                         capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr
-    return out.stdout
 
 
 @pytest.fixture(scope="module")
@@ -42,9 +31,9 @@ def annotation_pool(app_server, tmp_path_factory):
     (folder / "runs" / "r.trec").write_text(
         "q1 Q0 d1 1 3.0 r\nq1 Q0 d2 2 2.0 r\nq1 Q0 d3 3 1.0 r\n", encoding="utf-8")
     db = app_server["db"]
-    _cli(db, "import", "-f", "beir", str(folder), "-c", "xss")
-    _cli(db, "pool", "-c", "xss", "--name", "p", "--run", "r", "--depth", "3")
-    _cli(db, "assign", "-c", "xss", "--pool", "p", "--annotators", "ann1,ann2,ann3", "--seed", "1")
+    cli(db, "import", "-f", "beir", str(folder), "-c", "xss")
+    cli(db, "pool", "-c", "xss", "--name", "p", "--run", "r", "--depth", "3")
+    cli(db, "assign", "-c", "xss", "--pool", "p", "--annotators", "ann1,ann2,ann3", "--seed", "1")
     return db
 
 

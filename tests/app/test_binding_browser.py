@@ -20,8 +20,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
 
 import pytest
 from sqlalchemy import select, update
@@ -29,7 +27,7 @@ from sqlalchemy import select, update
 from db.annotation import override_label, record_judgment
 from db.engine import Store, sqlite_url
 from db.models import Assignment, FinalLabel, Judgment, Passage, QueryRecord, User
-from tests.app.conftest import PASSWORD, REPO, login, serve_app, screenshot
+from tests.app.conftest import cli, login, screenshot, serve_app
 
 pytestmark = pytest.mark.browser
 
@@ -41,15 +39,6 @@ MARKERS = {d: t.split()[0] + " passage" for d, t in PASSAGES.items()}
 QUERIES = {"q1": "how tall is the eiffel tower", "q2": "what to see in paris", "q3": "paris food"}
 MAIN = '[data-testid="stMain"]'
 SIGNED_OUT = re.compile(r"signed out|do not have access", re.I)
-
-
-def _cli(db, *args):
-    env = {**os.environ, "POOLJUDGE_PASSWORD": PASSWORD}
-    env.pop("POOLJUDGE_DB_URL", None)
-    out = subprocess.run([sys.executable, "-m", "pooljudge.cli", "--db", str(db), "-q", *args], env=env,
-                         capture_output=True, text=True, cwd=REPO)
-    assert out.returncode == 0, out.stderr
-    return out.stdout
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +53,7 @@ def server(tmp_path_factory):
     db = folder / "pooljudge.db"
     for name, role in (("admin", "admin"), ("rev1", "reviewer"), ("rev2", "reviewer"), ("ann1", "annotator"),
                        ("ann2", "annotator"), ("ann3", "annotator"), ("ann4", "annotator"), ("sam", "annotator")):
-        _cli(db, "user", "add", name, "--role", role)
+        cli(db, "user", "add", name, "--role", role)
     data = folder / "data"
     (data / "runs").mkdir(parents=True)
     (data / "corpus.jsonl").write_text(
@@ -76,11 +65,11 @@ def server(tmp_path_factory):
     for name, pairs in runs.items():
         (data / "runs" / f"{name}.trec").write_text(
             "".join(f"{q} Q0 {d} {i + 1} {10 - i}.0 {name}\n" for i, (q, d) in enumerate(pairs)), encoding="utf-8")
-    _cli(db, "import", "-f", "beir", str(data), "-c", "bind")
+    cli(db, "import", "-f", "beir", str(data), "-c", "bind")
     holders = {"tabs": ("ann1", 1), "mine": ("ann4", 1), "split": ("ann1,ann2,ann3", 3), "sam": ("sam", 1)}
     for name, (annotators, per_pair) in holders.items():
-        _cli(db, "pool", "-c", "bind", "--name", name, "--run", name, "--depth", "3")
-        _cli(db, "assign", "-c", "bind", "--pool", name, "--annotators", annotators, "--per-pair", str(per_pair),
+        cli(db, "pool", "-c", "bind", "--name", name, "--run", name, "--depth", "3")
+        cli(db, "assign", "-c", "bind", "--pool", name, "--annotators", annotators, "--per-pair", str(per_pair),
              "--seed", "1")
     env = {**os.environ, "POOLJUDGE_DB": str(db)}
     env.pop("POOLJUDGE_DB_URL", None)
@@ -212,7 +201,7 @@ def test_2_a_disabled_annotators_open_page_stores_nothing_and_signs_out(server, 
     shown = _shown(page)
     assert shown in ("d6", "d1", "d2")
     _ready_for_keys(page)
-    _cli(server["db"], "user", "disable", "sam")
+    cli(server["db"], "user", "disable", "sam")
     try:
         page.keyboard.press("3")
         page.get_by_text(SIGNED_OUT).first.wait_for(timeout=30_000)
@@ -220,7 +209,7 @@ def test_2_a_disabled_annotators_open_page_stores_nothing_and_signs_out(server, 
         assert MARKERS[shown] not in page.locator(MAIN).inner_text()  # the item is gone with the session
         assert _rows(store, "sam") == []
     finally:
-        _cli(server["db"], "user", "enable", "sam")
+        cli(server["db"], "user", "enable", "sam")
 
 
 def _open_live_leaderboard(page, url: str, username: str) -> None:
@@ -242,7 +231,7 @@ def test_2_a_disabled_or_demoted_reviewers_metrics_page_stops_refreshing(server,
     _open_live_leaderboard(demoted, server["url"], "rev2")
     board = re.compile(r"judged quer\w+ \(live final labels\)")
 
-    _cli(server["db"], "user", "disable", "rev1")
+    cli(server["db"], "user", "disable", "rev1")
     # a role change that leaves the browser session in place: only the fragment's own check can stop it
     with store.write() as s:
         s.execute(update(User).where(User.username == "rev2").values(role="annotator"))
@@ -257,6 +246,6 @@ def test_2_a_disabled_or_demoted_reviewers_metrics_page_stops_refreshing(server,
         assert not board.search(demoted.inner_text("body"))
         assert SIGNED_OUT.search(demoted.inner_text("body"))
     finally:
-        _cli(server["db"], "user", "enable", "rev1")
+        cli(server["db"], "user", "enable", "rev1")
         with store.write() as s:
             s.execute(update(User).where(User.username == "rev2").values(role="reviewer"))

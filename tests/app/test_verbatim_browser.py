@@ -16,13 +16,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.app.conftest import PASSWORD, REPO, login, serve_app, screenshot
+from tests.app.conftest import REPO, cli, login, screenshot, serve_app
 
 pytestmark = pytest.mark.browser
 
@@ -40,14 +38,6 @@ MARKER = "埃菲尔铁塔"  # finds the passage element on the page
 # what Markdown (or unescaped HTML) would have produced out of the texts above
 MADE_UP = "a, img, .katex, span[role='img'], [style*='color'], .stMarkdownColoredText, strong, em, i, b"
 APP_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-
-
-def _cli(db: Path, *args: str) -> None:
-    env = {**os.environ, **APP_ENV, "POOLJUDGE_PASSWORD": PASSWORD}
-    env.pop("POOLJUDGE_DB_URL", None)
-    out = subprocess.run([sys.executable, "-m", "pooljudge.cli", "--db", str(db), "-q", *args], env=env,
-                         capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr
 
 
 @contextlib.contextmanager
@@ -72,10 +62,10 @@ def verbatim_app(tmp_path_factory):
     (folder / "runs" / "r.trec").write_text("q1 Q0 d1 1 2.0 r\nq1 Q0 d2 2 1.0 r\n", encoding="utf-8")
     db = tmp_path_factory.mktemp("verbatim-store") / "pooljudge.db"
     for name, role in (("admin", "admin"), ("rev1", "reviewer"), ("ann1", "annotator")):
-        _cli(db, "user", "add", name, "--role", role)
-    _cli(db, "import", "-f", "beir", str(folder), "-c", "tricky")  # the store is not empty: no demo is loaded
-    _cli(db, "pool", "-c", "tricky", "--name", "p", "--run", "r", "--depth", "1")  # d1 only
-    _cli(db, "assign", "-c", "tricky", "--pool", "p", "--annotators", "ann1", "--per-pair", "1", "--seed", "1")
+        cli(db, "user", "add", name, "--role", role)
+    cli(db, "import", "-f", "beir", str(folder), "-c", "tricky")  # the store is not empty: no demo is loaded
+    cli(db, "pool", "-c", "tricky", "--name", "p", "--run", "r", "--depth", "1")  # d1 only
+    cli(db, "assign", "-c", "tricky", "--pool", "p", "--annotators", "ann1", "--per-pair", "1", "--seed", "1")
     with _serve(REPO / "app.py", tmp_path_factory.mktemp("verbatim-log") / "streamlit.log",
                 {"POOLJUDGE_DB": str(db)}) as url:
         yield url
