@@ -33,9 +33,11 @@ from sqlalchemy.orm import Session
 
 from core.passwords import hash_password, needs_rehash, verify_password
 from db.models import AuthSession, LoginThrottle, User
-from db.users import _DUMMY_HASH, Account, _account
+from db.users import Account, _account
 
 SESSION_TTL = timedelta(days=14)
+# verified for an unknown username, so that an unknown and a known account take the same time
+_DUMMY_HASH = hash_password("timing-equaliser-not-a-password")
 TOUCH_EVERY = timedelta(minutes=1)
 FREE_FAILURES = 5
 FIRST_DELAY = timedelta(seconds=1)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from core.passwords import hash_password, needs_rehash, verify_password
+from core.passwords import hash_password
 from db.models import ROLES, User
 
 
@@ -87,27 +87,8 @@ def set_password(session: Session, username: str, password: str) -> None:
     revoke_all(session, user_id)
 
 
-def authenticate(session: Session, username: str, password: str) -> Account | None:
-    """The active account whose password matches, else None (unknown, disabled and wrong look the same).
-
-    No throttling and the hash is verified inside the caller's transaction: the
-    app signs in through :func:`db.sessions.login` instead.
-    """
-    user = session.scalar(select(User).where(User.username == username.strip()))
-    if user is None:
-        verify_password(_DUMMY_HASH, password)  # spend the same time as for a real account
-        return None
-    if not verify_password(user.password_hash, password) or not user.active:
-        return None
-    if needs_rehash(user.password_hash):
-        user.password_hash = hash_password(password)
-    return _account(user)
-
-
 def get_account(session: Session, user_id: int) -> Account | None:
     """The account by id, or None when it no longer exists or is disabled (sessions re-check every run)."""
     user = session.get(User, user_id)
     return _account(user) if user is not None and user.active else None
 
-
-_DUMMY_HASH = hash_password("timing-equaliser-not-a-password")

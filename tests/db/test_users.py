@@ -6,7 +6,8 @@ import pytest
 from sqlalchemy import select
 
 from db.models import User
-from db.users import add_user, authenticate, get_account, list_users, set_active, set_password
+from db.sessions import login
+from db.users import add_user, get_account, list_users, set_active, set_password
 from pooljudge.cli import main
 
 
@@ -20,21 +21,20 @@ def test_passwords_are_stored_only_as_salted_argon2id_hashes(store):
     assert hashes["ann"] != hashes["bob"]  # same password, different salts
 
 
-def test_authenticate_roles_and_disable(store):
+def test_login_roles_and_disable(store):
     with store.write() as s:
         ann = add_user(s, "ann", "correct horse", "annotator")
+    assert login(store, "ann", "correct horse").account == ann
+    assert login(store, "ann", "wrong horse").account is None
+    assert login(store, "nobody", "correct horse").account is None
     with store.write() as s:
-        assert authenticate(s, "ann", "correct horse") == ann
-        assert authenticate(s, "ann", "wrong horse") is None
-        assert authenticate(s, "nobody", "correct horse") is None
         set_active(s, "ann", False)
+    assert login(store, "ann", "correct horse").account is None
     with store.write() as s:
-        assert authenticate(s, "ann", "correct horse") is None
         assert get_account(s, ann.id) is None
         set_active(s, "ann", True)
         set_password(s, "ann", "battery staple")
-    with store.write() as s:
-        assert authenticate(s, "ann", "battery staple") == ann
+    assert login(store, "ann", "battery staple").account == ann
 
 
 def test_bad_accounts_are_refused(store):
