@@ -1,4 +1,4 @@
-"""Accounts: create, list, disable, authenticate.  Passwords are stored only as Argon2id hashes."""
+"""Accounts: create, list, disable, change role and password (signing in is db.sessions.login).  Passwords are stored only as Argon2id hashes."""
 
 from __future__ import annotations
 
