@@ -37,6 +37,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -67,6 +68,8 @@ class Collection(Base):
     name: Mapped[str] = mapped_column(String(200), unique=True)
     language: Mapped[str | None] = mapped_column(String(16))
     description: Mapped[str] = mapped_column(Text, default="")
+    # binary measures count grade >= relevance_level as relevant (migration 0006)
+    relevance_level: Mapped[int] = mapped_column(Integer, default=2, server_default="2")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     status: Mapped[str] = _status_column()
     # refreshed by the import that stages this container; a stale one is a crashed import's leftover
@@ -238,7 +241,10 @@ class PreLabel(Base):
 
 class User(Base):
     __tablename__ = "users"
-    __table_args__ = (CheckConstraint("role IN ('admin', 'reviewer', 'annotator')", name="ck_users_role"),)
+    __table_args__ = (
+        CheckConstraint("role IN ('admin', 'reviewer', 'annotator')", name="ck_users_role"),
+        Index("uq_users_username_lower", text("lower(username)"), unique=True),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     username: Mapped[str] = mapped_column(String(100), unique=True)
