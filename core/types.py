@@ -88,6 +88,9 @@ class CollectionSource:
 
     ``runs`` maps a run name to its stream.  ``language`` is the collection's
     language when the format implies one (``"en"``, ``"zh"``) or ``None``.
+    ``notes`` collects what a reader accepted but the user should hear about
+    (unknown keys it ignored, one line each); streams are re-read, so a reader
+    adds a note once, and the importer reads the notes after the streams.
     """
 
     passages: Callable[[], Iterator[Passage]]
@@ -96,6 +99,7 @@ class CollectionSource:
     runs: dict[str, Callable[[], Iterator[RunEntry]]] = field(default_factory=dict)
     language: str | None = None
     description: str = ""
+    notes: list[str] = field(default_factory=list)
 
 
 def empty_stream() -> Iterator[Any]:
