@@ -14,6 +14,7 @@ from typing import Any
 from sqlalchemy import case, distinct, func, select
 from sqlalchemy.orm import Session, aliased
 
+from core.limits import CUTOFF_MAX
 from core.types import Passage, Qrels, Query, Run
 from db.models import (
     Assignment,
@@ -52,6 +53,8 @@ class CollectionInfo:
     queries: int
     runs: list[str]
     qrels_versions: list[str]
+    relevance_level: int = 2
+    """Binary measures count grade ``>= relevance_level`` as relevant (:func:`relevance_level`)."""
 
 
 @dataclass(frozen=True)
@@ -106,9 +109,76 @@ def list_collections(session: Session) -> list[CollectionInfo]:
             queries=queries.get(c.id, 0),
             runs=runs.get(c.id, []),
             qrels_versions=versions.get(c.id, []),
+            relevance_level=c.relevance_level,
         )
         for c in session.scalars(select(Collection).where(Collection.status == READY).order_by(Collection.name))
     ]
+
+
+def relevance_level(session: Session, collection: str) -> int:
+    """The collection's relevance level: binary measures count grade ``>= level`` as relevant.
+
+    One value per collection, the default of ``pooljudge eval --collection``
+    and of every page that shows a measure (TREC-style binary qrels use 1,
+    T2Ranking-style 0-3 grades 2).  nDCG uses the graded label whatever the
+    level.
+    """
+    found = session.scalar(
+        select(Collection.relevance_level).where(Collection.name == collection, Collection.status == READY)
+    )
+    if found is None:
+        collection_id(session, collection)  # raises NotFound naming the known collections
+    return found
+
+
+def check_relevance_level(level: object, what: str = "relevance level") -> int:
+    """``level`` as an ``int`` in ``1..CUTOFF_MAX`` (trec_eval reads it as a C int); refuses bool and non-int.
+
+    Raises
+    ------
+    ValueError
+        ``"{what} must be an integer >= 1 (at most 2147483647), got {level!r}"``.
+    """
+    # bool is an int: True would otherwise pass as level 1
+    if isinstance(level, bool) or not isinstance(level, int) or not 1 <= level <= CUTOFF_MAX:
+        raise ValueError(f"{what} must be an integer >= 1 (at most {CUTOFF_MAX}), got {level!r}")
+    return int(level)
+
+
+def set_relevance_level(session: Session, collection: str, level: int, *, acting_user_id: int | None = None) -> int:
+    """Set the collection's relevance level; returns the previous one.
+
+    Parameters
+    ----------
+    collection : str
+        The collection's name.
+    level : int
+        ``1..CUTOFF_MAX``; a bool or a non-int is refused.
+    acting_user_id : int, optional
+        The account changing it from the app: re-read inside this transaction
+        and refused unless it is an active admin (the CLI, run by whoever owns
+        the store, passes none).
+
+    Raises
+    ------
+    ValueError
+        For a bad level (nothing is changed).
+    NotFound
+        For an unknown collection.
+    db.annotation.SignedOut
+        When ``acting_user_id`` is not an active admin.
+    """
+    level = check_relevance_level(level)
+    if acting_user_id is not None:
+        from db.annotation import require_account  # db.annotation imports this module
+
+        require_account(session, acting_user_id, ("admin",), action="change a collection's relevance level")
+    row = session.scalar(select(Collection).where(Collection.name == collection, Collection.status == READY))
+    if row is None:
+        collection_id(session, collection)  # raises NotFound naming the known collections
+    previous = row.relevance_level
+    row.relevance_level = level
+    return previous
 
 
 def _version_id(session: Session, cid: int, version: str | None) -> int | None:

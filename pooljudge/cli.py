@@ -134,23 +134,43 @@ def cmd_eval(args: argparse.Namespace) -> int:
             else:
                 qrels = q.load_qrels(session, args.collection, None if args.qrels in ("-", "latest") else args.qrels)
             run = q.load_run(session, args.collection, args.run)
+            level = q.relevance_level(session, args.collection) if args.level is None else args.level
+        if args.level is None and not args.quiet:
+            # the pages show the same numbers at this level: say which one the numbers count from
+            print(f"binary measures count grade >= {level} as relevant (the collection's level)", file=sys.stderr)
     else:
         from core.formats.trec import load_qrels, load_run
 
         qrels = load_qrels(args.qrels)
         run = load_run(args.run)
+        level = 1 if args.level is None else args.level  # trec_eval's default
     import warnings
 
     # evaluate's warnings (e.g. a grade that makes trec_eval allocate gigabytes) as one line, not Python's format
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        results = metrics.evaluate(qrels, run, measures, level=args.level, intersection=args.intersection)
+        results = metrics.evaluate(qrels, run, measures, level=level, intersection=args.intersection)
     for w in caught:
         print(f"warning: {w.message}", file=sys.stderr)
     if args.format == "json":
         print(metrics.format_json(results, per_query=args.per_query))
     else:
         sys.stdout.write(metrics.format_tsv(results, per_query=args.per_query, digits=args.digits))
+    return 0
+
+
+def cmd_level(args: argparse.Namespace) -> int:
+    from db import queries as q
+
+    store = _store(args)
+    if args.level is None:
+        with store.read() as session:
+            print(q.relevance_level(session, args.collection))
+        return 0
+    with store.write() as session:
+        previous = q.set_relevance_level(session, args.collection, args.level)
+    print(f"relevance level of {args.collection!r}: {previous} -> {args.level} (binary measures count grade >= "
+          f"{args.level} as relevant)")
     return 0
 
 
@@ -437,7 +457,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--collection", "-c", required=True)
     p.add_argument("--output", "-o", help="output file or folder ('-' or omitted: stdout; required for beir)")
     p.add_argument("--version", help="qrels version (default: the newest)")
-    p.add_argument("--level", type=int, help="qrels: write binary labels, 1 where grade >= LEVEL")
+    p.add_argument("--level", type=int, help="qrels: write binary labels, 1 where grade >= LEVEL (default: the "
+                   "graded labels as stored; `pooljudge level -c NAME` prints the level the measures use)")
     p.add_argument("--run", help="run: the run's name")
     p.add_argument("--tag", help="run: the tag column (default: the run name)")
     p.add_argument("--depth", type=int, help="run: keep the top DEPTH per query")
@@ -450,7 +471,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("run", help="TREC run file (or, with --collection, a run name)")
     p.add_argument("-m", "--measure", action="append", help="MAP, MRR@k, RR, P@k, R@k, nDCG@k, nDCG_exp@k, Rprec, "
                    "Success@k (= Accuracy@k), Judged@k; repeatable")
-    p.add_argument("--level", type=int, default=1, help="binary measures count grade >= LEVEL as relevant (default 1; nDCG ignores it)")
+    p.add_argument("--level", type=int, help="binary measures count grade >= LEVEL as relevant (default: with "
+                   "--collection the collection's level, see `pooljudge level`; for files 1, as trec_eval; nDCG "
+                   "ignores it)")
     p.add_argument("--per-query", "-q", action="store_true", help="also print one line per query")
     p.add_argument("--intersection", action="store_true", help="evaluate only queries present in both qrels and run "
                    "(default: qrels queries missing from the run score 0)")
@@ -458,6 +481,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--digits", type=int, default=4, help="tsv: decimals (default 4, like trec_eval)")
     p.add_argument("--collection", "-c", help="read qrels and run from the store instead of files")
     p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser("level", help="show or set a collection's relevance level (the default of eval and the pages)")
+    p.add_argument("--collection", "-c", required=True)
+    p.add_argument("level", nargs="?", type=int, help="the new level: binary measures count grade >= LEVEL as "
+                   "relevant (TREC-style binary qrels 1, 0-3 graded 2); omitted: print the current one")
+    p.set_defaults(func=cmd_level)
 
     retriever_help = ("retriever spec: bm25, bm25:chinese=bigram,k1=1.2, bm25:backend=rank_bm25, dense, "
                       "dense:model=PATH,pooling=cls,index=hnsw, hybrid:fusion=rrf")

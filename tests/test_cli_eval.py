@@ -55,8 +55,51 @@ def test_eval_from_the_store(files, tmp_path, capsys):
     assert main(["--db", db, "-q", "import", "-f", "trec-qrels", str(qrels), "-c", "c"]) == 0
     assert main(["--db", db, "-q", "import", "-f", "trec-run", str(run), "-c", "c", "--merge"]) == 0
     capsys.readouterr()
+    assert main(["--db", db, "-q", "level", "-c", "c", "1"]) == 0
+    capsys.readouterr()
     assert main(["--db", db, "eval", "--collection", "c", "latest", "t", "-m", "RR"]) == 0
     assert capsys.readouterr().out == "RR\tall\t0.5000\n"
+
+
+def test_eval_of_a_collection_defaults_to_the_collections_level(files, tmp_path, capsys):
+    qrels, run = files
+    db = sqlite_url(tmp_path / "s.db")
+    assert main(["--db", db, "-q", "import", "-f", "trec-qrels", str(qrels), "-c", "c"]) == 0
+    assert main(["--db", db, "-q", "import", "-f", "trec-run", str(run), "-c", "c", "--merge"]) == 0
+    capsys.readouterr()
+    assert main(["--db", db, "-q", "level", "-c", "c", "2"]) == 0
+    assert capsys.readouterr().out == "relevance level of 'c': 2 -> 2 (binary measures count grade >= 2 as relevant)\n"
+    # level 2: q1 has no relevant passage (0), q2 finds c at rank 2 (1/2), q3 is missing (0)
+    assert main(["--db", db, "eval", "-c", "c", "latest", "t", "-m", "RR"]) == 0
+    out, err = capsys.readouterr()
+    assert out == "RR\tall\t0.1667\n"
+    assert err == "binary measures count grade >= 2 as relevant (the collection's level)\n"
+    assert main(["--db", db, "eval", "-c", "c", "latest", "t", "-m", "RR", "--level", "1"]) == 0
+    assert capsys.readouterr() == ("RR\tall\t0.5000\n", "")  # an explicit level wins, nothing to say
+    # the files themselves: trec_eval's default level 1, whatever the collection says
+    assert main(["--db", db, "eval", str(qrels), str(run), "-m", "RR"]) == 0
+    assert capsys.readouterr() == ("RR\tall\t0.5000\n", "")
+    assert main(["--db", db, "level", "-c", "c", "1"]) == 0
+    assert capsys.readouterr().out == "relevance level of 'c': 2 -> 1 (binary measures count grade >= 1 as relevant)\n"
+    assert main(["--db", db, "level", "-c", "c"]) == 0
+    assert capsys.readouterr().out == "1\n"
+    assert main(["--db", db, "-q", "eval", "-c", "c", "latest", "t", "-m", "RR"]) == 0
+    assert capsys.readouterr() == ("RR\tall\t0.5000\n", "")  # --quiet: no note
+
+
+@pytest.mark.parametrize("bad", ["0", "-3", "2147483648"])
+def test_setting_a_bad_level_is_an_argument_error_and_changes_nothing(files, tmp_path, capsys, bad):
+    qrels, _ = files
+    db = sqlite_url(tmp_path / "s.db")
+    assert main(["--db", db, "-q", "import", "-f", "trec-qrels", str(qrels), "-c", "c"]) == 0
+    assert main(["--db", db, "-q", "level", "-c", "c", "3"]) == 0
+    capsys.readouterr()
+    assert main(["--db", db, "level", "-c", "c", bad]) == 1
+    assert capsys.readouterr() == ("", f"error: relevance level must be an integer >= 1 (at most 2147483647), got {bad}\n")
+    assert main(["--db", db, "level", "-c", "nope", "2"]) == 1
+    assert capsys.readouterr().err == "error: no collection named 'nope' (collections: c)\n"
+    assert main(["--db", db, "level", "-c", "c"]) == 0
+    assert capsys.readouterr().out == "3\n"
 
 
 def test_bad_measure_and_bad_run_are_errors(files, tmp_path, capsys):

@@ -1,0 +1,77 @@
+"""db.queries.relevance_level / set_relevance_level: one relevance level per collection."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.types import CollectionSource, Query
+from db.annotation import SignedOut
+from db.importer import import_collection
+from db.queries import NotFound, list_collections, relevance_level, set_relevance_level
+from db.users import add_user, set_active
+
+
+def _collection(store, name):
+    source = CollectionSource(passages=lambda: iter(()), queries=lambda: iter([Query("q1", "query")]),
+                              qrels=lambda: iter(()))
+    with store.write() as s:
+        import_collection(s, source, name=name, format="t", location="m")
+
+
+def _levels(store):
+    with store.read() as s:
+        return {c.name: (c.relevance_level, relevance_level(s, c.name)) for c in list_collections(s)}
+
+
+def test_read_and_set_the_level_of_one_collection(store):
+    _collection(store, "a")
+    _collection(store, "b")
+    with store.read() as s:
+        before = {n: relevance_level(s, n) for n in ("a", "b")}
+    with store.write() as s:
+        assert set_relevance_level(s, "a", 3) == before["a"]  # returns the previous level
+    assert _levels(store) == {"a": (3, 3), "b": (before["b"],) * 2}
+    with store.write() as s:
+        assert set_relevance_level(s, "a", 2**31 - 1) == 3
+    assert _levels(store)["a"] == (2**31 - 1, 2**31 - 1)
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2**31, True, False, 1.0, "2", None])
+def test_a_bad_level_is_refused_naming_it_and_nothing_changes(store, bad):
+    _collection(store, "a")
+    with store.write() as s:
+        set_relevance_level(s, "a", 1)
+    with pytest.raises(ValueError) as raised, store.write() as s:
+        set_relevance_level(s, "a", bad)
+    assert str(raised.value) == f"relevance level must be an integer >= 1 (at most 2147483647), got {bad!r}"
+    assert _levels(store) == {"a": (1, 1)}
+
+
+def test_unknown_collection_is_not_found(store):
+    _collection(store, "a")
+    with store.read() as s, pytest.raises(NotFound, match=r"no collection named 'nope' \(collections: a\)"):
+        relevance_level(s, "nope")
+    with store.write() as s, pytest.raises(NotFound, match="no collection named 'nope'"):
+        set_relevance_level(s, "nope", 2)
+
+
+def test_only_an_active_admin_changes_it_from_the_app(store):
+    _collection(store, "a")
+    with store.write() as s:
+        set_relevance_level(s, "a", 1)
+        admin = add_user(s, "boss", "correct horse", "admin").id
+        reviewer = add_user(s, "rev", "correct horse", "reviewer").id
+    with pytest.raises(SignedOut, match="this reviewer account may not change a collection's relevance level"), \
+            store.write() as s:
+        set_relevance_level(s, "a", 2, acting_user_id=reviewer)
+    assert _levels(store) == {"a": (1, 1)}
+    with store.write() as s:
+        set_active(s, "boss", False)
+    with pytest.raises(SignedOut, match="signed out"), store.write() as s:
+        set_relevance_level(s, "a", 2, acting_user_id=admin)
+    assert _levels(store) == {"a": (1, 1)}
+    with store.write() as s:
+        set_active(s, "boss", True)
+    with store.write() as s:
+        set_relevance_level(s, "a", 2, acting_user_id=admin)
+    assert _levels(store) == {"a": (2, 2)}
