@@ -21,12 +21,20 @@ import math
 import numbers
 import os
 import re
+import unicodedata
 from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 from core.errors import FormatError
-from core.formats._io import Source, iter_lines, open_text_for_write, source_name
-from core.limits import GRADE_RANGE, POSITION_MAX, grade_in_range
+from core.formats._io import Source, shorten, is_blank, iter_lines, open_text_for_write, source_name
+from core.limits import (
+    GRADE_RANGE,
+    ID_MAX_CHARS,
+    PASSAGE_TEXT_MAX_CHARS,
+    POSITION_MAX,
+    QUERY_TEXT_MAX_CHARS,
+    grade_in_range,
+)
 
 _INT_RE = re.compile(r"[+-]?[0-9]+\Z")
 _FLOAT_RE = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
@@ -72,13 +80,82 @@ def iter_rows(source: Source, *, sep: str | None, what: str = "records") -> Iter
         raise FormatError(name, 1, f"no {what}: the file has only blank lines")
 
 
-def check_id(value: str, what: str, path: str, line: int) -> str:
-    """Check an id read from a file: not empty, no leading or trailing whitespace."""
-    if not value.strip():
-        raise FormatError(path, line, f"{what} is empty")
+def check_id(value: str, what: str, path: str, line: int | None) -> str:
+    """Check an id read from a file; the one id rule of every reader.
+
+    An id is at most :data:`core.limits.ID_MAX_CHARS` characters, not empty
+    (nor only whitespace and invisible format characters, see
+    :func:`~core.formats._io.is_blank`), holds no control character
+    (Unicode category Cc: NUL, tab, line breaks, escape...; pytrec_eval aborts
+    the process on two ids that differ after a NUL) and no byte-order mark,
+    and has no leading or trailing whitespace.
+
+    Raises
+    ------
+    FormatError
+        At ``path:line``, naming ``what`` and the problem.
+    """
+    if len(value) > ID_MAX_CHARS:
+        raise FormatError(
+            path, line, f"{what} is {len(value):,} characters long, the limit is {ID_MAX_CHARS} ({shorten(value, 40)})"
+        )
+    if is_blank(value):
+        raise FormatError(path, line, f"{what} is empty" if not value else f"{what} {value!r} is blank")
+    for index, ch in enumerate(value):
+        if ch == "\ufeff":
+            raise FormatError(path, line, f"{what} {value!r} contains a byte-order mark (U+FEFF) at character {index + 1}")
+        if unicodedata.category(ch) == "Cc":
+            raise FormatError(
+                path, line, f"{what} {value!r} contains the control character U+{ord(ch):04X} at character {index + 1}"
+            )
     if value != value.strip():
         raise FormatError(path, line, f"{what} {value!r} has leading or trailing whitespace")
     return value
+
+
+def check_text(
+    value: str,
+    what: str,
+    path: str,
+    line: int | None,
+    *,
+    limit: int = PASSAGE_TEXT_MAX_CHARS,
+    allow_empty: bool = True,
+) -> str:
+    """Check a text field (passage text or title, query text); the one text rule of every reader.
+
+    Parameters
+    ----------
+    value : str
+        The text as read.
+    what : str
+        How to name it in a message (``"passage text"``, ``"query 'q1' text"``).
+    limit : int
+        Most characters allowed: :data:`core.limits.PASSAGE_TEXT_MAX_CHARS`
+        (default) or :data:`core.limits.QUERY_TEXT_MAX_CHARS`.
+    allow_empty : bool
+        Accept a text that is empty or :func:`~core.formats._io.is_blank`
+        (passages may be; queries may not).
+
+    Raises
+    ------
+    FormatError
+        At ``path:line`` for a text over ``limit``, holding a NUL character
+        (PostgreSQL text cannot store it), or blank when not allowed.
+    """
+    if len(value) > limit:
+        raise FormatError(path, line, f"{what} is {len(value):,} characters long, the limit is {limit:,}")
+    if "\x00" in value:
+        raise FormatError(path, line, f"{what} contains a NUL character (U+0000) at character {value.index(chr(0)) + 1}")
+    if not allow_empty and is_blank(value):
+        shown = "" if not value.strip() else f" (only invisible characters: {value!r})"
+        raise FormatError(path, line, f"{what} is empty{shown}")
+    return value
+
+
+def check_query_text(value: str, what: str, path: str, line: int | None) -> str:
+    """:func:`check_text` for a query: not blank, at most :data:`core.limits.QUERY_TEXT_MAX_CHARS`."""
+    return check_text(value, what, path, line, limit=QUERY_TEXT_MAX_CHARS, allow_empty=False)
 
 
 def parse_grade(token: str, what: str, path: str, line: int, *, bounded: bool = True) -> int:
@@ -90,7 +167,12 @@ def parse_grade(token: str, what: str, path: str, line: int, *, bounded: bool = 
     column of a run, which is read but never used, passes ``bounded=False``.
     """
     if not _INT_RE.match(token):
-        raise FormatError(path, line, f"{what} must be an integer, got {token!r}")
+        raise FormatError(path, line, f"{what} must be an integer, got {shorten(token)}")
+    if len(token.lstrip("+-").lstrip("0")) > 30:
+        # int() refuses more than 4300 digits with a ValueError; no grade or rank needs 30
+        if bounded:
+            raise FormatError(path, line, f"grade {shorten(token, 30)} is outside {GRADE_RANGE} ({what})")
+        raise FormatError(path, line, f"{what} {shorten(token, 30)} is too large")
     value = int(token)
     if bounded:
         check_grade_range(value, what, path, line)
@@ -116,10 +198,10 @@ def parse_score(token: str, what: str, path: str, line: int) -> float:
     if token.lower() in _NON_FINITE:
         raise FormatError(path, line, f"{what} must be a finite number, got {token!r}")
     if not _FLOAT_RE.match(token):
-        raise FormatError(path, line, f"{what} must be a number, got {token!r}")
+        raise FormatError(path, line, f"{what} must be a number, got {shorten(token)}")
     value = float(token)
     if not math.isfinite(value):  # e.g. "1e999" overflows to inf
-        raise FormatError(path, line, f"{what} must be a finite number, got {token!r}")
+        raise FormatError(path, line, f"{what} must be a finite number, got {shorten(token)}")
     return value
 
 
