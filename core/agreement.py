@@ -92,7 +92,6 @@ References
 from __future__ import annotations
 
 import math
-import numbers
 import warnings
 from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
@@ -103,6 +102,7 @@ from typing import Any, Literal
 import numpy as np
 
 from core.scale import BINARY, GRADES
+from core.validators import int_in_range, integer, is_integer, positive_int
 
 Judgment = tuple[Hashable, str, int]
 """``(item_id, annotator, label)``."""
@@ -236,7 +236,7 @@ def _check_categories(categories: Sequence[int]) -> tuple[int, ...]:
     if len(cats) < 2:
         raise ValueError(f"categories needs at least two values, got {cats!r}")
     for c in cats:
-        if isinstance(c, bool) or not isinstance(c, numbers.Integral):
+        if not is_integer(c):
             raise ValueError(f"categories must be integers, got {c!r}")
     cats = tuple(int(c) for c in cats)
     if any(b <= a for a, b in zip(cats, cats[1:])):
@@ -257,7 +257,7 @@ def _collect(judgments: Iterable[Judgment], categories: Sequence[int]) -> _Table
             raise ValueError(f"a judgment is (item_id, annotator, label), got {row!r}") from None
         if not isinstance(annotator, str):
             raise ValueError(f"annotator must be a str, got {annotator!r} in {row!r}")
-        if isinstance(label, bool) or not isinstance(label, numbers.Integral):
+        if not is_integer(label):
             raise ValueError(f"label must be an integer, got {label!r} in {row!r}")
         label = int(label)
         if label not in allowed:
@@ -320,15 +320,14 @@ def binarise(judgments: Iterable[Judgment], at: int = 2) -> list[Judgment]:
     >>> binarise([("i", "a", 0), ("i", "b", 1), ("i", "c", 3)], at=1)
     [('i', 'a', 0), ('i', 'b', 1), ('i', 'c', 1)]
     """
-    if isinstance(at, bool) or not isinstance(at, numbers.Integral):
-        raise ValueError(f"at must be an integer, got {at!r}")
+    integer(at, "at")
     out: list[Judgment] = []
     for row in judgments:
         try:
             item, annotator, label = row
         except (TypeError, ValueError):
             raise ValueError(f"a judgment is (item_id, annotator, label), got {row!r}") from None
-        if isinstance(label, bool) or not isinstance(label, numbers.Integral):
+        if not is_integer(label):
             raise ValueError(f"label must be an integer, got {label!r} in {row!r}")
         out.append((item, annotator, 1 if label >= at else 0))
     return out
@@ -410,10 +409,8 @@ def fleiss_kappa(
 def _fleiss(table: _Table, *, n_raters: int | None = None, extra: str = "truncate") -> FleissResult:
     if extra not in ("truncate", "drop"):
         raise ValueError(f"extra must be 'truncate' or 'drop', got {extra!r}")
-    if n_raters is not None and (
-        isinstance(n_raters, bool) or not isinstance(n_raters, numbers.Integral) or n_raters < 2
-    ):
-        raise ValueError(f"n_raters must be an integer >= 2, got {n_raters!r}")
+    if n_raters is not None:
+        int_in_range(n_raters, "n_raters", 2)
     counts = [len(row) for row in table.items.values()]
     if n_raters is None:
         multi = Counter(c for c in counts if c >= 2)
@@ -507,8 +504,7 @@ def cohen_kappa_pairs(
 def _check_cohen_args(weights: object, min_items: object) -> None:
     if weights not in (None, "linear", "quadratic"):
         raise ValueError(f"weights must be None, 'linear' or 'quadratic', got {weights!r}")
-    if isinstance(min_items, bool) or not isinstance(min_items, numbers.Integral) or min_items < 1:
-        raise ValueError(f"min_items must be a positive integer, got {min_items!r}")
+    positive_int(min_items, "min_items")
 
 
 def _cohen_pairs(table: _Table, *, weights: Weights = None, min_items: int = 2) -> CohenPairs:
@@ -875,7 +871,7 @@ def agreement_report(
     table = _collect(judgments, categories)
     views: dict[str, _Table] = {"graded": table}
     for at in binarise_at:
-        if isinstance(at, bool) or not isinstance(at, numbers.Integral):
+        if not is_integer(at):
             raise ValueError(f"binarise_at must hold integers, got {at!r}")
         views[f"binary_ge{int(at)}"] = _binarise_table(table, int(at))
     plain = _cohen_pairs(table)

@@ -39,6 +39,7 @@ from scipy import stats
 from core.metrics import evaluate, parse_measure
 from core.fusion import trec_ranking
 from core.types import Passage, Qrels, Run
+from core.validators import integer, is_integer, is_real, positive_int, real_number
 
 __all__ = [
     "UNGROUPED",
@@ -243,7 +244,7 @@ def _values(per_query: Mapping[str, float]) -> dict[str, float]:
     for qid, value in per_query.items():
         if qid == _ALL:
             continue
-        if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
+        if not is_real(value):
             raise TypeError(f"query {qid!r}: value must be a number, got {type(value).__name__}")
         v = float(value)
         if not math.isfinite(v):
@@ -282,12 +283,6 @@ def _paired(
     if xa.size < 2:
         raise ValueError(f"a paired test needs at least 2 queries, got {xa.size}")
     return xa, xb
-
-
-def _check_positive_int(value: object, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{what} must be a positive integer, got {value!r}")
-    return int(value)
 
 
 # ---------------------------------------------------------------------------- run comparison
@@ -422,7 +417,7 @@ def paired_randomization_test(
     ValueError
         As :func:`paired_t_test`, or for a non-positive ``n_resamples``.
     """
-    n_resamples = _check_positive_int(n_resamples, "n_resamples")
+    n_resamples = positive_int(n_resamples, "n_resamples")
     xa, xb = _paired(a, b)
     d = xb - xa
     n = int(d.size)
@@ -605,7 +600,7 @@ def ranked_with_labels(
         for an unjudged passage.
     """
     if k is not None:
-        k = _check_positive_int(k, "k")
+        k = positive_int(k, "k")
     ranked = trec_ranking(scores)[:k]
     return [RankedDoc(i, d, float(scores[d]), judgments.get(d)) for i, d in enumerate(ranked, 1)]
 
@@ -632,9 +627,8 @@ def missed_relevant(
         run did not retrieve it; sorted by grade descending, then retrieved
         before unretrieved by rank, then doc id.
     """
-    k = _check_positive_int(k, "k")
-    if isinstance(level, bool) or not isinstance(level, int):
-        raise ValueError(f"level must be an int, got {level!r}")
+    k = positive_int(k, "k")
+    level = integer(level, "level")
     ranks = {d: i for i, d in enumerate(trec_ranking(scores), 1)}
     missed = [
         RankedDoc(ranks.get(d), d, float(scores[d]) if d in scores else None, g)
@@ -828,7 +822,7 @@ def label_distribution(qrels: Qrels) -> dict[int, int]:
     counts: Counter[int] = Counter()
     for qid, docs in qrels.items():
         for doc, grade in docs.items():
-            if isinstance(grade, bool) or not isinstance(grade, (int, np.integer)):
+            if not is_integer(grade):
                 raise TypeError(f"query {qid!r}, doc {doc!r}: grade must be an int, got {grade!r}")
             counts[int(grade)] += 1
     return dict(sorted(counts.items()))
@@ -852,8 +846,7 @@ def judged_per_query(qrels: Qrels, *, min_grade: int | None = None) -> dict[str,
     """
     if min_grade is None:
         return {qid: len(docs) for qid, docs in qrels.items()}
-    if isinstance(min_grade, bool) or not isinstance(min_grade, int):
-        raise TypeError(f"min_grade must be an int, got {min_grade!r}")
+    integer(min_grade, "min_grade")
     return {qid: sum(g >= min_grade for g in docs.values()) for qid, docs in qrels.items()}
 
 
@@ -917,7 +910,7 @@ def intra_list_similarity(vectors: np.ndarray, *, chunk_size: int = 65536) -> fl
     ValueError
         For fewer than 2 vectors, a zero vector or non-finite values.
     """
-    chunk_size = _check_positive_int(chunk_size, "chunk_size")
+    chunk_size = positive_int(chunk_size, "chunk_size")
     arr = _matrix(vectors, "vectors")
     n = arr.shape[0]
     if n < 2:
@@ -956,7 +949,7 @@ def sampled_intra_list_similarity(
     ILSEstimate
         ``(value, stderr, n_pairs)``; ``stderr`` is NaN for one pair.
     """
-    n_pairs = _check_positive_int(n_pairs, "n_pairs")
+    n_pairs = positive_int(n_pairs, "n_pairs")
     arr = _matrix(vectors, "vectors")
     n = arr.shape[0]
     if n < 2:
@@ -1039,11 +1032,10 @@ def find_leakage(
             raise ValueError(f"duplicate {what} id {dup!r}")
     if t_arr.shape[1] != e_arr.shape[1]:
         raise ValueError(f"dimension mismatch: train {t_arr.shape[1]}, eval {e_arr.shape[1]}")
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not -1.0 <= threshold <= 1.0:
-        raise ValueError(f"threshold must be a number in [-1, 1], got {threshold!r}")
+    real_number(threshold, "threshold", low=-1, high=1)
     if top is not None:
-        top = _check_positive_int(top, "top")
-    block_elements = _check_positive_int(block_elements, "block_elements")
+        top = positive_int(top, "top")
+    block_elements = positive_int(block_elements, "block_elements")
     n_train, n_eval = t_arr.shape[0], e_arr.shape[0]
     if n_train == 0 or n_eval == 0:
         return []
@@ -1113,16 +1105,15 @@ def relevant_positions(
         For a negative position, a passage id given twice with different
         structure, or a bad ``level``/``bins``.
     """
-    if isinstance(level, bool) or not isinstance(level, int):
-        raise ValueError(f"level must be an int, got {level!r}")
-    bins = _check_positive_int(bins, "bins")
+    level = integer(level, "level")
+    bins = positive_int(bins, "bins")
     relevant = {pid for docs in qrels.values() for pid, g in docs.items() if g >= level}
     doc_last: dict[str, int] = {}
     where: dict[str, tuple[str | None, int | None]] = {}
     for p in passages:
         if not isinstance(p, Passage):
             raise TypeError(f"expected Passage, got {type(p).__name__}")
-        if p.position is not None and (isinstance(p.position, bool) or not isinstance(p.position, int) or p.position < 0):
+        if p.position is not None and (not is_integer(p.position) or p.position < 0):
             raise ValueError(f"passage {p.id!r}: position must be a non-negative int, got {p.position!r}")
         if p.doc_id is not None and p.position is not None:
             if p.position > doc_last.get(p.doc_id, -1):

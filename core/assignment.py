@@ -58,6 +58,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from core.validators import integer, non_negative_int, pair as check_pair, positive_int
+
 __all__ = [
     "PairKey",
     "Task",
@@ -156,22 +158,6 @@ def package_name(annotator: str, number: int) -> str:
     return f"{annotator}-p{number:03d}"
 
 
-def _check_seed(seed: object) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ValueError(f"seed must be an integer, got {seed!r}")
-    return seed
-
-
-def _check_pair(pair: object) -> PairKey:
-    if (
-        not isinstance(pair, tuple)
-        or len(pair) != 2
-        or not all(isinstance(part, str) for part in pair)
-    ):
-        raise ValueError(f"a pair must be a (query_id, doc_id) tuple of str, got {pair!r}")
-    return pair  # type: ignore[return-value]
-
-
 def _check_annotators(annotators: Iterable[str]) -> list[str]:
     names = list(annotators)
     for name in names:
@@ -186,9 +172,7 @@ def _check_annotators(annotators: Iterable[str]) -> list[str]:
 def _check_load(load: Mapping[str, int], what: str = "load") -> dict[str, int]:
     out: dict[str, int] = {}
     for name, value in load.items():
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ValueError(f"{what} of {name!r} must be a non-negative integer, got {value!r}")
-        out[name] = value
+        out[name] = non_negative_int(value, f"{what} of {name!r}")
     return out
 
 
@@ -220,8 +204,7 @@ def split_packages(
     ValueError
         If ``package_size`` is not a positive integer.
     """
-    if isinstance(package_size, bool) or not isinstance(package_size, int) or package_size < 1:
-        raise ValueError(f"package_size must be a positive integer, got {package_size!r}")
+    positive_int(package_size, "package_size")
     n = len(pairs)
     if n == 0:
         return []
@@ -344,13 +327,11 @@ def plan_assignments(
         (fewer distinct annotators than ``per_pair``), on duplicate pairs or
         annotators, or on malformed arguments.  Nothing is planned then.
     """
-    seed = _check_seed(seed)
-    if isinstance(per_pair, bool) or not isinstance(per_pair, int) or per_pair < 1:
-        raise ValueError(f"per_pair must be a positive integer, got {per_pair!r}")
-    if isinstance(package_size, bool) or not isinstance(package_size, int) or package_size < 1:
-        raise ValueError(f"package_size must be a positive integer, got {package_size!r}")
+    seed = integer(seed, "seed")
+    positive_int(per_pair, "per_pair")
+    positive_int(package_size, "package_size")
     names = _check_annotators(annotators)
-    checked = [_check_pair(p) for p in pairs]
+    checked = [check_pair(p) for p in pairs]
     if len(set(checked)) != len(checked):
         dups = sorted(p for p, c in Counter(checked).items() if c > 1)
         raise ValueError(f"pairs listed more than once: {dups[:5]}")
@@ -358,7 +339,7 @@ def plan_assignments(
     for p, who in (existing or {}).items():
         if isinstance(who, str):
             raise ValueError(f"existing[{p!r}] must be a set of annotator names, not a str")
-        held[_check_pair(p)] = frozenset(who)
+        held[check_pair(p)] = frozenset(who)
     if load is None:
         current: dict[str, int] = {}
         for who in held.values():
@@ -442,8 +423,8 @@ def plan_fourth(
         If every annotator already labelled the pair, or on malformed
         arguments.
     """
-    pair = _check_pair(pair)
-    seed = _check_seed(seed)
+    pair = check_pair(pair)
+    seed = integer(seed, "seed")
     names = _check_annotators(annotators)
     if isinstance(labelled_by, str):
         raise ValueError("labelled_by must be a set of annotator names, not a str")

@@ -67,6 +67,7 @@ from typing import Literal
 
 from core.text import Analyzer
 from core.types import Passage
+from core.validators import non_negative_int
 
 __all__ = [
     "CONTEXT_MODES",
@@ -207,8 +208,7 @@ def document_keyphrases(
     """
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-        raise ValueError(f"n must be a non-negative integer, got {n!r}")
+    non_negative_int(n, "n")
     analyzer = default_keyphrase_analyzer() if analyzer is None else analyzer
     if not isinstance(analyzer, Analyzer):
         raise TypeError(f"analyzer must be a core.text.Analyzer, got {type(analyzer).__name__}")

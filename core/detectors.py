@@ -103,6 +103,7 @@ from core.lang import detect_language, has_cjk_ideograph, is_cjk_ideograph
 from core.prelabel import answer_strings
 from core.text import Analyzer, analyzer_for, jieba_tokenizer, normalize_with_offsets
 from core.types import Qrels, Run
+from core.validators import is_integer, positive_int
 
 __all__ = [
     "TAXONOMY",
@@ -736,7 +737,7 @@ def detect_term_overlap(
     _check_str("query", query), _check_str("passage", passage)
     if not 0.0 < threshold <= 1.0:
         raise ValueError(f"threshold must be in (0, 1], got {threshold!r}")
-    if label is not None and (isinstance(label, bool) or not isinstance(label, int)):
+    if label is not None and not is_integer(label):
         raise TypeError(f"label must be an int or None, got {type(label).__name__}")
     if label is None or label > max_label:
         return []
@@ -941,8 +942,7 @@ def false_negative_candidates(run: Run, qrels: Qrels, *, depth: int = 10) -> lis
     TypeError
         If ``run`` or ``qrels`` is not a mapping of mappings.
     """
-    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
-        raise ValueError(f"depth must be a positive int, got {depth!r}")
+    positive_int(depth, "depth")
     if not isinstance(run, Mapping) or not isinstance(qrels, Mapping):
         raise TypeError("run and qrels must be mappings")
     out: list[FalseNegativeCandidate] = []

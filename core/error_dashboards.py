@@ -26,6 +26,7 @@ from typing import Any
 
 from core.analysis import UNTAGGED, metrics_by_category
 from core.detectors import TAXONOMY, Category, category_ids
+from core.validators import is_integer
 
 __all__ = [
     "GROUP_NAMES",
@@ -201,7 +202,7 @@ def evidence_spans(evidence: Mapping[str, Any] | None, length: int) -> list[tupl
     raw = (evidence or {}).get("spans") or []
     spans = []
     for s in raw:
-        if (isinstance(s, (list, tuple)) and len(s) == 2 and all(isinstance(x, int) and not isinstance(x, bool) for x in s)
+        if (isinstance(s, (list, tuple)) and len(s) == 2 and all(is_integer(x) for x in s)
                 and 0 <= s[0] < s[1] <= length):
             spans.append((s[0], s[1]))
     merged: list[tuple[int, int]] = []

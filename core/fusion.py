@@ -41,6 +41,7 @@ from typing import Literal
 import numpy as np
 
 from core.types import Run
+from core.validators import optional_positive_int, real_number
 
 __all__ = [
     "FUSION_METHODS",
@@ -177,17 +178,10 @@ def resolve_weights(names: Sequence[str], weights: WeightsArg) -> dict[str, floa
         values = dict(zip(names, seq, strict=True))
     result: dict[str, float] = {}
     for name, w in values.items():
-        if isinstance(w, bool) or not isinstance(w, (int, float)) or not math.isfinite(w) or w < 0:
-            raise ValueError(f"weight of run {name!r} must be a finite number >= 0, got {w!r}")
-        result[name] = float(w)
+        result[name] = real_number(w, f"weight of run {name!r}", low=0)
     if not any(result.values()):
         raise ValueError("at least one weight must be positive")
     return result
-
-
-def _check_depth(depth: int | None) -> None:
-    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
-        raise ValueError(f"depth must be a positive integer or None, got {depth!r}")
 
 
 def _queries(runs: Mapping[str, Run]) -> list[str]:
@@ -281,9 +275,8 @@ def rrf(runs: RunsArg, *, k: float = DEFAULT_RRF_K, weights: WeightsArg = None, 
     """
     named = name_runs(runs)
     w = resolve_weights(list(named), weights)
-    _check_depth(depth)
-    if isinstance(k, bool) or not isinstance(k, (int, float)) or not math.isfinite(k) or k < 0:
-        raise ValueError(f"k must be a finite number >= 0, got {k!r}")
+    optional_positive_int(depth, "depth")
+    real_number(k, "k", low=0)
     fused: Run = {}
     for qid in _queries(named):
         terms: dict[str, list[float]] = {}
@@ -299,7 +292,7 @@ def rrf(runs: RunsArg, *, k: float = DEFAULT_RRF_K, weights: WeightsArg = None, 
 def _comb(runs: RunsArg, weights: WeightsArg, depth: int | None, mnz: bool) -> Run:
     named = name_runs(runs)
     w = resolve_weights(list(named), weights)
-    _check_depth(depth)
+    optional_positive_int(depth, "depth")
     normalised = {
         name: min_max_normalise({qid: _truncate(docs, depth) for qid, docs in run.items()})
         for name, run in named.items()
@@ -387,9 +380,7 @@ def check_alpha(alpha: float) -> float:
     ValueError
         Otherwise (booleans and NaN included).
     """
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0.0 <= alpha <= 1.0:
-        raise ValueError(f"alpha must be a number in [0, 1], got {alpha!r}")
-    return float(alpha)
+    return real_number(alpha, "alpha", low=0, high=1)
 
 
 def convex(run_a: Run, run_b: Run, alpha: float = 0.5, *, depth: int | None = None) -> Run:

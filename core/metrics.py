@@ -106,6 +106,7 @@ import pytrec_eval
 
 from core.limits import CUTOFF_MAX, GRADE_MAX, GRADE_MIN, GRADE_RANGE
 from core.types import Qrels, Run
+from core.validators import int_in_range, is_integer, non_negative_int
 
 __all__ = [
     "MAX_EXP_GRADE",
@@ -204,7 +205,7 @@ class Measure:
             )
         if self.cutoff is not None:
             # trec_eval reads cutoffs as C int: a larger one is not parsed at all
-            if isinstance(self.cutoff, bool) or not isinstance(self.cutoff, int) or not 1 <= self.cutoff <= CUTOFF_MAX:
+            if not is_integer(self.cutoff) or not 1 <= self.cutoff <= CUTOFF_MAX:
                 raise ValueError(f"{self.name}: the cutoff must be a positive integer (at most {CUTOFF_MAX}), got {self.cutoff!r}")
             if family.cutoff == _FORBIDDEN:
                 raise ValueError(f"{self.name} takes no cutoff (write {family.example!r})")
@@ -229,9 +230,7 @@ class Measure:
 
 def _check_level(value: object, what: str) -> int:
     # a level is compared with grades, so it lives in the grade range (trec_eval's int)
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= GRADE_MAX:
-        raise ValueError(f"{what} must be an integer >= 1 (at most {GRADE_MAX}), got {value!r}")
-    return value
+    return int_in_range(value, what, 1, GRADE_MAX)
 
 
 def _check_grades(qrels: Qrels) -> None:
@@ -613,8 +612,7 @@ def format_tsv(results: Mapping[str, Mapping[str, float]], *, per_query: bool, d
     str
         The lines, each ending in a newline (empty for empty results).
     """
-    if isinstance(digits, bool) or not isinstance(digits, int) or digits < 0:
-        raise ValueError(f"digits must be a non-negative integer, got {digits!r}")
+    non_negative_int(digits, "digits")
     lines = [
         f"{measure}\t{qid}\t{value:.{digits}f}\n"
         for measure, per in results.items()

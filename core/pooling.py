@@ -61,6 +61,7 @@ from core.fusion import (
     trec_ranking,
 )
 from core.types import Run
+from core.validators import positive_int, real_number
 
 __all__ = [
     "Contribution",
@@ -108,12 +109,6 @@ Selection = dict[str, list[str]]
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def _check_positive_int(value: object, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{what} must be a positive integer, got {value!r}")
-    return value
 
 
 def _pool_queries(runs: Mapping[str, Run], queries: Sequence[str] | None) -> list[str]:
@@ -171,7 +166,7 @@ def depth_pool(runs: RunsArg, depth: int, *, queries: Sequence[str] | None = Non
         score.  Documents appear run by run, in rank order.
     """
     named = name_runs(runs)
-    _check_positive_int(depth, "depth")
+    positive_int(depth, "depth")
     pool: Pool = {}
     for qid in _pool_queries(named, queries):
         entries: dict[str, list[Contribution]] = {}
@@ -201,7 +196,7 @@ def take_pool(runs: RunsArg, n: int, *, queries: Sequence[str] | None = None) ->
         the depth at which the budget ran out, with its rank and score.
     """
     named = name_runs(runs)
-    _check_positive_int(n, "n")
+    positive_int(n, "n")
     pool: Pool = {}
     for qid in _pool_queries(named, queries):
         rankings = {name: trec_ranking(run.get(qid, {})) for name, run in named.items()}
@@ -258,14 +253,12 @@ def rrf_priorities(runs: RunsArg, *, k: float = DEFAULT_RRF_K, queries: Sequence
 
 
 def _rrf_weight(k: float) -> Callable[[int], float]:
-    if isinstance(k, bool) or not isinstance(k, (int, float)) or not math.isfinite(k) or k < 0:
-        raise ValueError(f"k must be a finite number >= 0, got {k!r}")
+    real_number(k, "k", low=0)
     return lambda rank: 1.0 / (k + rank)
 
 
 def _rbp_weight(p: float) -> Callable[[int], float]:
-    if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 < p < 1.0:
-        raise ValueError(f"p must be a number strictly between 0 and 1, got {p!r}")
+    real_number(p, "p", low=0, high=1, low_open=True, high_open=True)
     return lambda rank: (1.0 - p) * p ** (rank - 1)
 
 
@@ -304,7 +297,7 @@ def rrf_pool(
         priority.  Documents are in priority order.
     """
     named = name_runs(runs)
-    _check_positive_int(size, "size")
+    positive_int(size, "size")
     pool, _ = _priority_pool(named, size, queries, _rrf_weight(k))
     return pool
 
@@ -353,7 +346,7 @@ def rbp_pool(runs: RunsArg, size: int, p: float = 0.8, *, queries: Sequence[str]
         document, at its rank in that run's full list.
     """
     named = name_runs(runs)
-    _check_positive_int(size, "size")
+    positive_int(size, "size")
     pool, _ = _priority_pool(named, size, queries, _rbp_weight(p))
     return pool
 
@@ -434,7 +427,7 @@ def pool_statistics(pool: Pool, runs: RunsArg, *, depth: int | None = None) -> P
     """
     named = name_runs(runs)
     if depth is not None:
-        _check_positive_int(depth, "depth")
+        positive_int(depth, "depth")
     names = list(named)
     unknown = sorted({c.run for entries in pool.values() for cs in entries.values() for c in cs} - set(names))
     if unknown:
@@ -577,7 +570,7 @@ def select_top(
         ``{qid: [docid, ...]}``, best first; every pool query appears
         (with fewer than ``n`` documents when its pool is smaller).
     """
-    _check_positive_int(n, "n")
+    positive_int(n, "n")
     ens = ensemble_scores(pool, scorers, weights=weights)
     return {qid: list(docs)[:n] for qid, docs in ens.items()}
 
@@ -685,13 +678,7 @@ def dedupe_by_clustering(
     removed : dict of str to str
         ``{removed doc: the representative of its cluster}``.
     """
-    if (
-        isinstance(distance_threshold, bool)
-        or not isinstance(distance_threshold, (int, float))
-        or not math.isfinite(distance_threshold)
-        or distance_threshold < 0
-    ):
-        raise ValueError(f"distance_threshold must be a finite number >= 0, got {distance_threshold!r}")
+    real_number(distance_threshold, "distance_threshold", low=0)
     ids, x = _unit_rows(doc_ids, embeddings)
     if len(ids) < 2:
         return ids, {}
@@ -730,8 +717,7 @@ def dedupe_by_similarity(
     removed : dict of str to str
         ``{removed doc: the representative of its cluster}``.
     """
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not -1.0 <= threshold <= 1.0:
-        raise ValueError(f"threshold must be a number in [-1, 1], got {threshold!r}")
+    real_number(threshold, "threshold", low=-1, high=1)
     ids, x = _unit_rows(doc_ids, embeddings)
     if len(ids) < 2:
         return ids, {}

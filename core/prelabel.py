@@ -40,6 +40,8 @@ from typing import Any, Literal, NamedTuple
 
 from core.lang import detect_language
 
+from core.validators import real_number
+
 __all__ = ["PreLabel", "answer_strings", "max_span_f1", "prelabel", "units"]
 
 Level = Literal["char", "token"]
@@ -72,8 +74,7 @@ def units(text: str, level: Level = "char") -> list[str]:
 
 
 def _check_min_f1(min_f1: float) -> None:
-    if isinstance(min_f1, bool) or not isinstance(min_f1, (int, float)) or not 0.0 <= min_f1 <= 1.0:
-        raise ValueError(f"min_f1 must be a number in [0, 1], got {min_f1!r}")
+    real_number(min_f1, "min_f1", low=0, high=1)
 
 
 def _max_span_f1_units(passage: Sequence[str], answer: Sequence[str], min_f1: float = 0.0) -> float:
@@ -246,8 +247,7 @@ def prelabel(
         is the answer string with the highest F1 (the first given on a
         tie); sorted by F1 descending, then doc id descending.
     """
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0.0 < threshold <= 1.0:
-        raise ValueError(f"threshold must be a number in (0, 1], got {threshold!r}")
+    real_number(threshold, "threshold", low=0, high=1, low_open=True)
     if level is not None and level not in ("char", "token"):
         raise ValueError(f"level must be 'char', 'token' or None, got {level!r}")
     answers = answer_strings(query_answers)

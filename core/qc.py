@@ -56,6 +56,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Literal
 
+from core.validators import int_in_range, is_integer, pair as check_pair, real_number
+
 __all__ = [
     "DEFAULT_SAMPLE_SIZE",
     "DEFAULT_THRESHOLD",
@@ -82,24 +84,8 @@ DEFAULT_THRESHOLD = 0.93
 _RULES = ("majority", "all", "any")
 
 
-def _check_pair(pair: object) -> PairKey:
-    if (
-        not isinstance(pair, tuple)
-        or len(pair) != 2
-        or not all(isinstance(part, str) for part in pair)
-    ):
-        raise ValueError(f"a pair must be a (query_id, doc_id) tuple of str, got {pair!r}")
-    return pair  # type: ignore[return-value]
-
-
-def _check_int(name: str, value: object, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return value
-
-
 def _check_label(label: object, where: str) -> int:
-    if isinstance(label, bool) or not isinstance(label, int):
+    if not is_integer(label):
         raise ValueError(f"{where}: a label must be an integer, got {label!r}")
     return label
 
@@ -130,9 +116,9 @@ def sample_for_qc(
     ValueError
         On a duplicate or malformed pair, or a size below 1.
     """
-    _check_int("size", size, 1)
-    _check_int("seed", seed, -(2**63))
-    keys = [_check_pair(p) for p in pair_keys]
+    int_in_range(size, "size", 1)
+    int_in_range(seed, "seed", -(2**63))
+    keys = [check_pair(p) for p in pair_keys]
     if len(set(keys)) != len(keys):
         dups = sorted(p for p, c in Counter(keys).items() if c > 1)
         raise ValueError(f"pairs listed more than once: {dups[:5]}")
@@ -263,13 +249,13 @@ def package_accuracy(
     """
     if rule not in _RULES:
         raise ValueError(f"rule must be one of {_RULES}, got {rule!r}")
-    _check_int("min_reviewers", min_reviewers, 1)
+    int_in_range(min_reviewers, "min_reviewers", 1)
     if relevance_level is not None:
         _check_label(relevance_level, "relevance_level")
     if sample is None:
-        pairs = [_check_pair(p) for p in reviewer_labels]
+        pairs = [check_pair(p) for p in reviewer_labels]
     else:
-        pairs = [_check_pair(p) for p in sample]
+        pairs = [check_pair(p) for p in sample]
         if len(set(pairs)) != len(pairs):
             raise ValueError("sample lists a pair more than once")
         in_sample = set(pairs)
@@ -340,8 +326,7 @@ def qc_decision(result: QcResult, *, threshold: float = DEFAULT_THRESHOLD) -> De
         If the review is incomplete, nothing was checked, or ``threshold`` is
         outside ``[0, 1]``.
     """
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1:
-        raise ValueError(f"threshold must be a number in [0, 1], got {threshold!r}")
+    real_number(threshold, "threshold", low=0, high=1)
     if result.incomplete:
         raise ValueError(
             f"the review is not complete: {len(result.incomplete)} sampled pair(s) lack reviews"
@@ -493,12 +478,11 @@ class QcCycle:
         if not isinstance(package, str) or not package:
             raise ValueError(f"package must be a non-empty str, got {package!r}")
         self.package = package
-        self.seed = _check_int("seed", seed, -(2**63))
-        self.sample_size = _check_int("sample_size", sample_size, 1)
-        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1:
-            raise ValueError(f"threshold must be a number in [0, 1], got {threshold!r}")
+        self.seed = int_in_range(seed, "seed", -(2**63))
+        self.sample_size = int_in_range(sample_size, "sample_size", 1)
+        real_number(threshold, "threshold", low=0, high=1)
         self.threshold = threshold
-        self.min_reviewers = _check_int("min_reviewers", min_reviewers, 1)
+        self.min_reviewers = int_in_range(min_reviewers, "min_reviewers", 1)
         if rule not in _RULES:
             raise ValueError(f"rule must be one of {_RULES}, got {rule!r}")
         self.rule: Rule = rule

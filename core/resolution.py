@@ -58,6 +58,7 @@ from typing import Literal
 
 from core.scale import BINARY, GRADES  # re-exported: the scales are defined in core.scale
 from core.types import Qrels
+from core.validators import is_integer, positive_int
 
 __all__ = [
     "BINARY",
@@ -119,13 +120,13 @@ def _check_levels(levels: Iterable[int]) -> frozenset[int]:
     if not allowed:
         raise ValueError("levels must contain at least one label value")
     for level in allowed:
-        if isinstance(level, bool) or not isinstance(level, int):
+        if not is_integer(level):
             raise ValueError(f"levels must be integers, got {level!r}")
     return allowed
 
 
 def _check_label(label: object, allowed: frozenset[int]) -> int:
-    if isinstance(label, bool) or not isinstance(label, int):
+    if not is_integer(label):
         raise ValueError(f"a label must be an integer, got {label!r}")
     if label not in allowed:
         raise ValueError(f"label {label} is not one of the allowed levels {sorted(allowed)}")
@@ -172,8 +173,7 @@ def resolve(
     >>> resolve([0, 1, 0, 1]).state
     'excluded'
     """
-    if isinstance(required, bool) or not isinstance(required, int) or required < 1:
-        raise ValueError(f"required must be a positive integer, got {required!r}")
+    positive_int(required, "required")
     allowed = _check_levels(levels)
     checked = [_check_label(label, allowed) for label in labels]
     n = len(checked)

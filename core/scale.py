@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from core.validators import is_integer
+
 __all__ = ["BINARY", "BINARY_LEVELS", "GRADES", "LEVELS", "SCALES", "Level", "grade_name"]
 
 
@@ -58,6 +60,6 @@ def grade_name(grade: int, scale: str = "graded") -> str:
     if scale not in SCALES:
         raise ValueError(f"scale must be one of {', '.join(SCALES)}, got {scale!r}")
     names = {lv.grade: lv.name for lv in LEVELS} if scale == "graded" else {g: n for g, n, _k in BINARY_LEVELS}
-    if isinstance(grade, bool) or grade not in names:
+    if not is_integer(grade) or grade not in names:
         raise ValueError(f"grade must be one of {', '.join(map(str, SCALES[scale]))} on the {scale} scale, got {grade!r}")
     return names[grade]

@@ -90,6 +90,7 @@ import numpy as np
 from core.retrieval.base import Hit, ProgressCallback
 from core.text import Analyzer
 from core.types import Passage, Run
+from core.validators import positive_int, real_number
 
 __all__ = ["BM25Retriever", "BM25S_METHODS", "RANK_BM25_METHODS", "BACKENDS"]
 
@@ -164,8 +165,7 @@ class BM25Retriever:
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
         for label, value in (("k1", k1), ("b", b), ("delta", delta), ("epsilon", epsilon)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
-                raise ValueError(f"{label} must be a finite number, got {value!r}")
+            real_number(value, label)
         if k1 < 0:
             raise ValueError(f"k1 must be >= 0, got {k1!r}")
         if not 0 <= b <= 1:
@@ -450,11 +450,6 @@ class BM25Retriever:
         order = np.lexsort((-self._rank[candidates], -cand_scores))[:k]
         return candidates[order].tolist(), cand_scores[order].tolist()
 
-    @staticmethod
-    def _check_k(k: int) -> None:
-        if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 1:
-            raise ValueError(f"k must be a positive int, got {k!r}")
-
     # ------------------------------------------------------------------ searching
 
     def search(self, query: str, k: int = 10) -> list[Hit]:
@@ -466,7 +461,7 @@ class BM25Retriever:
     def search_tokens(self, terms: Sequence[str], k: int = 10) -> list[Hit]:
         """:meth:`search` for an analysed query (terms from :attr:`analyzer`)."""
         self._require_index()
-        self._check_k(k)
+        positive_int(k, "k")
         assert self._doc_ids is not None
         rows, scores = self._top(self._term_ids(terms), int(k))
         ids = self._doc_ids
@@ -494,7 +489,7 @@ class BM25Retriever:
     ) -> Run:
         """:meth:`batch_search` for analysed queries ``{qid: terms}``."""
         self._require_index()
-        self._check_k(k)
+        positive_int(k, "k")
         assert self._doc_ids is not None
         ids = self._doc_ids
         k = int(k)

@@ -48,6 +48,7 @@ from core.retrieval.encoder import (
     model_files_digest,
 )
 from core.types import Run
+from core.validators import positive_int
 
 __all__ = [
     "DEFAULT_MODEL_NAME",
@@ -320,8 +321,7 @@ class DenseRetriever:
         """The top ``k`` hits of each query vector, in trec order (see the module docstring)."""
         self._require_index()
         assert self._doc_ids is not None
-        if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-            raise ValueError(f"k must be a positive int, got {k!r}")
+        k = positive_int(k, "k")
         queries = np.ascontiguousarray(query_vectors, dtype=np.float32)
         if queries.ndim != 2 or (self._dim is not None and queries.shape[1] != self._dim):
             raise ValueError(f"query vectors must have shape (n, {self._dim}), got {queries.shape}")

@@ -81,6 +81,7 @@ from core.fusion import DEFAULT_RRF_K, check_alpha, convex, rank_positions
 from core.retrieval.base import Hit, ProgressCallback, trec_order
 from core.retrieval.encoder import TextEncoder, encode_cached
 from core.types import Passage, Run
+from core.validators import non_negative_int, positive_int, real_number
 
 __all__ = ["HIERARCHICAL_FUSIONS", "DocumentRetriever", "HierarchicalRetriever"]
 
@@ -160,14 +161,11 @@ class HierarchicalRetriever:
                 raise TypeError(f"doc_retriever must have an {method}() method, got {type(doc_retriever).__name__}")
         if not callable(getattr(passage_encoder, "encode", None)):
             raise TypeError(f"passage_encoder must have an encode() method, got {type(passage_encoder).__name__}")
-        if isinstance(top_docs, bool) or not isinstance(top_docs, int) or top_docs < 1:
-            raise ValueError(f"top_docs must be a positive integer, got {top_docs!r}")
+        positive_int(top_docs, "top_docs")
         if fusion not in HIERARCHICAL_FUSIONS:
             raise ValueError(f"fusion must be one of {', '.join(HIERARCHICAL_FUSIONS)}, got {fusion!r}")
-        if isinstance(k_rrf, bool) or not isinstance(k_rrf, (int, float)) or not math.isfinite(k_rrf) or k_rrf < 0:
-            raise ValueError(f"k_rrf must be a finite number >= 0, got {k_rrf!r}")
-        if isinstance(n_keyphrases, bool) or not isinstance(n_keyphrases, int) or n_keyphrases < 0:
-            raise ValueError(f"n_keyphrases must be a non-negative integer, got {n_keyphrases!r}")
+        real_number(k_rrf, "k_rrf", low=0)
+        non_negative_int(n_keyphrases, "n_keyphrases")
         if not isinstance(name, str) or not name:
             raise ValueError("name must be a non-empty str")
         self.doc_retriever = doc_retriever
@@ -399,7 +397,7 @@ class HierarchicalRetriever:
         """The top ``k`` passages for one query, in trec order (fewer when the top documents hold fewer)."""
         if not isinstance(query, str):
             raise TypeError(f"query must be str, got {type(query).__name__}")
-        _check_k(k)
+        positive_int(k, "k")
         self._require_index()
         doc_scores = {h.doc_id: float(h.score) for h in self.doc_retriever.search(query, self.top_docs)}
         if not doc_scores:
@@ -415,7 +413,7 @@ class HierarchicalRetriever:
         ``progress(done, total)`` runs over ``2 * len(queries)``: the document
         searches first, then the query encoding.
         """
-        _check_k(k)
+        positive_int(k, "k")
         self._require_index()
         qids = list(queries)
         texts: list[str] = []
@@ -446,8 +444,3 @@ class HierarchicalRetriever:
         if progress is not None:
             progress(2 * n, 2 * n)
         return run
-
-
-def _check_k(k: int) -> None:
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ValueError(f"k must be a positive integer, got {k!r}")

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from core.fusion import DEFAULT_RRF_K, FUSION_METHODS, FusionMethod, WeightsArg, check_alpha, fuse
 from core.retrieval.base import Hit, ProgressCallback, Retriever
 from core.types import Run
+from core.validators import positive_int
 
 __all__ = ["HybridRetriever"]
 
@@ -85,8 +86,7 @@ class HybridRetriever:
             raise ValueError("a hybrid retriever needs at least one member")
         if fusion not in FUSION_METHODS:
             raise ValueError(f"unknown fusion method {fusion!r}; expected one of {', '.join(FUSION_METHODS)}")
-        if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
-            raise ValueError(f"depth must be a positive integer, got {depth!r}")
+        positive_int(depth, "depth")
         self.retrievers: dict[str, Retriever] = members
         self.fusion: FusionMethod = fusion
         self.weights = weights
@@ -103,7 +103,7 @@ class HybridRetriever:
 
     def search(self, query: str, k: int = 10) -> list[Hit]:
         """Top ``k`` fused hits for one query, in trec order."""
-        _check_k(k)
+        positive_int(k, "k")
         depth = max(self.depth, k)
         member_runs = {
             n: {"q": {h.doc_id: float(h.score) for h in r.search(query, depth)}} for n, r in self.retrievers.items()
@@ -119,7 +119,7 @@ class HybridRetriever:
         ``progress(done, total)`` counts member-query searches: ``total`` is
         ``len(queries) * number of members``.
         """
-        _check_k(k)
+        positive_int(k, "k")
         depth = max(self.depth, k)
         n_queries = len(queries)
         total = n_queries * len(self.retrievers)
@@ -143,8 +143,3 @@ class HybridRetriever:
             f"HybridRetriever({list(self.retrievers)}, fusion={self.fusion!r}{alpha}, depth={self.depth}, "
             f"name={self.name!r})"
         )
-
-
-def _check_k(k: int) -> None:
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ValueError(f"k must be a positive integer, got {k!r}")
