@@ -72,6 +72,19 @@ def require_path(path: str | os.PathLike[str], missing: str = "file not found") 
     return name
 
 
+def is_existing_file(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a file, for a folder reader looking for an optional file.
+
+    A symlink that loops or points nowhere is not silently "absent": it
+    raises the :class:`FormatError` of :func:`path_problem`.
+    """
+    if os.path.isfile(path):
+        return True
+    if os.path.islink(path):
+        require_path(path)
+    return False
+
+
 def require_file(source: Source) -> str:
     """Fail early, when a reader is called, for a path that is missing or is a folder; return its name.
 

@@ -30,12 +30,14 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import FormatError
-from core.formats._io import iter_jsonl, open_text_for_write, require_str
+from core.formats._io import is_blank, is_existing_file, iter_jsonl, open_text_for_write, require_path, require_str
 from core.formats._rows import (
     check_position_range,
     SeenPairs,
     check_grade,
     check_id,
+    check_query_text,
+    check_text,
     check_token,
     check_tsv_field,
     find_line,
@@ -43,6 +45,7 @@ from core.formats._rows import (
     parse_grade,
 )
 from core.formats.trec import RUN_SUFFIXES, iter_trec_run, run_name_from_path, write_run
+from core.limits import LABEL_MAX_CHARS, LANGUAGE_MAX_CHARS, QUERY_TEXT_MAX_CHARS
 from core.types import (
     SPLITS,
     CollectionSource,
@@ -58,8 +61,22 @@ from core.types import (
 __all__ = ["iter_beir_corpus", "iter_beir_qrels", "iter_beir_queries", "read_beir", "write_beir"]
 
 QRELS_HEADER = ("query-id", "corpus-id", "score")
-_HEADER_FIRST_COLUMNS = {"query-id", "query_id", "qid"}
+QRELS_HEADERS = frozenset(
+    {
+        QRELS_HEADER,
+        ("query_id", "corpus_id", "score"),
+        ("query-id", "doc-id", "score"),
+        ("qid", "docid", "score"),
+        ("qid", "pid", "score"),
+        ("qid", "docid", "rel"),
+        ("qid", "pid", "rel"),
+        ("qid", "pid", "label"),
+    }
+)
+"""Header rows a qrels TSV may start with; the first line is skipped only when it is exactly one of them."""
 _QUERY_TEXT_FIELDS = ("type", "domain", "language", "translation")
+_FIELD_LIMITS = {"type": LABEL_MAX_CHARS, "domain": LABEL_MAX_CHARS, "language": LANGUAGE_MAX_CHARS,
+                 "translation": QUERY_TEXT_MAX_CHARS}
 
 
 # --------------------------------------------------------------------------- records
@@ -71,6 +88,9 @@ def _optional_str(record: dict[str, Any], key: str, path: str, line: int) -> str
         return None
     if not isinstance(value, str):
         raise FormatError(path, line, f"field {key!r} must be a string or null, got {json.dumps(value)}")
+    limit = _FIELD_LIMITS.get(key)
+    if limit is not None and len(value) > limit:
+        raise FormatError(path, line, f"field {key!r} is {len(value):,} characters long, the limit is {limit:,}")
     return value
 
 
@@ -78,7 +98,7 @@ def _text(value: Any, key: str, path: str, line: int, *, allow_empty: bool) -> s
     """A text field: a JSON string (numbers are not silently turned into text)."""
     if not isinstance(value, str):
         raise FormatError(path, line, f"field {key!r} must be a string, got {json.dumps(value, ensure_ascii=False)}")
-    if not allow_empty and not value.strip():
+    if not allow_empty and is_blank(value):
         raise FormatError(path, line, f"field {key!r} is empty")
     return value
 
@@ -121,9 +141,10 @@ def iter_beir_corpus(path: str | os.PathLike[str]) -> Iterator[Passage]:
         pid = check_id(require_str(rec.get("_id"), "_id", name, lineno), "passage id '_id'", name, lineno)
         if "text" not in rec:
             raise FormatError(name, lineno, "missing field 'text' (expected {'_id', 'title', 'text'})")
-        text = _text(rec["text"], "text", name, lineno, allow_empty=True)
+        text = check_text(_text(rec["text"], "text", name, lineno, allow_empty=True), "field 'text'", name, lineno)
         title = rec.get("title")
         title = "" if title is None else _text(title, "title", name, lineno, allow_empty=True)
+        check_text(title, "field 'title'", name, lineno)
         doc_id = _optional_str(rec, "doc_id", name, lineno)
         if doc_id is not None:
             check_id(doc_id, "field 'doc_id'", name, lineno)
@@ -197,7 +218,7 @@ def iter_beir_queries(
         qid = check_id(require_str(rec.get("_id"), "_id", name, lineno), "query id '_id'", name, lineno)
         if "text" not in rec:
             raise FormatError(name, lineno, "missing field 'text' (expected {'_id', 'text'})")
-        text = _text(rec["text"], "text", name, lineno, allow_empty=False)
+        text = check_query_text(_text(rec["text"], "text", name, lineno, allow_empty=False), "field 'text'", name, lineno)
         split = rec.get("split")
         if split is not None:
             if split not in SPLITS:
@@ -218,10 +239,10 @@ def iter_beir_queries(
 def iter_beir_qrels(path: str | os.PathLike[str]) -> Iterator[QrelEntry]:
     """Stream a BEIR qrels TSV: ``query-id <TAB> corpus-id <TAB> score``, header row optional.
 
-    The first line is a header when its first column is ``query-id``
-    (or ``query_id``/``qid``) and its third column is not an integer.
-    Every other line needs exactly 3 tab-separated columns and an integer
-    score.
+    The first line is a header when it is exactly one of
+    :data:`QRELS_HEADERS` (``query-id<TAB>corpus-id<TAB>score`` and a few
+    spellings), never because of one column.  Every other line needs
+    exactly 3 tab-separated columns and an integer score.
 
     Raises
     ------
@@ -237,7 +258,7 @@ def iter_beir_qrels(path: str | os.PathLike[str]) -> Iterator[QrelEntry]:
     for lineno, cols in iter_rows(name, sep="\t", what="judgments"):
         if first:
             first = False
-            if len(cols) == 3 and cols[0] in _HEADER_FIRST_COLUMNS and not cols[2].lstrip("+-").isdigit():
+            if tuple(col.strip().lower() for col in cols) in QRELS_HEADERS:
                 continue
         if len(cols) != 3:
             raise FormatError(
@@ -258,7 +279,7 @@ def iter_beir_qrels(path: str | os.PathLike[str]) -> Iterator[QrelEntry]:
 
 def _find_file(folder: Path, base: str) -> str:
     for candidate in (folder / base, folder / f"{base}.gz"):
-        if candidate.is_file():
+        if is_existing_file(candidate):
             return os.fspath(candidate)
     raise FormatError(os.fspath(folder / base), None, f"missing {base}: a BEIR folder needs {base}")
 
@@ -270,7 +291,7 @@ def _qrels_files(folder: Path) -> list[tuple[str, str]]:
         return []
     found: dict[str, str] = {}
     for entry in sorted(qdir.iterdir()):
-        if not entry.is_file():
+        if not is_existing_file(entry):
             continue
         base = entry.name[:-3] if entry.name.endswith(".gz") else entry.name
         if not base.endswith(".tsv"):
@@ -292,7 +313,7 @@ def _run_files(folder: Path) -> dict[str, str]:
         return {}
     runs: dict[str, str] = {}
     for entry in sorted(rdir.iterdir()):
-        if not entry.is_file():
+        if not is_existing_file(entry):
             continue
         base = entry.name[:-3] if entry.name.endswith(".gz") else entry.name
         if not base.endswith(RUN_SUFFIXES):
@@ -370,9 +391,9 @@ def read_beir(folder: str | os.PathLike[str]) -> CollectionSource:
         files share a name.  While streaming: any problem in a record, and a
         query without its own ``split`` judged in two split files.
     """
-    root = Path(folder)
+    root = Path(require_path(folder, "BEIR folder not found"))
     if not root.is_dir():
-        raise FormatError(os.fspath(root), None, "BEIR folder not found" if not root.exists() else "not a folder")
+        raise FormatError(os.fspath(root), None, "not a folder")
     corpus = _find_file(root, "corpus.jsonl")
     queries = _find_file(root, "queries.jsonl")
     qrels_files = _qrels_files(root)

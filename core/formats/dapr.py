@@ -50,8 +50,8 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import FormatError
-from core.formats._io import iter_jsonl, require_file, require_str
-from core.formats._rows import check_grade_range
+from core.formats._io import iter_jsonl, require_file, require_path, require_str
+from core.formats._rows import check_grade_range, check_id, check_query_text, check_text
 from core.types import SPLITS, CollectionSource, Passage, QrelEntry, Query
 
 PathLike = str | os.PathLike[str]
@@ -94,10 +94,11 @@ def _parse_doc(value: Any, what: str, path: str, line: int) -> _Doc:
     for key in ("id", "chunks"):
         if key not in value:
             raise FormatError(path, line, f"{what} has no {key!r}")
-    doc_id = require_str(value["id"], f"{what}.id", path, line)
+    doc_id = check_id(require_str(value["id"], f"{what}.id", path, line), f"{what}.id", path, line)
     title = value.get("title", "")
     if not isinstance(title, str):
         raise FormatError(path, line, f"{what}.title must be a string, got {type(title).__name__}")
+    check_text(title, f"{what}.title", path, line)
     chunks = value["chunks"]
     if not isinstance(chunks, list):
         raise FormatError(path, line, f"{what}.chunks must be a list of {{id, text}}, got {type(chunks).__name__}")
@@ -118,10 +119,11 @@ def _parse_chunk(value: Any, what: str, path: str, line: int) -> tuple[str, str]
     for key in ("id", "text"):
         if key not in value:
             raise FormatError(path, line, f"{what} has no {key!r}")
-    chunk_id = require_str(value["id"], f"{what}.id", path, line)
+    chunk_id = check_id(require_str(value["id"], f"{what}.id", path, line), f"{what}.id", path, line)
     text = value["text"]
     if not isinstance(text, str):
         raise FormatError(path, line, f"{what}.text must be a string, got {type(text).__name__}")
+    check_text(text, f"{what}.text", path, line)
     return chunk_id, text
 
 
@@ -153,8 +155,8 @@ def _query_lines(path: str) -> Iterator[_QueryLine]:
         for key in ("id", "text"):
             if key not in query:
                 raise FormatError(path, line, f"query has no {key!r}")
-        query_id = require_str(query["id"], "query.id", path, line)
-        text = require_str(query["text"], "query.text", path, line)
+        query_id = check_id(require_str(query["id"], "query.id", path, line), "query.id", path, line)
+        text = check_query_text(require_str(query["text"], "query.text", path, line), "query.text", path, line)
         judged_chunks = obj["judged_chunks"]
         if not isinstance(judged_chunks, list):
             raise FormatError(path, line, f"field 'judged_chunks' must be a list, got {type(judged_chunks).__name__}")
@@ -253,9 +255,7 @@ def read_dapr(
         not in its ``belonging_doc``, a document id with two contents, a
         query with two texts or in two files, or a pair with two grades.
     """
-    root = os.fspath(path)
-    if not os.path.exists(root):
-        raise FormatError(root, None, "file or folder not found")
+    root = require_path(path, "file or folder not found")
     queries_by_split: list[tuple[str, str]]
     if os.path.isdir(root):
         if query_files is not None:

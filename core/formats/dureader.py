@@ -70,6 +70,7 @@ from core.formats._io import (
     rewind,
     source_name,
 )
+from core.formats._rows import check_id, check_query_text, check_text
 from core.formats.qa_jsonl import text_passage_id
 from core.limits import GRADE_MAX
 from core.types import SPLITS, CollectionSource, Passage, QrelEntry, Query
@@ -158,6 +159,7 @@ def _document(value: Any, index: int, name: str, line: int) -> _Document:
     title = value.get("title", "")
     if not isinstance(title, str):
         raise FormatError(name, line, f"{where}.title must be a string, got {type(title).__name__}")
+    check_text(title, f"{where}.title", name, line)
     is_selected = value.get("is_selected")
     if is_selected is not None and not isinstance(is_selected, bool):
         raise FormatError(name, line, f"{where}.is_selected must be true or false, got {json.dumps(is_selected)}")
@@ -177,11 +179,11 @@ def _questions(source: Source) -> Iterator[_Question]:
         for key in ("question_id", "question", "question_type", "documents"):
             if key not in obj:
                 raise FormatError(name, line, f"missing field {key!r}")
-        question_id = require_str(obj["question_id"], "question_id", name, line)
+        question_id = check_id(require_str(obj["question_id"], "question_id", name, line), "question_id", name, line)
         if question_id in seen:
             raise FormatError(name, line, f"duplicate question_id {question_id!r} (first at line {seen[question_id]})")
         seen[question_id] = line
-        question = require_str(obj["question"], "question", name, line)
+        question = check_query_text(require_str(obj["question"], "question", name, line), "field 'question'", name, line)
         question_type = obj["question_type"]
         if question_type not in QUESTION_TYPES:
             raise FormatError(
@@ -267,20 +269,20 @@ def read_dureader(
     name = source_name(path)
     query_split = split if split is not None else _split_from_name(name)
 
-    def document_passages(document: _Document, origin: str) -> Iterator[tuple[Passage, list[int]]]:
+    def document_passages(document: _Document, line: int) -> Iterator[tuple[Passage, list[int]]]:
+        origin = f"{name}:{line}"
         doc_id = _doc_id(document)
         title = "" if remove_titles else document.title
         for position, (text, members) in enumerate(split_paragraphs(document.paragraphs, max_chars)):
-            text = unicodedata.normalize("NFC", text)
+            text = check_text(unicodedata.normalize("NFC", text), f"passage {position} of {doc_id}", name, line)
             pid = text_passage_id(f"{title}\n{text}" if title else text)
             yield Passage(pid, text, title, doc_id, position, "zh", origin), members
 
     def passages() -> Iterator[Passage]:
         seen: set[str] = set()
         for question in _questions(path):
-            origin = f"{name}:{question.line}"
             for document in question.documents:
-                for passage, _ in document_passages(document, origin):
+                for passage, _ in document_passages(document, question.line):
                     if passage.id not in seen:
                         seen.add(passage.id)
                         yield passage
@@ -321,7 +323,7 @@ def read_dureader(
                         f"documents[{index}].most_related_para is {related}, expected an index "
                         f"into its {len(document.paragraphs)} paragraphs",
                     )
-                holder = [p for p, members in document_passages(document, origin) if related in members]
+                holder = [p for p, members in document_passages(document, question.line) if related in members]
                 if not holder:
                     raise FormatError(
                         name, question.line, f"documents[{index}].most_related_para {related} is an empty paragraph"

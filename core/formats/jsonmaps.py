@@ -9,8 +9,9 @@
 * LeCaRD folders (:func:`read_lecard`).
 
 Document ids given as JSON integers (LeCaRD's candidate lists) are turned
-into strings.  Objects with a repeated key are errors (plain :func:`json.loads`
-would silently keep the last value).  Syntax errors are reported at their
+into strings.  JSON is parsed by :func:`core.formats._io.load_json`: objects
+with a repeated key are errors (plain :func:`json.loads` would silently keep
+the last value), and so are ``NaN`` and nesting too deep to parse.  Syntax errors are reported at their
 line; a problem found after parsing is reported at the line where the
 offending key first appears in the text (best effort).
 """
@@ -24,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import FormatError
-from core.formats._io import iter_jsonl, iter_lines, require_file, require_str
-from core.formats._rows import check_grade_range, check_id
+from core.formats._io import KeyCursor, is_blank, is_existing_file, iter_jsonl, iter_lines, load_json, require_file, require_path, require_str
+from core.formats._rows import check_grade_range, check_id, check_query_text
 from core.types import CollectionSource, QrelEntry, Query, RunEntry, empty_stream
 
 __all__ = ["LECARD_ASCENDING_RUNS", "iter_json_qrels", "read_json_qrels", "read_json_ranked_run", "read_lecard"]
@@ -40,77 +41,6 @@ own case, the best match, is the *last* element of those lists and the
 """
 
 
-class _DuplicateKey(ValueError):
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise _DuplicateKey(key)
-        result[key] = value
-    return result
-
-
-def _key_pattern(key: str) -> list[str]:
-    return [json.dumps(key, ensure_ascii=False), json.dumps(key)]
-
-
-def _locate(text: str, key: str, occurrence: int = 1) -> int:
-    """Best-effort line of the ``occurrence``-th ``"key":`` in a JSON text (the last one found)."""
-    cursor = _KeyCursor(text)
-    for _ in range(occurrence):
-        cursor.line_of(key)
-        if not cursor.found:
-            break
-        cursor.pos += 1  # look past this hit next time
-    return cursor.line
-
-
-class _KeyCursor:
-    """Walks a JSON text forward to the line of each object key, in document order (linear time)."""
-
-    def __init__(self, text: str, first_line: int = 1) -> None:
-        self.text = text
-        self.pos = 0
-        self.line = first_line
-        self.found = False
-
-    def line_of(self, key: str) -> int:
-        """Line of the next ``"key":`` after the cursor (best effort: the current line if not found)."""
-        text = self.text
-        for pattern in _key_pattern(key):
-            start = self.pos
-            while True:
-                hit = text.find(pattern, start)
-                if hit < 0:
-                    break
-                end = hit + len(pattern)
-                while end < len(text) and text[end] in " \t\r\n":
-                    end += 1
-                if end < len(text) and text[end] == ":":
-                    self.line += text.count("\n", self.pos, hit)
-                    self.pos = hit
-                    self.found = True
-                    return self.line
-                start = hit + 1
-        self.found = False
-        return self.line
-
-
-def _parse(name: str, text: str, line_offset: int = 0) -> Any:
-    try:
-        return json.loads(text, object_pairs_hook=_no_duplicates)
-    except _DuplicateKey as dup:
-        line = _locate(text, dup.key, occurrence=2) + line_offset
-        raise FormatError(name, line, f"key {dup.key!r} appears twice in the same JSON object") from None
-    except json.JSONDecodeError as exc:
-        raise FormatError(name, exc.lineno + line_offset, f"invalid JSON: {exc.msg} (column {exc.colno})") from None
-
-
 def _documents(path: str) -> list[tuple[int, str, Any]]:
     """``[(first_line, text, value)]``: one whole-file JSON document, or one per line (JSON lines)."""
     lines = [text for _, text in iter_lines(path)]
@@ -118,18 +48,12 @@ def _documents(path: str) -> list[tuple[int, str, Any]]:
     if not text.strip():
         raise FormatError(path, 1, "file is empty (blank)")
     try:
-        return [(1, text, json.loads(text, object_pairs_hook=_no_duplicates))]
-    except json.JSONDecodeError as exc:
-        if exc.msg != "Extra data":
-            raise FormatError(path, exc.lineno, f"invalid JSON: {exc.msg} (column {exc.colno})") from None
-    except _DuplicateKey:
-        return [(1, text, _parse(path, text))]  # re-raise as a located FormatError
+        return [(1, text, load_json(text, path))]
+    except FormatError as exc:
+        if not exc.message.startswith("invalid JSON: Extra data"):
+            raise
     # Several documents: JSON lines, each line a whole object.
-    docs = []
-    for lineno, line in enumerate(lines, start=1):
-        if line.strip():
-            docs.append((lineno, line, _parse(path, line, lineno - 1)))
-    return docs
+    return [(lineno, line, load_json(line, path, lineno)) for lineno, line in enumerate(lines, start=1) if line.strip()]
 
 
 def _doc_id(value: Any, what: str, path: str, line: int) -> str:
@@ -154,7 +78,7 @@ def iter_json_qrels(path: str | os.PathLike[str]) -> Iterator[QrelEntry]:
     if len(docs) != 1:
         raise FormatError(name, docs[1][0], "expected one JSON object {qid: {docid: grade}}, found several")
     _, text, data = docs[0]
-    cursor = _KeyCursor(text)
+    cursor = KeyCursor(text)
     if not isinstance(data, dict):
         raise FormatError(name, 1, f"expected a JSON object {{qid: {{docid: grade}}}}, got {type(data).__name__}")
     if not data:
@@ -184,7 +108,7 @@ def iter_json_qrels(path: str | os.PathLike[str]) -> Iterator[QrelEntry]:
 def _run_entries(name: str, first_line: int, text: str, data: Any) -> Iterator[RunEntry]:
     if not isinstance(data, dict):
         raise FormatError(name, first_line, f"expected a JSON object {{qid: [docid, ...]}}, got {type(data).__name__}")
-    cursor = _KeyCursor(text, first_line)
+    cursor = KeyCursor(text, first_line)
     for qid, ranked in data.items():
         qline = cursor.line_of(qid)
         check_id(qid, "query id", name, qline)
@@ -320,9 +244,10 @@ def _iter_lecard_queries(path: str) -> Iterator[Query]:
             raise FormatError(path, lineno, "missing field 'ridx' (expected {ridx, q, crime, path})")
         qid = check_id(require_str(rec["ridx"], "ridx", path, lineno), "query id 'ridx'", path, lineno)
         text = rec.get("q")
-        if not isinstance(text, str) or not text.strip():
+        if not isinstance(text, str) or is_blank(text):
             shown = json.dumps(text, ensure_ascii=False)[:80]
             raise FormatError(path, lineno, f"field 'q' (the query text) must be a non-empty string, got {shown}")
+        check_query_text(text, "field 'q' (the query text)", path, lineno)
         if qid in seen:
             raise FormatError(path, lineno, f"duplicate query ridx {qid!r} (first at line {seen[qid]})")
         seen[qid] = lineno
@@ -331,7 +256,7 @@ def _iter_lecard_queries(path: str) -> Iterator[Query]:
 
 def _first_file(root: Path, *candidates: str) -> str:
     for candidate in candidates:
-        if (root / candidate).is_file():
+        if is_existing_file(root / candidate):
             return os.fspath(root / candidate)
     raise FormatError(os.fspath(root / candidates[0]), None, f"missing {candidates[0]}: a LeCaRD folder needs it")
 
@@ -368,9 +293,9 @@ def read_lecard(
         missing or a prediction file is not valid JSON (now); on a malformed
         record while streaming.
     """
-    root = Path(folder)
+    root = Path(require_path(folder, "LeCaRD folder not found"))
     if not root.is_dir():
-        raise FormatError(os.fspath(root), None, "LeCaRD folder not found" if not root.exists() else "not a folder")
+        raise FormatError(os.fspath(root), None, "not a folder")
     queries = _first_file(root, "query.json", "query/query.json")
     labels = _first_file(root, "label_top30_dict.json", "label/label_top30_dict.json")
     runs: dict[str, Callable[[], Iterator[RunEntry]]] = {}

@@ -4,11 +4,9 @@ Files (tab-separated, UTF-8, plain or gzip):
 
 ``collection.tsv``
     ``pid <TAB> text``.  T2Ranking's collection starts with a header line
-    ``pid <TAB> para``; a header is recognised only when the first line's
-    first column is literally ``pid`` or ``id``.
+    ``pid <TAB> para``.
 ``queries*.tsv``
-    ``qid <TAB> text``; a header is recognised only when the first line's
-    first column is literally ``qid`` or ``id``.  The split comes from the
+    ``qid <TAB> text``.  The split comes from the
     file name: the first of its dot-separated parts that is ``train``,
     ``dev`` or ``test`` (``eval`` counts as ``test``), e.g.
     ``queries.dev.small.tsv`` -> ``dev``; ``"test"`` when none is.
@@ -21,9 +19,15 @@ Files (tab-separated, UTF-8, plain or gzip):
       listed pair is relevant with grade 1;
     * 3 columns ``qid pid label``, only with a header line.
 
-    A header is recognised when the first line's first column is literally
-    ``qid``, ``query-id`` or ``query_id``; it fixes the column count.
-    Every following line must have the same number of columns.
+    A header fixes the column count; every following line must have the
+    same number of columns.
+
+Headers: a first line is a header only when *all* its columns are one of the
+known header rows below (:data:`COLLECTION_HEADERS`, :data:`QUERIES_HEADERS`,
+:data:`QRELS_HEADERS`), never because of one token: a collection whose first
+passage id is literally ``pid`` or ``id`` keeps that passage.  ``header=True``
+says the first line of every file is a header whatever it holds,
+``header=False`` that no file has one.
 
 Blank lines inside a file are errors; trailing blank lines are tolerated.
 """
@@ -35,7 +39,8 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from core.errors import FormatError
-from core.formats._rows import check_id, find_line, iter_rows, parse_grade
+from core.formats._io import is_blank, is_existing_file, require_file, require_path
+from core.formats._rows import check_id, check_query_text, check_text, find_line, iter_rows, parse_grade
 from core.types import CollectionSource, Passage, QrelEntry, Query, empty_stream
 
 __all__ = [
@@ -50,9 +55,27 @@ __all__ = [
 PathArg = str | os.PathLike[str]
 PathsArg = PathArg | Sequence[PathArg] | None
 
-_COLLECTION_HEADER = {"pid", "id"}
-_QUERIES_HEADER = {"qid", "id"}
-_QRELS_HEADER = {"qid", "query-id", "query_id"}
+COLLECTION_HEADERS = frozenset({("pid", "para"), ("pid", "text"), ("pid", "passage"), ("id", "text"), ("docid", "text")})
+"""Header rows of collection files (T2Ranking: ``pid<TAB>para``)."""
+QUERIES_HEADERS = frozenset({("qid", "text"), ("qid", "query"), ("id", "text"), ("query_id", "text"), ("query-id", "text")})
+"""Header rows of query files (T2Ranking: ``qid<TAB>text``)."""
+QRELS_HEADERS = frozenset(
+    {
+        ("qid", "pid"),
+        ("qid", "docid"),
+        ("qid", "pid", "rel"),
+        ("qid", "pid", "label"),
+        ("qid", "docid", "rel"),
+        ("query-id", "corpus-id", "score"),
+        ("query_id", "passage_id", "label"),
+        ("qid", "-", "pid", "rel"),
+        ("qid", "0", "pid", "rel"),
+        ("qid", "iter", "pid", "rel"),
+        ("qid", "iter", "docid", "rel"),
+        ("qid", "q0", "pid", "label"),
+    }
+)
+"""Header rows of qrels files (T2Ranking: ``qid<TAB>-<TAB>pid<TAB>rel`` and ``qid<TAB>pid``)."""
 _SPLIT_WORDS = {"train": "train", "dev": "dev", "test": "test", "eval": "test"}
 
 
@@ -64,11 +87,19 @@ def split_from_name(path: PathArg) -> str:
     return "test"
 
 
+def _is_header(cols: list[str], known: frozenset[tuple[str, ...]], header: bool | None) -> bool:
+    if header is not None:
+        return header
+    return tuple(col.strip().lower() for col in cols) in known
+
+
 def _first_line_of(name: str, pid: str, before: int) -> int | None:
     return find_line(name, lambda text: text.split("\t", 1)[0] == pid, before=before)
 
 
-def iter_msmarco_collection(path: PathArg, *, language: str | None = None) -> Iterator[Passage]:
+def iter_msmarco_collection(
+    path: PathArg, *, language: str | None = None, header: bool | None = None
+) -> Iterator[Passage]:
     """Stream ``pid <TAB> text`` passages (optional header ``pid <TAB> para``).
 
     Parameters
@@ -77,6 +108,10 @@ def iter_msmarco_collection(path: PathArg, *, language: str | None = None) -> It
         The collection file, plain or gzip.
     language : str, optional
         Stored on every passage.
+    header : bool or None, optional
+        ``None`` (default): the first line is a header only when it is one
+        of :data:`COLLECTION_HEADERS`; ``True``: it is a header;
+        ``False``: there is none.
 
     Raises
     ------
@@ -90,13 +125,14 @@ def iter_msmarco_collection(path: PathArg, *, language: str | None = None) -> It
     for lineno, cols in iter_rows(name, sep="\t", what="passages"):
         if first:
             first = False
-            if cols[0] in _COLLECTION_HEADER:
+            if _is_header(cols, COLLECTION_HEADERS, header):
                 if len(cols) != 2:
                     raise FormatError(name, lineno, f"header must have 2 columns 'pid<TAB>text', got {len(cols)}")
                 continue
         if len(cols) != 2:
             raise FormatError(name, lineno, f"expected 2 tab-separated columns 'pid<TAB>text', got {len(cols)}")
         pid = check_id(cols[0], "passage id (column 1)", name, lineno)
+        check_text(cols[1], f"text of passage {pid!r}", name, lineno)
         if pid in seen:
             earlier = _first_line_of(name, pid, lineno)
             where = f" (first at line {earlier})" if earlier is not None else ""
@@ -107,22 +143,25 @@ def iter_msmarco_collection(path: PathArg, *, language: str | None = None) -> It
         raise FormatError(name, 2, "no passages after the header line")
 
 
-def _iter_queries_file(path: str, language: str | None, seen: dict[str, str]) -> Iterator[Query]:
+def _iter_queries_file(
+    path: str, language: str | None, seen: dict[str, str], header: bool | None = None
+) -> Iterator[Query]:
     split = split_from_name(path)
     first = True
     count = 0
     for lineno, cols in iter_rows(path, sep="\t", what="queries"):
         if first:
             first = False
-            if cols[0] in _QUERIES_HEADER:
+            if _is_header(cols, QUERIES_HEADERS, header):
                 if len(cols) != 2:
                     raise FormatError(path, lineno, f"header must have 2 columns 'qid<TAB>text', got {len(cols)}")
                 continue
         if len(cols) != 2:
             raise FormatError(path, lineno, f"expected 2 tab-separated columns 'qid<TAB>text', got {len(cols)}")
         qid = check_id(cols[0], "query id (column 1)", path, lineno)
-        if not cols[1].strip():
+        if is_blank(cols[1]):
             raise FormatError(path, lineno, f"query {qid!r} has empty text (expected 'qid<TAB>text')")
+        check_query_text(cols[1], f"text of query {qid!r}", path, lineno)
         origin = f"{path}:{lineno}"
         earlier = seen.get(qid)
         if earlier is not None:
@@ -134,8 +173,12 @@ def _iter_queries_file(path: str, language: str | None, seen: dict[str, str]) ->
         raise FormatError(path, 2, "no queries after the header line")
 
 
-def iter_msmarco_queries(paths: PathsArg, *, language: str | None = None) -> Iterator[Query]:
+def iter_msmarco_queries(
+    paths: PathsArg, *, language: str | None = None, header: bool | None = None
+) -> Iterator[Query]:
     """Stream ``qid <TAB> text`` queries from one or more files (split from each file's name).
+
+    ``header`` as in :func:`iter_msmarco_collection`, with :data:`QUERIES_HEADERS`.
 
     Raises
     ------
@@ -145,17 +188,17 @@ def iter_msmarco_queries(paths: PathsArg, *, language: str | None = None) -> Ite
     """
     seen: dict[str, str] = {}
     for path in _as_list(paths):
-        yield from _iter_queries_file(os.fspath(path), language, seen)
+        yield from _iter_queries_file(os.fspath(path), language, seen, header)
 
 
-def _iter_qrels_file(path: str, seen: dict[str, dict[str, str]]) -> Iterator[QrelEntry]:
+def _iter_qrels_file(path: str, seen: dict[str, dict[str, str]], header: bool | None = None) -> Iterator[QrelEntry]:
     shape: int | None = None  # number of columns, fixed by the header or the first line
     shape_origin = ""
     count = 0
     for lineno, cols in iter_rows(path, sep="\t", what="judgments"):
         if shape is None:
             shape = len(cols)
-            if cols[0] in _QRELS_HEADER:
+            if _is_header(cols, QRELS_HEADERS, header):
                 if shape not in (2, 3, 4):
                     raise FormatError(
                         path,
@@ -206,8 +249,10 @@ def _iter_qrels_file(path: str, seen: dict[str, dict[str, str]]) -> Iterator[Qre
         raise FormatError(path, 2, "no judgments after the header line")
 
 
-def iter_msmarco_qrels(paths: PathsArg) -> Iterator[QrelEntry]:
+def iter_msmarco_qrels(paths: PathsArg, *, header: bool | None = None) -> Iterator[QrelEntry]:
     """Stream judgments from one or more MS MARCO / T2Ranking qrels TSV files.
+
+    ``header`` as in :func:`iter_msmarco_collection`, with :data:`QRELS_HEADERS`.
 
     Raises
     ------
@@ -218,7 +263,7 @@ def iter_msmarco_qrels(paths: PathsArg) -> Iterator[QrelEntry]:
     """
     seen: dict[str, dict[str, str]] = {}
     for path in _as_list(paths):
-        yield from _iter_qrels_file(os.fspath(path), seen)
+        yield from _iter_qrels_file(os.fspath(path), seen, header)
 
 
 def _as_list(paths: PathsArg) -> list[str]:
@@ -231,17 +276,14 @@ def _as_list(paths: PathsArg) -> list[str]:
 
 def _require_files(paths: list[str]) -> None:
     for path in paths:
-        if not os.path.exists(path):
-            raise FormatError(path, None, "file not found")
-        if os.path.isdir(path):
-            raise FormatError(path, None, "is a folder, expected a file")
+        require_file(path)
 
 
 def _glob(folder: Path, prefix: str) -> list[str]:
     found = []
     for entry in sorted(folder.iterdir()):
         base = entry.name[:-3] if entry.name.endswith(".gz") else entry.name
-        if entry.is_file() and base.startswith(prefix) and base.endswith(".tsv"):
+        if base.startswith(prefix) and base.endswith(".tsv") and is_existing_file(entry):
             found.append(os.fspath(entry))
     return found
 
@@ -252,6 +294,7 @@ def read_msmarco(
     queries: PathsArg = None,
     qrels: PathsArg = None,
     language: str | None = None,
+    header: bool | None = None,
 ) -> CollectionSource:
     """Read an MS MARCO-style TSV collection (folder or explicit files).
 
@@ -269,6 +312,11 @@ def read_msmarco(
         Explicit query and qrels files (take precedence over the folder's).
     language : str, optional
         Stored on every passage and query and as the collection language.
+    header : bool or None, optional
+        ``None`` (default): a file's first line is a header only when it is
+        exactly one of the known header rows (:data:`COLLECTION_HEADERS`,
+        :data:`QUERIES_HEADERS`, :data:`QRELS_HEADERS`); ``True``: every
+        file starts with a header; ``False``: none does.
 
     Returns
     -------
@@ -286,12 +334,10 @@ def read_msmarco(
     query_files = _as_list(queries)
     qrels_files = _as_list(qrels)
     if path is not None:
-        root = Path(path)
-        if not root.exists():
-            raise FormatError(os.fspath(root), None, "file or folder not found")
+        root = Path(require_path(path, "file or folder not found"))
         if root.is_dir():
             for candidate in ("collection.tsv", "collection.tsv.gz"):
-                if (root / candidate).is_file():
+                if is_existing_file(root / candidate):
                     collection = os.fspath(root / candidate)
                     break
             if queries is None:
@@ -314,11 +360,13 @@ def read_msmarco(
     passages: Callable[[], Iterator[Passage]] = empty_stream
     if collection is not None:
         coll = collection
-        passages = lambda: iter_msmarco_collection(coll, language=language)  # noqa: E731
+        passages = lambda: iter_msmarco_collection(coll, language=language, header=header)  # noqa: E731
     return CollectionSource(
         passages=passages,
-        queries=(lambda: iter_msmarco_queries(query_files, language=language)) if query_files else empty_stream,
-        qrels=(lambda: iter_msmarco_qrels(qrels_files)) if qrels_files else empty_stream,
+        queries=(lambda: iter_msmarco_queries(query_files, language=language, header=header))
+        if query_files
+        else empty_stream,
+        qrels=(lambda: iter_msmarco_qrels(qrels_files, header=header)) if qrels_files else empty_stream,
         language=language,
         description="MS MARCO-style TSV: " + ", ".join(parts),
     )
@@ -330,6 +378,7 @@ def read_t2ranking(
     queries: PathsArg = None,
     qrels: PathsArg = None,
     language: str | None = "zh",
+    header: bool | None = None,
 ) -> CollectionSource:
     """:func:`read_msmarco` for T2Ranking: the same files, with language ``"zh"``.
 
@@ -339,4 +388,4 @@ def read_t2ranking(
     ``qrels.retrieval.{train,dev}.tsv`` (``qid pid``, the pairs graded 2 or
     3).  A folder without ``collection.tsv`` still reads (no passages).
     """
-    return read_msmarco(path, queries=queries, qrels=qrels, language=language)
+    return read_msmarco(path, queries=queries, qrels=qrels, language=language, header=header)

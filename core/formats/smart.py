@@ -100,10 +100,11 @@ from core.formats._io import (
     parse_float,
     parse_int,
     require_file,
+    require_path,
     rewind,
     source_name,
 )
-from core.formats._rows import check_grade_range
+from core.formats._rows import check_grade_range, check_id, check_query_text, check_text
 from core.types import CollectionSource, Passage, QrelEntry, Query, empty_stream
 
 CRANFIELD_GRADE_MAP: Mapping[int, int] = {1: 3, 2: 2, 3: 1, 4: 1, 5: 0}
@@ -233,6 +234,7 @@ def iter_smart_records(
                 continue
             if len(rest.split()) != 1:
                 raise FormatError(name, lineno, f"expected '.I <id>' with one id, got {text.strip()!r}")
+            check_id(rest, "record id", name, lineno)
             if rest in seen:
                 raise FormatError(name, lineno, f"duplicate record id {rest!r} (first at line {seen[rest]})")
             seen[rest] = lineno
@@ -269,6 +271,8 @@ def _passages(source: Source, repeated_fields: Literal["append", "error"]) -> It
     name = source_name(source)
     rewind(source)
     for rec in iter_smart_records(source, repeated_fields=repeated_fields, allow_empty_records=True):
+        check_text(rec.text, f"text of record {rec.id!r}", name, rec.line)
+        check_text(rec.title, f"title of record {rec.id!r}", name, rec.line)
         yield Passage(id=rec.id, text=rec.text, title=rec.title, language="en", origin=f"{name}:{rec.line}")
 
 
@@ -277,6 +281,7 @@ def _queries(source: Source, query_ids: QueryIds, repeated_fields: Literal["appe
     rewind(source)
     for position, rec in enumerate(iter_smart_records(source, repeated_fields=repeated_fields), start=1):
         qid = str(position) if query_ids == "position" else rec.id
+        check_query_text(rec.text, f"text (.W) of query record {rec.id!r}", name, rec.line)
         yield Query(id=qid, text=rec.text, split="test", language="en", origin=f"{name}:{rec.line}")
 
 
@@ -341,6 +346,8 @@ def _qrels(
             qid, docid = columns[0], columns[2]
             grade = parse_int(columns[3], "relevance grade", name, lineno)
             check_grade_range(grade, "relevance grade", name, lineno)
+        check_id(qid, "query id", name, lineno)
+        check_id(docid, "document id", name, lineno)
         key = (qid, docid)
         if key in seen:
             raise FormatError(name, lineno, f"duplicate judgment for query {qid!r}, document {docid!r} (first at line {seen[key]})")
@@ -470,9 +477,9 @@ def read_smart_folder(folder: str | os.PathLike[str], **options: object) -> Coll
     FormatError
         If the folder is missing, holds neither layout, or holds both.
     """
-    root = os.fspath(folder)
+    root = require_path(folder, "folder not found")
     if not os.path.isdir(root):
-        raise FormatError(root, None, "folder not found" if not os.path.exists(root) else "expected a folder")
+        raise FormatError(root, None, "expected a folder")
     names = set(os.listdir(root))
 
     def find(candidates: tuple[str, ...]) -> str | None:

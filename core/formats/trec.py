@@ -27,6 +27,7 @@ from core.formats._io import Source, require_file, source_name
 from core.formats._rows import (
     SeenPairs,
     check_grade,
+    check_id,
     check_score,
     check_token,
     iter_rows,
@@ -70,7 +71,9 @@ def iter_trec_qrels(source: Source) -> Iterator[QrelEntry]:
     Raises
     ------
     FormatError
-        On a line without exactly 4 columns, a non-integer grade, a
+        On a line without exactly 4 columns, an id that
+        :func:`~core.formats._rows.check_id` refuses (a control character
+        such as NUL, over 512 characters), a non-integer grade, a
         duplicate ``(qid, docid)`` (naming both lines), a blank line in the
         middle of the file, an empty file or bad UTF-8.
     """
@@ -82,6 +85,8 @@ def iter_trec_qrels(source: Source) -> Iterator[QrelEntry]:
                 name, lineno, f"expected 4 whitespace-separated columns 'qid iter docid grade', got {len(cols)}"
             )
         qid, _iteration, docid, token = cols
+        check_id(qid, "query id (column 1)", name, lineno)
+        check_id(docid, "document id (column 3)", name, lineno)
         grade = parse_grade(token, "grade (column 4)", name, lineno)
         seen.add(qid, docid, lineno)
         yield QrelEntry(qid, docid, grade, origin=f"{name}:{lineno}")
@@ -106,7 +111,8 @@ def iter_trec_run(source: Source) -> Iterator[RunEntry]:
     Raises
     ------
     FormatError
-        On a line without exactly 6 columns, a non-integer rank, a
+        On a line without exactly 6 columns, an id that
+        :func:`~core.formats._rows.check_id` refuses, a non-integer rank, a
         non-numeric or non-finite score, a document retrieved twice for the
         same query (naming both lines), a blank line in the middle of the
         file, an empty file or bad UTF-8.
@@ -121,6 +127,8 @@ def iter_trec_run(source: Source) -> Iterator[RunEntry]:
                 f"expected 6 whitespace-separated columns 'qid Q0 docid rank score tag', got {len(cols)}",
             )
         qid, _q0, docid, rank, token, _tag = cols
+        check_id(qid, "query id (column 1)", name, lineno)
+        check_id(docid, "document id (column 3)", name, lineno)
         parse_grade(rank, "rank (column 4)", name, lineno, bounded=False)
         score = parse_score(token, "score (column 5)", name, lineno)
         seen.add(qid, docid, lineno)
