@@ -13,6 +13,7 @@ user, so editing a URL or a request cannot reach someone else's work.
 
 from __future__ import annotations
 
+import numbers
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from sqlalchemy.orm import Session
 
 from core.assignment import annotator_seed, plan_assignments, plan_fourth
 from core.judgments import Event, current_labels
+from core.names import check_name
 from core.qc import package_accuracy, qc_decision, round_seed, sample_for_qc
 from core.resolution import Resolution, apply_override, resolve
 from core.scale import SCALES  # re-exported as db.annotation.SCALES
@@ -402,6 +404,11 @@ def record_judgment(
     """
     if action not in ("label", "skip", "flag"):
         raise ValueError(f"unknown action {action!r}")
+    # True == 1 and 2.0 == 2 would pass the scale check below and store a bool or a float as a grade
+    if action == "label" and (isinstance(grade, bool) or not isinstance(grade, numbers.Integral)):
+        raise ValueError(f"grade must be an integer, got {grade!r}")
+    if action == "label":
+        grade = int(grade)  # a NumPy integer is stored as a plain int
     # a handful of indexed reads, then one insert: this runs under the write lock
     user = _labelling_account(session, user_id)
     a = _own_assignment(session, user_id, assignment_id)
@@ -591,6 +598,7 @@ def freeze_qrels(session: Session, collection: str, name: str, *, note: str = ""
     """
     if user_id is not None:
         require_account(session, user_id, ADMIN_ROLES, action="freeze qrels versions")
+    check_name(name, "qrels version name")
     cid = collection_id(session, collection)
     if session.scalar(select(QrelsVersion.id).where(QrelsVersion.collection_id == cid, QrelsVersion.name == name)):
         raise ValueError(f"a qrels version named {name!r} already exists")

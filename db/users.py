@@ -1,12 +1,22 @@
-"""Accounts: create, list, disable, change role and password (signing in is db.sessions.login).  Passwords are stored only as Argon2id hashes."""
+"""Accounts: create, list, disable, change role and password (signing in is db.sessions.login).  Passwords are stored only as Argon2id hashes.
+
+Usernames follow :func:`core.names.check_name` (printable, no surrounding
+whitespace, at most 100 characters) and are unique regardless of case: ``ADMIN0``
+cannot be added beside ``admin0``.  Signing in and every other lookup by
+username stay exact (``ADMIN0`` does not sign in as ``admin0``): with names
+unique regardless of case an exact match is never ambiguous, and the name
+typed is the name shown everywhere.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from core.names import USERNAME_MAX_CHARS, check_name
 from core.passwords import hash_password
 from db.models import ROLES, User
 
@@ -24,18 +34,43 @@ def _account(user: User) -> Account:
 
 
 def add_user(session: Session, username: str, password: str, role: str) -> Account:
-    """Create an account; refuses an existing username, an unknown role or a short password."""
-    username = username.strip()
-    if not username:
-        raise ValueError("a username must not be empty")
+    """Create an account.
+
+    Refuses a username that :func:`core.names.check_name` refuses (surrounding
+    whitespace included: it is not stripped), one that exists in any case, an
+    unknown role or a short password, with a ``ValueError`` saying which.
+    """
+    check_name(username, "username", limit=USERNAME_MAX_CHARS)
     if role not in ROLES:
         raise ValueError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
-    if session.scalar(select(User.id).where(User.username == username)) is not None:
-        raise ValueError(f"user {username!r} already exists")
+    taken = _taken(session, username)
+    if taken is not None:
+        raise _exists(username, taken)
     user = User(username=username, password_hash=hash_password(password), role=role, active=True)
-    session.add(user)
-    session.flush()
+    try:
+        # the unique index on lower(username) is the backstop should the check above ever miss one
+        with session.begin_nested():
+            session.add(user)
+            session.flush()
+    except IntegrityError:
+        raise _exists(username, _taken(session, username) or username) from None
     return _account(user)
+
+
+def _taken(session: Session, username: str) -> str | None:
+    """The stored username equal to ``username`` regardless of case, or None.
+
+    Compared in Python (``casefold``) over all accounts: SQLite's ``lower()``
+    folds ASCII only, and accounts are few.
+    """
+    folded = username.casefold()
+    return next((u for u in session.scalars(select(User.username)) if u.casefold() == folded), None)
+
+
+def _exists(username: str, taken: str) -> ValueError:
+    if taken == username:
+        return ValueError(f"user {username!r} already exists")
+    return ValueError(f"user {username!r} already exists as {taken!r} (usernames are compared regardless of case)")
 
 
 def list_users(session: Session) -> list[Account]:

@@ -349,13 +349,15 @@ def cmd_freeze(args: argparse.Namespace) -> int:
 
 
 def cmd_user(args: argparse.Namespace) -> int:
+    from core.names import display_name
     from db.users import add_user, list_users, set_active, set_password, set_role
 
     store = _store(args)
     if args.action == "list":
         with store.read() as session:
             for account in list_users(session):
-                print(f"{account.username}\t{account.role}\t{'active' if account.active else 'disabled'}")
+                # names stored before they were checked may hold newlines or escape codes
+                print(f"{display_name(account.username)}\t{account.role}\t{'active' if account.active else 'disabled'}")
         return 0
     if not args.username:
         raise ValueError(f"user {args.action} needs a username")
@@ -395,6 +397,7 @@ def _password() -> str:
 
 
 def cmd_collections(args: argparse.Namespace) -> int:
+    from core.names import display_name
     from db.queries import list_collections
 
     with _store(args).read() as session:
@@ -402,9 +405,12 @@ def cmd_collections(args: argparse.Namespace) -> int:
     if not rows:
         print("no collections (import one with `pooljudge import`, or load the demo with `pooljudge demo`)")
     for c in rows:
+        # names stored before they were checked may hold newlines or terminal escape codes: never print them raw
+        runs = ", ".join(display_name(r) for r in c.runs)
+        versions = ", ".join(display_name(v) for v in c.qrels_versions)
         print(
-            f"{c.name}\t{c.language or '?'}\t{c.passages} passages\t{c.queries} queries\t"
-            f"runs: {', '.join(c.runs) or '-'}\tqrels: {', '.join(c.qrels_versions) or '-'}"
+            f"{display_name(c.name)}\t{c.language or '?'}\t{c.passages} passages\t{c.queries} queries\t"
+            f"runs: {runs or '-'}\tqrels: {versions or '-'}"
         )
     return 0
 

@@ -50,7 +50,7 @@ with users_tab:
     if added:
         try:
             with store.write() as session:
-                new = add_user(session, username, password, role)
+                new = add_user(session, username.strip(), password, role)  # a stray space typed in the form
         except ValueError as exc:
             add_col.error(md_escape(str(exc)))
         else:

@@ -37,7 +37,7 @@ def first_admin_form() -> None:
                 if session.scalar(select(func.count()).select_from(User)):
                     st.error("An account was created meanwhile: log in instead.")
                     return
-                account = add_user(session, username, password, "admin")
+                account = add_user(session, username.strip(), password, "admin")  # add_user refuses, not strips
                 token = create_session(session, account.id, client_address())
         except ValueError as exc:
             st.error(md_escape(str(exc)))

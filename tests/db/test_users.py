@@ -103,3 +103,69 @@ def test_user_cli_role_disable_and_passwd_sign_the_account_out(tmp_path, capsys,
     assert role_of(token) is None
     assert "'rev' is now annotator; its sessions are signed out" in capsys.readouterr().out
     store.dispose()
+
+
+def test_usernames_are_unique_regardless_of_case_and_sign_in_exactly(store):
+    with store.write() as s:
+        admin = add_user(s, "admin0", "correct horse", "admin")
+    for other in ("ADMIN0", "Admin0"):
+        with pytest.raises(ValueError) as raised:
+            with store.write() as s:
+                add_user(s, other, "correct horse", "admin")
+        assert str(raised.value) == f"user {other!r} already exists as 'admin0' (usernames are compared regardless of case)"
+    with store.write() as s:
+        ümit = add_user(s, "Ümit", "correct horse", "annotator")
+        with pytest.raises(ValueError, match="already exists as 'Ümit'"):
+            add_user(s, "ümit", "correct horse", "annotator")  # folded in Python: SQLite's lower() is ASCII-only
+    with store.read() as s:
+        assert [a.username for a in list_users(s)] == ["admin0", "Ümit"]
+    # signing in is exact: the name typed is the name stored
+    assert login(store, "admin0", "correct horse").account == admin
+    assert login(store, "ADMIN0", "correct horse").account is None
+    assert login(store, "Ümit", "correct horse").account == ümit
+
+
+def test_the_case_insensitive_index_backs_up_the_check(store, monkeypatch):
+    import db.users
+
+    with store.write() as s:
+        add_user(s, "admin0", "correct horse", "admin")
+    monkeypatch.setattr(db.users, "_taken", lambda _session, _name, calls=[]: calls.append(1) or (None if len(calls) == 1 else "admin0"))
+    with pytest.raises(ValueError) as raised:
+        with store.write() as s:
+            add_user(s, "ADMIN0", "correct horse", "admin")
+    assert str(raised.value) == "user 'ADMIN0' already exists as 'admin0' (usernames are compared regardless of case)"
+    with store.read() as s:
+        assert [a.username for a in list_users(s)] == ["admin0"]
+
+
+@pytest.mark.parametrize(("username", "message"), [
+    ("", "username must not be empty"),
+    (" ann", "username ' ann' has leading or trailing whitespace; remove it"),
+    ("ann\tx", r"username 'ann\tx' contains a control character (U+0009) at position 4; names must be printable"),
+    ("ann\n", r"username 'ann\n' contains a control character (U+000A) at position 4; names must be printable"),
+    ("a\x1b[2J", r"username 'a\x1b[2J' contains a control character (U+001B) at position 2; names must be printable"),
+    ("u" * 5_000, "username is 5,000 characters long; the limit is 100"),
+])
+def test_usernames_must_be_printable_trimmed_and_short(store, username, message):
+    with pytest.raises(ValueError) as raised:
+        with store.write() as s:
+            add_user(s, username, "correct horse", "annotator")
+    assert str(raised.value) == message
+    with store.read() as s:
+        assert list_users(s) == []
+
+
+def test_user_list_prints_stored_names_escaped(tmp_path, capsys):
+    from sqlalchemy import insert
+
+    from db.engine import Store, sqlite_url
+
+    db = sqlite_url(tmp_path / "s.db")
+    store = Store(db)
+    with store.write() as s:  # stored before names were checked
+        s.execute(insert(User).values(username="evil\n\x1b[2Jroot\tx", password_hash="-", role="admin", active=True))
+    store.dispose()
+    capsys.readouterr()
+    assert main(["--db", db, "user", "list"]) == 0
+    assert capsys.readouterr().out == "evil\\n\\x1b[2Jroot\\tx\tadmin\tactive\n"
