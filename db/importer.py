@@ -108,9 +108,11 @@ def _chunks(items: Iterable[T], size: int = CHUNK) -> Iterator[list[T]]:
 
 def _error_at(origin: str | None, message: str) -> FormatError:
     if origin and ":" in origin:
-        path, _, line = origin.rpartition(":")
+        # "file:line" or "file:line detail" (qa-jsonl marks its positive_wrong passages that way)
+        path, _, where = origin.rpartition(":")
+        line, _, detail = where.partition(" ")
         if line.isdigit():
-            return FormatError(path, int(line), message)
+            return FormatError(path, int(line), f"{message} ({detail})" if detail else message)
     return FormatError(origin or "<input>", None, message)
 
 

@@ -199,3 +199,152 @@ def test_rgb_zh() -> None:
     }
     assert len(qrels) == len(expected)
     assert {(q.query_id, q.doc_id, q.grade) for q in qrels} == expected
+
+
+# --------------------------------------------------------------------------- RGB's other published shapes
+#
+# RGB (Chen et al., 2024) publishes three shapes of the same record: the refine
+# files (above), the counterfactual files (en_fact / zh_fact: ``answer`` a plain
+# string or a list, plus ``fakeanswer`` and ``positive_wrong``) and the
+# information-integration files (zh_int: ``positive`` one list per part of a
+# multi-part answer, extra keys such as the misspelled ``asnwer1``).  The
+# records below are written in those shapes; the texts are made up.
+
+F_P1 = "The 2021 final was played at Raymond James Stadium in Tampa, Florida, home of the Buccaneers."
+F_P2 = "Tampa, Florida hosted the championship game on February 7, 2021."
+F_W1 = "The 2021 final was played at Raymond James Stadium in Glendale, Arizona, home of the Buccaneers."
+F_W2 = "Glendale, Arizona hosted the championship game on February 7, 2021."
+F_N1 = "Tickets for next year's game in Las Vegas go on sale in the autumn."
+G_P1 = "The album was released on July 21 2017 by an independent label."
+G_W1 = "The album was released on June 3 2016 by an independent label."
+
+FACT_LINES = [
+    {"id": 0, "query": "Where was the 2021 final played?", "answer": "Tampa, Florida", "fakeanswer": "Glendale, Arizona",
+     "positive_wrong": [F_W1, F_W2], "positive": [F_P1, F_P2], "negative": [F_N1]},
+    # answer as a list of alternatives; a positive_wrong text identical to a positive one (the
+    # counterfactual edit left it unchanged, as on two lines of RGB's en_fact.json)
+    {"id": 1, "query": "When was the album released?", "answer": [["July 21 2017", "Jul 21, 2017"]],
+     "fakeanswer": "June 3 2016", "positive_wrong": [G_W1, G_P1], "positive": [G_P1], "negative": [F_N1]},
+]
+
+I_A1 = "甲市统计局公布，2021年末全市常住人口为1313851人，约131万人。"
+I_A2 = "据甲市人口普查结果，常住人口131万，比十年前增长一成。"
+I_B1 = "乙市2021年末常住人口187万，其中城镇人口占七成。"
+I_N1 = "甲市今年夏季气温偏高，请市民注意防暑降温。"
+I_C1 = "第七届议会议员宣誓仪式于1月3日上午在议会大楼举行。"
+I_D1 = "议会首次会议定于1月12日上午11时召开。"
+I_D2 = "1月12日，新一届议会举行首次会议，议员就民生问题提问。"
+I_N2 = "议会大楼对公众开放参观，需提前网上预约。"
+
+INT_LINES = [
+    {"id": 0, "query": "2021年甲市和乙市的常住人口", "answer": [["1313851", "131万"], ["187万", "186.35万"]],
+     "asnwer1": [["1313851", "131万"]], "answer2": [["187万", "186.35万"]],
+     "positive": [[I_A1, I_A2], [I_B1, I_A1]], "negative": [I_N1]},
+    {"id": 1, "query": "第七届议会宣誓仪式和首次会议的日期", "answer": ["1月3日", "1月12日"],
+     "asnwer1": ["1月3日"], "answer2": ["1月12日"], "ansewr3": "x",
+     "positive": [[I_C1], [I_D1, I_D2]], "negative": [I_N1, I_N2]},
+]
+
+
+def test_fact_shape_answer_string_and_positive_wrong(tmp_path: Path) -> None:
+    path = _write(tmp_path / "en_fact.json", FACT_LINES)
+    name = str(path)
+    src = read_qa_jsonl(path)
+
+    queries = list(src.queries())
+    assert [q.answers for q in queries] == [["Tampa, Florida"], [["July 21 2017", "Jul 21, 2017"]]]
+    assert [q.id for q in queries] == ["0", "1"]
+
+    passages = list(src.passages())
+    assert [p.text for p in passages] == [F_P1, F_P2, F_N1, F_W1, F_W2, G_P1, G_W1]
+    assert [p.origin for p in passages] == [
+        f"{name}:1", f"{name}:1", f"{name}:1", f"{name}:1 positive_wrong", f"{name}:1 positive_wrong",
+        f"{name}:2", f"{name}:2 positive_wrong",
+    ]
+
+    qrels = list(src.qrels())
+    assert [(q.query_id, q.doc_id, q.grade) for q in qrels] == [
+        ("0", _pid(F_P1), 1), ("0", _pid(F_P2), 1), ("0", _pid(F_N1), 0),
+        ("0", _pid(F_W1), 0), ("0", _pid(F_W2), 0),
+        ("1", _pid(G_P1), 1), ("1", _pid(F_N1), 0), ("1", _pid(G_W1), 0),
+    ]
+    assert [q.origin for q in qrels] == [
+        f"{name}:1", f"{name}:1", f"{name}:1", f"{name}:1 positive_wrong", f"{name}:1 positive_wrong",
+        f"{name}:2", f"{name}:2", f"{name}:2 positive_wrong",
+    ]
+    # fakeanswer and positive_wrong are known keys: no "ignored key" note; the positive text repeated
+    # under positive_wrong is the one thing to tell
+    assert src.notes == [
+        f"positive_wrong texts also listed as positive for the same query keep their positive grade: "
+        f"1 text on 1 line (first: {name}:2)"
+    ]
+
+
+def test_int_shape_positive_parts_and_answer_parts(tmp_path: Path) -> None:
+    path = _write(tmp_path / "zh_int.json", INT_LINES)
+    name = str(path)
+    src = read_qa_jsonl(path, positive_grade=2)
+
+    queries = list(src.queries())
+    assert [q.answers for q in queries] == [
+        [["1313851", "131万"], ["187万", "186.35万"]],
+        ["1月3日", "1月12日"],
+    ]
+    assert {q.language for q in queries} == {"zh"}
+
+    passages = list(src.passages())
+    assert [p.text for p in passages] == [I_A1, I_A2, I_B1, I_N1, I_C1, I_D1, I_D2, I_N2]
+
+    qrels = list(src.qrels())
+    assert [(q.query_id, q.doc_id, q.grade) for q in qrels] == [
+        ("0", _pid(I_A1), 2), ("0", _pid(I_A2), 2), ("0", _pid(I_B1), 2), ("0", _pid(I_N1), 0),
+        ("1", _pid(I_C1), 2), ("1", _pid(I_D1), 2), ("1", _pid(I_D2), 2), ("1", _pid(I_N1), 0), ("1", _pid(I_N2), 0),
+    ]
+    assert src.notes == [
+        f"ignored key 'asnwer1' on 2 lines (first: {name}:1)",
+        f"ignored key 'answer2' on 2 lines (first: {name}:1)",
+        f"ignored key 'ansewr3' on 1 line (first: {name}:2)",
+    ]
+
+
+def test_notes_are_added_once_however_often_the_streams_are_read(tmp_path: Path) -> None:
+    path = _write(tmp_path / "zh_int.json", INT_LINES)
+    src = read_qa_jsonl(path)
+    assert src.notes == []  # nothing read yet
+    for _ in range(2):
+        list(src.passages())
+        list(src.queries())
+        list(src.qrels())
+    assert len(src.notes) == 3
+    # a pass stopped half-way says nothing yet: the counts would be partial
+    fresh = read_qa_jsonl(path)
+    next(fresh.queries())
+    assert fresh.notes == []
+
+
+def test_refine_shape_has_no_notes(tmp_path: Path) -> None:
+    src = read_qa_jsonl(_write(tmp_path / "qa.jsonl", LINES))
+    list(src.qrels())
+    assert src.notes == []
+
+
+def test_multi_part_answer_drives_prelabels_and_the_false_negative_detector(tmp_path: Path) -> None:
+    from core.detectors import detect_false_negative
+    from core.prelabel import answer_strings, prelabel
+
+    src = read_qa_jsonl(_write(tmp_path / "zh_int.json", INT_LINES))
+    query = next(src.queries())
+    assert answer_strings(query.answers) == ["1313851", "131万", "187万", "186.35万"]
+    candidates = {p.doc_id: p.answer for p in prelabel(query.answers, [(_pid(t), t) for t in (I_A1, I_B1, I_N1)])}
+    # one passage per part of the answer: both parts count
+    assert candidates == {_pid(I_A1): "1313851", _pid(I_B1): "187万"}
+    found = detect_false_negative(label=0, rank=3, answers=query.answers, passage=I_B1)
+    assert [(s.evidence["answer"], s.spans) for s in found] == [("187万", [(I_B1.index("187万"), I_B1.index("187万") + 4)])]
+    assert detect_false_negative(label=0, rank=3, answers=query.answers, passage=I_N1) == []
+
+    fact = read_qa_jsonl(_write(tmp_path / "en_fact.json", FACT_LINES))
+    first = next(fact.queries())
+    assert prelabel(first.answers, [(_pid(F_P1), F_P1), (_pid(F_N1), F_N1)])[0].doc_id == _pid(F_P1)
+    assert [s.evidence["answer"] for s in detect_false_negative(label=None, rank=1, answers=first.answers, passage=F_P2)] == [
+        "Tampa, Florida"
+    ]
