@@ -14,7 +14,6 @@ from core.analysis import (
     ranked_with_labels,
 )
 from core.lang import detect_language
-from core.leaderboard import IncrementalEvaluator
 from db.annotation import live_qrels
 from db.queries import iter_queries, passages_by_id, statistics_marker
 from db.review import activity_marker
@@ -28,7 +27,9 @@ from pooljudge.ui.common import (
     qrels_source_box,
     shared_run,
 )
+from pooljudge.ui.evaluators import leaderboard_results
 from pooljudge.ui.highlight import show_text
+from pooljudge.ui.level import level_caption, level_control, level_input
 
 MEASURES = ["MRR@10", "nDCG@10", "R@100", "MAP", "P@10", "Success@10", "nDCG_exp@10", "Judged@10", "RR", "Rprec"]
 GROUP_BY = ["split", "type", "domain", "language"]
@@ -40,17 +41,19 @@ REFRESH_SECONDS = 10
 MEAN = st.column_config.NumberColumn(format="%.4f")
 P_VALUE = st.column_config.NumberColumn(format="%.4g")
 
-require_role("admin", "reviewer")
+account = require_role("admin", "reviewer")
 st.title("Metrics")
 store = get_store()
 collections = collections_or_stop(store)
 
 left, middle, right = st.columns([2, 2, 1])
-info = left.selectbox("Collection", collections, format_func=lambda c: c.name)
+# chosen by name, so that ``info`` is this run's (its relevance level may have just changed)
+info = {c.name: c for c in collections}[left.selectbox("Collection", [c.name for c in collections])]
 source = qrels_source_box(middle, store, info)
-level = int(right.number_input("Relevance level", min_value=1, max_value=10, value=2,
-                               help="Binary measures count grade >= level as relevant; nDCG always uses the graded label."))
+level = level_input(right, info, key="metrics_level")
 measures = st.multiselect("Measures", MEASURES, default=["MRR@10", "nDCG@10", "R@100", "MAP", "Judged@10"])
+st.caption(level_caption(level, info.relevance_level))
+level_control(st, store, info, level, account, key="metrics_level")
 if not info.runs or not measures:
     st.caption("This collection has no runs yet." if not info.runs else "Choose at least one measure.")
     st.stop()
@@ -58,11 +61,6 @@ if not info.runs or not measures:
 
 def stored_run(collection: str, run: str):
     return shared_run(store.url, collection, run)
-
-
-@st.cache_resource
-def evaluator(collection: str, measures: tuple[str, ...], level: int) -> IncrementalEvaluator:
-    return IncrementalEvaluator(list(measures), level=level)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -148,20 +146,24 @@ no_qrels = "No judgments in this qrels source yet." if source == LIVE else "This
 
 # ---------------------------------------------------------------------------- leaderboard
 
-def leaderboard(current: dict) -> dict:
-    """The leaderboard table of every run on ``current`` qrels; returns the evaluation results."""
+def evaluate_source(name: str, current: dict) -> tuple[dict, int]:
+    # one evaluator per qrels source, shared by the sessions on it and locked (pooljudge.ui.evaluators)
+    return leaderboard_results(store.url, info.name, name, tuple(measures), level, current, runs)
+
+
+def leaderboard(current: dict, name: str) -> dict:
+    """The leaderboard table of every run on ``current``, the qrels of source ``name``; returns the results."""
     if not current:
         st.warning(no_qrels)
         return {}
-    board = evaluator(info.name, tuple(measures), level)
-    evaluated = board.evaluate(current, runs)
+    evaluated, count = evaluate_source(name, current)
     table = pd.DataFrame(
         [{"run": name, **{m: round(evaluated[name][m]["all"], 4) for m in measures}} for name in info.runs]
     ).sort_values(measures[0], ascending=False)
     st.dataframe(table, hide_index=True, width="stretch", column_config={m: MEAN for m in measures})
     st.caption(
         f"{len(current):,} judged queries ({md_escape(source)}); queries a run misses score 0, as with trec_eval -c. "
-        f"Re-evaluated {board.evaluated_queries:,} (run, query) pairs for this view."
+        f"Re-evaluated {count:,} (run, query) pairs for this view."
     )
     return evaluated
 
@@ -173,17 +175,17 @@ def live_leaderboard() -> None:
     # account first: a disabled or demoted reviewer's open page stops showing the board at the next refresh
     require_role("reviewer", "admin")
     with store.read() as session:
-        leaderboard(live_qrels(session, info.name))
+        current = live_qrels(session, info.name)
+    leaderboard(current, LIVE)
 
 
 with leaderboard_tab:
     if source == LIVE and st.toggle(f"Refresh every {REFRESH_SECONDS} s", value=True, key="leaderboard_refresh",
                                              help="Follow new labels as annotators work."):
         live_leaderboard()
-        board = evaluator(info.name, tuple(measures), level)
-        results = board.evaluate(qrels, runs)  # the other tabs: the labels as of this page run
+        results = evaluate_source(source, qrels)[0]  # the other tabs: the labels as of this page run
     else:
-        results = leaderboard(qrels)
+        results = leaderboard(qrels, source)
 
 # ---------------------------------------------------------------------------- per query
 

@@ -297,3 +297,104 @@ def test_metrics_page_equals_eval_and_follows_new_labels(db):
     live = at.dataframe[0].value
     expected = evaluate({"q2": {"d1": 3}}, run, ["MRR@10"], level=2)
     assert live["MRR@10"].iloc[0] == round(expected["MRR@10"]["all"], 4) == 0.5
+
+
+# ---------------------------------------------------------------------------- the collection's relevance level
+
+SHARED_MEASURES = ["MAP", "MRR@10", "nDCG@10", "R@100"]  # shown by default on the page and by `pooljudge eval`
+
+
+def _eval_cli(db, collection, run, capsys, *extra):
+    """``pooljudge eval -c COLLECTION latest RUN`` with no option: {measure: printed mean}, and its stderr."""
+    from pooljudge.cli import main
+
+    capsys.readouterr()
+    assert main(["--db", db.url, "eval", "-c", collection, "latest", run, *extra]) == 0
+    out, err = capsys.readouterr()
+    return {m: v for m, q, v in (line.split("\t") for line in out.splitlines()) if q == "all" and m in SHARED_MEASURES}, err
+
+
+def _page_means(at):
+    board = _tab(at, "Leaderboard").dataframe[0].value
+    return {name: {m: f"{board[board['run'] == name][m].iloc[0]:.4f}" for m in SHARED_MEASURES} for name in ("bm25", "dense")}
+
+
+@pytest.fixture
+def two_levels(seeded):
+    from db.queries import set_relevance_level
+
+    with seeded.write() as s:  # the newest labels and the runs in a collection whose level is 1
+        import_collection(s, CollectionSource(passages=lambda: iter(PASSAGES), queries=lambda: iter(QUERIES),
+                                              qrels=_qrels_source(RELABELLED)), name="binary", format="test",
+                          location="mem")
+        save_run(s, "binary", "bm25", BM25)
+        save_run(s, "binary", "dense", DENSE)
+        set_relevance_level(s, "binary", 1)
+        set_relevance_level(s, NAME, 2)
+    return seeded
+
+
+def test_metrics_page_and_eval_print_the_same_numbers_at_the_collections_level(two_levels, capsys):
+    db = two_levels
+    at = open_as_admin(db, PAGE)  # no option touched: the first collection ("binary", sorted by name)
+    assert not at.exception
+    assert at.selectbox[0].value == "binary" and at.selectbox[1].value == "imported"
+    assert at.number_input(key="metrics_level:binary:1").value == 1
+    assert "Binary measures count grade ≥ 1 as relevant (the collection's level); nDCG uses the graded labels." in [
+        c.value for c in at.caption]
+    at_level = {}
+    for index, (name, level) in enumerate([("binary", 1), (NAME, 2)]):
+        if index:
+            at.selectbox[0].select_index(index).run()
+            assert not at.exception and at.selectbox[1].value == "relabelled"  # the newest version, as eval's latest
+        assert at.number_input(key=f"metrics_level:{name}:{level}").value == level
+        page = _page_means(at)
+        for run in ("bm25", "dense"):
+            printed, note = _eval_cli(db, name, run, capsys)
+            assert printed == page[run]
+            assert note == f"binary measures count grade >= {level} as relevant (the collection's level)\n"
+            expected = evaluate(RELABELLED, {"bm25": BM25, "dense": DENSE}[run], SHARED_MEASURES, level=level)
+            assert printed == {m: f"{expected[m]['all']:.4f}" for m in SHARED_MEASURES}
+        at_level[level] = page
+    # the same labels, two levels, two MAPs: d5 of q2 (grade 1) is relevant only at level 1
+    assert (at_level[1]["bm25"]["MAP"], at_level[2]["bm25"]["MAP"]) == ("0.3889", "0.3472")
+    assert (at_level[1]["dense"]["MAP"], at_level[2]["dense"]["MAP"]) == ("0.9167", "0.8125")
+    assert at_level[1]["bm25"]["nDCG@10"] == at_level[2]["bm25"]["nDCG@10"] == "0.4700"  # nDCG ignores the level
+
+
+def test_an_admin_changes_the_collections_level_on_the_metrics_page(two_levels, capsys):
+    from db.queries import relevance_level
+
+    db = two_levels
+    at = open_as_admin(db, PAGE)
+    assert not at.button  # the shown level is the collection's: nothing to save
+    at.number_input(key="metrics_level:binary:1").set_value(2).run()
+    assert "Binary measures count grade ≥ 2 as relevant (the collection's level is 1); nDCG uses the graded labels." in [
+        c.value for c in at.caption]
+    assert _page_means(at)["bm25"]["MAP"] == "0.3472"  # a view at level 2; the collection keeps 1
+    with db.read() as s:
+        assert relevance_level(s, "binary") == 1
+    assert _eval_cli(db, "binary", "bm25", capsys)[0]["MAP"] == "0.3889"
+    [save] = at.button
+    assert save.label == "Make 2 the collection's level"
+    save.click().run()
+    assert not at.exception
+    assert [s.value for s in at.success] == ["The collection's relevance level is now 2."]
+    with db.read() as s:
+        assert relevance_level(s, "binary") == 2
+    assert at.number_input(key="metrics_level:binary:2").value == 2 and not at.button
+    assert _eval_cli(db, "binary", "bm25", capsys)[0]["MAP"] == "0.3472" == _page_means(at)["bm25"]["MAP"]
+
+
+def test_a_reviewer_sees_the_level_but_cannot_change_the_collections(two_levels):
+    from tests.app.apptest import AppTest
+
+    with two_levels.write() as s:
+        reviewer = add_user(s, "rev", "correct horse", "reviewer").id
+    at = AppTest.from_file(str(PAGE), default_timeout=30)
+    at.session_state["pooljudge_user_id"] = reviewer
+    at.run()
+    at.number_input(key="metrics_level:binary:1").set_value(3).run()
+    assert not at.exception and not at.button
+    assert "Binary measures count grade ≥ 3 as relevant (the collection's level is 1); nDCG uses the graded labels." in [
+        c.value for c in at.caption]

@@ -1,0 +1,65 @@
+"""The collection's relevance level on the pages: the input that starts at it, the caption that names it, the
+admin's control that changes it.
+
+The level is one value per collection (:func:`db.queries.relevance_level`),
+the default of ``pooljudge eval --collection`` and of every page that shows a
+measure, so a page and the CLI print the same numbers without any option.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.limits import CUTOFF_MAX
+
+_FLASH = "pj_level_flash"
+
+
+def level_input(container, info, *, key: str, label: str = "Relevance level", help: str | None = None) -> int:
+    """A number input for the level of binary measures, starting at the collection's level.
+
+    Its widget key holds the collection and its level, so it starts again at
+    the level when another collection is chosen or the level is changed.
+    """
+    return int(container.number_input(
+        label, min_value=1, max_value=CUTOFF_MAX, value=info.relevance_level,
+        key=f"{key}:{info.name}:{info.relevance_level}",
+        help=help or "Binary measures count grade >= level as relevant; nDCG always uses the graded label. "
+                     "Starts at the collection's level, which `pooljudge eval -c` uses too.",
+    ))
+
+
+def level_caption(level: int, collection_level: int) -> str:
+    """Which grades the binary measures shown count as relevant, and whether that is the collection's level."""
+    whose = "the collection's level" if level == collection_level else f"the collection's level is {collection_level}"
+    return f"Binary measures count grade ≥ {level} as relevant ({whose}); nDCG uses the graded labels."
+
+
+def _save(store, collection: str, level: int, user_id: int) -> None:
+    from db.annotation import SignedOut
+    from db.queries import NotFound, set_relevance_level
+    from pooljudge.ui.common import md_escape
+
+    try:
+        with store.write() as session:
+            set_relevance_level(session, collection, level, acting_user_id=user_id)
+    except (NotFound, SignedOut, ValueError) as exc:
+        st.session_state[_FLASH] = ("error", md_escape(str(exc)))  # names the collection: untrusted
+    else:
+        st.session_state[_FLASH] = ("success", f"The collection's relevance level is now {level}.")
+
+
+def level_control(container, store, info, level: int, account, *, key: str) -> None:
+    """For an admin, a button making ``level`` the collection's level (shown when it differs); then its outcome.
+
+    The account is re-checked as an active admin inside the write
+    (:func:`db.queries.set_relevance_level`).
+    """
+    message = st.session_state.pop(_FLASH, None)
+    if message:
+        getattr(container, message[0])(message[1])
+    if account.role == "admin" and level != info.relevance_level:
+        container.button(f"Make {level} the collection's level", key=f"{key}_save", on_click=_save,
+                         args=(store, info.name, level, account.id),
+                         help=f"Now {info.relevance_level}. The level every page and `pooljudge eval -c` use by "
+                              "default, for everyone.")
