@@ -37,7 +37,7 @@ import numpy as np
 from scipy import stats
 
 from core.metrics import evaluate, parse_measure
-from core.fusion import trec_ranking
+from core.ranking import trec_ranking
 from core.types import Passage, Qrels, Run
 from core.validators import integer, is_integer, is_real, positive_int, real_number
 

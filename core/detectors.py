@@ -101,6 +101,7 @@ from typing import Any
 
 from core.lang import detect_language, has_cjk_ideograph, is_cjk_ideograph
 from core.prelabel import answer_strings
+from core.ranking import rank_positions
 from core.text import Analyzer, analyzer_for, jieba_tokenizer, normalize_with_offsets
 from core.types import Qrels, Run
 from core.validators import is_integer, positive_int
@@ -919,7 +920,9 @@ class FalseNegativeCandidate:
 def false_negative_candidates(run: Run, qrels: Qrels, *, depth: int = 10) -> list[FalseNegativeCandidate]:
     """Passages in the top ``depth`` of a run that are unjudged or labelled 0 (DuReader-retrieval Table 10).
 
-    Ranking follows trec_eval: score descending, ties by doc id descending.
+    Ranking follows trec_eval (:mod:`core.ranking`): score descending, compared
+    as 32-bit floats, ties by doc id descending, so a rank here is the rank the
+    measures count.
 
     Parameters
     ----------
@@ -951,12 +954,10 @@ def false_negative_candidates(run: Run, qrels: Qrels, *, depth: int = 10) -> lis
         if not isinstance(docs, Mapping):
             raise TypeError(f"run[{qid!r}] must be a mapping of doc id to score")
         judged = qrels.get(qid, {})
-        ranked = sorted(docs.items(), key=lambda kv: kv[0], reverse=True)
-        ranked.sort(key=lambda kv: kv[1], reverse=True)  # stable: ties keep doc id descending
-        for rank, (doc, score) in enumerate(ranked[:depth], 1):
+        for doc, rank in rank_positions(docs, depth).items():
             label = judged.get(doc)
             if label is None or label == 0:
-                out.append(FalseNegativeCandidate(qid, doc, rank, float(score), label))
+                out.append(FalseNegativeCandidate(qid, doc, rank, float(docs[doc]), label))
     return out
 
 

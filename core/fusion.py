@@ -4,10 +4,12 @@ Every function takes several :data:`core.types.Run` objects (``{qid: {docid:
 score}}``), either as a mapping ``{run_name: run}`` or as a sequence, and
 returns one fused :data:`~core.types.Run`.
 
-Ranks are always taken in trec_eval's order: score descending, ties broken
-by document id descending (code-point order, which equals UTF-8 byte order).
-A run's own rank column, if it ever had one, plays no part; two documents
-with equal scores therefore get distinct, deterministic ranks.
+Ranks are always taken in trec_eval's order (:mod:`core.ranking`): score
+descending, compared as 32-bit floats, ties broken by document id descending
+(code-point order, which equals UTF-8 byte order).  A run's own rank column,
+if it ever had one, plays no part; two documents with equal scores therefore
+get distinct, deterministic ranks.  :func:`trec_ranking` and
+:func:`rank_positions` are re-exported from :mod:`core.ranking`.
 
 Fused scores are sums computed with :func:`math.fsum`, so they do not depend
 on the order in which the runs are given, and each query of the result is
@@ -38,8 +40,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
-import numpy as np
-
+from core.ranking import rank_positions, trec_ranking
 from core.types import Run
 from core.validators import optional_positive_int, real_number
 
@@ -73,49 +74,6 @@ WeightsArg = Mapping[str, float] | Sequence[float] | None
 
 DEFAULT_RRF_K = 60
 """Cormack et al.'s constant ``k`` in ``1 / (k + rank)``."""
-
-
-def trec_ranking(scores: Mapping[str, float]) -> list[str]:
-    """Document ids of one query in trec_eval order.
-
-    Parameters
-    ----------
-    scores : Mapping[str, float]
-        ``{doc_id: score}`` of one query.
-
-    Returns
-    -------
-    list of str
-        Sorted by score descending, ties by doc id descending.  Scores are
-        compared as 32-bit floats because trec_eval stores them so (``float
-        sim``): two scores equal in single precision are a tie there, and
-        ranking them apart here would disagree with the measures.
-    """
-    docs = list(scores)
-    with np.errstate(over="ignore"):  # beyond float32's range is +-inf, as in trec_eval
-        single = np.asarray([scores[d] for d in docs], dtype=np.float64).astype(np.float32).tolist()
-    return [docs[i] for i in sorted(range(len(docs)), key=lambda i: (single[i], docs[i]), reverse=True)]
-
-
-def rank_positions(scores: Mapping[str, float], depth: int | None = None) -> dict[str, int]:
-    """1-based trec-order rank of every document of one query.
-
-    Parameters
-    ----------
-    scores : Mapping[str, float]
-        ``{doc_id: score}`` of one query.
-    depth : int, optional
-        Keep only ranks ``1..depth``.
-
-    Returns
-    -------
-    dict of str to int
-        ``{doc_id: rank}``, in rank order.
-    """
-    ranked = trec_ranking(scores)
-    if depth is not None:
-        ranked = ranked[:depth]
-    return {doc: rank for rank, doc in enumerate(ranked, start=1)}
 
 
 def name_runs(runs: RunsArg) -> dict[str, Run]:

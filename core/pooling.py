@@ -56,10 +56,9 @@ from core.fusion import (
     RunsArg,
     WeightsArg,
     name_runs,
-    rank_positions,
     resolve_weights,
-    trec_ranking,
 )
+from core.ranking import rank_positions, trec_ranking
 from core.types import Run
 from core.validators import positive_int, real_number
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import NamedTuple, Protocol, runtime_checkable
 
+from core.ranking import trec_ranking
 from core.types import Run
 
 ProgressCallback = Callable[[int, int], None]
@@ -37,5 +38,12 @@ class Retriever(Protocol):
 
 
 def trec_order(hits: list[Hit]) -> list[Hit]:
-    """Sort hits as trec_eval ranks them: score descending, then doc id descending."""
-    return sorted(hits, key=lambda h: (h.score, h.doc_id), reverse=True)
+    """Sort hits as trec_eval ranks them (:func:`core.ranking.trec_ranking`).
+
+    Score descending, compared as 32-bit floats, then doc id descending; the
+    hits keep their own scores.  Doc ids are distinct within one query.
+    """
+    by_id = {h.doc_id: h for h in hits}
+    if len(by_id) != len(hits):
+        raise ValueError("hits of one query must have distinct doc ids")
+    return [by_id[d] for d in trec_ranking({h.doc_id: h.score for h in hits})]

@@ -59,8 +59,9 @@ query terms whose idf is 0 (robertson idf of a term in at least half of the
 documents, atire idf of a term in every document) scores 0 and is not
 returned either: it carries no evidence.
 
-Hits are in trec_eval order: score descending, ties by doc id descending
-(code point order, which is UTF-8 byte order).  Ties at the ``k``-th place are
+Hits are in trec_eval order (:mod:`core.ranking`): score descending,
+compared as 32-bit floats whatever the backend's precision, ties by doc id
+descending (code point order, which is UTF-8 byte order).  Ties at the ``k``-th place are
 resolved the same way, so the top ``k`` are exactly the first ``k`` documents
 of the full ranking in that order.  Scores are the backend's: float32 for
 bm25s by default (``dtype="float64"`` for exact parity), float64 for
@@ -87,6 +88,7 @@ from typing import Any
 
 import numpy as np
 
+from core.ranking import trec_argsort, trec_scores
 from core.retrieval.base import Hit, ProgressCallback
 from core.text import Analyzer
 from core.types import Passage, Run
@@ -440,15 +442,14 @@ class BM25Retriever:
             return [], []
         scores, baseline = self._scores_and_baseline(ids)
         candidates = np.flatnonzero(scores > baseline)
+        key = trec_scores(scores[candidates])  # float64 scores too are ranked as trec_eval's float32
         if candidates.size > k:
-            sub = scores[candidates]
-            kth = sub[np.argpartition(sub, sub.size - k)[sub.size - k]]  # the k-th largest score
-            candidates = candidates[sub >= kth]  # every document tied with it stays a candidate
-        cand_scores = scores[candidates]
+            kth = key[np.argpartition(key, key.size - k)[key.size - k]]  # the k-th largest score
+            keep = key >= kth  # every document tied with it stays a candidate
+            candidates, key = candidates[keep], key[keep]
         assert self._rank is not None
-        # lexsort: last key is primary -> score descending, then doc id descending
-        order = np.lexsort((-self._rank[candidates], -cand_scores))[:k]
-        return candidates[order].tolist(), cand_scores[order].tolist()
+        order = trec_argsort(key, self._rank[candidates])[:k]
+        return candidates[order].tolist(), scores[candidates[order]].tolist()
 
     # ------------------------------------------------------------------ searching
 

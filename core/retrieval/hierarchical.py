@@ -77,7 +77,8 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import numpy as np
 
 from core.context import DEFAULT_N_KEYPHRASES, check_context_mode, contextualise, group_by_document
-from core.fusion import DEFAULT_RRF_K, check_alpha, convex, rank_positions
+from core.fusion import DEFAULT_RRF_K, check_alpha, convex
+from core.ranking import rank_positions
 from core.retrieval.base import Hit, ProgressCallback, trec_order
 from core.retrieval.encoder import TextEncoder, encode_cached
 from core.types import Passage, Run
