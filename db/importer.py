@@ -469,7 +469,7 @@ def check_regular_input(path: str | os.PathLike[str]) -> None:
     name = os.fspath(path)
     try:
         mode = os.stat(name).st_mode
-    except FileNotFoundError:
+    except OSError:  # missing, a symlink loop, a broken link: the reader says which
         return
     if stat.S_ISDIR(mode):
         root_depth = name.rstrip(os.sep).count(os.sep)
