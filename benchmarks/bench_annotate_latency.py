@@ -27,6 +27,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+from core.scale import GRADES
+
 REPO = Path(__file__).resolve().parents[1]
 PASSWORD = "correct horse battery"
 TARGET_P95_MS = 200  # issue 9: key press -> next passage, headless Chromium, 2-core machine
@@ -98,7 +100,7 @@ def main() -> None:
                 page.wait_for_function(SETTLED, timeout=30_000)  # the previous item is fully drawn
                 progress = page.locator('[data-testid="stProgress"]').inner_text()
                 start = time.perf_counter()
-                page.keyboard.press(str(i % 4))
+                page.keyboard.press(str(GRADES[i % len(GRADES)]))  # a graded level's shortcut is its digit
                 page.wait_for_function(NEXT_SHOWN, arg=progress, polling="raf", timeout=30_000)
                 timings.append((time.perf_counter() - start) * 1000)
             browser.close()

@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import pytrec_eval  # noqa: E402
 
 from core.metrics import evaluate  # noqa: E402
+from core.scale import GRADES  # noqa: E402
 
 MEASURES = ["MAP", "MRR@10", "P@10", "R@100", "nDCG@10", "Rprec", "Success@10"]
 TREC_MEASURES = {"map", "recip_rank", "P.10", "recall.100", "ndcg_cut.10", "Rprec", "success.10"}
@@ -47,7 +48,7 @@ def generate(n_queries: int, n_docs: int, seed: int = 7):
         qid = f"q{q}"
         docs = [f"d{q}_{i}" for i in range(n_docs)]
         judged = rng.sample(docs, 30) + [f"u{q}_{i}" for i in range(10)]  # some judged docs never retrieved
-        qrels[qid] = {d: rng.choices((0, 1, 2, 3), weights=(6, 2, 1, 1))[0] for d in judged}
+        qrels[qid] = {d: rng.choices(GRADES, weights=(6, 2, 1, 1))[0] for d in judged}
         run[qid] = {d: round(rng.random(), 3) for d in docs}  # 3 decimals: some ties
     return qrels, run
 

@@ -48,6 +48,7 @@ from sqlalchemy import select
 from db.annotation import next_item, record_judgment, undo_last
 from db.engine import Store
 from db.models import User
+from core.scale import GRADES
 
 url, username, undo_rate, seed = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4])
 rng = random.Random(seed)
@@ -79,7 +80,7 @@ while True:
         item = next_item(s, uid)
     if item is None:
         break
-    grade = rng.randrange(4)
+    grade = rng.choice(GRADES)
     ok, _ = write(lambda s: record_judgment(s, uid, item.assignment_id, grade, token=secrets.token_hex(8), elapsed_ms=1))
     if not ok:
         break
@@ -90,7 +91,7 @@ while True:
         if not ok:
             break
         undos += undone is not None
-        ok, _ = write(lambda s: record_judgment(s, uid, item.assignment_id, (grade + 1) % 4,
+        ok, _ = write(lambda s: record_judgment(s, uid, item.assignment_id, GRADES[(GRADES.index(grade) + 1) % len(GRADES)],
                                                 token=secrets.token_hex(8), elapsed_ms=1))
         if not ok:
             break

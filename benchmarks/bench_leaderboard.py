@@ -30,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.bench_eval import best_of, generate  # noqa: E402
 from core.leaderboard import IncrementalEvaluator  # noqa: E402
 from core.metrics import evaluate  # noqa: E402
+from core.scale import GRADES  # noqa: E402
 
 MEASURES = ["MRR@10", "nDCG@10", "R@100", "MAP", "Judged@10"]
 TARGET = 0.5
@@ -54,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
         # every repetition changes other queries, so the evaluator always has real work
         out = dict(qrels)
         for q in rng.sample(sorted(qrels), args.changed):
-            out[q] = {**qrels[q], f"new{round_}": 3}
+            out[q] = {**qrels[q], f"new{round_}": GRADES[-1]}
         return out
 
     versions = iter([changed_qrels(i) for i in range(args.repeat)])

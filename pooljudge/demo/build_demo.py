@@ -41,6 +41,9 @@ import zipfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from core.lang import CJK_IDEOGRAPH_CLASS
+from core.scale import GRADES
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
@@ -107,9 +110,8 @@ def build_qrels() -> dict[str, dict[str, int]]:
 
 # --------------------------------------------------------------------------- tokenizers
 
-_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_CJK_RUN = re.compile(f"[{_CJK}]+")
-_BIGRAM_PIECES = re.compile(f"[{_CJK}]+|[^\\W{_CJK}]+")
+_CJK_RUN = re.compile(f"[{CJK_IDEOGRAPH_CLASS}]+")
+_BIGRAM_PIECES = re.compile(f"[{CJK_IDEOGRAPH_CLASS}]+|[^\\W{CJK_IDEOGRAPH_CLASS}]+")
 _WORD = re.compile(r"\w+")
 
 
@@ -353,8 +355,8 @@ def verify(root: Path) -> list[str]:
         for docid, grade in judged.items():
             if docid not in pid_set:
                 problems.append(f"qrels: {qid} judges unknown passage {docid}")
-            if grade not in (0, 1, 2, 3):
-                problems.append(f"qrels: {qid} {docid} grade {grade} outside 0-3")
+            if grade not in GRADES:
+                problems.append(f"qrels: {qid} {docid} grade {grade} outside {GRADES[0]}-{GRADES[-1]}")
     for qid in qids:
         judged = qrels.get(qid, {})
         if not 4 <= len(judged) <= 8:
@@ -397,7 +399,7 @@ def verify(root: Path) -> list[str]:
         )
     lines.append(
         f"qrels: {len(grades)} judgments, "
-        + ", ".join(f"grade {g}: {grades.count(g)}" for g in (0, 1, 2, 3))
+        + ", ".join(f"grade {g}: {grades.count(g)}" for g in GRADES)
     )
     for name, run in runs.items():
         lines.append(f"run {name}: {sum(len(r) for r in run.values())} lines, {len(run)} queries")
