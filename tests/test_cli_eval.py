@@ -154,3 +154,28 @@ def test_large_grade_warns_in_one_line(files, tmp_path, capsys):
         "warning: the largest grade is 2000000: trec_eval allocates 8 bytes per grade level, "
         "about 15 MiB per evaluation; grades above 1000000 are unusual\n"
     )
+
+
+@pytest.mark.parametrize("which", ["qrels", "run"])
+def test_nul_in_ids_is_a_file_line_error_not_an_abort(files, tmp_path, which):
+    # two ids that differ only after a NUL made pytrec_eval abort the process (exit 134, a C assertion)
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    qrels, run = files
+    if which == "qrels":
+        qrels = tmp_path / "nul.qrels"
+        qrels.write_bytes(b"q1 0 a\x00x 1\nq1 0 a\x00y 0\n")
+        bad, what = qrels, "document id (column 3) 'a\\x00x'"
+    else:
+        run = tmp_path / "nul.run"
+        run.write_bytes(b"q1 Q0 a\x00x 1 2.0 t\nq1 Q0 a\x00y 2 1.0 t\n")
+        bad, what = run, "document id (column 3) 'a\\x00x'"
+    done = subprocess.run(
+        [sys.executable, "-m", "pooljudge.cli", "eval", str(qrels), str(run), "-m", "P@1", "-m", "nDCG@10"],
+        cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert done.stderr == f"error: {bad}:1: {what} contains the control character U+0000 at character 2\n"

@@ -183,3 +183,59 @@ def test_t2ranking_sample(shared_data: Path) -> None:
     assert {e.grade for e in binary} == {1}
     # the binary file lists exactly the pairs graded 2 or 3
     assert {(e.query_id, e.doc_id) for e in binary} == {k for k, g in graded.items() if g >= 2}
+
+
+# Issue 10: a first record whose id is literally "id" or "pid" used to be taken for a header and dropped.
+
+
+@pytest.mark.parametrize("reader", [read_msmarco, read_t2ranking])
+def test_a_first_id_named_like_a_header_is_kept(tmp_path: Path, reader) -> None:
+    root = tmp_path / "c"
+    text(root / "collection.tsv", "pid\tthe passage whose id is pid\nid\tone whose id is id\n")
+    text(root / "queries.dev.tsv", "id\twhat is an id\nqid\twhat is a qid\n")
+    text(root / "qrels.dev.tsv", "qid\t0\tpid\t1\nid\t0\tid\t2\n")
+    source = reader(root)
+    assert [(p.id, p.text) for p in source.passages()] == [
+        ("pid", "the passage whose id is pid"),
+        ("id", "one whose id is id"),
+    ]
+    assert [(q.id, q.text) for q in source.queries()] == [("id", "what is an id"), ("qid", "what is a qid")]
+    assert [(e.query_id, e.doc_id, e.grade) for e in source.qrels()] == [("qid", "pid", 1), ("id", "id", 2)]
+
+
+def test_two_column_qrels_starting_with_qid_keep_the_pair(tmp_path: Path) -> None:
+    qrels = text(tmp_path / "qrels.retrieval.dev.tsv", "qid\t7\n8\t9\n")
+    assert list(read_msmarco(qrels=qrels).qrels()) == [QrelEntry("qid", "7", 1), QrelEntry("8", "9", 1)]
+
+
+@pytest.mark.parametrize(
+    ("name", "header", "row"),
+    [
+        ("collection.tsv", "pid\tpara", "0\ta"),
+        ("collection.tsv", "PID\tText", "0\ta"),
+        ("queries.dev.tsv", "qid\ttext", "5\tq"),
+        ("qrels.dev.tsv", "qid\t-\tpid\trel", "5\t0\t0\t3"),
+        ("qrels.dev.tsv", "qid\tpid", "5\t0"),
+        ("qrels.dev.tsv", "query-id\tcorpus-id\tscore", "5\t0\t1"),
+    ],
+)
+def test_an_exact_header_row_is_still_skipped(tmp_path: Path, name: str, header: str, row: str) -> None:
+    text(tmp_path / name, f"{header}\n{row}\n")
+    source = read_msmarco(tmp_path)
+    records = [*source.passages(), *source.queries(), *source.qrels()]
+    assert len(records) == 1
+    assert records[0].origin == f"{tmp_path / name}:2"
+
+
+def test_the_header_flag(tmp_path: Path) -> None:
+    coll = text(tmp_path / "collection.tsv", "pid\tpara\n0\ta\n")
+    q = text(tmp_path / "queries.dev.tsv", "num\tquestion\n5\tq\n")
+    # header=False: the T2Ranking-looking first line is a passage
+    assert [p.id for p in read_msmarco(coll, header=False).passages()] == ["pid", "0"]
+    # header=True: a header the reader does not know is skipped
+    assert [x.id for x in read_msmarco(queries=q, header=True).queries()] == ["5"]
+    # by default that unknown header is a query
+    assert [x.id for x in read_msmarco(queries=q).queries()] == ["num", "5"]
+    with pytest.raises(FormatError) as info:
+        list(read_msmarco(text(tmp_path / "x.tsv", "pid\tpara\textra\n0\ta\n"), header=True).passages())
+    assert str(info.value) == f"{tmp_path / 'x.tsv'}:1: header must have 2 columns 'pid<TAB>text', got 3"
