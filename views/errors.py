@@ -15,7 +15,6 @@ rendered verbatim: through ``st.dataframe``, ``show_text`` / ``st.html`` (escape
 in Markdown-only labels, ``md_escape``.
 """
 
-import html
 import re
 
 import pandas as pd
@@ -61,7 +60,8 @@ from pooljudge.ui.common import (
     qrels_source_box,
     shared_run,
 )
-from pooljudge.ui.highlight import VERBATIM_STYLE, show_text
+from pooljudge.ui.highlight import VERBATIM_STYLE, chart_text, show_text
+from pooljudge.ui.level import level_caption, level_control, level_input
 
 MEASURES = ["nDCG@10", "MRR@10", "R@100", "MAP", "P@10", "Success@10", "R@10"]
 STATUSES = ("suggested", "confirmed", "rejected")
@@ -78,8 +78,11 @@ collections = {c.name: c for c in collections_or_stop(store)}
 left, middle, right = st.columns([2, 2, 1])
 info = collections[left.selectbox("Collection", list(collections), key="errors_collection")]
 source = qrels_source_box(middle, store, info, key="errors_source")
-level = int(right.number_input("Relevance level", min_value=1, max_value=10, value=2, key="errors_level",
-                               help="A passage graded at least this is relevant: a query fails when none is in its top k."))
+level = level_input(right, info, key="errors_level",
+                    help="A passage graded at least this is relevant: a query fails when none is in its top k. "
+                         "Starts at the collection's level, which the Metrics page and `pooljudge eval -c` use too.")
+st.caption(level_caption(level, info.relevance_level))
+level_control(st, store, info, level, account, key="errors_level")
 language = info.language
 
 
@@ -381,12 +384,13 @@ if dashboards_tab.open:
         else:
             frame = pd.DataFrame([{"category": c, "name": names.get(c, c), "group": groups.get(c, "Your categories"), "pairs": n}
                                   for c, n in distribution.items()])
-            chart = frame.assign(name=frame["name"].map(html.escape))  # plotly reads a few HTML tags in labels
+            chart = frame.assign(name=frame["name"].map(chart_text))  # plotly draws a few HTML tags in labels
             figure = px.bar(chart, x="name", y="pairs", color="group", text="pairs",
                             category_orders={"group": list(GROUP_NAMES.values())},  # a group keeps its colour
                             labels={"name": "category", "pairs": "(query, passage) pairs"},
                             title="Tagged pairs per category" + (" (confirmed and suggested)" if include else " (confirmed)"))
-            figure.update_layout(xaxis={"categoryorder": "total descending"})
+            # category, not a number axis, even for names like "2016"
+            figure.update_layout(xaxis={"categoryorder": "total descending", "type": "category"})
             st.plotly_chart(figure, width="stretch", key="errors_distribution_chart")
             st.dataframe(frame, hide_index=True, width="stretch", key="errors_distribution_table")
             st.caption("A pair counts once per category, however many tags give it that category.")
@@ -406,16 +410,18 @@ if dashboards_tab.open:
             per_run = {run: per_query_values(store.url, info.name, run, measure, level, qrels_key, qrels)
                        for run in info.runs}
             rows = category_metric_rows(per_run, by_query)
-            long = pd.DataFrame([{**r, "name": html.escape(category_name(r["category"], names)), "run": html.escape(r["run"])}
+            long = pd.DataFrame([{**r, "name": chart_text(category_name(r["category"], names)), "run": chart_text(r["run"])}
                                  for r in rows])
             figure = px.bar(long, x="name", y="mean", color="run", barmode="group", hover_data=["n"],
                             labels={"name": "category", "mean": measure}, title=f"{measure} per error category and run")
+            figure.update_xaxes(type="category")
             st.plotly_chart(figure, width="stretch", key="errors_metric_chart")
             table = pd.DataFrame(category_metric_table(rows, names))
             st.dataframe(table, hide_index=True, width="stretch", key="errors_metric_table",
                          column_config={run: st.column_config.NumberColumn(format="%.4f") for run in info.runs})
             st.caption(f"Every judged query of {md_escape(source)} is evaluated (0 where a run misses it, as trec_eval -c); "
-                       "a query counts in each category of its confirmed tags; untagged queries have none.")
+                       "a query counts in each category of its confirmed tags; untagged queries have none. "
+                       + level_caption(level, info.relevance_level))
 
         st.subheader("Examples")
         present = [c.id for c in categories if any(t["category"] == c.id for t in all_tags)]

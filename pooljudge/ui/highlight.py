@@ -90,6 +90,19 @@ def verbatim_html(text: str, *, query: str | None = None, language: str | None =
     return f'<div class="{VERBATIM_CLASS}" style="{style}">{prefix}{_marked(query, text, language)}</div>'
 
 
+def chart_text(text: str) -> str:
+    """``text`` for a plotly label (axis category, legend entry, hover text, title), drawn exactly as stored.
+
+    Plotly draws a subset of HTML in every label (``<b>``, ``<i>``, ``<br>``,
+    ``<sup>``, ``<a href>``, ``<span style>``) and decodes ``&amp;``,
+    ``&lt;``, ``&gt;`` and numeric entities, so ``&``, ``<`` and ``>`` become
+    entities and are drawn as themselves.  Quotes stay: plotly does not
+    decode ``&quot;``, it would show it literally.  The escaping is
+    one-to-one, so distinct values stay distinct categories.
+    """
+    return html.escape(text, quote=False)
+
+
 def show_text(text: str, *, query: str | None = None, language: str | None = None, container=None,
               bold: bool = False, small: bool = False, label: str | None = None) -> None:
     """Render untrusted ``text`` verbatim via ``st.html`` (never Markdown), query terms marked when given.

@@ -16,14 +16,19 @@ _FLASH = "pj_level_flash"
 
 
 def level_input(container, info, *, key: str, label: str = "Relevance level", help: str | None = None) -> int:
-    """A number input for the level of binary measures, starting at the collection's level.
+    """A number input (widget ``key``) for the level of binary measures, starting at the collection's level.
 
-    Its widget key holds the collection and its level, so it starts again at
-    the level when another collection is chosen or the level is changed.
+    It starts again at the level whenever another collection is chosen or the
+    collection's level changes (here or elsewhere); in between it keeps what
+    the user typed.
     """
+    state = st.session_state
+    shown_for = (info.name, info.relevance_level)
+    if state.get(f"{key}__for") != shown_for:
+        state[f"{key}__for"] = shown_for
+        state[key] = info.relevance_level  # set before the widget exists: the widget takes it as its value
     return int(container.number_input(
-        label, min_value=1, max_value=CUTOFF_MAX, value=info.relevance_level,
-        key=f"{key}:{info.name}:{info.relevance_level}",
+        label, min_value=1, max_value=CUTOFF_MAX, key=key,
         help=help or "Binary measures count grade >= level as relevant; nDCG always uses the graded label. "
                      "Starts at the collection's level, which `pooljudge eval -c` uses too.",
     ))

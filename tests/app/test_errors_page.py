@@ -419,3 +419,49 @@ def test_roles(db, role, allowed):
     assert [t.value for t in at.title] == (["Error analysis"] if allowed else [])
     if allowed:
         assert at.selectbox(key="errors_collection").value == C
+
+
+STORED_LABEL = '"quoted" <b>dom</b> & co &amp;'  # plotly would draw <b> bold and decode &amp;
+CHART_LABEL = '"quoted" &lt;b&gt;dom&lt;/b&gt; &amp; co &amp;amp;'  # drawn by plotly as STORED_LABEL
+
+
+def test_chart_labels_show_the_stored_text(db):
+    # the category name and the run name reach plotly escaped exactly as plotly reads labels: <, > and & as
+    # entities it decodes, quotes as they are (html.escape's &quot; used to be drawn literally)
+    seed(db)
+    with db.write() as s:
+        save_run(s, C, '<i>run</i> "2"', DENSE)
+        tag_pair(s, C, "q1", "s17", "own_cat", user_id=db.admin_id, extra_categories=["own_cat"],
+                 category_name=STORED_LABEL)
+        tag_pair(s, C, "q2", "alipay", "numeral_mismatch", user_id=db.admin_id)
+    at = dashboards(open_as_admin(db, PAGE, default_timeout=60))
+    at.selectbox(key="errors_source").select("imported").run()
+    at.selectbox(key="errors_measure").select("MRR@10").run()
+    assert not at.exception
+    [distribution] = [json.loads(c.proto.spec) for c in at.get("plotly_chart") if "Tagged pairs per category" in c.proto.spec]
+    assert sorted(x for trace in distribution["data"] for x in trace["x"]) == [
+        CHART_LABEL, "Salient phrase mismatch: numeral"]
+    assert distribution["layout"]["xaxis"]["type"] == "category"
+    bars = chart_bars(at, "MRR@10 per error category and run")
+    # the run (DENSE) on q1 ranks s16 (grade 2) second
+    assert bars[('&lt;i&gt;run&lt;/i&gt; "2"', CHART_LABEL)] == 0.5
+    assert {run for run, _ in bars} == {"bm25", '&lt;i&gt;run&lt;/i&gt; "2"'}  # the legend's entries
+    assert frame_with(at, "queries").set_index("category").loc["own_cat", "name"] == STORED_LABEL  # the table: raw
+    assert not any("&quot;" in c.proto.spec for c in at.get("plotly_chart"))
+
+
+def test_the_level_starts_at_the_collections(db):
+    from db.queries import set_relevance_level
+
+    seed(db)
+    at = open_as_admin(db, PAGE, default_timeout=60)
+    assert at.number_input(key="errors_level").value == 2
+    assert "Binary measures count grade ≥ 2 as relevant (the collection's level); nDCG uses the graded labels." in [
+        c.value for c in at.caption]
+    assert metrics(sampled(db))["Failing queries"] == "4"  # q5 finds s16 (grade 2)
+    with db.write() as s:
+        set_relevance_level(s, C, 3)
+    at = sampled(db)  # a new session: no option touched but the qrels source
+    assert at.number_input(key="errors_level").value == 3
+    assert metrics(at)["Failing queries"] == "5"  # no grade reaches 3
+    assert any("relevant at grade ≥ 3" in c.value for c in at.caption)

@@ -339,7 +339,7 @@ def test_metrics_page_and_eval_print_the_same_numbers_at_the_collections_level(t
     at = open_as_admin(db, PAGE)  # no option touched: the first collection ("binary", sorted by name)
     assert not at.exception
     assert at.selectbox[0].value == "binary" and at.selectbox[1].value == "imported"
-    assert at.number_input(key="metrics_level:binary:1").value == 1
+    assert at.number_input(key="metrics_level").value == 1
     assert "Binary measures count grade ≥ 1 as relevant (the collection's level); nDCG uses the graded labels." in [
         c.value for c in at.caption]
     at_level = {}
@@ -347,7 +347,7 @@ def test_metrics_page_and_eval_print_the_same_numbers_at_the_collections_level(t
         if index:
             at.selectbox[0].select_index(index).run()
             assert not at.exception and at.selectbox[1].value == "relabelled"  # the newest version, as eval's latest
-        assert at.number_input(key=f"metrics_level:{name}:{level}").value == level
+        assert at.number_input(key="metrics_level").value == level
         page = _page_means(at)
         for run in ("bm25", "dense"):
             printed, note = _eval_cli(db, name, run, capsys)
@@ -368,7 +368,7 @@ def test_an_admin_changes_the_collections_level_on_the_metrics_page(two_levels, 
     db = two_levels
     at = open_as_admin(db, PAGE)
     assert not at.button  # the shown level is the collection's: nothing to save
-    at.number_input(key="metrics_level:binary:1").set_value(2).run()
+    at.number_input(key="metrics_level").set_value(2).run()
     assert "Binary measures count grade ≥ 2 as relevant (the collection's level is 1); nDCG uses the graded labels." in [
         c.value for c in at.caption]
     assert _page_means(at)["bm25"]["MAP"] == "0.3472"  # a view at level 2; the collection keeps 1
@@ -382,7 +382,7 @@ def test_an_admin_changes_the_collections_level_on_the_metrics_page(two_levels, 
     assert [s.value for s in at.success] == ["The collection's relevance level is now 2."]
     with db.read() as s:
         assert relevance_level(s, "binary") == 2
-    assert at.number_input(key="metrics_level:binary:2").value == 2 and not at.button
+    assert at.number_input(key="metrics_level").value == 2 and not at.button
     assert _eval_cli(db, "binary", "bm25", capsys)[0]["MAP"] == "0.3472" == _page_means(at)["bm25"]["MAP"]
 
 
@@ -394,7 +394,12 @@ def test_a_reviewer_sees_the_level_but_cannot_change_the_collections(two_levels)
     at = AppTest.from_file(str(PAGE), default_timeout=30)
     at.session_state["pooljudge_user_id"] = reviewer
     at.run()
-    at.number_input(key="metrics_level:binary:1").set_value(3).run()
+    at.number_input(key="metrics_level").set_value(3).run()
     assert not at.exception and not at.button
     assert "Binary measures count grade ≥ 3 as relevant (the collection's level is 1); nDCG uses the graded labels." in [
         c.value for c in at.caption]
+    # another collection starts at its own level, and coming back at this one's again
+    at.selectbox[0].select(NAME).run()
+    assert at.number_input(key="metrics_level").value == 2
+    at.selectbox[0].select("binary").run()
+    assert at.number_input(key="metrics_level").value == 1
