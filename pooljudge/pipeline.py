@@ -314,9 +314,7 @@ def index_retriever(retriever: Retriever, corpus: Corpus, *, progress: Progress 
     retriever gets the passages too (its document BM25 index is rebuilt every time:
     bm25s indexes ~20k documents/s).
     """
-    import os
-    import tempfile
-
+    from core.atomic import atomic_folder
     from core.retrieval.bm25 import BM25Retriever
     from core.retrieval.hierarchical import HierarchicalRetriever
     from core.retrieval.hybrid import HybridRetriever
@@ -339,15 +337,8 @@ def index_retriever(retriever: Retriever, corpus: Corpus, *, progress: Progress 
     if (folder / "meta.json").exists():
         return BM25Retriever.load(folder, name=retriever.name)
     retriever.index(corpus.doc_ids, texts, progress=progress)
-    # Save beside the final place, then rename: a concurrent reader never sees half an index.
-    staging = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=folder.parent))
-    retriever.save(staging)
-    try:
-        os.replace(staging, folder)
-    except OSError:  # another process finished the same index first
-        import shutil
-
-        shutil.rmtree(staging, ignore_errors=True)
+    # a concurrent reader never sees half an index; a process that loses the race keeps its equal copy in memory
+    atomic_folder(folder, retriever.save)
     return retriever
 
 

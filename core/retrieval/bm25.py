@@ -88,6 +88,7 @@ from typing import Any
 
 import numpy as np
 
+from core.atomic import atomic_write_bytes
 from core.ranking import trec_argsort, trec_scores
 from core.retrieval.base import Hit, ProgressCallback
 from core.text import Analyzer
@@ -618,4 +619,4 @@ class BM25Retriever:
 
 
 def _write_json(path: Path, obj: Any) -> None:
-    path.write_text(json.dumps(obj, ensure_ascii=False), encoding="utf-8")
+    atomic_write_bytes(path, json.dumps(obj, ensure_ascii=False).encode("utf-8"))

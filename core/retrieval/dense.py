@@ -30,19 +30,18 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 
+from core.atomic import atomic_write, atomic_write_bytes
 from core.retrieval.base import Hit, ProgressCallback, trec_order
 from core.retrieval.encoder import (
     DEFAULT_MODEL_NAME,
     BiEncoder,
     TextEncoder,
-    _umask,
     default_model_path,
     encode_cached,
     model_files_digest,
@@ -101,18 +100,6 @@ def _auto_backend() -> Backend:
 def default_nlist(n: int) -> int:
     """IVF cells for ``n`` vectors: ``4 sqrt(n)``, at most ``n // 39`` (FAISS wants 39 points per centroid), >= 1."""
     return max(1, min(int(round(4 * math.sqrt(n))), n // 39))
-
-
-def _atomic_write(path: Path, write: Any) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        write(tmp)
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 class DenseRetriever:
@@ -411,11 +398,9 @@ class DenseRetriever:
             "fingerprint": self.encoder.fingerprint,
             "model_fingerprint": getattr(self.encoder, "model_fingerprint", None),
         }
-        _atomic_write(root / "index.faiss", lambda p: faiss.write_index(cpu_index, p))
-        ids_json = json.dumps(self._doc_ids, ensure_ascii=False).encode("utf-8")
-        _atomic_write(root / "doc_ids.json", lambda p: Path(p).write_bytes(ids_json))
-        meta_json = json.dumps(meta, indent=2, ensure_ascii=False).encode("utf-8")
-        _atomic_write(root / "meta.json", lambda p: Path(p).write_bytes(meta_json))
+        atomic_write(root / "index.faiss", lambda fh: faiss.write_index(cpu_index, fh.name))  # faiss writes by path
+        atomic_write_bytes(root / "doc_ids.json", json.dumps(self._doc_ids, ensure_ascii=False).encode("utf-8"))
+        atomic_write_bytes(root / "meta.json", json.dumps(meta, indent=2, ensure_ascii=False).encode("utf-8"))
         return root
 
     @classmethod

@@ -24,15 +24,14 @@ import hashlib
 import importlib.util
 import json
 import os
-import shutil
-import tempfile
 import zipfile
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
+from core.atomic import atomic_folder, atomic_write, atomic_write_bytes
 from core.cache import cache_dir, content_key
 from core.retrieval.base import ProgressCallback
 
@@ -102,8 +101,8 @@ def default_model_path() -> Path:
     target = parent / f"{DEFAULT_MODEL_NAME}-{key}"
     if (target / "config.json").is_file():
         return target
-    tmp = Path(tempfile.mkdtemp(prefix=f".{DEFAULT_MODEL_NAME}-", suffix=".tmp", dir=parent))
-    try:
+
+    def unpack(tmp: Path) -> None:
         try:
             with zipfile.ZipFile(zip_path) as zf:
                 zf.extractall(tmp)
@@ -111,15 +110,9 @@ def default_model_path() -> Path:
             raise RuntimeError(f"{zip_path} is not a valid zip file: {exc}") from exc
         if not (tmp / "config.json").is_file():
             raise RuntimeError(f"{zip_path} holds no config.json: not a Hugging Face model")
-        os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes it private; a shared cache should not be
-        try:
-            os.rename(tmp, target)
-        except OSError:
-            if not (target / "config.json").is_file():  # not a lost race: a real failure
-                raise
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+
+    if not atomic_folder(target, unpack) and not (target / "config.json").is_file():
+        raise RuntimeError(f"{target} exists but holds no config.json: remove it and try again")
     return target
 
 
@@ -154,7 +147,7 @@ def _file_digest(path: Path) -> str:
         if len(digest) != 32:
             digest = _hash_file(path)
             data = digest.encode("ascii")
-            _atomic_write(record, lambda fh: fh.write(data))
+            atomic_write_bytes(record, data)
     _file_digests[memo_key] = digest
     return digest
 
@@ -175,23 +168,6 @@ def model_files_digest(model_path: str | os.PathLike[str]) -> str:
     return h.hexdigest()
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def _atomic_write(path: Path, write: Callable[[Any], object]) -> None:
-    """Call ``write(binary_file)`` on a temporary file beside ``path``, then rename it (readers never see half a file)."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            write(fh)
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 # --------------------------------------------------------------------------- encoders
@@ -469,5 +445,5 @@ def encode_cached(
     vectors = np.ascontiguousarray(encoder.encode(texts, kind=kind, progress=progress), dtype=np.float32)
     if vectors.shape != (len(texts), encoder.dim):
         raise ValueError(f"the encoder returned shape {vectors.shape}, expected {(len(texts), encoder.dim)}")
-    _atomic_write(path, lambda fh: np.save(fh, vectors, allow_pickle=False))
+    atomic_write(path, lambda fh: np.save(fh, vectors, allow_pickle=False))
     return vectors
