@@ -63,12 +63,14 @@ from typing import Any
 from core.errors import FormatError
 from core.formats._io import (
     Source,
+    is_blank,
     iter_jsonl,
     require_file,
     require_str,
     rewind,
     source_name,
 )
+from core.formats._rows import check_id, check_query_text, check_text
 from core.lang import detect_language
 from core.limits import GRADE_MAX
 from core.types import SPLITS, CollectionSource, Passage, QrelEntry, Query
@@ -154,9 +156,9 @@ def _texts(value: Any, label: str, name: str, line: int) -> list[str]:
     for i, text in enumerate(value):
         if not isinstance(text, str):
             raise FormatError(name, line, f"{label}[{i}] must be a string, got {type(text).__name__}")
-        if not text.strip():
+        if is_blank(text):
             raise FormatError(name, line, f"{label}[{i}] is an empty passage text")
-        texts.append(unicodedata.normalize("NFC", text))
+        texts.append(check_text(unicodedata.normalize("NFC", text), f"{label}[{i}]", name, line))
     return texts
 
 
@@ -195,7 +197,7 @@ def _answers(obj: dict[str, Any], name: str, line: int) -> list[Any] | None:
     value = obj["answer"]
     if isinstance(value, str):
         # RGB's counterfactual files give a single answer as a plain string; Query.answers is always a list
-        return [value]
+        return [check_text(value, "field 'answer'", name, line)]
     if not isinstance(value, list):
         raise FormatError(
             name,
@@ -204,11 +206,18 @@ def _answers(obj: dict[str, Any], name: str, line: int) -> list[Any] | None:
         )
     for i, item in enumerate(value):
         if isinstance(item, str):
-            continue
-        if isinstance(item, list) and all(isinstance(alt, str) for alt in item):
-            continue
-        raise FormatError(name, line, f"answer[{i}] must be a string or a list of strings, got {item!r}")
+            check_text(item, f"answer[{i}]", name, line)
+        elif isinstance(item, list) and all(isinstance(alt, str) for alt in item):
+            for j, alt in enumerate(item):
+                check_text(alt, f"answer[{i}][{j}]", name, line)
+        else:
+            raise FormatError(name, line, f"answer[{i}] must be a string or a list of strings, got {_short(item)}")
     return value
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:60] + "..."
 
 
 def _records(source: Source) -> Iterator[_Record]:
@@ -222,11 +231,11 @@ def _records(source: Source) -> Iterator[_Record]:
         for key in ("id", "query"):
             if key not in obj:
                 raise FormatError(name, line, f"missing field {key!r}")
-        query_id = require_str(obj["id"], "id", name, line)
+        query_id = check_id(require_str(obj["id"], "id", name, line), "query id", name, line)
         if query_id in seen_queries:
             raise FormatError(name, line, f"duplicate query id {query_id!r} (first at line {seen_queries[query_id]})")
         seen_queries[query_id] = line
-        query = require_str(obj["query"], "query", name, line)
+        query = check_query_text(require_str(obj["query"], "query", name, line), "field 'query'", name, line)
         answers = _answers(obj, name, line)
         positive = _positive(obj, name, line)
         negative = _text_list(obj, "negative", name, line)
@@ -307,9 +316,16 @@ def read_qa_jsonl(path: Source, *, positive_grade: int = 1, split: str = "test")
     Raises
     ------
     FormatError
-        At call time for a missing file; while streaming for invalid JSON or
-        UTF-8, a missing or mistyped field, a duplicate query id, an empty
-        passage text, or a text both positive and negative for one query.
+        At call time for a missing file; while streaming for invalid JSON
+        (a key repeated in one object included, see
+        :func:`core.formats._io.load_json`) or UTF-8, a missing or mistyped
+        field, an id the id rule refuses (:func:`core.formats._rows.check_id`:
+        surrounding whitespace, control characters, byte-order marks, over
+        :data:`core.limits.ID_MAX_CHARS`), a duplicate query id, a query,
+        passage or answer text the text rule refuses (blank, NUL, over
+        :data:`core.limits.QUERY_TEXT_MAX_CHARS` or
+        :data:`core.limits.PASSAGE_TEXT_MAX_CHARS`), positives mixing texts
+        and per-part lists, or a text both positive and negative for one query.
     ValueError
         If ``positive_grade`` is not a positive integer or ``split`` is not
         one of ``train``, ``dev``, ``test``.
