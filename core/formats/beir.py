@@ -91,6 +91,8 @@ def _optional_str(record: dict[str, Any], key: str, path: str, line: int) -> str
     limit = _FIELD_LIMITS.get(key)
     if limit is not None and len(value) > limit:
         raise FormatError(path, line, f"field {key!r} is {len(value):,} characters long, the limit is {limit:,}")
+    if "\x00" in value:  # PostgreSQL text cannot hold it
+        raise FormatError(path, line, f"field {key!r} contains a NUL character (U+0000)")
     return value
 
 
@@ -176,9 +178,9 @@ def _answers(value: Any, path: str, line: int) -> list[Any] | None:
     if not isinstance(value, list):
         raise FormatError(path, line, f"field 'answers' must be a list, got {type(value).__name__}")
     for element in value:
-        if isinstance(element, str):
-            continue
-        if isinstance(element, list) and all(isinstance(alt, str) for alt in element):
+        if isinstance(element, str) or (isinstance(element, list) and all(isinstance(alt, str) for alt in element)):
+            if "\x00" in (element if isinstance(element, str) else "".join(element)):
+                raise FormatError(path, line, "an answer contains a NUL character (U+0000)")
             continue
         raise FormatError(
             path,

@@ -35,6 +35,7 @@ from core.formats._rows import (
     parse_grade,
     parse_score,
 )
+from core.ranking import trec_ranking
 from core.types import CollectionSource, QrelEntry, Qrels, Run, RunEntry, empty_stream
 
 __all__ = [
@@ -202,8 +203,11 @@ def write_run(
 ) -> None:
     """Write a run as TREC lines ``qid Q0 docid rank score tag``.
 
-    Queries come in sorted order; within a query documents are sorted by
-    ``(-score, docid)`` (the pyserini convention) and ranked ``1..n``.
+    Queries come in sorted order; within a query documents are in
+    trec_eval's order (:func:`core.ranking.trec_ranking`: score descending
+    compared as 32-bit floats, ties by doc id descending) and ranked
+    ``1..n``, so the rank column and a ``depth`` cut agree with the ranks
+    the measures use.
     Scores are written with :func:`repr`, which round-trips every float
     exactly, so reading the file back gives the same run.
 
@@ -232,15 +236,15 @@ def write_run(
     lines: list[str] = []
     for qid in sorted(run):
         check_token(qid, "query id")
-        ranked = []
+        scores: dict[str, float] = {}
         for docid, score in run[qid].items():
             check_token(docid, f"document id (query {qid!r})")
-            ranked.append((-check_score(score, f"score of query {qid!r}, document {docid!r}"), docid))
-        ranked.sort()
+            scores[docid] = check_score(score, f"score of query {qid!r}, document {docid!r}")
+        ranked = trec_ranking(scores)
         if depth is not None:
             ranked = ranked[:depth]
-        for rank, (neg_score, docid) in enumerate(ranked, start=1):
-            lines.append(f"{qid} Q0 {docid} {rank} {-neg_score!r} {tag}\n")
+        for rank, docid in enumerate(ranked, start=1):
+            lines.append(f"{qid} Q0 {docid} {rank} {scores[docid]!r} {tag}\n")
     with open_for_write(path_or_fileobj) as fh:
         fh.writelines(lines)
 

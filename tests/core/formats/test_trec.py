@@ -234,15 +234,15 @@ def test_write_run_order_ranks_repr_and_depth(tmp_path: Path) -> None:
     write_run(run, buffer, tag="bm25")
     assert buffer.getvalue() == (
         "q1 Q0 c 1 2.5 bm25\n"
-        "q1 Q0 a 2 1.0 bm25\n"  # ties by docid ascending (pyserini)
-        "q1 Q0 b 3 1.0 bm25\n"
+        "q1 Q0 b 2 1.0 bm25\n"  # ties by docid descending, as trec_eval ranks them
+        "q1 Q0 a 3 1.0 bm25\n"
         "q1 Q0 d 4 0.30000000000000004 bm25\n"
         "q2 Q0 x 1 0.5 bm25\n"
     )
     buffer = io.StringIO()
     write_run(run, buffer, depth=2)
     assert buffer.getvalue() == (
-        "q1 Q0 c 1 2.5 pooljudge\nq1 Q0 a 2 1.0 pooljudge\nq2 Q0 x 1 0.5 pooljudge\n"
+        "q1 Q0 c 1 2.5 pooljudge\nq1 Q0 b 2 1.0 pooljudge\nq2 Q0 x 1 0.5 pooljudge\n"
     )
 
 
