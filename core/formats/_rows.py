@@ -21,7 +21,6 @@ import math
 import numbers
 import os
 import re
-import unicodedata
 from collections.abc import Callable, Iterator
 from typing import IO, Any
 
@@ -38,6 +37,8 @@ from core.limits import (
 
 _INT_RE = re.compile(r"[+-]?[0-9]+\Z")
 _FLOAT_RE = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
+# Unicode category Cc is exactly U+0000..U+001F and U+007F..U+009F; plus the byte-order mark.
+_ID_FORBIDDEN = re.compile("[\x00-\x1f\x7f-\x9f\ufeff]")
 _NON_FINITE = {"nan", "+nan", "-nan", "inf", "+inf", "-inf", "infinity", "+infinity", "-infinity"}
 
 
@@ -101,13 +102,14 @@ def check_id(value: str, what: str, path: str, line: int | None) -> str:
         )
     if is_blank(value):
         raise FormatError(path, line, f"{what} is empty" if not value else f"{what} {value!r} is blank")
-    for index, ch in enumerate(value):
+    bad = _ID_FORBIDDEN.search(value)
+    if bad is not None:
+        ch, index = bad.group(), bad.start()
         if ch == "\ufeff":
             raise FormatError(path, line, f"{what} {value!r} contains a byte-order mark (U+FEFF) at character {index + 1}")
-        if unicodedata.category(ch) == "Cc":
-            raise FormatError(
-                path, line, f"{what} {value!r} contains the control character U+{ord(ch):04X} at character {index + 1}"
-            )
+        raise FormatError(
+            path, line, f"{what} {value!r} contains the control character U+{ord(ch):04X} at character {index + 1}"
+        )
     if value != value.strip():
         raise FormatError(path, line, f"{what} {value!r} has leading or trailing whitespace")
     return value
