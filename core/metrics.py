@@ -159,7 +159,7 @@ MEASURE_NAMES: tuple[str, ...] = tuple(f.name for f in _FAMILY_LIST)
 _MEASURE_RE = re.compile(
     r"""\A\s*(?P<name>[A-Za-z][A-Za-z0-9_\-]*)\s*
         (?:\(\s*(?P<params>[^()]*?)\s*\)\s*)?
-        (?:@\s*(?P<cutoff>[^\s@]*)\s*)?\Z""",
+        (?:@\s*(?P<cutoff>[^@]*?)\s*)?\Z""",
     re.VERBOSE,
 )
 _INT_RE = re.compile(r"[+-]?[0-9]+", re.ASCII)
@@ -293,12 +293,13 @@ def parse_measure(text: str | Measure) -> Measure:
         raise TypeError(f"a measure is a str or Measure, got {type(text).__name__}")
     match = _MEASURE_RE.match(text)
     if match is None:
-        raise ValueError(f"cannot parse measure {text!r}; expected e.g. 'nDCG@10', 'P(rel=2)@10', 'MAP'")
+        raise ValueError(f"cannot parse measure {_short(text)!r}; expected e.g. 'nDCG@10', 'P(rel=2)@10', 'MAP'")
+    where = f"(in {_short(text)!r})"
     raw_name = match["name"]
     name = _ALIASES.get(raw_name.lower())
     if name is None:
         raise ValueError(
-            f"unknown measure {raw_name!r} in {text!r}; known measures: {', '.join(MEASURE_NAMES)}"
+            f"unknown measure {_short(raw_name)!r} {where}; known measures: {', '.join(MEASURE_NAMES)}"
         )
     rel = None
     params = match["params"]
@@ -306,22 +307,38 @@ def parse_measure(text: str | Measure) -> Measure:
         for item in filter(None, (p.strip() for p in params.split(","))):
             key, sep, value = (s.strip() for s in item.partition("="))
             if not sep or key.lower() != "rel":
-                raise ValueError(f"unknown parameter {item!r} in {text!r}; the only parameter is 'rel=LEVEL'")
+                raise ValueError(f"unknown parameter {_short(item)!r} {where}; the only parameter is 'rel=LEVEL'")
             if rel is not None:
-                raise ValueError(f"'rel' given twice in {text!r}")
-            if not _INT_RE.fullmatch(value):
-                raise ValueError(f"{name}: rel must be an integer >= 1, got {value!r} (in {text!r})")
-            rel = int(value)
+                raise ValueError(f"'rel' given twice {where}")
+            rel = _c_int(value, f"{name}: rel must be an integer >= 1 (at most {GRADE_MAX})", where)
     cutoff = None
     raw_cutoff = match["cutoff"]
     if raw_cutoff is not None:
-        if not _INT_RE.fullmatch(raw_cutoff):
-            raise ValueError(f"{name}: the cutoff must be a positive integer, got {raw_cutoff!r} (in {text!r})")
-        cutoff = int(raw_cutoff)
+        cutoff = _c_int(raw_cutoff, f"{name}: the cutoff must be a positive integer (at most {CUTOFF_MAX})", where)
     try:
         return Measure(name, cutoff, rel)
     except ValueError as exc:
-        raise ValueError(f"{exc} (in {text!r})") from None
+        raise ValueError(f"{exc} {where}") from None
+
+
+def _short(text: str) -> str:
+    """``text`` cut to a length a one-line message can show."""
+    return text if len(text) <= 40 else text[:30] + "..."
+
+
+def _c_int(raw: str, expected: str, where: str) -> int:
+    """A cutoff or level spelled in decimal, as trec_eval's C ``int`` reads it.
+
+    The range itself is checked by :class:`Measure`; a number of more digits
+    than any C int has is refused here, before ``int()`` would (beyond 4300
+    digits Python's own message mentions ``sys.set_int_max_str_digits``).
+    """
+    if not _INT_RE.fullmatch(raw):
+        raise ValueError(f"{expected}, got {_short(raw)!r} {where}")
+    digits = raw.lstrip("+-").lstrip("0")
+    if len(digits) > 40:
+        raise ValueError(f"{expected}, got {raw[:20]}... (a {len(digits)}-digit number) {where}")
+    return -int(digits or "0") if raw.startswith("-") else int(digits or "0")
 
 
 # --------------------------------------------------------------------------

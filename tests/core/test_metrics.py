@@ -578,3 +578,46 @@ def test_level_beyond_trec_eval_int_is_refused():
         evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["P@1"], level=2**31)
     with pytest.raises(ValueError, match=r"rel must be an integer >= 1 \(at most 2147483647\)"):
         parse_measure(f"P(rel={2**40})@10")
+
+
+@pytest.mark.parametrize("cutoff", ["1.5", "", "abc", "1e3", "٣", "0x10", "10 5"])
+def test_malformed_cutoff_names_the_measure_and_the_range(cutoff):
+    text = f"P@{cutoff}"
+    with pytest.raises(ValueError) as info:
+        parse_measure(text)
+    assert str(info.value) == (
+        f"P: the cutoff must be a positive integer (at most 2147483647), got {cutoff!r} (in {text!r})"
+    )
+
+
+@pytest.mark.parametrize("cutoff", ["0", "-1", "-99999999999999999999"])
+def test_cutoff_below_one_names_the_range(cutoff):
+    with pytest.raises(ValueError) as info:
+        parse_measure(f"MRR@{cutoff}")
+    assert str(info.value) == (
+        f"MRR: the cutoff must be a positive integer (at most 2147483647), got {int(cutoff)} (in 'MRR@{cutoff}')"
+    )
+
+
+def test_cutoff_of_thousands_of_digits_is_refused_without_converting_it():
+    # int() of more than 4300 digits raises its own ValueError about sys.set_int_max_str_digits
+    digits = "9" * 5000
+    with pytest.raises(ValueError) as info:
+        parse_measure(f"P@{digits}")
+    assert str(info.value) == (
+        "P: the cutoff must be a positive integer (at most 2147483647), got 99999999999999999999... "
+        f"(a 5000-digit number) (in 'P@{'9' * 28}...')"
+    )
+    with pytest.raises(ValueError) as info:
+        parse_measure(f"P(rel={digits})@10")
+    assert str(info.value) == (
+        "P: rel must be an integer >= 1 (at most 2147483647), got 99999999999999999999... "
+        f"(a 5000-digit number) (in 'P(rel={'9' * 24}...')"
+    )
+    assert parse_measure("P@" + "0" * 5000 + "7") == Measure("P", 7)  # leading zeros: still 7, as trec_eval reads it
+
+
+def test_malformed_rel_names_the_range():
+    with pytest.raises(ValueError) as info:
+        parse_measure("P(rel=x)@10")
+    assert str(info.value) == "P: rel must be an integer >= 1 (at most 2147483647), got 'x' (in 'P(rel=x)@10')"
