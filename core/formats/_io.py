@@ -319,7 +319,7 @@ def open_text_for_write(path: str | os.PathLike[str]) -> IO[str]:
 def require_str(value: Any, name: str, path: str, line: int, *, allow_empty: bool = False) -> str:
     """Check that a JSON field is a string (ids given as JSON numbers are accepted and stringified)."""
     if isinstance(value, bool) or value is None:
-        raise FormatError(path, line, f"field {name!r} must be a string, got {json.dumps(value)}")
+        raise FormatError(path, line, f"field {name!r} must be a string, got {shown_json(value)}")
     if isinstance(value, int):
         return str(value)
     if not isinstance(value, str):
@@ -356,6 +356,21 @@ def parse_float(token: str, what: str, path: str, line: int) -> float:
     if value != value or value in (float("inf"), float("-inf")):
         raise FormatError(path, line, f"{what} must be a finite number, got {shorten(token)}")
     return value
+
+
+def shown_json(value: Any, limit: int = 80) -> str:
+    """``value`` as JSON for an error message, at most about ``limit`` characters.
+
+    A wrong-typed field can be a megabyte object or nested a thousand deep;
+    the message shows its start and its size, never the whole value.
+    """
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (RecursionError, ValueError, TypeError):
+        return f"a {type(value).__name__}"
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text):,} characters)"
 
 
 def shorten(value: str, limit: int = 60) -> str:

@@ -30,7 +30,15 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import FormatError
-from core.formats._io import is_blank, is_existing_file, iter_jsonl, open_text_for_write, require_path, require_str
+from core.formats._io import (
+    is_blank,
+    is_existing_file,
+    iter_jsonl,
+    open_text_for_write,
+    require_path,
+    require_str,
+    shown_json,
+)
 from core.formats._rows import (
     check_position_range,
     SeenPairs,
@@ -87,7 +95,7 @@ def _optional_str(record: dict[str, Any], key: str, path: str, line: int) -> str
     if value is None:
         return None
     if not isinstance(value, str):
-        raise FormatError(path, line, f"field {key!r} must be a string or null, got {json.dumps(value)}")
+        raise FormatError(path, line, f"field {key!r} must be a string or null, got {shown_json(value)}")
     limit = _FIELD_LIMITS.get(key)
     if limit is not None and len(value) > limit:
         raise FormatError(path, line, f"field {key!r} is {len(value):,} characters long, the limit is {limit:,}")
@@ -99,7 +107,7 @@ def _optional_str(record: dict[str, Any], key: str, path: str, line: int) -> str
 def _text(value: Any, key: str, path: str, line: int, *, allow_empty: bool) -> str:
     """A text field: a JSON string (numbers are not silently turned into text)."""
     if not isinstance(value, str):
-        raise FormatError(path, line, f"field {key!r} must be a string, got {json.dumps(value, ensure_ascii=False)}")
+        raise FormatError(path, line, f"field {key!r} must be a string, got {shown_json(value)}")
     if not allow_empty and is_blank(value):
         raise FormatError(path, line, f"field {key!r} is empty")
     return value
@@ -153,7 +161,7 @@ def iter_beir_corpus(path: str | os.PathLike[str]) -> Iterator[Passage]:
         position = rec.get("position")
         if position is not None and (isinstance(position, bool) or not isinstance(position, int) or position < 0):
             raise FormatError(
-                name, lineno, f"field 'position' must be an integer >= 0 or null, got {json.dumps(position)}"
+                name, lineno, f"field 'position' must be an integer >= 0 or null, got {shown_json(position)}"
             )
         if position is not None:
             check_position_range(position, "field 'position'", name, lineno)
@@ -185,7 +193,7 @@ def _answers(value: Any, path: str, line: int) -> list[Any] | None:
         raise FormatError(
             path,
             line,
-            f"each answer must be a string or a list of strings, got {json.dumps(element, ensure_ascii=False)}",
+            f"each answer must be a string or a list of strings, got {shown_json(element)}",
         )
     return value
 
@@ -225,7 +233,7 @@ def iter_beir_queries(
         if split is not None:
             if split not in SPLITS:
                 raise FormatError(
-                    name, lineno, f"field 'split' must be one of {', '.join(SPLITS)}, got {json.dumps(split)}"
+                    name, lineno, f"field 'split' must be one of {', '.join(SPLITS)}, got {shown_json(split)}"
                 )
         else:
             split = split_of(qid, lineno) if split_of is not None else "test"

@@ -68,6 +68,7 @@ from core.formats._io import (
     require_file,
     require_str,
     rewind,
+    shown_json,
     source_name,
 )
 from core.formats._rows import check_id, check_query_text, check_text
@@ -162,10 +163,10 @@ def _document(value: Any, index: int, name: str, line: int) -> _Document:
     check_text(title, f"{where}.title", name, line)
     is_selected = value.get("is_selected")
     if is_selected is not None and not isinstance(is_selected, bool):
-        raise FormatError(name, line, f"{where}.is_selected must be true or false, got {json.dumps(is_selected)}")
+        raise FormatError(name, line, f"{where}.is_selected must be true or false, got {shown_json(is_selected)}")
     most_related = value.get("most_related_para")
     if most_related is not None and (isinstance(most_related, bool) or not isinstance(most_related, int)):
-        raise FormatError(name, line, f"{where}.most_related_para must be an integer, got {json.dumps(most_related)}")
+        raise FormatError(name, line, f"{where}.most_related_para must be an integer, got {shown_json(most_related)}")
     return _Document(title.strip(), paragraphs, is_selected, most_related)
 
 
@@ -187,7 +188,7 @@ def _questions(source: Source) -> Iterator[_Question]:
         question_type = obj["question_type"]
         if question_type not in QUESTION_TYPES:
             raise FormatError(
-                name, line, f"question_type must be one of {', '.join(QUESTION_TYPES)}, got {json.dumps(question_type)}"
+                name, line, f"question_type must be one of {', '.join(QUESTION_TYPES)}, got {shown_json(question_type)}"
             )
         answers = obj.get("answers")
         if answers is not None:

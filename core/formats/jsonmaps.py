@@ -18,14 +18,24 @@ offending key first appears in the text (best effort).
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 from typing import Any
 
 from core.errors import FormatError
-from core.formats._io import KeyCursor, is_blank, is_existing_file, iter_jsonl, iter_lines, load_json, require_file, require_path, require_str
+from core.formats._io import (
+    KeyCursor,
+    is_blank,
+    is_existing_file,
+    iter_jsonl,
+    iter_lines,
+    load_json,
+    require_file,
+    require_path,
+    require_str,
+    shown_json,
+)
 from core.formats._rows import check_grade_range, check_id, check_query_text
 from core.types import CollectionSource, QrelEntry, Query, RunEntry, empty_stream
 
@@ -59,7 +69,7 @@ def _documents(path: str) -> list[tuple[int, str, Any]]:
 def _doc_id(value: Any, what: str, path: str, line: int) -> str:
     if isinstance(value, (int, str)) and not isinstance(value, bool):
         return check_id(str(value), what, path, line)
-    raise FormatError(path, line, f"{what} must be a string or an integer, got {json.dumps(value, ensure_ascii=False)}")
+    raise FormatError(path, line, f"{what} must be a string or an integer, got {shown_json(value)}")
 
 
 def iter_json_qrels(path: str | os.PathLike[str]) -> Iterator[QrelEntry]:
@@ -98,7 +108,7 @@ def iter_json_qrels(path: str | os.PathLike[str]) -> Iterator[QrelEntry]:
                 raise FormatError(
                     name,
                     line,
-                    f"grade of query {qid!r}, document {docid!r} must be an integer, got {json.dumps(grade)}",
+                    f"grade of query {qid!r}, document {docid!r} must be an integer, got {shown_json(grade)}",
                 )
             check_grade_range(grade, f"query {qid!r}, document {docid!r}", name, line)
             check_id(docid, "document id", name, line)
@@ -245,7 +255,7 @@ def _iter_lecard_queries(path: str) -> Iterator[Query]:
         qid = check_id(require_str(rec["ridx"], "ridx", path, lineno), "query id 'ridx'", path, lineno)
         text = rec.get("q")
         if not isinstance(text, str) or is_blank(text):
-            shown = json.dumps(text, ensure_ascii=False)[:80]
+            shown = shown_json(text)
             raise FormatError(path, lineno, f"field 'q' (the query text) must be a non-empty string, got {shown}")
         check_query_text(text, "field 'q' (the query text)", path, lineno)
         if qid in seen:

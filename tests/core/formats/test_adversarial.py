@@ -241,6 +241,8 @@ CASES: list[Case] = [
     C("beir: missing text field", "beir", "corpus.jsonl", jl({"_id": "d1", "title": "t"}), 1, "missing field 'text'"),
     C("beir: text given as a number", "beir", "corpus.jsonl", jl({"_id": "d1", "text": 42}), 1,
       "field 'text' must be a string, got 42"),
+    C("beir: two-megabyte object where the text belongs", "beir", "corpus.jsonl",
+      jl({"_id": "d1", "text": {"k": "x" * 2_000_000}}), 1, 'field \'text\' must be a string, got {"k": "xxx'),
     C("beir: title given as a list", "beir", "corpus.jsonl", jl({"_id": "d1", "title": ["t"], "text": "a"}), 1,
       "field 'title' must be a string"),
     C("beir: id given as true", "beir", "corpus.jsonl", jl({"_id": True, "text": "a"}), 1,
