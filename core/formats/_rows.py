@@ -96,6 +96,9 @@ def check_id(value: str, what: str, path: str, line: int | None) -> str:
     FormatError
         At ``path:line``, naming ``what`` and the problem.
     """
+    # Fast path for the usual id: isprintable() is False for Cc, Cf (the BOM) and every whitespace but " ".
+    if value.isprintable() and 0 < len(value) <= ID_MAX_CHARS and value[0] != " " and value[-1] != " ":
+        return value
     if len(value) > ID_MAX_CHARS:
         raise FormatError(
             path, line, f"{what} is {len(value):,} characters long, the limit is {ID_MAX_CHARS} ({shorten(value, 40)})"
