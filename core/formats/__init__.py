@@ -4,6 +4,16 @@
 to the reader that turns a path into a :class:`core.types.CollectionSource`.
 Readers are imported lazily so that asking for one format does not load them
 all.
+
+Every reader refuses bad input with a :class:`core.errors.FormatError` naming
+``file:line``, by the same rules: lines and encodings
+(:func:`core.formats._io.iter_lines`: strict UTF-8, a byte-order mark only at
+the start of the file, corrupt gzip), JSON (:func:`core.formats._io.load_json`:
+no repeated keys, no NaN, no nesting too deep to parse), ids
+(:func:`core.formats._rows.check_id`: no control characters, no surrounding
+whitespace, at most :data:`core.limits.ID_MAX_CHARS` characters) and texts
+(:func:`core.formats._rows.check_text`: the passage and query length limits
+of :mod:`core.limits`, no NUL, no query that shows nothing).
 """
 
 from __future__ import annotations

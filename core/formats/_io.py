@@ -341,9 +341,12 @@ def is_blank(text: str) -> bool:
 
 def parse_int(token: str, what: str, path: str, line: int) -> int:
     """Parse an integer column strictly (``"2"``, ``"-1"``; not ``"2.0"`` or ``"x"``)."""
+    digits = token.strip().lstrip("+-").lstrip("0")
+    if len(digits) > 30 and digits.isdigit():  # int() refuses more than 4300 digits; no grade needs 30
+        raise FormatError(path, line, f"{what} {shorten(token, 30)} is too large")
     try:
         return int(token)
-    except ValueError:  # also an integer of more than 4300 digits
+    except ValueError:
         raise FormatError(path, line, f"{what} must be an integer, got {shorten(token)}") from None
 
 

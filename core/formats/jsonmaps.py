@@ -312,7 +312,7 @@ def read_lecard(
     pred = root / "prediction"
     if pred.is_dir():
         for entry in sorted(pred.iterdir()):
-            if entry.is_file() and entry.name.endswith((".json", ".json.gz")):
+            if entry.name.endswith((".json", ".json.gz")) and is_existing_file(entry):
                 stem = _stem(entry.name)
                 for run_name, stream in _ranked_runs(os.fspath(entry), stem, stem in ascending_runs).items():
                     if run_name in runs:

@@ -379,7 +379,9 @@ CASES: list[Case] = [
     C("smart: CISI placeholders not zero", "smart", "cranqrel", b"1 1 0 0.000000\n1 2 3 1.5\n", 2,
       "expected the CISI placeholders '0 0.000000' in columns 3-4"),
     C("smart: qrels grade of 5000 digits", "smart", "cranqrel", f"1 1 {HUGE_DIGITS}\n".encode(), 1,
-      "relevance grade must be an integer"),
+      "relevance grade '999999999999999999999999999999'... (5,000 characters) is too large"),
+    C("smart: TREC-shape grade of 40 digits", "smart", "cranqrel", f"1 0 1 {'7' * 40}\n".encode(), 1,
+      "relevance grade '777777777777777777777777777777'... (40 characters) is too large"),
 ]
 
 KINDS = [case.kind for case in CASES]
