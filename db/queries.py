@@ -131,6 +131,13 @@ def relevance_level(session: Session, collection: str) -> int:
     return found
 
 
+def relevance_levels(session: Session) -> tuple[tuple[str, int], ...]:
+    """``((collection, level), ...)`` of every collection, by name: a cheap key that changes with any level."""
+    return tuple((name, level) for name, level in session.execute(
+        select(Collection.name, Collection.relevance_level).where(Collection.status == READY).order_by(Collection.name)
+    ))
+
+
 def check_relevance_level(level: object, what: str = "relevance level") -> int:
     """``level`` as an ``int`` in ``1..CUTOFF_MAX`` (trec_eval reads it as a C int); refuses bool and non-int.
 

@@ -9,6 +9,7 @@ from core.analysis import label_distribution, length_stats, length_stats_of, rel
 from db.queries import document_layout, iter_queries, load_qrels, passage_lengths, split_statistics
 from pooljudge.ui.auth import require_role
 from pooljudge.ui.common import collections_or_stop, get_store, md_escape
+from pooljudge.ui.level import level_input, relevant_caption
 
 # Encoding more queries than this waits for a click instead of starting on page load.
 AUTO_ENCODE_QUERIES = 20_000
@@ -18,8 +19,11 @@ st.title("Dataset statistics")
 store = get_store()
 collections = collections_or_stop(store)
 left, right = st.columns([3, 1])
-info = left.selectbox("Collection", collections, format_func=lambda c: c.name, key="stats_collection")
-level = right.number_input("Relevant at grade >=", min_value=1, max_value=10, value=1)
+# chosen by name, so that ``info`` is this run's (its relevance level may have changed)
+info = {c.name: c for c in collections}[left.selectbox("Collection", [c.name for c in collections],
+                                                       key="stats_collection")]
+level = level_input(right, info, key="stats_level", label="Relevant at grade >=",
+                    help="A passage graded at least this counts as relevant; starts at the collection's level.")
 
 
 @st.cache_data(show_spinner="Reading the queries...")
@@ -62,7 +66,8 @@ split_rows = [
     for s in splits_of(store.url, info.name, tuple(info.qrels_versions), int(level))
 ]
 st.dataframe(pd.DataFrame(split_rows), hide_index=True, width="stretch")
-st.caption(f"{len(lengths_p):,} passages in the corpus; judgments from the newest qrels version.")
+st.caption(f"{len(lengths_p):,} passages in the corpus; judgments from the newest qrels version. "
+           + relevant_caption(level, info.relevance_level))
 
 st.subheader("Lengths (characters)")
 rows = [{"texts": f"queries ({split})", **length_stats(q.text for q in queries if q.split == split)._asdict()}

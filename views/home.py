@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from db.queries import corpus_statistics, list_collections, split_statistics, statistics_marker
+from db.queries import corpus_statistics, list_collections, relevance_levels, split_statistics, statistics_marker
 from pooljudge.ui.common import fmt_float, get_store, md_escape
 from pooljudge.ui.highlight import show_text
 from pooljudge.ui.auth import require_role
@@ -16,18 +16,20 @@ store = get_store()
 
 
 @st.cache_data(show_spinner="Computing statistics...")
-def statistics(store_url: str, marker: tuple):
+def statistics(store_url: str, marker: tuple, levels: tuple):
     # Aggregates over every passage: recomputed only when an import or a new qrels version
-    # changed what they count (``marker``), not on every rerun.
+    # changed what they count (``marker``) or a collection's relevance level changed (``levels``), not on
+    # every rerun.
     with store.read() as session:
         collections = list_collections(session)
         return collections, {
-            c.name: (corpus_statistics(session, c.name), split_statistics(session, c.name, level=1)) for c in collections
+            c.name: (corpus_statistics(session, c.name), split_statistics(session, c.name, level=c.relevance_level))
+            for c in collections
         }
 
 
 with store.read() as session:
-    collections, details = statistics(store.url, statistics_marker(session))
+    collections, details = statistics(store.url, statistics_marker(session), relevance_levels(session))
 
 if not collections:
     st.info("The store is empty. Import a collection on the **Import** page or with `pooljudge import`.")
@@ -62,7 +64,7 @@ for info in collections:
         )
         st.dataframe(table, hide_index=True, width="stretch")
         st.caption(
-            "Relevant = grade >= 1 in the newest qrels version"
+            f"Relevant = grade ≥ {info.relevance_level} (the collection's level) in the newest qrels version"
             + (f" ({md_escape(info.qrels_versions[-1])})" if info.qrels_versions else " (no qrels yet)")
             + ". Runs: "
             + (", ".join(md_escape(r) for r in info.runs) or "none")

@@ -28,7 +28,7 @@ from pooljudge.ui.common import (
     shared_run,
 )
 from pooljudge.ui.evaluators import leaderboard_results
-from pooljudge.ui.highlight import show_text
+from pooljudge.ui.highlight import chart_text, show_text
 from pooljudge.ui.level import level_caption, level_control, level_input
 
 MEASURES = ["MRR@10", "nDCG@10", "R@100", "MAP", "P@10", "Success@10", "nDCG_exp@10", "Judged@10", "RR", "Rprec"]
@@ -260,12 +260,14 @@ with compare_tab:
             measure = st.selectbox("Per-query deltas of", list(compared), key="compare_measure")
             deltas = compared[measure].deltas
             chart = pd.DataFrame(sorted(deltas, key=lambda d: (d.delta, d.qid)), columns=["query", "A", "B", "delta"])
+            chart["query"] = chart["query"].map(chart_text)  # plotly draws HTML in labels: show the ids as stored
             chart["change"] = ["B better" if d > 0 else "A better" if d < 0 else "tie" for d in chart["delta"]]
             figure = px.bar(chart, x="query", y="delta", color="change", hover_data=["A", "B"],
                             color_discrete_map={"B better": "#2a9d8f", "A better": "#e76f51", "tie": "#adb5bd"},
                             title=f"{measure}: B - A per query, sorted",
                             labels={"delta": f"{measure} (B - A)"})
-            figure.update_xaxes(categoryorder="array", categoryarray=list(chart["query"]),
+            # a category axis even for numeric ids (TREC's "301"), so the sorted order holds
+            figure.update_xaxes(type="category", categoryorder="array", categoryarray=list(chart["query"]),
                                 showticklabels=len(chart) <= 40)
             st.plotly_chart(figure, width="stretch", key="compare_chart")
             differing = [d for d in deltas if d.delta != 0][:TOP_DIFFERENCES]
@@ -326,12 +328,13 @@ with versions_tab:
             ])
             measure = c3.selectbox("Chart", measures, key="versions_measure")
             bars = pd.concat([
-                table[table["measure"] == measure].assign(version=f"A: {version_a}", mean=lambda t: t["A"]),
-                table[table["measure"] == measure].assign(version=f"B: {version_b}", mean=lambda t: t["B"]),
+                table[table["measure"] == measure].assign(version=chart_text(f"A: {version_a}"), mean=lambda t: t["A"]),
+                table[table["measure"] == measure].assign(version=chart_text(f"B: {version_b}"), mean=lambda t: t["B"]),
             ])
+            bars["run"] = bars["run"].map(chart_text)
             st.plotly_chart(px.bar(bars, x="run", y="mean", color="version", barmode="group",
-                                   hover_data={"delta (B - A)": ":.4f"}, title=f"{measure} under both versions"),
-                            width="stretch", key="versions_chart")
+                                   hover_data={"delta (B - A)": ":.4f"}, title=f"{measure} under both versions")
+                            .update_xaxes(type="category"), width="stretch", key="versions_chart")
             st.dataframe(table, hide_index=True, width="stretch", key="versions_table",
                          column_config={"A": MEAN, "B": MEAN, "delta (B - A)": MEAN})
             st.caption(
@@ -371,8 +374,10 @@ with groups_tab:
                 table = (table.assign(_run=table["run"].map(chosen.index), _rank=rank)
                          .sort_values(["_run", "_rank", "split"], kind="stable").drop(columns=["_run", "_rank"]))
             measure = c3.selectbox("Chart", measures, key="groups_measure")
-            st.plotly_chart(px.bar(table, x=attribute, y=measure, color="run", barmode="group",
-                                   hover_data=["n"], title=f"{measure} per {attribute}"),
+            # domains, types and run names are stored text: plotly would draw their HTML
+            drawn = table.assign(**{attribute: table[attribute].map(chart_text), "run": table["run"].map(chart_text)})
+            st.plotly_chart(px.bar(drawn, x=attribute, y=measure, color="run", barmode="group",
+                                   hover_data=["n"], title=f"{measure} per {attribute}").update_xaxes(type="category"),
                             width="stretch", key="groups_chart")
             st.dataframe(table, hide_index=True, width="stretch", key="groups_table",
                          column_config={m: MEAN for m in measures})

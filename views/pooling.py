@@ -10,6 +10,7 @@ from db.queries import collection_id
 from pooljudge.jobs import launch
 from pooljudge.pipeline import RetrieverSpec, stored_pool_statistics
 from pooljudge.ui.common import collections_or_stop, get_store, md_escape
+from pooljudge.ui.highlight import chart_text
 from pooljudge.ui.auth import require_role
 
 PRESETS = {
@@ -121,10 +122,13 @@ left, right = st.columns(2)
 sizes = pd.DataFrame({"query": list(stats.pool_size), "pooled": list(stats.pool_size.values()),
                       "selected": [selected.get(q, 0) for q in stats.pool_size]})
 left.plotly_chart(px.histogram(sizes, x="pooled", nbins=30, title="Pool size per query"), width="stretch")
-contrib = pd.DataFrame({"run": stats.runs, "contributed": [stats.contributed[r] for r in stats.runs],
+# run names are stored text: plotly would draw their HTML (chart_text), and a category axis keeps "2024" a name
+contrib = pd.DataFrame({"run": [chart_text(r) for r in stats.runs], "contributed": [stats.contributed[r] for r in stats.runs],
                         "only this run": [stats.unique[r] for r in stats.runs]})
 right.plotly_chart(px.bar(contrib, x="run", y=["contributed", "only this run"], barmode="group",
-                          title="Pairs contributed per run"), width="stretch")
-overlap = pd.DataFrame(stats.overlap, index=stats.runs, columns=stats.runs)
+                          title="Pairs contributed per run").update_xaxes(type="category"), width="stretch")
+names = [chart_text(r) for r in stats.runs]
+overlap = pd.DataFrame(stats.overlap, index=names, columns=names)
 st.plotly_chart(px.imshow(overlap, text_auto=".2f", zmin=0, zmax=1, color_continuous_scale="Blues",
-                          title="Overlap between runs (mean Jaccard over queries)"), width="stretch")
+                          title="Overlap between runs (mean Jaccard over queries)")
+                .update_xaxes(type="category").update_yaxes(type="category"), width="stretch")

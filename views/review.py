@@ -28,7 +28,7 @@ from db.review import (
 )
 from pooljudge.ui.auth import require_role
 from pooljudge.ui.common import collections_or_stop, get_store, md_escape
-from pooljudge.ui.highlight import show_text
+from pooljudge.ui.highlight import chart_text, show_text
 
 account = require_role("reviewer", "admin")
 VIEWS = {"graded": "graded 0-3", "binary_ge1": "binary (>= 1)", "binary_ge2": "binary (>= 2)"}
@@ -140,8 +140,9 @@ with agreement_tab:
             matrix = confusion_matrix(judgments, chosen["a"], chosen["b"], categories=GRADES)
             figure = px.imshow(
                 matrix, x=[str(g) for g in GRADES], y=[str(g) for g in GRADES], text_auto=True,
-                color_continuous_scale="Blues", labels={"x": chosen["b"], "y": chosen["a"], "color": "pairs"},
-                title=f"{chosen['a']} (rows) vs {chosen['b']} (columns)",
+                color_continuous_scale="Blues",
+                labels={"x": chart_text(chosen["b"]), "y": chart_text(chosen["a"]), "color": "pairs"},
+                title=chart_text(f"{chosen['a']} (rows) vs {chosen['b']} (columns)"),
             )
             st.plotly_chart(figure, width="stretch", key="confusion_heatmap")
 
@@ -244,7 +245,9 @@ with throughput_tab:
     if not work["daily"]:
         st.caption("No labels yet.")
     else:
-        daily = pd.DataFrame([{**row, "day": row["day"].isoformat()} for row in work["daily"]])
+        # usernames are stored text: plotly would draw their HTML in the legend
+        daily = pd.DataFrame([{**row, "day": row["day"].isoformat(), "annotator": chart_text(row["annotator"])}
+                              for row in work["daily"]])
         st.plotly_chart(px.bar(daily, x="day", y="labels", color="annotator", barmode="group",
                                title="Labels per annotator per day (UTC)"), width="stretch", key="throughput_chart")
     if work["annotators"]:

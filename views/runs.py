@@ -52,6 +52,8 @@ if not info.qrels_versions:
     st.stop()
 version = st.selectbox("Qrels version", info.qrels_versions[::-1])
 level = st.number_input("Binary at level (0 = keep graded labels)", min_value=0, max_value=10, value=0)
+st.caption(f"The collection's relevance level is {info.relevance_level}: the Metrics and Error analysis pages and "
+           f"`pooljudge eval -c` count grade ≥ {info.relevance_level} as relevant.")
 
 
 @st.cache_data(ttl=300, show_spinner=False)

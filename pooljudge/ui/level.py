@@ -34,10 +34,18 @@ def level_input(container, info, *, key: str, label: str = "Relevance level", he
     ))
 
 
+def _whose(level: int, collection_level: int) -> str:
+    return "the collection's level" if level == collection_level else f"the collection's level is {collection_level}"
+
+
 def level_caption(level: int, collection_level: int) -> str:
     """Which grades the binary measures shown count as relevant, and whether that is the collection's level."""
-    whose = "the collection's level" if level == collection_level else f"the collection's level is {collection_level}"
-    return f"Binary measures count grade ≥ {level} as relevant ({whose}); nDCG uses the graded labels."
+    return f"Binary measures count grade ≥ {level} as relevant ({_whose(level, collection_level)}); nDCG uses the graded labels."
+
+
+def relevant_caption(level: int, collection_level: int) -> str:
+    """For statistics of relevant passages: which grades count as relevant, and whether that is the collection's level."""
+    return f"Relevant = grade ≥ {level} ({_whose(level, collection_level)})."
 
 
 def _save(store, collection: str, level: int, user_id: int) -> None:

@@ -403,3 +403,54 @@ def test_a_reviewer_sees_the_level_but_cannot_change_the_collections(two_levels)
     assert at.number_input(key="metrics_level").value == 2
     at.selectbox[0].select("binary").run()
     assert at.number_input(key="metrics_level").value == 1
+
+
+# ---------------------------------------------------------------------------- chart labels
+
+ODD_RUN = 'say "hi" <i>&amp;</i>'
+
+
+def _chart(at, title):
+    import json
+
+    [spec] = [json.loads(c.proto.spec) for c in at.get("plotly_chart") if title in c.proto.spec]
+    return spec
+
+
+def test_chart_labels_show_the_stored_text(db):
+    # plotly draws <b> bold and decodes &amp;: the page hands it &lt;b&gt; (drawn as <b>) and leaves quotes alone
+    queries = [Query("<b>q1</b>", "one", split="test", domain="<b>dom</b>"),
+               Query('q"2"&', "two", split="test", domain='say "hi"')]
+    qrels = {"<b>q1</b>": {"d1": 2}, 'q"2"&': {"d2": 2}}
+    with db.write() as s:
+        import_collection(s, CollectionSource(passages=lambda: iter(PASSAGES[:2]), queries=lambda: iter(queries),
+                                              qrels=_qrels_source(qrels)), name="odd", format="test", location="mem")
+        import_collection(s, CollectionSource(passages=lambda: iter(()), queries=lambda: iter(()),
+                                              qrels=_qrels_source({**qrels, 'q"2"&': {"d2": 0}})),
+                          name="odd", format="test", location="mem", mode="merge", qrels_name="<v> & w")
+        save_run(s, "odd", "plain", {"<b>q1</b>": {"d1": 1.0}, 'q"2"&': {"d1": 1.0, "d2": 0.5}})
+        save_run(s, "odd", ODD_RUN, {"<b>q1</b>": {"d2": 1.0, "d1": 0.5}, 'q"2"&': {"d2": 1.0}})
+    at = _open_on(db, "imported")
+    escaped_run = 'say "hi" &lt;i&gt;&amp;amp;&lt;/i&gt;'
+
+    at.selectbox(key="groups_by").select("domain").run()
+    assert not at.exception
+    groups = _chart(at, "MRR@10 per domain")
+    assert {(t["name"], x) for t in groups["data"] for x in t["x"]} == {
+        (run, domain) for run in ("plain", escaped_run) for domain in ("&lt;b&gt;dom&lt;/b&gt;", 'say "hi"')}
+    assert groups["layout"]["xaxis"]["type"] == "category"
+    assert set(_tab(at, "Groups").dataframe[0].value["domain"]) == {"<b>dom</b>", 'say "hi"'}  # the table: raw
+
+    at.selectbox(key="compare_a").select("plain")
+    at.selectbox(key="compare_b").select(ODD_RUN).run()
+    compare = _chart(at, "MRR@10: B - A per query")
+    # sorted by delta: q"2"& gains (1/2 -> 1), <b>q1</b> loses (1 -> 1/2)
+    assert [x for t in compare["data"] for x in t["x"]] == ["&lt;b&gt;q1&lt;/b&gt;", 'q"2"&amp;']
+    assert compare["layout"]["xaxis"]["categoryarray"] == ["&lt;b&gt;q1&lt;/b&gt;", 'q"2"&amp;']
+    assert compare["layout"]["xaxis"]["type"] == "category"
+
+    at.selectbox(key="versions_b").select("<v> & w").run()
+    versions = _chart(at, "under both versions")
+    assert {t["name"] for t in versions["data"]} == {"A: imported", "B: &lt;v&gt; &amp; w"}
+    assert {x for t in versions["data"] for x in t["x"]} == {"plain", escaped_run}
+    assert not any("&quot;" in c.proto.spec for c in at.get("plotly_chart"))

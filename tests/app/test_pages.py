@@ -38,7 +38,10 @@ def test_home_lists_collections_with_split_statistics(db):
     table = at.dataframe[0].value
     assert list(table["split"]) == ["train", "test"]
     assert list(table["judged pairs"]) == [1, 2]
-    assert list(table["avg relevant passage chars"]) == [8.0, 4.0]
+    # relevant at the collection's level, 2 for graded labels: train's only label is a 1
+    assert list(table["avg relevant passage chars"].fillna(-1)) == [-1, 4.0]
+    assert "Relevant = grade ≥ 2 (the collection's level) in the newest qrels version (imported). Runs: none" in [
+        c.value for c in at.caption]
     assert list(table["avg query chars"]) == [2.0, float(len("<script>x</script>"))]
 
 

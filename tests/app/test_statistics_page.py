@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from core.analysis import intra_list_similarity, label_distribution, length_stats, relevant_positions
-from db.queries import iter_passages, iter_queries, load_qrels, split_statistics
+from db.queries import iter_passages, iter_queries, load_qrels, relevance_level, split_statistics
 from pooljudge.pipeline import encoder_for, query_vectors
 from pooljudge.seed import DEMO_NAME, ensure_demo
 from tests.app.apptest import VIEWS, open_as_admin
@@ -54,7 +54,9 @@ def test_split_and_length_tables_equal_the_store(page, db):
     assert histogram == {"query": 54, "passage": 311}  # binned, every text counted once
     assert sum(label_distribution(qrels).values()) == 399
     # the positions chart equals relevant_positions over the whole corpus (the page reads only the relevant documents)
-    expected = relevant_positions(qrels, passages, level=1)
+    with db.read() as s:
+        level = relevance_level(s, DEMO_NAME)  # the page starts at the collection's level
+    expected = relevant_positions(qrels, passages, level=level)
     bars = charts[2]["data"][0]
     assert [str(x) for x in _values(bars["x"])] == [str(p) for p in expected.counts]
     assert [int(y) for y in _values(bars["y"])] == list(expected.counts.values())

@@ -1,0 +1,95 @@
+"""Charts show stored text as stored: plotly draws a subset of HTML in labels, so the pages escape exactly that.
+
+Run names (Pooling) and usernames (Review) reach plotly through
+:func:`pooljudge.ui.highlight.chart_text`: ``<``, ``>`` and ``&`` as the entities
+plotly decodes back to those characters, quotes untouched (plotly would draw
+``&quot;`` literally).  The Metrics and Error analysis charts are checked in
+their own page tests.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import streamlit as st
+from sqlalchemy import select
+from streamlit.testing.v1 import AppTest
+
+from core.types import CollectionSource, Passage, Query
+from db.annotation import create_assignments, record_judgment
+from db.importer import import_collection, save_run
+from db.models import Assignment
+from db.pools import save_pool
+from db.users import add_user
+from pooljudge.ui.highlight import chart_text
+from tests.app.apptest import VIEWS, open_as_admin
+
+RUN = '<b>bm25</b> "k1=1.2" & more'
+RUN_LABEL = '&lt;b&gt;bm25&lt;/b&gt; "k1=1.2" &amp; more'
+ANNOTATORS = {'<i>ann</i>"1"': '&lt;i&gt;ann&lt;/i&gt;"1"', "a&amp;b": "a&amp;amp;b"}
+
+
+@pytest.fixture(autouse=True)
+def _fresh_data_cache():
+    st.cache_data.clear()
+    yield
+    st.cache_data.clear()
+
+
+def _spec(at, title):
+    [spec] = [json.loads(c.proto.spec) for c in at.get("plotly_chart") if title in c.proto.spec]
+    return spec
+
+
+def test_chart_text_escapes_what_plotly_reads_and_nothing_else():
+    assert chart_text("<b>dom</b>") == "&lt;b&gt;dom&lt;/b&gt;"
+    assert chart_text('say "hi" & it\'s') == 'say "hi" &amp; it\'s'
+    assert chart_text("&amp; &#60; &mu;") == "&amp;amp; &amp;#60; &amp;mu;"  # plotly decodes these: not ours
+    assert chart_text("plain 2024") == "plain 2024"
+
+
+@pytest.fixture
+def collection(db):
+    with db.write() as s:
+        import_collection(s, CollectionSource(
+            passages=lambda: iter([Passage(f"d{i}", f"passage {i}") for i in range(3)]),
+            queries=lambda: iter([Query("q1", "query one")]), qrels=lambda: iter(())),
+            name="c", format="test", location="mem")
+        save_run(s, "c", RUN, {"q1": {"d0": 2.0, "d1": 1.0}})
+        save_run(s, "c", "2024", {"q1": {"d1": 2.0, "d2": 1.0}})
+        save_pool(s, "c", "p", {"q1": {"d0": [(RUN, 1, 2.0)], "d1": [(RUN, 2, 1.0), ("2024", 1, 2.0)],
+                                       "d2": [("2024", 2, 1.0)]}}, method="depth")
+    return db
+
+
+def test_pooling_charts_show_run_names_as_stored(collection):
+    at = open_as_admin(collection, VIEWS / "pooling.py")
+    assert not at.exception
+    contributed = _spec(at, "Pairs contributed per run")
+    assert {x for t in contributed["data"] for x in t["x"]} == {RUN_LABEL, "2024"}
+    assert contributed["layout"]["xaxis"]["type"] == "category"  # "2024" is a run's name, not a year on a scale
+    overlap = _spec(at, "Overlap between runs")
+    assert set(overlap["data"][0]["x"]) == set(overlap["data"][0]["y"]) == {"2024", RUN_LABEL}
+    assert not any("&quot;" in c.proto.spec for c in at.get("plotly_chart"))
+
+
+def test_review_charts_show_usernames_as_stored(collection):
+    db = collection
+    with db.write() as s:
+        ids = [add_user(s, name, "correct horse", "annotator").id for name in ANNOTATORS]
+        create_assignments(s, "c", "p", annotators=list(ANNOTATORS), per_pair=2, seed=0)
+    for uid in ids:
+        with db.write() as s:
+            for aid in s.scalars(select(Assignment.id).where(Assignment.user_id == uid).order_by(Assignment.id)):
+                record_judgment(s, uid, aid, 2)
+    at = open_as_admin(db, VIEWS / "review.py")
+    assert not at.exception
+    throughput = _spec(at, "Labels per annotator per day")
+    assert sorted(t["name"] for t in throughput["data"]) == sorted(ANNOTATORS.values())  # the legend
+    confusion = _spec(at, "(rows) vs")
+    first, second = ANNOTATORS.values()  # the first pair of annotators with shared items
+    assert confusion["layout"]["title"]["text"] == f"{first} (rows) vs {second} (columns)"
+    assert confusion["layout"]["yaxis"]["title"]["text"] == first
+    assert confusion["layout"]["xaxis"]["title"]["text"] == second
+    assert not any("&quot;" in c.proto.spec for c in at.get("plotly_chart"))
