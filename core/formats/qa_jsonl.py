@@ -68,6 +68,7 @@ from core.formats._io import (
     require_file,
     require_str,
     rewind,
+    shown_json,
     source_name,
 )
 from core.formats._rows import check_id, check_query_text, check_text
@@ -211,13 +212,9 @@ def _answers(obj: dict[str, Any], name: str, line: int) -> list[Any] | None:
             for j, alt in enumerate(item):
                 check_text(alt, f"answer[{i}][{j}]", name, line)
         else:
-            raise FormatError(name, line, f"answer[{i}] must be a string or a list of strings, got {_short(item)}")
+            raise FormatError(name, line, f"answer[{i}] must be a string or a list of strings, got {shown_json(item)}")
     return value
 
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:60] + "..."
 
 
 def _records(source: Source) -> Iterator[_Record]:

@@ -188,3 +188,12 @@ def test_refused_imports_leave_the_store_unchanged(store, tmp_path: Path) -> Non
             import_path(store, "qa-jsonl", path, name="base", mode="merge")
         assert (info.value.path, info.value.line) == (os.fspath(path), 2), kind
         assert counts() == before, kind
+
+
+def test_a_megabyte_answer_object_is_not_echoed(tmp_path: Path) -> None:
+    path = tmp_path / "qa.jsonl"
+    path.write_bytes(after_first(line(answer=[{"x": "y" * 1_000_000}])))
+    with pytest.raises(FormatError) as info:
+        _consume(path)
+    assert (info.value.line, len(str(info.value)) < 300) == (2, True)
+    assert info.value.message.startswith("answer[0] must be a string or a list of strings, got {")
