@@ -29,7 +29,15 @@ from core.detectors import category_ids, suggest
 from core.fusion import trec_ranking
 from core.types import Qrels, Run
 from db.models import ErrorTag, Passage as PassageRow, QueryRecord, RunRecord
-from db.queries import NotFound, collection_id, iter_passages, iter_queries, load_run
+from db.queries import (
+    NotFound,
+    check_relevance_level,
+    collection_id,
+    iter_passages,
+    iter_queries,
+    load_run,
+    relevance_level,
+)
 
 TAG_STATUSES = ("suggested", "confirmed", "rejected")
 TAG_SOURCES = ("auto", "analyst")
@@ -56,7 +64,8 @@ def failing_queries(qrels: Qrels, run: Run, *, k: int = 5, level: int = 2, answe
     k : int, optional
         Cut-off (default 5, as in DuReader-retrieval's error analysis).
     level : int, optional
-        Minimum grade of a relevant passage (default 2).
+        Minimum grade of a relevant passage, ``1..2**31-1`` (default 2;
+        :func:`sample_error_pairs` defaults to the collection's level).
 
     Returns
     -------
@@ -66,6 +75,7 @@ def failing_queries(qrels: Qrels, run: Run, *, k: int = 5, level: int = 2, answe
     """
     if not isinstance(k, int) or k < 1:
         raise ValueError(f"k must be a positive int, got {k!r}")
+    level = check_relevance_level(level, "level")
     failing = []
     for qid, judged in qrels.items():
         if answerable_only and not any(grade >= level for grade in judged.values()):
@@ -99,7 +109,7 @@ def sample_error_pairs(
     qrels: Qrels,
     k: int = 5,
     n: int = 100,
-    level: int = 2,
+    level: int | None = None,
     seed: int = 0,
 ) -> list[dict[str, Any]]:
     """A seeded sample of up to ``n`` failing queries of a stored run, with their top-``k`` pairs.
@@ -112,8 +122,12 @@ def sample_error_pairs(
     qrels : Qrels
         The labels to judge the run against (e.g. :func:`db.queries.load_qrels`
         or :func:`db.annotation.live_qrels`).
-    k, level : int, optional
+    k : int, optional
         See :func:`failing_queries`.
+    level : int, optional
+        See :func:`failing_queries`; default the collection's relevance level
+        (:func:`db.queries.relevance_level`), as on the pages and in
+        ``pooljudge eval -c``.
     n : int, optional
         Number of queries to sample (default 100); all failing queries when
         fewer fail.
@@ -134,6 +148,8 @@ def sample_error_pairs(
     if not isinstance(n, int) or n < 0:
         raise ValueError(f"n must be a non-negative int, got {n!r}")
     cid = collection_id(session, collection)
+    if level is None:
+        level = relevance_level(session, collection)
     run = load_run(session, collection, run_name)
     failing = failing_queries(qrels, run, k=k, level=level)
     chosen = sorted(random.Random(seed).sample(failing, min(n, len(failing))))

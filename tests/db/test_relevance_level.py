@@ -75,3 +75,27 @@ def test_only_an_active_admin_changes_it_from_the_app(store):
     with store.write() as s:
         set_relevance_level(s, "a", 2, acting_user_id=admin)
     assert _levels(store) == {"a": (2, 2)}
+
+
+def test_error_sampling_defaults_to_the_collections_level(store):
+    from core.types import Passage
+    from db.error_analysis import failing_queries, sample_error_pairs
+    from db.importer import save_run
+
+    source = CollectionSource(passages=lambda: iter([Passage("d1", "one"), Passage("d2", "two")]),
+                              queries=lambda: iter([Query("q1", "query"), Query("q2", "other")]),
+                              qrels=lambda: iter(()))
+    with store.write() as s:
+        import_collection(s, source, name="c", format="t", location="m")
+        save_run(s, "c", "r", {"q1": {"d1": 2.0, "d2": 1.0}, "q2": {"d2": 1.0}})
+    qrels = {"q1": {"d1": 1}, "q2": {"d2": 2}}  # q1's top passage is relevant at level 1 only
+    for level, failing in ((1, []), (2, ["q1"]), (3, ["q1", "q2"])):
+        with store.write() as s:
+            set_relevance_level(s, "c", level)
+        with store.read() as s:
+            assert sorted({p["query_id"] for p in sample_error_pairs(s, "c", "r", qrels=qrels, k=1)}) == failing
+            # an explicit level wins
+            assert [p["query_id"] for p in sample_error_pairs(s, "c", "r", qrels=qrels, k=1, level=2)] == ["q1"]
+    for bad in (0, True, 2.0, 2**31):
+        with pytest.raises(ValueError, match=rf"^level must be an integer >= 1 \(at most 2147483647\), got {bad!r}$"):
+            failing_queries(qrels, {}, level=bad)
