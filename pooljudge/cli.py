@@ -88,9 +88,11 @@ def cmd_export(args: argparse.Namespace) -> int:
     store = _store(args)
     with store.read() as session:
         if args.what == "qrels":
+            # binary only when asked: the graded labels are the data, the level is how measures read them
+            level = None if args.level is None else q.check_relevance_level(args.level, "--level")
             qrels = q.load_qrels(session, args.collection, args.version)
             with _output(args.output) as out:
-                trec.write_qrels(qrels, out, level=args.level)
+                trec.write_qrels(qrels, out, level=level)
         elif args.what == "run":
             run = q.load_run(session, args.collection, args.run)
             with _output(args.output) as out:

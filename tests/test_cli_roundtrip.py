@@ -83,6 +83,19 @@ def test_export_trec_qrels_graded_and_binary(tmp_path, capsys):
     ]
 
 
+@pytest.mark.parametrize("bad", ["0", "-1", "2147483648"])
+def test_export_qrels_refuses_a_bad_level_naming_the_argument(tmp_path, capsys, bad):
+    db = sqlite_url(tmp_path / "s.db")
+    qrels = tmp_path / "in.qrels"
+    qrels.write_text("q1 0 a 1\n", encoding="utf-8")
+    assert main(["--db", db, "-q", "import", "-f", "trec-qrels", str(qrels), "-c", "q"]) == 0
+    capsys.readouterr()
+    out = tmp_path / "out.qrels"
+    assert main(["--db", db, "export", "qrels", "-c", "q", "-o", str(out), "--level", bad]) == 1
+    assert capsys.readouterr().err == f"error: --level must be an integer >= 1 (at most 2147483647), got {bad}\n"
+    assert not out.exists()
+
+
 def test_export_refuses_ids_that_trec_files_cannot_hold(folder, tmp_path, capsys):
     db = sqlite_url(tmp_path / "s.db")
     main(["--db", db, "-q", "import", "-f", "beir", str(folder), "-c", "one"])
@@ -91,7 +104,7 @@ def test_export_refuses_ids_that_trec_files_cannot_hold(folder, tmp_path, capsys
     assert "doc 2:b" in capsys.readouterr().err
 
 
-def test_export_run_orders_ties_by_score_then_docid(tmp_path, capsys):
+def test_export_run_orders_ties_as_trec_eval(tmp_path, capsys):
     db = sqlite_url(tmp_path / "s.db")
     run = tmp_path / "in.run"
     run.write_text("q1 Q0 b 1 1.0 x\nq1 Q0 a 2 1.0 x\nq1 Q0 c 3 2.0 x\nq10 Q0 z 1 0.5 x\n", encoding="utf-8")
@@ -99,9 +112,11 @@ def test_export_run_orders_ties_by_score_then_docid(tmp_path, capsys):
     capsys.readouterr()
     assert main(["--db", db, "export", "run", "-c", "r", "--run", "in", "--tag", "T"]) == 0
     lines = capsys.readouterr().out.splitlines()
+    # trec_eval's order (core.ranking): the tie of a and b goes to the larger doc id, so the ranks written
+    # are the ranks the measures use
     assert [line.split() for line in lines] == [
         ["q1", "Q0", "c", "1", "2.0", "T"],
-        ["q1", "Q0", "a", "2", "1.0", "T"],
-        ["q1", "Q0", "b", "3", "1.0", "T"],
+        ["q1", "Q0", "b", "2", "1.0", "T"],
+        ["q1", "Q0", "a", "3", "1.0", "T"],
         ["q10", "Q0", "z", "1", "0.5", "T"],
     ]
