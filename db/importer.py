@@ -28,9 +28,11 @@ adds what is new, skips what is identical, and refuses (naming
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import random
+import re
 import sqlite3
 import stat
 import tempfile
@@ -47,6 +49,7 @@ from sqlalchemy.orm import Session
 
 from core.errors import FormatError
 from core.lang import detect_language
+from core.names import check_name
 from core.types import CollectionSource, Passage, QrelEntry, Query, Run, RunEntry
 from db.models import (
     Collection,
@@ -85,6 +88,14 @@ class ImportSummary:
     qrels_skipped: int = 0
     qrels_version: str | None = None
     runs: dict[str, int] = field(default_factory=dict)
+    relevance_level: int | None = None
+    """The collection's relevance level: set by this import when it created the collection, else the stored one."""
+    unknown_query_ids: int = 0
+    """Distinct query ids in the qrels and runs that the collection lacks (kept: ``allow_unknown_ids``)."""
+    unknown_passage_ids: int = 0
+    """Distinct passage ids in the qrels and runs that the collection lacks (kept: ``allow_unknown_ids``)."""
+    notes: list[str] = field(default_factory=list)
+    """What the reader accepted but the user should hear about, and what the importer could not check."""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -97,7 +108,151 @@ class ImportSummary:
             "qrels_skipped": self.qrels_skipped,
             "qrels_version": self.qrels_version,
             "runs": dict(self.runs),
+            "relevance_level": self.relevance_level,
+            "unknown_query_ids": self.unknown_query_ids,
+            "unknown_passage_ids": self.unknown_passage_ids,
+            "notes": list(self.notes),
         }
+
+
+# --------------------------------------------------------------------------- names, ids and the relevance level
+
+BINARY_LEVEL, GRADED_LEVEL = 1, 2
+"""The relevance level an import gives a new collection: 1 when its qrels have grades and none above 1 (TREC-style
+binary qrels), else 2 (the 4-level scale: "partly satisfies" and above count as relevant)."""
+
+UNKNOWN_EXAMPLES = 5
+"""How many unknown ids an error or a note names."""
+
+# A run named after a file that is only an extension (".trec", "runs/.run.gz"): its name says nothing.
+_EXTENSION_ONLY = re.compile(r"\.(trec|run|txt|tsv|jsonl?|gz)", re.IGNORECASE)
+
+
+def check_run_name(name: object) -> str:
+    """:func:`core.names.check_name` for a run, which also refuses a name that is only a file extension.
+
+    Run names default to their file's name without its extension, so a file
+    named ``.trec`` would otherwise give a run named ``.trec``: refused, with a
+    message asking for a name.
+    """
+    check_name(name, "run name")
+    if _EXTENSION_ONLY.fullmatch(name):  # type: ignore[arg-type]
+        raise ValueError(
+            f"run name {name!r} is only a file extension (its file has no name before the extension); "
+            "rename the file or give the run a name (--run-name)"
+        )
+    return name  # type: ignore[return-value]
+
+
+def _check_names(name: str, qrels_name: str, run_names: Iterable[str], level: int | None) -> None:
+    check_name(name, "collection name")
+    check_name(qrels_name, "qrels version name")
+    for run_name in run_names:
+        check_run_name(run_name)
+    if level is not None:
+        from db.queries import check_relevance_level
+
+        check_relevance_level(level, "level")
+
+
+def _named_run(source: CollectionSource, run_name: str | None) -> CollectionSource:
+    """``source`` with its single run renamed ``run_name`` (the source itself is not changed)."""
+    if run_name is None:
+        return source
+    if len(source.runs) != 1:
+        raise ValueError(f"run_name names the run of a single-run file; this input has {len(source.runs)} runs")
+    # the notes list is shared, not copied: the reader fills it while the streams are read
+    return dataclasses.replace(source, runs={run_name: next(iter(source.runs.values()))})
+
+
+def level_for_grades(count: int, highest: int | None) -> int:
+    """The relevance level for a new collection whose imported qrels have ``count`` entries, the highest grade ``highest``."""
+    return BINARY_LEVEL if count and highest is not None and highest <= BINARY_LEVEL else GRADED_LEVEL
+
+
+@dataclass
+class UnknownIds:
+    """Ids in the qrels and runs that the collection lacks, of one kind (query or passage)."""
+
+    kind: str
+    count: int = 0
+    examples: list[tuple[str, str | None]] = field(default_factory=list)  # (id, file:line of its first use)
+    checked: bool = True  # False: the collection holds none of this kind, so there was nothing to check against
+
+    def add(self, candidates: list[tuple[str, str | None]], known: set[str]) -> None:
+        for ext_id, origin in candidates:
+            if ext_id not in known:
+                self.count += 1
+                if len(self.examples) < UNKNOWN_EXAMPLES:
+                    self.examples.append((ext_id, origin))
+
+    def describe(self) -> str:
+        ids = ", ".join(repr(i) for i, _ in self.examples) + (", ..." if self.count > len(self.examples) else "")
+        return f"{self.count} {self.kind} id{'s' if self.count != 1 else ''} ({ids})"
+
+
+def _unknown_outcome(unknown: list[UnknownIds], summary: ImportSummary, *, allow: bool, what: str,
+                     origin_known: bool = True) -> None:
+    """Refuse (default) or record in ``summary`` the unknown ids found; note kinds that could not be checked."""
+    found = [u for u in unknown if u.count]
+    if found and not allow:
+        first = found[0].examples[0]
+        listing = "; ".join(u.describe() for u in found)
+        message = (
+            f"{found[0].kind} id {first[0]!r} is not in collection {summary.collection!r} (unknown in {what}: {listing}); "
+            "nothing was imported: correct the ids, or import with unknown ids allowed (--allow-unknown-ids; "
+            "TREC qrels may judge documents outside the corpus)"
+        )
+        raise _error_at(first[1], message) if origin_known and first[1] else ValueError(message)
+    for u in unknown:
+        if u.kind == "query":
+            summary.unknown_query_ids = u.count
+        else:
+            summary.unknown_passage_ids = u.count
+    if found:
+        summary.notes.append(f"kept unknown ids (allowed) in {what}: " + "; ".join(u.describe() for u in found))
+    for u in unknown:
+        if not u.checked:
+            summary.notes.append(
+                f"{u.kind} ids in {what} were not checked: the collection holds no "
+                f"{'queries' if u.kind == 'query' else 'passages'}"
+            )
+
+
+def _known_in_store(session: Session, collection_id: int, model, ids: list[str]) -> set[str]:
+    return set(session.scalars(select(model.ext_id).where(model.collection_id == collection_id, model.ext_id.in_(ids))))
+
+
+def _has_rows(session: Session, collection_id: int | None, model) -> bool:
+    if collection_id is None:
+        return False
+    return session.scalar(select(model.id).where(model.collection_id == collection_id).limit(1)) is not None
+
+
+def _unknown_in_session(session: Session, collection_id: int, references: dict[str, dict[str, str | None]]) -> list[UnknownIds]:
+    """The referenced ids (``{"query": {id: origin}, "passage": {...}}``, in order of first use) the collection lacks."""
+    result = []
+    for kind, model in (("query", QueryRecord), ("passage", PassageRow)):
+        unknown = UnknownIds(kind)
+        if not _has_rows(session, collection_id, model):
+            unknown.checked = False
+        else:
+            items = list(references[kind].items())
+            for start in range(0, len(items), CHECK_ROWS):
+                chunk = items[start:start + CHECK_ROWS]
+                unknown.add(chunk, _known_in_store(session, collection_id, model, [i for i, _ in chunk]))
+        result.append(unknown)
+    return result
+
+
+def _references(streams: Iterable[Iterable[Any]]) -> dict[str, dict[str, str | None]]:
+    """The query and passage ids that qrels or run entries name, each with the origin of its first use."""
+    refs: dict[str, dict[str, str | None]] = {"query": {}, "passage": {}}
+    for stream in streams:
+        for e in stream:
+            refs["query"].setdefault(e.query_id, e.origin)
+            refs["passage"].setdefault(e.doc_id, e.origin)
+    return refs
 
 
 def _chunks(items: Iterable[T], size: int = CHUNK) -> Iterator[list[T]]:
@@ -137,6 +292,8 @@ def import_collection(
     mode: str = "create",
     qrels_name: str = "imported",
     progress: Progress | None = None,
+    allow_unknown_ids: bool = False,
+    level: int | None = None,
 ) -> ImportSummary:
     """Import ``source`` into the collection ``name``.
 
@@ -156,6 +313,8 @@ def import_collection(
         The qrels version that receives the source's judgments.
     progress : callable, optional
         Called as ``progress(part, n)`` after each chunk of ``n`` records.
+    allow_unknown_ids, level
+        As in :func:`import_source`.
 
     Returns
     -------
@@ -164,15 +323,17 @@ def import_collection(
     Raises
     ------
     FormatError
-        A record that is malformed, duplicated, or conflicts with the store.
+        A record that is malformed, duplicated, or conflicts with the store;
+        a qrels or run entry naming an id the collection lacks.
     ImportConflict
         The collection (or a run of the same name) already exists and the
         mode does not allow adding to it.
+    ValueError
+        A name :func:`core.names.check_name` refuses, a bad ``level``.
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-    if not name or not name.strip():
-        raise ValueError("collection name must not be empty")
+    _check_names(name, qrels_name, source.runs, level)
     tick = progress or (lambda _part, _n: None)
     collection = session.scalar(select(Collection).where(Collection.name == name))
     if collection is not None and collection.status != "ready":
@@ -181,7 +342,10 @@ def import_collection(
         raise ImportConflict(
             f"collection {name!r} already exists; import with --merge to add to it, or choose another name"
         )
-    if collection is None:
+    if collection is not None:
+        _check_level_of_existing(name, collection.relevance_level, level)
+    created = collection is None
+    if created:
         collection = Collection(name=name, language=source.language, description=source.description)
         session.add(collection)
         session.flush()
@@ -189,9 +353,22 @@ def import_collection(
 
     _import_passages(session, collection.id, source, mode, summary, tick)
     _import_queries(session, collection.id, source, mode, summary, tick)
-    _import_qrels(session, collection.id, source, qrels_name, summary, tick)
+    version_id = _import_qrels(session, collection.id, source, qrels_name, summary, tick)
     for run_name, stream in source.runs.items():
         summary.runs[run_name] = _import_run(session, collection.id, run_name, stream, tick)
+    summary.notes.extend(source.notes)  # after the streams: readers add notes while they are read
+    if summary.qrels_added or summary.qrels_skipped or summary.runs:
+        references = _references([source.qrels(), *(stream() for stream in source.runs.values())])
+        _unknown_outcome(_unknown_in_session(session, collection.id, references), summary,
+                         allow=allow_unknown_ids, what="the qrels and runs")
+    if created:
+        if level is None:
+            count, highest = (0, None) if version_id is None else session.execute(
+                select(func.count(), func.max(QrelsEntry.grade)).where(QrelsEntry.version_id == version_id)
+            ).one()
+            level = level_for_grades(count, highest)
+        collection.relevance_level = level
+    summary.relevance_level = collection.relevance_level
     if collection.language is None:
         collection.language = _collection_language(session, collection.id)
     session.add(
@@ -301,12 +478,12 @@ def _import_queries(session, collection_id, source, mode, summary, tick) -> None
     )
 
 
-def _import_qrels(session, collection_id, source, qrels_name, summary, tick) -> None:
+def _import_qrels(session, collection_id, source, qrels_name, summary, tick) -> int | None:
     stream: Callable[[], Iterator[QrelEntry]] = source.qrels
     iterator = stream()
     first = next(iterator, None)
     if first is None:
-        return
+        return None
     version = session.scalar(
         select(QrelsVersion).where(QrelsVersion.collection_id == collection_id, QrelsVersion.name == qrels_name)
     )
@@ -356,6 +533,16 @@ def _import_qrels(session, collection_id, source, qrels_name, summary, tick) -> 
         if duplicate is not None:
             raise duplicate from None
         raise
+    return version.id
+
+
+def _check_level_of_existing(name: str, stored: int, level: int | None) -> None:
+    """An explicit level applies to a collection the import creates; an existing one keeps its own."""
+    if level is not None and level != stored:
+        raise ValueError(
+            f"level {level} given, but collection {name!r} exists with relevance level {stored}: the level is set "
+            "when an import creates a collection; change it with `pooljudge level` or in the app"
+        )
 
 
 def _import_run(
@@ -416,17 +603,40 @@ def _majority_language(counts: dict[str | None, int]) -> str | None:
 
 
 def save_run(
-    session: Session, collection: str, name: str, run: Run, *, source: str = "retriever", params: dict[str, Any] | None = None
+    session: Session, collection: str, name: str, run: Run, *, source: str = "retriever",
+    params: dict[str, Any] | None = None, allow_unknown_ids: bool = False,
 ) -> int:
     """Store a run produced in this process (e.g. by a retriever); refuses an existing run name.
 
-    Returns the number of entries stored.
+    Refuses (``ValueError``) a bad run name (:func:`check_run_name`) and, unless ``allow_unknown_ids``,
+    a run naming query or passage ids the collection lacks.  Returns the number of entries stored.
     """
     from db.queries import collection_id
 
+    check_run_name(name)
     cid = collection_id(session, collection)
+    _check_run_ids(run, collection, name, allow_unknown_ids,
+                   lambda kind, model, ids: _known_in_store(session, cid, model, ids),
+                   lambda model: _has_rows(session, cid, model))
     entries = lambda: (RunEntry(q, d, s) for q, docs in run.items() for d, s in docs.items())  # noqa: E731
     return _import_run(session, cid, name, entries, lambda _part, _n: None, source=source, params=params)
+
+
+def _check_run_ids(run: Run, collection: str, name: str, allow: bool, known, has_rows) -> None:
+    """Refuse a run held in memory that names ids the collection lacks (:func:`save_run`, :func:`store_run`)."""
+    if allow:
+        return
+    refs = {"query": dict.fromkeys(run), "passage": dict.fromkeys(d for docs in run.values() for d in docs)}
+    found = []
+    for kind, model in (("query", QueryRecord), ("passage", PassageRow)):
+        unknown = UnknownIds(kind)
+        if has_rows(model):
+            items = list(refs[kind].items())
+            for start in range(0, len(items), CHECK_ROWS):
+                chunk = items[start:start + CHECK_ROWS]
+                unknown.add(chunk, known(kind, model, [i for i, _ in chunk]))
+        found.append(unknown)
+    _unknown_outcome(found, ImportSummary(collection=collection), allow=False, what=f"run {name!r}", origin_known=False)
 
 
 # =========================================================================== staged imports
@@ -507,20 +717,24 @@ def import_path(
     qrels_name: str = "imported",
     progress: StagedProgress | None = None,
     staging_dir: str | os.PathLike[str] | None = None,
+    allow_unknown_ids: bool = False,
+    level: int | None = None,
+    run_name: str | None = None,
 ) -> ImportSummary:
     """Import the file or folder ``path`` in ``format`` into the collection ``name``, without blocking other writers.
 
     The call the CLI and the app's import jobs make (and the one to use from
     a script or a benchmark): ``import_path(Store(url), "msmarco", "collection.tsv", name="c")``.
     A non-regular input is refused before anything is read; then see
-    :func:`import_source`.
+    :func:`import_source` (``allow_unknown_ids``, ``level``, ``run_name``).
     """
     from core.formats import read_source
 
     check_regular_input(path)
     return import_source(
         store, read_source(format, path), name=name, format=format, location=os.fspath(path), mode=mode,
-        qrels_name=qrels_name, progress=progress, staging_dir=staging_dir,
+        qrels_name=qrels_name, progress=progress, staging_dir=staging_dir, allow_unknown_ids=allow_unknown_ids,
+        level=level, run_name=run_name,
     )
 
 
@@ -530,6 +744,7 @@ class _Plan:
 
     collection_id: int | None = None  # an existing, ready collection (merge)
     language: str | None = None
+    relevance_level: int | None = None
     version_id: int | None = None  # an existing qrels version to merge into
     version_source: str | None = None
 
@@ -563,6 +778,9 @@ def import_source(
     progress: StagedProgress | None = None,
     staging_dir: str | os.PathLike[str] | None = None,
     chunk_rows: int | None = None,
+    allow_unknown_ids: bool = False,
+    level: int | None = None,
+    run_name: str | None = None,
 ) -> ImportSummary:
     """Import ``source`` into the collection ``name``: validate everything first, then write in short transactions.
 
@@ -586,6 +804,18 @@ def import_source(
         Where the temporary staging database goes (default: the system's temporary folder).
     chunk_rows : int, optional
         A fixed number of rows per write transaction instead of the adaptive ~50 ms chunks.
+    allow_unknown_ids : bool
+        Accept qrels and run entries naming query or passage ids that neither the input nor the collection
+        holds (TREC qrels may judge documents outside the corpus); they are counted in the summary.  By default
+        they are refused.  A kind of id the collection holds none of (a collection of qrels and runs only,
+        kept for evaluation) is not checked; the summary notes it.
+    level : int, optional
+        The relevance level of a collection this import creates (binary measures count grade >= level as
+        relevant).  Default: 1 when the imported qrels have grades and none above 1 (TREC-style binary),
+        else 2.  An existing collection keeps its level; a different ``level`` is refused.
+    run_name : str, optional
+        The name of the run of a single-run input (a ``trec-run`` or ``json-run`` file), instead of the one
+        derived from its file name.
 
     Returns
     -------
@@ -594,18 +824,25 @@ def import_source(
     Raises
     ------
     FormatError
-        A record that is malformed, duplicated, or conflicts with the store; nothing was written.
+        A record that is malformed, duplicated, or conflicts with the store; a qrels or run entry naming an
+        unknown id (the first one's ``file:line``, with the counts); nothing was written.
     ImportConflict
         The collection (or a run of the same name) already exists and the mode does not allow adding to
         it; :class:`ImportInProgress` when an unfinished import holds the name.
+    ValueError
+        A name :func:`core.names.check_name` refuses (:func:`check_run_name` for runs), a bad ``level``.
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-    if not name or not name.strip():
-        raise ValueError("collection name must not be empty")
+    if run_name is not None:
+        check_run_name(run_name)
+    source = _named_run(source, run_name)
+    _check_names(name, qrels_name, source.runs, level)
     tick = progress or (lambda _stage, _done, _total: None)
     with store.read() as session:
         plan = _plan(session, name, mode, qrels_name, list(source.runs))
+    if plan.collection_id is not None:
+        _check_level_of_existing(name, plan.relevance_level, level)
     summary = ImportSummary(collection=name)
     owned = _Owned()
     # The names are taken before the input is read: a second import of the same name (a double click on
@@ -627,6 +864,15 @@ def import_source(
             summary.qrels_added = counts.qrels - summary.qrels_skipped
             summary.qrels_version = qrels_name if counts.qrels else None
             summary.runs = dict(counts.runs)
+            summary.notes.extend(source.notes)  # after the streams: readers add notes while they are read
+            if counts.qrels or counts.runs:
+                _unknown_outcome(_staged_unknown(store, staging, plan, beating), summary,
+                                 allow=allow_unknown_ids, what="the qrels and runs")
+            if plan.collection_id is None:
+                summary.relevance_level = level if level is not None else level_for_grades(
+                    *staging.db.execute("SELECT count(*), max(grade) FROM qrels").fetchone())
+            else:
+                summary.relevance_level = plan.relevance_level
             _write_staged(store, staging, source, plan, owned, summary, tick, chunk_rows,
                           format=format, location=location, mode=mode, qrels_name=qrels_name)
     except BaseException:
@@ -692,7 +938,8 @@ def _in_progress(what: str) -> ImportInProgress:
 
 def _plan(session: Session, name: str, mode: str, qrels_name: str, run_names: list[str]) -> _Plan:
     row = session.execute(
-        select(Collection.id, Collection.status, Collection.language).where(Collection.name == name)
+        select(Collection.id, Collection.status, Collection.language, Collection.relevance_level)
+        .where(Collection.name == name)
     ).first()
     if row is not None and row.status != "ready":
         raise _in_progress(f"collection {name!r}")
@@ -702,7 +949,7 @@ def _plan(session: Session, name: str, mode: str, qrels_name: str, run_names: li
         )
     if row is None:
         return _Plan()
-    plan = _Plan(collection_id=row.id, language=row.language)
+    plan = _Plan(collection_id=row.id, language=row.language, relevance_level=row.relevance_level)
     version = session.execute(
         select(QrelsVersion.id, QrelsVersion.source, QrelsVersion.status)
         .where(QrelsVersion.collection_id == row.id, QrelsVersion.name == qrels_name)
@@ -891,6 +1138,46 @@ def _check_against_store(store: Store, staging: _Staging, plan: _Plan, qrels_nam
     return passages, queries, qrels
 
 
+def _staged_unknown(store: Store, staging: _Staging, plan: _Plan, tick: StagedProgress) -> list[UnknownIds]:
+    """The ids the staged qrels and runs name that neither the staged input nor the stored collection holds.
+
+    Counted per kind, distinct, with the origin of each id's first use; the stored collection is asked in
+    read transactions of :data:`CHECK_ROWS` ids each.
+    """
+    result = []
+    done = 0
+    for kind, column, table, model in (("query", "query_id", "queries", QueryRecord),
+                                       ("passage", "doc_id", "passages", PassageRow)):
+        unknown = UnknownIds(kind)
+        result.append(unknown)
+        staged_any = staging.db.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone() is not None
+        with store.read() as session:
+            stored_any = _has_rows(session, plan.collection_id, model)
+        if not (staged_any or stored_any):
+            unknown.checked = False
+            continue
+        refs = f"temp.refs_{table}"
+        staging.db.execute(f"DROP TABLE IF EXISTS {refs}")
+        staging.db.execute(f"CREATE TABLE {refs} (id TEXT PRIMARY KEY, origin TEXT)")
+        for referring in ("qrels", "run_entries"):
+            # rowid order, first insert wins: each id keeps the origin of its first use
+            staging.db.execute(
+                f"INSERT OR IGNORE INTO {refs} SELECT {column}, origin FROM {referring} "
+                f"WHERE {column} NOT IN (SELECT ext_id FROM {table}) ORDER BY rowid"
+            )
+        cursor = staging.db.execute(f"SELECT id, origin FROM {refs} ORDER BY rowid")
+        while rows := cursor.fetchmany(CHECK_ROWS):
+            known: set[str] = set()
+            if stored_any:
+                with store.read() as session:
+                    known = _known_in_store(session, plan.collection_id, model, [r[0] for r in rows])
+            unknown.add(rows, known)
+            done += len(rows)
+            tick("checking", done, None)
+        staging.db.execute(f"DROP TABLE {refs}")
+    return result
+
+
 # --------------------------------------------------------------------------- writing in short transactions
 
 
@@ -1007,7 +1294,7 @@ def _write_staged(store: Store, staging: _Staging, source: CollectionSource, pla
         with store.read() as session:
             language = _collection_language(session, cid)
     with store.write() as session:
-        _flip(session, owned, cid, language)
+        _flip(session, owned, cid, language, level=summary.relevance_level)
         session.add(ImportRecord(collection_id=cid, format=format, source=location, mode=mode, counts=summary.as_dict()))
 
 
@@ -1080,11 +1367,17 @@ class _SqliteCopier:
         return inserted, time.perf_counter() - started
 
 
-def _flip(session: Session, owned: _Owned, cid: int, language: str | None) -> None:
-    """The one short transaction that makes everything this import wrote visible at once."""
+def _flip(session: Session, owned: _Owned, cid: int, language: str | None, *, level: int | None = None) -> None:
+    """The one short transaction that makes everything this import wrote visible at once.
+
+    ``level``: the relevance level of the collection this import created (ignored for an existing one).
+    """
     ready = {"status": "ready", "staged_at": None}
     if owned.collection is not None:
-        session.execute(update(Collection).where(Collection.id == owned.collection).values(**ready, language=language))
+        extra = {} if level is None else {"relevance_level": level}
+        session.execute(
+            update(Collection).where(Collection.id == owned.collection).values(**ready, language=language, **extra)
+        )
     elif language is not None:
         session.execute(update(Collection).where(Collection.id == cid, Collection.language.is_(None)).values(language=language))
     if owned.version is not None:
@@ -1225,15 +1518,18 @@ def drop_stale_imports(engine: Engine, *, stale_after: timedelta | None = None, 
 
 def store_run(
     store: Store, collection: str, name: str, run: Run, *, source: str = "retriever",
-    params: dict[str, Any] | None = None, chunk_rows: int | None = None,
+    params: dict[str, Any] | None = None, chunk_rows: int | None = None, allow_unknown_ids: bool = False,
 ) -> int:
     """:func:`save_run` without holding the write lock: the run is written in short transactions, invisible
     (``importing``) until one final flip, so a large retriever run never blocks annotators.
 
-    Refuses a run name that exists (or is being imported).  Returns the number of entries stored.
+    Refuses a bad run name (:func:`check_run_name`), a run name that exists (or is being imported) and, unless
+    ``allow_unknown_ids``, a run naming query or passage ids the collection lacks (a retriever's run never
+    does).  Returns the number of entries stored.
     """
     from db.queries import collection_id
 
+    check_run_name(name)
     with store.read() as session:
         cid = collection_id(session, collection)
         status = session.scalar(select(RunRecord.status).where(RunRecord.collection_id == cid, RunRecord.name == name))
@@ -1241,6 +1537,16 @@ def store_run(
         raise ImportConflict(f"run {name!r} already exists in this collection; import it under another name")
     if status is not None:
         raise _in_progress(f"run {name!r}")
+
+    def known(_kind, model, ids):
+        with store.read() as session:  # one short read per chunk of ids
+            return _known_in_store(session, cid, model, ids)
+
+    def has_rows(model):
+        with store.read() as session:
+            return _has_rows(session, cid, model)
+
+    _check_run_ids(run, collection, name, allow_unknown_ids, known, has_rows)
     owned = _Owned()
     try:
         with store.write() as session:

@@ -49,17 +49,23 @@ def cmd_import(args: argparse.Namespace) -> int:
         # labelling meanwhile wait at most one chunk; on any error nothing is visible.
         summary = import_path(
             store, args.format, args.path, name=args.collection, mode="merge" if args.merge else "create",
-            qrels_name=args.qrels_name, progress=progress,
+            qrels_name=args.qrels_name, progress=progress, allow_unknown_ids=args.allow_unknown_ids,
+            level=args.level, run_name=args.run_name,
         )
     s = summary.as_dict()
-    runs = ", ".join(f"{name} ({n} entries)" for name, n in s["runs"].items()) or "none"
+    runs = ", ".join(f"{name!r} ({n} entries)" for name, n in s["runs"].items()) or "none"
+    unknown = [f"{n} {kind} id{'s' * (n != 1)}"
+               for kind, n in (("query", s["unknown_query_ids"]), ("passage", s["unknown_passage_ids"])) if n]
     print(
         f"collection {s['collection']!r}: {s['passages_added']} passages, {s['queries_added']} queries, "
         f"{s['qrels_added']} qrels entries added"
         + (f" ({s['passages_skipped']} passages, {s['queries_skipped']} queries, {s['qrels_skipped']} qrels "
            "already present)" if args.merge else "")
-        + f"; runs: {runs}"
+        + f"; runs: {runs}; relevance level {s['relevance_level']}"
+        + (f"; kept unknown {' and '.join(unknown)}" if unknown else "")
     )
+    for note in s["notes"]:
+        print(f"note: {note}")
     return 0
 
 
@@ -458,6 +464,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--merge", action="store_true", help="add to an existing collection: new records are added, "
                    "identical ones skipped, conflicting ones refused")
     p.add_argument("--qrels-name", default="imported", help="qrels version that receives the judgments (default: imported)")
+    p.add_argument("--run-name", help="name of the run of a single-run file (default: the file name without extension)")
+    p.add_argument("--allow-unknown-ids", action="store_true",
+                   help="accept qrels and run entries naming queries or passages the collection lacks (TREC qrels may "
+                   "judge documents outside the corpus); by default they are refused, with their counts")
+    p.add_argument("--level", type=int, help="relevance level of the new collection: binary measures count grade >= "
+                   "LEVEL as relevant (default: 1 when the qrels are binary 0/1, else 2)")
     p.set_defaults(func=cmd_import)
 
     p = sub.add_parser("export", help="export qrels, a run, judgments or a BEIR folder")

@@ -64,14 +64,16 @@ IMPORT_STAGES = {"reading": "Reading and checking the input", "checking": "Compa
 def run_import_job(store: Store, info: JobInfo, report: Reporter) -> dict[str, Any]:
     """The app's import: :func:`db.importer.import_path` with the job's params, progress into the job row.
 
-    Params: ``format``, ``path``, ``collection``, ``merge`` (bool), ``qrels_name``.
+    Params: ``format``, ``path``, ``collection``, ``merge`` (bool), ``qrels_name``, ``allow_unknown_ids`` (bool),
+    ``level`` and ``run_name`` (optional).
     """
     from db.importer import import_path
 
     p = info.params
     summary = import_path(
         store, p["format"], p["path"], name=p["collection"], mode="merge" if p.get("merge") else "create",
-        qrels_name=p.get("qrels_name") or "imported",
+        qrels_name=p.get("qrels_name") or "imported", allow_unknown_ids=bool(p.get("allow_unknown_ids")),
+        level=p.get("level"), run_name=p.get("run_name"),
         progress=lambda stage, done, total: report(done, total, IMPORT_STAGES.get(stage, stage)),
     )
     return summary.as_dict()

@@ -70,6 +70,13 @@ CASES = {
     "json-qrels: grade 2^70": lambda t: ("json-qrels", write(t, "labels.json", f'{{"1": {{"10": 2,\n "11": {2**70}}}}}'), "labels.json", 2),
     "beir: qrels grade 2^31": lambda t: ("beir", beir(t, qrels="query-id\tcorpus-id\tscore\nq1\td1\t2147483648\n"), "test.tsv", 2),
     "beir: position 2^70": lambda t: ("beir", beir(t, corpus=GOOD_CORPUS + f'{{"_id": "d3", "text": "c", "position": {2**70}}}\n'), "corpus.jsonl", 3),
+    # issue 10: ids the collection lacks (a typo in a run scored 0 without a word); refused unless allowed
+    "run: query id the collection lacks": lambda t: ("trec-run", write(t, "r.run", "q1 Q0 d1 1 2 t\nEN-Q01 Q0 d2 2 1 t\n"), "r.run", 2),
+    "run: passage id the collection lacks": lambda t: ("trec-run", write(t, "r.run", "q1 Q0 d1 1 2 t\nq1 Q0 D2 2 1 t\n"), "r.run", 2),
+    "qrels: passage id the collection lacks": lambda t: ("trec-qrels", write(t, "a.qrels", "q1 0 d1 1\nq1 0 d7 1\n"), "a.qrels", 2),
+    "json-run: passage id the collection lacks": lambda t: ("json-run", write(t, "pred.json", '{"q1": ["d1", "d404"]}'), "pred.json", 1),
+    "beir: qrels naming a passage outside the corpus": lambda t: ("beir", beir(t, qrels="query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td9\t1\n"), "test.tsv", 3),
+    "beir: qrels naming a query outside queries": lambda t: ("beir", beir(t, qrels="query-id\tcorpus-id\tscore\nq7\td1\t1\n"), "test.tsv", 2),
 }
 
 

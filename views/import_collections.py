@@ -26,6 +26,17 @@ with st.form("import"):
     name = st.text_input("Collection name")
     merge = st.checkbox("Merge into an existing collection (add what is new, refuse conflicts)")
     qrels_name = st.text_input("Qrels version name", value="imported")
+    run_name = st.text_input("Run name (a single-run file; default: the file name without extension)")
+    level = st.selectbox(
+        "Relevance level of a new collection", [None, 1, 2, 3],
+        format_func=lambda v: "from the qrels: 1 if their grades are 0/1, else 2" if v is None else f"grade >= {v} is relevant",
+        help="Binary measures (MAP, MRR, P, R) count grade >= level as relevant. An existing collection keeps its level.",
+    )
+    allow_unknown = st.checkbox(
+        "Accept qrels and run entries naming queries or passages the collection lacks",
+        help="Refused by default: a typo in an id would silently score 0. TREC qrels may judge documents outside "
+        "the corpus: accept them here, the summary counts them.",
+    )
     submitted = st.form_submit_button("Import", type="primary")
 
 if submitted:
@@ -38,7 +49,8 @@ if submitted:
             st.error(f"Nothing was imported. {md_escape(str(exc))}", icon=":material/error:")
         else:
             params = {"format": fmt, "path": path.strip(), "collection": name.strip(), "merge": merge,
-                      "qrels_name": qrels_name.strip() or "imported"}
+                      "qrels_name": qrels_name.strip() or "imported", "allow_unknown_ids": allow_unknown,
+                      "level": level, "run_name": run_name.strip() or None}
             with store.write() as session:
                 job_id = create_job(session, "import", params)
             launch(store, job_id)
@@ -46,8 +58,15 @@ if submitted:
 
 
 def _summary(result: dict) -> str:
-    return (f"{result['passages_added']:,} passages, {result['queries_added']:,} queries, "
+    text = (f"{result['passages_added']:,} passages, {result['queries_added']:,} queries, "
             f"{result['qrels_added']:,} qrels entries and {len(result['runs'])} runs imported")
+    if result.get("relevance_level") is not None:  # jobs finished before issue 10 lack the newer keys
+        text += f"; relevance level {result['relevance_level']}"
+    unknown = [f"{n:,} unknown {kind} id{'s' * (n != 1)}" for kind, n in
+               (("query", result.get("unknown_query_ids", 0)), ("passage", result.get("unknown_passage_ids", 0))) if n]
+    if unknown:
+        text += f"; kept {' and '.join(unknown)}"
+    return text
 
 
 def _recent_jobs() -> tuple[list, set[int]]:
@@ -77,6 +96,8 @@ def import_jobs() -> None:
             st.error(f"{label} failed. Nothing was imported. {md_escape(job.error or '')}", icon=":material/error:")
         elif job.status == "done" and job.result:
             st.success(f"{label}: {_summary(job.result)}.")
+            for note in job.result.get("notes", []):  # reader notes quote the input: escaped
+                st.info(f"Note: {md_escape(note)}", icon=":material/info:")
     if not jobs:
         st.caption("No import jobs yet.")
 

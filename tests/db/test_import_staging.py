@@ -300,7 +300,8 @@ def test_store_run_writes_a_retriever_run_in_chunks_and_refuses_a_taken_name(sto
     from db.importer import store_run
 
     with store.write() as s:
-        import_collection(s, _source([Passage("d1", "x")], [Query("q1", "y")]), name="c", format="t", location="m")
+        import_collection(s, _source([Passage(f"d{j}", "x") for j in range(50)], [Query(f"q{i}", "y") for i in range(100)]),
+                          name="c", format="t", location="m")
     run = {f"q{i}": {f"d{j}": float(j) for j in range(50)} for i in range(100)}
     assert store_run(store, "c", "bm25", run, params={"k": 50}, chunk_rows=700) == 5_000
     with store.read() as s:

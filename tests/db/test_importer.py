@@ -44,6 +44,8 @@ def load(request, store):
     """``load(source, **kwargs)``: import through one of the two entry points."""
 
     def run(source, **kwargs):
+        # QRELS judges d9, outside the corpus (TREC practice); refusing unknown ids is tested in test_unknown_ids.py
+        kwargs.setdefault("allow_unknown_ids", True)
         if request.param == "staged":
             return import_source(store, source, **kwargs)
         with store.write() as s:
@@ -64,6 +66,8 @@ def test_import_round_trips_every_field(store, load):
     assert summary.as_dict() == {
         "collection": "c", "passages_added": 3, "passages_skipped": 0, "queries_added": 2, "queries_skipped": 0,
         "qrels_added": 4, "qrels_skipped": 0, "qrels_version": "imported", "runs": {"bm25": 3},
+        "relevance_level": 2, "unknown_query_ids": 0, "unknown_passage_ids": 1,
+        "notes": ["kept unknown ids (allowed) in the qrels and runs: 1 passage id ('d9')"],
     }
     with store.read() as s:
         assert list(iter_passages(s, "c")) == [
