@@ -104,7 +104,7 @@ from core.prelabel import answer_strings
 from core.ranking import rank_positions
 from core.text import Analyzer, analyzer_for, jieba_tokenizer, normalize_with_offsets
 from core.types import Qrels, Run
-from core.validators import is_integer, positive_int
+from core.validators import is_integer, positive_int, real_number
 
 __all__ = [
     "TAXONOMY",
@@ -736,8 +736,7 @@ def detect_term_overlap(
         spans on the shared terms in the passage.
     """
     _check_str("query", query), _check_str("passage", passage)
-    if not 0.0 < threshold <= 1.0:
-        raise ValueError(f"threshold must be in (0, 1], got {threshold!r}")
+    real_number(threshold, "threshold", low=0, high=1, low_open=True)
     if label is not None and not is_integer(label):
         raise TypeError(f"label must be an int or None, got {type(label).__name__}")
     if label is None or label > max_label:

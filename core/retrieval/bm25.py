@@ -167,12 +167,10 @@ class BM25Retriever:
             raise TypeError(f"analyzer must be a core.text.Analyzer, got {type(analyzer).__name__}")
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
-        for label, value in (("k1", k1), ("b", b), ("delta", delta), ("epsilon", epsilon)):
-            real_number(value, label)
-        if k1 < 0:
-            raise ValueError(f"k1 must be >= 0, got {k1!r}")
-        if not 0 <= b <= 1:
-            raise ValueError(f"b must be in [0, 1], got {b!r}")
+        real_number(k1, "k1", low=0)
+        real_number(b, "b", low=0, high=1)
+        real_number(delta, "delta")
+        real_number(epsilon, "epsilon")
         if backend == "bm25s":
             method = "lucene" if method is None else method
             if method not in BM25S_METHODS:

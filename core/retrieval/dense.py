@@ -47,7 +47,7 @@ from core.retrieval.encoder import (
     model_files_digest,
 )
 from core.types import Run
-from core.validators import positive_int
+from core.validators import optional_positive_int, positive_int
 
 __all__ = [
     "DEFAULT_MODEL_NAME",
@@ -146,11 +146,9 @@ class DenseRetriever:
         if index not in _INDEX_TYPES:
             raise ValueError(f"index must be one of {_INDEX_TYPES}, got {index!r}")
         for label, value in (("nlist", nlist), ("nprobe", nprobe)):
-            if value is not None and (not isinstance(value, int) or value < 1):
-                raise ValueError(f"{label} must be a positive int or None, got {value!r}")
+            optional_positive_int(value, label)
         for label, value in (("hnsw_m", hnsw_m), ("ef_construction", ef_construction), ("ef_search", ef_search)):
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(f"{label} must be a positive int, got {value!r}")
+            positive_int(value, label)
         if backend is not None and backend not in _BACKENDS:
             raise ValueError(f"backend must be one of {_BACKENDS} or None, got {backend!r}")
         if not isinstance(name, str) or not name:

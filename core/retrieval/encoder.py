@@ -34,6 +34,7 @@ import numpy as np
 from core.atomic import atomic_folder, atomic_write, atomic_write_bytes
 from core.cache import cache_dir, content_key
 from core.retrieval.base import ProgressCallback
+from core.validators import int_in_range, positive_int
 
 __all__ = [
     "DEFAULT_MODEL_NAME",
@@ -247,10 +248,8 @@ class BiEncoder:
             raise FileNotFoundError(f"{path}: not a local Hugging Face model folder (no config.json)")
         if pooling not in _POOLINGS:
             raise ValueError(f"pooling must be one of {_POOLINGS}, got {pooling!r}")
-        if not isinstance(max_length, int) or max_length < 2:
-            raise ValueError(f"max_length must be an int >= 2, got {max_length!r}")
-        if not isinstance(batch_size, int) or batch_size < 1:
-            raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+        int_in_range(max_length, "max_length", 2)
+        positive_int(batch_size, "batch_size")
         if not isinstance(query_prefix, str) or not isinstance(passage_prefix, str):
             raise TypeError("query_prefix and passage_prefix must be str")
 

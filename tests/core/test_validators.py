@@ -115,3 +115,27 @@ def test_no_private_copies_of_the_checks_remain_in_core():
             if not line.startswith(("core/validators.py", "core/formats/", "core/text.py"))
             and "isinstance(value, bool):" not in line]  # pipeline.py prints a bool option as true/false
     assert left == []
+
+
+def test_retriever_and_detector_options_refuse_bool():
+    from core.detectors import detect_term_overlap
+    from core.retrieval.bm25 import BM25Retriever
+    from core.retrieval.dense import DenseRetriever
+    from core.text import analyzer_for
+
+    class Encoder:
+        dim, fingerprint = 2, "stub"
+
+        def encode(self, texts, *, kind="passage", progress=None):
+            return np.zeros((len(texts), 2), dtype=np.float32)
+
+    with pytest.raises(ValueError, match=re.escape("nlist must be a positive integer or None, got True")):
+        DenseRetriever(Encoder(), nlist=True)
+    with pytest.raises(ValueError, match=re.escape("ef_search must be a positive integer, got True")):
+        DenseRetriever(Encoder(), ef_search=True)
+    with pytest.raises(ValueError, match=re.escape("b must be a number in [0, 1], got 1.5")):
+        BM25Retriever(analyzer_for("en"), b=1.5)
+    with pytest.raises(ValueError, match=re.escape("k1 must be a finite number >= 0, got -1")):
+        BM25Retriever(analyzer_for("en"), k1=-1)
+    with pytest.raises(ValueError, match=re.escape("threshold must be a number in (0, 1], got True")):
+        detect_term_overlap("a b", "a b", label=0, threshold=True)
