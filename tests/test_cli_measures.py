@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
@@ -21,7 +24,7 @@ def _eval(files, *measures: str) -> subprocess.CompletedProcess:
     qrels, run = files
     args = [a for m in measures for a in ("-m", m)]
     return subprocess.run([sys.executable, "-m", "pooljudge.cli", "eval", str(qrels), str(run), *args],
-                          capture_output=True, text=True, timeout=120, check=False)
+                          cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
 
 
 @pytest.mark.parametrize(("measure", "shown"), [
