@@ -191,8 +191,13 @@ class UnknownIds:
         return f"{self.count} {self.kind} id{'s' if self.count != 1 else ''} ({ids})"
 
 
+_IMPORT_HINT = ("nothing was imported: correct the ids, or import with unknown ids allowed (--allow-unknown-ids; "
+                "TREC qrels may judge documents outside the corpus)")
+_RUN_HINT = "nothing was stored: correct the ids, or store the run with allow_unknown_ids=True"
+
+
 def _unknown_outcome(unknown: list[UnknownIds], summary: ImportSummary, *, allow: bool, what: str,
-                     origin_known: bool = True) -> None:
+                     origin_known: bool = True, hint: str = _IMPORT_HINT) -> None:
     """Refuse (default) or record in ``summary`` the unknown ids found; note kinds that could not be checked."""
     found = [u for u in unknown if u.count]
     if found and not allow:
@@ -200,8 +205,7 @@ def _unknown_outcome(unknown: list[UnknownIds], summary: ImportSummary, *, allow
         listing = "; ".join(u.describe() for u in found)
         message = (
             f"{found[0].kind} id {first[0]!r} is not in collection {summary.collection!r} (unknown in {what}: {listing}); "
-            "nothing was imported: correct the ids, or import with unknown ids allowed (--allow-unknown-ids; "
-            "TREC qrels may judge documents outside the corpus)"
+            + hint
         )
         raise _error_at(first[1], message) if origin_known and first[1] else ValueError(message)
     for u in unknown:
@@ -636,7 +640,8 @@ def _check_run_ids(run: Run, collection: str, name: str, allow: bool, known, has
                 chunk = items[start:start + CHECK_ROWS]
                 unknown.add(chunk, known(kind, model, [i for i, _ in chunk]))
         found.append(unknown)
-    _unknown_outcome(found, ImportSummary(collection=collection), allow=False, what=f"run {name!r}", origin_known=False)
+    _unknown_outcome(found, ImportSummary(collection=collection), allow=False, what=f"run {name!r}", origin_known=False,
+                     hint=_RUN_HINT)
 
 
 # =========================================================================== staged imports

@@ -120,8 +120,9 @@ def test_store_run_and_save_run_refuse_unknown_ids_unless_allowed(store):
     bad = {"EN-Q1": {"d1": 1.0, "d404": 0.5}}
     with pytest.raises(ValueError) as raised:
         store_run(store, "c", "r", bad)
-    assert str(raised.value).startswith(
-        "passage id 'd404' is not in collection 'c' (unknown in run 'r': 1 passage id ('d404')); nothing was imported"
+    assert str(raised.value) == (
+        "passage id 'd404' is not in collection 'c' (unknown in run 'r': 1 passage id ('d404')); nothing was stored: "
+        "correct the ids, or store the run with allow_unknown_ids=True"
     )
     with pytest.raises(ValueError, match=r"^query id 'EN-Q01' is not in collection 'c' \(unknown in run 's'"):
         with store.write() as s:
