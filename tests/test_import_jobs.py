@@ -36,3 +36,39 @@ def test_a_failed_import_job_keeps_the_message_not_a_traceback(store, tmp_path):
         assert list_collections(s) == []
     assert info.status == "failed"
     assert info.error == str(raised.value) and info.error.startswith(f"{bad}:2: ")
+
+
+def _qa(tmp_path):
+    path = tmp_path / "qa.json"
+    path.write_text('{"id": 0, "query": "who?", "answer": ["a"], "positive": ["p a"], "negative": ["n"], "answer1": "x"}\n',
+                    encoding="utf-8")
+    return path
+
+
+def test_an_import_job_result_carries_the_level_and_the_readers_notes(store, tmp_path):
+    with store.write() as s:
+        job = create_job(s, "import", {"format": "qa-jsonl", "path": str(_qa(tmp_path)), "collection": "rgb"})
+    result = run_job(store, job)
+    assert (result["passages_added"], result["qrels_added"], result["relevance_level"]) == (2, 2, 1)
+    assert [n for n in result["notes"] if "answer1" in n] and result["unknown_passage_ids"] == 0
+    with store.read() as s:
+        assert get_job(s, job).result["notes"] == result["notes"]
+
+
+def test_an_import_job_refuses_unknown_ids_unless_its_params_allow_them(store, tmp_path):
+    with store.write() as s:
+        seed = create_job(s, "import", {"format": "qa-jsonl", "path": str(_qa(tmp_path)), "collection": "rgb"})
+    run_job(store, seed)
+    run = tmp_path / "r.run"
+    run.write_text("0 Q0 nowhere 1 1.0 t\n", encoding="utf-8")
+    params = {"format": "trec-run", "path": str(run), "collection": "rgb", "merge": True}
+    with store.write() as s:
+        refused = create_job(s, "import", params)
+    with pytest.raises(FormatError, match=r":1: passage id 'nowhere' is not in collection 'rgb'"):
+        run_job(store, refused)
+    with store.write() as s:
+        allowed = create_job(s, "import", {**params, "allow_unknown_ids": True, "run_name": "bm25"})
+    result = run_job(store, allowed)
+    assert (result["runs"], result["unknown_query_ids"], result["unknown_passage_ids"]) == ({"bm25": 1}, 0, 1)
+    with store.read() as s:
+        assert get_job(s, refused).status == "failed" and get_job(s, allowed).status == "done"
