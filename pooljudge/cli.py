@@ -369,6 +369,10 @@ def cmd_user(args: argparse.Namespace) -> int:
         return 0
     if not args.username:
         raise ValueError(f"user {args.action} needs a username")
+    if args.action == "add":  # a bad name is refused before the password is asked for, twice
+        from core.names import USERNAME_MAX_CHARS, check_name
+
+        check_name(args.username, "username", limit=USERNAME_MAX_CHARS)
     with store.write() as session:
         if args.action == "add":
             role = args.role or "annotator"

@@ -169,3 +169,23 @@ def test_user_list_prints_stored_names_escaped(tmp_path, capsys):
     capsys.readouterr()
     assert main(["--db", db, "user", "list"]) == 0
     assert capsys.readouterr().out == "evil\\n\\x1b[2Jroot\\tx\tadmin\tactive\n"
+
+
+def test_user_add_cli_refuses_a_bad_name_before_asking_for_the_password(tmp_path, capsys, monkeypatch):
+    import getpass
+
+    from db.engine import sqlite_url
+
+    db = sqlite_url(tmp_path / "s.db")
+    monkeypatch.delenv("POOLJUDGE_PASSWORD", raising=False)
+    monkeypatch.setattr(getpass, "getpass", lambda _prompt: pytest.fail("asked for a password"))
+    assert main(["--db", db, "user", "add", "ann\tx"]) == 1
+    assert capsys.readouterr().err == (
+        "error: username 'ann\\tx' contains a control character (U+0009) at position 4; names must be printable\n"
+    )
+    monkeypatch.setenv("POOLJUDGE_PASSWORD", "correct horse")
+    assert main(["--db", db, "user", "add", "admin0", "--role", "admin"]) == 0
+    assert main(["--db", db, "user", "add", "ADMIN0", "--role", "admin"]) == 1
+    assert capsys.readouterr().err == (
+        "error: user 'ADMIN0' already exists as 'admin0' (usernames are compared regardless of case)\n"
+    )
