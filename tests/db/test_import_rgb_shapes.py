@@ -80,3 +80,18 @@ def test_a_conflict_on_a_positive_wrong_pair_names_its_file_and_line(tmp_path, s
     assert f"({'0'!r}, {_pid(F_W1)!r}) already has grade 1" in err.value.message
     assert "positive_wrong" in err.value.message
     assert _counts(store) == before
+
+
+def test_the_import_summary_lists_the_ignored_keys_once(tmp_path, store):
+    path = _write(tmp_path / "int.json", INT_LINES)
+    summary = import_path(store, "qa-jsonl", path, name="int")
+    assert summary.notes == [
+        f"ignored key 'asnwer1' on 2 lines (first: {path}:1)",
+        f"ignored key 'answer2' on 2 lines (first: {path}:1)",
+        f"ignored key 'ansewr3' on 1 line (first: {path}:2)",
+    ]
+    fact = _write(tmp_path / "fact.json", FACT_LINES)
+    assert import_path(store, "qa-jsonl", fact, name="fact").notes == [
+        "positive_wrong texts also listed as positive for the same query keep their positive grade: "
+        f"1 text on 1 line (first: {fact}:2)"
+    ]
