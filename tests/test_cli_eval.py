@@ -179,3 +179,21 @@ def test_nul_in_ids_is_a_file_line_error_not_an_abort(files, tmp_path, which):
     assert done.returncode == 1
     assert done.stdout == ""
     assert done.stderr == f"error: {bad}:1: {what} contains the control character U+0000 at character 2\n"
+
+
+def test_a_binary_collection_evaluates_as_trec_eval_on_its_files(files, tmp_path, capsys):
+    # import gives TREC-style 0/1 qrels level 1: eval -c with no option prints what trec_eval prints for the files
+    _, run = files
+    qrels = tmp_path / "binary.qrels"
+    qrels.write_text("q1 0 a 1\nq1 0 b 0\nq2 0 c 1\nq2 0 d 0\n", encoding="utf-8")
+    db = sqlite_url(tmp_path / "s.db")
+    assert main(["--db", db, "-q", "import", "-f", "trec-qrels", str(qrels), "-c", "c"]) == 0
+    assert main(["--db", db, "-q", "import", "-f", "trec-run", str(run), "-c", "c", "--merge"]) == 0
+    capsys.readouterr()
+    assert main(["--db", db, "eval", "-c", "c", "latest", "t"]) == 0
+    from_store, note = capsys.readouterr()
+    assert note == "binary measures count grade >= 1 as relevant (the collection's level)\n"
+    assert main(["eval", str(qrels), str(run)]) == 0
+    assert capsys.readouterr().out == from_store
+    # q1: a (grade 1) ranks second on the tie, q2: c second: MAP 1/2
+    assert from_store.splitlines()[0] == "MAP\tall\t0.5000"
