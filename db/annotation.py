@@ -13,7 +13,6 @@ user, so editing a URL or a request cannot reach someone else's work.
 
 from __future__ import annotations
 
-import numbers
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ from core.qc import package_accuracy, qc_decision, round_seed, sample_for_qc
 from core.resolution import Resolution, apply_override, resolve
 from core.scale import SCALES  # re-exported as db.annotation.SCALES
 from core.types import Qrels
+from core.validators import is_integer
 from db.models import (
     Assignment,
     FinalLabel,
@@ -405,7 +405,7 @@ def record_judgment(
     if action not in ("label", "skip", "flag"):
         raise ValueError(f"unknown action {action!r}")
     # True == 1 and 2.0 == 2 would pass the scale check below and store a bool or a float as a grade
-    if action == "label" and (isinstance(grade, bool) or not isinstance(grade, numbers.Integral)):
+    if action == "label" and not is_integer(grade):
         raise ValueError(f"grade must be an integer, got {grade!r}")
     if action == "label":
         grade = int(grade)  # a NumPy integer is stored as a plain int

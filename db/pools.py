@@ -17,6 +17,7 @@ from typing import Any
 from sqlalchemy import case, func, insert, select, tuple_, update
 from sqlalchemy.orm import Session
 
+from core.names import check_name
 from db.models import Passage, Pool, PoolEntry, PoolProvenance, PreLabel, QueryRecord, RunRecord
 from db.queries import NotFound, collection_id
 
@@ -75,6 +76,7 @@ def save_pool(
         ``{qid: {removed_docid: kept_docid}}``: near-duplicates dropped from the selection,
         linked to the entry kept in their place.
     """
+    check_name(name, "pool name")
     cid = collection_id(session, collection)
     if session.scalar(select(Pool.id).where(Pool.collection_id == cid, Pool.name == name)) is not None:
         raise ValueError(f"a pool named {name!r} already exists in collection {collection!r}")

@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session, aliased
 
 from core.limits import CUTOFF_MAX
 from core.types import Passage, Qrels, Query, Run
+from core.validators import is_integer
 from db.models import (
     Assignment,
     Collection,
@@ -147,7 +148,7 @@ def check_relevance_level(level: object, what: str = "relevance level") -> int:
         ``"{what} must be an integer >= 1 (at most 2147483647), got {level!r}"``.
     """
     # bool is an int: True would otherwise pass as level 1
-    if isinstance(level, bool) or not isinstance(level, int) or not 1 <= level <= CUTOFF_MAX:
+    if not is_integer(level) or not 1 <= level <= CUTOFF_MAX:
         raise ValueError(f"{what} must be an integer >= 1 (at most {CUTOFF_MAX}), got {level!r}")
     return int(level)
 

@@ -422,7 +422,7 @@ def cmd_collections(args: argparse.Namespace) -> int:
         versions = ", ".join(display_name(v) for v in c.qrels_versions)
         print(
             f"{display_name(c.name)}\t{c.language or '?'}\t{c.passages} passages\t{c.queries} queries\t"
-            f"runs: {runs or '-'}\tqrels: {versions or '-'}"
+            f"level {c.relevance_level}\truns: {runs or '-'}\tqrels: {versions or '-'}"
         )
     return 0
 

@@ -20,7 +20,7 @@ def test_collections_prints_stored_names_escaped(tmp_path, capsys):
     capsys.readouterr()
     assert main(["--db", db, "collections"]) == 0
     assert capsys.readouterr().out == (
-        "evil\\n\\x1b[31mred\\tcol\t?\t0 passages\t0 queries\truns: run\\r\\x1b]0;title\\x07\tqrels: v\\u202e1\n"
+        "evil\\n\\x1b[31mred\\tcol\t?\t0 passages\t0 queries\tlevel 2\truns: run\\r\\x1b]0;title\\x07\tqrels: v\\u202e1\n"
     )
 
 

@@ -51,7 +51,8 @@ FORMATS: dict[str, FormatSpec] = {
         FormatSpec("smart", "core.formats.smart", "read_smart_folder",
                    "SMART collection folder (Cranfield/CISI): .I .T .A .B .W records and a qrels file"),
         FormatSpec("qa-jsonl", "core.formats.qa_jsonl", "read_qa_jsonl",
-                   "query + candidate passages JSONL: {id, query, answer, positive:[...], negative:[...]}"),
+                   "query + candidate passages JSONL (RGB refine, fact and int files): "
+                   "{id, query, answer, positive:[...], negative:[...], positive_wrong:[...]}"),
         FormatSpec("lecard", "core.formats.jsonmaps", "read_lecard",
                    "LeCaRD folder: query.json, label_top30_dict.json, prediction/*.json"),
         FormatSpec("json-qrels", "core.formats.jsonmaps", "read_json_qrels", "JSON qrels {qid: {docid: grade}}"),

@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import io
 import math
-import numbers
 import os
 import re
 from collections.abc import Callable, Iterator
@@ -34,6 +33,7 @@ from core.limits import (
     QUERY_TEXT_MAX_CHARS,
     grade_in_range,
 )
+from core.validators import is_integer, is_real
 
 _INT_RE = re.compile(r"[+-]?[0-9]+\Z")
 _FLOAT_RE = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
@@ -265,14 +265,14 @@ def check_tsv_field(value: Any, what: str) -> str:
 
 def check_grade(value: Any, what: str) -> int:
     """Check an integer grade for writing (``bool`` is refused)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+    if not is_integer(value):
         raise ValueError(f"{what} must be an int, got {type(value).__name__}: {value!r}")
     return int(value)
 
 
 def check_score(value: Any, what: str) -> float:
     """Check a finite real score for writing."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+    if not is_real(value):
         raise ValueError(f"{what} must be a number, got {type(value).__name__}: {value!r}")
     value = float(value)
     if not math.isfinite(value):

@@ -65,6 +65,7 @@ from core.types import (
     RunEntry,
     empty_stream,
 )
+from core.validators import is_integer
 
 __all__ = ["iter_beir_corpus", "iter_beir_qrels", "iter_beir_queries", "read_beir", "write_beir"]
 
@@ -159,7 +160,7 @@ def iter_beir_corpus(path: str | os.PathLike[str]) -> Iterator[Passage]:
         if doc_id is not None:
             check_id(doc_id, "field 'doc_id'", name, lineno)
         position = rec.get("position")
-        if position is not None and (isinstance(position, bool) or not isinstance(position, int) or position < 0):
+        if position is not None and (not is_integer(position) or position < 0):
             raise FormatError(
                 name, lineno, f"field 'position' must be an integer >= 0 or null, got {shown_json(position)}"
             )
@@ -440,7 +441,7 @@ def _passage_record(p: Passage) -> dict[str, Any]:
     if p.doc_id is not None:
         rec["doc_id"] = p.doc_id
     if p.position is not None:
-        if isinstance(p.position, bool) or not isinstance(p.position, int) or p.position < 0:
+        if not is_integer(p.position) or p.position < 0:
             raise ValueError(f"passage {p.id!r}: position must be an int >= 0, got {p.position!r}")
         rec["position"] = p.position
     if p.language is not None:

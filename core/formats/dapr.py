@@ -53,6 +53,7 @@ from core.errors import FormatError
 from core.formats._io import iter_jsonl, require_file, require_path, require_str, shown_json
 from core.formats._rows import check_grade_range, check_id, check_query_text, check_text
 from core.types import SPLITS, CollectionSource, Passage, QrelEntry, Query
+from core.validators import is_integer
 
 PathLike = str | os.PathLike[str]
 
@@ -170,7 +171,7 @@ def _query_lines(path: str) -> Iterator[_QueryLine]:
                     raise FormatError(path, line, f"{what} has no {key!r}")
             chunk_id, chunk_text = _parse_chunk(item["chunk"], f"{what}.chunk", path, line)
             grade = item["judgement"]
-            if isinstance(grade, bool) or not isinstance(grade, int):
+            if not is_integer(grade):
                 raise FormatError(path, line, f"{what}.judgement must be an integer grade, got {shown_json(grade)}")
             check_grade_range(grade, f"{what}.judgement", path, line)
             doc = _parse_doc(item["belonging_doc"], f"{what}.belonging_doc", path, line)

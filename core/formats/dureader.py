@@ -75,6 +75,7 @@ from core.formats._rows import check_id, check_query_text, check_text
 from core.formats.qa_jsonl import text_passage_id
 from core.limits import GRADE_MAX
 from core.types import SPLITS, CollectionSource, Passage, QrelEntry, Query
+from core.validators import is_integer
 
 QUESTION_TYPES = ("DESCRIPTION", "ENTITY", "YES_NO")
 """The values of ``question_type`` in DuReader 2.0."""
@@ -106,7 +107,7 @@ def split_paragraphs(paragraphs: list[str], max_chars: int = 256) -> list[tuple[
     >>> split_paragraphs(["abc", " de "], max_chars=5)
     [('abcde', [0, 1])]
     """
-    if isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < 1:
+    if not is_integer(max_chars) or max_chars < 1:
         raise ValueError(f"max_chars must be a positive integer, got {max_chars!r}")
     passages: list[tuple[str, list[int]]] = []
     parts: list[str] = []
@@ -165,7 +166,7 @@ def _document(value: Any, index: int, name: str, line: int) -> _Document:
     if is_selected is not None and not isinstance(is_selected, bool):
         raise FormatError(name, line, f"{where}.is_selected must be true or false, got {shown_json(is_selected)}")
     most_related = value.get("most_related_para")
-    if most_related is not None and (isinstance(most_related, bool) or not isinstance(most_related, int)):
+    if most_related is not None and not is_integer(most_related):
         raise FormatError(name, line, f"{where}.most_related_para must be an integer, got {shown_json(most_related)}")
     return _Document(title.strip(), paragraphs, is_selected, most_related)
 
@@ -258,12 +259,12 @@ def read_dureader(
     ValueError
         For a bad ``max_chars``, ``split`` or ``selected_grade``.
     """
-    if isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < 1:
+    if not is_integer(max_chars) or max_chars < 1:
         raise ValueError(f"max_chars must be a positive integer, got {max_chars!r}")
     if split is not None and split not in SPLITS:
         raise ValueError(f"split must be one of {', '.join(SPLITS)} or None, got {split!r}")
     if selected_grade is not None and (
-        isinstance(selected_grade, bool) or not isinstance(selected_grade, int) or not 0 <= selected_grade <= GRADE_MAX
+        not is_integer(selected_grade) or not 0 <= selected_grade <= GRADE_MAX
     ):
         raise ValueError(f"selected_grade must be None or an integer in 0..{GRADE_MAX}, got {selected_grade!r}")
     require_file(path)

@@ -38,6 +38,7 @@ from core.formats._io import (
 )
 from core.formats._rows import check_grade_range, check_id, check_query_text
 from core.types import CollectionSource, QrelEntry, Query, RunEntry, empty_stream
+from core.validators import is_integer
 
 __all__ = ["LECARD_ASCENDING_RUNS", "iter_json_qrels", "read_json_qrels", "read_json_ranked_run", "read_lecard"]
 
@@ -104,7 +105,7 @@ def iter_json_qrels(path: str | os.PathLike[str]) -> Iterator[QrelEntry]:
         check_id(qid, "query id", name, qline)
         for docid, grade in judged.items():
             line = cursor.line_of(docid)
-            if isinstance(grade, bool) or not isinstance(grade, int):
+            if not is_integer(grade):
                 raise FormatError(
                     name,
                     line,

@@ -75,6 +75,7 @@ from core.formats._rows import check_id, check_query_text, check_text
 from core.lang import detect_language
 from core.limits import GRADE_MAX
 from core.types import SPLITS, CollectionSource, Passage, QrelEntry, Query
+from core.validators import is_integer
 
 
 def text_passage_id(text: str, *, prefix: str = "p") -> str:
@@ -327,7 +328,7 @@ def read_qa_jsonl(path: Source, *, positive_grade: int = 1, split: str = "test")
         If ``positive_grade`` is not a positive integer or ``split`` is not
         one of ``train``, ``dev``, ``test``.
     """
-    if isinstance(positive_grade, bool) or not isinstance(positive_grade, int) or not 1 <= positive_grade <= GRADE_MAX:
+    if not is_integer(positive_grade) or not 1 <= positive_grade <= GRADE_MAX:
         raise ValueError(f"positive_grade must be an integer in 1..{GRADE_MAX}, got {positive_grade!r}")
     if split not in SPLITS:
         raise ValueError(f"split must be one of {', '.join(SPLITS)}, got {split!r}")

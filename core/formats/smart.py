@@ -106,6 +106,7 @@ from core.formats._io import (
 )
 from core.formats._rows import check_grade_range, check_id, check_query_text, check_text
 from core.types import CollectionSource, Passage, QrelEntry, Query, empty_stream
+from core.validators import is_integer
 
 CRANFIELD_GRADE_MAP: Mapping[int, int] = {1: 3, 2: 2, 3: 1, 4: 1, 5: 0}
 """Cleverdon's relevance codes (1 = most relevant) onto pooljudge's 0-3 scale."""
@@ -416,9 +417,9 @@ def read_smart(
         raise ValueError(f"repeated_fields must be 'append' or 'error', got {repeated_fields!r}")
     for key, value in grade_map.items():
         for x in (key, value):
-            if isinstance(x, bool) or not isinstance(x, int):
+            if not is_integer(x):
                 raise ValueError(f"grade_map must map integers to integers, got {key!r}: {value!r}")
-    if isinstance(listed_grade, bool) or not isinstance(listed_grade, int):
+    if not is_integer(listed_grade):
         raise ValueError(f"listed_grade must be an integer, got {listed_grade!r}")
     grade_map = dict(grade_map)
     for source in (docs_path, queries_path, qrels_path):

@@ -42,6 +42,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from core.lang import CJK_IDEOGRAPH_CLASS
+from core.ranking import trec_ranking
 from core.scale import GRADES
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -168,8 +169,9 @@ class Tokenizers:
 
 
 def top_k(scores: Iterable[tuple[str, float]], k: int) -> list[tuple[str, float]]:
-    """The ``k`` best ``(docid, score)`` pairs ordered by ``(-score, docid)``."""
-    return sorted(scores, key=lambda item: (-item[1], item[0]))[:k]
+    """The ``k`` best ``(docid, score)`` pairs in trec_eval's order (:func:`core.ranking.trec_ranking`)."""
+    by_id = dict(scores)
+    return [(d, by_id[d]) for d in trec_ranking(by_id)[:k]]
 
 
 def bm25_run(
@@ -370,8 +372,8 @@ def verify(root: Path) -> list[str]:
             order = sorted(ranked, key=lambda d: ranked[d]["rank"])
             if [ranked[d]["rank"] for d in order] != list(range(1, len(order) + 1)):
                 problems.append(f"run {name}: {qid} ranks are not 1..n")
-            if order != sorted(ranked, key=lambda d: (-ranked[d]["score"], d)):
-                problems.append(f"run {name}: {qid} is not sorted by (-score, docid)")
+            if order != trec_ranking({d: ranked[d]["score"] for d in ranked}):
+                problems.append(f"run {name}: {qid} is not in trec_eval's order")
             if len(order) > RUN_DEPTH:
                 problems.append(f"run {name}: {qid} has more than {RUN_DEPTH} documents")
             for docid in ranked:

@@ -75,3 +75,13 @@ def test_prelabels_replace_per_pair(seeded):
         assert save_prelabels(s, "c", [("q1", "a", 0.75, {"answer": "y"}), ("q2", "b", 0.6, {})]) == 2
     with seeded.read() as s:
         assert load_prelabels(s, "c") == {"q1": {"a": 0.75}, "q2": {"b": 0.6}}
+
+
+@pytest.mark.parametrize("name, problem", [("", "must not be empty"), (" p", "whitespace"), ("p\n1", "printable"),
+                                           ("p" * 201, "200")])
+def test_pool_names_follow_the_name_rule_and_nothing_is_stored(seeded, name, problem):
+    with pytest.raises(ValueError, match=problem):
+        with seeded.write() as s:
+            save_pool(s, "c", name, POOL, method="depth")
+    with seeded.read() as s:
+        assert list_pools(s, "c") == []
