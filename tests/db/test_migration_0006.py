@@ -62,3 +62,18 @@ def test_upgrade_names_the_usernames_that_clash_in_case(store_at_0005):
         s.execute(insert, {"u": "ann"})
     with pytest.raises(RuntimeError, match="ann"):
         command.upgrade(alembic_config(store_at_0005.engine), "head")
+
+
+def test_downgrading_0006_keeps_the_collections_contents(store_at_0005):
+    """Dropping the column must not rebuild collections: on SQLite that DROP TABLE cascades to every passage."""
+    engine = store_at_0005.engine
+    command.upgrade(alembic_config(engine), "head")
+    with engine.begin() as s:
+        _collection(s, "c", [0, 1])
+        cid = s.execute(text("select id from collections where name = 'c'")).scalar_one()
+        s.execute(text("insert into passages (collection_id, ext_id, title, text) values (:c, 'p', '', 't')"), {"c": cid})
+    command.downgrade(alembic_config(engine), "0005")
+    with engine.connect() as s:
+        counts = [s.execute(text(f"select count(*) from {t}")).scalar_one()
+                  for t in ("collections", "passages", "qrels_versions", "qrels_entries")]
+    assert counts == [1, 1, 1, 2]

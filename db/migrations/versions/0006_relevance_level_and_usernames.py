@@ -48,5 +48,9 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_index('uq_users_username_lower', table_name='users')
-    with op.batch_alter_table('collections') as batch:
-        batch.drop_column('relevance_level')
+    if op.get_bind().dialect.name == "sqlite":
+        # A batch rebuild of collections would DROP the table, and with foreign keys on that
+        # cascades to every passage, query and run; SQLite >= 3.35 drops a plain column in place.
+        op.execute("ALTER TABLE collections DROP COLUMN relevance_level")
+    else:
+        op.drop_column('collections', 'relevance_level')
