@@ -61,6 +61,16 @@ def _status_column() -> Mapped[str]:
     return mapped_column(String(16), default="ready", server_default="ready")
 
 
+def _archived_at() -> Mapped[datetime | None]:
+    # archiving hides, never deletes (migration 0007); NULL = shown
+    return mapped_column(DateTime(timezone=True))
+
+
+def _archived_by() -> Mapped[str | None]:
+    # the username as text: the record outlives whatever happens to the account
+    return mapped_column(String(100))
+
+
 class Collection(Base):
     __tablename__ = "collections"
 
@@ -70,6 +80,10 @@ class Collection(Base):
     description: Mapped[str] = mapped_column(Text, default="")
     # binary measures count grade >= relevance_level as relevant (migration 0006)
     relevance_level: Mapped[int] = mapped_column(Integer, default=2, server_default="2")
+    # the annotation guide per scale; NULL = the built-in T2Ranking guide (migration 0007)
+    guidelines: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    archived_at: Mapped[datetime | None] = _archived_at()
+    archived_by: Mapped[str | None] = _archived_by()
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     status: Mapped[str] = _status_column()
     # refreshed by the import that stages this container; a stale one is a crashed import's leftover
@@ -146,6 +160,8 @@ class RunRecord(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     status: Mapped[str] = _status_column()
     staged_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    archived_at: Mapped[datetime | None] = _archived_at()
+    archived_by: Mapped[str | None] = _archived_by()
 
 
 class RunEntryRecord(Base):
@@ -174,6 +190,8 @@ class QrelsVersion(Base):
     created_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
     status: Mapped[str] = _status_column()
     staged_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    archived_at: Mapped[datetime | None] = _archived_at()
+    archived_by: Mapped[str | None] = _archived_by()
 
 
 class QrelsEntry(Base):
@@ -195,6 +213,17 @@ class Pool(Base):
     method: Mapped[str] = mapped_column(String(40), default="depth")
     params: Mapped[dict[str, Any]] = mapped_column(default=dict)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    archived_at: Mapped[datetime | None] = _archived_at()
+    archived_by: Mapped[str | None] = _archived_by()
+
+
+class PoolAdjudicator(Base):
+    """An account an admin chose to adjudicate a pool's three-way splits (migration 0007)."""
+
+    __tablename__ = "pool_adjudicators"
+
+    pool_id: Mapped[int] = mapped_column(ForeignKey("pools.id", ondelete="CASCADE"), primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True, index=True)
 
 
 class PoolEntry(Base):

@@ -1,4 +1,4 @@
-"""Migration 0006: the relevance level of existing collections, usernames unique regardless of case."""
+"""Migrations 0006 and 0007: the relevance level of existing collections, usernames unique regardless of case, archive columns; downgrades keep the data."""
 
 from __future__ import annotations
 
@@ -77,3 +77,20 @@ def test_downgrading_0006_keeps_the_collections_contents(store_at_0005):
         counts = [s.execute(text(f"select count(*) from {t}")).scalar_one()
                   for t in ("collections", "passages", "qrels_versions", "qrels_entries")]
     assert counts == [1, 1, 1, 2]
+
+
+def test_0007_upgrade_and_downgrade_keep_every_collections_contents(store_at_0005):
+    """0007 adds archive columns to collections, pools, runs and qrels versions: in place, never a rebuild."""
+    engine = store_at_0005.engine
+    with engine.begin() as s:
+        _collection(s, "c", [0, 1, 2])
+        cid = s.execute(text("select id from collections where name = 'c'")).scalar_one()
+        s.execute(text("insert into passages (collection_id, ext_id, title, text) values (:c, 'p', '', 't')"), {"c": cid})
+        s.execute(text("insert into runs (collection_id, name, source, params, created_at) "
+                       "values (:c, 'r', 'import', '{}', '2026-01-01')"), {"c": cid})
+    tables = ("collections", "passages", "runs", "qrels_versions", "qrels_entries")
+    for target in ("head", "0005"):
+        (command.upgrade if target == "head" else command.downgrade)(alembic_config(engine), target)
+        with engine.connect() as s:
+            counts = [s.execute(text(f"select count(*) from {t}")).scalar_one() for t in tables]
+        assert counts == [1, 1, 1, 1, 3], target
