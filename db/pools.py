@@ -155,7 +155,7 @@ def save_pool(
 
 
 def list_pools(session: Session, collection: str) -> list[dict[str, Any]]:
-    """Pools of a collection, newest first, with their sizes."""
+    """Shown pools of a collection (archived ones left out, :mod:`db.archive`), newest first, with their sizes."""
     cid = collection_id(session, collection)
     sizes = {
         pid: (n, sel)
@@ -171,7 +171,10 @@ def list_pools(session: Session, collection: str) -> list[dict[str, Any]]:
             "name": p.name, "method": p.method, "params": p.params, "created_at": p.created_at,
             "pairs": sizes.get(p.id, (0, 0))[0], "selected": int(sizes.get(p.id, (0, 0))[1] or 0),
         }
-        for p in session.scalars(select(Pool).where(Pool.collection_id == cid).order_by(Pool.created_at.desc(), Pool.id.desc()))
+        for p in session.scalars(
+            select(Pool).where(Pool.collection_id == cid, Pool.archived_at.is_(None))
+            .order_by(Pool.created_at.desc(), Pool.id.desc())
+        )
     ]
 
 

@@ -85,18 +85,23 @@ def collection_id(session: Session, name: str) -> int:
 
 
 def list_collections(session: Session) -> list[CollectionInfo]:
-    """Every collection with its passage and query counts, runs and qrels versions."""
+    """Every shown collection with its passage and query counts, runs and qrels versions.
+
+    Archived collections, runs and qrels versions (:mod:`db.archive`) are left out: this feeds the pickers.
+    """
     passages = dict(session.execute(select(PassageRow.collection_id, func.count()).group_by(PassageRow.collection_id)).all())
     queries = dict(session.execute(select(QueryRecord.collection_id, func.count()).group_by(QueryRecord.collection_id)).all())
     runs: dict[int, list[str]] = {}
     for cid, name in session.execute(
-        select(RunRecord.collection_id, RunRecord.name).where(RunRecord.status == READY).order_by(RunRecord.name)
+        select(RunRecord.collection_id, RunRecord.name)
+        .where(RunRecord.status == READY, RunRecord.archived_at.is_(None))
+        .order_by(RunRecord.name)
     ):
         runs.setdefault(cid, []).append(name)
     versions: dict[int, list[str]] = {}
     for cid, name in session.execute(
         select(QrelsVersion.collection_id, QrelsVersion.name)
-        .where(QrelsVersion.status == READY)
+        .where(QrelsVersion.status == READY, QrelsVersion.archived_at.is_(None))
         .order_by(QrelsVersion.created_at, QrelsVersion.id)
     ):
         versions.setdefault(cid, []).append(name)
@@ -112,7 +117,9 @@ def list_collections(session: Session) -> list[CollectionInfo]:
             qrels_versions=versions.get(c.id, []),
             relevance_level=c.relevance_level,
         )
-        for c in session.scalars(select(Collection).where(Collection.status == READY).order_by(Collection.name))
+        for c in session.scalars(
+            select(Collection).where(Collection.status == READY, Collection.archived_at.is_(None)).order_by(Collection.name)
+        )
     ]
 
 
@@ -133,9 +140,12 @@ def relevance_level(session: Session, collection: str) -> int:
 
 
 def relevance_levels(session: Session) -> tuple[tuple[str, int], ...]:
-    """``((collection, level), ...)`` of every collection, by name: a cheap key that changes with any level."""
+    """``((collection, level), ...)`` of every shown collection, by name: a cheap key that changes with any
+    level, and with an archive, restore or rename (pages cache their listings on it)."""
     return tuple((name, level) for name, level in session.execute(
-        select(Collection.name, Collection.relevance_level).where(Collection.status == READY).order_by(Collection.name)
+        select(Collection.name, Collection.relevance_level)
+        .where(Collection.status == READY, Collection.archived_at.is_(None))
+        .order_by(Collection.name)
     ))
 
 
@@ -190,14 +200,17 @@ def set_relevance_level(session: Session, collection: str, level: int, *, acting
 
 
 def _version_id(session: Session, cid: int, version: str | None) -> int | None:
-    """The named qrels version, or the newest one when ``version`` is None (None if there is none)."""
+    """The named qrels version, or the newest shown one when ``version`` is None (None if there is none).
+
+    An archived version is found by its name only: hidden means never picked by default.
+    """
     query = select(QrelsVersion.id).where(QrelsVersion.collection_id == cid, QrelsVersion.status == READY)
     if version is not None:
         found = session.scalar(query.where(QrelsVersion.name == version))
         if found is None:
             raise NotFound(f"no qrels version named {version!r} in this collection")
         return found
-    return session.scalar(query.order_by(QrelsVersion.created_at.desc(), QrelsVersion.id.desc()).limit(1))
+    return session.scalar(query.where(QrelsVersion.archived_at.is_(None)).order_by(QrelsVersion.created_at.desc(), QrelsVersion.id.desc()).limit(1))
 
 
 def load_qrels(session: Session, collection: str, version: str | None = None) -> Qrels:
@@ -445,7 +458,7 @@ def import_history(session: Session) -> list[dict[str, Any]]:
 
 
 def list_runs(session: Session, collection: str) -> list[dict[str, Any]]:
-    """A collection's runs with their source, configuration and size, oldest first."""
+    """A collection's shown runs (archived ones left out) with their source, configuration and size, oldest first."""
     cid = collection_id(session, collection)
     sizes = {
         rid: (queries, entries)
@@ -463,7 +476,7 @@ def list_runs(session: Session, collection: str) -> list[dict[str, Any]]:
         }
         for r in session.scalars(
             select(RunRecord)
-            .where(RunRecord.collection_id == cid, RunRecord.status == READY)
+            .where(RunRecord.collection_id == cid, RunRecord.status == READY, RunRecord.archived_at.is_(None))
             .order_by(RunRecord.created_at, RunRecord.id)
         )
     ]
