@@ -167,6 +167,8 @@ def rename(
     label = _LABELS[_check_kind(kind)]
     check_name(new, f"new {label} name")
     row = _row(session, kind, old, collection)
+    if new == old:
+        raise ValueError(f"{label} {old!r} already has that name; nothing was renamed")
     model = KINDS[kind]
     # every status counts: the unique index covers an import's staged rows too
     clash = select(model.archived_at).where(model.name == new, model.id != row.id)

@@ -405,6 +405,30 @@ def _password() -> str:
     return first
 
 
+# --------------------------------------------------------------------------- archive, restore, rename
+
+
+def cmd_archive(args: argparse.Namespace) -> int:
+    import getpass
+
+    from core.names import display_name
+    from db.archive import archive, rename, restore
+
+    label = "qrels version" if args.kind == "qrels" else args.kind
+    with _store(args).write() as session:
+        if args.command == "archive":
+            # no account signs a CLI call: the system user is recorded, marked as such
+            item = archive(session, args.kind, args.name, collection=args.collection, by=f"{getpass.getuser()} (cli)")
+            print(f"archived {label} '{display_name(item.name)}' (hidden, nothing deleted; undo with `pooljudge restore`)")
+        elif args.command == "restore":
+            item = restore(session, args.kind, args.name, collection=args.collection)
+            print(f"restored {label} '{display_name(item.name)}'")
+        else:
+            rename(session, args.kind, args.name, args.new, collection=args.collection)
+            print(f"renamed {label} '{display_name(args.name)}' to '{display_name(args.new)}'")
+    return 0
+
+
 # --------------------------------------------------------------------------- small commands
 
 
@@ -588,6 +612,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the role of a new account (default annotator), or the new role for `user role`")
     p.set_defaults(func=cmd_user)
 
+    for command, text in (("archive", "hide a collection, pool, run or qrels version (nothing is deleted)"),
+                          ("restore", "show an archived collection, pool, run or qrels version again"),
+                          ("rename", "rename a collection, pool, run or qrels version")):
+        p = sub.add_parser(command, help=text)
+        p.add_argument("kind", choices=["collection", "pool", "run", "qrels"])
+        p.add_argument("name", help="its current name")
+        if command == "rename":
+            p.add_argument("new", help="the new name")
+        p.add_argument("--collection", "-c", help="the collection a pool, run or qrels version belongs to")
+        p.set_defaults(func=cmd_archive)
     sub.add_parser("collections", help="list collections in the store").set_defaults(func=cmd_collections)
     sub.add_parser("demo", help="load the bundled bilingual demo collection").set_defaults(func=cmd_demo)
     sub.add_parser("formats", help="list import formats").set_defaults(func=cmd_formats)
