@@ -714,17 +714,31 @@ def close_qc_round(session: Session, round_id: int, *, min_reviewers: int = 2, b
     package.updated_at = utcnow()
     session.flush()
     return {"accuracy": result.accuracy, "n_checked": result.n_checked, "decision": decision,
-            "disagreements": [(d.pair, d.annotator_label, d.consensus) for d in result.disagreements]}
+            "disagreements": [(d.pair, d.annotator_label, d.consensus) for d in result.disagreements],
+            "reviewer_labels": {d.pair: dict(d.reviewer_labels) for d in result.disagreements}}
 
 
 def resubmit_package(session: Session, user_id: int, package_id: int) -> None:
-    """The annotator says a returned package is revised; it goes back to review as ``submitted``."""
+    """The annotator says a returned package is revised; it goes back to review as ``submitted``.
+
+    Refused (``ValueError``, nothing changed) while a disputed item of the round that returned it is
+    neither relabelled nor confirmed (:func:`db.rework.relabel_disputed`).
+    """
     _labelling_account(session, user_id)
     package = session.get(Package, package_id)
     if package is None or package.user_id != user_id:
         raise Forbidden("this package is not yours")
     if package.status != "revise":
         raise ValueError(f"package {package.name} is {package.status}, not returned for revision")
+    from db.rework import unanswered  # db.rework builds on this module: imported here, not at the top
+
+    left = unanswered(session, package_id)
+    if left:
+        pairs = ", ".join(f"{i.query_id} / {i.passage_id}" for i in left[:5]) + (" ..." if len(left) > 5 else "")
+        raise ValueError(
+            f"package {package.name} was not resubmitted: {len(left)} disputed item(s) not yet relabelled or "
+            f"confirmed ({pairs})"
+        )
     package.status = "submitted"
     package.updated_at = utcnow()
     session.flush()

@@ -1524,9 +1524,13 @@ def drop_stale_imports(engine: Engine, *, stale_after: timedelta | None = None, 
 def store_run(
     store: Store, collection: str, name: str, run: Run, *, source: str = "retriever",
     params: dict[str, Any] | None = None, chunk_rows: int | None = None, allow_unknown_ids: bool = False,
+    publish: bool = True,
 ) -> int:
     """:func:`save_run` without holding the write lock: the run is written in short transactions, invisible
     (``importing``) until one final flip, so a large retriever run never blocks annotators.
+
+    ``publish=False`` leaves it ``importing``: the caller flips it together with what it belongs to (a
+    pool, :func:`pooljudge.pipeline.run_pool_job`) or removes it with :func:`drop_staged_runs`.
 
     Refuses a bad run name (:func:`check_run_name`), a run name that exists (or is being imported) and, unless
     ``allow_unknown_ids``, a run naming query or passage ids the collection lacks (a retriever's run never
@@ -1575,9 +1579,15 @@ def store_run(
             chunker.took(len(chunk), held)
             _yield_lock(held)
             count += len(chunk)
-        with store.write() as session:
-            _flip(session, owned, cid, None)
+        if publish:
+            with store.write() as session:
+                _flip(session, owned, cid, None)
     except BaseException:
         _drop_owned(_writer(store.engine), owned)
         raise
     return count
+
+
+def drop_staged_runs(store: Store, run_ids: Iterable[int]) -> None:
+    """Remove runs :func:`store_run` left ``importing`` (``publish=False``) for a job that failed; best effort."""
+    _drop_owned(_writer(store.engine), _Owned(runs={str(i): i for i in run_ids}))

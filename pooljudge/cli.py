@@ -226,10 +226,12 @@ def cmd_index(args: argparse.Namespace) -> int:
 def cmd_retrieve(args: argparse.Namespace) -> int:
     from core.formats.trec import write_run
     from db.importer import store_run
-    from pooljudge.pipeline import RetrieverSpec, retrieve
+    from pooljudge.pipeline import RetrieverSpec, check_new_run_name, retrieve
 
     store = _store(args)
     spec = RetrieverSpec.parse(args.retriever)
+    if not args.no_store:  # a taken or bad name is refused before minutes of indexing, not after
+        check_new_run_name(store, args.collection, args.name or spec.default_name())
     bars = _StageBars(args.quiet)
     name, run, config = retrieve(store, args.collection, spec, k=args.hits, name=args.name, split=args.split, progress=bars)
     bars.close()
@@ -263,9 +265,11 @@ def cmd_pool(args: argparse.Namespace) -> int:
     from db.jobs import create_job
     from db.queries import collection_id
     from pooljudge.jobs import run_job
+    from pooljudge.pipeline import check_pool_params
 
     store = _store(args)
     params = _pool_params(args)
+    check_pool_params(store, params)  # every name, before a job is queued (the job checks them again)
     with store.write() as session:
         job_id = create_job(session, "pool", params, collection_id=collection_id(session, args.collection))
     result = run_job(store, job_id, echo=None if args.quiet else (lambda m: print(m, file=sys.stderr)))

@@ -392,6 +392,112 @@ def _finite(value: float) -> float | None:
     return value if isinstance(value, (int, float)) and math.isfinite(value) else None
 
 
+POOL_METHODS = ("depth", "take", "rrf", "rbp")
+
+
+def check_pool_params(store: Store, params: Mapping[str, Any]) -> list[RetrieverSpec]:
+    """Check every name a pooling job would use, before any retrieval; returns the parsed retriever specs.
+
+    Refuses (``ValueError``, ``NotFound`` for an unknown collection or stored run) a bad or taken pool
+    name (:func:`core.names.check_name`), an unknown pooling method, a retriever spec that does not
+    parse, a new run name that is bad (:func:`db.importer.check_run_name`), taken in the collection
+    (or being imported), given to two retrievers or also to a stored run, and a stored run that does
+    not exist.  Called by :func:`run_pool_job` and by the CLI before it queues the job, so a
+    duplicate name costs nothing.
+    """
+    from core.names import check_name
+    from sqlalchemy import select
+
+    from db.importer import check_run_name
+    from db.models import Pool, RunRecord
+    from db.queries import NotFound, collection_id
+
+    collection, pool_name = params["collection"], params["name"]
+    check_name(pool_name, "pool name")
+    method = params.get("method", "depth")
+    if method not in POOL_METHODS:
+        raise ValueError(f"unknown pooling method {method!r}; expected {', '.join(POOL_METHODS[:-1])} or rbp")
+    specs = [RetrieverSpec.parse(s) for s in params.get("retrievers", [])]
+    run_names = list(params.get("runs", []))
+    if not specs and not run_names:
+        raise ValueError("a pool needs at least one retriever or stored run")
+    made_by: dict[str, RetrieverSpec] = {}
+    for spec in specs:
+        name = check_run_name(spec.default_name())
+        if name in made_by:
+            raise ValueError(f"retrievers {made_by[name].text!r} and {spec.text!r} would both store a run named "
+                             f"{name!r}: give each its own name option")
+        made_by[name] = spec
+    for name in run_names:
+        if name in made_by:
+            raise ValueError(f"run name {name!r} is given both to a stored run to pool and to the new run of "
+                             f"retriever {made_by[name].text!r}")
+    with store.read() as session:
+        cid = collection_id(session, collection)
+        if session.scalar(select(Pool.id).where(Pool.collection_id == cid, Pool.name == pool_name)) is not None:
+            raise ValueError(f"a pool named {pool_name!r} already exists in collection {collection!r}")
+        status = dict(session.execute(select(RunRecord.name, RunRecord.status).where(RunRecord.collection_id == cid)).all())
+    for name, spec in made_by.items():
+        if status.get(name) == "ready":
+            raise ValueError(f"run {name!r} already exists in {collection!r}: pool the stored run instead, "
+                             f"or name the new one, e.g. {spec.kind}:name=my-{spec.kind}")
+        if name in status:
+            raise ValueError(f"run {name!r} is being imported into {collection!r} (or a crashed import left it): "
+                             f"name the new one, e.g. {spec.kind}:name=my-{spec.kind}")
+    for name in run_names:
+        if status.get(name) != "ready":
+            known = ", ".join(sorted(n for n, st in status.items() if st == "ready")) or "none"
+            raise NotFound(f"no run named {name!r} in collection {collection!r} (runs: {known})")
+    return specs
+
+
+def check_new_run_name(store: Store, collection: str, name: str) -> str:
+    """Refuse a run name that is bad (:func:`db.importer.check_run_name`) or exists (or is being imported)."""
+    from sqlalchemy import select
+
+    from db.importer import check_run_name
+    from db.models import RunRecord
+    from db.queries import collection_id
+
+    check_run_name(name)
+    with store.read() as session:
+        cid = collection_id(session, collection)
+        status = session.scalar(select(RunRecord.status).where(RunRecord.collection_id == cid, RunRecord.name == name))
+    if status == "ready":
+        raise ValueError(f"run {name!r} already exists in {collection!r}; give the new run another name")
+    if status is not None:
+        raise ValueError(f"run {name!r} is being imported into {collection!r} (or a crashed import left it); "
+                         "give the new run another name")
+    return name
+
+
+def _stage_runs(store: Store, collection: str, new_runs: Mapping[str, tuple[Run, dict[str, Any]]]) -> list[int]:
+    """Write the job's new runs, still invisible (``importing``); returns their ids for the final flip.
+
+    Each earlier staged run's heartbeat is refreshed after every run written, so a long write never
+    makes them look like a crashed import's leftovers (:func:`db.importer.drop_stale_imports`).
+    """
+    from sqlalchemy import select, update
+
+    from db.importer import drop_staged_runs, store_run
+    from db.models import RunRecord, utcnow
+    from db.queries import collection_id
+
+    ids: list[int] = []
+    try:
+        for name, (run, params) in new_runs.items():
+            store_run(store, collection, name, run, params=params, publish=False)
+            with store.write() as session:
+                cid = collection_id(session, collection)
+                ids.append(session.scalar(select(RunRecord.id).where(
+                    RunRecord.collection_id == cid, RunRecord.name == name, RunRecord.status == "importing")))
+                session.execute(update(RunRecord).where(RunRecord.id.in_(ids)).values(staged_at=utcnow()))
+    except BaseException:
+        drop_staged_runs(store, ids)
+        raise
+    return ids
+
+
 def run_pool_job(store: Store, info, reporter) -> dict[str, Any]:
     """Retrieve with new retrievers, pool them with stored runs, select, de-duplicate, pre-label, save.
 
@@ -402,39 +508,32 @@ def run_pool_job(store: Store, info, reporter) -> dict[str, Any]:
     everything), ``dedupe`` (null or ``{"method": "similarity", "threshold": 0.95}`` /
     ``{"method": "ward", "distance_threshold": 0.3}``), ``prelabel`` (span-F1 pre-labels
     for queries with answers), ``split`` (only that split's queries).
+
+    Every name is checked first (:func:`check_pool_params`).  The new runs stay in memory until the
+    pool is ready to save; they are then staged invisible and made visible in the same transaction
+    that saves the pool, so a job that fails at any point (even a pool name taken meanwhile) leaves
+    no run behind, and a retry can use the same names.
     """
     from core import pooling
     from core.prelabel import prelabel
-    from db.importer import store_run
     from db.pools import save_pool, save_prelabels
     from db.queries import load_run
 
     p = info.params
     collection, pool_name = p["collection"], p["name"]
     k = int(p.get("k", 100))
-    specs = [RetrieverSpec.parse(s) for s in p.get("retrievers", [])]
+    specs = check_pool_params(store, p)
     run_names = list(p.get("runs", []))
-    if not specs and not run_names:
-        raise ValueError("a pool needs at least one retriever or stored run")
 
-    with store.read() as session:
-        from db.queries import list_collections
-
-        stored = next((c.runs for c in list_collections(session) if c.name == collection), [])
-    for spec in specs:
-        if spec.default_name() in stored:
-            raise ValueError(
-                f"run {spec.default_name()!r} already exists in {collection!r}: pool the stored run instead, "
-                f"or name the new one, e.g. {spec.kind}:name=my-{spec.kind}"
-            )
+    new_runs: dict[str, tuple[Run, dict[str, Any]]] = {}
     for spec in specs:
         name, run, config = retrieve(store, collection, spec, k=k, split=p.get("split"), progress=reporter.stage_callback)
-        store_run(store, collection, name, run, params={"spec": spec.text, "k": k, "split": p.get("split"), "config": config})
-        run_names.append(name)
+        new_runs[name] = (run, {"spec": spec.text, "k": k, "split": p.get("split"), "config": config})
 
     reporter(0, None, "pooling")
     with store.read() as session:
         runs = {name: load_run(session, collection, name) for name in dict.fromkeys(run_names)}
+    runs.update((name, run) for name, (run, _params) in new_runs.items())
     corpus = load_corpus(store, collection, split=p.get("split"))
     queries = sorted(corpus.queries)
     method = p.get("method", "depth")
@@ -445,10 +544,8 @@ def run_pool_job(store: Store, info, reporter) -> dict[str, Any]:
         pool = pooling.take_pool(runs, int(p.get("size", depth)), queries=queries)
     elif method == "rrf":
         pool = pooling.rrf_pool(runs, int(p.get("size", depth)), queries=queries)
-    elif method == "rbp":
-        pool = pooling.rbp_pool(runs, int(p.get("size", depth)), p=float(p.get("rbp_p", 0.8)), queries=queries)
     else:
-        raise ValueError(f"unknown pooling method {method!r}; expected depth, take, rrf or rbp")
+        pool = pooling.rbp_pool(runs, int(p.get("size", depth)), p=float(p.get("rbp_p", 0.8)), queries=queries)
 
     select_n = p.get("select")
     if select_n:
@@ -483,10 +580,23 @@ def run_pool_job(store: Store, info, reporter) -> dict[str, Any]:
     reporter(0, None, "saving the pool")
     as_tuples = {q: {d: [(c.run, c.rank, c.score) for c in cs] for d, cs in docs.items()} for q, docs in pool.items()}
     params = {k2: v for k2, v in p.items() if k2 not in ("collection", "name")} | {"runs": list(runs)}
-    with store.write() as session:
-        summary = save_pool(session, collection, pool_name, as_tuples, method=method, params=params,
-                            selection=selection, selection_scores=scores, duplicates=duplicates)
-        n_prelabels = save_prelabels(session, collection, prelabels) if prelabels else 0
+    staged = _stage_runs(store, collection, new_runs)
+    try:
+        with store.write() as session:
+            if staged:  # visible in the transaction that saves the pool: both or neither
+                from sqlalchemy import update
+
+                from db.models import RunRecord
+
+                session.execute(update(RunRecord).where(RunRecord.id.in_(staged)).values(status="ready", staged_at=None))
+            summary = save_pool(session, collection, pool_name, as_tuples, method=method, params=params,
+                                selection=selection, selection_scores=scores, duplicates=duplicates)
+            n_prelabels = save_prelabels(session, collection, prelabels) if prelabels else 0
+    except BaseException:
+        from db.importer import drop_staged_runs
+
+        drop_staged_runs(store, staged)
+        raise
     stats = pooling.pool_statistics(pool, runs)
     return {
         "pool": pool_name, "runs": list(runs), "queries": summary.queries, "pairs": summary.pairs,

@@ -7,8 +7,8 @@ import streamlit as st
 from db.jobs import create_job, list_jobs
 from db.pools import list_pools
 from db.queries import collection_id
-from pooljudge.jobs import launch
-from pooljudge.pipeline import RetrieverSpec, stored_pool_statistics
+from pooljudge.jobs import error_text, launch
+from pooljudge.pipeline import RetrieverSpec, check_pool_params, stored_pool_statistics
 from pooljudge.ui.common import collections_or_stop, get_store, md_escape
 from pooljudge.ui.highlight import chart_text
 from pooljudge.ui.auth import require_role
@@ -63,10 +63,15 @@ with st.expander("Start a new pool", expanded=True):
                     else {"method": "ward", "distance_threshold": threshold}),
                 "prelabel": prelabel,
             }
-            with store.write() as session:
-                job_id = create_job(session, "pool", params, collection_id=collection_id(session, info.name))
-            launch(store, job_id)
-            st.toast(f"Pooling job {job_id} started")
+            try:  # every name before a job is queued: a taken one is refused before any retrieval
+                check_pool_params(store, params)
+            except (ValueError, LookupError) as exc:
+                st.error(md_escape(error_text(exc)))
+            else:
+                with store.write() as session:
+                    job_id = create_job(session, "pool", params, collection_id=collection_id(session, info.name))
+                launch(store, job_id)
+                st.toast(f"Pooling job {job_id} started")
 
 
 @st.fragment(run_every=1.0)
