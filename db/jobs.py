@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from db.models import Job, utcnow
+from db.models import ImportRecord, Job, utcnow
 
 STALE_AFTER = timedelta(seconds=120)
 
@@ -117,3 +117,8 @@ def list_jobs(session: Session, *, kind: str | None = None, collection_id: int |
     if collection_id is not None:
         query = query.where(Job.collection_id == collection_id)
     return [_info(j) for j in session.scalars(query)]
+
+
+def relabel_import_source(session: Session, old: str, new: str) -> int:
+    """Rename the source of import records read from ``old`` (an upload's removed temp path) to ``new``."""
+    return session.execute(update(ImportRecord).where(ImportRecord.source == old).values(source=new)).rowcount

@@ -7,6 +7,7 @@ row.  The CLI can run the same job in the foreground.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -65,13 +66,45 @@ def run_import_job(store: Store, info: JobInfo, report: Reporter) -> dict[str, A
     """The app's import: :func:`db.importer.import_path` with the job's params, progress into the job row.
 
     Params: ``format``, ``path``, ``collection``, ``merge`` (bool), ``qrels_name``, ``allow_unknown_ids`` (bool),
-    ``level`` and ``run_name`` (optional).
+    ``level`` and ``run_name`` (optional).  An upload from the browser also has ``upload``:
+    ``{"dir": staging folder, "name": the uploaded file's name}`` (:mod:`pooljudge.uploads`): a zip is
+    unpacked safely first, every message names the uploaded file instead of the temp path, and the
+    staging folder is removed whatever the outcome (``path`` is then only the name shown).
     """
+    p = info.params
+    upload = p.get("upload")
+    if not upload:
+        return _import(store, p, p["path"], report)
+    from core.errors import FormatError
+    from db.jobs import relabel_import_source
+    from pooljudge import uploads
+
+    names: dict[str, str] = {}
+    try:
+        report(0, None, "Unpacking the upload")
+        path, names = uploads.prepare(upload["dir"], upload["name"])
+        result = _import(store, p, path, report)
+    except FormatError as exc:
+        raise FormatError(uploads.public_text(exc.path, names), exc.line, uploads.public_text(exc.message, names)) from None
+    except (ValueError, LookupError) as exc:
+        text = error_text(exc)
+        if not names or uploads.public_text(text, names) == text:
+            raise
+        raise ValueError(uploads.public_text(text, names)) from None
+    finally:
+        uploads.discard(upload["dir"])
+    with store.write() as session:  # the import history shows what was uploaded, not a removed temp folder
+        relabel_import_source(session, str(path), f"upload: {upload['name']}")
+    # reader notes may quote the temp path too
+    return json.loads(uploads.public_text(json.dumps(result), {json.dumps(k)[1:-1]: json.dumps(v)[1:-1]
+                                                                 for k, v in names.items()}))
+
+
+def _import(store: Store, p: dict[str, Any], path: Any, report: Reporter) -> dict[str, Any]:
     from db.importer import import_path
 
-    p = info.params
     summary = import_path(
-        store, p["format"], p["path"], name=p["collection"], mode="merge" if p.get("merge") else "create",
+        store, p["format"], path, name=p["collection"], mode="merge" if p.get("merge") else "create",
         qrels_name=p.get("qrels_name") or "imported", allow_unknown_ids=bool(p.get("allow_unknown_ids")),
         level=p.get("level"), run_name=p.get("run_name"),
         progress=lambda stage, done, total: report(done, total, IMPORT_STAGES.get(stage, stage)),

@@ -72,3 +72,77 @@ def test_an_import_job_refuses_unknown_ids_unless_its_params_allow_them(store, t
     assert (result["runs"], result["unknown_query_ids"], result["unknown_passage_ids"]) == ({"bm25": 1}, 0, 1)
     with store.read() as s:
         assert get_job(s, refused).status == "failed" and get_job(s, allowed).status == "done"
+
+
+# --------------------------------------------------------------------------- uploads through the browser
+
+
+def _beir_zip(qrels: str = "query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td2\t0\n") -> bytes:
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as zf:
+        zf.writestr("scifact/corpus.jsonl", '{"_id": "d1", "text": "alpha"}\n{"_id": "d2", "text": "beta"}\n')
+        zf.writestr("scifact/queries.jsonl", '{"_id": "q1", "text": "alpha?"}\n')
+        zf.writestr("scifact/qrels/test.tsv", qrels)
+    return buffer.getvalue()
+
+
+def _upload_job(store, tmp_path, name, data, **params):
+    from pooljudge.uploads import stage_upload
+
+    folder = stage_upload(name, data, root=tmp_path)
+    with store.write() as s:
+        job = create_job(s, "import", {"path": name, "upload": {"dir": str(folder), "name": name}, **params})
+    return job, folder
+
+
+def test_an_uploaded_beir_zip_and_trec_run_are_imported_and_their_staging_removed(store, tmp_path):
+    from db.queries import import_history, load_run
+
+    job, folder = _upload_job(store, tmp_path, "scifact.zip", _beir_zip(), format="beir", collection="sci")
+    result = run_job(store, job)
+    assert (result["passages_added"], result["queries_added"], result["qrels_added"]) == (2, 1, 2)
+    assert not folder.exists()
+    job, folder = _upload_job(store, tmp_path, "bm25.trec", b"q1 Q0 d1 1 2.0 bm25\nq1 Q0 d2 2 1.0 bm25\n",
+                              format="trec-run", collection="sci", merge=True)
+    assert run_job(store, job)["runs"] == {"bm25": 2}
+    assert not folder.exists()
+    with store.read() as s:
+        assert load_run(s, "sci", "bm25") == {"q1": {"d1": 2.0, "d2": 1.0}}
+        assert [h["source"] for h in import_history(s)] == ["upload: bm25.trec", "upload: scifact.zip"]
+
+
+def test_an_uploaded_files_error_names_the_upload_and_line_and_stores_nothing(store, tmp_path):
+    bad = _beir_zip("query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td2\tx\n")
+    job, folder = _upload_job(store, tmp_path, "scifact.zip", bad, format="beir", collection="sci")
+    with pytest.raises(FormatError):
+        run_job(store, job)
+    with store.read() as s:
+        info = get_job(s, job)
+        assert list_collections(s) == []
+    assert info.error.startswith("scifact.zip/scifact/qrels/test.tsv:3: ") and str(tmp_path) not in info.error
+    assert not folder.exists()
+    job, folder = _upload_job(store, tmp_path, "run.trec.gz", b"not gzip", format="trec-run", collection="c")
+    with pytest.raises(FormatError):
+        run_job(store, job)
+    with store.read() as s:
+        error = get_job(s, job).error
+    assert error.startswith("run.trec.gz") and str(tmp_path) not in error and not folder.exists()
+
+
+def test_an_unsafe_uploaded_zip_is_refused_by_the_job(store, tmp_path):
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as zf:
+        zf.writestr("../evil.txt", "x")
+    job, folder = _upload_job(store, tmp_path, "evil.zip", buffer.getvalue(), format="beir", collection="c")
+    with pytest.raises(ValueError):
+        run_job(store, job)
+    with store.read() as s:
+        assert get_job(s, job).error == "evil.zip: member '../evil.txt' leaves the folder (..); nothing was imported"
+        assert list_collections(s) == []
+    assert not folder.exists() and not (tmp_path / "evil.txt").exists()

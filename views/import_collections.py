@@ -1,4 +1,4 @@
-"""Import a collection, qrels or runs from a path on the server, as a background job with progress."""
+"""Import a collection, qrels or runs, uploaded or from a path on the server, as a background job with progress."""
 
 import pandas as pd
 import streamlit as st
@@ -8,19 +8,27 @@ from db.importer import check_regular_input
 from db.jobs import create_job, list_jobs
 from db.queries import import_history
 from pooljudge.jobs import launch
+from pooljudge.uploads import UPLOAD_MAX_MB, ZIP_MAX_BYTES, ZIP_MAX_FILES, discard, stage_upload
 from pooljudge.ui.common import get_store, md_escape
 from pooljudge.ui.auth import require_role
 
 require_role("admin")
 st.title("Import")
 st.caption(
-    "Reads a file or folder on the machine running pooljudge, in a background job that goes on if you leave "
+    "Reads an uploaded file (a folder as a .zip) or a file or folder on the machine running pooljudge, in a "
+    "background job that goes on if you leave "
     "or reload this page. The whole input is checked first: on any error nothing is imported. The new "
     "collection appears only once it is complete, and annotators keep labelling meanwhile."
 )
 
 store = get_store()
 with st.form("import"):
+    upload = st.file_uploader(
+        f"Upload a file (plain or .gz) or a folder as a .zip (at most {UPLOAD_MAX_MB} MB)",
+        max_upload_size=UPLOAD_MAX_MB,
+        help=f"A zip may unpack to at most {ZIP_MAX_BYTES // 1024**3} GiB in {ZIP_MAX_FILES:,} files; absolute "
+        "paths, '..' and links in it are refused. The upload is removed once imported.",
+    )
     path = st.text_input("Path (file or folder, plain or .gz)", placeholder="/data/my-collection")
     fmt = st.selectbox("Format", sorted(FORMATS), format_func=lambda name: f"{name}: {FORMATS[name].help}")
     name = st.text_input("Collection name")
@@ -40,8 +48,26 @@ with st.form("import"):
     submitted = st.form_submit_button("Import", type="primary")
 
 if submitted:
-    if not path.strip() or not name.strip():
-        st.error("Give both a path and a collection name.")
+    if not name.strip() or (upload is None) == (not path.strip()):
+        st.error("Give a collection name, and either a file to upload or a path on the server (not both).")
+    elif upload is not None:
+        if upload.size > UPLOAD_MAX_MB * 1024 * 1024:  # Streamlit checks too; this page's limit is its own
+            st.error(f"{md_escape(upload.name)} is larger than {UPLOAD_MAX_MB} MB; nothing was imported.")
+        else:
+            # a private temp folder the job unpacks, reads and removes (pooljudge.uploads)
+            staged = stage_upload(upload.name, upload.getvalue())
+            params = {"format": fmt, "path": upload.name, "collection": name.strip(), "merge": merge,
+                      "qrels_name": qrels_name.strip() or "imported", "allow_unknown_ids": allow_unknown,
+                      "level": level, "run_name": run_name.strip() or None,
+                      "upload": {"dir": str(staged), "name": upload.name}}
+            try:
+                with store.write() as session:
+                    job_id = create_job(session, "import", params)
+                launch(store, job_id)
+            except BaseException:
+                discard(staged)
+                raise
+            st.toast(f"Import job {job_id} started")
     else:
         try:
             check_regular_input(path.strip())  # a FIFO would block the job forever: refuse it here, at once

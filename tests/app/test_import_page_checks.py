@@ -46,3 +46,17 @@ def test_a_finished_job_shows_level_unknown_ids_and_escaped_notes(db):
                                   "and 12 unknown passage ids.")
     [note] = at.info
     assert note.value == r"Note: qa\.jsonl\: ignored key \'\<b\>answer1\<\/b\>\' \(first at line 3\)"
+
+
+def test_the_form_asks_for_an_upload_or_a_path_and_a_name(db, tmp_path, monkeypatch):
+    import pooljudge.jobs
+
+    monkeypatch.setattr(pooljudge.jobs, "launch", lambda *_a, **_k: None)
+    at = open_as_admin(db, PAGE)
+    assert at.get("file_uploader")  # the upload field is on the page, above the server path
+    at.text_input[1].input("c")
+    at.button[0].click().run()
+    assert [e.value for e in at.error] == [
+        "Give a collection name, and either a file to upload or a path on the server (not both)."]
+    with db.read() as s:
+        assert list_jobs(s, kind="import") == []
