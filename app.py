@@ -28,9 +28,11 @@ PAGES = {
     "annotate": st.Page("views/annotate.py", title="Annotate", icon=":material/edit_note:"),
     "review": st.Page("views/review.py", title="Review", icon=":material/rule:"),
     "admin": st.Page("views/admin.py", title="Admin", icon=":material/admin_panel_settings:"),
+    "manage": st.Page("views/manage.py", title="Manage", icon=":material/inventory_2:"),
 }
 BY_ROLE = {
-    "admin": ["home", "import", "pooling", "runs", "metrics", "errors", "statistics", "annotate", "review", "admin"],
+    "admin": ["home", "import", "pooling", "runs", "metrics", "errors", "statistics", "annotate", "review", "admin",
+              "manage"],
     "reviewer": ["home", "annotate", "review", "metrics", "errors", "statistics", "runs"],
     "annotator": ["annotate"],
 }

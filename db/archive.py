@@ -207,6 +207,6 @@ def as_rows(items: list[Item]) -> list[dict[str, Any]]:
     return [
         {"kind": _LABELS[i.kind], "collection": i.collection or i.name, "name": i.name,
          "state": "archived" if i.archived else "shown", "archived by": i.archived_by or "",
-         "archived at": i.archived_at}
+         "archived at": f"{i.archived_at:%Y-%m-%d %H:%M} UTC" if i.archived_at is not None else ""}
         for i in items
     ]
