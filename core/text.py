@@ -608,9 +608,66 @@ def highlight_spans(
         spans merged (``text[start:end]`` is what to highlight).
     """
     wanted = set(analyzer.tokenize(query)).difference(ignore)
-    if not wanted:
+    tokens = analyzer.tokenize_with_offsets(text)
+    words = [(s, e) for term, s, e in tokens if term in wanted]
+    # a common run starting or ending with a function word of the passage's own segmentation (故宫是 in
+    # 故宫/是/明朝) loses it; a character inside a longer word (除 of 除夕夜) is no function word
+    ignored = [(s, e) for term, s, e in tokens if term in ignore]
+    starting = {s: e for s, e in ignored}
+    ending = {e: s for s, e in ignored}
+    for start, end in common_cjk_runs(query, text):
+        while start in starting and starting[start] <= end:
+            start = starting[start]
+        while end in ending and ending[end] >= start:
+            end = ending[end]
+        if end - start >= 2:
+            words.append((start, end))
+    return merge_spans(words)
+
+
+def common_cjk_runs(query: str, text: str, *, min_length: int = 2) -> list[tuple[int, int]]:
+    """Spans of ``text`` whose CJK characters also occur, in the same order, in ``query``: the longest common runs.
+
+    Word segmentation differs between a short query and a passage (jieba
+    reads 除夕为什么要吃饺子 as ... 吃饺子 and a passage's 包饺子吃 as ...
+    饺子 吃), so matching whole words misses shared words; matching runs of
+    characters does not.  From each CJK character of ``text`` the run is
+    extended as long as it is still a substring of a CJK run of ``query``;
+    runs shorter than ``min_length`` characters (single characters match too
+    much to mean anything) are dropped.  Both texts are NFKC-normalised
+    first, as the analyzers do.  :func:`highlight_spans` adds these runs to
+    its word matches.
+
+    Returns
+    -------
+    list[tuple[int, int]]
+        ``(start, end)`` spans into ``text``, sorted, overlapping or touching ones merged.
+    """
+    if min_length < 1:
+        raise ValueError(f"min_length must be at least 1, got {min_length}")
+    cjk_run = _cjk_runs()
+    # runs joined by a non-CJK separator: a substring of this is a substring of one query run
+    query_runs = "\n".join(m.group() for m in cjk_run.finditer(_normalize(query)[0]))
+    if len(query_runs) < min_length:
         return []
-    return merge_spans((s, e) for term, s, e in analyzer.tokenize_with_offsets(text) if term in wanted)
+    normalised, starts, ends = _normalize(text)
+    spans = []
+    for m in cjk_run.finditer(normalised):
+        run, offset = m.group(), m.start()
+        for i in range(len(run) - min_length + 1):
+            j = i + min_length
+            if run[i:j] not in query_runs:
+                continue
+            while j < len(run) and run[i:j + 1] in query_runs:
+                j += 1
+            a, b = offset + i, offset + j
+            spans.append((a, b) if starts is None else (starts[a], ends[b - 1]))
+    return merge_spans(spans)
+
+
+@lru_cache(maxsize=1)
+def _cjk_runs() -> re.Pattern[str]:
+    return re.compile(f"[{_CJK_CLASS}]+")
 
 
 

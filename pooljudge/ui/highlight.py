@@ -57,8 +57,11 @@ def highlighted_html(query: str | None, text: str, language: str | None, *, mark
     ``white-space: pre-wrap`` span keeps runs of spaces, so
     ``st.html(highlighted_html(...))`` (or inside ``<b>...</b>``) shows the
     text verbatim.  The mixed analyzer (jieba for CJK runs, stemmed words for
-    Latin) is used for Chinese and mixed texts, so highlighting works on
-    Chinese too.  Not for ``st.markdown``: Markdown would interpret the
+    Latin) is used for Chinese and mixed texts; since a short query and a
+    passage are segmented differently (吃饺子 against 饺子), every run of two
+    or more CJK characters the passage shares with the query is marked too
+    (:func:`core.text.common_cjk_runs`), without function words such as 是
+    and 的 at its ends.  Not for ``st.markdown``: Markdown would interpret the
     escaped text.  :func:`show_text` is the one-call way to render it.
     """
     return f'<span style="{_KEEP_SPACES}">{_marked(query, text, language, mark)}</span>'

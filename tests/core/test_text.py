@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from core.text import (
+    common_cjk_runs,
     Analyzer,
     analyzer_for,
     highlight_spans,
@@ -237,6 +238,55 @@ def test_highlight_ignores_given_terms() -> None:
     assert [text[s:e] for s, e in highlight_spans("故宫是哪一年开始修建的", text, ZH)] == ["故宫是", "开始修建的"]
     spans = highlight_spans("故宫是哪一年开始修建的", text, ZH, ignore={"是", "的"})
     assert [text[s:e] for s, e in spans] == ["故宫", "开始修建"]
+
+
+JIAOZI_QUERY = "除夕为什么要吃饺子"  # demo query zh-q09
+JIAOZI_EVE = "春节前一天晚上，北方人家家户户包饺子吃，寓意更岁交子。"  # jieba: ... 包 / 饺子 / 吃 ...
+CHUNJIE = ("在中国北方，除夕夜吃饺子是重要的习俗，因为饺子形似元宝，寓意招财进宝。"  # demo passage zh-chunjie-2
+           "有的人家会把一枚硬币包进饺子里，吃到的人被认为来年会有好运。")
+
+
+def test_chinese_words_segmented_differently_still_match() -> None:
+    # jieba reads the query as 除夕 / 为什么 / 要 / 吃饺子: no query word is a word of either passage
+    assert "饺子" not in ZH.tokenize(JIAOZI_QUERY) and "除夕" not in ZH.tokenize(CHUNJIE)
+    assert common_cjk_runs(JIAOZI_QUERY, JIAOZI_EVE) == [(16, 18)]
+    assert highlight_spans(JIAOZI_QUERY, JIAOZI_EVE, ZH) == [(16, 18)]
+    spans = highlight_spans(JIAOZI_QUERY, CHUNJIE, ZH)
+    assert spans == [(6, 8), (9, 12), (21, 23), (47, 49)]
+    assert [CHUNJIE[s:e] for s, e in spans] == ["除夕", "吃饺子", "饺子", "饺子"]
+
+
+def test_common_runs_trim_function_words_of_the_passage_only() -> None:
+    stop = {"是", "的", "开始"}
+    text = "故宫是明朝永乐年间开始修建的宫殿"
+    assert [text[s:e] for s, e in common_cjk_runs("故宫是哪一年开始修建的", text)] == ["故宫是", "开始修建的"]
+    spans = highlight_spans("故宫是哪一年开始修建的", text, ZH, ignore=stop)
+    assert [text[s:e] for s, e in spans] == ["故宫", "修建"]
+    # 除 is a function word on its own, not as the first character of 除夕夜
+    assert [CHUNJIE[s:e] for s, e in highlight_spans(JIAOZI_QUERY, CHUNJIE, ZH, ignore={"除", "要", "为什么"})] == [
+        "除夕", "吃饺子", "饺子", "饺子"]
+
+
+def test_common_runs_need_two_characters_within_one_query_run() -> None:
+    assert common_cjk_runs("吃饭", "我吃面") == []  # one shared character means nothing
+    assert common_cjk_runs("饺子，除夕", "子除") == []  # not across the query's punctuation
+    assert common_cjk_runs("饺子 除夕", "饺子除夕") == [(0, 4)]  # two runs, touching: one span
+    assert common_cjk_runs("饺子", "饺子", min_length=3) == []
+    with pytest.raises(ValueError, match="min_length must be at least 1, got 0"):
+        common_cjk_runs("饺子", "饺子", min_length=0)
+
+
+def test_common_runs_map_normalised_characters_back() -> None:
+    text = "真是\uf900有此理"  # U+F900, a compatibility ideograph: NFKC gives 豈 (U+8C48)
+    assert common_cjk_runs("豈有此理", text) == [(2, 6)]
+
+
+def test_english_highlighting_is_unchanged_by_cjk_runs() -> None:
+    text = "The quick brown foxes are running over the lazy dogs' houses"
+    assert common_cjk_runs("run dog", text) == []
+    assert highlight_spans("the quick", "the quick", EN) == [(4, 9)]
+    mixed = "BERT在北京大学"
+    assert [mixed[s:e] for s, e in highlight_spans("bert 大学生", mixed, ZH)] == ["BERT", "大学"]
 
 
 def test_merge_spans() -> None:
