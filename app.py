@@ -11,7 +11,14 @@ from it, skipping this entry point.
 
 import streamlit as st
 
-from pooljudge.ui.auth import current_account, login_form, logout, sync_cookie
+from pooljudge.ui.auth import (
+    current_account,
+    login_form,
+    logout,
+    remember_requested_page,
+    sync_cookie,
+    take_requested_page,
+)
 from pooljudge.ui.common import get_store, md_escape
 from pooljudge.ui.setup import first_admin_form, has_users
 
@@ -42,6 +49,8 @@ account = current_account()  # validates the session (cookie after a reload) aga
 sync_cookie()  # a session cookie written or deleted at login/logout, until the browser confirms
 if account is None:
     if has_users(store):
+        # which page the URL asks for (no menu is shown, the page does not run): the login goes on there
+        remember_requested_page(st.navigation(list(PAGES.values()), position="hidden"))
         login_form()
     else:
         first_admin_form()
@@ -55,4 +64,12 @@ with st.sidebar:
     st.caption(f"Logged in as **{md_escape(account.username)}** ({account.role})")
     if st.button("Log out", key="logout"):
         logout()
-st.navigation(pages).run()
+current = st.navigation(pages)
+requested = take_requested_page()
+if requested is not None:
+    path, params = requested
+    # only a page this role is offered: an annotator's deep link to /review still lands on Annotate
+    wanted = next((p for p in pages if p.url_path == path), None)
+    if wanted is not None and wanted.url_path != current.url_path:
+        st.switch_page(wanted, query_params=params)
+current.run()

@@ -10,7 +10,7 @@ from db.queries import list_collections
 from db.review import active_users, package_overview, pair_names, qc_history
 from db.users import add_user, list_users, set_active, set_password
 from pooljudge.ui.auth import require_role
-from pooljudge.ui.common import get_store, md_escape
+from pooljudge.ui.common import collection_box, get_store, md_escape
 
 account = require_role("admin")
 st.title("Admin")
@@ -92,7 +92,7 @@ with assign_tab:
     if not collections:
         st.info("No collections yet: import one first.")
     else:
-        info = st.selectbox("Collection", collections, format_func=lambda c: c.name, key="assign_collection")
+        info = collection_box(st, collections, key="assign_collection")
         with store.read() as session:
             pools = list_pools(session, info.name)
             annotators = active_users(session, ["annotator"])
@@ -214,7 +214,7 @@ with qrels_tab:
     if not collections:
         st.info("No collections yet.")
     else:
-        info = st.selectbox("Collection", collections, format_func=lambda c: c.name, key="qrels_collection")
+        info = collection_box(st, collections, key="qrels_collection")
         with store.read() as session:
             current = live_qrels(session, info.name)
         st.metric("Final labels now (excluded pairs left out)", f"{sum(len(d) for d in current.values()):,}")

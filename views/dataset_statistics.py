@@ -8,7 +8,17 @@ import streamlit as st
 from core.analysis import label_distribution, length_stats, length_stats_of, relevant_positions
 from db.queries import document_layout, iter_queries, load_qrels, passage_lengths, split_statistics
 from pooljudge.ui.auth import require_role
-from pooljudge.ui.common import collections_or_stop, get_store, md_escape
+from pooljudge.ui.common import (
+    blank_missing,
+    collection_box,
+    collections_or_stop,
+    describe_version,
+    get_store,
+    md_escape,
+    qrels_summaries,
+    qrels_version_box,
+)
+from pooljudge.ui.highlight import chart_text
 from pooljudge.ui.level import level_input, relevant_caption
 
 # Encoding more queries than this waits for a click instead of starting on page load.
@@ -18,19 +28,18 @@ require_role("admin", "reviewer")
 st.title("Dataset statistics")
 store = get_store()
 collections = collections_or_stop(store)
-left, right = st.columns([3, 1])
-# chosen by name, so that ``info`` is this run's (its relevance level may have changed)
-info = {c.name: c for c in collections}[left.selectbox("Collection", [c.name for c in collections],
-                                                       key="stats_collection")]
+left, middle, right = st.columns([2, 2, 1])
+info = collection_box(left, collections, key="stats_collection")  # this run's info: its level may have changed
+version = qrels_version_box(middle, store, info, key="stats_version")
 level = level_input(right, info, key="stats_level", label="Relevant at grade >=",
                     help="A passage graded at least this counts as relevant; starts at the collection's level.")
 
 
 @st.cache_data(show_spinner="Reading the queries...")
-def collection_queries(store_url: str, collection: str, versions: tuple[str, ...]):
-    # keyed by the qrels versions too: freezing a version changes what "newest" means
+def collection_queries(store_url: str, collection: str, version: str | None):
+    # a version never changes once frozen or imported, so its name is a complete key
     with store.read() as session:
-        return list(iter_queries(session, collection)), load_qrels(session, collection)
+        return list(iter_queries(session, collection)), ({} if version is None else load_qrels(session, collection, version))
 
 
 @st.cache_data(show_spinner="Measuring the passages...")
@@ -41,19 +50,22 @@ def lengths_of_passages(store_url: str, collection: str, passages: int) -> np.nd
 
 
 @st.cache_data(show_spinner="Placing relevant passages in their documents...")
-def positions_of_relevant(store_url: str, collection: str, versions: tuple[str, ...], level: int, _qrels: dict):
+def positions_of_relevant(store_url: str, collection: str, version: str | None, level: int, _qrels: dict):
     relevant = {pid for docs in _qrels.values() for pid, grade in docs.items() if grade >= level}
     with store.read() as session:
         return relevant_positions(_qrels, document_layout(session, collection, relevant), level=level)
 
 
 @st.cache_data(show_spinner="Counting per split...")
-def splits_of(store_url: str, collection: str, versions: tuple[str, ...], level: int):
-    with store.read() as session:
-        return split_statistics(session, collection, level=level)
+def splits_of(store_url: str, collection: str, version: str | None, level: int):
+    with store.read() as session:  # version None: the collection has none, nothing is judged
+        return split_statistics(session, collection, version=version, level=level)
 
 
-queries, qrels = collection_queries(store.url, info.name, tuple(info.qrels_versions))
+queries, qrels = collection_queries(store.url, info.name, version)
+# every judgment count below names its source: a freeze must never silently replace the version shown
+source_note = ("no qrels version yet" if version is None
+               else f"qrels version {describe_version(qrels_summaries(store, info)[version], markdown=True)}")
 lengths_p = lengths_of_passages(store.url, info.name, info.passages)
 
 st.subheader("Per split")
@@ -63,10 +75,10 @@ split_rows = [
      f"relevant (>= {int(level)}) per query": round(s.avg_relevant_per_query, 2),
      "avg query chars": round(s.avg_query_chars, 1),
      "avg relevant passage chars": None if s.avg_relevant_passage_chars is None else round(s.avg_relevant_passage_chars, 1)}
-    for s in splits_of(store.url, info.name, tuple(info.qrels_versions), int(level))
+    for s in splits_of(store.url, info.name, version, int(level))
 ]
-st.dataframe(pd.DataFrame(split_rows), hide_index=True, width="stretch")
-st.caption(f"{len(lengths_p):,} passages in the corpus; judgments from the newest qrels version. "
+st.dataframe(blank_missing(pd.DataFrame(split_rows)), hide_index=True, width="stretch")
+st.caption(f"{len(lengths_p):,} passages in the corpus; judgments from {source_note}. "
            + relevant_caption(level, info.relevance_level))
 
 st.subheader("Lengths (characters)")
@@ -90,8 +102,8 @@ st.subheader("Labels")
 if qrels:
     labels = label_distribution(qrels)
     st.plotly_chart(px.bar(x=[str(g) for g in labels], y=list(labels.values()), labels={"x": "grade", "y": "judgments"},
-                           title="Label distribution (newest qrels version)").update_xaxes(type="category"), width="stretch")
-    positions = positions_of_relevant(store.url, info.name, tuple(info.qrels_versions), int(level), qrels)
+                           title=f"Label distribution ({chart_text(version)})").update_xaxes(type="category"), width="stretch")
+    positions = positions_of_relevant(store.url, info.name, version, int(level), qrels)
     if positions.n:
         st.caption(f"{positions.n:,} relevant passages with a document position: "
                    f"{positions.share_first:.1%} are their document's first passage, mean position "
@@ -101,7 +113,7 @@ if qrels:
                                title="Where relevant passages sit in their documents").update_xaxes(type="category"),
                         width="stretch")
 else:
-    st.caption("No qrels yet.")
+    st.caption(f"No judgments: {source_note}.")
 
 st.subheader("Query diversity and leakage")
 with st.expander("Embedding model"):

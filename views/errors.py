@@ -53,6 +53,7 @@ from db.users import list_users
 from pooljudge.ui.auth import require_role
 from pooljudge.ui.common import (
     LIVE,
+    collection_box,
     collections_or_stop,
     get_store,
     load_qrels_source,
@@ -76,7 +77,7 @@ store = get_store()
 collections = {c.name: c for c in collections_or_stop(store)}
 
 left, middle, right = st.columns([2, 2, 1])
-info = collections[left.selectbox("Collection", list(collections), key="errors_collection")]
+info = collection_box(left, list(collections.values()), key="errors_collection")
 source = qrels_source_box(middle, store, info, key="errors_source")
 level = level_input(right, info, key="errors_level",
                     help="A passage graded at least this is relevant: a query fails when none is in its top k. "

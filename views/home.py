@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from db.queries import corpus_statistics, list_collections, relevance_levels, split_statistics, statistics_marker
-from pooljudge.ui.common import fmt_float, get_store, md_escape
+from pooljudge.ui.common import blank_missing, chosen_version, describe_version, fmt_float, get_store, md_escape, qrels_summaries
 from pooljudge.ui.highlight import show_text
 from pooljudge.ui.auth import require_role
 
@@ -16,20 +16,27 @@ store = get_store()
 
 
 @st.cache_data(show_spinner="Computing statistics...")
-def statistics(store_url: str, marker: tuple, levels: tuple):
+def statistics(store_url: str, marker: tuple, levels: tuple, versions: tuple):
     # Aggregates over every passage: recomputed only when an import or a new qrels version
-    # changed what they count (``marker``) or a collection's relevance level changed (``levels``), not on
-    # every rerun.
+    # changed what they count (``marker``), a collection's relevance level changed (``levels``) or another
+    # qrels version was picked (``versions``), not on every rerun.
+    chosen = dict(versions)
     with store.read() as session:
         collections = list_collections(session)
         return collections, {
-            c.name: (corpus_statistics(session, c.name), split_statistics(session, c.name, level=c.relevance_level))
+            c.name: (corpus_statistics(session, c.name),
+                     split_statistics(session, c.name, version=chosen.get(c.name), level=c.relevance_level))
             for c in collections
         }
 
 
 with store.read() as session:
-    collections, details = statistics(store.url, statistics_marker(session), relevance_levels(session))
+    marker, levels = statistics_marker(session), relevance_levels(session)
+    listed = list_collections(session)
+# the version each collection's judgment counts come from: the one picked last on Dataset statistics, else the
+# imported one, never silently the newest freeze (pooljudge.ui.common.default_version)
+versions = {info.name: chosen_version(store, info) for info in listed}
+collections, details = statistics(store.url, marker, levels, tuple(sorted(versions.items())))
 
 if not collections:
     st.info("The store is empty. Import a collection on the **Import** page or with `pooljudge import`.")
@@ -62,10 +69,11 @@ for info in collections:
                 for s in splits
             ]
         )
-        st.dataframe(table, hide_index=True, width="stretch")
+        st.dataframe(blank_missing(table), hide_index=True, width="stretch")
         st.caption(
-            f"Relevant = grade ≥ {info.relevance_level} (the collection's level) in the newest qrels version"
-            + (f" ({md_escape(info.qrels_versions[-1])})" if info.qrels_versions else " (no qrels yet)")
+            f"Relevant = grade ≥ {info.relevance_level} (the collection's level) in "
+            + (f"qrels version {describe_version(qrels_summaries(store, info)[versions[info.name]], markdown=True)}"
+               " (pick another on Dataset statistics)" if versions.get(info.name) else "no qrels version (none yet)")
             + ". Runs: "
             + (", ".join(md_escape(r) for r in info.runs) or "none")
         )

@@ -20,6 +20,7 @@ from db.review import activity_marker
 from pooljudge.ui.auth import require_role
 from pooljudge.ui.common import (
     LIVE,
+    collection_box,
     collections_or_stop,
     get_store,
     load_qrels_source,
@@ -48,7 +49,7 @@ collections = collections_or_stop(store)
 
 left, middle, right = st.columns([2, 2, 1])
 # chosen by name, so that ``info`` is this run's (its relevance level may have just changed)
-info = {c.name: c for c in collections}[left.selectbox("Collection", [c.name for c in collections])]
+info = collection_box(left, collections, key="metrics_collection")
 source = qrels_source_box(middle, store, info)
 level = level_input(right, info, key="metrics_level")
 measures = st.multiselect("Measures", MEASURES, default=["MRR@10", "nDCG@10", "R@100", "MAP", "Judged@10"])

@@ -9,7 +9,7 @@ from db.pools import list_pools
 from db.queries import collection_id
 from pooljudge.jobs import error_text, launch
 from pooljudge.pipeline import RetrieverSpec, check_pool_params, stored_pool_statistics
-from pooljudge.ui.common import collections_or_stop, get_store, md_escape
+from pooljudge.ui.common import collection_box, collections_or_stop, get_store, md_escape
 from pooljudge.ui.highlight import chart_text
 from pooljudge.ui.auth import require_role
 
@@ -24,7 +24,7 @@ require_role("admin")
 st.title("Pooling")
 store = get_store()
 collections = collections_or_stop(store)
-info = st.selectbox("Collection", collections, format_func=lambda c: f"{c.name} ({c.passages:,} passages, {c.queries} queries)")
+info = collection_box(st, collections, key="pooling_collection", format_func=lambda c: f"{c.name} ({c.passages:,} passages, {c.queries} queries)")
 
 with st.expander("Start a new pool", expanded=True):
     with st.form("new-pool"):

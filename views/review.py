@@ -27,7 +27,7 @@ from db.review import (
     throughput,
 )
 from pooljudge.ui.auth import require_role
-from pooljudge.ui.common import collections_or_stop, get_store, md_escape
+from pooljudge.ui.common import collection_box, collections_or_stop, get_store, md_escape
 from pooljudge.ui.highlight import chart_text, show_text
 
 account = require_role("reviewer", "admin")
@@ -40,7 +40,7 @@ FORMAT["median seconds / item"] = st.column_config.NumberColumn(format="%.1f")
 st.title("Review")
 store = get_store()
 collections = collections_or_stop(store)
-info = st.selectbox("Collection", collections, format_func=lambda c: c.name, key="review_collection")
+info = collection_box(st, collections, key="review_collection")
 with store.read() as session:
     marker = activity_marker(session, info.name)  # changes with every judgment: cached tables refresh
 

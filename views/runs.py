@@ -7,14 +7,14 @@ import streamlit as st
 
 from core.formats.trec import write_qrels, write_run
 from db.queries import list_runs, load_qrels, load_run
-from pooljudge.ui.common import collections_or_stop, get_store, md_escape
+from pooljudge.ui.common import collection_box, collections_or_stop, get_store, md_escape
 from pooljudge.ui.auth import require_role
 
 require_role("admin", "reviewer")
 st.title("Runs and export")
 store = get_store()
 collections = collections_or_stop(store)
-info = st.selectbox("Collection", collections, format_func=lambda c: c.name)
+info = collection_box(st, collections, key="runs_collection")
 
 with store.read() as session:
     runs = list_runs(session, info.name)

@@ -39,6 +39,7 @@ _TOKEN = "pooljudge_session_token"
 _NOTICE = "pooljudge_signed_out"  # why the login screen is shown, until the next sign-in
 _DEAD = "pooljudge_dead_token"  # a token known not to work: st.context.cookies keeps offering it
 _COOKIE_OP = "pooljudge_cookie_op"  # a cookie write waiting for the browser: {"kind", "nonce", ...}
+_REQUESTED = "pooljudge_requested_page"  # the page a logged-out browser asked for: (url path, query params)
 
 SIGNED_OUT = ("You were signed out: the session ended, or the account was disabled or its role changed. "
               "Log in again.")
@@ -114,6 +115,24 @@ def login_form() -> None:
             st.error("Unknown user, wrong password, or a disabled account.")
         else:
             sign_in(result.account, result.token)
+
+
+def remember_requested_page(page) -> None:
+    """Keep the page (an ``st.Page``) and query parameters the URL of a logged-out browser asks for.
+
+    A deep link (``/metrics?collection=x``) opened while logged out shows the
+    login screen; after the login :func:`take_requested_page` sends the browser
+    on to that page instead of the default one.
+    """
+    if getattr(page, "_default", False):
+        st.session_state.pop(_REQUESTED, None)
+    else:
+        st.session_state[_REQUESTED] = (page.url_path, st.query_params.to_dict())
+
+
+def take_requested_page() -> tuple[str, dict[str, str]] | None:
+    """The ``(url path, query parameters)`` kept by :func:`remember_requested_page`, once (None if there is none)."""
+    return st.session_state.pop(_REQUESTED, None)
 
 
 def sign_in(account: Account, token: str) -> None:

@@ -2,12 +2,24 @@
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Callable, Sequence
 
+import pandas as pd
 import streamlit as st
 
 from db.engine import Store
 from pooljudge.seed import ensure_demo
+
+COLLECTION_STATE = "pooljudge_collection"
+"""Session state: the collection this browser session works on; every page's collection box starts there."""
+COLLECTION_PARAM = "collection"
+"""The URL query parameter that mirrors :data:`COLLECTION_STATE`, so a link or a reload opens the same collection."""
+VERSION_STATE = "pooljudge_qrels_version"
+"""Session state: ``{collection: qrels version}`` picked last on the Dataset statistics page, also used by Home."""
+MISSING = "\u2013"
+"""What a table shows for a missing value (an en dash), instead of Streamlit's "None"."""
 
 LIVE = "live final labels"
 """The qrels source that is the current final labels rather than a frozen version."""
@@ -96,3 +108,136 @@ def md_escape(text: str) -> str:
 
 def fmt_float(value: float | None, digits: int = 1) -> str:
     return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def collection_box(container, collections: Sequence, *, key: str, label: str = "Collection",
+                   format_func: Callable | None = None):
+    """A selectbox of the collections that starts at the one this session worked on last; returns its ``CollectionInfo``.
+
+    The choice follows the user from page to page (:data:`COLLECTION_STATE`)
+    and is mirrored in the URL (``?collection=name``), so that a reload or a
+    shared link opens the same collection.  On a page's first run the URL's
+    collection wins (a link was followed), then the session's, then the first
+    one; an archived or no longer existing collection falls back to the first.
+
+    Parameters
+    ----------
+    container
+        Where the box goes (``st``, a column, a form...).
+    collections
+        The :class:`db.queries.CollectionInfo` to offer, in order.
+    key
+        The widget key of this page's box (each box needs its own: Streamlit drops a widget's state when a
+        page without it runs, which is why the shared choice is kept under another key).
+    format_func
+        Label of an option from its ``CollectionInfo`` (default: the name).
+    """
+    shown = [c for c in collections if getattr(c, "archived_at", None) is None] or list(collections)
+    by_name = {c.name: c for c in shown}
+    names = list(by_name)
+    state = st.session_state
+    if key in state and state[key] not in by_name:  # archived or gone since the last run
+        del state[key]
+    if key in state:
+        chosen = state[key]
+    else:
+        wanted = st.query_params.get(COLLECTION_PARAM)
+        chosen = next((n for n in (wanted, state.get(COLLECTION_STATE)) if n in by_name), names[0])
+        state[COLLECTION_STATE] = chosen
+
+    def remember() -> None:  # only a choice the user makes moves the shared one (a page may hold two boxes)
+        st.session_state[COLLECTION_STATE] = st.session_state[key]
+
+    name = container.selectbox(label, names, index=names.index(chosen), key=key, on_change=remember,
+                               format_func=lambda n: format_func(by_name[n]) if format_func else n)
+    current = state.get(COLLECTION_STATE, name)
+    if st.query_params.get(COLLECTION_PARAM) != current:
+        st.query_params[COLLECTION_PARAM] = current
+    return by_name[name]
+
+
+def describe_version(summary, *, markdown: bool = False) -> str:
+    """``name (imported, 4,102 judgments)``: a qrels version with where it came from and its size.
+
+    With ``markdown``, for captions and other Markdown: the name, untrusted text, escaped.
+    """
+    origin = {"import": "imported", "frozen": "frozen final labels"}.get(summary.source, summary.source)
+    return f"{md_escape(summary.name) if markdown else summary.name} ({origin}, {summary.judgments:,} judgment{'' if summary.judgments == 1 else 's'})"
+
+
+def default_version(summaries: dict, remembered: str | None = None) -> str | None:
+    """The qrels version a page shows unless told otherwise; None when the collection has none.
+
+    A stable choice, so that a freeze never silently replaces the numbers
+    shown: the version this session picked last for the collection, else the
+    newest imported version (the reference judgments a collection came with),
+    else the newest version.  ``summaries`` is :func:`db.version_summary.version_summaries`'s
+    answer (oldest first).
+    """
+    if remembered in summaries:
+        return remembered
+    imported = [name for name, s in summaries.items() if s.source == "import"]
+    newest = imported or list(summaries)
+    return newest[-1] if newest else None
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def _summaries(store_url: str, collection: str, versions: tuple[str, ...]) -> dict:
+    # keyed by the version names: a freeze, an import or an archived version changes them
+    from db.version_summary import version_summaries
+
+    with get_store().read() as session:
+        return version_summaries(session, collection)
+
+
+def qrels_summaries(store: Store, info) -> dict:
+    """The collection's offered qrels versions (``info.qrels_versions``) as :class:`db.version_summary.VersionSummary`."""
+    found = _summaries(store.url, info.name, tuple(info.qrels_versions))
+    return {name: found[name] for name in info.qrels_versions if name in found}
+
+
+def chosen_version(store: Store, info) -> str | None:
+    """The version :func:`qrels_version_box` would start at, for pages that show it without a picker (Home)."""
+    return default_version(qrels_summaries(store, info), st.session_state.get(VERSION_STATE, {}).get(info.name))
+
+
+def qrels_version_box(container, store: Store, info, *, key: str) -> str | None:
+    """A selectbox of the collection's frozen qrels versions, newest first, starting at :func:`default_version`.
+
+    The pick is remembered per collection for the session (Home shows the
+    same version).  Returns the version's name, or None (and shows nothing)
+    when the collection has no qrels version.
+    """
+    summaries = qrels_summaries(store, info)
+    if not summaries:
+        return None
+    options = list(summaries)[::-1]
+    remembered = st.session_state.setdefault(VERSION_STATE, {})
+    widget = f"{key}::{info.name}"  # one per collection: switching collections starts at that one's choice
+    if widget in st.session_state and st.session_state[widget] not in summaries:
+        del st.session_state[widget]
+    start = default_version(summaries, remembered.get(info.name))
+    version = container.selectbox("Qrels version", options, index=options.index(start), key=widget,
+                                  format_func=lambda name: describe_version(summaries[name]),
+                                  help="Every judgment count on this page comes from this version. It starts at the "
+                                       "version picked last, else the newest imported one, else the newest.")
+    remembered[info.name] = version
+    return version
+
+
+def blank_missing(frame: pd.DataFrame) -> pd.DataFrame:
+    """The table with each missing value shown as :data:`MISSING` instead of Streamlit's "None".
+
+    Only the columns that hold a missing value change, into text; the others
+    keep their type (and their sorting and number formats).
+    """
+    out = frame.copy()
+    for column in frame.columns:
+        values = frame[column]
+        if values.isna().any():
+            out[column] = [MISSING if _missing(v) else str(v) for v in values]
+    return out
+
+
+def _missing(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA or value is pd.NaT

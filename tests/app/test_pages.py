@@ -39,9 +39,10 @@ def test_home_lists_collections_with_split_statistics(db):
     assert list(table["split"]) == ["train", "test"]
     assert list(table["judged pairs"]) == [1, 2]
     # relevant at the collection's level, 2 for graded labels: train's only label is a 1
-    assert list(table["avg relevant passage chars"].fillna(-1)) == [-1, 4.0]
-    assert "Relevant = grade ≥ 2 (the collection's level) in the newest qrels version (imported). Runs: none" in [
-        c.value for c in at.caption]
+    # a missing value shows as a dash, not "None" (issue 11)
+    assert list(table["avg relevant passage chars"]) == ["\u2013", "4.0"]
+    assert ("Relevant = grade ≥ 2 (the collection's level) in qrels version imported (imported, 3 judgments) "
+            "(pick another on Dataset statistics). Runs: none") in [c.value for c in at.caption]
     assert list(table["avg query chars"]) == [2.0, float(len("<script>x</script>"))]
 
 
