@@ -7,7 +7,8 @@ from db.annotation import close_qc_round, create_assignments, freeze_qrels, live
 from db.models import ROLES
 from db.pools import list_pools
 from db.queries import list_collections
-from db.review import active_users, package_overview, pair_names, qc_history
+from db.review import active_users, package_overview, qc_history
+from db.rework import qc_round_tables
 from db.users import add_user, list_users, set_active, set_password
 from pooljudge.ui.auth import require_role
 from pooljudge.ui.common import collection_box, get_store, md_escape
@@ -21,6 +22,12 @@ def flash(section: str, text: str, table: list[dict] | None = None) -> None:
     """Remember what an action did and rerun, so every table on the page shows the new state."""
     st.session_state[f"admin_flash_{section}"] = (text, table)
     st.rerun()
+
+
+def snippet(text: str, limit: int = 80) -> str:
+    """The start of a text, whitespace collapsed, for a table cell."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def show_flash(section: str) -> None:
@@ -105,7 +112,16 @@ with assign_tab:
                 selected = {p["name"]: p["selected"] for p in pools}
                 pool = st.selectbox("Pool", list(selected), key="assign_pool",
                                     format_func=lambda name: f"{name} ({selected[name]:,} selected pairs)")
-                chosen = st.multiselect("Annotators", annotators, default=annotators, key="assign_annotators")
+                # the selection is kept in the session; an annotator added since the last run joins it
+                # (a widget's default is read only when it is first drawn, so a new one was offered unselected)
+                known = st.session_state.get("assign_known_annotators")
+                if "assign_annotators" not in st.session_state or known is None:
+                    st.session_state["assign_annotators"] = list(annotators)
+                else:
+                    keep = set(st.session_state["assign_annotators"]) | (set(annotators) - set(known))
+                    st.session_state["assign_annotators"] = [a for a in annotators if a in keep]
+                st.session_state["assign_known_annotators"] = list(annotators)
+                chosen = st.multiselect("Annotators", annotators, key="assign_annotators")
                 left, middle, right = st.columns(3)
                 per_pair = left.number_input("Annotators per pair", min_value=1, max_value=10, value=3, key="assign_per_pair")
                 package_size = middle.number_input("Package size", min_value=1, value=1000, key="assign_package_size")
@@ -196,18 +212,36 @@ with qc_tab:
                 try:
                     with store.write() as session:
                         result = close_qc_round(session, target.id, by=account.id)
-                        names = pair_names(session, [d[0] for d in result["disagreements"]])
                 except (ValueError, LookupError, PermissionError) as exc:
                     st.error(md_escape(str(exc)))
                 else:
                     flash(
                         "qc",
                         f"{md_escape(target.package)} round {target.round_no}: accuracy {result['accuracy']:.3f} on "
-                        f"{result['n_checked']} pairs, decision **{result['decision']}**.",
-                        [{"query": names.get(pair, pair)[0], "passage": names.get(pair, pair)[1],
-                          "annotator's label": label, "reviewers' consensus": consensus}
-                         for pair, label, consensus in result["disagreements"]],
+                        f"{result['n_checked']} pairs, decision **{result['decision']}**"
+                        f" ({len(result['disagreements'])} disagreements, listed under Disagreements by round).",
                     )
+    st.subheader("Disagreements by round")
+    with store.read() as session:
+        tables = qc_round_tables(session)
+    if not tables:
+        st.caption("No decided QC rounds yet.")
+    for table in tables:
+        accuracy = "n/a" if table.accuracy is None else f"{table.accuracy:.3f}"
+        with st.expander(f"{md_escape(table.package)} ({md_escape(table.annotator)}) · round {table.round_no} · "
+                         f"{table.status} · accuracy {accuracy} on {table.n_checked} pairs · "
+                         f"{len(table.items)} disagreements"):
+            if not table.items:
+                st.caption("The annotator agreed with the reviewers on every checked pair.")
+            else:
+                # st.dataframe shows cell text as plain text: nothing to escape
+                st.dataframe(pd.DataFrame([
+                    {"query id": i.query_id, "query": snippet(i.query), "passage id": i.passage_id,
+                     "annotator's label": i.annotator_label,
+                     "reviewers' labels": ", ".join(f"{who}: {g}" for who, g in i.reviewer_labels.items()),
+                     "consensus": "" if i.consensus is None else str(i.consensus),
+                     "reviewers' notes": " | ".join(f"{who}: {note}" for who, note in i.notes.items())}
+                    for i in table.items]), hide_index=True, width="stretch", key=f"qc_disagreements_{table.round_id}")
 
 with qrels_tab:
     show_flash("qrels")
@@ -217,8 +251,10 @@ with qrels_tab:
         info = collection_box(st, collections, key="qrels_collection")
         with store.read() as session:
             current = live_qrels(session, info.name)
+            # read now, not from the list made at the top of the run: a freeze must show in the next run
+            versions = next((c.qrels_versions for c in list_collections(session) if c.name == info.name), [])
         st.metric("Final labels now (excluded pairs left out)", f"{sum(len(d) for d in current.values()):,}")
-        st.caption("Existing versions: " + (", ".join(md_escape(v) for v in info.qrels_versions) or "none"))
+        st.caption("Existing versions: " + (", ".join(md_escape(v) for v in versions) or "none"))
         with st.form("freeze", clear_on_submit=True):
             name = st.text_input("Version name", placeholder="e.g. round-1", key="freeze_name")
             note = st.text_area("Note", key="freeze_note")

@@ -1,0 +1,125 @@
+"""The annotator's QC rework screen: the disputed items of a package returned for revision.
+
+For each package of the user in ``"revise"`` it shows the round that returned
+it and, for every pair the reviewers disagreed on, the query and passage
+(verbatim, escaped), the annotator's label, each reviewer's label and note;
+the annotator relabels each one or keeps their label deliberately (both are
+new judgments, :func:`db.rework.relabel_disputed`), then resubmits.  A
+resubmission with an unanswered item is refused with the store's message.
+
+Buttons bind to their item as the Annotate page's do: each rendered item has a
+render token, and its buttons submit ``(assignment id, token)`` through
+``on_click`` callbacks, so a press lands on the item it was drawn with and a
+repeated press stores nothing more.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+import streamlit as st
+
+from core.scale import SCALES, grade_name
+from db.annotation import Forbidden, StaleSubmission, resubmit_package
+from db.rework import DisputedItem, ReworkPackage, relabel_disputed, rework_packages
+from pooljudge.ui.common import md_escape
+from pooljudge.ui.highlight import show_text
+
+TOKENS = "rework_tokens"  # assignment id -> render token of the item on screen
+FLASH = "rework_flash"  # (user id, kind, message) for the next run
+
+
+def _label(grade: int | None, scale: str) -> str:
+    return "none" if grade is None else f"{grade} · {grade_name(grade, scale)}"
+
+
+def _token(assignment_id: int) -> str:
+    tokens = st.session_state.setdefault(TOKENS, {})
+    if assignment_id not in tokens:
+        tokens[assignment_id] = secrets.token_hex(16)
+    return tokens[assignment_id]
+
+
+def _answer(store, user_id: int, assignment_id: int, token: str, grade: int) -> None:
+    """A grade button's callback: store the answer on the item it was drawn with, once."""
+    tokens = st.session_state.setdefault(TOKENS, {})
+    if tokens.get(assignment_id) != token:
+        st.session_state[FLASH] = (user_id, "warning", "That press reached an earlier view of the item: nothing was stored.")
+        return
+    try:
+        with store.write() as session:
+            relabel_disputed(session, user_id, assignment_id, grade, token=token)
+    except (StaleSubmission, Forbidden, ValueError) as exc:
+        st.session_state[FLASH] = (user_id, "warning", str(exc))
+    tokens.pop(assignment_id, None)  # used up: the next run draws the item with a fresh token
+
+
+def _resubmit(store, user_id: int, package_id: int, name: str) -> None:
+    try:
+        with store.write() as session:
+            resubmit_package(session, user_id, package_id)
+    except (Forbidden, ValueError) as exc:
+        st.session_state[FLASH] = (user_id, "error", str(exc))
+    else:
+        st.session_state[FLASH] = (user_id, "success", f"Package {name} resubmitted for quality control.")
+
+
+def _item(store, user_id: int, item: DisputedItem) -> None:
+    token = _token(item.assignment_id)
+    with st.container(border=True, key=f"rework-item-{item.assignment_id}"):
+        st.caption("Query")
+        show_text(item.query, language=item.query_language, label=item.query_id)
+        st.caption("Passage")
+        show_text(item.title, query=item.query, language=item.passage_language, bold=True)
+        show_text(item.passage, query=item.query, language=item.passage_language, label=item.passage_id)
+        show_text(_label(item.annotator_label, item.scale), label="Your label when reviewed")
+        show_text("; ".join(f"{who}: {_label(g, item.scale)}" for who, g in item.reviewer_labels.items()),
+                  label="Reviewers' labels")
+        for who, note in item.notes.items():
+            show_text(note, label=f"Note from {who}", small=True)
+        if item.answered:
+            show_text(_label(item.current_label, item.scale), label="Answered: your label now")
+        else:
+            show_text("relabel it, or keep your label if you stand by it", label="Not answered yet")
+        # every grade looks the same: no button is styled to nudge the answer
+        row = st.container(horizontal=True)
+        for grade in SCALES[item.scale]:
+            row.button(_label(grade, item.scale), key=f"rework-{item.assignment_id}-{grade}-{token}", width="stretch",
+                       on_click=_answer, args=(store, user_id, item.assignment_id, token, grade))
+        if item.current_label is not None:
+            row.button("Keep my label", key=f"rework-keep-{item.assignment_id}-{token}", width="stretch",
+                       on_click=_answer, args=(store, user_id, item.assignment_id, token, item.current_label))
+
+
+def _package(store, user_id: int, package: ReworkPackage) -> None:
+    st.subheader(f"Rework: package {md_escape(package.name)}")
+    accuracy = "n/a" if package.accuracy is None else f"{package.accuracy:.0%}"
+    st.info(f"Quality control round {package.round_no} returned this package: accuracy {accuracy}, "
+            f"below the {package.threshold:.0%} needed. The reviewers disagreed with {len(package.items)} of your "
+            "labels: relabel each one (or keep your label if you stand by it), then resubmit.")
+    st.progress(package.answered / len(package.items) if package.items else 1.0,
+                text=f"{package.answered} of {len(package.items)} disputed items answered")
+    for item in package.items:
+        _item(store, user_id, item)
+    st.button(f"Resubmit package {md_escape(package.name)}", key=f"rework-resubmit-{package.id}",
+              on_click=_resubmit, args=(store, user_id, package.id, package.name))
+
+
+def rework_screen(store, account) -> bool:
+    """Show the rework of every package of ``account`` returned for revision; True when there was any.
+
+    Parameters
+    ----------
+    store : db.engine.Store
+        The store.
+    account : db.models.User
+        The signed-in account (checked by the page's ``require_role``).
+    """
+    flash = st.session_state.pop(FLASH, None)
+    if flash and flash[0] == account.id:
+        getattr(st, flash[1])(md_escape(flash[2]))
+    with store.read() as session:
+        packages = rework_packages(session, account.id)
+    for package in packages:
+        _package(store, account.id, package)
+    return bool(packages)
