@@ -12,7 +12,8 @@ from typing import NamedTuple
 
 from core.validators import is_integer
 
-__all__ = ["BINARY", "BINARY_LEVELS", "GRADES", "LEVELS", "SCALES", "Level", "grade_name"]
+__all__ = ["BINARY", "BINARY_GUIDE", "BINARY_LEVELS", "GRADES", "LEVELS", "SCALES", "Guide", "Level", "check_guide",
+           "default_guide", "grade_name"]
 
 
 class Level(NamedTuple):
@@ -63,3 +64,91 @@ def grade_name(grade: int, scale: str = "graded") -> str:
     if not is_integer(grade) or grade not in names:
         raise ValueError(f"grade must be one of {', '.join(map(str, SCALES[scale]))} on the {scale} scale, got {grade!r}")
     return names[grade]
+
+
+# --------------------------------------------------------------------------- annotation guides
+
+BINARY_GUIDE: tuple[Level, ...] = (
+    Level(0, BINARY_LEVELS[0][1], "The passage does not answer the query: off topic, or on topic without the answer "
+          "(T2Ranking's levels 0 and 1).",
+          "Query: how tall is the Eiffel Tower. Passage: the Eiffel Tower was built for the 1889 World's Fair."),
+    Level(1, BINARY_LEVELS[1][1], "The passage answers the query, fully or in part (T2Ranking's levels 2 and 3).",
+          "Passage: the Eiffel Tower is 330 metres tall including its antennas."),
+)
+"""The binary scale's definitions and examples, the built-in guide a binary pool shows its annotators."""
+
+GUIDE_LIMITS = {"name": 100, "definition": 2000, "example": 2000, "examples": 10}
+"""The longest name, definition and example (characters) and the most examples per grade a guide may hold."""
+
+Guide = dict[str, list[dict[str, object]]]
+"""``{scale: [{"grade": int, "name": str, "definition": str, "examples": [str, ...]}, ...]}``, one entry per grade
+of the scale in grade order, for ``"graded"`` and ``"binary"``."""
+
+
+def default_guide() -> Guide:
+    """The built-in guide: T2Ranking's definitions and examples for the graded scale, and the binary ones.
+
+    Returns a fresh copy each call, so callers may change it.
+    """
+    return {
+        scale: [{"grade": lv.grade, "name": lv.name, "definition": lv.definition, "examples": [lv.example]}
+                for lv in levels]
+        for scale, levels in (("graded", LEVELS), ("binary", BINARY_GUIDE))
+    }
+
+
+def check_guide(guide: object) -> Guide:
+    """Validate a collection's guide and return it complete (a scale it leaves out gets the built-in text).
+
+    Parameters
+    ----------
+    guide : dict
+        ``{"graded": [...], "binary": [...]}`` (either may be left out): per scale, one entry per grade in
+        grade order, each ``{"grade", "name", "definition", "examples"}``; names and definitions non-empty.
+
+    Raises
+    ------
+    ValueError
+        Naming the first problem found by its place, e.g. ``guide["graded"][1]["name"]``.
+    """
+    if not isinstance(guide, dict):
+        raise ValueError(f"guide must be an object with the keys graded and/or binary, got {type(guide).__name__}")
+    unknown = sorted(map(str, set(guide) - set(SCALES)))
+    if unknown:
+        raise ValueError(f"guide has unknown scale(s) {', '.join(unknown)}; allowed: {', '.join(SCALES)}")
+    result = default_guide()
+    for scale, entries in guide.items():
+        where = f"guide[{scale!r}]"
+        grades = SCALES[scale]
+        if not isinstance(entries, list) or len(entries) != len(grades):
+            raise ValueError(f"{where} must be a list of {len(grades)} entries, one per grade {', '.join(map(str, grades))}")
+        checked = []
+        for grade, entry in zip(grades, entries, strict=True):
+            at = f"{where}[{grade}]"
+            if not isinstance(entry, dict):
+                raise ValueError(f"{at} must be an object with grade, name, definition and examples")
+            extra = sorted(map(str, set(entry) - {"grade", "name", "definition", "examples"}))
+            if extra:
+                raise ValueError(f"{at} has unknown key(s) {', '.join(extra)}")
+            if not is_integer(entry.get("grade")) or entry["grade"] != grade:
+                raise ValueError(f"{at}['grade'] must be {grade} (grades in order), got {entry.get('grade')!r}")
+            fields = {}
+            for key in ("name", "definition"):
+                value = entry.get(key)
+                if not isinstance(value, str) or not value.strip():
+                    raise ValueError(f"{at}[{key!r}] must be a non-empty text")
+                if len(value) > GUIDE_LIMITS[key]:
+                    raise ValueError(f"{at}[{key!r}] is {len(value)} characters long; the limit is {GUIDE_LIMITS[key]}")
+                fields[key] = value.strip()
+            examples = entry.get("examples", [])
+            if not isinstance(examples, list) or not all(isinstance(e, str) for e in examples):
+                raise ValueError(f"{at}['examples'] must be a list of texts")
+            if len(examples) > GUIDE_LIMITS["examples"]:
+                raise ValueError(f"{at}['examples'] has {len(examples)} examples; the limit is {GUIDE_LIMITS['examples']}")
+            for i, example in enumerate(examples):
+                if len(example) > GUIDE_LIMITS["example"]:
+                    raise ValueError(f"{at}['examples'][{i}] is {len(example)} characters long; "
+                                     f"the limit is {GUIDE_LIMITS['example']}")
+            checked.append({"grade": grade, **fields, "examples": [e.strip() for e in examples if e.strip()]})
+        result[scale] = checked
+    return result

@@ -299,8 +299,12 @@ def _assignment_state(session: Session, a: Assignment) -> tuple[str | None, str]
 def next_item(session: Session, user_id: int, *, skipped: Sequence[int] = ()) -> Item | None:
     """The user's next unlabelled open assignment: adjudication first, then their oldest open package in order.
 
-    ``skipped`` assignment ids (skipped in this sitting) come last.  Returns None when nothing is left.
-    What is served is exactly what :func:`record_judgment` accepts (the same open condition).
+    The user's own judgment log decides what is served, so it holds across sessions: an item they
+    skipped (their latest word on it is a skip) comes back at the end of its package; an item they
+    flagged is not served again (it waits in the reviewers' flagged queue, :func:`db.review.flagged`,
+    and the user can still open it from their own list).  ``skipped`` assignment ids count as skipped
+    too.  Returns None when nothing is left.  What is served is exactly what :func:`record_judgment`
+    accepts (the same open condition).
     """
     rows = session.execute(
         select(Assignment.id, Assignment.purpose, Assignment.package, Assignment.order_index, Assignment.package_id)
@@ -310,14 +314,40 @@ def next_item(session: Session, user_id: int, *, skipped: Sequence[int] = ()) ->
     ).all()
     if not rows:
         return None
-    labelled = _standing(session, user_id, [r[0] for r in rows])
-    todo = [r for r in rows if r[0] not in labelled]
+    labelled, marks = _own_log(session, user_id, [r[0] for r in rows])
+    todo = [r for r in rows if r[0] not in labelled and marks.get(r[0]) != "flag"]
     if not todo:
         return None
-    skip = set(skipped)
-    chosen = next((r for r in todo if r[0] not in skip), todo[0])
+    skip = set(skipped) | {aid for aid, mark in marks.items() if mark == "skip"}
+    # the first package (in serving order) with work left; its skipped items only after the rest of it
+    group = [r for r in todo if (r[1] == "fourth", r[4], r[2]) == (todo[0][1] == "fourth", todo[0][4], todo[0][2])]
+    chosen = next((r for r in group if r[0] not in skip), group[0])
     package_rows = [r for r in rows if r[4] == chosen[4] and r[2] == chosen[2]]
     return _item(session, chosen[0], package_rows, labelled)
+
+
+def _own_log(session: Session, user_id: int, assignment_ids: Sequence[int]) -> tuple[dict[int, int], dict[int, str]]:
+    """``(standing label per assignment, "skip" or "flag" where that is the user's latest word and no label stands)``.
+
+    One read of the user's log (as :func:`_standing`); a label clears an earlier skip or flag, an undo
+    of that label leaves the item plainly unlabelled.
+    """
+    query = select(Judgment.assignment_id, Judgment.action, Judgment.grade).where(
+        Judgment.user_id == user_id, Judgment.assignment_id.is_not(None)
+    )
+    wanted = set(assignment_ids)
+    if len(wanted) <= 500:  # a long IN list costs more than reading the user's log
+        query = query.where(Judgment.assignment_id.in_(sorted(wanted)))
+    events = session.execute(query.order_by(Judgment.id)).all()
+    labels = current_labels(Event(aid, "me", action, grade) for aid, action, grade in events)
+    standing = {aid: mine["me"] for aid, mine in labels.items() if aid in wanted}
+    marks: dict[int, str] = {}
+    for aid, action, _grade in events:
+        if action in ("skip", "flag"):
+            marks[aid] = action
+        elif action == "label":
+            marks.pop(aid, None)
+    return standing, {aid: mark for aid, mark in marks.items() if aid in wanted and aid not in standing}
 
 
 def _item(session: Session, assignment_id: int, package_rows, labelled) -> Item:
@@ -745,9 +775,31 @@ def resubmit_package(session: Session, user_id: int, package_id: int) -> None:
 
 
 def my_packages(session: Session, user_id: int) -> list[dict[str, Any]]:
-    """The user's packages with their progress and status (their own progress page)."""
+    """The user's packages with their progress and status (their own progress page).
+
+    Each ``{"id", "name", "status", "done", "total", "purpose"}``; ``purpose`` is ``"label"`` for a
+    package.  The user's adjudication (4th annotator) items and QC review items, which belong to no
+    package, follow as one entry each (``id`` None, ``purpose`` ``"fourth"`` or ``"qc"``), counting
+    only items still open and those already labelled; ``status`` ``"open"`` while one is left.
+    """
     result = []
     for package in session.scalars(select(Package).where(Package.user_id == user_id).order_by(Package.id)):
         done, total = package_progress(session, package.id)
-        result.append({"id": package.id, "name": package.name, "status": package.status, "done": done, "total": total})
+        result.append({"id": package.id, "name": package.name, "status": package.status, "done": done, "total": total,
+                       "purpose": "label"})
+    loose = session.execute(
+        select(Assignment.id, Assignment.purpose, _open_clause())
+        .outerjoin(Package, Package.id == Assignment.package_id)
+        .where(Assignment.user_id == user_id, Assignment.package_id.is_(None), Assignment.purpose.in_(("fourth", "qc")))
+        .order_by(Assignment.id)
+    ).all()
+    labelled = _standing(session, user_id, [r[0] for r in loose]) if loose else {}
+    for purpose, name in (("fourth", "adjudication"), ("qc", "quality review")):
+        mine = [(aid, bool(is_open)) for aid, p, is_open in loose if p == purpose]
+        shown = [aid for aid, is_open in mine if is_open or aid in labelled]
+        if shown:
+            done = sum(1 for aid in shown if aid in labelled)
+            left = any(is_open and aid not in labelled for aid, is_open in mine)
+            result.append({"id": None, "name": name, "status": "open" if left else "done", "done": done,
+                           "total": len(shown), "purpose": purpose})
     return result

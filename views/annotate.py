@@ -12,6 +12,12 @@ the owner, the package and any standing label in the same write transaction:
 a repeat of the same submission stores nothing, a stale one (labelled in
 another tab, package closed) is refused with a message and the page moves on.
 Only the fragment reruns after a key press; it re-checks the account first.
+
+All grade buttons look the same (no primary colour that would pull towards
+one grade); each shows its full name, with the definition as its tooltip.
+The sidebar shows the guide of the item's collection and scale (a binary
+pool shows the binary guide).  P goes back through one's own earlier items
+(a grade there appends a relabel), F flags an item for the reviewers.
 """
 
 import secrets
@@ -19,24 +25,29 @@ import time
 
 import streamlit as st
 
-from core.scale import BINARY_LEVELS as BINARY
-from core.scale import LEVELS
+from core.scale import BINARY_GUIDE, BINARY_LEVELS, LEVELS, default_guide
 from db.annotation import Forbidden, StaleSubmission, my_packages, next_item, record_judgment, resubmit_package, undo_last
-from pooljudge.ui.auth import require_role
+from db.guidelines import assignment_collection, get_guidelines, is_custom, reset_guidelines, scale_guide, set_guidelines
+from db.navigation import history, open_own_item, overview
+from pooljudge.ui.auth import _in_fragment_run, require_role
 from pooljudge.ui.common import get_store, md_escape
 from pooljudge.ui.highlight import highlighted_html, verbatim_html
+from pooljudge.ui.rework import rework_screen
 
 ROLES = ("annotator", "reviewer", "admin")
 # the scale lives in core.scale; binary mode (a pool assigned on the binary scale) has its own keys
-GRADED = [(g, name, str(g)) for g, name, _d, _e in LEVELS]
+KEYS = {"graded": {lv.grade: str(lv.grade) for lv in LEVELS}, "binary": {g: k for g, _n, k in BINARY_LEVELS}}
+BUILT_IN_NAMES = {"graded": {lv.grade: lv.name for lv in LEVELS}, "binary": {lv.grade: lv.name for lv in BINARY_GUIDE}}
+SCALE_TITLES = {"graded": "graded scale, 0-3", "binary": "binary scale"}
 
-VIEW = "annotate_view"  # the item on screen: {"assignment_id", "token", "shown_at"}
+VIEW = "annotate_view"  # the item on screen: {"assignment_id", "token", "shown_at", "standing"}
 FLASH = "annotate_flash"  # (user id, message) for the next fragment run: a refused submission, nothing to undo
+REVISIT = "annotate_revisit"  # the earlier item on screen (an assignment id); absent while new items are shown
+GUIDE = "annotate_guide"  # {"key": (collection, scale), "levels": [...]}: the guide of the item on screen
 
 account = require_role(*ROLES)
 store = get_store()
 state = st.session_state
-state.setdefault("skipped", [])
 
 
 @st.cache_resource(show_spinner=False)
@@ -49,41 +60,62 @@ def _warm_highlighting() -> bool:
 
 _warm_highlighting()
 
-with st.sidebar:
-    st.subheader("Levels")
-    for grade, name, definition, example in LEVELS:
-        st.markdown(f"**{grade} · {name}**  \n{definition}  \n*{example}*")
-    st.caption("Keys: 0-3 grade (binary pools: N not relevant, Y relevant) · S skip · U undo")
+
+def _open_history(user_id: int) -> list[int]:
+    """The user's earlier items that can still take a label, oldest first."""
+    with store.read() as session:
+        return [e.assignment_id for e in history(session, user_id) if e.open]
+
+
+def _forward(user_id: int, current: int) -> None:
+    """After a relabel: the next newer earlier item, or back to new items after the newest."""
+    ids = _open_history(user_id)
+    later = ids[ids.index(current) + 1:] if current in ids else []
+    if later:
+        state[REVISIT] = later[0]
+    else:
+        state.pop(REVISIT, None)
+
+
+def _fresh(token: str, user_id: int, what: str) -> bool:
+    if (state.get(VIEW) or {}).get("token") != token:
+        # a press that reached a button of an earlier render (a double tap, or a key pressed while the next
+        # item was being drawn): its item is no longer on screen
+        state[FLASH] = (user_id, f"That key press reached the previous item after it was replaced: {what}.")
+        return False
+    return True
 
 
 def _submit(user_id: int, assignment_id: int, token: str, grade: int | None, action: str = "label") -> None:
     """A button's callback: store the judgment on the item it was rendered with, nothing else."""
-    view = state.get(VIEW) or {}
-    if view.get("token") != token:
-        # a press that reached a button of an earlier render (a double tap, or a key pressed while the next
-        # item was being drawn): its item is no longer on screen, so it stores nothing
-        state[FLASH] = (user_id, "That key press reached the previous item after it was replaced: nothing was stored.")
+    if not _fresh(token, user_id, "nothing was stored"):
+        return
+    view = state[VIEW]
+    revisit = state.get(REVISIT) == assignment_id
+    if revisit and action == "label" and view.get("standing") == grade:
+        _forward(user_id, assignment_id)  # the same grade again keeps the label: nothing to append
+        state.pop(VIEW, None)
         return
     elapsed = int((time.monotonic() - view["shown_at"]) * 1000)
     note = state.get(f"note-{token}", "") if action == "flag" else ""
     try:
         with store.write() as session:
             record_judgment(session, user_id, assignment_id, grade, action=action, note=note, elapsed_ms=elapsed,
-                            token=token)
+                            token=token, relabel=revisit)
     except StaleSubmission as exc:
         state[FLASH] = (user_id, f"{exc} Showing the next one.")
+        state.pop(REVISIT, None)
     except Forbidden as exc:  # a signed-out account: the fragment's require_role says so next
         state[FLASH] = (user_id, str(exc))
     else:
-        if action in ("skip", "flag"):
-            state["skipped"].append(assignment_id)
+        if revisit:
+            _forward(user_id, assignment_id)
     state.pop(VIEW, None)  # this render is used up: the next run shows the next item with a fresh token
 
 
 def _undo(user_id: int, token: str) -> None:
     """U: withdraw the latest label, once per item on screen (a repeated key press undoes nothing more)."""
-    if (state.get(VIEW) or {}).get("token") != token:
-        state[FLASH] = (user_id, "That key press reached the previous item after it was replaced: nothing was undone.")
+    if not _fresh(token, user_id, "nothing was undone"):
         return
     try:
         with store.write() as session:
@@ -93,9 +125,65 @@ def _undo(user_id: int, token: str) -> None:
         return
     if undone is None:
         state[FLASH] = (user_id, "Nothing to undo.")
-    elif undone in state["skipped"]:
-        state["skipped"].remove(undone)
     state.pop(VIEW, None)
+
+
+def _previous(user_id: int, token: str) -> None:
+    """P: the earlier item before the one on screen (one's own, still open), to look at or relabel."""
+    if not _fresh(token, user_id, "nothing changed"):
+        return
+    ids = _open_history(user_id)
+    current = state.get(REVISIT)
+    if current in ids:
+        earlier = ids[:ids.index(current)]
+    else:  # from the new item on screen (which may itself be an item skipped before)
+        earlier = [aid for aid in ids if aid != state[VIEW]["assignment_id"]]
+    if not earlier:
+        state[FLASH] = (user_id, "There is no earlier item of yours to go back to.")
+        return
+    state[REVISIT] = earlier[-1]
+    state.pop(VIEW, None)
+
+
+def _back(token: str) -> None:
+    """B: leave the earlier items and go on with new ones."""
+    if (state.get(VIEW) or {}).get("token") == token:
+        state.pop(REVISIT, None)
+        state.pop(VIEW, None)
+
+
+def _jump(assignment_id: int) -> None:
+    state[REVISIT] = assignment_id
+    state.pop(VIEW, None)
+
+
+def _duration(seconds: float) -> str:
+    minutes = round(seconds / 60)
+    if minutes < 1:
+        return "under a minute"
+    return f"{minutes} min" if minutes < 60 else f"{minutes // 60} h {minutes % 60:02d} min"
+
+
+def _sync_guide(collection: str | None, scale: str) -> None:
+    """Keep the guide of the item's collection and scale in the session; a change redraws the sidebar."""
+    key = (collection, scale)
+    fragment_run = _in_fragment_run()
+    # a key press reads no guide; a whole run reads it again, so an admin's edit shows up
+    if fragment_run and (state.get(GUIDE) or {}).get("key") == key:
+        return
+    if collection is None:
+        levels = default_guide()[scale]
+    else:
+        with store.read() as session:
+            levels = scale_guide(session, collection, scale)
+    state[GUIDE] = {"key": key, "levels": levels}
+    if fragment_run:
+        st.rerun()  # the sidebar lives outside the fragment: a whole run shows the new guide
+
+
+def _label(scale: str, grade: int, name: str) -> str:
+    # the built-in names are ours; an admin's own names are untrusted and shown literally
+    return f"{grade} · {name if name == BUILT_IN_NAMES[scale][grade] else md_escape(name)}"
 
 
 @st.fragment
@@ -104,22 +192,44 @@ def annotation_panel() -> None:
     flash = state.pop(FLASH, None)
     if flash and flash[0] == me.id:  # not a message left over from an account that was signed out here
         st.warning(md_escape(flash[1]))
+    standing = None
     with store.read() as session:
-        item = next_item(session, me.id, skipped=state["skipped"])
+        item = None
+        if state.get(REVISIT) is not None:
+            try:
+                item, standing = open_own_item(session, me.id, state[REVISIT])
+            except Forbidden:
+                state.pop(REVISIT, None)
+        if item is None:
+            item = next_item(session, me.id)
+        mine = overview(session, me.id)
+        collection = assignment_collection(session, item.assignment_id) if item is not None else None
+    revisit = state.get(REVISIT) is not None
+
+    eta = "" if mine.eta_s is None or not mine.left else (
+        f" · about {_duration(mine.eta_s)} left at your median of {mine.median_s:.0f} s per label")
+    flagged = f" · {mine.flagged} flagged, with the reviewers" if mine.flagged else ""
+    st.caption(f"All your work: {mine.done} of {mine.total} labelled · {mine.left} left{flagged}{eta}")
     if item is None:
         st.success("Nothing left to label. Thank you!")
-        state["skipped"] = []
         state.pop(VIEW, None)
         return
     view = state.get(VIEW)
     if view is None or view["assignment_id"] != item.assignment_id:
         view = {"assignment_id": item.assignment_id, "token": secrets.token_hex(16), "shown_at": time.monotonic()}
         state[VIEW] = view
+    view["standing"] = standing
     token = view["token"]
+    _sync_guide(collection, item.scale)
+    levels = state[GUIDE]["levels"]
 
     label = "Adjudication" if item.purpose == "fourth" else ("Quality review" if item.purpose == "qc" else "Package")
     st.progress(item.done / item.total if item.total else 0.0,
                 text=f"{label} {md_escape(item.package)}: {item.done} of {item.total} labelled · item {item.position}")
+    if revisit:
+        mark = "no label" if standing is None else f"your label {_label(item.scale, standing, levels[standing]['name'])}"
+        st.info(f"An earlier item ({mark}). A grade relabels it (a new judgment; the earlier one is kept), the same "
+                "grade keeps it; B goes back to new items.")
     with st.container(border=True):
         st.caption("Query")
         st.html(verbatim_html(item.query, language=item.query_language))
@@ -130,26 +240,51 @@ def annotation_panel() -> None:
         st.html(verbatim_html(item.passage, query=item.query, language=item.passage_language))
 
     # keys carry the token: a press that reaches the server after the next item was drawn belongs to a
-    # button that no longer exists (or to its own item), never to the new one
-    # rows are horizontal containers, not st.columns: half the elements to send and draw on every key press
-    buttons = BINARY if item.scale == "binary" else GRADED
-    grades = st.container(horizontal=True)
-    for grade, name, key in buttons:
-        grades.button(f"{grade} · {name}", key=f"grade-{grade}-{token}", shortcut=key, width="stretch",
-                      type="primary" if grade == buttons[-1][0] else "secondary",
-                      on_click=_submit, args=(me.id, item.assignment_id, token, grade))
+    # button that no longer exists (or to its own item), never to the new one.  Rows are horizontal
+    # containers, not st.columns (half the elements to draw on every key press); two grades per row, so
+    # every full name fits at 1280 px, and every grade the same button type.
+    keys = KEYS[item.scale]
+    rows = [levels[i:i + 2] for i in range(0, len(levels), 2)]
+    for row_levels in rows:
+        row = st.container(horizontal=True)
+        for level in row_levels:
+            grade = level["grade"]
+            row.button(_label(item.scale, grade, level["name"]), key=f"grade-{grade}-{token}", shortcut=keys[grade],
+                       width="stretch", type="secondary", help=md_escape(level["definition"]),
+                       on_click=_submit, args=(me.id, item.assignment_id, token, grade))
     actions = st.container(horizontal=True)
+    actions.button("Previous", key=f"previous-{token}", shortcut="p", width="stretch", icon=":material/undo:",
+                   help="Go back to your earlier items to check or relabel them", on_click=_previous,
+                   args=(me.id, token))
+    if revisit:
+        actions.button("Back to new items", key=f"back-{token}", shortcut="b", width="stretch",
+                       on_click=_back, args=(token,))
+        return
     actions.button("Skip", key=f"skip-{token}", shortcut="s", width="stretch",
                    on_click=_submit, args=(me.id, item.assignment_id, token, None, "skip"))
     actions.button("Undo last label", key=f"undo-{token}", shortcut="u", width="stretch",
                    on_click=_undo, args=(me.id, token))
-    with actions.popover("Flag as unclear", width="stretch"):
+    actions.button("Flag", key=f"flag-{token}", shortcut="f", width="stretch",
+                   help="Unclear or broken: the item goes to the reviewers and is not shown to you again",
+                   on_click=_submit, args=(me.id, item.assignment_id, token, None, "flag"))
+    with actions.popover("Note for a flag", width="stretch"):
         st.text_area("What is unclear?", key=f"note-{token}")
-        st.button("Flag", key=f"flag-{token}", on_click=_submit, args=(me.id, item.assignment_id, token, None, "flag"))
 
 
 st.title("Annotate")
+rework_screen(store, account)  # packages returned by QC: their disputed items come first
 annotation_panel()
+
+with st.sidebar:
+    guide = state.get(GUIDE) or {"key": (None, "graded"), "levels": default_guide()["graded"]}
+    where, scale = guide["key"]
+    st.subheader("Guide")
+    st.caption(md_escape(f"{where} · {SCALE_TITLES[scale]}" if where else SCALE_TITLES[scale]))
+    for level in guide["levels"]:
+        examples = "".join(f"  \n*{md_escape(e)}*" for e in level["examples"])
+        st.markdown(f"**{level['grade']} · {md_escape(level['name'])}**  \n{md_escape(level['definition'])}{examples}")
+    keys = "N not relevant, Y relevant" if scale == "binary" else "0-3 grade"
+    st.caption(f"Keys: {keys} · S skip · U undo · P previous item · B back to new items · F flag")
 
 with st.expander("My packages"):
     with store.read() as session:
@@ -165,7 +300,63 @@ with st.expander("My packages"):
             try:
                 with store.write() as session:
                     resubmit_package(session, account.id, package["id"])
-            except Forbidden as exc:
+            except (Forbidden, ValueError) as exc:  # ValueError: disputed items not yet answered
                 st.error(md_escape(str(exc)))
             else:
+                st.rerun()
+
+with st.expander("My earlier items"):
+    with store.read() as session:
+        earlier = [e for e in history(session, account.id, limit=500) if e.open][::-1]
+    if not earlier:
+        st.caption("Nothing labelled yet.")
+    else:
+        def _describe(entry) -> str:
+            said = f"label {entry.grade}" if entry.grade is not None else (entry.mark or "no label")
+            return f"{entry.package} · {said} · {entry.query[:60]} | {entry.passage[:60]}"
+
+        chosen = st.selectbox("Your items, newest first", earlier, format_func=_describe, key="annotate_jump")
+        st.button("Open this item", key="annotate_jump_open", on_click=_jump, args=(chosen.assignment_id,))
+
+if account.role == "admin":
+    with st.expander("Annotation guidelines (admin)"):
+        from db.queries import list_collections
+
+        with store.read() as session:
+            names = [c.name for c in list_collections(session)]
+        if not names:
+            st.caption("No collections yet.")
+        else:
+            target = st.selectbox("Guide of collection", names, key="guide_collection")
+            edit_scale = st.radio("Scale", list(SCALE_TITLES), format_func=SCALE_TITLES.get, horizontal=True,
+                                  key="guide_scale")
+            with store.read() as session:
+                current = get_guidelines(session, target)
+                custom = is_custom(session, target)
+            st.caption("This collection has its own guide." if custom else "This collection shows the built-in guide.")
+            with st.form(f"guide-{target}-{edit_scale}"):
+                edited = []
+                for level in current[edit_scale]:
+                    g = level["grade"]
+                    st.markdown(f"**Grade {g}**")
+                    name = st.text_input("Name", level["name"], key=f"guide-name-{g}")
+                    definition = st.text_area("Definition", level["definition"], key=f"guide-def-{g}", height=68)
+                    examples = st.text_area("Examples (one per line)", "\n".join(level["examples"]),
+                                            key=f"guide-ex-{g}", height=68)
+                    edited.append({"grade": g, "name": name, "definition": definition,
+                                   "examples": [e for e in examples.splitlines() if e.strip()]})
+                save = st.form_submit_button("Save guide")
+            if save:
+                try:
+                    with store.write() as session:
+                        set_guidelines(session, account.id, target, {**current, edit_scale: edited})
+                except (ValueError, Forbidden) as exc:
+                    st.error(md_escape(str(exc)))
+                else:
+                    state.pop(GUIDE, None)  # the sidebar reads the new guide on this run
+                    st.success("Saved: annotators see it from their next item.")
+            if custom and st.button("Reset to the built-in guide", key="guide_reset"):
+                with store.write() as session:
+                    reset_guidelines(session, account.id, target)
+                state.pop(GUIDE, None)
                 st.rerun()

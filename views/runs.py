@@ -70,4 +70,7 @@ try:
 except ValueError as exc:  # ids with whitespace cannot be written to TREC files
     st.error(md_escape(str(exc)))
 else:
-    st.download_button("Download qrels (TREC)", content, file_name=f"{info.name}-{version}.qrels", mime="text/plain")
+    # graded and binary files of one version must not overwrite each other in a downloads folder
+    shape = f"binary-ge{int(level)}" if level else "graded"
+    st.download_button("Download qrels (TREC)", content, file_name=f"{info.name}-{version}-{shape}.qrels".replace("/", "_"),
+                       mime="text/plain")
