@@ -151,13 +151,15 @@ except (OSError, RuntimeError, ValueError) as exc:
     st.error(f"Could not encode the queries with {md_escape(model or 'the bundled model')}: {md_escape(str(exc))}")
     st.stop()
 
-from pooljudge.pipeline import leaked_training_queries, query_diversity  # noqa: E402  (after the model is loaded)
+from pooljudge.pipeline import (chinese_leakage_method, leaked_training_queries, leakage_method_text,  # noqa: E402
+                                query_diversity)  # (after the model is loaded)
 
 model_name = model or "all-MiniLM-L6-v2"
 if not model and any(q.language == "zh" for q in queries):
     st.warning("The bundled all-MiniLM-L6-v2 is an English model: its similarities between Chinese queries run "
-               "high even for unrelated ones (0.5-0.85 in the demo). For Chinese, give a multilingual model folder "
-               "above or raise the threshold.")
+               "high even for unrelated ones (0.5-0.86 in the demo), so the Chinese diversity below overstates "
+               "similarity, and leakage compares Chinese queries by character bigrams instead. For Chinese, give a "
+               "multilingual model folder above.")
 diversity = query_diversity(queries, vectors)
 st.dataframe(pd.DataFrame([{"split": split, "queries": n, "ILS": round(ils, 4)} for split, (n, ils) in diversity.items()]),
              hide_index=True, width="stretch")
@@ -166,8 +168,16 @@ st.caption(f"Intra-list similarity (T2Ranking eq. 3-4): mean pairwise cosine of 
 
 threshold = st.slider("Leakage threshold (cosine)", min_value=0.0, max_value=1.0, value=0.5, step=0.01, key="stats_threshold",
                       help="DuReader-retrieval removed training queries at cosine >= 0.5 to a dev or test query.")
-leaks = pd.DataFrame(leaked_training_queries(queries, vectors, threshold=threshold),
-                     columns=["train_id", "train_query", "eval_id", "eval_split", "eval_query", "similarity"])
+chinese = chinese_leakage_method(bool(model))  # no Chinese encoder given: Chinese pairs by character bigrams
+lexical = st.slider("Leakage threshold for Chinese queries (character-bigram cosine)", min_value=0.01, max_value=1.0,
+                    value=0.4, step=0.01, key="stats_lexical_threshold", disabled=chinese == "encoder",
+                    help="Used without a Chinese encoder: 0.4 flags reworded paraphrases in the demo and none of its "
+                    "unrelated questions (see core.analysis.LEXICAL_LEAKAGE_THRESHOLD).")
+st.caption(md_escape(leakage_method_text(queries, chinese=chinese, threshold=threshold, lexical_threshold=lexical,
+                                         model_name=model_name)))
+leaks = pd.DataFrame(leaked_training_queries(queries, vectors, threshold=threshold, chinese=chinese,
+                                             lexical_threshold=lexical),
+                     columns=["train_id", "train_query", "eval_id", "eval_split", "eval_query", "similarity", "method"])
 n_train = sum(q.split == "train" for q in queries)
 if not n_train:
     st.caption("No training queries: nothing can leak.")

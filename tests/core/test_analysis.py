@@ -16,7 +16,10 @@ from core.analysis import (
     QueryDelta,
     compare_qrels_versions,
     compare_runs,
+    LEXICAL_LEAKAGE_THRESHOLD,
+    char_bigrams,
     find_leakage,
+    find_lexical_leakage,
     intra_list_similarity,
     judged_per_query,
     label_distribution,
@@ -451,3 +454,43 @@ def test_relevant_positions_empty_and_errors():
             {"q": {"x": 1}},
             [Passage("x", "t", doc_id="D", position=0), Passage("x", "t", doc_id="D", position=1)],
         )
+
+
+# --------------------------------------------------------------------------- lexical leakage (Chinese, no encoder)
+
+
+def test_char_bigrams_stay_within_runs_of_letters_and_digits():
+    assert char_bigrams("除夕吃饺子？") == ["除夕", "夕吃", "吃饺", "饺子"]
+    assert char_bigrams("ＢＥＲＴ 是 a_b") == ["be", "er", "rt", "是", "a", "b"]  # NFKC, lower case; _ separates
+    assert char_bigrams("？！ ") == []
+
+
+def test_find_lexical_leakage_exact_cosines_on_the_demo_queries():
+    """The issue's false pair (0.86 with the English encoder) shares one bigram in 36: far below the threshold."""
+    assert LEXICAL_LEAKAGE_THRESHOLD == 0.4
+    train = {"zh-q27": "黄山的最高峰是哪座", "p3": "高血压的诊断标准", "p1": "故宫是哪年开始建造的"}
+    evals = {"zh-q10": "高血压的诊断标准是什么", "zh-q01": "故宫是哪一年开始修建的"}
+    pairs = find_lexical_leakage(list(train), list(train.values()), list(evals), list(evals.values()))
+    # 高血压的诊断标准 has 7 bigrams, all among the 10 of 高血压的诊断标准是什么: 7 / sqrt(7 * 10)
+    assert pairs == [LeakPair("p3", "zh-q10", pytest.approx(7 / math.sqrt(70))),
+                     LeakPair("p1", "zh-q01", pytest.approx(5 / math.sqrt(9 * 10)))]
+    everything = find_lexical_leakage(list(train), list(train.values()), list(evals), list(evals.values()),
+                                      threshold=1e-9)
+    assert ("zh-q27", "zh-q01", pytest.approx(1 / math.sqrt(8 * 10))) in [tuple(p) for p in everything]  # 是哪
+    assert ("zh-q27", "zh-q10") not in [(p.train_id, p.eval_id) for p in everything]  # nothing shared
+
+
+def test_find_lexical_leakage_top_inclusive_threshold_and_errors():
+    pairs = find_lexical_leakage(["a", "b", "c"], ["饺子馅", "饺子皮", "包子"], ["e"], ["饺子"], threshold=1e-9)
+    assert [(p.train_id, round(p.similarity, 4)) for p in pairs] == [("a", 0.7071), ("b", 0.7071)]
+    assert [p.train_id for p in find_lexical_leakage(["a", "b"], ["饺子馅", "饺子皮"], ["e"], ["饺子"], top=1,
+                                                    threshold=0.1)] == ["a"]  # ties by train id
+    assert find_lexical_leakage(["a"], ["饺子"], ["e"], ["饺子"], threshold=1.0)[0].similarity == pytest.approx(1.0)
+    assert find_lexical_leakage(["a"], ["？"], ["e"], ["！"]) == []  # no bigram at all
+    assert find_lexical_leakage([], [], ["e"], ["饺子"]) == []
+    with pytest.raises(ValueError, match="threshold must be above 0"):
+        find_lexical_leakage(["a"], ["饺子"], ["e"], ["饺子"], threshold=0)
+    with pytest.raises(ValueError, match="duplicate train id 'a'"):
+        find_lexical_leakage(["a", "a"], ["饺子", "包子"], ["e"], ["饺子"])
+    with pytest.raises(ValueError, match="2 eval ids for 1 eval texts"):
+        find_lexical_leakage(["a"], ["饺子"], ["e", "f"], ["饺子"])
