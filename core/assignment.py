@@ -11,7 +11,9 @@ plans that work as plain data:
   annotators can be added later without touching finished or planned work.
   Only **new** tasks are returned; existing ones are never reassigned or
   reordered.
-* :func:`plan_fourth` picks the extra annotator for a split pair.
+* :func:`plan_fourth` picks the extra annotator for a split pair, among
+  :func:`adjudicator_candidates`: the pool's own annotators, or the
+  adjudicators an admin listed for the pool (the list wins when set).
 
 Load balancing
     Each pair is given to the eligible annotators (not already on the pair)
@@ -63,6 +65,7 @@ from core.validators import integer, non_negative_int, pair as check_pair, posit
 __all__ = [
     "PairKey",
     "Task",
+    "adjudicator_candidates",
     "annotator_seed",
     "package_name",
     "plan_assignments",
@@ -436,3 +439,51 @@ def plan_fourth(
             f"no annotator is left for pair {pair}: all of {sorted(names)} already labelled it"
         )
     return _least_loaded(pair, eligible, loads, 1, seed)[0]
+
+
+def adjudicator_candidates(
+    pool_annotators: Iterable[str],
+    adjudicators: Iterable[str],
+    *,
+    taken: Iterable[str],
+    active: Iterable[str],
+) -> list[str]:
+    """Who may adjudicate a split pair: the pool's annotators, or its adjudicator list when one is set.
+
+    A split in one pool must not go to someone who never worked on that pool
+    (an annotator given only another language's pool, say): the candidates
+    come from the pool itself.  An admin's per-pool list replaces the pool's
+    annotators entirely, even when none of its members is active now (the
+    pair then waits for a reviewer rather than going to someone the admin
+    did not choose).
+
+    Parameters
+    ----------
+    pool_annotators : iterable of str
+        Annotators given labelling work in the pool(s) the pair came from.
+    adjudicators : iterable of str
+        The pool's adjudicator list; empty when none is set.
+    taken : iterable of str
+        Accounts that already hold the pair (its labellers, a current 4th);
+        none of them is a candidate.
+    active : iterable of str
+        Accounts that may take labelling work now (active, with a labelling
+        role); others are never candidates.
+
+    Returns
+    -------
+    list of str
+        The candidates, sorted.
+
+    Raises
+    ------
+    ValueError
+        If an argument is a bare ``str`` rather than a collection of names.
+    """
+    for value, what in ((pool_annotators, "pool_annotators"), (adjudicators, "adjudicators"), (taken, "taken"),
+                        (active, "active")):
+        if isinstance(value, str):
+            raise ValueError(f"{what} must be a collection of account names, not a str")
+    listed = set(adjudicators)
+    base = listed if listed else set(pool_annotators)
+    return sorted((base & set(active)) - set(taken))

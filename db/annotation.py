@@ -524,10 +524,12 @@ def pair_labels(session: Session, query_id: int, passage_id: int) -> dict[str, i
 def resolve_pair(session: Session, query_id: int, passage_id: int, *, seed: int = 0, scale: str | None = None) -> Resolution:
     """Apply the T2Ranking rules to a pair's standing labels and store the outcome.
 
-    A three-way split gets a 4th annotator automatically (not one of the three, least
-    loaded); a reviewer's override always wins over the labels.  It runs inside the labelling
-    write, so it stays a handful of indexed lookups (judgments, overrides and final labels by
-    pair); pass ``scale`` when the caller knows it to skip looking it up.
+    A three-way split gets a 4th annotator automatically: not one of the three, from the pair's
+    own pool or the pool's adjudicator list (:func:`db.adjudication.eligible_adjudicators`),
+    least loaded; with nobody eligible the pair waits for a reviewer.  A reviewer's override
+    always wins over the labels.  It runs inside the labelling write, so it stays a handful of
+    indexed lookups (judgments, overrides and final labels by pair); pass ``scale`` when the
+    caller knows it to skip looking it up.
     """
     labels = pair_labels(session, query_id, passage_id)
     levels = SCALES[scale or pair_scale(session, query_id, passage_id)]
@@ -561,6 +563,9 @@ def resolve_pair(session: Session, query_id: int, passage_id: int, *, seed: int 
 
 
 def _assign_fourth(session: Session, query_id: int, passage_id: int, labelled_by: set[str], seed: int) -> None:
+    """Give a split pair to a 4th annotator from its own pool (or the pool's adjudicator list), least loaded."""
+    from db.adjudication import eligible_adjudicators  # db.adjudication builds on this module
+
     holders = set(
         session.scalars(
             select(User.username)
@@ -570,12 +575,14 @@ def _assign_fourth(session: Session, query_id: int, passage_id: int, labelled_by
     )
     if holders - labelled_by:
         return  # someone already holds this pair and has not labelled it yet: that label will decide
-    users = {name: uid for name, uid in _annotators(session, None).items()}
-    if not set(users) - holders:
-        # Nobody else is active: the label that split the pair is still kept, and the pair waits in
-        # the Review page's adjudication queue for a reviewer's decision (or a new annotator).
+    candidates = eligible_adjudicators(session, query_id, passage_id)
+    if not candidates:
+        # Nobody of the pair's pool (or its adjudicator list) is left: the label that split the pair
+        # is still kept, and the pair waits in the Review page's adjudication queue for a reviewer's
+        # decision or an admin's assignment.
         return
-    chosen = plan_fourth((str(query_id), str(passage_id)), holders, sorted(users), _loads(session), seed)
+    chosen = plan_fourth((str(query_id), str(passage_id)), holders, candidates, _loads(session), seed)
+    user_id = session.scalar(select(User.id).where(User.username == chosen))
     entry = session.scalar(
         select(Assignment.pool_entry_id).where(
             Assignment.query_id == query_id, Assignment.passage_id == passage_id, Assignment.pool_entry_id.is_not(None)
@@ -583,7 +590,7 @@ def _assign_fourth(session: Session, query_id: int, passage_id: int, labelled_by
     )
     session.add(
         Assignment(
-            pool_entry_id=entry, query_id=query_id, passage_id=passage_id, user_id=users[chosen],
+            pool_entry_id=entry, query_id=query_id, passage_id=passage_id, user_id=user_id,
             package=f"{chosen}-adjudication", package_id=None, order_index=0,
             seed=annotator_seed(seed, chosen), purpose="fourth",
         )

@@ -25,8 +25,10 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from core.judgments import Event, current_labels
-from core.resolution import METHODS, resolve
+from core.ranking import rank_positions
+from core.resolution import METHODS, STATES, resolve
 from core.scale import GRADES  # re-exported as db.review.GRADES
+from core.validators import is_integer
 from db.annotation import LABELLING
 from db.models import (
     Assignment,
@@ -37,9 +39,13 @@ from db.models import (
     Package,
     Passage,
     Pool,
+    PoolEntry,
+    PoolProvenance,
     QcItem,
     QcRound,
     QueryRecord,
+    RunEntryRecord,
+    RunRecord,
     User,
 )
 from db.queries import NotFound, collection_id
@@ -259,6 +265,233 @@ def pair_review(session: Session, collection: str, qid: str, docid: str) -> Pair
         )
     ]
     return replace(_review(row, labels, None if final is None else tuple(final), fourth), overrides=overrides)
+
+
+# --------------------------------------------------------------------------- review at scale: filters, ranked lists
+
+
+def review_table(session: Session, collection: str) -> list[PairReview]:
+    """Every pair with a labelling assignment: texts, each annotator's label, state, final label, 4th annotator.
+
+    Sorted by (qid, docid); the rows that :func:`filter_pairs` narrows down on the Review page.
+    A few queries for the whole collection (labels replayed once), not one per pair.
+    """
+    cid = collection_id(session, collection)
+    labels = standing_labels(session, collection)
+    finals = _finals(session, cid)
+    fourths = _fourths(session, cid)
+    return [
+        _review(row, labels.get((row[2], row[3]), {}), finals.get((row[0], row[1])), fourths.get((row[0], row[1])))
+        for row in _pair_rows(session, cid, ())
+    ]
+
+
+def filter_pairs(
+    pairs: Sequence[PairReview],
+    *,
+    search: str = "",
+    annotator: str | None = None,
+    state: str | None = None,
+    final_grade: int | str | None = None,
+    label: int | None = None,
+) -> list[PairReview]:
+    """The pairs that pass every filter given, in their order.
+
+    Parameters
+    ----------
+    search : str
+        Case-insensitive text found in the query id, the query text or the passage id
+        (surrounding spaces ignored; empty: no filter).
+    annotator : str, optional
+        Pairs this account labelled or holds as the 4th annotator.
+    state : {"pending", "needs_fourth", "resolved", "excluded"}, optional
+        Where the pair stands (:data:`core.resolution.STATES`).
+    final_grade : int or "excluded", optional
+        The pair's final grade, or ``"excluded"`` for pairs left out of the qrels.
+    label : int, optional
+        A label some annotator gave (with ``annotator``: the label that annotator gave).
+
+    Raises
+    ------
+    ValueError
+        On an unknown ``state``, or a ``final_grade`` / ``label`` that is not an integer (a bool is refused);
+        the message names the argument.
+    """
+    if state is not None and state not in STATES:
+        raise ValueError(f"state must be one of {', '.join(STATES)}, got {state!r}")
+    if final_grade is not None and final_grade != "excluded" and not is_integer(final_grade):
+        raise ValueError(f"final_grade must be a grade or 'excluded', got {final_grade!r}")
+    if label is not None and not is_integer(label):
+        raise ValueError(f"label must be a grade, got {label!r}")
+    if not isinstance(search, str):
+        raise ValueError(f"search must be a str, got {type(search).__name__}")
+    needle = search.strip().casefold()
+    out = []
+    for p in pairs:
+        if needle and not any(needle in text.casefold() for text in (p.qid, p.query, p.docid)):
+            continue
+        if annotator is not None and annotator not in p.labels and p.fourth != annotator:
+            continue
+        if state is not None and p.state != state:
+            continue
+        if final_grade == "excluded" and p.state != "excluded":
+            continue
+        if final_grade not in (None, "excluded") and (p.method is None or p.final_grade != int(final_grade)):
+            continue
+        if label is not None:
+            given = [p.labels[annotator]] if annotator is not None and annotator in p.labels else (
+                [] if annotator is not None else list(p.labels.values()))
+            if int(label) not in given:
+                continue
+        out.append(p)
+    return out
+
+
+@dataclass(frozen=True)
+class RankedEntry:
+    """One pooled passage of a query as the ranked-list view shows it.
+
+    ``position`` is its place in the list shown (1-based); ``run_rank`` its rank in the chosen run
+    (trec_eval order; None when the run did not retrieve it, or no run was chosen).
+    ``state`` is ``"unlabelled"`` while nobody labelled it.
+    """
+
+    position: int
+    run_rank: int | None
+    query_id: int
+    passage_id: int
+    docid: str
+    title: str
+    passage: str
+    labels: dict[str, int]
+    state: str
+    final_grade: int | None
+    method: str | None
+    reason: str
+    fourth: str | None
+
+
+@dataclass(frozen=True)
+class RankedList:
+    """A query's whole pooled list (selected entries) with every label, in pool or run order."""
+
+    qid: str
+    query: str
+    query_language: str | None
+    pool: str
+    run: str | None
+    entries: list[RankedEntry]
+
+
+def pool_queries(session: Session, collection: str, pool: str) -> list[tuple[str, str, int]]:
+    """``(qid, query text, selected passages)`` of every query of a pool, by qid."""
+    cid = collection_id(session, collection)
+    pool_id = session.scalar(select(Pool.id).where(Pool.collection_id == cid, Pool.name == pool))
+    if pool_id is None:
+        raise NotFound(f"no pool named {pool!r} in collection {collection!r}")
+    return [
+        (qid, text, n)
+        for qid, text, n in session.execute(
+            select(QueryRecord.ext_id, QueryRecord.text, func.count())
+            .join(PoolEntry, PoolEntry.query_id == QueryRecord.id)
+            .where(PoolEntry.pool_id == pool_id, PoolEntry.selected)
+            .group_by(QueryRecord.ext_id, QueryRecord.text)
+            .order_by(QueryRecord.ext_id)
+        )
+    ]
+
+
+def ranked_list(session: Session, collection: str, pool: str, qid: str, *, run: str | None = None) -> RankedList:
+    """One query's pooled passages with each annotator's label and the final label, as one list (Quepid's view).
+
+    Parameters
+    ----------
+    pool : str
+        The pool whose selected entries make the list.
+    qid : str
+        The query's id.
+    run : str, optional
+        Order by this run's ranking (trec_eval order: score descending, ties by docid descending);
+        passages the run did not retrieve follow in pool order.  None: pool order, i.e. the
+        selection order when the pool was selected, else the best rank any contributing run gave
+        it, then docid.
+
+    Raises
+    ------
+    NotFound
+        If the collection, pool, query (in that pool) or run does not exist.
+    """
+    cid = collection_id(session, collection)
+    pool_id = session.scalar(select(Pool.id).where(Pool.collection_id == cid, Pool.name == pool))
+    if pool_id is None:
+        raise NotFound(f"no pool named {pool!r} in collection {collection!r}")
+    query = session.execute(
+        select(QueryRecord.id, QueryRecord.text, QueryRecord.language)
+        .where(QueryRecord.collection_id == cid, QueryRecord.ext_id == qid)
+    ).one_or_none()
+    if query is None:
+        raise NotFound(f"no query {qid!r} in collection {collection!r}")
+    query_row = query[0]
+    best = (
+        select(PoolProvenance.pool_entry_id, func.min(PoolProvenance.rank).label("best"))
+        .group_by(PoolProvenance.pool_entry_id).subquery()
+    )
+    rows = session.execute(
+        select(Passage.id, Passage.ext_id, Passage.title, Passage.text, PoolEntry.selection_rank, best.c.best)
+        .select_from(PoolEntry)
+        .join(Passage, Passage.id == PoolEntry.passage_id)
+        .outerjoin(best, best.c.pool_entry_id == PoolEntry.id)
+        .where(PoolEntry.pool_id == pool_id, PoolEntry.query_id == query_row, PoolEntry.selected)
+    ).all()
+    if not rows:
+        raise NotFound(f"query {qid!r} has no selected passages in pool {pool!r}")
+    inf = float("inf")
+    rows.sort(key=lambda r: (r[4] if r[4] is not None else inf, r[5] if r[5] is not None else inf, r[1]))
+    ranks: dict[str, int] = {}
+    if run is not None:
+        run_id = session.scalar(select(RunRecord.id).where(RunRecord.collection_id == cid, RunRecord.name == run,
+                                                           RunRecord.status == "ready"))
+        if run_id is None:
+            raise NotFound(f"no run named {run!r} in collection {collection!r}")
+        scores = dict(session.execute(
+            select(RunEntryRecord.doc_id, RunEntryRecord.score).where(RunEntryRecord.run_id == run_id,
+                                                                      RunEntryRecord.query_id == qid)
+        ).all())
+        ranks = rank_positions(scores)
+        order = {r[1]: i for i, r in enumerate(rows)}
+        rows.sort(key=lambda r: (ranks.get(r[1], inf), order[r[1]]))
+    events = session.execute(
+        select(Judgment.passage_id, User.username, Judgment.action, Judgment.grade)
+        .select_from(Judgment)
+        .join(Assignment, Assignment.id == Judgment.assignment_id)
+        .join(User, User.id == Judgment.user_id)
+        .where(Judgment.query_id == query_row, Assignment.purpose.in_(LABELLING))
+        .order_by(Judgment.id)
+    )
+    labels = current_labels(Event(pid, user, action, grade) for pid, user, action, grade in events)
+    finals = {
+        p: (g, m, r)
+        for p, g, m, r in session.execute(
+            select(FinalLabel.passage_id, FinalLabel.grade, FinalLabel.method, FinalLabel.reason)
+            .where(FinalLabel.query_id == query_row)
+        )
+    }
+    fourths = dict(session.execute(
+        select(Assignment.passage_id, User.username).join(User, User.id == Assignment.user_id)
+        .where(Assignment.query_id == query_row, Assignment.purpose == "fourth")
+    ).all())
+    entries = []
+    for position, (pid, docid, title, text, _sel, _best) in enumerate(rows, start=1):
+        pair_labels = dict(labels.get(pid, {}))
+        final = finals.get(pid)
+        entries.append(RankedEntry(
+            position=position, run_rank=ranks.get(docid), query_id=query_row, passage_id=pid, docid=docid,
+            title=title or "", passage=text, labels=pair_labels,
+            state=_state(pair_labels, final) if pair_labels or final else "unlabelled",
+            final_grade=None if final is None else final[0], method=None if final is None else final[1],
+            reason="" if final is None else final[2], fourth=fourths.get(pid),
+        ))
+    return RankedList(qid=qid, query=query[1], query_language=query[2], pool=pool, run=run, entries=entries)
 
 
 # --------------------------------------------------------------------------- packages and QC
@@ -575,16 +808,22 @@ __all__ = [
     "PackageRow",
     "PairReview",
     "QcRoundRow",
+    "RankedEntry",
+    "RankedList",
     "activity_marker",
     "active_users",
     "adjudication_queue",
     "excluded_pairs",
+    "filter_pairs",
     "final_label_distribution",
     "flagged",
     "package_overview",
     "pair_names",
     "pair_review",
+    "pool_queries",
     "qc_history",
+    "ranked_list",
+    "review_table",
     "reviewable_pairs",
     "standing_labels",
     "throughput",

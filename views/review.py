@@ -11,23 +11,39 @@ import plotly.express as px
 import streamlit as st
 
 from core.agreement import agreement_report, confusion_matrix, from_label_map
+from core.resolution import STATES
 from core.scale import GRADES
+from db.adjudication import (
+    assign_adjudication,
+    assign_adjudications,
+    eligible_adjudicators,
+    override_labels,
+    pool_adjudicators,
+    set_pool_adjudicators,
+)
 from db.annotation import override_label
+from db.pools import list_pools
+from db.queries import list_runs
 from db.review import (
+    active_users,
     activity_marker,
     adjudication_queue,
     excluded_pairs,
+    filter_pairs,
     final_label_distribution,
     flagged,
     package_overview,
     pair_review,
+    pool_queries,
     qc_history,
+    ranked_list,
+    review_table,
     reviewable_pairs,
     standing_labels,
     throughput,
 )
 from pooljudge.ui.auth import require_role
-from pooljudge.ui.common import collection_box, collections_or_stop, get_store, md_escape
+from pooljudge.ui.common import blank_missing, collection_box, collections_or_stop, get_store, md_escape
 from pooljudge.ui.highlight import chart_text, show_text
 
 account = require_role("reviewer", "admin")
@@ -61,19 +77,49 @@ def agreement(url: str, collection: str, marker: tuple) -> tuple[list, dict]:
 
 
 @st.cache_data(ttl=600, show_spinner=False)
-def tables(url: str, collection: str, marker: tuple) -> dict:
+def tables(url: str, collection: str, marker: tuple, writes: int) -> dict:
+    # writes: this session's reassignments, which move no judgment and so leave the marker unchanged
     with store.read() as session:
         return {
             "queue": adjudication_queue(session, collection), "excluded": excluded_pairs(session, collection),
             "pairs": reviewable_pairs(session, collection), "throughput": throughput(session, collection),
             "flagged": flagged(session, collection), "distribution": final_label_distribution(session, collection),
+            "table": review_table(session, collection),
         }
 
 
+def flash(message: str) -> None:
+    """Show ``message`` after the rerun that refreshes the tables (the write changed them)."""
+    st.session_state["review_flash"] = message
+    st.session_state["review_writes"] = st.session_state.get("review_writes", 0) + 1
+    st.rerun()
+
+
+def write(action, *args, **kwargs) -> tuple[bool, object]:
+    """``(stored, result)`` of one write; a refusal (checked in the write) is shown as an error, nothing stored."""
+    try:
+        with store.write() as session:
+            return True, action(session, *args, **kwargs)
+    except (ValueError, PermissionError, LookupError) as exc:
+        st.error(md_escape(str(exc)))
+        return False, None
+
+
+def final_text(grade: int | None, method: str | None) -> str | None:
+    return None if method is None else f"{'excluded' if grade is None else grade} ({method})"
+
+
+is_admin = account.role == "admin"
 judgments, report = agreement(store.url, info.name, marker)
-data = tables(store.url, info.name, marker)
-agreement_tab, adjudication_tab, qc_tab, throughput_tab, labels_tab = st.tabs(
-    ["Agreement", "Adjudication and overrides", "Quality control", "Throughput", "Final labels"]
+data = tables(store.url, info.name, marker, st.session_state.get("review_writes", 0))
+if is_admin:
+    with store.read() as session:
+        accounts = active_users(session, ["annotator", "reviewer", "admin"])
+done = st.session_state.pop("review_flash", None)
+if done:
+    st.success(done)
+agreement_tab, pairs_tab, ranked_tab, adjudication_tab, qc_tab, throughput_tab, labels_tab = st.tabs(
+    ["Agreement", "Pairs", "Ranked list", "Adjudication", "Quality control", "Throughput", "Final labels"]
 )
 
 with agreement_tab:
@@ -146,28 +192,73 @@ with agreement_tab:
             )
             st.plotly_chart(figure, width="stretch", key="confusion_heatmap")
 
-with adjudication_tab:
-    done = st.session_state.pop("review_flash", None)
-    if done:
-        st.success(done)
-    st.subheader("Waiting for a 4th annotator")
-    if data["queue"]:
-        st.dataframe(
-            pd.DataFrame([{"query": p.qid, "passage": p.docid, "labels": labels_text(p.labels), "4th annotator": p.fourth or "-"}
-                          for p in data["queue"]]),
-            hide_index=True, width="stretch", column_config=FORMAT,
-        )
-    else:
-        st.caption("No pair is waiting for a 4th label.")
-    st.subheader("Excluded pairs")
-    if data["excluded"]:
-        st.dataframe(
-            pd.DataFrame([{"query": p.qid, "passage": p.docid, "labels": labels_text(p.labels), "method": p.method,
-                           "reason": p.reason} for p in data["excluded"]]),
-            hide_index=True, width="stretch", column_config=FORMAT,
-        )
-    else:
-        st.caption("No excluded pairs.")
+with pairs_tab:
+    rows = data["table"]
+    people = sorted({user for p in rows for user in p.labels} | {p.fourth for p in rows if p.fourth})
+    f1, f2, f3, f4, f5 = st.columns([3, 2, 2, 2, 2])
+    search = f1.text_input("Search query text or id, passage id", key="review_search")
+    annotator = f2.selectbox("Annotator", [None, *people], key="review_annotator",
+                             format_func=lambda u: "any" if u is None else u)
+    state = f3.selectbox("State", [None, *STATES], key="review_state",
+                         format_func=lambda x: "any" if x is None else x.replace("_", " "))
+    final_grade = f4.selectbox("Final label", [None, *GRADES, "excluded"], key="review_final",
+                               format_func=lambda g: "any" if g is None else str(g))
+    label = f5.selectbox("Given label" if annotator is None else f"Label by {annotator}", [None, *GRADES],
+                         key="review_label", format_func=lambda g: "any" if g is None else str(g))
+    shown = filter_pairs(rows, search=search, annotator=annotator, state=state, final_grade=final_grade, label=label)
+    st.caption(f"{len(shown):,} of {len(rows):,} pairs. Select a row to see the pair and override its final label.")
+    if not shown:
+        st.info("No pair matches these filters." if rows else "No assigned pairs yet.")
+    table = pd.DataFrame(
+        [{"query id": p.qid, "query": p.query, "passage id": p.docid, "labels": labels_text(p.labels),
+          "state": p.state.replace("_", " "), "final": final_text(p.final_grade, p.method), "adjudicator": p.fourth}
+         for p in shown],
+        columns=["query id", "query", "passage id", "labels", "state", "final", "adjudicator"],
+    )
+    event = st.dataframe(blank_missing(table), hide_index=True, width="stretch", key="review_table",
+                         on_select="rerun", selection_mode="single-row")
+    picked = event.selection.rows if event is not None else []
+    if picked and picked[0] < len(shown) and st.session_state.get("review_picked") != (shown[picked[0]].qid, shown[picked[0]].docid):
+        # a new row was chosen: the pair boxes below follow it (they are drawn after this, so this is allowed)
+        chosen_pair = shown[picked[0]]
+        st.session_state["review_picked"] = (chosen_pair.qid, chosen_pair.docid)
+        st.session_state["override_query"] = chosen_pair.qid
+        st.session_state["override_passage"] = chosen_pair.docid
+
+    if shown:
+        with st.expander(f"Bulk actions on the {len(shown):,} pairs shown"):
+            names = {f"{p.qid} / {p.docid}": p for p in shown}
+            chosen = st.multiselect("Pairs (none chosen: all pairs shown)", list(names), key="bulk_pairs")
+            targets = [names[n] for n in chosen if n in names] or shown
+            with st.form("bulk_override"):
+                st.caption(f"Override the final label of {len(targets):,} pairs with one reason (each override is "
+                           "stored on its own; the labels stay).")
+                bulk_grade = st.radio("Final label", [*GRADES, "exclude"], horizontal=True, key="bulk_grade",
+                                      format_func=lambda g: "exclude the pairs" if g == "exclude" else str(g))
+                bulk_reason = st.text_area("Reason (required)", key="bulk_reason")
+                bulk_submit = st.form_submit_button(f"Override {len(targets):,} pairs", key="bulk_override_submit")
+            if bulk_submit:
+                grade_value = None if bulk_grade == "exclude" else int(bulk_grade)
+                ok, results = write(override_labels, account.id,
+                                    [(p.query_id, p.passage_id, grade_value) for p in targets], bulk_reason)
+                if ok:
+                    flash(f"Overrode {len(results):,} final labels ({'excluded' if grade_value is None else grade_value}).")
+            if is_admin:
+                waiting = [p for p in targets if p.state == "needs_fourth"]
+                with st.form("bulk_assign"):
+                    st.caption(f"{len(waiting):,} of these pairs wait for a 4th label. Give their adjudication to "
+                               "one account (it must be eligible for every pair: from the pair's pool or the pool's "
+                               "adjudicator list).")
+                    who = st.selectbox("Account", accounts, key="bulk_assign_user")
+                    bulk_assign_submit = st.form_submit_button("Assign adjudications", key="bulk_assign_submit")
+                if bulk_assign_submit:
+                    if not waiting:
+                        st.error("None of these pairs waits for a 4th label.")
+                    else:
+                        ok, count = write(assign_adjudications, account.id,
+                                          [(p.query_id, p.passage_id) for p in waiting], who)
+                        if ok:
+                            flash(f"Gave {count:,} adjudications to {md_escape(who)}.")
 
     st.subheader("Override a final label")
     if not data["pairs"]:
@@ -203,16 +294,133 @@ with adjudication_tab:
             reason = st.text_area("Reason (required)", key="override_reason")
             submitted = st.form_submit_button("Override", type="primary", key="override_submit")
         if submitted:
-            try:
-                with store.write() as session:
-                    result = override_label(session, account.id, pair.query_id, pair.passage_id,
-                                            None if grade == "exclude" else int(grade), reason)
-            except (ValueError, PermissionError) as exc:
-                st.error(md_escape(str(exc)))
-            else:
+            ok, result = write(override_label, account.id, pair.query_id, pair.passage_id,
+                               None if grade == "exclude" else int(grade), reason)
+            if ok:
                 outcome = "excluded" if result.grade is None else f"set to {result.grade}"
-                st.session_state["review_flash"] = f"Final label of {md_escape(qid)} / {md_escape(docid)} {outcome}."
-                st.rerun()
+                flash(f"Final label of {md_escape(qid)} / {md_escape(docid)} {outcome}.")
+
+with ranked_tab:
+    with store.read() as session:
+        pools = [p["name"] for p in list_pools(session, info.name) if p["selected"]]
+        runs = [r["name"] for r in list_runs(session, info.name)]
+    if not pools:
+        st.info("No pool with selected pairs in this collection yet.")
+    else:
+        r1, r2, r3 = st.columns([2, 4, 2])
+        pool_name = r1.selectbox("Pool", pools, key="ranked_pool")
+        with store.read() as session:
+            queries = pool_queries(session, info.name, pool_name)
+        texts = {qid: (text, n) for qid, text, n in queries}
+        # the query text is shown as plain text in the box (selectbox options are never Markdown)
+        qid = r2.selectbox("Query", list(texts), key="ranked_query",
+                           format_func=lambda q: f"{q} · {texts[q][0][:80]} ({texts[q][1]} passages)")
+        order = r3.selectbox("Order", [None, *runs], key="ranked_order",
+                             format_func=lambda r: "pool order" if r is None else f"rank in run {r}")
+        with store.read() as session:
+            ranked = ranked_list(session, info.name, pool_name, qid, run=order)
+        show_text(ranked.query, language=info.language, bold=True, label=f"Query {ranked.qid}")
+        final_counts = pd.Series([e.final_grade for e in ranked.entries if e.method is not None and e.final_grade is not None],
+                                 dtype="object").value_counts()
+        st.caption(f"{len(ranked.entries)} pooled passages; final labels: "
+                   + (", ".join(f"{g}: {final_counts.get(g, 0)}" for g in GRADES))
+                   + f"; excluded: {sum(1 for e in ranked.entries if e.state == 'excluded')}"
+                   + f"; without a final label: {sum(1 for e in ranked.entries if e.method is None)}.")
+        with st.form("ranked_adjust"):
+            for e in ranked.entries:
+                with st.container(border=True):
+                    left, right = st.columns([5, 2])
+                    where = f"#{e.position}" + ("" if order is None else
+                                                (f" · rank {e.run_rank}" if e.run_rank else " · not retrieved"))
+                    show_text(e.title, query=ranked.query, language=info.language, bold=True, container=left,
+                              label=f"{where} · {e.docid}")
+                    show_text(e.passage, query=ranked.query, language=info.language, container=left)
+                    final = final_text(e.final_grade, e.method) or ("not labelled yet" if e.state == "unlabelled"
+                                                                    else e.state.replace("_", " "))
+                    show_text(f"final: {final}", bold=True, container=right)
+                    show_text(labels_text(e.labels) or "no labels yet", small=True, container=right,
+                              label="labels")
+                    right.selectbox("Set final label", ["keep", *GRADES, "exclude"], key=f"ranked_set_{e.passage_id}",
+                                    format_func=lambda g: "keep as is" if g == "keep" else
+                                    ("exclude" if g == "exclude" else str(g)))
+            ranked_reason = st.text_area("Reason for the labels you set (required)", key="ranked_reason")
+            ranked_submit = st.form_submit_button("Apply the labels set", key="ranked_submit")
+        if ranked_submit:
+            changes = [
+                (e.query_id, e.passage_id, None if choice == "exclude" else int(choice))
+                for e in ranked.entries
+                if (choice := st.session_state.get(f"ranked_set_{e.passage_id}", "keep")) != "keep"
+            ]
+            if not changes:
+                st.error("No label was set: choose a final label for at least one passage.")
+            else:
+                ok, results = write(override_labels, account.id, changes, ranked_reason)
+                if ok:
+                    for e in ranked.entries:  # the list shows the new labels; the boxes start from "keep" again
+                        st.session_state.pop(f"ranked_set_{e.passage_id}", None)
+                    st.session_state.pop("ranked_reason", None)
+                    flash(f"Set {len(results)} final labels of query {md_escape(ranked.qid)}.")
+
+with adjudication_tab:
+    st.subheader("Waiting for a 4th annotator")
+    if data["queue"]:
+        st.dataframe(
+            pd.DataFrame([{"query": p.qid, "passage": p.docid, "labels": labels_text(p.labels), "4th annotator": p.fourth or "-"}
+                          for p in data["queue"]]),
+            hide_index=True, width="stretch", column_config=FORMAT,
+        )
+    else:
+        st.caption("No pair is waiting for a 4th label.")
+    st.subheader("Excluded pairs")
+    if data["excluded"]:
+        st.dataframe(
+            pd.DataFrame([{"query": p.qid, "passage": p.docid, "labels": labels_text(p.labels), "method": p.method,
+                           "reason": p.reason} for p in data["excluded"]]),
+            hide_index=True, width="stretch", column_config=FORMAT,
+        )
+    else:
+        st.caption("No excluded pairs.")
+
+    if is_admin:
+        st.subheader("Reassign an open adjudication")
+        if not data["queue"]:
+            st.caption("No adjudication is open.")
+        else:
+            queue = {f"{p.qid} / {p.docid}": p for p in data["queue"]}
+            a1, a2 = st.columns(2)
+            open_name = a1.selectbox("Pair", list(queue), key="reassign_pair",
+                                     format_func=lambda n: f"{n} (now: {queue[n].fourth or 'nobody'})")
+            open_pair = queue[open_name]
+            with store.read() as session:
+                eligible = eligible_adjudicators(session, open_pair.query_id, open_pair.passage_id)
+            if not eligible:
+                a2.caption("Nobody is eligible: the pool's annotators all hold this pair. Add an adjudicator for "
+                           "the pool below, or override the final label.")
+            else:
+                target = a2.selectbox("Give it to", eligible, key="reassign_user")
+                if st.button("Reassign", key="reassign_submit"):
+                    ok, previous = write(assign_adjudication, account.id, open_pair.query_id, open_pair.passage_id,
+                                         target)
+                    if ok:
+                        flash(f"Adjudication of {md_escape(open_name)} given to {md_escape(target)}"
+                              + (f" (was {md_escape(previous)})." if previous else "."))
+        st.subheader("Adjudicators per pool")
+        st.caption("A three-way split goes to one of the pool's own annotators, or, when a list is set here, only "
+                   "to the accounts on it.")
+        with store.read() as session:
+            all_pools = [p["name"] for p in list_pools(session, info.name)]
+        if all_pools:
+            b1, b2 = st.columns([1, 2])
+            list_pool = b1.selectbox("Pool", all_pools, key="adjudicators_pool")
+            with store.read() as session:
+                current = pool_adjudicators(session, info.name, list_pool)
+            wanted = b2.multiselect("Adjudicators (empty: the pool's annotators)", sorted(set(accounts) | set(current)),
+                                    default=current, key=f"adjudicators_{list_pool}")
+            if st.button("Save adjudicators", key="adjudicators_submit"):
+                ok, saved = write(set_pool_adjudicators, info.name, list_pool, wanted, by=account.id)
+                if ok:
+                    flash(f"Adjudicators of pool {md_escape(list_pool)}: "
+                          + (md_escape(", ".join(saved)) if saved else "none (the pool's annotators adjudicate)") + ".")
 
 with qc_tab:
     with store.read() as session:

@@ -7,6 +7,7 @@ import json
 import pytest
 from sqlalchemy import select
 
+from db.adjudication import set_pool_adjudicators
 from db.engine import Store, sqlite_url
 from db.models import Assignment, FinalLabel, Judgment, Passage, User
 from tests.app.conftest import cli, login, screenshot
@@ -34,6 +35,10 @@ def annotation_pool(app_server, tmp_path_factory):
     cli(db, "import", "-f", "beir", str(folder), "-c", "xss")
     cli(db, "pool", "-c", "xss", "--name", "p", "--run", "r", "--depth", "3")
     cli(db, "assign", "-c", "xss", "--pool", "p", "--annotators", "ann1,ann2,ann3", "--seed", "1")
+    setup = Store(sqlite_url(db))
+    with setup.write() as s:  # ann4 labels none of p: listed as its adjudicator (issue 11)
+        set_pool_adjudicators(s, "xss", "p", ["ann4"])
+    setup.dispose()
     return db
 
 

@@ -24,6 +24,7 @@ import re
 import pytest
 from sqlalchemy import select, update
 
+from db.adjudication import set_pool_adjudicators
 from db.annotation import override_label, record_judgment
 from db.engine import Store, sqlite_url
 from db.models import Assignment, FinalLabel, Judgment, Passage, QueryRecord, User
@@ -46,8 +47,8 @@ def server(tmp_path_factory):
     """``streamlit run app.py`` on a fresh store.
 
     Pools and holders: ``tabs`` (q1: d1, d2, d3) -> ann1; ``mine`` (q2, d4) -> ann4; ``split`` (q2, d5) ->
-    ann1, ann2, ann3; ``sam`` (q3: d6, d1, d2) -> sam.  A three-way split on (q2, d5) goes to ann4, the least
-    loaded annotator who does not hold it (sam holds three pairs, ann4 one).
+    ann1, ann2, ann3; ``sam`` (q3: d6, d1, d2) -> sam.  A three-way split on (q2, d5) goes to ann4, the
+    adjudicator an admin listed for ``split`` (the pool's own three annotators all labelled it).
     """
     folder = tmp_path_factory.mktemp("binding")
     db = folder / "pooljudge.db"
@@ -71,6 +72,10 @@ def server(tmp_path_factory):
         cli(db, "pool", "-c", "bind", "--name", name, "--run", name, "--depth", "3")
         cli(db, "assign", "-c", "bind", "--pool", name, "--annotators", annotators, "--per-pair", str(per_pair),
              "--seed", "1")
+    setup = Store(sqlite_url(db))
+    with setup.write() as s:  # ann4 holds no pair of "split": listed as its adjudicator (issue 11)
+        set_pool_adjudicators(s, "bind", "split", ["ann4"])
+    setup.dispose()
     env = {**os.environ, "POOLJUDGE_DB": str(db)}
     env.pop("POOLJUDGE_DB_URL", None)
     with serve_app(env, folder / "streamlit.log") as url:

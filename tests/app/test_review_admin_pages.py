@@ -19,6 +19,7 @@ from streamlit.testing.v1 import AppTest
 from core.agreement import agreement_report, confusion_matrix, from_label_map
 from core.passwords import verify_password
 from core.types import CollectionSource, Passage, Query
+from db.adjudication import set_pool_adjudicators
 from db.annotation import create_assignments, record_judgment
 from db.engine import Store, sqlite_url
 from db.importer import import_collection
@@ -58,6 +59,7 @@ def template(tmp_path_factory):
             ("admin", "admin"), ("rev1", "reviewer"), ("rev2", "reviewer"),
             ("ann1", "annotator"), ("ann2", "annotator"), ("ann3", "annotator"), ("ann4", "annotator"))}
         create_assignments(s, "c", "p", annotators=["ann1", "ann2", "ann3"], seed=1, package_size=6)
+        set_pool_adjudicators(s, "c", "p", ["ann4"])  # ann4 labels none of p: listed as its adjudicator
     store.ids = ids
     labels = {
         "ann1": {"d0": 3, "d1": 2, "d2": 0, "d3": 1, "d4": 2, "d5": 0},  # ann1's package is finished

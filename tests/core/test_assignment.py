@@ -9,6 +9,7 @@ import pytest
 
 from core.assignment import (
     Task,
+    adjudicator_candidates,
     annotator_seed,
     package_name,
     plan_assignments,
@@ -233,3 +234,18 @@ def test_plan_fourth_seeded_tie_break() -> None:
     assert set(picks) == {"dee", "eve"}  # ties go both ways across pairs
     again = [plan_fourth(("q", str(i)), three, list(reversed(ANN)), None, seed=1) for i in range(40)]
     assert picks == again  # deterministic, independent of the annotators' order
+
+
+def test_adjudicator_candidates_come_from_the_pool_or_its_list() -> None:
+    pool = ["ann", "bob", "cy", "dee"]
+    active = {"ann", "bob", "cy", "dee", "eve", "rev"}
+    # the pool's own annotators, minus those on the pair; "eve" (another pool's annotator) never
+    assert adjudicator_candidates(pool, [], taken={"ann", "bob", "cy"}, active=active) == ["dee"]
+    # the admin's list replaces the pool's annotators
+    assert adjudicator_candidates(pool, ["rev", "eve"], taken={"ann", "bob", "cy"}, active=active) == ["eve", "rev"]
+    # a list whose members are all inactive leaves nobody: no fall back to the pool
+    assert adjudicator_candidates(pool, ["zed"], taken={"ann"}, active=active) == []
+    assert adjudicator_candidates(pool, [], taken=set(pool), active=active) == []
+    assert adjudicator_candidates(pool, [], taken=(), active={"bob"}) == ["bob"]
+    with pytest.raises(ValueError, match="^taken must be a collection of account names, not a str$"):
+        adjudicator_candidates(pool, [], taken="ann", active=active)

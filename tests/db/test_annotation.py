@@ -21,6 +21,7 @@ from db.annotation import (
     start_qc_round,
     undo_last,
 )
+from db.adjudication import set_pool_adjudicators
 from db.importer import import_collection
 from db.models import Assignment, FinalLabel, Judgment, Package, QcRound, QueryRecord
 from db.models import Passage as PassageRow
@@ -45,6 +46,8 @@ def world(store):
         users = {name: add_user(s, name, "correct horse", "annotator").id for name in ("ann1", "ann2", "ann3", "ann4")}
         users |= {name: add_user(s, name, "correct horse", "reviewer").id for name in ("rev1", "rev2")}
         users["admin"] = add_user(s, "admin", "correct horse", "admin").id
+        # ann4 labels none of pool p: it adjudicates p's splits because an admin listed it (issue 11)
+        set_pool_adjudicators(s, "c", "p", ["ann4"])
     return store, users
 
 

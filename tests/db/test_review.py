@@ -19,6 +19,7 @@ from db.annotation import (
     start_qc_round,
     undo_last,
 )
+from db.adjudication import set_pool_adjudicators
 from db.importer import import_collection
 from db.models import Assignment, Package, QueryRecord
 from db.models import Passage as PassageRow
@@ -62,6 +63,7 @@ def world(store):
         users |= {name: add_user(s, name, "correct horse", "reviewer").id for name in ("rev1", "rev2")}
         users["boss"] = add_user(s, "boss", "correct horse", "admin").id
         create_assignments(s, "c", "p", annotators=["ann1", "ann2", "ann3"], seed=7, package_size=10)
+        set_pool_adjudicators(s, "c", "p", ["ann4"])  # ann4 adjudicates p's splits (not one of its annotators)
     return store, users
 
 
@@ -261,7 +263,11 @@ def test_qc_history_keeps_every_round_and_qc_labels_stay_out_of_agreement(world)
     with store.write() as s:
         result = close_qc_round(s, round1)
     assert result["decision"] == "revise" and result["accuracy"] == 0.0
-    with store.write() as s:
+    from db.rework import disputed_items, relabel_disputed
+
+    with store.write() as s:  # every disputed item answered (here: confirmed) before resubmitting (issue 11)
+        for item in disputed_items(s, u["ann1"], package.id):
+            relabel_disputed(s, u["ann1"], item.assignment_id, item.annotator_label)
         resubmit_package(s, u["ann1"], package.id)
         round2 = start_qc_round(s, package.id, reviewers=["rev1", "rev2"], sample_size=4, seed=3)
     with store.read() as s:
@@ -286,3 +292,94 @@ def test_activity_marker_moves_with_the_log_and_active_users(judged):
     with store.read() as s:
         second = activity_marker(s, "c")
     assert second[0] > first[0] and second[1:] == first[1:]
+
+
+# --------------------------------------------------------------------------- review at scale (issue 11)
+
+
+def test_filter_pairs_by_search_annotator_state_and_grade(judged):
+    from db.review import filter_pairs, review_table
+
+    store, _ = judged
+    with store.read() as s:
+        rows = review_table(s, "c")
+    assert [(p.docid, p.state) for p in rows] == [
+        ("d0", "resolved"), ("d1", "resolved"), ("d2", "needs_fourth"), ("d3", "excluded"), ("d4", "pending"),
+        ("d5", "resolved"), ("d6", "resolved"), ("d7", "pending"), ("d8", "pending"), ("d9", "pending")]
+
+    def docs(**kw):
+        return [p.docid for p in filter_pairs(rows, **kw)]
+
+    assert docs() == DOCS
+    assert docs(state="needs_fourth") == ["d2"]
+    assert docs(search="  SECOND <b>") == ["d5", "d6", "d7", "d8", "d9"]  # query text, case-insensitive
+    assert docs(search="d1") == ["d1"] and docs(search="Q1") == ["d0", "d1", "d2", "d3", "d4"]
+    assert docs(annotator="ann4") == ["d2", "d3", "d6"]  # labelled, or holds the 4th label (d2)
+    assert docs(final_grade="excluded") == ["d3"]
+    assert docs(final_grade=0) == ["d5"] and docs(final_grade=2) == ["d1"] and docs(final_grade=1) == ["d6"]
+    assert docs(label=3) == ["d0", "d3"]
+    assert docs(annotator="ann1", label=0) == ["d2", "d3", "d6"]  # the label that annotator gave
+    assert docs(annotator="ann4", state="resolved") == ["d6"]
+    assert docs(search="q2", state="pending", annotator="ann3") == []  # ann3 only skipped d7
+    with pytest.raises(ValueError, match="^state must be one of pending, needs_fourth, resolved, excluded, got 'open'$"):
+        filter_pairs(rows, state="open")
+    with pytest.raises(ValueError, match="^label must be a grade, got True$"):
+        filter_pairs(rows, label=True)
+    with pytest.raises(ValueError, match="^final_grade must be a grade or 'excluded', got 'x'$"):
+        filter_pairs(rows, final_grade="x")
+
+
+def test_ranked_list_shows_a_querys_pool_with_every_label_in_pool_or_run_order(store):
+    from core.types import RunEntry
+    from db.review import pool_queries, ranked_list
+
+    docs = ["a", "b", "c", "d"]
+    run = [RunEntry("q1", "c", 9.0), RunEntry("q1", "a", 5.0), RunEntry("q1", "d", 5.0), RunEntry("q2", "a", 1.0)]
+    source = CollectionSource(
+        passages=lambda: iter([Passage(d, f"text <i>{d}</i>", title=f"T{d}") for d in docs]),
+        queries=lambda: iter([Query("q1", "query <one>"), Query("q2", "two")]),
+        qrels=lambda: iter(()),
+        runs={"bm25": lambda: iter(run)},
+    )
+    with store.write() as s:
+        import_collection(s, source, name="r", format="t", location="m")
+        # pool order: the selection (b, d, a); c was pooled but not selected
+        save_pool(s, "r", "p", {"q1": {"a": [("bm25", 2, 5.0)], "b": [], "c": [("bm25", 1, 9.0)],
+                                       "d": [("bm25", 3, 5.0)]}, "q2": {"a": []}},
+                  method="depth", selection={"q1": ["b", "d", "a"], "q2": ["a"]})
+        ids = {n: add_user(s, n, "correct horse", "annotator").id for n in ("x1", "x2", "x3")}
+        rev = add_user(s, "rev", "correct horse", "reviewer").id
+        create_assignments(s, "r", "p", annotators=["x1", "x2", "x3"], seed=1)
+    with store.read() as s:
+        q = s.scalar(select(QueryRecord.id).where(QueryRecord.ext_id == "q1"))
+        pid = dict(s.execute(select(PassageRow.ext_id, PassageRow.id)).all())
+        aids = {(u, p): a for u, p, a in s.execute(select(Assignment.user_id, Assignment.passage_id, Assignment.id)
+                                                   .where(Assignment.query_id == q))}
+    for name, grades in {"x1": {"b": 3, "d": 0}, "x2": {"b": 3, "d": 1}, "x3": {"b": 2}}.items():
+        for doc, grade in grades.items():
+            with store.write() as s:
+                record_judgment(s, ids[name], aids[(ids[name], pid[doc])], grade)
+    with store.write() as s:
+        override_label(s, rev, q, pid["a"], 1, "checked by hand")
+    with store.read() as s:
+        assert pool_queries(s, "r", "p") == [("q1", "query <one>", 3), ("q2", "two", 1)]
+        pooled = ranked_list(s, "r", "p", "q1")
+        by_run = ranked_list(s, "r", "p", "q1", run="bm25")
+    assert (pooled.qid, pooled.query, pooled.pool, pooled.run) == ("q1", "query <one>", "p", None)
+    assert [(e.position, e.docid, e.run_rank, e.labels, e.state, e.final_grade, e.method) for e in pooled.entries] == [
+        (1, "b", None, {"x1": 3, "x2": 3, "x3": 2}, "resolved", 3, "majority"),
+        (2, "d", None, {"x1": 0, "x2": 1}, "pending", None, None),
+        (3, "a", None, {}, "resolved", 1, "overridden"),
+    ]
+    assert pooled.entries[0].passage == "text <i>b</i>" and pooled.entries[0].title == "Tb"
+    assert pooled.entries[2].reason == "checked by hand"
+    # bm25 ranks c 1 (not selected: not listed), then a and d tied at 5.0: docid descending, d before a;
+    # b was not retrieved by bm25: it follows, in pool order
+    assert [(e.position, e.docid, e.run_rank) for e in by_run.entries] == [(1, "d", 2), (2, "a", 3), (3, "b", None)]
+    with store.read() as s:
+        with pytest.raises(NotFound, match="no run named 'nope' in collection 'r'"):
+            ranked_list(s, "r", "p", "q1", run="nope")
+        with pytest.raises(NotFound, match="no query 'q9' in collection 'r'"):
+            ranked_list(s, "r", "p", "q9")
+        with pytest.raises(NotFound, match="no pool named 'x' in collection 'r'"):
+            ranked_list(s, "r", "x", "q1")
