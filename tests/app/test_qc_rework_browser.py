@@ -114,6 +114,12 @@ def test_a_returned_package_is_reworked_and_passes_the_next_round(server, new_pa
     ann = new_page()
     login(ann, server["url"], "ann1")
     ann.get_by_text("Rework: package ann1-p001").wait_for(timeout=60_000)
+    # the whole run is drawn: the progress line, both items' last buttons and the panel below them
+    ann.get_by_text("0 of 2 disputed items answered").wait_for(timeout=60_000)
+    for doc in PLANTED:
+        ann.locator(f".st-key-rework-item-{own[doc]}").get_by_role("button", name="Keep my label").wait_for(
+            timeout=60_000)
+    ann.get_by_text("Nothing left to label").wait_for(timeout=60_000)
     _idle(ann)
     main = ann.locator('[data-testid="stMain"]')
     text = main.inner_text()
