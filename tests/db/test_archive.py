@@ -155,3 +155,29 @@ def test_rename_checks_the_name_and_refuses_a_clash(world):
             rename(s, "collection", "renamed", " x")
     with store.read() as s:
         assert [i.name for i in list_items(s) if i.kind == "collection"] == ["other", "renamed"]
+
+
+def test_an_archived_collection_serves_no_items_and_takes_no_labels_until_restored(world):
+    from db.annotation import StaleSubmission, next_item
+
+    store, users = world
+    with store.write() as s:
+        save_pool(s, "c", "p2", {"q2": {d: [] for d in DOCS[3:]}}, method="depth")
+        create_assignments(s, "c", "p2", annotators=["ann1", "ann2", "ann3"], seed=8)
+    with store.read() as s:
+        item = next_item(s, users["ann1"])
+    assert item is not None
+    with store.write() as s:
+        archive(s, "collection", "c", by="x")
+    with store.read() as s:
+        assert next_item(s, users["ann1"]) is None
+    with pytest.raises(StaleSubmission, match=r"^Not stored: its collection is archived \(restore it to go on\)\.$"):
+        with store.write() as s:
+            record_judgment(s, users["ann1"], item.assignment_id, 1, elapsed_ms=900)
+    with store.write() as s:
+        restore(s, "collection", "c")
+    with store.read() as s:
+        assert next_item(s, users["ann1"]).assignment_id == item.assignment_id
+    with store.write() as s:
+        record_judgment(s, users["ann1"], item.assignment_id, 1, elapsed_ms=900)
+    assert _counts(store)[0] == 10
