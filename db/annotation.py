@@ -31,6 +31,7 @@ from core.types import Qrels
 from core.validators import is_integer
 from db.models import (
     Assignment,
+    Collection,
     FinalLabel,
     Judgment,
     LabelOverride,
@@ -256,7 +257,12 @@ def _open_clause():
         QcItem.query_id == Assignment.query_id, QcItem.passage_id == Assignment.passage_id,
         QcRound.id == QcItem.qc_round_id, QcRound.status == "reviewing",
     )
-    return or_(
+    # an archived collection (db.archive) serves and takes nothing until restored; its packages keep their state
+    archived = exists().where(
+        QueryRecord.id == Assignment.query_id, Collection.id == QueryRecord.collection_id,
+        Collection.archived_at.is_not(None),
+    )
+    return and_(~archived, or_(
         and_(Assignment.package_id.is_not(None), Package.status.in_(OPEN_PACKAGE)),
         and_(
             Assignment.package_id.is_(None),
@@ -266,7 +272,7 @@ def _open_clause():
                 and_(Assignment.purpose == "qc", reviewing),
             ),
         ),
-    )
+    ))
 
 
 def _assignment_state(session: Session, a: Assignment) -> tuple[str | None, str]:
@@ -289,6 +295,9 @@ def _assignment_state(session: Session, a: Assignment) -> tuple[str | None, str]
         scale = (params or {}).get("scale", "graded")
     if is_open:  # None (SQL NULL) counts as closed
         return None, scale
+    if session.scalar(select(Collection.archived_at).join(QueryRecord, QueryRecord.collection_id == Collection.id)
+                      .where(QueryRecord.id == a.query_id)) is not None:
+        return "its collection is archived (restore it to go on)", scale
     if a.package_id is not None:
         return f"package {a.package} is {status} and takes no more labels", scale
     if a.purpose == "fourth":
