@@ -32,6 +32,7 @@ from db.navigation import history, open_own_item, overview
 from pooljudge.ui.auth import _in_fragment_run, require_role
 from pooljudge.ui.common import get_store, md_escape
 from pooljudge.ui.highlight import highlighted_html, verbatim_html
+from pooljudge.ui.rework import rework_screen
 
 ROLES = ("annotator", "reviewer", "admin")
 # the scale lives in core.scale; binary mode (a pool assigned on the binary scale) has its own keys
@@ -271,6 +272,7 @@ def annotation_panel() -> None:
 
 
 st.title("Annotate")
+rework_screen(store, account)  # packages returned by QC: their disputed items come first
 annotation_panel()
 
 with st.sidebar:
