@@ -1,0 +1,49 @@
+"""The README serves a user who has only the repository; pyproject.toml builds without deprecation warnings."""
+
+from __future__ import annotations
+
+import re
+import warnings
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+README = (REPO / "README.md").read_text(encoding="utf-8")
+
+
+def test_the_first_two_commands_are_make_run_and_make_test():
+    first = re.search(r"```bash\n(.*?)```", README, re.S).group(1).splitlines()
+    assert [line.split("#")[0].strip() for line in first] == ["make run", "make test"]
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    assert re.search(r"^run: setup$", makefile, re.M) and re.search(r"^test: setup chromium postgresql$", makefile, re.M)
+
+
+def test_every_relative_link_points_into_the_repository():
+    targets = re.findall(r"\]\(([^)#]+)\)", README) + re.findall(r"`((?:\.\./|docs/)[^`]+)`", README)
+    assert "docs/architecture.md" in targets
+    for target in targets:
+        if "://" in target:
+            continue
+        assert not target.startswith("../"), target
+        assert (REPO / target).exists(), target
+
+
+def test_cli_examples_say_how_to_reach_the_venv_and_make_run_its_variables():
+    command_line = README[README.index("## Command line"):]
+    assert "source .venv/bin/activate" in command_line[:600] and ".venv/bin/pooljudge" in command_line[:600]
+    assert "make run PORT=8502 POOLJUDGE_DB=" in README
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    assert "PORT   ?= 8501" in makefile and "export POOLJUDGE_DB ?= $(CURDIR)/data/pooljudge.db" in makefile
+    assert "torch==2.13.0" in makefile and "torch==2.13.0" in README and "CUDA build" in README
+
+
+def test_pyproject_applies_without_a_deprecation_warning(monkeypatch):
+    """What `pip install -e .` runs: the old `license = {text = ...}` table warned there, four times."""
+    from setuptools.config.pyprojecttoml import apply_configuration
+    from setuptools.dist import Distribution
+
+    monkeypatch.chdir(REPO)  # license-files are found relative to the project folder
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # SetuptoolsDeprecationWarning included
+        dist = apply_configuration(Distribution(), REPO / "pyproject.toml")
+    assert (dist.metadata.license_expression, dist.metadata.license_files) == ("Apache-2.0", ["LICENSE"])
+    assert (REPO / "LICENSE").read_text(encoding="utf-8").split()[:3] == ["Apache", "License", "Version"]
