@@ -53,6 +53,7 @@ from db.users import list_users
 from pooljudge.ui.auth import require_role
 from pooljudge.ui.common import (
     LIVE,
+    blank_missing,
     collection_box,
     collections_or_stop,
     get_store,
@@ -450,7 +451,7 @@ if dashboards_tab.open:
             show_flash("drill")
         else:
             st.dataframe(
-                pd.DataFrame([
+                blank_missing(pd.DataFrame([  # a detector's tag has no "by", a pair may miss its texts
                     {"tag": t["id"], "query id": t["query_id"], "query": pair_of(t).get("query"),
                      "passage id": t["doc_id"], "passage": shorten(pair_of(t).get("text"), 120),
                      "category": names.get(t["category"], t["category"]), "status": t["status"],
@@ -458,7 +459,7 @@ if dashboards_tab.open:
                      "evidence": evidence_summary(t["evidence"], t["category"]),
                      "by": usernames.get(t["user_id"]) if t["user_id"] is not None else None, "created": t["created_at"]}
                     for t in shown
-                ]),
+                ])),
                 hide_index=True, width="stretch", key="errors_examples",
             )
 

@@ -20,6 +20,7 @@ from db.review import activity_marker
 from pooljudge.ui.auth import require_role
 from pooljudge.ui.common import (
     LIVE,
+    blank_missing,
     collection_box,
     collections_or_stop,
     get_store,
@@ -222,7 +223,9 @@ with query_tab:
         if missed:
             frame = ranking_frame(missed, passages)
             frame["rank"] = [str(r.rank) if r.rank is not None else "not retrieved" for r in missed]
-            st.dataframe(frame, hide_index=True, width="stretch", column_config={"score": MEAN}, key="per_query_missed")
+            # a relevant passage the run did not retrieve has no score: a dash, not "None"
+            st.dataframe(blank_missing(frame, {"score": ".4f"}), hide_index=True, width="stretch",
+                         column_config={"score": MEAN}, key="per_query_missed")
         else:
             st.caption("None: every relevant passage is in the top k." if any(g >= level for g in judged.values())
                        else "This query has no relevant passage at this level.")

@@ -9,7 +9,7 @@ from db.pools import list_pools
 from db.queries import collection_id
 from pooljudge.jobs import error_text, launch
 from pooljudge.pipeline import RetrieverSpec, check_pool_params, stored_pool_statistics
-from pooljudge.ui.common import collection_box, collections_or_stop, get_store, md_escape
+from pooljudge.ui.common import blank_missing, collection_box, collections_or_stop, get_store, md_escape
 from pooljudge.ui.highlight import chart_text
 from pooljudge.ui.auth import require_role
 
@@ -111,7 +111,8 @@ with store.read() as session:
 if not pools:
     st.caption("No pools yet.")
     st.stop()
-st.dataframe(pd.DataFrame([{k: p[k] for k in ("name", "method", "pairs", "selected", "created_at")} for p in pools]),
+st.dataframe(blank_missing(pd.DataFrame([{k: p[k] for k in ("name", "method", "pairs", "selected", "created_at")}
+                                        for p in pools])),
              hide_index=True, width="stretch")
 chosen = st.selectbox("Inspect pool", [p["name"] for p in pools])
 

@@ -7,7 +7,7 @@ import streamlit as st
 
 from core.formats.trec import write_qrels, write_run
 from db.queries import list_runs, load_qrels, load_run
-from pooljudge.ui.common import collection_box, collections_or_stop, get_store, md_escape
+from pooljudge.ui.common import blank_missing, collection_box, collections_or_stop, get_store, md_escape
 from pooljudge.ui.auth import require_role
 
 require_role("admin", "reviewer")
@@ -27,7 +27,7 @@ if runs:
             for r in runs
         ]
     )
-    st.dataframe(table, hide_index=True, width="stretch")
+    st.dataframe(blank_missing(table), hide_index=True, width="stretch")  # imported runs have no "hits per query"
     chosen = st.selectbox("Run", [r["name"] for r in runs])
     config = next(r["params"] for r in runs if r["name"] == chosen)
     with st.expander("Full configuration"):

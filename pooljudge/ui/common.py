@@ -225,17 +225,21 @@ def qrels_version_box(container, store: Store, info, *, key: str) -> str | None:
     return version
 
 
-def blank_missing(frame: pd.DataFrame) -> pd.DataFrame:
+def blank_missing(frame: pd.DataFrame, formats: dict[str, str] | None = None) -> pd.DataFrame:
     """The table with each missing value shown as :data:`MISSING` instead of Streamlit's "None".
 
     Only the columns that hold a missing value change, into text; the others
-    keep their type (and their sorting and number formats).
+    keep their type (and their sorting and number formats).  A changed
+    column's numbers are written with its format spec in ``formats`` (e.g.
+    ``{"score": ".4f"}``, as its ``column_config`` would have shown them),
+    else with ``str``.
     """
     out = frame.copy()
     for column in frame.columns:
         values = frame[column]
         if values.isna().any():
-            out[column] = [MISSING if _missing(v) else str(v) for v in values]
+            spec = (formats or {}).get(column)
+            out[column] = [MISSING if _missing(v) else (format(v, spec) if spec else str(v)) for v in values]
     return out
 
 

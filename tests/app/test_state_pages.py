@@ -225,3 +225,15 @@ def test_no_table_on_the_statistics_page_shows_none(two):
     # train has no relevant passage: a dash; test's relevant d0 and d2 are "passage 0 of alpha" (18 characters)
     assert list(per_split["avg relevant passage chars"]) == [MISSING, "18.0"]
     assert not any(frame.value.isna().any().any() for frame in at.dataframe)
+
+
+def test_an_imported_run_shows_a_dash_for_its_unknown_depth(two):
+    from db.importer import save_run
+
+    with two.write() as s:
+        save_run(s, "alpha", "bm25", {"q1": {"d0": 2.0, "d1": 1.0}})
+    at = open_as_admin(two, VIEWS / "runs.py")
+    assert not at.exception
+    runs = at.dataframe[0].value
+    assert list(runs["run"]) == ["bm25"] and list(runs["hits per query"]) == [MISSING]
+    assert list(runs["entries"]) == [2]  # complete columns stay numbers
