@@ -1,0 +1,136 @@
+"""The QC rework screen on the Annotate page under AppTest: texts verbatim, answers bound to their item, resubmit.
+
+The browser test (test_qc_rework_browser.py) walks the whole loop in Chromium; these check quickly that a
+press stores one judgment on the item it was drawn with and the item is then drawn with a fresh token
+(the pressed render's buttons are gone), and the refusal of an early resubmission.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+from streamlit.testing.v1 import AppTest
+
+from core.types import CollectionSource, Passage, Query
+from db.annotation import close_qc_round, create_assignments, next_item, record_judgment, start_qc_round
+from db.importer import import_collection
+from db.models import Assignment, Judgment, Package
+from db.models import Passage as PassageRow
+from db.pools import save_pool
+from db.users import add_user
+
+PAGE = str(Path(__file__).resolve().parents[2] / "views" / "annotate.py")
+TEXTS = {"d1": "Alpha <script>x</script> passage.", "d2": "Bravo passage.", "d3": "Charlie passage."}
+TRUTH = {"d1": 3, "d2": 0, "d3": 2}
+GIVEN = {"d1": 0, "d2": 0, "d3": 2}  # one planted error: 2/3 < 0.93
+NOTE = "<img src=x onerror=alert(1)> says nothing"
+
+
+@pytest.fixture
+def returned(db):
+    """ann's package of three, returned by QC round 1 with d1 disputed (rev1 left a note on it)."""
+    source = CollectionSource(
+        passages=lambda: iter([Passage(d, t) for d, t in TEXTS.items()]),
+        queries=lambda: iter([Query("q1", "which <b>passage</b>")]),
+        qrels=lambda: iter(()),
+    )
+    with db.write() as s:
+        import_collection(s, source, name="c", format="t", location="m")
+        save_pool(s, "c", "p", {"q1": {d: [] for d in TEXTS}}, method="depth")
+        ids = {n: add_user(s, n, "correct horse", r).id
+               for n, r in (("ann", "annotator"), ("rev1", "reviewer"), ("rev2", "reviewer"))}
+        create_assignments(s, "c", "p", annotators=["ann"], per_pair=1, seed=1)
+        ext = dict(s.execute(select(PassageRow.id, PassageRow.ext_id)).all())
+        own = {ext[p]: a for a, p in s.execute(select(Assignment.id, Assignment.passage_id))}
+        package = s.scalar(select(Package.id))
+    for doc, aid in own.items():
+        with db.write() as s:
+            record_judgment(s, ids["ann"], aid, GIVEN[doc])
+    with db.write() as s:
+        round_id = start_qc_round(s, package, reviewers=["rev1", "rev2"], sample_size=3)
+    for rev in ("rev1", "rev2"):
+        while (item := _next(db, ids[rev])) is not None:
+            doc = next(d for d, t in TEXTS.items() if t == item.passage)
+            with db.write() as s:
+                record_judgment(s, ids[rev], item.assignment_id, TRUTH[doc],
+                                note=NOTE if (rev, doc) == ("rev1", "d1") else "")
+    with db.write() as s:
+        close_qc_round(s, round_id)
+    return db, ids, own, package
+
+
+def _next(store, uid):
+    with store.read() as s:
+        return next_item(s, uid)
+
+
+def _open(uid: int) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=30)
+    at.session_state["pooljudge_user_id"] = uid
+    return at.run()
+
+
+def _shown(at) -> list[str]:
+    """What the browser shows of each st.html body: tags dropped, entities decoded."""
+    return [html.unescape(re.sub(r"<[^>]*>", "", h.value)) for h in at.html]
+
+
+def _plain(text: str) -> str:
+    """Markdown text as shown (md_escape's backslashes dropped)."""
+    return text.replace("\\", "")
+
+
+def _ann_labels(store, uid):
+    with store.read() as s:
+        return s.execute(select(Judgment.assignment_id, Judgment.grade, Judgment.note)
+                         .where(Judgment.user_id == uid).order_by(Judgment.id)).all()
+
+
+def test_the_rework_screen_shows_the_disputed_item_and_stores_one_answer_per_press(returned):
+    store, ids, own, package = returned
+    at = _open(ids["ann"])
+    assert not at.exception
+    assert _plain(at.subheader[0].value) == "Rework: package ann-p001"
+    shown = _shown(at)
+    assert "q1 · which <b>passage</b>" in shown and "d1 · Alpha <script>x</script> passage." in shown
+    assert "Your label when reviewed · 0 · No match" in shown
+    assert "Reviewers' labels · rev1: 3 · Precisely answers; rev2: 3 · Precisely answers" in shown
+    assert f"Note from rev1 · {NOTE}" in shown
+    assert not any("Bravo" in t or "Charlie" in t for t in shown)  # only the disputed item
+    # the raw markup never reaches the page unescaped
+    assert all("<script>" not in h.value and "<img" not in h.value for h in at.html)
+    before = _ann_labels(store, ids["ann"])
+    old = [b for b in at.button if b.label == "3 · Precisely answers"]
+    assert len(old) == 1
+    stale = old[0]
+    stale.click().run()
+    assert not at.exception
+    after = _ann_labels(store, ids["ann"])
+    assert after[len(before):] == [(own["d1"], 3, "")]
+    assert "Answered: your label now · 3 · Precisely answers" in _shown(at)
+    # the button of the earlier render is gone: a fresh token was drawn for the item
+    assert stale.key not in [b.key for b in at.button]
+    at.button(key=f"rework-resubmit-{package}").click().run()
+    assert _plain(at.success[0].value) == "Package ann-p001 resubmitted for quality control."
+    with store.read() as s:
+        assert s.get(Package, package).status == "submitted"
+    assert not [s for s in at.subheader if _plain(s.value).startswith("Rework")]
+
+
+def test_an_early_resubmission_is_refused_and_keep_my_label_counts_as_an_answer(returned):
+    store, ids, own, package = returned
+    at = _open(ids["ann"])
+    at.button(key=f"rework-resubmit-{package}").click().run()
+    assert [_plain(e.value) for e in at.error] == [
+        "package ann-p001 was not resubmitted: 1 disputed item(s) not yet relabelled or confirmed (q1 / d1)"]
+    with store.read() as s:
+        assert s.get(Package, package).status == "revise"
+    next(b for b in at.button if b.label == "Keep my label").click().run()
+    assert _ann_labels(store, ids["ann"])[-1] == (own["d1"], 0, "kept after QC round 1")
+    at.button(key=f"rework-resubmit-{package}").click().run()
+    with store.read() as s:
+        assert s.get(Package, package).status == "submitted"
