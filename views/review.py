@@ -88,10 +88,15 @@ def tables(url: str, collection: str, marker: tuple, writes: int) -> dict:
         }
 
 
-def flash(message: str) -> None:
-    """Show ``message`` after the rerun that refreshes the tables (the write changed them)."""
+def stored(message: str) -> None:
+    """Show ``message`` above the tables, which this run reads afresh (the write changed them)."""
     st.session_state["review_flash"] = message
     st.session_state["review_writes"] = st.session_state.get("review_writes", 0) + 1
+
+
+def flash(message: str) -> None:
+    """:func:`stored`, then rerun so that the page shows the write's outcome."""
+    stored(message)
     st.rerun()
 
 
@@ -230,35 +235,44 @@ with pairs_tab:
             names = {f"{p.qid} / {p.docid}": p for p in shown}
             chosen = st.multiselect("Pairs (none chosen: all pairs shown)", list(names), key="bulk_pairs")
             targets = [names[n] for n in chosen if n in names] or shown
+            shown_keys = [(p.query_id, p.passage_id) for p in targets]
+
+            def bulk_override(keys: list[tuple[int, int]]) -> None:
+                # bound to the pairs on screen when the form was drawn, not to what the filters match now
+                choice = st.session_state["bulk_grade"]
+                grade_value = None if choice == "exclude" else int(choice)
+                ok, results = write(override_labels, account.id, [(q, p, grade_value) for q, p in keys],
+                                    st.session_state.get("bulk_reason", ""))
+                if ok:
+                    stored(f"Overrode {len(results):,} final labels ({'excluded' if grade_value is None else grade_value}).")
+
             with st.form("bulk_override"):
                 st.caption(f"Override the final label of {len(targets):,} pairs with one reason (each override is "
                            "stored on its own; the labels stay).")
-                bulk_grade = st.radio("Final label", [*GRADES, "exclude"], horizontal=True, key="bulk_grade",
-                                      format_func=lambda g: "exclude the pairs" if g == "exclude" else str(g))
-                bulk_reason = st.text_area("Reason (required)", key="bulk_reason")
-                bulk_submit = st.form_submit_button(f"Override {len(targets):,} pairs", key="bulk_override_submit")
-            if bulk_submit:
-                grade_value = None if bulk_grade == "exclude" else int(bulk_grade)
-                ok, results = write(override_labels, account.id,
-                                    [(p.query_id, p.passage_id, grade_value) for p in targets], bulk_reason)
-                if ok:
-                    flash(f"Overrode {len(results):,} final labels ({'excluded' if grade_value is None else grade_value}).")
+                st.radio("Final label", [*GRADES, "exclude"], horizontal=True, key="bulk_grade",
+                         format_func=lambda g: "exclude the pairs" if g == "exclude" else str(g))
+                st.text_area("Reason (required)", key="bulk_reason")
+                st.form_submit_button(f"Override {len(targets):,} pairs", key="bulk_override_submit",
+                                      on_click=bulk_override, args=(shown_keys,))
             if is_admin:
-                waiting = [p for p in targets if p.state == "needs_fourth"]
+                waiting = [(p.query_id, p.passage_id) for p in targets if p.state == "needs_fourth"]
+
+                def bulk_assign(keys: list[tuple[int, int]]) -> None:
+                    who = st.session_state.get("bulk_assign_user")
+                    if not keys:
+                        st.error("None of these pairs waits for a 4th label.")
+                        return
+                    ok, count = write(assign_adjudications, account.id, keys, who)
+                    if ok:
+                        stored(f"Gave {count:,} adjudications to {md_escape(who)}.")
+
                 with st.form("bulk_assign"):
                     st.caption(f"{len(waiting):,} of these pairs wait for a 4th label. Give their adjudication to "
                                "one account (it must be eligible for every pair: from the pair's pool or the pool's "
                                "adjudicator list).")
-                    who = st.selectbox("Account", accounts, key="bulk_assign_user")
-                    bulk_assign_submit = st.form_submit_button("Assign adjudications", key="bulk_assign_submit")
-                if bulk_assign_submit:
-                    if not waiting:
-                        st.error("None of these pairs waits for a 4th label.")
-                    else:
-                        ok, count = write(assign_adjudications, account.id,
-                                          [(p.query_id, p.passage_id) for p in waiting], who)
-                        if ok:
-                            flash(f"Gave {count:,} adjudications to {md_escape(who)}.")
+                    st.selectbox("Account", accounts, key="bulk_assign_user")
+                    st.form_submit_button("Assign adjudications", key="bulk_assign_submit", on_click=bulk_assign,
+                                          args=(waiting,))
 
     st.subheader("Override a final label")
     if not data["pairs"]:
@@ -393,17 +407,27 @@ with adjudication_tab:
             open_pair = queue[open_name]
             with store.read() as session:
                 eligible = eligible_adjudicators(session, open_pair.query_id, open_pair.passage_id)
-            if not eligible:
-                a2.caption("Nobody is eligible: the pool's annotators all hold this pair. Add an adjudicator for "
-                           "the pool below, or override the final label.")
-            else:
-                target = a2.selectbox("Give it to", eligible, key="reassign_user")
-                if st.button("Reassign", key="reassign_submit"):
-                    ok, previous = write(assign_adjudication, account.id, open_pair.query_id, open_pair.passage_id,
-                                         target)
-                    if ok:
-                        flash(f"Adjudication of {md_escape(open_name)} given to {md_escape(target)}"
-                              + (f" (was {md_escape(previous)})." if previous else "."))
+            # every account is offered and the write checks eligibility: options that changed with each pair
+            # would make Streamlit switch the box to another account between the click and the write
+            target = a2.selectbox("Give it to", accounts, index=None, key="reassign_user",
+                                  placeholder="choose an account")
+            a2.caption("Eligible now: " + (", ".join(eligible) if eligible else
+                                           "nobody (the pool's annotators all hold this pair: add an adjudicator "
+                                           "for the pool below, or override the final label)") + ".")
+
+            def reassign(query_id: int, passage_id: int, name: str) -> None:
+                # the pair is the one on screen when the button was drawn, even if the queue changed since
+                target = st.session_state.get("reassign_user")
+                if target is None:
+                    st.error("Choose the account to give the adjudication to.")
+                    return
+                ok, previous = write(assign_adjudication, account.id, query_id, passage_id, target)
+                if ok:
+                    stored(f"Adjudication of {md_escape(name)} given to {md_escape(target)}"
+                           + (f" (was {md_escape(previous)})." if previous else "."))
+
+            st.button("Reassign", key="reassign_submit", on_click=reassign,
+                      args=(open_pair.query_id, open_pair.passage_id, open_name))
         st.subheader("Adjudicators per pool")
         st.caption("A three-way split goes to one of the pool's own annotators, or, when a list is set here, only "
                    "to the accounts on it.")

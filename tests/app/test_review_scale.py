@@ -1,0 +1,276 @@
+"""Review at scale (issue 11) under AppTest: filters, a pair chosen from the table, bulk override, an admin's
+reassignment of an open adjudication, adjudicator lists and the per-query ranked-list view."""
+
+from __future__ import annotations
+
+import html
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from sqlalchemy import func, select
+from streamlit.testing.v1 import AppTest
+
+from core.types import CollectionSource, Passage, Query
+from db.annotation import create_assignments, record_judgment
+from db.engine import Store, sqlite_url
+from db.importer import import_collection
+from db.models import Assignment, FinalLabel, LabelOverride, PoolAdjudicator, QueryRecord, User
+from db.models import Passage as PassageRow
+from db.pools import save_pool
+from db.users import add_user
+
+REVIEW = str(Path(__file__).resolve().parents[2] / "views" / "review.py")
+QUERY_OF = {"d0": "q1", "d1": "q1", "d2": "q1", "d3": "q2", "d4": "q2", "d5": "q2"}
+ANNOTATORS = ["ann1", "ann2", "ann3", "ann4", "ann5"]
+# d0 unanimous 3, d1 split (needs a 4th), d2 majority 2, d3 majority 1, d4 split, d5 unlabelled
+GRADES = {"d0": (3, 3, 3), "d1": (0, 1, 2), "d2": (2, 2, 1), "d3": (1, 1, 0), "d4": (0, 1, 2)}
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory):
+    """Built once (password hashing is slow on purpose) and copied for every test."""
+    path = tmp_path_factory.mktemp("scale") / "app.db"
+    store = Store(sqlite_url(path))
+    source = CollectionSource(
+        passages=lambda: iter([Passage(d, f"passage <b>{d}</b> about towers", title=f"T{d}") for d in QUERY_OF]),
+        queries=lambda: iter([Query("q1", "tall <script>towers</script>"), Query("q2", "second query")]),
+        qrels=lambda: iter(()),
+    )
+    with store.write() as s:
+        import_collection(s, source, name="c", format="t", location="m")
+        save_pool(s, "c", "p", {q: {d: [] for d, qq in QUERY_OF.items() if qq == q} for q in ("q1", "q2")},
+                  method="depth")
+        ids = {n: add_user(s, n, "correct horse", r).id for n, r in (
+            ("admin", "admin"), ("rev1", "reviewer"), *((a, "annotator") for a in ANNOTATORS), ("other", "annotator"))}
+        create_assignments(s, "c", "p", annotators=ANNOTATORS, seed=2, package_size=10)
+    for doc, grades in GRADES.items():
+        holders = _holders(store, doc, "label")
+        for name, grade in zip(holders, grades):
+            with store.write() as s:
+                q, d = _pair(s, doc)
+                aid = s.scalar(select(Assignment.id).where(Assignment.user_id == ids[name], Assignment.query_id == q,
+                                                           Assignment.passage_id == d))
+                record_judgment(s, ids[name], aid, grade)
+    store.dispose()
+    return path, ids
+
+
+@pytest.fixture
+def db(template, tmp_path, monkeypatch):
+    source, ids = template
+    path = tmp_path / "app.db"
+    shutil.copyfile(source, path)
+    monkeypatch.delenv("POOLJUDGE_DB_URL", raising=False)
+    monkeypatch.setenv("POOLJUDGE_DB", str(path))
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    store = Store(sqlite_url(path))
+    store.ids = ids
+    yield store
+    store.dispose()
+    st.cache_resource.clear()
+    st.cache_data.clear()
+
+
+def _pair(s, doc):
+    q = s.scalar(select(QueryRecord.id).where(QueryRecord.ext_id == QUERY_OF[doc]))
+    d = s.scalar(select(PassageRow.id).where(PassageRow.ext_id == doc))
+    return q, d
+
+
+def _holders(store, doc, purpose):
+    with store.read() as s:
+        q, d = _pair(s, doc)
+        return list(s.scalars(select(User.username).join(Assignment, Assignment.user_id == User.id)
+                              .where(Assignment.query_id == q, Assignment.passage_id == d, Assignment.purpose == purpose)
+                              .order_by(User.username)))
+
+
+def _open(store, user):
+    at = AppTest.from_file(REVIEW, default_timeout=60)
+    at.session_state["pooljudge_user_id"] = store.ids[user]
+    return at.run()
+
+
+def _pairs(at):
+    [table] = [d for d in at.dataframe if d.key == "review_table"]
+    return table.value
+
+
+def _plain(text):
+    return text.replace("\\", "")
+
+
+def _verbatim(at):
+    return [html.unescape(re.sub(r"<[^>]*>", "", h.value.replace("<br>", "\n"))) for h in at.html]
+
+
+def test_filters_and_search_narrow_the_pairs_table(db):
+    at = _open(db, "rev1")
+    assert not at.exception, at.exception
+    table = _pairs(at)
+    assert list(table["passage id"]) == ["d0", "d1", "d2", "d3", "d4", "d5"]
+    assert list(table["state"]) == ["resolved", "needs fourth", "resolved", "resolved", "needs fourth", "pending"]
+    assert list(table["final"]) == ["3 (unanimous)", "–", "2 (majority)", "1 (majority)", "–", "–"]
+    assert "6 of 6 pairs. Select a row to see the pair and override its final label." in [c.value for c in at.caption]
+    at.selectbox(key="review_state").select("needs_fourth").run()
+    assert list(_pairs(at)["passage id"]) == ["d1", "d4"]
+    assert "2 of 6 pairs. Select a row to see the pair and override its final label." in [c.value for c in at.caption]
+    at.selectbox(key="review_state").select(None)
+    at.text_input(key="review_search").input("SECOND").run()
+    assert list(_pairs(at)["passage id"]) == ["d3", "d4", "d5"]
+    at.text_input(key="review_search").input("<script>").run()  # the query's text, matched literally
+    assert list(_pairs(at)["query"]) == ["tall <script>towers</script>"] * 3
+    at.text_input(key="review_search").input("").run()
+    at.selectbox(key="review_final").select(2).run()
+    assert list(_pairs(at)["passage id"]) == ["d2"]
+    at.selectbox(key="review_final").select(None)
+    labeller = _holders(db, "d3", "label")[2]  # gave d3 its 0
+    at.selectbox(key="review_annotator").select(labeller)
+    at.selectbox(key="review_label").select(0).run()
+    assert "d3" in list(_pairs(at)["passage id"])
+    assert at.selectbox(key="review_label").label == f"Label by {labeller}"
+    at.text_input(key="review_search").input("no such thing").run()
+    assert _pairs(at).empty and [i.value for i in at.info] == ["No pair matches these filters."]
+
+
+def test_choosing_a_row_shows_that_pair(db):
+    at = _open(db, "rev1")
+    at.selectbox(key="review_state").select("needs_fourth").run()
+    at.session_state["review_table"] = {"selection": {"rows": [1], "columns": [], "cells": []}}
+    at.run()
+    assert not at.exception, at.exception
+    assert (at.selectbox(key="override_query").value, at.selectbox(key="override_passage").value) == ("q2", "d4")
+    assert "passage <b>d4</b> about towers" in _verbatim(at)  # shown literally
+    at.session_state["review_table"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
+    at.run()
+    assert (at.selectbox(key="override_query").value, at.selectbox(key="override_passage").value) == ("q1", "d1")
+    assert "tall <script>towers</script>" in _verbatim(at)
+    assert not any("<script>" in h.value for h in at.html)
+
+
+def test_bulk_override_of_the_filtered_pairs_with_one_reason(db):
+    at = _open(db, "rev1")
+    at.selectbox(key="review_state").select("needs_fourth").run()
+    at.radio(key="bulk_grade").set_value(1)
+    at.button(key="bulk_override_submit").click().run()
+    assert [e.value for e in at.error] == ["an override needs a reason"]
+    with db.read() as s:
+        assert s.scalar(select(func.count()).select_from(LabelOverride)) == 0
+    at.text_area(key="bulk_reason").input("both <i>on topic</i> only")
+    at.radio(key="bulk_grade").set_value(1)
+    at.button(key="bulk_override_submit").click().run()
+    assert not at.exception and not at.error
+    assert [_plain(s.value) for s in at.success] == ["Overrode 2 final labels (1)."]
+    with db.read() as s:
+        rows = s.execute(select(PassageRow.ext_id, LabelOverride.grade, LabelOverride.reason, LabelOverride.user_id)
+                         .join(PassageRow, PassageRow.id == LabelOverride.passage_id).order_by(PassageRow.ext_id)).all()
+        finals = s.execute(select(PassageRow.ext_id, FinalLabel.grade, FinalLabel.method)
+                           .join(PassageRow, PassageRow.id == FinalLabel.passage_id).order_by(PassageRow.ext_id)).all()
+    assert [tuple(r) for r in rows] == [("d1", 1, "both <i>on topic</i> only", db.ids["rev1"]),
+                                        ("d4", 1, "both <i>on topic</i> only", db.ids["rev1"])]
+    assert [tuple(f) for f in finals if f[0] in ("d1", "d4")] == [("d1", 1, "overridden"), ("d4", 1, "overridden")]
+    assert _pairs(at).empty  # the tables refreshed: no pair needs a 4th any more
+    # a subset chosen by name: only those are overridden
+    at.selectbox(key="review_state").select("resolved").run()
+    at.multiselect(key="bulk_pairs").select("q1 / d0").run()  # the browser reruns on every change
+    at.radio(key="bulk_grade").set_value("exclude")
+    at.text_area(key="bulk_reason").input("duplicate passage")
+    at.button(key="bulk_override_submit").click().run()
+    assert [_plain(s.value) for s in at.success] == ["Overrode 1 final labels (excluded)."]
+    with db.read() as s:
+        assert s.scalar(select(func.count()).select_from(LabelOverride)) == 3
+
+
+def test_reviewers_get_no_admin_controls(db):
+    at = _open(db, "rev1")
+    keys = {b.key for b in at.button}
+    assert "reassign_submit" not in keys and "bulk_assign_submit" not in keys and "adjudicators_submit" not in keys
+
+
+def test_admin_reassigns_an_open_adjudication_from_the_app(db):
+    [fourth] = _holders(db, "d1", "fourth")
+    labellers = _holders(db, "d1", "label")
+    [other] = sorted(set(ANNOTATORS) - set(labellers) - {fourth})
+    at = _open(db, "admin")
+    assert not at.exception, at.exception
+    box = at.selectbox(key="reassign_pair")
+    assert box.options == [f"q1 / d1 (now: {fourth})", f"q2 / d4 (now: {_holders(db, 'd4', 'fourth')[0]})"]
+    assert f"Eligible now: {other}." in [c.value for c in at.caption]  # the pool's last free annotator, not "other"
+    at.button(key="reassign_submit").click().run()
+    assert [e.value for e in at.error] == ["Choose the account to give the adjudication to."]
+    at.selectbox(key="reassign_user").select(other)
+    at.button(key="reassign_submit").click().run()
+    assert not at.exception and not at.error
+    assert [_plain(s.value) for s in at.success] == [f"Adjudication of q1 / d1 given to {other} (was {fourth})."]
+    assert _holders(db, "d1", "fourth") == [other]
+    queue = [d.value for d in at.dataframe if "4th annotator" in d.value.columns][0]
+    assert dict(zip(queue["passage"], queue["4th annotator"]))["d1"] == other  # the table follows at once
+    # the write refuses a target that is not eligible (the account left the pool's list meanwhile)
+    with db.write() as s:
+        from db.adjudication import set_pool_adjudicators
+
+        set_pool_adjudicators(s, "c", "p", ["rev1"])
+    at.selectbox(key="reassign_pair").select_index(0)
+    at.selectbox(key="reassign_user").select("rev1")
+    at.run()
+    assert "Eligible now: rev1." in [c.value for c in at.caption]
+    with db.write() as s:
+        set_pool_adjudicators(s, "c", "p", ["admin"])  # changed again after the page was drawn
+    at.button(key="reassign_submit").click().run()
+    assert [_plain(e.value) for e in at.error] == ["rev1 may not adjudicate q1 / d1 (eligible: admin)"]
+    assert _holders(db, "d1", "fourth") == [other]
+
+
+def test_admin_sets_a_pools_adjudicators_and_assigns_waiting_pairs_in_bulk(db):
+    at = _open(db, "admin")
+    at.multiselect(key="adjudicators_p").select("other")
+    at.button(key="adjudicators_submit").click().run()
+    assert not at.exception and not at.error
+    assert [_plain(s.value) for s in at.success] == ["Adjudicators of pool p: other."]
+    with db.read() as s:
+        assert s.scalar(select(func.count()).select_from(PoolAdjudicator)) == 1
+    at.selectbox(key="review_state").select("needs_fourth").run()
+    at.selectbox(key="bulk_assign_user").select("other")
+    at.button(key="bulk_assign_submit").click().run()
+    assert not at.exception and not at.error
+    assert [_plain(s.value) for s in at.success] == ["Gave 2 adjudications to other."]
+    assert _holders(db, "d1", "fourth") == _holders(db, "d4", "fourth") == ["other"]
+    at.selectbox(key="bulk_assign_user").select("ann1")  # a labeller of both: refused, nothing changes
+    at.button(key="bulk_assign_submit").click().run()
+    assert len(at.error) == 1 and _plain(at.error[0].value).startswith("ann1 may not adjudicate q1 / d")
+    assert _holders(db, "d1", "fourth") == ["other"]
+
+
+def test_ranked_list_shows_a_querys_pool_with_every_label_and_adjusts_labels(db):
+    at = _open(db, "rev1")
+    assert at.selectbox(key="ranked_pool").value == "p"
+    assert at.selectbox(key="ranked_query").options == ["q1 · tall <script>towers</script> (3 passages)",
+                                                        "q2 · second query (3 passages)"]
+    shown = _verbatim(at)
+    assert "Query q1 · tall <script>towers</script>" in shown
+    assert "#1 · d0 · Td0" in shown and "#2 · d1 · Td1" in shown and "#3 · d2 · Td2" in shown
+    assert "final: 3 (unanimous)" in shown and "final: needs fourth" in shown and "final: 2 (majority)" in shown
+    labels = [t for t in shown if t.startswith("labels · ")]
+    assert len(labels) == 3 and all(t.count(":") == 3 for t in labels[:3])  # three annotators on each
+    with db.read() as s:
+        d1 = _pair(s, "d1")[1]
+        d2 = _pair(s, "d2")[1]
+    at.selectbox(key=f"ranked_set_{d1}").select(2)
+    at.selectbox(key=f"ranked_set_{d2}").select("exclude")
+    at.button(key="ranked_submit").click().run()
+    assert [e.value for e in at.error] == ["an override needs a reason"]
+    at.text_area(key="ranked_reason").input("read side by side")
+    at.button(key="ranked_submit").click().run()
+    assert not at.exception and not at.error
+    assert [_plain(s.value) for s in at.success] == ["Set 2 final labels of query q1."]
+    shown = _verbatim(at)
+    assert "final: 2 (overridden)" in shown and "final: excluded (overridden)" in shown
+    assert at.selectbox(key=f"ranked_set_{d1}").value == "keep"  # the boxes start again from "keep"
+    with db.read() as s:
+        assert s.scalar(select(func.count()).select_from(LabelOverride).where(LabelOverride.reason == "read side by side")) == 2
+    at.selectbox(key="ranked_query").select_index(1).run()
+    assert "Query q2 · second query" in _verbatim(at) and "final: not labelled yet" in _verbatim(at)
