@@ -240,18 +240,15 @@ def annotation_panel() -> None:
         st.html(verbatim_html(item.passage, query=item.query, language=item.passage_language))
 
     # keys carry the token: a press that reaches the server after the next item was drawn belongs to a
-    # button that no longer exists (or to its own item), never to the new one.  Rows are horizontal
-    # containers, not st.columns (half the elements to draw on every key press); two grades per row, so
-    # every full name fits at 1280 px, and every grade the same button type.
+    # button that no longer exists (or to its own item), never to the new one.  Two grades per row in equal
+    # columns, so every full name fits at 1280 px and no grade looks bigger; every grade the same type.
     keys = KEYS[item.scale]
-    rows = [levels[i:i + 2] for i in range(0, len(levels), 2)]
-    for row_levels in rows:
-        row = st.container(horizontal=True)
-        for level in row_levels:
+    for i in range(0, len(levels), 2):
+        for cell, level in zip(st.columns(2), levels[i:i + 2], strict=False):
             grade = level["grade"]
-            row.button(_label(item.scale, grade, level["name"]), key=f"grade-{grade}-{token}", shortcut=keys[grade],
-                       width="stretch", type="secondary", help=md_escape(level["definition"]),
-                       on_click=_submit, args=(me.id, item.assignment_id, token, grade))
+            cell.button(_label(item.scale, grade, level["name"]), key=f"grade-{grade}-{token}", shortcut=keys[grade],
+                        width="stretch", type="secondary", help=md_escape(level["definition"]),
+                        on_click=_submit, args=(me.id, item.assignment_id, token, grade))
     actions = st.container(horizontal=True)
     actions.button("Previous", key=f"previous-{token}", shortcut="p", width="stretch", icon=":material/undo:",
                    help="Go back to your earlier items to check or relabel them", on_click=_previous,

@@ -1,0 +1,198 @@
+"""Acceptance (issue 11, item 5): screenshots of the Annotate page, graded and binary, at 1280x800, and what they show.
+
+- every grade button has the same type (no primary colour pulling towards one grade) and its full name
+  visible, not cut (``1 · On topic, does not meet the need`` was cut off);
+- the sidebar shows the guide of the item's scale and collection: a binary pool shows the binary guide,
+  a graded pool the collection's own graded guide (an admin's text, escaped);
+- navigation by keyboard: P goes back to one's own earlier item, a grade there appends a relabel, F flags
+  an item, which is not served again.
+
+A server of its own on a fresh store; the judgments table is asserted row by row.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from sqlalchemy import select
+
+from db.engine import Store, sqlite_url
+from db.guidelines import set_guidelines
+from db.models import Judgment, Passage, User
+from tests.app.conftest import cli, login, screenshot, serve_app
+
+pytestmark = pytest.mark.browser
+
+PASSAGES = {"d1": "Alpha passage about the Eiffel Tower.", "d2": "Bravo passage on the Seine river.",
+            "d3": "Charlie passage with the tower's height, 330 metres.", "d4": "Delta passage on Paris museums.",
+            "d5": "Echo passage about bridges over the Seine."}
+MARKERS = {d: t.split()[0] + " passage" for d, t in PASSAGES.items()}
+QUERIES = {"q1": "how tall is the eiffel tower", "q2": "what to see in paris"}
+GRADED_NAMES = ["0 · No match", "1 · On topic, does not meet the need", "2 · Partly satisfies", "3 · Precisely answers"]
+BINARY_NAMES = ["0 · Not relevant", "1 · Relevant"]
+CUSTOM_EXAMPLE = "Custom example: <b>not bold</b> and *not italic*"
+# each grade button: its label, whether the label's text is cut (wider than its box), its kind and its box
+BUTTONS = """() => [...document.querySelectorAll('[data-testid="stMain"] button')]
+    .filter((b) => /^\\d · /.test(b.innerText.trim()) && b.checkVisibility() && b.getBoundingClientRect().width > 0)
+    .map((b) => {
+        const text = b.querySelector('[data-testid="stMarkdownContainer"] p') || b;
+        const box = b.getBoundingClientRect();
+        return {label: text.innerText.trim(), cut: text.scrollWidth > text.clientWidth + 1 || b.scrollWidth > b.clientWidth + 1,
+                kind: b.getAttribute('data-testid'), left: box.left, right: box.right, bottom: box.bottom,
+                width: box.width};
+    })"""
+SETTLED = """(markers) => {
+    const main = document.querySelector('[data-testid="stMain"]');
+    return main && !document.querySelector('[data-stale="true"]')
+        && markers.filter((m) => main.innerText.includes(m)).length === 1
+        && [...main.querySelectorAll('button')].some((b) => b.innerText.trim().startsWith('0 · '));
+}"""
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """ann1 labels pool ``g`` (q1: d1, d2, d3) on the graded scale, ann2 pool ``b`` (q2: d4, d5) on the binary one;
+    the collection has its own graded guide."""
+    folder = tmp_path_factory.mktemp("screens")
+    db = folder / "pooljudge.db"
+    for name, role in (("admin", "admin"), ("ann1", "annotator"), ("ann2", "annotator")):
+        cli(db, "user", "add", name, "--role", role)
+    data = folder / "data"
+    (data / "runs").mkdir(parents=True)
+    (data / "corpus.jsonl").write_text(
+        "".join(json.dumps({"_id": d, "title": "", "text": t}) + "\n" for d, t in PASSAGES.items()), encoding="utf-8")
+    (data / "queries.jsonl").write_text(
+        "".join(json.dumps({"_id": q, "text": t}) + "\n" for q, t in QUERIES.items()), encoding="utf-8")
+    runs = {"g": [("q1", "d1"), ("q1", "d2"), ("q1", "d3")], "b": [("q2", "d4"), ("q2", "d5")]}
+    for name, pairs in runs.items():
+        (data / "runs" / f"{name}.trec").write_text(
+            "".join(f"{q} Q0 {d} {i + 1} {10 - i}.0 {name}\n" for i, (q, d) in enumerate(pairs)), encoding="utf-8")
+    cli(db, "import", "-f", "beir", str(data), "-c", "screens")
+    for name, annotator, scale in (("g", "ann1", []), ("b", "ann2", ["--binary"])):
+        cli(db, "pool", "-c", "screens", "--name", name, "--run", name, "--depth", "3")
+        cli(db, "assign", "-c", "screens", "--pool", name, "--annotators", annotator, "--per-pair", "1", "--seed", "1",
+            *scale)
+    store = Store(sqlite_url(db))
+    with store.write() as s:
+        admin = s.scalar(select(User.id).where(User.username == "admin"))
+        graded = [{"grade": g, "name": n.split(" · ")[1], "definition": f"Collection rule for grade {g}.",
+                   "examples": [CUSTOM_EXAMPLE] if g == 3 else []} for g, n in enumerate(GRADED_NAMES)]
+        set_guidelines(s, admin, "screens", {"graded": graded})
+    env = {**os.environ, "POOLJUDGE_DB": str(db)}
+    env.pop("POOLJUDGE_DB_URL", None)
+    with serve_app(env, folder / "streamlit.log") as url:
+        yield {"url": url, "db": db, "store": store}
+    store.dispose()
+
+
+@pytest.fixture
+def small_page(browser):
+    """A page of its own at 1280x800, the size the acceptance screenshots are taken at."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    yield context.new_page()
+    context.close()
+
+
+def _rows(store, username: str) -> list[tuple]:
+    with store.read() as s:
+        return [tuple(r) for r in s.execute(
+            select(Passage.ext_id, Judgment.action, Judgment.grade)
+            .join(Passage, Passage.id == Judgment.passage_id)
+            .join(User, User.id == Judgment.user_id)
+            .where(User.username == username)
+            .order_by(Judgment.id))]
+
+
+def _shown(page) -> str:
+    page.wait_for_function(SETTLED, arg=list(MARKERS.values()), timeout=60_000)
+    body = page.locator('[data-testid="stMain"]').inner_text()
+    [doc] = [d for d, marker in MARKERS.items() if marker in body]
+    return doc
+
+
+def _check_buttons(page, names: list[str]) -> None:
+    buttons = page.evaluate(BUTTONS)
+    assert [b["label"] for b in buttons] == names  # every label complete, in grade order
+    assert [b for b in buttons if b["cut"]] == []  # and none wider than its button
+    assert {b["kind"] for b in buttons} == {"stBaseButton-secondary"}  # all the same type
+    assert max(b["width"] for b in buttons) - min(b["width"] for b in buttons) < 2  # and the same size
+    assert all(0 <= b["left"] and b["right"] <= 1280 and b["bottom"] <= 800 for b in buttons)  # in the screenshot
+
+
+def test_graded_screen_shows_four_equal_full_labels_and_the_collections_graded_guide(server, small_page):
+    page = small_page
+    login(page, server["url"], "ann1")
+    assert _shown(page) in ("d1", "d2", "d3")
+    _check_buttons(page, GRADED_NAMES)
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    sidebar.get_by_text("screens · graded scale, 0-3").wait_for(timeout=30_000)
+    side = sidebar.inner_text()
+    for g, name in enumerate(GRADED_NAMES):
+        assert name in side and f"Collection rule for grade {g}." in side
+    assert CUSTOM_EXAMPLE in side  # the admin's text literally: no bold, no italics
+    assert sidebar.locator("b").count() == 0
+    assert "Not relevant" not in side
+    path = screenshot_at(page, "annotate_graded")
+    assert path.stat().st_size > 10_000
+
+
+def test_binary_screen_shows_the_binary_guide(server, small_page):
+    page = small_page
+    login(page, server["url"], "ann2")
+    assert _shown(page) in ("d4", "d5")
+    _check_buttons(page, BINARY_NAMES)
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    sidebar.get_by_text("screens · binary scale").wait_for(timeout=30_000)
+    side = sidebar.inner_text()
+    assert "0 · Not relevant" in side and "1 · Relevant" in side and "levels 2 and 3" in side
+    assert "Precisely answers" not in side and "Collection rule" not in side  # not the 0-3 guide
+    assert "N not relevant, Y relevant" in side
+    path = screenshot_at(page, "annotate_binary")
+    assert path.stat().st_size > 10_000
+
+
+def screenshot_at(page, name: str):
+    """The viewport only (1280x800), as an annotator sees it."""
+    from tests.app.conftest import ARTIFACTS
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path))
+    return path
+
+
+def _press(page, key: str, gone: str) -> None:
+    page.wait_for_timeout(500)  # keyboard shortcuts attach a moment after the buttons mount
+    page.keyboard.press(key)
+    page.wait_for_function("(m) => !document.querySelector('[data-testid=\"stMain\"]').innerText.includes(m)",
+                           arg=MARKERS[gone], timeout=30_000)
+
+
+def test_previous_relabels_by_keyboard_and_f_flags(server, small_page):
+    store = server["store"]
+    page = small_page
+    login(page, server["url"], "ann1")
+    first = _shown(page)
+    _press(page, "2", first)
+    second = _shown(page)
+    assert _rows(store, "ann1") == [(first, "label", 2)]
+    page.get_by_text("All your work: 1 of 3 labelled · 2 left").wait_for(timeout=30_000)
+
+    _press(page, "p", second)  # back to the first item
+    assert _shown(page) == first
+    page.get_by_text("An earlier item (your label 2 · Partly satisfies)").wait_for(timeout=30_000)
+    screenshot(page, "annotate_previous")
+    _press(page, "3", first)  # a relabel: appended, and on to the new item
+    assert _shown(page) == second
+    assert _rows(store, "ann1") == [(first, "label", 2), (first, "label", 3)]
+
+    _press(page, "f", second)  # flagged: not served again
+    third = _shown(page)
+    assert third not in (first, second)
+    assert _rows(store, "ann1") == [(first, "label", 2), (first, "label", 3), (second, "flag", None)]
+    _press(page, "0", third)
+    page.get_by_text("Nothing left to label").wait_for(timeout=30_000)
+    page.get_by_text("All your work: 2 of 3 labelled · 0 left · 1 flagged, with the reviewers").wait_for(timeout=30_000)
+    assert _rows(store, "ann1")[-1] == (third, "label", 0)
