@@ -434,8 +434,10 @@ def check_pool_params(store: Store, params: Mapping[str, Any]) -> list[Retriever
                              f"retriever {made_by[name].text!r}")
     with store.read() as session:
         cid = collection_id(session, collection)
-        if session.scalar(select(Pool.id).where(Pool.collection_id == cid, Pool.name == pool_name)) is not None:
-            raise ValueError(f"a pool named {pool_name!r} already exists in collection {collection!r}")
+        taken = session.execute(select(Pool.id, Pool.archived_at).where(Pool.collection_id == cid, Pool.name == pool_name)).first()
+        if taken is not None:
+            hidden = " (archived: restore it, or choose another name)" if taken.archived_at is not None else ""
+            raise ValueError(f"a pool named {pool_name!r} already exists in collection {collection!r}{hidden}")
         status = dict(session.execute(select(RunRecord.name, RunRecord.status).where(RunRecord.collection_id == cid)).all())
     for name, spec in made_by.items():
         if status.get(name) == "ready":

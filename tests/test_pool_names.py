@@ -139,3 +139,46 @@ def test_retrieve_refuses_a_taken_run_name_before_indexing(demo, retrievals, cap
     assert capsys.readouterr().err.strip() == (
         "error: run name 'bad\\tname' contains a control character (U+0009) at position 4; names must be printable")
     assert retrievals == [] and _runs(store) == before
+
+
+def test_an_archived_pool_keeps_its_name_and_the_message_says_so(demo, retrievals, capsys):
+    from db.archive import archive
+
+    url, store = demo
+    assert _pool(url, "--name", "old", "--run", "bm25") == 0
+    with store.write() as s:
+        archive(s, "pool", "old", collection=DEMO_NAME, by="admin")
+    capsys.readouterr()
+    assert _pool(url, "--name", "old", "-r", "bm25:name=bm25-again") == 1
+    assert capsys.readouterr().err.strip() == (
+        f"error: a pool named 'old' already exists in collection {DEMO_NAME!r} (archived: restore it, or choose "
+        "another name)")
+    assert retrievals == []
+
+
+def test_staged_runs_are_published_with_the_pool_or_dropped_on_both_backends(store, monkeypatch, tmp_path):
+    """SQLite and PostgreSQL: the flip and the pool share one transaction; a refused pool drops the staged run."""
+    from pooljudge.seed import ensure_demo
+
+    monkeypatch.setenv("POOLJUDGE_CACHE", str(tmp_path / "cache"))
+    ensure_demo(store)
+    before = _runs(store)
+    with store.write() as s:
+        job = create_job(s, "pool", {"collection": DEMO_NAME, "name": "p", "retrievers": ["bm25:name=fresh"], "depth": 5})
+    result = run_job(store, job)
+    assert result["runs"] == ["fresh"] and _runs(store) == (sorted([*before[0], "fresh"]), before[1] + 1)
+
+    from db import pools
+
+    real = pools.save_pool
+
+    def refused(*args, **kwargs):
+        raise ValueError("refused at save")
+
+    monkeypatch.setattr(pools, "save_pool", refused)
+    with store.write() as s:
+        job = create_job(s, "pool", {"collection": DEMO_NAME, "name": "q", "retrievers": ["bm25:name=late"], "depth": 5})
+    with pytest.raises(ValueError, match="refused at save"):
+        run_job(store, job)
+    assert _runs(store) == (sorted([*before[0], "fresh"]), before[1] + 1)
+    monkeypatch.setattr(pools, "save_pool", real)
