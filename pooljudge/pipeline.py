@@ -582,6 +582,8 @@ def run_pool_job(store: Store, info, reporter) -> dict[str, Any]:
     reporter(0, None, "saving the pool")
     as_tuples = {q: {d: [(c.run, c.rank, c.score) for c in cs] for d, cs in docs.items()} for q, docs in pool.items()}
     params = {k2: v for k2, v in p.items() if k2 not in ("collection", "name")} | {"runs": list(runs)}
+    if new_runs:
+        reporter(0, None, "storing the new runs")
     staged = _stage_runs(store, collection, new_runs)
     try:
         with store.write() as session:
