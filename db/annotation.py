@@ -681,6 +681,12 @@ def start_qc_round(
     package = session.get(Package, package_id)
     if package is None:
         raise NotFound(f"no package {package_id}")
+    if package.status == "in_qc":
+        raise ValueError(f"package {package.name} is under review: close its open round first")
+    if package.status == "revise":
+        # the annotator answers the disputed items and resubmits first (db.rework); a round now would
+        # judge the very labels the last one sent back
+        raise ValueError(f"package {package.name} is returned for revision: its annotator resubmits it first")
     done, total = package_progress(session, package_id)
     if done < total:
         raise ValueError(f"package {package.name} is not finished ({done}/{total} labelled)")

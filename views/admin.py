@@ -168,7 +168,8 @@ with qc_tab:
                           for p in packages]),
             hide_index=True, width="stretch",
         )
-    ready = [p for p in packages if p.finished and p.status not in ("in_qc", "passed")]
+    # a returned package comes back once its annotator has answered the disputed items and resubmitted it
+    ready = [p for p in packages if p.finished and p.status not in ("in_qc", "passed", "revise")]
     st.subheader("Start a QC round")
     if not ready:
         st.caption("No finished package is waiting for review.")

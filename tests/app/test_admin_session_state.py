@@ -77,6 +77,9 @@ def test_admin_keeps_each_rounds_disagreement_table(db):
         {"query id": "q2", "query": "second query", "passage id": "d4", "annotator's label": 2,
          "reviewers' labels": "rev1: 3, rev2: 3", "consensus": "3", "reviewers' notes": ""},
     ]
+    # a returned package is not offered for a new round until its annotator resubmits it
+    assert "qc_package" not in [sb.key for sb in fresh.selectbox]
+    assert "No finished package is waiting for review." in [_plain(c.value) for c in fresh.caption]
     [expander] = [e for e in fresh.expander if "round 1" in e.label]
     assert _plain(expander.label) == ("ann1-p001 (ann1) · round 1 · revise · accuracy 0.667 on 6 pairs · "
                                       "2 disagreements")

@@ -212,3 +212,23 @@ def test_round_tables_refuse_a_round_under_review(loop):
         with pytest.raises(ValueError, match=f"QC round {round2} is still under review"):
             round_disagreements(s, round2)
         assert [t.round_no for t in qc_round_tables(s, package)] == [1]
+
+
+def test_no_new_round_while_a_package_is_returned_or_under_review(loop):
+    store, users, package, _round1, _ = loop
+    with store.write() as s:
+        with pytest.raises(ValueError) as returned:
+            start_qc_round(s, package, reviewers=["rev1", "rev2"], sample_size=3, seed=1)
+    assert str(returned.value) == "package ann1-p001 is returned for revision: its annotator resubmits it first"
+    for doc in WRONG:
+        with store.write() as s:
+            relabel_disputed(s, users["ann1"], _assignment(store, users["ann1"], doc), TRUTH[doc])
+    with store.write() as s:
+        resubmit_package(s, users["ann1"], package)
+        start_qc_round(s, package, reviewers=["rev1", "rev2"], sample_size=3, seed=1)
+    with store.write() as s:
+        with pytest.raises(ValueError) as reviewing:
+            start_qc_round(s, package, reviewers=["rev1", "rev2"], sample_size=3, seed=1)
+    assert str(reviewing.value) == "package ann1-p001 is under review: close its open round first"
+    with store.read() as s:
+        assert s.scalar(select(func.count()).select_from(QcRound).where(QcRound.package_id == package)) == 2
