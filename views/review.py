@@ -100,13 +100,20 @@ def flash(message: str) -> None:
     st.rerun()
 
 
-def write(action, *args, **kwargs) -> tuple[bool, object]:
-    """``(stored, result)`` of one write; a refusal (checked in the write) is shown as an error, nothing stored."""
+def write(action, *args, deferred: bool = False, **kwargs) -> tuple[bool, object]:
+    """``(stored, result)`` of one write; a refusal (checked in the write) is shown as an error, nothing stored.
+
+    ``deferred`` (in a button callback, which runs before the page is drawn): the error is kept for the notice
+    area above the tabs, so that the page's layout, and with it the tab on screen, stays the same.
+    """
     try:
         with store.write() as session:
             return True, action(session, *args, **kwargs)
     except (ValueError, PermissionError, LookupError) as exc:
-        st.error(md_escape(str(exc)))
+        if deferred:
+            st.session_state["review_error"] = str(exc)
+        else:
+            st.error(md_escape(str(exc)))
         return False, None
 
 
@@ -120,9 +127,14 @@ data = tables(store.url, info.name, marker, st.session_state.get("review_writes"
 if is_admin:
     with store.read() as session:
         accounts = active_users(session, ["annotator", "reviewer", "admin"])
+# always drawn, even empty: an element appearing above the tabs would make the browser show the first tab again
+notice = st.container()
 done = st.session_state.pop("review_flash", None)
 if done:
-    st.success(done)
+    notice.success(done)
+refused = st.session_state.pop("review_error", None)
+if refused:
+    notice.error(md_escape(refused))
 agreement_tab, pairs_tab, ranked_tab, adjudication_tab, qc_tab, throughput_tab, labels_tab = st.tabs(
     ["Agreement", "Pairs", "Ranked list", "Adjudication", "Quality control", "Throughput", "Final labels"]
 )
@@ -242,7 +254,7 @@ with pairs_tab:
                 choice = st.session_state["bulk_grade"]
                 grade_value = None if choice == "exclude" else int(choice)
                 ok, results = write(override_labels, account.id, [(q, p, grade_value) for q, p in keys],
-                                    st.session_state.get("bulk_reason", ""))
+                                    st.session_state.get("bulk_reason", ""), deferred=True)
                 if ok:
                     stored(f"Overrode {len(results):,} final labels ({'excluded' if grade_value is None else grade_value}).")
 
@@ -260,9 +272,9 @@ with pairs_tab:
                 def bulk_assign(keys: list[tuple[int, int]]) -> None:
                     who = st.session_state.get("bulk_assign_user")
                     if not keys:
-                        st.error("None of these pairs waits for a 4th label.")
+                        st.session_state["review_error"] = "None of these pairs waits for a 4th label."
                         return
-                    ok, count = write(assign_adjudications, account.id, keys, who)
+                    ok, count = write(assign_adjudications, account.id, keys, who, deferred=True)
                     if ok:
                         stored(f"Gave {count:,} adjudications to {md_escape(who)}.")
 
@@ -346,8 +358,11 @@ with ranked_tab:
                     left, right = st.columns([5, 2])
                     where = f"#{e.position}" + ("" if order is None else
                                                 (f" · rank {e.run_rank}" if e.run_rank else " · not retrieved"))
-                    show_text(e.title, query=ranked.query, language=info.language, bold=True, container=left,
-                              label=f"{where} · {e.docid}")
+                    if e.title:
+                        show_text(e.title, query=ranked.query, language=info.language, bold=True, container=left,
+                                  label=f"{where} · {e.docid}")
+                    else:
+                        show_text(e.docid, bold=True, container=left, label=where)
                     show_text(e.passage, query=ranked.query, language=info.language, container=left)
                     final = final_text(e.final_grade, e.method) or ("not labelled yet" if e.state == "unlabelled"
                                                                     else e.state.replace("_", " "))
@@ -419,9 +434,9 @@ with adjudication_tab:
                 # the pair is the one on screen when the button was drawn, even if the queue changed since
                 target = st.session_state.get("reassign_user")
                 if target is None:
-                    st.error("Choose the account to give the adjudication to.")
+                    st.session_state["review_error"] = "Choose the account to give the adjudication to."
                     return
-                ok, previous = write(assign_adjudication, account.id, query_id, passage_id, target)
+                ok, previous = write(assign_adjudication, account.id, query_id, passage_id, target, deferred=True)
                 if ok:
                     stored(f"Adjudication of {md_escape(name)} given to {md_escape(target)}"
                            + (f" (was {md_escape(previous)})." if previous else "."))

@@ -201,7 +201,7 @@ def test_admin_reassigns_an_open_adjudication_from_the_app(db):
     assert box.options == [f"q1 / d1 (now: {fourth})", f"q2 / d4 (now: {_holders(db, 'd4', 'fourth')[0]})"]
     assert f"Eligible now: {other}." in [c.value for c in at.caption]  # the pool's last free annotator, not "other"
     at.button(key="reassign_submit").click().run()
-    assert [e.value for e in at.error] == ["Choose the account to give the adjudication to."]
+    assert [_plain(e.value) for e in at.error] == ["Choose the account to give the adjudication to."]
     at.selectbox(key="reassign_user").select(other)
     at.button(key="reassign_submit").click().run()
     assert not at.exception and not at.error
