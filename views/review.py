@@ -117,6 +117,10 @@ def write(action, *args, deferred: bool = False, **kwargs) -> tuple[bool, object
         return False, None
 
 
+def count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
 def final_text(grade: int | None, method: str | None) -> str | None:
     return None if method is None else f"{'excluded' if grade is None else grade} ({method})"
 
@@ -235,15 +239,15 @@ with pairs_tab:
     event = st.dataframe(blank_missing(table), hide_index=True, width="stretch", key="review_table",
                          on_select="rerun", selection_mode="single-row")
     picked = event.selection.rows if event is not None else []
-    if picked and picked[0] < len(shown) and st.session_state.get("review_picked") != (shown[picked[0]].qid, shown[picked[0]].docid):
+    chosen_pair = shown[picked[0]] if picked and picked[0] < len(shown) else None
+    if chosen_pair is not None and st.session_state.get("review_picked") != (chosen_pair.qid, chosen_pair.docid):
         # a new row was chosen: the pair boxes below follow it (they are drawn after this, so this is allowed)
-        chosen_pair = shown[picked[0]]
         st.session_state["review_picked"] = (chosen_pair.qid, chosen_pair.docid)
         st.session_state["override_query"] = chosen_pair.qid
         st.session_state["override_passage"] = chosen_pair.docid
 
     if shown:
-        with st.expander(f"Bulk actions on the {len(shown):,} pairs shown"):
+        with st.expander(f"Bulk actions on the {count(len(shown), 'pair')} shown"):
             names = {f"{p.qid} / {p.docid}": p for p in shown}
             chosen = st.multiselect("Pairs (none chosen: all pairs shown)", list(names), key="bulk_pairs")
             targets = [names[n] for n in chosen if n in names] or shown
@@ -256,15 +260,16 @@ with pairs_tab:
                 ok, results = write(override_labels, account.id, [(q, p, grade_value) for q, p in keys],
                                     st.session_state.get("bulk_reason", ""), deferred=True)
                 if ok:
-                    stored(f"Overrode {len(results):,} final labels ({'excluded' if grade_value is None else grade_value}).")
+                    stored(f"Overrode {count(len(results), 'final label')} "
+                           f"({'excluded' if grade_value is None else grade_value}).")
 
             with st.form("bulk_override"):
-                st.caption(f"Override the final label of {len(targets):,} pairs with one reason (each override is "
+                st.caption(f"Override the final label of {count(len(targets), 'pair')} with one reason (each override is "
                            "stored on its own; the labels stay).")
                 st.radio("Final label", [*GRADES, "exclude"], horizontal=True, key="bulk_grade",
                          format_func=lambda g: "exclude the pairs" if g == "exclude" else str(g))
                 st.text_area("Reason (required)", key="bulk_reason")
-                st.form_submit_button(f"Override {len(targets):,} pairs", key="bulk_override_submit",
+                st.form_submit_button(f"Override {count(len(targets), 'pair')}", key="bulk_override_submit",
                                       on_click=bulk_override, args=(shown_keys,))
             if is_admin:
                 waiting = [(p.query_id, p.passage_id) for p in targets if p.state == "needs_fourth"]
@@ -274,9 +279,9 @@ with pairs_tab:
                     if not keys:
                         st.session_state["review_error"] = "None of these pairs waits for a 4th label."
                         return
-                    ok, count = write(assign_adjudications, account.id, keys, who, deferred=True)
+                    ok, assigned = write(assign_adjudications, account.id, keys, who, deferred=True)
                     if ok:
-                        stored(f"Gave {count:,} adjudications to {md_escape(who)}.")
+                        stored(f"Gave {count(assigned, 'adjudication')} to {md_escape(who)}.")
 
                 with st.form("bulk_assign"):
                     st.caption(f"{len(waiting):,} of these pairs wait for a 4th label. Give their adjudication to "
@@ -388,7 +393,7 @@ with ranked_tab:
                     for e in ranked.entries:  # the list shows the new labels; the boxes start from "keep" again
                         st.session_state.pop(f"ranked_set_{e.passage_id}", None)
                     st.session_state.pop("ranked_reason", None)
-                    flash(f"Set {len(results)} final labels of query {md_escape(ranked.qid)}.")
+                    flash(f"Set {count(len(results), 'final label')} of query {md_escape(ranked.qid)}.")
 
 with adjudication_tab:
     st.subheader("Waiting for a 4th annotator")

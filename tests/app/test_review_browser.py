@@ -120,7 +120,7 @@ def test_review_filters_and_the_ranked_list_view(server, page):
     screenshot(page, "review_filters")
     text = panel.inner_text()
     assert "1 of 5 pairs. Select a row to see the pair and override its final label." in text
-    assert "Bulk actions on the 1 pairs shown" in text
+    assert "Bulk actions on the 1 pair shown" in text
     assert "how tall is the <b>Eiffel</b> tower" in text  # the chosen pair's query, shown as text
     assert panel.locator('[data-testid="stException"]').count() == 0
 
@@ -146,7 +146,7 @@ def test_review_filters_and_the_ranked_list_view(server, page):
           .get_by_role("combobox"), "0")
     panel.get_by_label("Reason for the labels you set (required)").fill("only the river is named")
     panel.get_by_role("button", name="Apply the labels set").click()
-    page.get_by_text("Set 1 final labels of query q1.").wait_for(timeout=60_000)
+    page.get_by_text("Set 1 final label of query q1.").wait_for(timeout=60_000)
     _idle(page)
     _panel(page).get_by_text("final: 0 (overridden)").wait_for(timeout=60_000)
     store = server["store"]

@@ -180,7 +180,7 @@ def test_bulk_override_of_the_filtered_pairs_with_one_reason(db):
     at.radio(key="bulk_grade").set_value("exclude")
     at.text_area(key="bulk_reason").input("duplicate passage")
     at.button(key="bulk_override_submit").click().run()
-    assert [_plain(s.value) for s in at.success] == ["Overrode 1 final labels (excluded)."]
+    assert [_plain(s.value) for s in at.success] == ["Overrode 1 final label (excluded)."]
     with db.read() as s:
         assert s.scalar(select(func.count()).select_from(LabelOverride)) == 3
 
