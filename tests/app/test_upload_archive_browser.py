@@ -4,6 +4,7 @@ a collection archived and restored from the Manage page and from the CLI, its ju
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 import zipfile
 from pathlib import Path
@@ -150,6 +151,12 @@ def test_archive_and_restore_a_collection_from_the_app_and_the_cli(server, page)
     assert "labelled" not in _collections(store) and _judgments(store) == before
     screenshot(page, "manage-archived")
     page.get_by_text("Show archived items only").click()
+    # the table of archived items says who archived the collection and when
+    # (the grid is drawn on a canvas; its cells are also in an accessible table, read here)
+    cells = page.locator('[data-testid="stDataFrame"] td[role="gridcell"]')
+    cells.filter(has_text=re.compile(r"^admin$")).first.wait_for(state="attached", timeout=30_000)
+    assert cells.filter(has_text=re.compile(r"^archived$")).count() == 1
+    assert cells.filter(has_text=re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d UTC$")).count() == 1
     screenshot(page, "manage-archived-only")
     _choose(page, page.get_by_role("combobox").first, "collection labelled (archived)")
     page.get_by_role("button", name="Restore").click()
