@@ -452,6 +452,20 @@ def cmd_archive(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_archived(args: argparse.Namespace) -> int:
+    from core.names import display_name
+    from db.archive import list_items
+
+    with _store(args).read() as session:
+        items = list_items(session, archived_only=True)
+    if not items:
+        print("nothing is archived")
+    for i in items:  # stored names may hold control characters: printed escaped
+        print(f"{i.kind}\t{display_name(i.collection or i.name)}\t{display_name(i.name)}\t"
+              f"{display_name(i.archived_by or '')}\t{i.archived_at:%Y-%m-%d %H:%M} UTC")
+    return 0
+
+
 # --------------------------------------------------------------------------- small commands
 
 
@@ -651,6 +665,8 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("new", help="the new name")
         p.add_argument("--collection", "-c", help="the collection a pool, run or qrels version belongs to")
         p.set_defaults(func=cmd_archive)
+    sub.add_parser("archived", help="list archived collections, pools, runs and qrels versions (kind, collection, "
+                   "name, by, at)").set_defaults(func=cmd_archived)
     sub.add_parser("collections", help="list collections in the store").set_defaults(func=cmd_collections)
     sub.add_parser("demo", help="load the bundled bilingual demo collection").set_defaults(func=cmd_demo)
     sub.add_parser("formats", help="list import formats").set_defaults(func=cmd_formats)

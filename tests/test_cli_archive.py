@@ -84,3 +84,18 @@ def test_cli_archive_a_run_and_rename(tmp_path, capsys):
     assert capsys.readouterr().err == "error: collection 'c' already has that name; nothing was renamed\n"
     assert main(["--db", db, "collections"]) == 0
     assert "runs: bm25-v2" in capsys.readouterr().out
+
+
+def test_cli_archived_lists_what_is_hidden_with_who_and_when(tmp_path, capsys):
+    db = _store(tmp_path)
+    capsys.readouterr()
+    assert main(["--db", db, "archived"]) == 0
+    assert capsys.readouterr().out == "nothing is archived\n"
+    assert main(["--db", db, "archive", "pool", "p", "-c", "c"]) == 0
+    assert main(["--db", db, "archive", "collection", "c"]) == 0
+    capsys.readouterr()
+    assert main(["--db", db, "archived"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    who = f"{getpass.getuser()} (cli)"
+    assert [line.rsplit("\t", 1)[0] for line in lines] == [f"collection\tc\tc\t{who}", f"pool\tc\tp\t{who}"]
+    assert all(line.endswith(" UTC") for line in lines)
