@@ -336,10 +336,12 @@ if account.role == "admin":
                 for level in current[edit_scale]:
                     g = level["grade"]
                     st.markdown(f"**Grade {g}**")
-                    name = st.text_input("Name", level["name"], key=f"guide-name-{g}")
-                    definition = st.text_area("Definition", level["definition"], key=f"guide-def-{g}", height=68)
+                    # keys per collection and scale: switching either shows that guide, not the typed one
+                    at = f"{g}-{edit_scale}-{target}"
+                    name = st.text_input("Name", level["name"], key=f"guide-name-{at}")
+                    definition = st.text_area("Definition", level["definition"], key=f"guide-def-{at}", height=68)
                     examples = st.text_area("Examples (one per line)", "\n".join(level["examples"]),
-                                            key=f"guide-ex-{g}", height=68)
+                                            key=f"guide-ex-{at}", height=68)
                     edited.append({"grade": g, "name": name, "definition": definition,
                                    "examples": [e for e in examples.splitlines() if e.strip()]})
                 save = st.form_submit_button("Save guide")
@@ -356,4 +358,6 @@ if account.role == "admin":
                 with store.write() as session:
                     reset_guidelines(session, account.id, target)
                 state.pop(GUIDE, None)
+                for key in [k for k in state if str(k).startswith("guide-") and str(k).endswith(f"-{target}")]:
+                    del state[key]  # the fields show the built-in text again
                 st.rerun()

@@ -107,9 +107,9 @@ def test_an_admin_edits_and_resets_the_guide_and_annotators_see_it_escaped(world
     at = _open(store.admin_id)
     assert not at.exception
     assert at.selectbox(key="guide_collection").value == "c <i>"
-    at.text_input(key="guide-name-3").input("Spot on")
-    at.text_area(key="guide-def-3").input("Answers it **exactly** <b>x</b>")
-    at.text_area(key="guide-ex-3").input("first example\n\nsecond [link](http://e.org)")
+    at.text_input(key="guide-name-3-graded-c <i>").input("Spot on")
+    at.text_area(key="guide-def-3-graded-c <i>").input("Answers it **exactly** <b>x</b>")
+    at.text_area(key="guide-ex-3-graded-c <i>").input("first example\n\nsecond [link](http://e.org)")
     next(b for b in at.button if b.label == "Save guide").click().run()
     assert not at.exception and any(m.value.startswith("Saved") for m in at.success)
     with store.read() as s:
@@ -122,7 +122,7 @@ def test_an_admin_edits_and_resets_the_guide_and_annotators_see_it_escaped(world
     assert "*second \\[link\\]\\(http\\:\u2060\\/\\/e\\.org\\)*" in side
     assert "3 · Spot on" in [b.label for b in ann.button]
     # an invalid edit names the field and stores nothing
-    at.text_input(key="guide-name-0").input(" ")
+    at.text_input(key="guide-name-0-graded-c <i>").input(" ")
     next(b for b in at.button if b.label == "Save guide").click().run()
     assert at.error[0].value.replace("\\", "") == "guide['graded'][0]['name'] must be a non-empty text"
     with store.read() as s:
@@ -130,6 +130,9 @@ def test_an_admin_edits_and_resets_the_guide_and_annotators_see_it_escaped(world
     _button(at, "Reset to the built-in guide").click().run()
     with store.read() as s:
         assert s.scalar(select(Collection.guidelines)) is None
+    assert at.text_input(key="guide-name-3-graded-c <i>").value == LEVELS[3].name  # the fields show it too
+    at.radio(key="guide_scale").set_value("binary").run()
+    assert at.text_input(key="guide-name-1-binary-c <i>").value == BINARY_GUIDE[1].name
 
 
 def test_the_guide_editor_is_for_admins_only(world):
