@@ -311,7 +311,7 @@ def next_item(session: Session, user_id: int, *, skipped: Sequence[int] = ()) ->
     The user's own judgment log decides what is served, so it holds across sessions: an item they
     skipped (their latest word on it is a skip) comes back at the end of its package; an item they
     flagged is not served again (it waits in the reviewers' flagged queue, :func:`db.review.flagged`,
-    and the user can still open it from their own list).  ``skipped`` assignment ids count as skipped
+    and the user can still open it from their own list), except a QC item, which comes back like a skip.  ``skipped`` assignment ids count as skipped
     too.  Returns None when nothing is left.  What is served is exactly what :func:`record_judgment`
     accepts (the same open condition).
     """
@@ -324,10 +324,13 @@ def next_item(session: Session, user_id: int, *, skipped: Sequence[int] = ()) ->
     if not rows:
         return None
     labelled, marks = _own_log(session, user_id, [r[0] for r in rows])
-    todo = [r for r in rows if r[0] not in labelled and marks.get(r[0]) != "flag"]
+    # A reviewer's flag on a QC item is a note, not a hand-off: nobody else labels that sample, so it
+    # comes back like a skip (else the round could never close).  Elsewhere a flag waits for reviewers.
+    qc_ids = {r[0] for r in rows if r[1] == "qc"}
+    todo = [r for r in rows if r[0] not in labelled and (marks.get(r[0]) != "flag" or r[0] in qc_ids)]
     if not todo:
         return None
-    skip = set(skipped) | {aid for aid, mark in marks.items() if mark == "skip"}
+    skip = set(skipped) | {aid for aid, mark in marks.items() if mark == "skip" or aid in qc_ids}
     # the first package (in serving order) with work left; its skipped items only after the rest of it
     group = [r for r in todo if (r[1] == "fourth", r[4], r[2]) == (todo[0][1] == "fourth", todo[0][4], todo[0][2])]
     chosen = next((r for r in group if r[0] not in skip), group[0])

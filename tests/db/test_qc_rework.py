@@ -232,3 +232,40 @@ def test_no_new_round_while_a_package_is_returned_or_under_review(loop):
     assert str(reviewing.value) == "package ann1-p001 is under review: close its open round first"
     with store.read() as s:
         assert s.scalar(select(func.count()).select_from(QcRound).where(QcRound.package_id == package)) == 2
+
+
+def test_a_reviewer_who_flags_a_qc_item_gets_it_back_and_the_round_closes(store):
+    """A flag on a QC item is the reviewer's note: the item comes back after the rest, so the round can close."""
+    source = CollectionSource(passages=lambda: iter([Passage(d, f"passage {d}") for d in DOCS[:4]]),
+                              queries=lambda: iter([Query("q1", "first query")]), qrels=lambda: iter(()))
+    with store.write() as s:
+        import_collection(s, source, name="c", format="t", location="m")
+        save_pool(s, "c", "p", {"q1": {d: [] for d in DOCS[:4]}}, method="depth")
+        users = {n: add_user(s, n, "correct horse", "annotator").id for n in ("ann1",)}
+        users |= {n: add_user(s, n, "correct horse", "reviewer").id for n in ("rev1", "rev2")}
+        users["admin"] = add_user(s, "admin", "correct horse", "admin").id
+        create_assignments(s, "c", "p", annotators=["ann1"], per_pair=1, seed=7, package_size=4)
+    for d in DOCS[:4]:
+        _label(store, users["ann1"], d, TRUTH[d])
+    with store.read() as s:
+        package = s.scalar(select(Package.id).where(Package.user_id == users["ann1"]))
+    with store.write() as s:
+        round1 = start_qc_round(s, package, reviewers=["rev1", "rev2"], sample_size=4, seed=1, by=users["admin"])
+    with store.read() as s:
+        first = next_item(s, users["rev1"])
+    with store.write() as s:
+        record_judgment(s, users["rev1"], first.assignment_id, None, action="flag", note="unsure: ask the lead")
+    served = []
+    while True:
+        with store.read() as s:
+            item = next_item(s, users["rev1"])
+        if item is None:
+            break
+        served.append(item.assignment_id)
+        with store.write() as s:
+            record_judgment(s, users["rev1"], item.assignment_id, TRUTH[item.passage.split()[-1]])
+    assert len(served) == 4 and served[-1] == first.assignment_id  # the flagged item came back, last
+    _review(store, {"rev1": users["rev1"], "rev2": users["rev2"]})
+    with store.write() as s:
+        result = close_qc_round(s, round1, by=users["admin"])
+    assert (result["n_checked"], result["decision"]) == (4, "pass")
