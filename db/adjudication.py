@@ -27,6 +27,7 @@ from db.annotation import (
     LABEL_ROLES,
     LABELLING,
     REVIEW_ROLES,
+    add_fourth,
     override_label,
     pair_labels,
     pair_scale,
@@ -192,19 +193,7 @@ def _assign_one(session: Session, query_id: int, passage_id: int, username: str,
         fourth.seed = annotator_seed(seed, username)
         session.flush()
         return previous
-    entry = session.scalar(
-        select(Assignment.pool_entry_id).where(
-            Assignment.query_id == query_id, Assignment.passage_id == passage_id, Assignment.pool_entry_id.is_not(None)
-        ).limit(1)
-    )
-    session.add(
-        Assignment(
-            pool_entry_id=entry, query_id=query_id, passage_id=passage_id, user_id=target.id,
-            package=f"{username}-adjudication", package_id=None, order_index=0,
-            seed=annotator_seed(seed, username), purpose="fourth",
-        )
-    )
-    session.flush()
+    add_fourth(session, query_id, passage_id, target.id, username, seed)
     return None
 
 

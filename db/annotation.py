@@ -594,7 +594,11 @@ def _assign_fourth(session: Session, query_id: int, passage_id: int, labelled_by
         # decision or an admin's assignment.
         return
     chosen = plan_fourth((str(query_id), str(passage_id)), holders, candidates, _loads(session), seed)
-    user_id = session.scalar(select(User.id).where(User.username == chosen))
+    add_fourth(session, query_id, passage_id, session.scalar(select(User.id).where(User.username == chosen)), chosen, seed)
+
+
+def add_fourth(session: Session, query_id: int, passage_id: int, user_id: int, username: str, seed: int) -> None:
+    """Give the pair's adjudication (the fourth label) to ``username``, in their adjudication package."""
     entry = session.scalar(
         select(Assignment.pool_entry_id).where(
             Assignment.query_id == query_id, Assignment.passage_id == passage_id, Assignment.pool_entry_id.is_not(None)
@@ -603,8 +607,8 @@ def _assign_fourth(session: Session, query_id: int, passage_id: int, labelled_by
     session.add(
         Assignment(
             pool_entry_id=entry, query_id=query_id, passage_id=passage_id, user_id=user_id,
-            package=f"{chosen}-adjudication", package_id=None, order_index=0,
-            seed=annotator_seed(seed, chosen), purpose="fourth",
+            package=f"{username}-adjudication", package_id=None, order_index=0,
+            seed=annotator_seed(seed, username), purpose="fourth",
         )
     )
     session.flush()
