@@ -104,7 +104,7 @@ def test_metrics_dashboards(app_server, page, relabelled):
 def test_dataset_statistics_dashboards(app_server, page, relabelled):
     login(page, app_server["url"], "admin")
     open_page(page, "Dataset statistics")
-    page.get_by_text("Leakage threshold").wait_for(timeout=180_000)  # the first visit loads the encoder
+    page.get_by_text("Leakage threshold (cosine)").wait_for(timeout=180_000)  # the first visit loads the encoder
     main = page.locator('[data-testid="stMain"]')
     _assert_rendered(main, charts=3, tables=4, name="statistics", page=page)
     metric = page.locator('[data-testid="stMetricValue"]').first.inner_text()

@@ -112,7 +112,7 @@ def test_annotate_page_shows_query_title_and_passage_verbatim(verbatim_app, page
 def test_review_page_shows_the_pair_verbatim(verbatim_app, page):
     login(page, verbatim_app, "rev1")
     page.locator('[data-testid="stSidebarNav"]').get_by_text("Review", exact=True).click()
-    page.get_by_role("tab", name="Adjudication and overrides").click()
+    page.get_by_role("tab", name="Pairs", exact=True).click()
     page.get_by_text("Override a final label").wait_for(timeout=60_000)
     passage = _html_with(page, MARKER)
     _assert_verbatim(passage, PASSAGE)

