@@ -696,7 +696,11 @@ def start_qc_round(
         raise ValueError(f"package {package.name} is returned for revision: its annotator resubmits it first")
     done, total = package_progress(session, package_id)
     if done < total:
-        raise ValueError(f"package {package.name} is not finished ({done}/{total} labelled)")
+        ids = list(session.scalars(select(Assignment.id).where(Assignment.package_id == package_id)))
+        flags = sum(mark == "flag" for mark in _own_log(session, package.user_id, ids)[1].values())
+        waiting = (f"; {flags} flagged item(s) wait for the annotator to label them from 'My earlier items' "
+                   "once a reviewer has answered the flag") if flags else ""
+        raise ValueError(f"package {package.name} is not finished ({done}/{total} labelled{waiting})")
     users = dict(session.execute(
         select(User.username, User.id).where(User.username.in_(list(reviewers)), User.active, User.role.in_(("reviewer", "admin")))
     ).all())

@@ -269,3 +269,27 @@ def test_a_reviewer_who_flags_a_qc_item_gets_it_back_and_the_round_closes(store)
     with store.write() as s:
         result = close_qc_round(s, round1, by=users["admin"])
     assert (result["n_checked"], result["decision"]) == (4, "pass")
+
+
+def test_a_package_with_a_flagged_item_says_why_it_cannot_start_qc(store):
+    source = CollectionSource(passages=lambda: iter([Passage(d, f"passage {d}") for d in DOCS[:3]]),
+                              queries=lambda: iter([Query("q1", "first query")]), qrels=lambda: iter(()))
+    with store.write() as s:
+        import_collection(s, source, name="c", format="t", location="m")
+        save_pool(s, "c", "p", {"q1": {d: [] for d in DOCS[:3]}}, method="depth")
+        ann = add_user(s, "ann1", "correct horse", "annotator").id
+        for r in ("rev1", "rev2"):
+            add_user(s, r, "correct horse", "reviewer")
+        create_assignments(s, "c", "p", annotators=["ann1"], per_pair=1, seed=7, package_size=3)
+    _label(store, ann, "d0", 3)
+    _label(store, ann, "d1", 0)
+    with store.write() as s:
+        record_judgment(s, ann, _assignment(store, ann, "d2"), None, action="flag", note="which city?")
+    with store.read() as s:
+        package = s.scalar(select(Package.id).where(Package.user_id == ann))
+    with pytest.raises(ValueError, match=r"not finished \(2/3 labelled; 1 flagged item\(s\) wait for the annotator"):
+        with store.write() as s:
+            start_qc_round(s, package, reviewers=["rev1", "rev2"], sample_size=3, seed=1)
+    _label(store, ann, "d2", 2)  # from 'My earlier items', after the reviewer's answer
+    with store.write() as s:
+        assert start_qc_round(s, package, reviewers=["rev1", "rev2"], sample_size=3, seed=1) > 0
