@@ -79,3 +79,17 @@ def store(store_url):
     s = Store(store_url)
     yield s
     s.dispose()
+
+
+@pytest.fixture
+def demo(tmp_path, monkeypatch):
+    """``(url, store)`` of a fresh SQLite store holding the demo collection, with a private cache."""
+    from db.engine import Store, sqlite_url
+    from pooljudge.cli import main
+
+    monkeypatch.setenv("POOLJUDGE_CACHE", str(tmp_path / "cache"))
+    url = sqlite_url(tmp_path / "s.db")
+    assert main(["--db", url, "-q", "demo"]) == 0
+    store = Store(url)
+    yield url, store
+    store.dispose()

@@ -5,23 +5,12 @@ from __future__ import annotations
 import pytest
 
 from core.formats.beir import read_beir
-from db.engine import Store, sqlite_url
 from db.jobs import create_job, get_job
 from db.pools import load_pool, load_prelabels
 from pooljudge.cli import main
 from pooljudge.jobs import run_job
 from pooljudge.pipeline import RetrieverSpec, retrieve
 from pooljudge.seed import DEMO_DIR, DEMO_NAME
-
-
-@pytest.fixture
-def demo(tmp_path, monkeypatch):
-    monkeypatch.setenv("POOLJUDGE_CACHE", str(tmp_path / "cache"))
-    url = sqlite_url(tmp_path / "s.db")
-    assert main(["--db", url, "-q", "demo"]) == 0
-    store = Store(url)
-    yield url, store
-    store.dispose()
 
 
 def test_spec_parsing():

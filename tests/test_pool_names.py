@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from db.engine import Store, sqlite_url
 from db.jobs import create_job, get_job
 from db.models import RunRecord
 from db.queries import list_collections
@@ -12,16 +11,6 @@ from pooljudge import pipeline
 from pooljudge.cli import main
 from pooljudge.jobs import run_job
 from pooljudge.seed import DEMO_NAME
-
-
-@pytest.fixture
-def demo(tmp_path, monkeypatch):
-    monkeypatch.setenv("POOLJUDGE_CACHE", str(tmp_path / "cache"))
-    url = sqlite_url(tmp_path / "s.db")
-    assert main(["--db", url, "-q", "demo"]) == 0
-    store = Store(url)
-    yield url, store
-    store.dispose()
 
 
 def _runs(store) -> tuple[list[str], int]:
