@@ -470,6 +470,37 @@ class ErrorTag(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
+MODEL_KINDS = ("cross-encoder", "dual-encoder", "rocketqav2")
+"""What the ``train`` job trains (migration 0008): a re-ranker, a dense encoder, or both jointly (RocketQAv2)."""
+
+
+class TrainedModel(Base):
+    """A model trained on a collection's labels: where its Hugging Face folder is and how it was trained."""
+
+    __tablename__ = "trained_models"
+    __table_args__ = (
+        UniqueConstraint("collection_id", "name", name="uq_trained_models_collection_name"),
+        CheckConstraint("kind IN ('cross-encoder', 'dual-encoder', 'rocketqav2')", name="ck_trained_models_kind"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    collection_id: Mapped[int] = mapped_column(ForeignKey("collections.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    kind: Mapped[str] = mapped_column(String(32))
+    path: Mapped[str] = mapped_column(Text)
+    base_model: Mapped[str | None] = mapped_column(Text)
+    params: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    history: Mapped[list[Any]] = mapped_column(default=list)
+    best: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    # the username as text, like archived_by: the record outlives the account
+    created_by: Mapped[str | None] = mapped_column(String(100))
+    # no foreign key: pruning job rows must never touch a model
+    job_id: Mapped[int | None] = mapped_column(Integer)
+    archived_at: Mapped[datetime | None] = _archived_at()
+    archived_by: Mapped[str | None] = _archived_by()
+
+
 class Job(Base):
     """A long-running operation (indexing, encoding, pooling) run outside page reruns."""
 
