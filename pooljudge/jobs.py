@@ -54,8 +54,9 @@ class Reporter:
 
 def handlers() -> dict[str, JobHandler]:
     from pooljudge.pipeline import run_pool_job
+    from pooljudge.training import run_train_job
 
-    return {"pool": run_pool_job, "import": run_import_job}
+    return {"pool": run_pool_job, "import": run_import_job, "train": run_train_job}
 
 
 IMPORT_STAGES = {"reading": "Reading and checking the input", "checking": "Comparing with the stored collection",

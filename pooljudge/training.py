@@ -1,0 +1,433 @@
+"""Train re-rankers and dense encoders on a collection's labels: the ``train`` job, run by the CLI and the app.
+
+One job trains one model (:func:`run_train_job`): the labels come from the
+store (:func:`db.training.labelled_data`), the hard-negative candidates from a
+stored run or a retriever run now (BM25 by default), the trainer from
+:mod:`core.training`; the saved Hugging Face folder goes to
+``models_dir()/<collection id>/<name slug>`` and is registered by name in the
+collection (:mod:`db.trained_models`), so ``rerank:model=NAME``,
+``dense:model=PATH`` and the Models page find it.
+
+Job parameters (JSON), all but ``collection``, ``name`` and ``kind`` optional::
+
+    collection, name, kind          "cross-encoder", "dual-encoder" or "rocketqav2"
+    split, eval_split               training and held-out splits (default "train" and "dev")
+    held_out                        a held-out share in (0, 1) of the ``split`` queries instead of eval_split
+                                    (the default, 0.2, when the collection's queries are all in one split)
+    labels                          "final", a qrels version name, or null (final labels if any, else the newest version)
+    candidates, depth               a stored run name or a retriever spec (default "bm25"); its top ``depth`` (100)
+    base_model, cross_base          a registered model name or a folder (null: the packaged all-MiniLM-L6-v2);
+                                    cross_base is RocketQAv2's cross-encoder
+    loss                            cross-encoder: "listwise" (default) or "pointwise"
+    denoise                         rocketqav2: [low, high] probabilities, or null (no hybrid data augmentation)
+    config                          TrainConfig fields (epochs, batch_size, learning_rate, max_length, negatives, ...)
+    created_by                      who asked (recorded with the model)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+import shutil
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from core.training.data import LabelledData, TrainConfig
+from db.engine import Store
+from db.models import MODEL_KINDS
+
+DEFAULT_CANDIDATES = "bm25"
+DEFAULT_DEPTH = 100
+DEFAULT_HELD_OUT = 0.2
+LOSSES = ("listwise", "pointwise")
+STAGES = ("loading labels", "retrieving candidates", "training", "registering")
+"""The job's progress stages, in order (the reporter's messages)."""
+
+_CONFIG_FIELDS = {f.name for f in dataclasses.fields(TrainConfig)} - {"checkpoint_dir"}
+_PARAM_KEYS = {"collection", "name", "kind", "split", "eval_split", "held_out", "labels", "candidates", "depth",
+               "base_model", "cross_base", "loss", "denoise", "config", "created_by"}
+
+
+def models_dir() -> Path:
+    """Where trained models are saved: ``$POOLJUDGE_MODELS``, else ``~/.pooljudge/models``."""
+    return Path(os.environ.get("POOLJUDGE_MODELS") or Path.home() / ".pooljudge" / "models").expanduser()
+
+
+def slug(name: str) -> str:
+    """A folder name for a model name: word characters (any script) kept, every other run of characters one ``-``.
+
+    >>> slug("My re-ranker v2 / 中文")
+    'My-re-ranker-v2-中文'
+    """
+    return re.sub(r"[^\w.]+", "-", name).strip("-.") or "model"
+
+
+def model_folder(collection_id: int, name: str) -> Path:
+    """``models_dir()/<collection id>/<slug of name>``."""
+    return models_dir() / str(collection_id) / slug(name)
+
+
+def resolve_model(store: Store, collection: str, name_or_path: str, *, role: str | None = None) -> Path:
+    """The folder of a model given by its registered name in ``collection``, or by a folder path.
+
+    Parameters
+    ----------
+    name_or_path : str
+        A model registered in the collection (:func:`db.trained_models.get_model`), else an
+        existing folder.
+    role : {"cross-encoder", "dual-encoder"}, optional
+        What the caller loads: a RocketQAv2 model holds both, its dual encoder in its folder and
+        its co-trained cross-encoder in ``cross-encoder/`` inside it; ``role="cross-encoder"``
+        gives that one.  Other kinds ignore ``role``.
+
+    Raises
+    ------
+    NotFound
+        Neither a registered model nor a folder (the message names both and the known models).
+    """
+    from db.queries import NotFound
+    from db.trained_models import get_model
+
+    with store.read() as session:
+        try:
+            info = get_model(session, collection, name_or_path)
+        except NotFound as exc:
+            missing = str(exc.args[0])
+            info = None
+    if info is not None:
+        path = Path(info.path)
+        if role == "cross-encoder" and info.kind == "rocketqav2":
+            path = path / "cross-encoder"
+        if not path.is_dir():
+            raise NotFound(f"model {name_or_path!r} of collection {collection!r} is registered at {str(path)!r}, "
+                           "which is no longer a folder")
+        return path
+    path = Path(name_or_path).expanduser()
+    if path.is_dir():
+        return path.resolve()
+    raise NotFound(f"{missing}, and {name_or_path!r} is not a folder")
+
+
+# --------------------------------------------------------------------------- parameters
+
+
+def _number(params: Mapping[str, Any], key: str, flag: str, typ: type, default: Any) -> Any:
+    value = params.get(key)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or (typ is int and int(value) != value):
+        raise ValueError(f"{flag} must be {'an integer' if typ is int else 'a number'}, got {value!r}")
+    return typ(value)
+
+
+@dataclass(frozen=True)
+class TrainParams:
+    """A ``train`` job's parameters, checked (built by :meth:`from_params` from the job's JSON or the CLI's).
+
+    Every message names the CLI flag of the bad value (the JSON key is the flag without ``--``,
+    dashes as underscores).
+    """
+
+    collection: str
+    name: str
+    kind: str
+    split: str = "train"
+    eval_split: str | None = "dev"
+    held_out: float | None = None
+    labels: str | None = None
+    candidates: str = DEFAULT_CANDIDATES
+    depth: int = DEFAULT_DEPTH
+    base_model: str | None = None
+    cross_base: str | None = None
+    loss: str = "listwise"
+    denoise: tuple[float, float] | None = None
+    config: TrainConfig = field(default_factory=TrainConfig)
+    created_by: str | None = None
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> TrainParams:
+        """Check and convert the job's JSON parameters (see the module docstring)."""
+        from core.names import check_name
+
+        unknown = sorted(set(params) - _PARAM_KEYS)
+        if unknown:
+            raise ValueError(f"unknown train parameter(s) {', '.join(unknown)}; known: {', '.join(sorted(_PARAM_KEYS))}")
+        kind = params.get("kind")
+        if kind not in MODEL_KINDS:
+            raise ValueError(f"kind must be one of {', '.join(MODEL_KINDS)}, got {kind!r}")
+        collection = params.get("collection")
+        if not isinstance(collection, str) or not collection:
+            raise ValueError("--collection is required")
+        name = check_name(params.get("name"), "model name (--name)")
+        held_out = _number(params, "held_out", "--held-out", float, None)
+        if held_out is not None and not 0.0 < held_out < 1.0:
+            raise ValueError(f"--held-out must be a fraction in (0, 1), got {held_out!r}")
+        depth = _number(params, "depth", "--depth", int, DEFAULT_DEPTH)
+        if depth is None or depth < 1:
+            raise ValueError(f"--depth must be a positive integer, got {params.get('depth')!r}")
+        loss = params.get("loss") or "listwise"
+        if loss not in LOSSES:
+            raise ValueError(f"--loss must be listwise or pointwise, got {loss!r}")
+        if loss != "listwise" and kind != "cross-encoder":
+            raise ValueError(f"--loss applies to cross-encoder training only (a {kind} is trained listwise)")
+        denoise = params.get("denoise")
+        if denoise is not None:
+            if kind != "rocketqav2":
+                raise ValueError(f"--denoise applies to rocketqav2 only, not {kind}")
+            if (not isinstance(denoise, (list, tuple)) or len(denoise) != 2
+                    or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in denoise)):
+                raise ValueError(f"--denoise must be two probabilities LOW,HIGH, got {denoise!r}")
+            low, high = float(denoise[0]), float(denoise[1])
+            if not 0.0 <= low < high <= 1.0:
+                raise ValueError(f"--denoise must satisfy 0 <= LOW < HIGH <= 1, got {low:g},{high:g}")
+            denoise = (low, high)
+        if params.get("cross_base") is not None and kind != "rocketqav2":
+            raise ValueError(f"--cross-base applies to rocketqav2 only, not {kind}")
+        strings = {}
+        for key in ("split", "eval_split", "labels", "candidates", "base_model", "cross_base", "created_by"):
+            value = params.get(key)
+            if value is not None and (not isinstance(value, str) or not value.strip()):
+                raise ValueError(f"--{key.replace('_', '-')} must be a non-empty string, got {value!r}")
+            strings[key] = value
+        return cls(
+            collection=collection, name=name, kind=kind, split=strings["split"] or "train",
+            eval_split=None if held_out is not None else (strings["eval_split"] or "dev"), held_out=held_out,
+            labels=strings["labels"], candidates=strings["candidates"] or DEFAULT_CANDIDATES, depth=depth,
+            base_model=strings["base_model"], cross_base=strings["cross_base"], loss=loss, denoise=denoise,
+            config=_config(params.get("config") or {}), created_by=strings["created_by"],
+        )
+
+    def as_params(self) -> dict[str, Any]:
+        """The JSON parameters these were built from (checked and with defaults filled in)."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        out["config"] = {k: v for k, v in self.config.as_dict().items() if k != "checkpoint_dir"}
+        out["denoise"] = list(self.denoise) if self.denoise else None
+        return out
+
+
+def _config(values: Mapping[str, Any]) -> TrainConfig:
+    """A TrainConfig from the job's ``config`` object, each value checked and named."""
+    if not isinstance(values, Mapping):
+        raise ValueError(f"config must be an object of TrainConfig fields, got {values!r}")
+    unknown = sorted(set(values) - _CONFIG_FIELDS)
+    if unknown:
+        raise ValueError(f"unknown training setting(s) {', '.join(unknown)}; known: {', '.join(sorted(_CONFIG_FIELDS))}")
+    defaults = TrainConfig()
+    kwargs: dict[str, Any] = {}
+    for key, value in values.items():
+        flag = f"--{key.replace('_', '-')}"
+        if value is None:
+            if key not in ("eval_every", "max_steps", "device"):
+                raise ValueError(f"{flag} must be given a value, got null")
+            kwargs[key] = None
+            continue
+        default = getattr(defaults, key)
+        if key == "device":
+            if not isinstance(value, str) or not re.fullmatch(r"cpu|cuda(:\d+)?|mps", value):
+                raise ValueError(f"--device must be cpu, cuda, cuda:N or mps, got {value!r}")
+            kwargs[key] = value
+        elif key == "mixed_precision":
+            if not isinstance(value, bool):
+                raise ValueError(f"{flag} must be true or false, got {value!r}")
+            kwargs[key] = value
+        else:
+            typ = float if isinstance(default, float) else int
+            number = _number(values, key, flag, typ, None)
+            positive = key not in ("seed", "weight_decay", "warmup_ratio", "negatives", "patience")
+            if number < 0 or (positive and number == 0):
+                raise ValueError(f"{flag} must be {'positive' if positive else 'non-negative'}, got {value!r}")
+            if key == "warmup_ratio" and number >= 1:
+                raise ValueError(f"{flag} must be in [0, 1), got {value!r}")
+            kwargs[key] = number
+    return TrainConfig(**kwargs)
+
+
+# --------------------------------------------------------------------------- the job
+
+
+@dataclass(frozen=True)
+class _Checked:
+    """What :func:`check_train_params` found: everything training needs that could be refused before it starts."""
+
+    params: TrainParams
+    collection_id: int
+    output: Path
+    base: Path | None
+    cross_base: Path | None
+    candidates_run: bool
+    """True: ``candidates`` names a stored run; False: it is a retriever spec to run."""
+
+
+def check_train_params(store: Store, params: Mapping[str, Any] | TrainParams) -> _Checked:
+    """Refuse a ``train`` job's parameters before any work: bad values, a taken name or folder, unknown models.
+
+    Called by the CLI before it queues the job and by the job itself, so a duplicate name costs
+    nothing.  Checks the collection, the model name (free in the collection, and no folder at
+    its place), ``labels`` (a known qrels version), ``candidates`` (a stored run, else a retriever
+    spec that parses), ``base_model`` / ``cross_base`` (:func:`resolve_model`).
+    """
+    from sqlalchemy import select
+
+    from db.models import RunRecord
+    from db.queries import READY, NotFound, collection_id
+    from db.trained_models import check_new_model_name
+    from db.training import FINAL, resolve_labels
+    from pooljudge.pipeline import RetrieverSpec
+
+    p = params if isinstance(params, TrainParams) else TrainParams.from_params(params)
+    with store.read() as session:
+        cid = collection_id(session, p.collection)
+        check_new_model_name(session, p.collection, p.name)
+        if p.labels not in (None, FINAL):
+            resolve_labels(session, p.collection, p.labels)
+        is_run = session.scalar(select(RunRecord.id).where(
+            RunRecord.collection_id == cid, RunRecord.name == p.candidates, RunRecord.status == READY)) is not None
+    output = model_folder(cid, p.name)
+    if output.exists():
+        raise ValueError(f"model folder {str(output)!r} already exists (another model's name has the same slug, or "
+                         "an earlier model was removed from the registry but not from disk); choose another name")
+    if not is_run:
+        try:
+            RetrieverSpec.parse(p.candidates)
+        except ValueError as exc:
+            raise NotFound(f"--candidates: no run named {p.candidates!r} in collection {p.collection!r}, and not a "
+                           f"retriever spec ({exc})") from None
+    base = resolve_model(store, p.collection, p.base_model) if p.base_model else None
+    cross = resolve_model(store, p.collection, p.cross_base, role="cross-encoder") if p.cross_base else None
+    return _Checked(p, cid, output, base, cross, is_run)
+
+
+def _candidates(store: Store, checked: _Checked, reporter) -> tuple[dict[str, list[str]], dict[str, Any]]:
+    """Each query's top ``depth`` candidates in trec order, and where they came from."""
+    from core.ranking import trec_ranking
+    from db.queries import load_run
+    from pooljudge.pipeline import RetrieverSpec, retrieve
+
+    p = checked.params
+    reporter(0, None, "retrieving candidates")
+    if checked.candidates_run:
+        with store.read() as session:
+            run = load_run(session, p.collection, p.candidates)
+        source: dict[str, Any] = {"run": p.candidates, "depth": p.depth}
+    else:
+        spec = RetrieverSpec.parse(p.candidates)
+        stage = lambda label: reporter.stage_callback(f"retrieving candidates: {label}")  # noqa: E731
+        name, run, config = retrieve(store, p.collection, spec, k=p.depth, progress=stage)
+        source = {"retriever": spec.text, "depth": p.depth, "config": config}
+    return {qid: trec_ranking(docs)[: p.depth] for qid, docs in run.items()}, source
+
+
+def _split(data: LabelledData, splits: Mapping[str, str], p: TrainParams) -> tuple[list[str], list[str], dict[str, Any]]:
+    """Training and held-out query ids (each with a relevant label), and how they were chosen."""
+    from core.training.data import split_queries
+
+    trainable = data.trainable()
+    present = sorted(set(splits.values()))
+    held_out = p.held_out
+    if held_out is None and len(present) <= 1:
+        held_out = DEFAULT_HELD_OUT  # one split only: hold out a seeded share of it
+    if held_out is not None:
+        pool = [q for q in trainable if splits.get(q) == p.split] if p.split in present and len(present) > 1 else trainable
+        if len(pool) < 2:
+            raise ValueError(f"--held-out needs at least 2 queries with a relevant label"
+                             f"{f' in split {p.split!r}' if len(present) > 1 else ''}, found {len(pool)}")
+        train, held = split_queries(pool, held_out, seed=p.config.seed)
+        return train, held, {"held_out": held_out, "split": p.split if len(present) > 1 else None}
+    listed = ", ".join(repr(s) for s in present)
+    train = [q for q in trainable if splits.get(q) == p.split]
+    held = [q for q in trainable if splits.get(q) == p.eval_split]
+    if not train:
+        raise ValueError(f"--split: no query of split {p.split!r} has a relevant label (splits: {listed})")
+    if not held:
+        raise ValueError(f"--eval-split: no query of split {p.eval_split!r} has a relevant label (splits: {listed}); "
+                         "or hold out a share of the training split with --held-out")
+    return train, held, {"split": p.split, "eval_split": p.eval_split}
+
+
+def _train(kind: str, train: LabelledData, held: LabelledData, checked: _Checked, output: Path, progress):
+    p = checked.params
+    base = str(checked.base) if checked.base else None
+    if kind == "cross-encoder":
+        from core.training.cross_encoder import train_cross_encoder
+
+        return train_cross_encoder(train, held, p.config, output=output, base_model=base, loss=p.loss, progress=progress)
+    if kind == "dual-encoder":
+        from core.training.dual_encoder import train_dual_encoder
+
+        return train_dual_encoder(train, held, p.config, output=output, base_model=base, progress=progress)
+    from core.training.rocketqav2 import train_rocketqav2
+
+    return train_rocketqav2(train, held, p.config, output=output, base_model=base,
+                            cross_base=str(checked.cross_base) if checked.cross_base else None,
+                            denoise=p.denoise, progress=progress)
+
+
+def run_train_job(store: Store, info, reporter) -> dict[str, Any]:
+    """Train one model on a collection's labels and register it (see the module docstring for the parameters).
+
+    Stages (the reporter's messages): ``loading labels``, ``retrieving candidates``, ``training``
+    (done/total steps), ``registering``.  Everything that can be refused is checked first
+    (:func:`check_train_params`).  The model is trained into a hidden folder beside its final
+    place and moved there only when training succeeded, so a failed job leaves no folder behind
+    and can be retried with the same name.
+
+    Returns
+    -------
+    dict
+        ``{"model": name, "id", "path", "kind", "best", "seconds", "pairs_per_second", "labels",
+        "train_queries", "held_out_queries"}``.
+    """
+    from db.trained_models import register_model
+    from db.training import labelled_data, resolve_labels
+
+    started = time.monotonic()
+    checked = check_train_params(store, info.params)
+    p = checked.params
+    reporter(0, None, "loading labels")
+    with store.read() as session:
+        labels, _qrels = resolve_labels(session, p.collection, p.labels)
+        data, splits = labelled_data(session, p.collection, labels=labels)
+    train_ids, held_ids, split_info = _split(data, splits, p)
+    candidates, source = _candidates(store, checked, reporter)
+    data = dataclasses.replace(data, candidates={q: c for q, c in candidates.items() if q in data.queries})
+    train, held = data.subset(train_ids), data.subset(held_ids)
+
+    checked.output.parent.mkdir(parents=True, exist_ok=True)
+    partial = checked.output.with_name(f".{checked.output.name}.training-{info.id}")
+    shutil.rmtree(partial, ignore_errors=True)  # a crashed attempt of this very job
+    try:
+        result = _train(p.kind, train, held, checked, partial, reporter.stage_callback("training"))
+        reporter(0, None, "registering")
+        if checked.output.exists():
+            raise ValueError(f"model folder {str(checked.output)!r} appeared while training; choose another name")
+        os.replace(partial, checked.output)
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+    record = {**p.as_params(), "labels": labels, "candidates_source": source, **split_info,
+              "train_queries": len(train_ids), "held_out_queries": len(held_ids),
+              "base_path": str(checked.base) if checked.base else None,
+              "cross_base_path": str(checked.cross_base) if checked.cross_base else None,
+              "seconds": result.seconds, "pairs_per_second": result.pairs_per_second,
+              "trainer": result.params}
+    record = json.loads(json.dumps(record, default=str))
+    try:
+        with store.write() as session:
+            model_id = register_model(
+                session, p.collection, name=p.name, kind=p.kind, path=str(checked.output),
+                base_model=str(checked.base) if checked.base else None, params=record,
+                history=json.loads(json.dumps(result.history, default=str)),
+                best=json.loads(json.dumps(result.best, default=str)), created_by=p.created_by, job_id=info.id,
+            )
+    except BaseException:  # the name was taken meanwhile: the folder is nobody's
+        shutil.rmtree(checked.output, ignore_errors=True)
+        raise
+    return {"model": p.name, "id": model_id, "path": str(checked.output), "kind": p.kind,
+            "best": json.loads(json.dumps(result.best, default=str)), "seconds": result.seconds,
+            "pairs_per_second": result.pairs_per_second, "labels": labels, "train_queries": len(train_ids),
+            "held_out_queries": len(held_ids), "total_seconds": time.monotonic() - started}
