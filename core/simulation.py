@@ -83,9 +83,11 @@ __all__ = [
     "STRATEGIES",
     "SimulationResult",
     "SimulationRow",
+    "TAU_TARGET",
     "active_order",
     "bootstrap_interval",
     "depth_order",
+    "judged_queries",
     "pool_pairs",
     "random_order",
     "simulate_labelling",
@@ -111,8 +113,12 @@ Progress = Callable[[int, int], None]
 # --------------------------------------------------------------------------- orders
 
 
-def _queries(oracle: Qrels) -> list[str]:
-    # sorted, not the mapping's order: a store returns qrels in no defined order, the simulation must not care
+def judged_queries(oracle: Qrels) -> list[str]:
+    """The queries the simulation evaluates and pools: those with at least one judgment, sorted by id.
+
+    Sorted rather than in the mapping's order: a store returns qrels in no
+    defined order, and the labelling orders must not depend on it.
+    """
     return sorted(qid for qid, docs in oracle.items() if docs)
 
 
@@ -233,8 +239,8 @@ def _check_band(band: tuple[float, float] | None) -> tuple[float, float]:
         raise ValueError(f"band must be two probabilities (low, high), got {band!r}")
     low = real_number(band[0], "band: low", low=0.0, high=1.0)
     high = real_number(band[1], "band: high", low=0.0, high=1.0)
-    if low > high:
-        raise ValueError(f"band: low must not exceed high, got ({low:g}, {high:g})")
+    if low >= high:  # as core.pooling.select_uncertain: a band, not a point
+        raise ValueError(f"band: low must be below high, got ({low:g}, {high:g})")
     return low, high
 
 
@@ -481,7 +487,7 @@ def simulate_labelling(
     named = {str(name): run for name, run in runs.items()}
     if len(named) < 2:
         raise ValueError(f"runs: at least two runs are needed to rank systems, got {len(named)}")
-    queries = _queries(oracle)
+    queries = judged_queries(oracle)
     if not queries:
         raise ValueError("oracle: the qrels judge no query")
     base = depth_order(named, queries, depth)

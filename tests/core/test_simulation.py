@@ -78,7 +78,7 @@ def test_active_order_errors_name_the_pair_and_band():
         active_order(DEPTH, {"q1": PROBS["q1"], "q2": {"d4": 0.5, "d5": 0.5}})
     with pytest.raises(ValueError, match=r"probabilities: query 'q1', document 'd1' must be a number in \[0, 1\]"):
         active_order(DEPTH, {"q1": {**PROBS["q1"], "d1": 1.5}, "q2": PROBS["q2"]})
-    with pytest.raises(ValueError, match="band: low must not exceed high"):
+    with pytest.raises(ValueError, match="band: low must be below high"):
         active_order(DEPTH, PROBS, band=(0.9, 0.1))
 
 
