@@ -14,7 +14,9 @@ The path from runs to what annotators see (DESIGN.md, "The flow"):
 3. **Select** what gets annotated: :func:`select_top` re-ranks each query's
    pool with an ensemble of scorers and keeps the top ``n``
    (DuReader-retrieval: top 50 of each system pooled, top 5 annotated), or
-   :func:`select_all` (annotate everything, T2Ranking's test split).
+   :func:`select_all` (annotate everything, T2Ranking's test split), or
+   :func:`select_uncertain` (active selection, T2Ranking §4.4: only the
+   pairs a cross-encoder trained on the labels so far is unsure about).
 4. **Remove near-duplicates** from a selection (T2Ranking §4.3):
    :func:`dedupe_by_clustering` (Ward linkage), :func:`dedupe_by_similarity`
    (cosine threshold), per query with :func:`dedupe_pool`.
@@ -81,6 +83,8 @@ __all__ = [
     "select_all",
     "take_pool",
     "select_top",
+    "ActiveReport",
+    "select_uncertain",
 ]
 
 
@@ -598,6 +602,100 @@ def select_all(pool: Pool) -> Selection:
         by_id = sorted(entries.items(), key=lambda item: item[0], reverse=True)  # ties: doc id descending
         selection[qid] = [doc for doc, _ in sorted(by_id, key=key)]  # stable sort keeps that tie order
     return selection
+
+
+@dataclass(frozen=True)
+class ActiveReport:
+    """What :func:`select_uncertain` kept and what it saved the annotators.
+
+    ``confident_relevant`` / ``confident_irrelevant`` are the skipped pairs
+    (``{qid: [docid, ...]}``, most probable first) the model was sure about:
+    probability above ``high`` / below ``low``.
+    """
+
+    low: float
+    high: float
+    kept: int
+    confident_relevant: Selection
+    confident_irrelevant: Selection
+
+    @property
+    def saved(self) -> int:
+        """Pairs not sent to annotation: the confident ones of both kinds."""
+        return sum(map(len, self.confident_relevant.values())) + sum(map(len, self.confident_irrelevant.values()))
+
+    @property
+    def total(self) -> int:
+        """Every pooled pair considered: kept + saved."""
+        return self.kept + self.saved
+
+    def as_dict(self) -> dict[str, object]:
+        """Counts as JSON-ready data (a job's result): kept, confident_relevant, confident_irrelevant, saved, pairs, band."""
+        return {
+            "kept": self.kept,
+            "confident_relevant": sum(map(len, self.confident_relevant.values())),
+            "confident_irrelevant": sum(map(len, self.confident_irrelevant.values())),
+            "saved": self.saved,
+            "pairs": self.total,
+            "band": [self.low, self.high],
+        }
+
+
+def select_uncertain(pool: Pool, probabilities: Run, low: float, high: float) -> tuple[Selection, ActiveReport]:
+    r"""Active selection (T2Ranking §4.4): annotate only the pairs the model is unsure about.
+
+    T2Ranking scored its unlabelled pairs with a cross-encoder trained on
+    the labels collected so far and spent annotation on the pairs it could
+    not decide.  A pooled pair with probability :math:`p` is
+
+    - kept (sent to annotation) when :math:`low \le p \le high` (both
+      ends inclusive: a pair exactly on the boundary is still uncertain);
+    - skipped as confidently relevant when :math:`p > high`;
+    - skipped as confidently non-relevant when :math:`p < low`.
+
+    A pooled pair without a probability (the model never saw it, e.g. its
+    passage is missing from the store) is kept: nothing says it is settled.
+
+    Parameters
+    ----------
+    pool : Pool
+        The pool.
+    probabilities : Run
+        ``{qid: {docid: p}}``, :math:`p \in [0, 1]` (a cross-encoder's
+        sigmoid scores of the pooled pairs).
+    low, high : float
+        The uncertainty band, ``0 <= low < high <= 1``.
+
+    Returns
+    -------
+    (Selection, ActiveReport)
+        Every pool query with its kept documents, most probable first
+        (trec order of :math:`p`; unscored pairs after them in
+        :func:`select_all` order), and the report.
+    """
+    low, high = real_number(low, "low"), real_number(high, "high")
+    if not 0.0 <= low < high <= 1.0:
+        raise ValueError(f"the uncertainty band must satisfy 0 <= low < high <= 1, got low={low!r}, high={high!r}")
+    fallback = select_all(pool)
+    selection: Selection = {}
+    relevant: Selection = {}
+    irrelevant: Selection = {}
+    kept = 0
+    for qid, entries in pool.items():
+        scores = probabilities.get(qid, {})
+        scored = {}
+        for doc in entries:
+            if doc in scores:
+                p = float(scores[doc])
+                if not (math.isfinite(p) and 0.0 <= p <= 1.0):
+                    raise ValueError(f"query {qid!r}, document {doc!r}: probability {p!r} is not in [0, 1]")
+                scored[doc] = p
+        order = trec_ranking(scored)
+        selection[qid] = [d for d in order if low <= scored[d] <= high] + [d for d in fallback[qid] if d not in scored]
+        relevant[qid] = [d for d in order if scored[d] > high]
+        irrelevant[qid] = [d for d in order if scored[d] < low]
+        kept += len(selection[qid])
+    return selection, ActiveReport(low, high, kept, relevant, irrelevant)
 
 
 # --------------------------------------------------------------------------- near-duplicates

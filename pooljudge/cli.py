@@ -258,7 +258,25 @@ def _pool_params(args: argparse.Namespace) -> dict:
         "collection": args.collection, "name": args.name, "retrievers": args.retriever or [], "runs": args.run or [],
         "k": args.hits, "method": args.method, "depth": args.depth, "size": args.size, "select": args.select,
         "dedupe": dedupe, "prelabel": args.prelabel, "split": args.split,
-    }
+    } | _selection_params(args)
+
+
+def _selection_params(args: argparse.Namespace) -> dict:
+    """--select-model / --select-method active --active-model --active-band as pooling job parameters."""
+    params: dict = {}
+    if args.select_model:
+        params["select_by"] = args.select_model
+    if args.select_method == "active":
+        params |= {"select_method": "active", "active_model": args.active_model}
+        if args.active_band:
+            try:
+                low, high = (float(v) for v in args.active_band.split(","))
+            except ValueError:
+                raise ValueError(f"--active-band must be LOW,HIGH, e.g. 0.1,0.9; got {args.active_band!r}") from None
+            params["active_band"] = [low, high]
+    elif args.active_model or args.active_band:
+        raise ValueError("--active-model and --active-band go with --select-method active")
+    return params
 
 
 def cmd_pool(args: argparse.Namespace) -> int:
@@ -279,6 +297,11 @@ def cmd_pool(args: argparse.Namespace) -> int:
         f"removed, {result['prelabels']} pre-labels"
         + (f"; {result['missing_documents']} pooled documents are not in the store" if result["missing_documents"] else "")
     )
+    if "active" in result:
+        a = result["active"]
+        print(f"active selection: kept {a['kept']} of {a['pairs']} pairs, saved {a['saved']} "
+              f"({a['confident_relevant']} confidently relevant, {a['confident_irrelevant']} confidently not; "
+              f"band [{a['band'][0]:g}, {a['band'][1]:g}])")
     return 0
 
 
@@ -296,6 +319,65 @@ def cmd_job(args: argparse.Namespace) -> int:
         for job in list_jobs(session, limit=args.limit):
             state = "stale" if job.stale else job.status
             print(f"{job.id}\t{job.kind}\t{state}\t{job.done}/{job.total or '?'}\t{job.message}\t{job.error or ''}")
+    return 0
+
+
+# --------------------------------------------------------------------------- training
+
+
+def _train_params(args: argparse.Namespace) -> dict:
+    """The ``train`` job's JSON parameters from the command line (checked by pooljudge.training.TrainParams)."""
+    import getpass
+
+    denoise = None
+    if args.denoise is not None:
+        try:
+            denoise = [float(x) for x in args.denoise.split(",")]
+        except ValueError:
+            raise ValueError(f"--denoise must be two probabilities LOW,HIGH, e.g. 0.1,0.9; got {args.denoise!r}") from None
+    config = {key: getattr(args, key) for key in ("epochs", "batch_size", "learning_rate", "max_length", "negatives",
+                                                  "max_steps", "seed", "device", "eval_every", "patience")
+              if getattr(args, key) is not None}
+    return {
+        "collection": args.collection, "name": args.name, "kind": args.kind, "split": args.split,
+        "eval_split": args.eval_split, "held_out": args.held_out, "labels": args.labels,
+        "candidates": args.candidates, "depth": args.depth, "base_model": args.base, "cross_base": args.cross_base,
+        "loss": args.loss, "denoise": denoise, "config": config, "created_by": f"{getpass.getuser()} (cli)",
+    }
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from db.jobs import create_job
+    from pooljudge.jobs import run_job
+    from pooljudge.training import TrainParams, check_train_params
+
+    store = _store(args)
+    params = TrainParams.from_params(_train_params(args)).as_params()
+    checked = check_train_params(store, params)  # name, folder, labels, candidates, bases: before a job is queued
+    with store.write() as session:
+        job_id = create_job(session, "train", params, collection_id=checked.collection_id)
+    result = run_job(store, job_id, echo=None if args.quiet else (lambda m: print(m, file=sys.stderr)))
+    measures = (result.get("best") or {}).get("eval") or {}
+    shown = ", ".join(f"{k} {v:.4f}" for k, v in measures.items() if isinstance(v, (int, float))) or "no evaluation"
+    print(f"{result['kind']} {result['model']!r} (job {job_id}): best held-out {shown} "
+          f"(step {(result.get('best') or {}).get('step', '?')}) on {result['held_out_queries']} queries, trained on "
+          f"{result['train_queries']} in {result['seconds']:.1f} s ({result['pairs_per_second']:.1f} pairs/s); "
+          f"saved to {result['path']}")
+    return 0
+
+
+def cmd_models(args: argparse.Namespace) -> int:
+    from core.names import display_name
+    from db.trained_models import list_models
+
+    with _store(args).read() as session:
+        models = list_models(session, args.collection)
+    if not models:
+        print("no trained models (train one with `pooljudge train`)")
+    for m in models:  # names are checked when stored, but print them escaped as every listing does
+        ndcg = m.best_eval.get("nDCG@10")
+        print(f"{display_name(m.name)}\t{m.kind}\t{display_name(m.collection)}\t"
+              f"nDCG@10 {'-' if ndcg is None else f'{ndcg:.4f}'}\t{display_name(m.path)}")
     return 0
 
 
@@ -364,6 +446,77 @@ def cmd_leakage(args: argparse.Namespace) -> int:
           f"({len(leaks)} matches); "
           + leakage_method_text(queries, chinese=chinese, threshold=args.threshold, lexical_threshold=lexical_threshold,
                                 model_name=model_name, train_split=args.train_split), file=sys.stderr)
+    return 0
+
+
+def _split_list(text: str | None, option: str) -> list[str] | None:
+    if text is None:
+        return None
+    items = [item.strip() for item in text.split(",") if item.strip()]
+    if not items:
+        raise ValueError(f"{option}: expected comma-separated names, got {text!r}")
+    return items
+
+
+def cmd_simulate_labelling(args: argparse.Namespace) -> int:
+    from core.simulation import STRATEGIES, TAU_TARGET
+    from pooljudge.simulation import simulate_collection
+
+    strategies = _split_list(args.strategies, "--strategies")
+    unknown = [s for s in strategies if s not in STRATEGIES]
+    if unknown:
+        raise ValueError(f"--strategies: unknown {', '.join(map(repr, unknown))}; known: {', '.join(STRATEGIES)}")
+    if "active" in strategies and not args.model:
+        raise ValueError("--model: the active strategy needs a cross-encoder (a registered model name or a folder)")
+    band = None
+    if args.band is not None:
+        try:
+            band = tuple(float(v) for v in args.band.split(","))
+        except ValueError:
+            band = ()
+        if len(band) != 2:
+            raise ValueError(f"--band must be two probabilities LOW,HIGH, e.g. 0.1,0.9; got {args.band!r}")
+    for option, value in (("--depth", args.depth), ("--batch", args.batch), ("--resamples", args.resamples)):
+        if value < 1:
+            raise ValueError(f"{option} must be a positive integer, got {value}")
+    bar = tqdm(desc="simulating batches", disable=args.quiet, mininterval=0.5)
+    model_bar = tqdm(desc="scoring pairs (active)", disable=args.quiet or "active" not in strategies, mininterval=0.5)
+
+    def update(target, done: int, total: int) -> None:
+        target.total = total
+        target.n = done
+        target.refresh()
+
+    try:
+        result = simulate_collection(
+            _store(args), args.collection, qrels=args.qrels, runs=_split_list(args.runs, "--runs"), depth=args.depth,
+            batch_size=args.batch, strategies=strategies, model=args.model, band=band, measure=args.measure,
+            level=args.level, seed=args.seed, resamples=args.resamples,
+            progress=lambda d, t: update(bar, d, t), model_progress=lambda d, t: update(model_bar, d, t),
+        )
+    finally:
+        model_bar.close()
+        bar.close()
+    if args.output:
+        with _output(args.output) as out:
+            out.write(result.to_csv())
+    print(f"{args.collection}: {result.queries} judged queries, {result.pool_pairs} pooled pairs (depth "
+          f"{result.depth}), {len(result.runs)} runs, {result.measure}, batches of {result.batch_size}; "
+          f"Kendall tau against all labels:")
+    columns = result.strategies
+    taus = {s: result.taus(s) for s in columns}
+    print("\t".join(["batch", "pairs", *columns]))
+    for b in range(max(len(t) for t in taus.values())):
+        pairs = max(t[b][0] for t in taus.values() if b < len(t))
+        cells = ["" if b >= len(taus[s]) else f"{taus[s][b][1]:.4f}" for s in columns]
+        print("\t".join([str(b + 1), str(pairs), *cells]))
+    reached = result.pairs_to_reach(TAU_TARGET)
+    print(f"pairs to reach tau >= {TAU_TARGET}: " + ", ".join(
+        f"{s} {'never' if n is None else n}" for s, n in reached.items()))
+    for s, saved in result.saved.items():
+        print(f"{s}: {saved} pairs labelled by the model instead of annotators ({result.model_wrong[s]} of them wrong)")
+    if args.output and args.output != "-":
+        print(f"wrote {len(result.rows) * len(result.runs)} rows to {args.output}", file=sys.stderr)
     return 0
 
 
@@ -574,7 +727,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_level)
 
     retriever_help = ("retriever spec: bm25, bm25:chinese=bigram,k1=1.2, bm25:backend=rank_bm25, dense, "
-                      "dense:model=PATH,pooling=cls,index=hnsw, hybrid:fusion=rrf")
+                      "dense:model=PATH,pooling=cls,index=hnsw, hybrid:fusion=rrf, "
+                      "rerank:model=PATH,first=bm25,depth=100 (a cross-encoder re-ranking the first stage; "
+                      "model=PATH1;PATH2 an ensemble; a model may be a registered model's name)")
     p = sub.add_parser("index", help="build (and cache) a retriever's index over a collection")
     p.add_argument("--collection", "-c", required=True)
     p.add_argument("--retriever", "-r", default="bm25", help=retriever_help)
@@ -603,6 +758,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--size", type=int, help="take/rrf/rbp pooling: pool size per query (default: --depth)")
     p.add_argument("--select", type=int, help="keep the top N per query by the ensemble of the pooled runs "
                    "(default: annotate everything)")
+    p.add_argument("--select-model", action="append", metavar="MODEL",
+                   help="with --select: rank the pool by this cross-encoder (folder or registered name) instead of "
+                   "the runs; repeatable, an ensemble of min-max normalised scores (DuReader-retrieval)")
+    p.add_argument("--select-method", choices=["top", "active"], default="top",
+                   help="active: annotate only the pairs --active-model is unsure about (T2Ranking 4.4)")
+    p.add_argument("--active-model", metavar="MODEL", help="the cross-encoder of active selection (folder or registered name)")
+    p.add_argument("--active-band", metavar="LOW,HIGH",
+                   help="active selection keeps pairs with probability in [LOW, HIGH] (default 0.1,0.9)")
     p.add_argument("--dedupe", help="near-duplicate removal: similarity:0.95 (cosine) or ward:0.3 (distance)")
     p.add_argument("--prelabel", action="store_true", help="span-F1 pre-labels for queries with answers")
     p.add_argument("--split", help="only the queries of this split")
@@ -613,6 +776,44 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("id", nargs="?", type=int)
     p.add_argument("--limit", type=int, default=20)
     p.set_defaults(func=cmd_job)
+
+    p = sub.add_parser("train", help="train a re-ranker or dense encoder on a collection's labels (a job, run here)")
+    p.add_argument("kind", choices=["cross-encoder", "dual-encoder", "rocketqav2"])
+    p.add_argument("--collection", "-c", required=True)
+    p.add_argument("--name", required=True, help="the model's name in the collection (`pooljudge models`; "
+                   "rerank:model=NAME)")
+    p.add_argument("--split", help="training queries' split (default train)")
+    held = p.add_mutually_exclusive_group()
+    held.add_argument("--eval-split", help="held-out queries' split (default dev)")
+    held.add_argument("--held-out", type=float, help="hold out this share of the --split queries instead (seeded); "
+                      "the default, 0.2, when all queries are in one split")
+    p.add_argument("--labels", help="'final' (the annotation's final labels) or a qrels version name (default: the "
+                   "final labels if any, else the newest version)")
+    p.add_argument("--candidates", help="hard negatives from a stored run (its name) or a retriever spec "
+                   "(default bm25): " + retriever_help)
+    p.add_argument("--depth", type=int, help="candidates per query (default 100)")
+    p.add_argument("--base", help="starting model: a registered model name or a folder (default: the packaged "
+                   "all-MiniLM-L6-v2, a new scoring head for a cross-encoder)")
+    p.add_argument("--cross-base", help="rocketqav2: the cross-encoder's starting model (name or folder)")
+    p.add_argument("--loss", choices=["listwise", "pointwise"], help="cross-encoder: listwise softmax over a query's "
+                   "candidates (default) or pointwise BCE on grade >= level")
+    p.add_argument("--denoise", help="rocketqav2: LOW,HIGH cross-encoder probabilities: unlabelled candidates <= LOW "
+                   "stay negatives, >= HIGH become positives, the rest are dropped")
+    p.add_argument("--epochs", type=int)
+    p.add_argument("--batch-size", type=int, help="queries per step (pairs for --loss pointwise)")
+    p.add_argument("--lr", dest="learning_rate", type=float, help="learning rate (default 2e-5)")
+    p.add_argument("--max-length", type=int, help="tokens per text or pair (default 256)")
+    p.add_argument("--negatives", type=int, help="hard negatives per query (default 7)")
+    p.add_argument("--max-steps", type=int, help="stop after this many optimiser steps")
+    p.add_argument("--eval-every", type=int, help="evaluate on the held-out queries every N steps (default: each epoch)")
+    p.add_argument("--patience", type=int, help="early stopping: evaluations without improvement (default 2)")
+    p.add_argument("--seed", type=int)
+    p.add_argument("--device", help="cpu, cuda, cuda:N (default: CUDA when present)")
+    p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("models", help="list trained models (name, kind, collection, best held-out nDCG@10, path)")
+    p.add_argument("--collection", "-c", help="only this collection's")
+    p.set_defaults(func=cmd_models)
 
     p = sub.add_parser("assign", help="give a pool's selected pairs to annotators (3 each by default), in packages")
     p.add_argument("--collection", "-c", required=True)
@@ -647,6 +848,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ids-only", action="store_true", help="write only the ids of the training queries to remove")
     p.add_argument("--output", "-o", help="output file ('-' or omitted: stdout)")
     p.set_defaults(func=cmd_leakage)
+
+    p = sub.add_parser("simulate-labelling", help="how many labels are enough: replay labelling with the qrels as the "
+                       "oracle in each strategy's order; Kendall tau of the run ranking and each run's metric with a "
+                       "bootstrap interval after every batch")
+    p.add_argument("--collection", "-c", required=True)
+    p.add_argument("--qrels", help="the oracle's qrels version (default: the newest)")
+    p.add_argument("--runs", help="comma-separated stored runs to rank (default: every run, at least two)")
+    p.add_argument("--depth", type=int, default=20, help="pool: the top DEPTH of every run per query (default 20)")
+    p.add_argument("--batch", type=int, default=50, help="pairs labelled per batch (default 50)")
+    p.add_argument("--strategies", default="depth,top-n,random", help="comma-separated: depth, top-n, random, active "
+                   "(default depth,top-n,random)")
+    p.add_argument("--model", help="active: the cross-encoder (a registered model name or a folder)")
+    p.add_argument("--band", help="active: LOW,HIGH; pairs the model scores outside the band take its label for free")
+    p.add_argument("--measure", default="nDCG@10", help="the measure runs are ranked by (default nDCG@10)")
+    p.add_argument("--level", type=int, help="relevance level (default: the collection's)")
+    p.add_argument("--seed", type=int, default=0, help="seeds the random order and the bootstrap (default 0)")
+    p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    p.add_argument("--output", "-o", help="write the per-batch, per-run rows as CSV ('-': stdout)")
+    p.set_defaults(func=cmd_simulate_labelling)
 
     p = sub.add_parser("user", help="accounts: add, list, disable, enable, passwd, role (the last three sign the account out)")
     p.add_argument("action", choices=["add", "list", "disable", "enable", "passwd", "role"])

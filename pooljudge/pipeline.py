@@ -20,6 +20,12 @@ strings so that a job's parameters are plain JSON::
                                            (title, the default; keyphrases; title+keyphrases; none);
                                            a hybrid's bm25_context / dense_context set one member's;
                                            hierarchical's applies to the passages it encodes
+    rerank:model=PATH,first=bm25,depth=100 a cross-encoder re-ranking the first stage's top ``depth``
+                                           (first: bm25, dense, hybrid or hierarchical; first_* options
+                                           go to the first stage's spec, e.g. first_chinese=bigram);
+    rerank:model=PATH1;PATH2               an ensemble: the mean of per-query min-max normalised scores
+                                           (DuReader-retrieval); a model is a folder or the name of a
+                                           model registered in the collection (pooljudge models)
 
 Indexes are cached on disk keyed by the corpus content and the retriever
 parameters (BM25 index folders; dense passage embeddings), so a repeated
@@ -43,7 +49,9 @@ from db.engine import Store
 
 Progress = Callable[[int, int], None]
 
-RETRIEVER_KINDS = ("bm25", "dense", "hybrid", "hierarchical")
+RETRIEVER_KINDS = ("bm25", "dense", "hybrid", "hierarchical", "rerank")
+FIRST_STAGE_KINDS = ("bm25", "dense", "hybrid", "hierarchical")
+"""What a ``rerank`` retriever may re-rank (a re-ranker over a re-ranker is refused)."""
 _BM25_OPTIONS = {"chinese": str, "k1": float, "b": float, "method": str, "idf_method": str, "backend": str,
                  "epsilon": float, "delta": float, "stem": bool, "context": str}
 _DENSE_OPTIONS = {"model": str, "pooling": str, "index": str, "max_length": int, "batch_size": int,
@@ -55,6 +63,7 @@ _ENCODER_OPTIONS = ("model", "pooling", "max_length", "batch_size", "query_prefi
 _HIERARCHICAL_OPTIONS = {"top_docs": int, "fusion": str, "alpha": float, "context": str,
                          **{f"bm25_{k}": v for k, v in _BM25_OPTIONS.items() if k != "context"},
                          **{f"dense_{k}": _DENSE_OPTIONS[k] for k in _ENCODER_OPTIONS}}
+_RERANK_OPTIONS = {"model": str, "first": str, "depth": int, "batch_size": int, "max_length": int, "context": str}
 _FUSIONS = {"hybrid": ("rrf", "combsum", "combmnz", "convex"), "hierarchical": ("convex", "rrf")}
 
 
@@ -76,6 +85,61 @@ def _check_values(kind: str, options: Mapping[str, Any], text: str) -> None:
     for key in ("top_docs", "depth"):
         if key in options and options[key] < 1:
             raise ValueError(f"option {key!r} must be a positive integer, got {options[key]!r}")
+
+
+def split_models(value: str) -> list[str]:
+    """The models of a ``rerank`` spec's ``model`` option: ``PATH1;PATH2`` (an ensemble), blanks dropped."""
+    return [m.strip() for m in str(value).split(";") if m.strip()]
+
+
+def _looks_like_path(model: str) -> bool:
+    """A model written as a path (a separator, ``~``, ``.``) rather than a registered model's name."""
+    return "/" in model or "\\" in model or model.startswith(("~", "."))
+
+
+def _check_rerank(options: Mapping[str, Any], first: Mapping[str, str], text: str) -> dict[str, Any]:
+    """Check a ``rerank`` spec's own options and its first stage; returns the converted ``first_*`` options."""
+    if not split_models(options.get("model", "")):
+        raise ValueError(f"a rerank retriever needs a model: {text!r} has no model=PATH (a cross-encoder folder, "
+                         "or a registered model's name; several separated by ';' form an ensemble)")
+    for model in split_models(options["model"]):
+        # a registered model's name is resolved later, against its collection; a path must exist now
+        if _looks_like_path(model) and not Path(model).expanduser().is_dir():
+            raise ValueError(f"model {model!r} in {text!r}: no such folder (a cross-encoder saved by "
+                             "`pooljudge train cross-encoder`, or any Hugging Face sequence-classification folder)")
+    kind = options.get("first", "bm25")
+    if kind == "rerank":
+        raise ValueError(f"first=rerank in {text!r}: a re-ranker cannot be the first stage of another; "
+                         "put the models in one ensemble instead (model=PATH1;PATH2)")
+    if kind not in FIRST_STAGE_KINDS:
+        raise ValueError(f"option 'first' in {text!r} must be one of {', '.join(FIRST_STAGE_KINDS)}, got {kind!r}")
+    for key in ("batch_size", "max_length"):
+        if key in options and options[key] < 1:
+            raise ValueError(f"option {key!r} must be a positive integer, got {options[key]!r}")
+    inner = kind + ":" + ",".join(f"{k}={v}" for k, v in first.items())
+    try:
+        parsed = RetrieverSpec.parse(inner)
+    except ValueError as exc:
+        raise ValueError(f"first stage of {text!r} (first_* options): {exc}") from None
+    if "name" in parsed.options:
+        raise ValueError(f"option 'first_name' in {text!r}: the first stage's run is not stored, so it has no name")
+    return {f"first_{k}": v for k, v in parsed.options.items()}
+
+
+def split_specs(text: str) -> list[str]:
+    """Retriever specs separated by ``;``, where a ``rerank`` ensemble's ``model=A;B`` stays one spec.
+
+    A piece that does not start with a retriever kind (``bm25``, ``dense:...``) continues the
+    spec before it, so ``"bm25; rerank:model=/m/a;/m/b,depth=50"`` gives two specs.
+    """
+    specs: list[str] = []
+    for piece in text.split(";"):
+        kind = piece.strip().partition(":")[0].strip().lower()
+        if specs and kind not in RETRIEVER_KINDS and specs[-1].split(":", 1)[0].strip().lower() == "rerank":
+            specs[-1] += ";" + piece.strip()
+        elif piece.strip():
+            specs.append(piece.strip())
+    return specs
 
 
 def _convert(kind: str, key: str, value: str, allowed: Mapping[str, type]) -> Any:
@@ -107,15 +171,37 @@ class RetrieverSpec:
         if kind not in RETRIEVER_KINDS:
             raise ValueError(f"unknown retriever {kind!r} in {text!r}; expected one of {', '.join(RETRIEVER_KINDS)}")
         allowed = {"bm25": _BM25_OPTIONS, "dense": _DENSE_OPTIONS, "hybrid": _HYBRID_OPTIONS,
-                   "hierarchical": _HIERARCHICAL_OPTIONS}[kind] | {"name": str}
+                   "hierarchical": _HIERARCHICAL_OPTIONS, "rerank": _RERANK_OPTIONS}[kind] | {"name": str}
         options: dict[str, Any] = {}
+        first: dict[str, str] = {}
         for item in filter(None, (part for part in rest.split(","))):
             key, sep, value = item.partition("=")
             if not sep:
                 raise ValueError(f"retriever option {item!r} in {text!r} must look like key=value")
-            options[key.strip()] = _convert(kind, key.strip(), value, allowed)
+            key = key.strip()
+            if kind == "rerank" and key.startswith("first_"):
+                first[key[len("first_"):]] = value  # checked below, as the first stage's own spec
+                continue
+            options[key] = _convert(kind, key, value, allowed)
         _check_values(kind, options, text.strip())
+        if kind == "rerank":
+            options |= _check_rerank(options, first, text.strip())
         return cls(kind=kind, options=options, text=text.strip())
+
+    @property
+    def models(self) -> list[str]:
+        """A ``rerank`` spec's models as written (folders or registered names), in order; ``[]`` otherwise."""
+        return split_models(self.options["model"]) if self.kind == "rerank" else []
+
+    def first_stage(self) -> RetrieverSpec:
+        """A ``rerank`` spec's first stage: ``first`` with the ``first_*`` options (``context`` defaults to ours)."""
+        if self.kind != "rerank":
+            raise ValueError(f"a {self.kind} retriever has no first stage")
+        options = {k[len("first_"):]: v for k, v in self.options.items() if k.startswith("first_")}
+        options.setdefault("context", self.options.get("context", "title"))
+        kind = self.options.get("first", "bm25")
+        text = kind + ":" + ",".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in options.items())
+        return RetrieverSpec(kind=kind, options=options, text=text)
 
     def default_name(self) -> str:
         """The run name: the ``name`` option, else the retriever's full configuration as written.
@@ -130,7 +216,9 @@ class RetrieverSpec:
         shown = []
         for key in sorted(self.options):
             value = self.options[key]
-            if key.endswith("model"):
+            if key == "model" and self.kind == "rerank":
+                value = ";".join(Path(m).name for m in self.models)
+            elif key.endswith("model"):
                 value = Path(str(value)).name
             if isinstance(value, bool):
                 value = str(value).lower()
@@ -199,17 +287,77 @@ def _with_context(retriever: Any, context: str) -> Any:
     return retriever
 
 
-def build_retriever(spec: RetrieverSpec, language: str | None, *, name: str | None = None) -> Retriever:
+_CROSS_ENCODERS: dict[tuple, Any] = {}
+
+
+def cross_encoder_for(path: str | Path, *, max_length: int | None = None, batch_size: int | None = None):
+    """One :class:`core.training.cross_encoder.CrossEncoder` per folder and settings in this process.
+
+    Keyed by the folder's resolved path and its files' modification times too, so a model
+    retrained into the same folder is loaded again rather than served stale.
+    """
+    from core.training.cross_encoder import CrossEncoder
+
+    folder = Path(path).expanduser().resolve()
+    if not folder.is_dir():
+        raise ValueError(f"cross-encoder folder {str(path)!r} does not exist")
+    stamp = tuple(sorted((f.name, f.stat().st_mtime_ns) for f in folder.iterdir() if f.is_file()))
+    key = (str(folder), max_length, batch_size, stamp)
+    if key not in _CROSS_ENCODERS:
+        kwargs = {k: v for k, v in (("max_length", max_length), ("batch_size", batch_size)) if v is not None}
+        _CROSS_ENCODERS[key] = CrossEncoder(folder, **kwargs)
+    return _CROSS_ENCODERS[key]
+
+
+def resolve_model(store: Store | None, collection: str | None, model: str) -> Path:
+    """A re-ranker given as written (a folder, or a model registered in ``collection``) as a folder.
+
+    With a store and a collection, :func:`pooljudge.training.resolve_model` decides (a registered
+    model's folder by name, else an existing folder); without them (or before model registration
+    exists) the model must be an existing folder.  ``ValueError`` / ``NotFound`` name the model.
+    """
+    if store is not None and collection is not None:
+        try:
+            from pooljudge.training import resolve_model as registered
+
+            # a RocketQAv2 model's co-trained cross-encoder is the re-ranker (its cross-encoder/ folder)
+            return Path(registered(store, collection, model, role="cross-encoder"))
+        except ImportError:  # model registration (pooljudge.training, db.trained_models) not installed: folders only
+            pass
+    folder = Path(model).expanduser()
+    if not folder.is_dir():
+        raise ValueError(f"model {model!r}: no such folder" + (
+            "" if collection is None else f", and no model of that name is registered in {collection!r}"))
+    return folder
+
+
+def build_retriever(
+    spec: RetrieverSpec, language: str | None, *, name: str | None = None,
+    resolve: Callable[[str], Path] | None = None,
+) -> Retriever:
     """An un-indexed retriever for ``spec``; BM25's analyzer follows the collection ``language``.
 
     The ``context`` option (default ``title``) decides which passage texts
     :func:`index_retriever` gives the retriever (:func:`context_of`); a hybrid's
-    ``context`` is the default of its members' ``bm25_context`` / ``dense_context``.
+    ``context`` is the default of its members' ``bm25_context`` / ``dense_context``,
+    a re-ranker's the default of its first stage's ``first_context``.  ``resolve`` turns a
+    ``rerank`` model as written into its folder (registered names need the collection, see
+    :func:`retrieve`); by default each model must be a folder.
     """
     name = name or spec.default_name()
     language = language or "en"
     options = spec.options
     context = options.get("context", "title")
+    if spec.kind == "rerank":
+        resolve = resolve or (lambda model: resolve_model(None, None, model))
+        folders = [resolve(m) for m in spec.models]  # an unknown model is refused before anything loads
+        from core.retrieval.rerank import RerankRetriever
+
+        encoders = [cross_encoder_for(f, max_length=options.get("max_length"), batch_size=options.get("batch_size"))
+                    for f in folders]
+        first_spec = spec.first_stage()
+        first = build_retriever(first_spec, language, name=first_spec.kind, resolve=resolve)
+        return _with_context(RerankRetriever(first, encoders, depth=options.get("depth", 100), name=name), context)
     if spec.kind == "bm25":
         return _with_context(_bm25(options, language, name), context)
     if spec.kind == "dense":
@@ -324,6 +472,12 @@ def index_retriever(retriever: Retriever, corpus: Corpus, *, progress: Progress 
             retriever.retrievers[key] = index_retriever(member, corpus, progress=progress)
         return retriever
     texts = corpus.texts_for(context_of(retriever))
+    if _is_rerank(retriever):
+        # the first stage through this same path (a cached BM25 index is loaded, not rebuilt);
+        # the cross-encoders read the passage texts of the re-ranker's own context
+        retriever.first = index_retriever(retriever.first, corpus, progress=progress)
+        retriever.index_texts(corpus.doc_ids, texts)
+        return retriever
     if isinstance(retriever, HierarchicalRetriever):
         if len(corpus.passages) != len(corpus.doc_ids):
             raise ValueError("hierarchical retrieval needs the corpus passages (doc_id, position): use load_corpus")
@@ -342,8 +496,20 @@ def index_retriever(retriever: Retriever, corpus: Corpus, *, progress: Progress 
     return retriever
 
 
+def _is_rerank(retriever: Any) -> bool:
+    try:
+        from core.retrieval.rerank import RerankRetriever
+    except ImportError:  # pragma: no cover - the re-ranker module not installed
+        return False
+    return isinstance(retriever, RerankRetriever)
+
+
 def describe(retriever: Retriever) -> dict[str, Any]:
-    """The complete resolved configuration of a retriever, as JSON-ready data (stored with its run)."""
+    """The complete resolved configuration of a retriever, as JSON-ready data (stored with its run).
+
+    A re-ranker's holds its first stage's description (``first``) and each cross-encoder's
+    folder and fingerprint (``models``), so a stored run says exactly which weights ranked it.
+    """
     import json
 
     from core.retrieval.hybrid import HybridRetriever
@@ -352,6 +518,11 @@ def describe(retriever: Retriever) -> dict[str, Any]:
     if isinstance(retriever, HybridRetriever):
         config["fusion"] = retriever.fusion
         config["members"] = {name: describe(member) for name, member in retriever.retrievers.items()}
+    if _is_rerank(retriever):
+        config["first"] = describe(retriever.first)
+        encoders = getattr(retriever, "rerankers", None) or getattr(retriever, "encoders", None) or []
+        config["models"] = [{"path": str(getattr(e, "path", "")), "fingerprint": getattr(e, "fingerprint", None)}
+                            for e in encoders]
     for attribute in ("params",):
         value = getattr(retriever, attribute, None)
         if isinstance(value, dict):
@@ -379,7 +550,8 @@ def retrieve(
     """
     stage = progress or (lambda _label: (lambda _d, _t: None))
     corpus = load_corpus(store, collection, split=split)
-    retriever = build_retriever(spec, corpus.language, name=name)
+    retriever = build_retriever(spec, corpus.language, name=name,
+                                resolve=lambda model: resolve_model(store, collection, model))
     retriever = index_retriever(retriever, corpus, progress=stage(f"indexing {retriever.name}"))
     run = retriever.batch_search(corpus.queries, k, progress=stage(f"searching {retriever.name}"))
     return retriever.name, run, describe(retriever)
@@ -450,7 +622,110 @@ def check_pool_params(store: Store, params: Mapping[str, Any]) -> list[Retriever
         if status.get(name) != "ready":
             known = ", ".join(sorted(n for n, st in status.items() if st == "ready")) or "none"
             raise NotFound(f"no run named {name!r} in collection {collection!r} (runs: {known})")
+    check_selection_params(params)
+    for model in selection_models(params) + [m for spec in specs for m in spec.models]:
+        resolve_model(store, collection, model)  # a registered name or an existing folder, else refused now
     return specs
+
+
+SELECT_METHODS = ("top", "active")
+DEFAULT_ACTIVE_BAND = (0.1, 0.9)
+
+
+def _models_param(value: Any, what: str) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, (list, tuple)) or not all(isinstance(m, str) and m.strip() for m in value):
+        raise ValueError(f"{what} must be a list of model folders or registered model names, got {value!r}")
+    return [m.strip() for m in value]
+
+
+def check_selection_params(params: Mapping[str, Any]) -> None:
+    """Refuse selection parameters of a pooling job that cannot work together (before any work).
+
+    ``select`` (top N per query) ranks by the pooled runs, or by the re-rankers of
+    ``select_by``; ``select_method="active"`` needs ``active_model`` and an ``active_band``
+    ``[low, high]`` with ``0 <= low < high <= 1`` and keeps every unsure pair (no ``select``).
+    """
+    select_n = params.get("select")
+    try:
+        select_n = None if select_n is None else int(select_n)
+    except (TypeError, ValueError):
+        select_n = -1
+    if select_n is not None and select_n < 0:
+        raise ValueError(f"select must be a number of documents per query (or null), got {params.get('select')!r}")
+    method = params.get("select_method") or "top"
+    if method not in SELECT_METHODS:
+        raise ValueError(f"unknown select_method {method!r}; expected {' or '.join(SELECT_METHODS)}")
+    select_by = _models_param(params.get("select_by"), "select_by")
+    if select_by and not select_n:
+        raise ValueError("select_by (re-rank the pool with these models) needs select: the top N per query to keep")
+    if method == "active":
+        if select_n:
+            raise ValueError("select_method 'active' keeps every pair the model is unsure about: drop select "
+                             "(or use select with select_by for a fixed top N)")
+        if select_by:
+            raise ValueError("select_by goes with select (top N by re-rankers), not with select_method 'active'")
+        if not _models_param(params.get("active_model"), "active_model"):
+            raise ValueError("select_method 'active' needs active_model: the cross-encoder (folder or registered "
+                             "name) that scores the pooled pairs")
+        active_band(params)
+    else:
+        for key in ("active_model", "active_band"):
+            if params.get(key) is not None:
+                raise ValueError(f"{key} is only used with select_method 'active'")
+
+
+def active_band(params: Mapping[str, Any]) -> tuple[float, float]:
+    """A pooling job's ``active_band`` ``[low, high]`` (default ``[0.1, 0.9]``), checked: ``0 <= low < high <= 1``."""
+    band = params.get("active_band")
+    if band is None:
+        return DEFAULT_ACTIVE_BAND
+    try:
+        low, high = (float(v) for v in band)
+    except (TypeError, ValueError):
+        raise ValueError(f"active_band must be two numbers [low, high], got {band!r}") from None
+    if not (math.isfinite(low) and math.isfinite(high) and 0.0 <= low < high <= 1.0):
+        raise ValueError(f"active_band must satisfy 0 <= low < high <= 1, got [{low:g}, {high:g}]")
+    return low, high
+
+
+def selection_models(params: Mapping[str, Any]) -> list[str]:
+    """The cross-encoders a pooling job's selection uses, as written: ``select_by``, then ``active_model``."""
+    return _models_param(params.get("select_by"), "select_by") + _models_param(params.get("active_model"), "active_model")
+
+
+def _pool_pairs(pool, corpus: Corpus) -> tuple[dict[str, list[str]], dict[str, str]]:
+    """Each pool query's pooled documents that have a text, and those texts (what a cross-encoder reads)."""
+    text_of = dict(zip(corpus.doc_ids, corpus.texts))
+    candidates = {q: [d for d in docs if d in text_of] for q, docs in pool.items()}
+    return candidates, {d: text_of[d] for docs in candidates.values() for d in docs}
+
+
+def rerank_pool(store: Store, collection: str, pool, corpus: Corpus, models: Sequence[str], *,
+                progress: Progress | None = None) -> Run:
+    """The pooled pairs scored by the cross-encoder ensemble ``models`` (:func:`core.training.cross_encoder.rerank`)."""
+    from core.training.cross_encoder import rerank
+
+    encoders = [cross_encoder_for(resolve_model(store, collection, m)) for m in models]
+    candidates, passages = _pool_pairs(pool, corpus)
+    return rerank(encoders, {q: corpus.queries[q] for q in candidates}, candidates, passages, progress=progress)
+
+
+def pool_probabilities(store: Store, collection: str, pool, corpus: Corpus, model: str, *,
+                       progress: Progress | None = None) -> Run:
+    """Every pooled pair's relevance probability by one cross-encoder (``CrossEncoder.probabilities``)."""
+    encoder = cross_encoder_for(resolve_model(store, collection, model))
+    candidates, passages = _pool_pairs(pool, corpus)
+    pairs = [(q, d) for q, docs in candidates.items() for d in docs]
+    probabilities = encoder.probabilities([(corpus.queries[q], passages[d]) for q, d in pairs],
+                                          progress=progress) if pairs else []
+    run: Run = {q: {} for q in candidates}
+    for (q, d), p in zip(pairs, probabilities):
+        run[q][d] = float(p)
+    return run
 
 
 def check_new_run_name(store: Store, collection: str, name: str) -> str:
@@ -509,7 +784,13 @@ def run_pool_job(store: Store, info, reporter) -> dict[str, Any]:
     pool size per query), ``select`` (top N per query by the ensemble of the pooled runs; null: annotate
     everything), ``dedupe`` (null or ``{"method": "similarity", "threshold": 0.95}`` /
     ``{"method": "ward", "distance_threshold": 0.3}``), ``prelabel`` (span-F1 pre-labels
-    for queries with answers), ``split`` (only that split's queries).
+    for queries with answers), ``split`` (only that split's queries).  Selection by a model:
+    ``select_by`` (cross-encoder folders or registered names, with ``select``: the top N by the
+    ensemble's scores, DuReader-retrieval), or ``select_method: "active"`` with ``active_model``
+    and ``active_band`` ``[low, high]`` (default ``[0.1, 0.9]``): only the pairs whose probability
+    is in the band are annotated (T2Ranking 4.4); the result then has ``"active"``
+    (:meth:`core.pooling.ActiveReport.as_dict`).  Selection scores are stored with the selection:
+    the ensemble's normalised scores, or the active model's probabilities.
 
     Every name is checked first (:func:`check_pool_params`).  The new runs stay in memory until the
     pool is ready to save; they are then staged invisible and made visible in the same transaction
@@ -550,9 +831,23 @@ def run_pool_job(store: Store, info, reporter) -> dict[str, Any]:
         pool = pooling.rbp_pool(runs, int(p.get("size", depth)), p=float(p.get("rbp_p", 0.8)), queries=queries)
 
     select_n = p.get("select")
-    if select_n:
+    select_by = _models_param(p.get("select_by"), "select_by")
+    active = None
+    if select_n and select_by:  # DuReader-retrieval: the pool re-ranked by a cross-encoder ensemble, its top N
+        reranked = rerank_pool(store, collection, pool, corpus, select_by,
+                               progress=reporter.stage_callback("re-ranking the pool"))
+        selection = pooling.select_top(pool, [reranked], int(select_n))
+        scores = pooling.ensemble_scores(pool, [reranked])
+    elif select_n:
         selection = pooling.select_top(pool, runs, int(select_n))
         scores = pooling.ensemble_scores(pool, runs)
+    elif p.get("select_method") == "active":  # T2Ranking 4.4: only the pairs the model is unsure about
+        probabilities = pool_probabilities(store, collection, pool, corpus, p["active_model"],
+                                           progress=reporter.stage_callback("scoring the pool for active selection"))
+        low, high = active_band(p)
+        selection, active = pooling.select_uncertain(pool, probabilities, low, high)
+        scores = {q: {d: probabilities[q][d] for d in docs if d in probabilities.get(q, {})}
+                  for q, docs in selection.items()}
     else:
         selection, scores = pooling.select_all(pool), None
 
@@ -602,7 +897,7 @@ def run_pool_job(store: Store, info, reporter) -> dict[str, Any]:
         drop_staged_runs(store, staged)
         raise
     stats = pooling.pool_statistics(pool, runs)
-    return {
+    result = {
         "pool": pool_name, "runs": list(runs), "queries": summary.queries, "pairs": summary.pairs,
         "selected": summary.selected, "duplicates": summary.duplicates, "missing_documents": summary.missing_documents,
         "prelabels": n_prelabels,
@@ -611,6 +906,9 @@ def run_pool_job(store: Store, info, reporter) -> dict[str, Any]:
             "overlap": [[_finite(v) for v in row] for row in stats.overlap],
         },
     }
+    if active is not None:
+        result["active"] = active.as_dict()
+    return result
 
 
 def stored_pool_statistics(store: Store, collection: str, pool_name: str):

@@ -1,0 +1,316 @@
+"""Re-ranking as a retriever, pool selection by a re-ranker and active selection, through the CLI and the job.
+
+A tiny randomly initialised cross-encoder (BertForSequenceClassification, one logit) saved by the
+test scores a toy collection; every expectation is computed directly with
+``CrossEncoder(path).score`` / ``.probabilities`` on the same pairs, so the tests pin down which
+pairs the pipeline scores, with which texts, and how it orders and selects them.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from core.ranking import trec_ranking  # noqa: E402
+from core.types import CollectionSource, Passage, Query  # noqa: E402
+from db.engine import Store, sqlite_url  # noqa: E402
+from pooljudge.cli import main  # noqa: E402
+from pooljudge.pipeline import RetrieverSpec, retrieve, split_specs  # noqa: E402
+
+WORDS = ("bread", "river", "market", "cat", "dog", "fish", "money", "music", "the", "a", "of", "and", "is", "in",
+         "old", "new", "big", "small", "good", "what", "about", "tell", "me", ".", "?")
+VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS]
+TOPICS = WORDS[:8]
+FILLER = WORDS[8:19]
+
+
+def save_cross_encoder(folder: Path, seed: int) -> Path:
+    """A 2-layer, 32-dim random BERT with a 1-logit head and a word-level vocab, saved as a HF folder."""
+    import torch
+    import transformers
+    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+
+    folder.mkdir(parents=True)
+    vocab_file = folder / "vocab.txt"
+    vocab_file.write_text("\n".join(VOCAB) + "\n", encoding="utf-8")
+    if int(transformers.__version__.split(".")[0]) >= 5:
+        tokenizer = BertTokenizerFast(vocab=str(vocab_file))
+    else:  # pragma: no cover - transformers 4
+        tokenizer = BertTokenizerFast(vocab_file=str(vocab_file))
+    config = BertConfig(vocab_size=len(VOCAB), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=37, max_position_embeddings=512, num_labels=1)
+    torch.manual_seed(seed)
+    BertForSequenceClassification(config).eval().save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory) -> tuple[Path, Path]:
+    root = tmp_path_factory.mktemp("cross-encoders")
+    return save_cross_encoder(root / "ce-a", 0), save_cross_encoder(root / "ce-b", 1)
+
+
+def toy_source() -> CollectionSource:
+    """8 topics x 3 passages (a topic word among seeded filler words), 2 queries per topic, no qrels."""
+    rng = np.random.default_rng(0)
+    passages = []
+    for t, topic in enumerate(TOPICS):
+        for j in range(3):
+            words = list(rng.choice(FILLER, size=5))
+            words.insert(j, topic)
+            passages.append(Passage(f"p{t}{j}", " ".join(words) + " .", title="" if j else "the " + topic))
+    queries = [Query(f"q{t}{i}", (f"what about {topic} ?", f"tell me of the {topic} and {TOPICS[t - 1]}")[i])
+               for t, topic in enumerate(TOPICS) for i in range(2)]
+    return CollectionSource(passages=lambda: iter(passages), queries=lambda: iter(queries), qrels=lambda: iter(()))
+
+
+@pytest.fixture
+def toy(tmp_path, monkeypatch):
+    """``(url, store)`` of a fresh SQLite store holding the toy collection ``toy``, with a private cache."""
+    from db.importer import import_collection
+
+    monkeypatch.setenv("POOLJUDGE_CACHE", str(tmp_path / "cache"))
+    url = sqlite_url(tmp_path / "s.db")
+    store = Store(url)
+    with store.write() as s:
+        import_collection(s, toy_source(), name="toy", format="test", location="mem")
+    yield url, store
+    store.dispose()
+
+
+def texts(store) -> tuple[dict[str, str], dict[str, str]]:
+    """Query texts and passage texts with their title (the default context a re-ranker reads)."""
+    from pooljudge.pipeline import load_corpus
+
+    corpus = load_corpus(store, "toy")
+    return corpus.queries, dict(zip(corpus.doc_ids, corpus.texts))
+
+
+def scores_of(model: Path, queries, passages, candidates) -> dict[str, dict[str, float]]:
+    """``CrossEncoder(model).score`` of every (query, candidate) pair, as a run."""
+    from core.training.cross_encoder import CrossEncoder
+
+    pairs = [(q, d) for q, docs in candidates.items() for d in docs]
+    scores = CrossEncoder(model).score([(queries[q], passages[d]) for q, d in pairs])
+    run: dict[str, dict[str, float]] = {}
+    for (q, d), s in zip(pairs, scores):
+        run.setdefault(q, {})[d] = float(s)
+    return run
+
+
+def min_max(scores: dict[str, float]) -> dict[str, float]:
+    low, high = min(scores.values()), max(scores.values())
+    return {d: 0.0 if high == low else (s - low) / (high - low) for d, s in scores.items()}  # as core's rerank
+
+
+# --------------------------------------------------------------------------- spec parsing
+
+
+def test_rerank_spec_options_ensemble_and_first_stage(models):
+    a, b = models
+    spec = RetrieverSpec.parse(f"rerank:model={a},first=bm25,depth=50,first_k1=1.2,first_chinese=bigram,max_length=64")
+    assert spec.kind == "rerank" and spec.models == [str(a)]
+    assert spec.options == {"model": str(a), "first": "bm25", "depth": 50, "max_length": 64,
+                            "first_k1": 1.2, "first_chinese": "bigram"}
+    first = spec.first_stage()
+    assert (first.kind, first.options) == ("bm25", {"k1": 1.2, "chinese": "bigram", "context": "title"})
+    assert spec.default_name() == "rerank:depth=50,first=bm25,first_chinese=bigram,first_k1=1.2,max_length=64,model=ce-a"
+    ensemble = RetrieverSpec.parse(f"rerank:model={a};{b},first=dense,first_pooling=cls,context=none")
+    assert ensemble.models == [str(a), str(b)]
+    assert ensemble.first_stage().options == {"pooling": "cls", "context": "none"}
+    assert ensemble.default_name() == "rerank:context=none,first=dense,first_pooling=cls,model=ce-a;ce-b"
+    # a bare word is a registered model's name: resolved later, against the collection
+    assert RetrieverSpec.parse("rerank:model=my-reranker").models == ["my-reranker"]
+    assert split_specs(f"bm25:k1=1.2; rerank:model={a};{b},depth=5; dense") == [
+        "bm25:k1=1.2", f"rerank:model={a};{b},depth=5", "dense"]
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("rerank", "needs a model: 'rerank' has no model=PATH"),
+    ("rerank:depth=5", "needs a model"),
+    ("rerank:model=/no/such/folder", "model '/no/such/folder' in 'rerank:model=/no/such/folder': no such folder"),
+    ("rerank:model=m,first=rerank", "first=rerank in 'rerank:model=m,first=rerank': a re-ranker cannot be the first"),
+    ("rerank:model=m,first=splade", "option 'first' in 'rerank:model=m,first=splade' must be one of bm25, dense, "
+                                    "hybrid, hierarchical"),
+    ("rerank:model=m,first_k3=1", r"first stage of 'rerank:model=m,first_k3=1' \(first_\* options\): unknown option 'k3'"),
+    ("rerank:model=m,first_k1=high", "option 'k1' must be float"),
+    ("rerank:model=m,depth=0", "option 'depth' must be a positive integer"),
+    ("rerank:model=m,batch_size=0", "option 'batch_size' must be a positive integer"),
+    ("rerank:model=m,context=abstract", "option 'context'"),
+    ("rerank:model=m,first_name=x", "option 'first_name'"),
+])
+def test_bad_rerank_specs_are_refused_when_parsed(text, message):
+    with pytest.raises(ValueError, match=message):
+        RetrieverSpec.parse(text)
+
+
+# --------------------------------------------------------------------------- re-ranking as a retriever
+
+
+def test_retrieve_stores_the_first_stage_reordered_by_the_cross_encoder(toy, models, capsys):
+    pytest.importorskip("core.retrieval.rerank")
+    url, store = toy
+    a, _ = models
+    spec = f"rerank:model={a},first=bm25,depth=5,name=ce"
+    assert main(["--db", url, "-q", "retrieve", "-c", "toy", "-r", spec, "--hits", "4"]) == 0
+    _, first, _ = retrieve(store, "toy", RetrieverSpec.parse("bm25"), k=5)
+    queries, passages = texts(store)
+    expected_scores = scores_of(a, queries, passages, {q: list(docs) for q, docs in first.items()})
+    from db.queries import load_run
+
+    with store.read() as s:
+        stored = load_run(s, "toy", "ce")
+    assert set(stored) == set(first) and len(stored) == 16
+    for q, docs in stored.items():
+        assert list(docs) == trec_ranking(expected_scores[q])[:4]  # BM25's top 5, in the model's order, cut to 4
+        np.testing.assert_allclose([docs[d] for d in docs], [expected_scores[q][d] for d in docs], rtol=1e-5, atol=1e-6)
+    assert "run 'ce': 64 hits for 16 queries, stored in 'toy'" in capsys.readouterr().err
+
+
+def test_the_stored_run_describes_the_first_stage_and_the_models(toy, models):
+    pytest.importorskip("core.retrieval.rerank")
+    _, store = toy
+    a, b = models
+    from core.training.cross_encoder import CrossEncoder
+
+    name, run, config = retrieve(store, "toy", RetrieverSpec.parse(f"rerank:model={a};{b},depth=3"), k=3)
+    assert name == "rerank:depth=3,model=ce-a;ce-b"
+    assert config["class"] == "RerankRetriever"
+    assert config["first"]["class"] == "BM25Retriever" and config["first"]["params"]["k1"] == 1.5
+    assert [m["fingerprint"] for m in config["models"]] == [CrossEncoder(a).fingerprint, CrossEncoder(b).fingerprint]
+    assert config["models"][0]["fingerprint"] != config["models"][1]["fingerprint"]
+    # the ensemble: mean of each model's min-max normalised scores over the first stage's candidates
+    _, first, _ = retrieve(store, "toy", RetrieverSpec.parse("bm25"), k=3)
+    queries, passages = texts(store)
+    candidates = {q: list(docs) for q, docs in first.items()}
+    sa, sb = scores_of(a, queries, passages, candidates), scores_of(b, queries, passages, candidates)
+    for q in candidates:
+        na, nb = min_max(sa[q]), min_max(sb[q])
+        mean = {d: (na[d] + nb[d]) / 2 for d in candidates[q]}
+        assert list(run[q]) == trec_ranking(mean)
+        np.testing.assert_allclose([run[q][d] for d in run[q]], [mean[d] for d in run[q]], atol=1e-6)
+
+
+def test_retrieve_refuses_an_unknown_model_name_before_indexing(toy, capsys, tmp_path):
+    url, store = toy
+    assert main(["--db", url, "-q", "retrieve", "-c", "toy", "-r", "rerank:model=no-such-model"]) == 1
+    assert "'no-such-model'" in capsys.readouterr().err  # named, by the registry or as a missing folder
+    assert not (tmp_path / "cache" / "bm25").exists()  # refused before the first stage was indexed
+    from db.queries import list_collections
+
+    with store.read() as s:
+        assert next(c for c in list_collections(s) if c.name == "toy").runs == []
+
+
+# --------------------------------------------------------------------------- pool selection
+
+
+def save_runs(store) -> dict[str, dict[str, float]]:
+    """Two hand-made runs over the toy collection: r1 ranks p00.. in order, r2 in reverse."""
+    from db.importer import save_run
+
+    ids = [f"p{t}{j}" for t in range(8) for j in range(3)]
+    queries = [f"q{t}{i}" for t in range(8) for i in range(2)]
+    r1 = {q: {d: float(24 - n) for n, d in enumerate(ids[(k * 3) % 24:][:6])} for k, q in enumerate(queries)}
+    r2 = {q: {d: float(n) for n, d in enumerate(ids[(k * 5) % 24:][:6])} for k, q in enumerate(queries)}
+    with store.write() as s:
+        save_run(s, "toy", "r1", r1)
+        save_run(s, "toy", "r2", r2)
+    return {"r1": r1, "r2": r2}
+
+
+def depth_pool_docs(runs, depth: int) -> dict[str, list[str]]:
+    pool: dict[str, list[str]] = {}
+    for run in runs.values():
+        for q, docs in run.items():
+            for d in trec_ranking(docs)[:depth]:
+                if d not in pool.setdefault(q, []):
+                    pool[q].append(d)
+    return pool
+
+
+def test_pool_select_model_keeps_the_top_n_by_the_cross_encoder(toy, models, capsys):
+    url, store = toy
+    a, _ = models
+    runs = save_runs(store)
+    assert main(["--db", url, "-q", "pool", "-c", "toy", "--name", "p", "--run", "r1", "--run", "r2", "--depth", "4",
+                 "--select", "3", "--select-model", str(a)]) == 0
+    assert "48 selected for annotation" in capsys.readouterr().out
+    queries, passages = texts(store)
+    expected = scores_of(a, queries, passages, depth_pool_docs(runs, 4))
+    from db.pools import load_pool
+
+    with store.read() as s:
+        _, selection = load_pool(s, "toy", "p")
+    assert {q: [d for d in docs] for q, docs in selection.items()} == {q: trec_ranking(sc)[:3] for q, sc in expected.items()}
+    # not what the runs' own ensemble would have chosen: the model really decided
+    from core.pooling import depth_pool, select_top
+
+    by_runs = select_top(depth_pool(runs, 4), runs, 3)
+    assert any(selection[q] != by_runs[q] for q in expected)
+
+
+def test_active_selection_keeps_the_unsure_pairs_and_reports_what_it_saved(toy, models, capsys):
+    url, store = toy
+    a, _ = models
+    from core.training.cross_encoder import CrossEncoder
+
+    runs = save_runs(store)
+    queries, passages = texts(store)
+    pool = depth_pool_docs(runs, 4)
+    pairs = [(q, d) for q, docs in pool.items() for d in docs]
+    probs = CrossEncoder(a).probabilities([(queries[q], passages[d]) for q, d in pairs])
+    ordered = np.sort(probs)
+    low, high = float(ordered[len(ordered) // 4]), float(ordered[3 * len(ordered) // 4])
+    keep = {(q, d) for (q, d), p in zip(pairs, probs) if low <= p <= high}
+    above = sum(p > high for p in probs)
+    below = sum(p < low for p in probs)
+    assert above and below and keep  # the band really splits the pool three ways
+    assert main(["--db", url, "-q", "pool", "-c", "toy", "--name", "act", "--run", "r1", "--run", "r2", "--depth", "4",
+                 "--select-method", "active", "--active-model", str(a), "--active-band", f"{low!r},{high!r}"]) == 0
+    out = capsys.readouterr().out
+    assert f"active selection: kept {len(keep)} of {len(pairs)} pairs, saved {above + below}" in out
+    from db.jobs import list_jobs
+    from db.pools import load_pool
+
+    with store.read() as s:
+        job = list_jobs(s, kind="pool")[0]
+        _, selection = load_pool(s, "toy", "act")
+    assert job.result["active"] == {"kept": len(keep), "confident_relevant": int(above),
+                                    "confident_irrelevant": int(below), "saved": int(above + below),
+                                    "pairs": len(pairs), "band": [low, high]}
+    assert {(q, d) for q, docs in selection.items() for d in docs} == keep
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--select-model", "{a}"], "select_by .* needs select"),
+    (["--select", "2", "--select-model", "/no/such/model"], "/no/such/model"),
+    (["--select-method", "active"], "needs active_model"),
+    (["--select-method", "active", "--active-model", "{a}", "--active-band", "0.9,0.1"], "0 <= low < high <= 1"),
+    (["--select-method", "active", "--active-model", "{a}", "--active-band", "0.1,1.5"], "0 <= low < high <= 1"),
+    (["--select-method", "active", "--active-model", "{a}", "--active-band", "x"], "--active-band must be LOW,HIGH"),
+    (["--select-method", "active", "--active-model", "{a}", "--select", "3"], "drop select"),
+    (["--active-model", "{a}"], "go with --select-method active"),
+    (["--select-method", "active", "--active-model", "unregistered"], "unregistered"),
+])
+def test_bad_selection_options_are_refused_before_a_job(toy, models, extra, message, capsys):
+    import re
+
+    url, store = toy
+    a, _ = models
+    save_runs(store)
+    assert main(["--db", url, "-q", "pool", "-c", "toy", "--name", "p", "--run", "r1", "--depth", "2",
+                 *[e.format(a=a) for e in extra]]) == 1
+    assert re.search(message, capsys.readouterr().err)
+    from db.jobs import list_jobs
+
+    with store.read() as s:
+        assert list_jobs(s, kind="pool") == []
