@@ -1,0 +1,515 @@
+"""Learning from the labels on real collections: trained re-rankers and dual encoders against BM25 and MiniLM.
+
+Not a test.  Run from the repository root::
+
+    .venv/bin/python benchmarks/bench_training.py                      # both collections, CPU defaults
+    .venv/bin/python benchmarks/bench_training.py --collections cranfield --epochs 2 --output /tmp/train.json
+
+Collections (each skipped with a message when its files are absent):
+
+* ``cranfield``: ``../shared/data/cranfield`` read with the project's SMART
+  reader (:func:`core.formats.smart.read_smart_folder`), which maps
+  Cleverdon's codes (1 = most relevant) onto pooljudge's grades 1->3, 2->2,
+  3->1, 4->1.  Relevance level 1: every listed pair is relevant (the common
+  practice with Cranfield); nDCG@10 uses the mapped grades.  The two empty
+  placeholder documents (471, 995) are left out.
+* ``rgb-zh``: ``../shared/data/rgb-zh/zh_refine.json`` read with the RGB
+  reader (:func:`core.formats.qa_jsonl.read_qa_jsonl`): each distinct passage
+  text gets a stable content id, a query's ``positive`` texts grade 1, its
+  ``negative`` texts grade 0; level 1.  The corpus is every passage of the
+  queries used (``--max-queries`` caps them with a seeded sample; the cap
+  keeps the CPU run short, the passages of the queries left out are left out
+  too, as if the file had only the sampled lines).
+
+Per collection: a seeded held-out query split
+(:func:`core.training.data.split_queries`, ``held_out=0.3``); candidates =
+BM25's top 100 (:class:`core.retrieval.bm25.BM25Retriever` with
+:func:`core.text.analyzer_for` the collection's language) for every query:
+they are the trainers' hard negatives and what the re-ranker re-ranks.  Then,
+on the held-out queries only, nDCG@10 and MRR@10
+(:func:`core.training.common.ranking_metrics`, trec_eval-exact) of
+
+1. ``BM25``;
+2. ``MiniLM (base dual encoder)``: the packaged all-MiniLM-L6-v2 as a
+   :class:`~core.retrieval.dense.DenseRetriever` (exact search over the corpus);
+3. ``cross-encoder re-ranking BM25@100``: :func:`core.training.cross_encoder.train_cross_encoder`
+   (listwise loss, from MiniLM with a new head) re-ranking BM25's top 100;
+4. ``dual encoder trained alone``: :func:`core.training.dual_encoder.train_dual_encoder`;
+5. ``RocketQAv2 dual encoder``: :func:`core.training.rocketqav2.train_rocketqav2`
+   with the SAME training queries, epochs, batch size, negatives, learning
+   rate and seed as 4 (the co-trained cross-encoder is its teacher).
+
+The trainers get no held-out data (``held_out=None``): they train for the
+fixed budget and the held-out queries are scored once, at the end, so
+nothing is picked on the numbers this table reports.
+
+Training speed: ``train_cross_encoder``'s training time and pairs/s against a
+plain ``transformers`` loop written here (:func:`plain_training_loop`: the
+same model, the same query lists in the same batches, in the same order,
+``AutoModelForSequenceClassification`` + ``torch.optim.AdamW`` + the same
+listwise softmax cross-entropy; no length sorting, no schedule, no autocast),
+run in the same process, ratio = pooljudge's pairs/s / the plain loop's.
+
+CPU defaults (``--max-length 128``, 1 epoch, batch 8, 3 negatives, at most
+80 training queries, rgb-zh capped at 100 queries): the whole benchmark takes
+about 25-35 minutes on 2 busy CPU cores, most of it scoring (re-ranking
+100 candidates per held-out query, encoding each corpus with three dual
+encoders).  On CUDA the defaults grow (max length 256, 3 epochs, batch 16,
+7 negatives, all training queries, all 300 rgb-zh queries).  Prints a table
+like::
+
+    collection  system                              nDCG@10  MRR@10  (held-out queries)
+    cranfield   BM25                                 0.3982  0.6121
+    ...
+
+and, with ``--output FILE``, writes every number (and the settings) as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("DISABLE_TQDM", "1")  # bm25s progress bars
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+import torch  # noqa: E402
+
+from core.retrieval.bm25 import BM25Retriever  # noqa: E402
+from core.text import analyzer_for  # noqa: E402
+from core.training.common import ranking_metrics  # noqa: E402
+from core.training.data import LabelledData, TrainConfig, split_queries  # noqa: E402
+from core.types import CollectionSource, Qrels, Run  # noqa: E402
+
+DATA = REPO.parent / "shared" / "data"
+COLLECTIONS = ("cranfield", "rgb-zh")
+DEPTH = 100
+HELD_OUT = 0.3
+
+SYSTEMS = (
+    ("bm25", "BM25"),
+    ("minilm", "MiniLM (base dual encoder)"),
+    ("cross-encoder", "cross-encoder re-ranking BM25@100"),
+    ("dual-encoder", "dual encoder trained alone"),
+    ("rocketqav2", "RocketQAv2 dual encoder"),
+)
+
+
+@dataclass
+class Collection:
+    """One benchmark collection: its labelled data (BM25 candidates for every query) and language."""
+
+    name: str
+    language: str
+    data: LabelledData
+    bm25_run: Run = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------------------------------------- data
+
+
+def labelled_from_source(
+    source: CollectionSource, *, level: int = 1, max_queries: int | None = None, seed: int = 0
+) -> LabelledData:
+    """A reader's streams as :class:`LabelledData` (no candidates yet).
+
+    Passages with neither text nor title are left out (Cranfield's empty
+    placeholders).  ``max_queries`` keeps a seeded sample of the queries
+    that have a relevant passage, and then only the passages those queries
+    judge (for a collection like RGB whose corpus is the union of per-query
+    passage lists).
+    """
+    passages: dict[str, str] = {}
+    for p in source.passages():
+        text = p.text.strip() or p.title.strip()
+        if text:
+            passages[p.id] = text
+    queries = {q.id: q.text for q in source.queries()}
+    qrels: Qrels = {}
+    for entry in source.qrels():
+        qrels.setdefault(entry.query_id, {})[entry.doc_id] = entry.grade
+    data = LabelledData(queries=queries, passages=passages, qrels=qrels, level=level)
+    if max_queries is not None and max_queries < len(data.trainable()):
+        keep = sorted(random.Random(seed).sample(data.trainable(), max_queries))
+        judged = {d for q in keep for d in qrels.get(q, {})}
+        data = LabelledData(
+            queries={q: queries[q] for q in keep},
+            passages={d: t for d, t in passages.items() if d in judged},
+            qrels={q: qrels[q] for q in keep},
+            level=level,
+        )
+    return data
+
+
+def load_collection(name: str, root: Path, *, max_queries: int | None = None, seed: int = 0) -> Collection | None:
+    """Read ``name`` from ``root`` (the shared data folder), or print why not and return None."""
+    if name == "cranfield":
+        from core.formats.smart import read_smart_folder
+
+        folder = root / "cranfield"
+        if not (folder / "cran.all.1400").is_file():
+            print(f"cranfield: skipped, {folder}/cran.all.1400 not found")
+            return None
+        data = labelled_from_source(read_smart_folder(folder), level=1)
+        return Collection(name, "en", data)
+    if name == "rgb-zh":
+        from core.formats.qa_jsonl import read_qa_jsonl
+
+        path = root / "rgb-zh" / "zh_refine.json"
+        if not path.is_file():
+            print(f"rgb-zh: skipped, {path} not found")
+            return None
+        data = labelled_from_source(read_qa_jsonl(path), level=1, max_queries=max_queries, seed=seed)
+        return Collection(name, "zh", data)
+    raise SystemExit(f"--collections: unknown collection {name!r} (known: {', '.join(COLLECTIONS)})")
+
+
+def with_bm25_candidates(collection: Collection, depth: int = DEPTH) -> Collection:
+    """Index the corpus with BM25, retrieve the top ``depth`` for every query, store them as candidates."""
+    data = collection.data
+    ids = sorted(data.passages)
+    bm25 = BM25Retriever(analyzer_for(collection.language)).index(ids, [data.passages[d] for d in ids])
+    run = bm25.batch_search(data.queries, k=depth)
+    candidates = {q: list(hits) for q, hits in run.items()}  # batch_search gives each query's hits in trec order
+    data = LabelledData(data.queries, data.passages, data.qrels, candidates, data.level)
+    return Collection(collection.name, collection.language, data, run)
+
+
+def split(data: LabelledData, *, seed: int, max_train_queries: int | None = None) -> tuple[LabelledData, LabelledData]:
+    """(training, held-out) data: a seeded 70/30 split of the queries with a relevant passage.
+
+    ``max_train_queries`` caps the training queries (a seeded sample); the
+    held-out side is never capped.
+    """
+    train_ids, held_ids = split_queries(data.trainable(), held_out=HELD_OUT, seed=seed)
+    if max_train_queries is not None and max_train_queries < len(train_ids):
+        train_ids = sorted(random.Random(seed).sample(train_ids, max_train_queries))
+    return data.subset(train_ids), data.subset(held_ids)
+
+
+def held_out_metrics(run: Run, held: LabelledData) -> dict[str, float]:
+    """nDCG@10 and MRR@10 of ``run`` on the held-out queries (trec_eval-exact)."""
+    return ranking_metrics({q: run.get(q, {}) for q in held.queries}, held.qrels, held.level)
+
+
+# ---------------------------------------------------------------------------------------------- systems
+
+
+def dense_run(model_path: Path, data: LabelledData, *, max_length: int, cache: bool, k: int = DEPTH) -> Run:
+    """Exact dense search of ``data``'s queries over all its passages with the bi-encoder at ``model_path``."""
+    from core.retrieval.dense import BiEncoder, DenseRetriever
+
+    encoder = BiEncoder(model_path, max_length=max_length)
+    ids = sorted(data.passages)
+    retriever = DenseRetriever(encoder, name="dense", cache=cache).index(ids, [data.passages[d] for d in ids])
+    return retriever.batch_search(data.queries, k=k)
+
+
+def rerank_run(model_path: Path, data: LabelledData, *, max_length: int, depth: int = DEPTH) -> Run:
+    """Re-rank each query's first ``depth`` candidates with the cross-encoder at ``model_path``."""
+    from core.training.cross_encoder import CrossEncoder, rerank
+
+    encoder = CrossEncoder(model_path, max_length=max_length)
+    candidates = {q: data.candidates.get(q, [])[:depth] for q in data.queries}
+    return rerank([encoder], data.queries, candidates, data.passages)
+
+
+# ---------------------------------------------------------------------------------------------- plain loop
+
+
+def plain_batches(n: int, batch_size: int, seed: int) -> list[list[int]]:
+    """Batches of consecutive indices of a seeded shuffle (no length sorting)."""
+    order = list(range(n))
+    random.Random(seed).shuffle(order)
+    return [order[i:i + batch_size] for i in range(0, n, batch_size)]
+
+
+def plain_training_loop(
+    model_path: Path,
+    train: LabelledData,
+    *,
+    epochs: int,
+    batch_size: int,
+    negatives: int,
+    learning_rate: float,
+    weight_decay: float,
+    max_length: int,
+    seed: int,
+    device: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, Any]:
+    """The textbook recipe: a listwise cross-encoder trained with plain transformers and torch.
+
+    The query lists are ``train_cross_encoder``'s own, drawn with the same
+    seeded generator (one list per relevant pair: the positive first, then
+    ``negatives`` hard negatives), so both loops see the same examples and the
+    same number of pairs; ``batch_size`` lists per step, batches of a seeded
+    shuffle (no length sorting).  ``AutoModelForSequenceClassification``
+    (``num_labels=1``) from ``model_path``, ``torch.optim.AdamW`` with a
+    constant learning rate; per batch: tokenise the (query, passage) pairs
+    padded to the batch's longest, forward, softmax cross-entropy of each
+    list with the positive first (a short list's padding masked out), backward,
+    step.
+
+    Returns ``{"seconds", "pairs", "pairs_per_second", "steps", "losses"}``;
+    ``seconds`` is wall time from loading the model to the last step, like
+    ``TrainResult.seconds`` without a held-out set.
+    """
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    # train_cross_encoder's own list builder, so that the examples are the same (private, on purpose)
+    from core.training.cross_encoder import _groups
+
+    start = time.perf_counter()
+    torch.manual_seed(seed)
+    dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    tokenizer = AutoTokenizer.from_pretrained(model_path, local_files_only=True)
+    model = AutoModelForSequenceClassification.from_pretrained(model_path, num_labels=1, local_files_only=True)
+    model.to(dev).train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate, weight_decay=weight_decay)
+    rng = random.Random(seed)
+    epoch_lists = [_groups(train, negatives, rng) for _ in range(epochs)]
+    total = sum(len(plain_batches(len(lists), batch_size, seed)) for lists in epoch_lists)
+    pairs = 0
+    losses: list[float] = []
+    for epoch, lists in enumerate(epoch_lists, start=1):
+        for batch in plain_batches(len(lists), batch_size, seed * 1000 + epoch):
+            chosen = [lists[i] for i in batch]
+            width = max(len(docs) for _, docs in chosen)
+            queries = [train.queries[qid] for qid, docs in chosen for _ in docs]
+            passages = [train.passages[d] for _, docs in chosen for d in docs]
+            enc = tokenizer(queries, passages, padding=True, truncation=True, max_length=max_length,
+                            return_tensors="pt").to(dev)
+            flat = model(**enc).logits.view(-1)
+            scores = torch.full((len(chosen), width), float("-inf"), device=dev)
+            offset = 0
+            for row, (_, docs) in enumerate(chosen):
+                scores[row, : len(docs)] = flat[offset:offset + len(docs)]
+                offset += len(docs)
+            loss = torch.nn.functional.cross_entropy(scores, torch.zeros(len(chosen), dtype=torch.long, device=dev))
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+            pairs += len(passages)
+            losses.append(float(loss.detach()))
+            if progress is not None:
+                progress(len(losses), total)
+    seconds = time.perf_counter() - start
+    return {"seconds": seconds, "pairs": pairs, "pairs_per_second": pairs / seconds if seconds else 0.0,
+            "steps": len(losses), "losses": losses}
+
+
+# ---------------------------------------------------------------------------------------------- benchmark
+
+
+def log(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+def ticker(label: str, every: float = 60.0) -> Callable[[int, int], None]:
+    """A ``progress(done, total)`` callback that logs at most once a minute (and at the end)."""
+    last = [time.perf_counter()]
+
+    def progress(done: int, total: int) -> None:
+        now = time.perf_counter()
+        if now - last[0] >= every or done == total:
+            last[0] = now
+            log(f"  {label}: {done}/{total}")
+
+    return progress
+
+
+def train_config(args: argparse.Namespace, learning_rate: float) -> TrainConfig:
+    return TrainConfig(seed=args.seed, epochs=args.epochs, batch_size=args.batch_size, learning_rate=learning_rate,
+                       max_length=args.max_length, negatives=args.negatives, device=args.device)
+
+
+def bench_collection(collection: Collection, args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
+    """Every system's held-out metrics and the training-speed comparison for one collection."""
+    base = args.base_model
+    train, held = split(collection.data, seed=args.seed, max_train_queries=args.max_train_queries)
+    n_pos = sum(len(train.positives(q)) for q in train.queries)
+    log(f"{collection.name}: {len(collection.data.passages)} passages, {len(train.queries)} training queries "
+        f"({n_pos} relevant pairs), {len(held.queries)} held-out queries")
+    out: dict[str, Any] = {"passages": len(collection.data.passages), "train_queries": len(train.queries),
+                           "held_out_queries": len(held.queries), "metrics": {}, "seconds": {}}
+    systems = set(args.systems)
+
+    def record(key: str, run: Run, seconds: float) -> None:
+        out["metrics"][key] = held_out_metrics(run, held)
+        out["seconds"][key] = seconds
+        m = out["metrics"][key]
+        log(f"{collection.name} {key}: nDCG@10 {m['nDCG@10']:.4f}, MRR@10 {m['MRR@10']:.4f} ({seconds:.0f} s)")
+
+    record("bm25", collection.bm25_run, 0.0)
+    if "minilm" in systems:
+        t = time.perf_counter()
+        record("minilm", dense_run(base, held, max_length=args.max_length, cache=True), time.perf_counter() - t)
+
+    if "cross-encoder" in systems:
+        from core.training.cross_encoder import train_cross_encoder
+
+        config = train_config(args, args.cross_lr)
+        folder = workdir / f"{collection.name}-cross-encoder"
+        result = train_cross_encoder(train, None, config, output=folder, base_model=base, loss="listwise",
+                                     progress=ticker("cross-encoder training"))
+        out["cross_encoder_training"] = {"seconds": result.seconds, "pairs_per_second": result.pairs_per_second,
+                                         "history": result.history}
+        log(f"{collection.name} cross-encoder trained: {result.seconds:.0f} s, {result.pairs_per_second:.1f} pairs/s")
+        t = time.perf_counter()
+        record("cross-encoder", rerank_run(result.path, held, max_length=args.max_length), time.perf_counter() - t)
+
+        if not args.skip_plain:
+            plain = plain_training_loop(base, train, epochs=args.epochs, batch_size=args.batch_size,
+                                        negatives=args.negatives, learning_rate=args.cross_lr,
+                                        weight_decay=config.weight_decay, max_length=args.max_length,
+                                        seed=args.seed, device=args.device, progress=ticker("plain loop"))
+            plain.pop("losses")
+            out["plain_loop"] = plain
+            # Both loops train on the same lists: the ratio of wall times is the ratio of pairs/s.
+            out["cross_encoder_training"]["wall_pairs_per_second"] = plain["pairs"] / result.seconds
+            ratio = plain["seconds"] / result.seconds
+            out["speed_ratio"] = ratio
+            log(f"{collection.name} plain transformers loop: {plain['seconds']:.0f} s, "
+                f"{plain['pairs_per_second']:.1f} pairs/s; pooljudge/plain {ratio:.2f}x")
+
+    if "dual-encoder" in systems:
+        from core.training.dual_encoder import train_dual_encoder
+
+        folder = workdir / f"{collection.name}-dual-encoder"
+        result = train_dual_encoder(train, None, train_config(args, args.dual_lr), output=folder,
+                                    base_model=base, temperature=args.temperature, progress=ticker("dual encoder training"))
+        out["dual_encoder_training"] = {"seconds": result.seconds, "pairs_per_second": result.pairs_per_second}
+        t = time.perf_counter()
+        record("dual-encoder", dense_run(result.path, held, max_length=args.max_length, cache=False),
+               time.perf_counter() - t)
+
+    if "rocketqav2" in systems:
+        from core.training.rocketqav2 import train_rocketqav2
+
+        folder = workdir / f"{collection.name}-rocketqav2"
+        # the same queries, epochs, batch size, negatives, learning rate and seed as the dual encoder alone
+        result = train_rocketqav2(train, None, train_config(args, args.dual_lr), output=folder,
+                                  base_model=base, cross_base=base, progress=ticker("RocketQAv2 training"))
+        out["rocketqav2_training"] = {"seconds": result.seconds, "pairs_per_second": result.pairs_per_second}
+        t = time.perf_counter()
+        record("rocketqav2", dense_run(result.path, held, max_length=args.max_length, cache=False),
+               time.perf_counter() - t)
+    return out
+
+
+def format_table(results: dict[str, dict[str, Any]]) -> str:
+    """The printed table: one row per (collection, system), then the training speed and the targets."""
+    lines = [f"{'collection':<11} {'system':<36} {'nDCG@10':>8} {'MRR@10':>8}   (held-out queries)"]
+    for name, res in results.items():
+        for key, label in SYSTEMS:
+            if key in res["metrics"]:
+                m = res["metrics"][key]
+                lines.append(f"{name:<11} {label:<36} {m['nDCG@10']:>8.4f} {m['MRR@10']:>8.4f}")
+    for name, res in results.items():
+        if "plain_loop" in res:
+            ours, plain = res["cross_encoder_training"], res["plain_loop"]
+            lines.append(
+                f"{name}: cross-encoder training on {plain['pairs']} pairs: pooljudge {ours['seconds']:.0f} s "
+                f"({ours['wall_pairs_per_second']:.1f} pairs/s; {ours['pairs_per_second']:.1f} in its steps), "
+                f"plain transformers loop {plain['seconds']:.0f} s ({plain['pairs_per_second']:.1f} pairs/s): "
+                f"ratio {res['speed_ratio']:.2f}x")
+    beats = [n for n, r in results.items() if "cross-encoder" in r["metrics"]
+             and r["metrics"]["cross-encoder"]["nDCG@10"] > r["metrics"]["bm25"]["nDCG@10"]]
+    tried = [n for n, r in results.items() if "cross-encoder" in r["metrics"]]
+    if tried:
+        lines.append(f"target 1, re-ranker beats BM25 (nDCG@10) on at least one collection: "
+                     f"{'met on ' + ', '.join(beats) if beats else 'MISSED'}")
+    for name, res in results.items():
+        m = res["metrics"]
+        if "rocketqav2" in m and "dual-encoder" in m:
+            delta = m["rocketqav2"]["nDCG@10"] - m["dual-encoder"]["nDCG@10"]
+            lines.append(f"target 2, {name}: RocketQAv2 - dual alone = {delta:+.4f} nDCG@10 "
+                         f"({'met' if delta > 0 else 'MISSED'})")
+    return "\n".join(lines)
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    cuda = torch.cuda.is_available()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--collections", default=",".join(COLLECTIONS), help="comma-separated: cranfield,rgb-zh")
+    parser.add_argument("--data", type=Path, default=DATA, help="the shared data folder (default ../shared/data)")
+    parser.add_argument("--epochs", type=int, default=3 if cuda else 1)
+    parser.add_argument("--batch-size", type=int, default=16 if cuda else 8, help="query lists per step")
+    parser.add_argument("--max-length", type=int, default=256 if cuda else 128, help="tokens per (query, passage)")
+    parser.add_argument("--negatives", type=int, default=7 if cuda else 3, help="hard negatives per query list")
+    parser.add_argument("--max-train-queries", type=int, default=None if cuda else 80,
+                        help="cap on training queries (a seeded sample); 0 = no cap")
+    parser.add_argument("--max-queries", type=int, default=None if cuda else 100,
+                        help="rgb-zh: cap on the queries used (a seeded sample, with their passages); 0 = no cap")
+    parser.add_argument("--cross-lr", type=float, default=3e-5, help="cross-encoder learning rate")
+    parser.add_argument("--dual-lr", type=float, default=2e-5, help="dual encoder and RocketQAv2 learning rate")
+    parser.add_argument("--temperature", type=float, default=0.05, help="dual encoder trained alone: contrastive temperature")
+    parser.add_argument("--base-model", type=Path, default=None,
+                        help="starting encoder folder for every model (default: the packaged all-MiniLM-L6-v2)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's own choice)")
+    parser.add_argument("--device", default=None, help="torch device (default: CUDA when present)")
+    parser.add_argument("--systems", default=",".join(k for k, _ in SYSTEMS[1:]),
+                        help="comma-separated subset of minilm,cross-encoder,dual-encoder,rocketqav2 (BM25 always)")
+    parser.add_argument("--skip-plain", action="store_true", help="skip the plain transformers loop")
+    parser.add_argument("--output", type=Path, default=None, help="write every number as JSON here")
+    args = parser.parse_args(argv)
+    args.collections = [c.strip() for c in args.collections.split(",") if c.strip()]
+    args.systems = [s.strip() for s in args.systems.split(",") if s.strip()]
+    unknown = set(args.systems) - {k for k, _ in SYSTEMS[1:]}
+    if unknown:
+        parser.error(f"--systems: unknown {', '.join(sorted(unknown))}")
+    if args.base_model is None:
+        from core.retrieval.encoder import default_model_path
+
+        args.base_model = default_model_path()
+    for name in ("max_train_queries", "max_queries"):
+        if getattr(args, name) == 0:
+            setattr(args, name, None)
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    args = parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    settings = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
+    log(f"settings: {settings}; torch threads {torch.get_num_threads()}, "
+        f"device {args.device or ('cuda' if torch.cuda.is_available() else 'cpu')}")
+    results: dict[str, dict[str, Any]] = {}
+    with tempfile.TemporaryDirectory(prefix="bench_training-") as tmp:
+        for name in args.collections:
+            collection = load_collection(name, args.data, max_queries=args.max_queries, seed=args.seed)
+            if collection is None:
+                continue
+            collection = with_bm25_candidates(collection)
+            results[name] = bench_collection(collection, args, Path(tmp))
+    if not results:
+        print("no collection found: nothing to benchmark")
+        return {}
+    print()
+    print(format_table(results))
+    report = {"settings": settings, "results": results}
+    if args.output is not None:
+        args.output.write_text(json.dumps(report, indent=2, default=str), encoding="utf-8")
+        print(f"written {args.output}")
+    return report
+
+
+if __name__ == "__main__":
+    main()
