@@ -186,6 +186,9 @@ class TrainParams:
             if not 0.0 <= low < high <= 1.0:
                 raise ValueError(f"--denoise must satisfy 0 <= LOW < HIGH <= 1, got {low:g},{high:g}")
             denoise = (low, high)
+        if held_out is None and (params.get("eval_split") or "dev") == (params.get("split") or "train"):
+            raise ValueError(f"--eval-split must differ from --split (both {params.get('split') or 'train'!r}): the "
+                             "held-out queries pick the best step; or hold out a share with --held-out")
         if params.get("cross_base") is not None and kind != "rocketqav2":
             raise ValueError(f"--cross-base applies to rocketqav2 only, not {kind}")
         strings = {}
@@ -332,10 +335,11 @@ def _split(data: LabelledData, splits: Mapping[str, str], p: TrainParams) -> tup
     if held_out is None and len(present) <= 1:
         held_out = DEFAULT_HELD_OUT  # one split only: hold out a seeded share of it
     if held_out is not None:
-        pool = [q for q in trainable if splits.get(q) == p.split] if p.split in present and len(present) > 1 else trainable
+        # several splits: a share of the training split; one split: a share of all the queries, whatever it is called
+        pool = [q for q in trainable if splits.get(q) == p.split] if len(present) > 1 else trainable
         if len(pool) < 2:
-            raise ValueError(f"--held-out needs at least 2 queries with a relevant label"
-                             f"{f' in split {p.split!r}' if len(present) > 1 else ''}, found {len(pool)}")
+            where = f" in split {p.split!r} (splits: {', '.join(repr(s) for s in present)})" if len(present) > 1 else ""
+            raise ValueError(f"--held-out needs at least 2 queries with a relevant label{where}, found {len(pool)}")
         train, held = split_queries(pool, held_out, seed=p.config.seed)
         return train, held, {"held_out": held_out, "split": p.split if len(present) > 1 else None}
     listed = ", ".join(repr(s) for s in present)
