@@ -8,7 +8,7 @@ from db.jobs import create_job, list_jobs
 from db.pools import list_pools
 from db.queries import collection_id
 from pooljudge.jobs import error_text, launch
-from pooljudge.pipeline import RetrieverSpec, check_pool_params, stored_pool_statistics
+from pooljudge.pipeline import DEFAULT_ACTIVE_BAND, RetrieverSpec, check_pool_params, split_specs, stored_pool_statistics
 from pooljudge.ui.common import blank_missing, collection_box, collections_or_stop, get_store, md_escape
 from pooljudge.ui.highlight import chart_text
 from pooljudge.ui.auth import require_role
@@ -19,6 +19,22 @@ PRESETS = {
     "Dense: all-MiniLM-L6-v2 (packaged, offline)": "dense",
     "Hybrid: BM25 + MiniLM, reciprocal rank fusion": "hybrid:fusion=rrf",
 }
+SELECTIONS = {
+    "none": "annotate everything pooled",
+    "top N by runs": "the top N per query by the ensemble of the pooled runs",
+    "top N by re-ranker": "the top N per query by cross-encoders re-ranking the pool (DuReader-retrieval)",
+    "active": "only the pairs a cross-encoder is unsure about (T2Ranking 4.4)",
+}
+
+
+def registered_rerankers(collection_name: str) -> list[str]:
+    """Names of the collection's trained models that hold a cross-encoder ([] before model registration exists)."""
+    try:
+        from db.trained_models import list_models
+    except ImportError:
+        return []
+    with store.read() as session:
+        return [m.name for m in list_models(session, collection_name) if m.kind in ("cross-encoder", "rocketqav2")]
 
 require_role("admin")
 st.title("Pooling")
@@ -30,7 +46,14 @@ with st.expander("Start a new pool", expanded=True):
     with st.form("new-pool"):
         name = st.text_input("Pool name", placeholder="e.g. top5-bm25-dense")
         presets = st.multiselect("New retrievers to run", list(PRESETS), help="Each becomes a stored run of the collection.")
-        custom = st.text_input("Other retriever specs (comma-separated ';')", placeholder="bm25:k1=1.2,b=0.6,name=bm25-tuned; dense:model=/models/bge")
+        custom = st.text_input(
+            "Other retriever specs (separated by ';')",
+            placeholder="bm25:k1=1.2,b=0.6,name=bm25-tuned; dense:model=/models/bge; rerank:model=my-reranker,depth=50",
+            help="bm25[:k1=,b=,chinese=bigram], dense[:model=PATH,pooling=cls], hybrid[:fusion=rrf|convex,alpha=], "
+            "hierarchical[:top_docs=], rerank:model=MODEL[;MODEL2],first=bm25|dense|hybrid|hierarchical,depth=100 "
+            "(a cross-encoder, a registered model's name or a folder, re-ranking the first stage's top depth; "
+            "several models separated by ';' average their normalised scores; first_* options go to the first stage); "
+            "any retriever: name=RUN_NAME, context=title|keyphrases|title+keyphrases|none")
         runs = st.multiselect("Stored runs to pool", info.runs, default=info.runs)
         left, right = st.columns(2)
         method = left.radio("Pooling", ["depth", "take", "rrf", "rbp"], horizontal=True,
@@ -38,13 +61,24 @@ with st.expander("Start a new pool", expanded=True):
                             "filled rank by rank; rrf/rbp: the best-fused documents per query")
         depth = right.number_input("Depth k / pool size per query", min_value=1, max_value=1000, value=50)
         hits = left.number_input("Hits per new retriever", min_value=1, max_value=1000, value=100)
-        select = right.number_input("Keep top N per query for annotation (0 = annotate everything)", min_value=0, value=5)
+        selection_kind = st.radio("Selection", list(SELECTIONS), index=1, horizontal=True,
+                                  help="; ".join(f"{k}: {v}" for k, v in SELECTIONS.items()))
+        left, right = st.columns(2)
+        select = left.number_input("N: top documents per query to annotate", min_value=1, value=5)
+        known_models = registered_rerankers(info.name)
+        picked = right.multiselect("Re-ranker / active model (registered)", known_models,
+                                   help="trained cross-encoders of this collection (Models page); re-ranking "
+                                   "averages several, active selection takes one")
+        model_paths = left.text_input("Or model folders (separated by ';')", placeholder="/models/my-cross-encoder")
+        band = right.slider("Active band: annotate pairs with probability in", 0.0, 1.0, DEFAULT_ACTIVE_BAND, step=0.01)
+        left, right = st.columns(2)
         dedupe = left.selectbox("Near-duplicate removal", ["none", "similarity", "ward"])
         threshold = right.number_input("Cosine threshold (similarity) / distance (ward)", min_value=0.0, max_value=2.0, value=0.95)
         prelabel = st.checkbox("Pre-label candidates by span F1 >= 0.5 with the query's answers (DuReader-retrieval)")
         submitted = st.form_submit_button("Start pooling", type="primary")
     if submitted:
-        specs = [PRESETS[p] for p in presets] + [s.strip() for s in custom.split(";") if s.strip()]
+        specs = [PRESETS[p] for p in presets] + split_specs(custom)
+        models = picked + [m.strip() for m in model_paths.split(";") if m.strip()]
         try:
             for spec in specs:
                 RetrieverSpec.parse(spec)
@@ -52,17 +86,26 @@ with st.expander("Start a new pool", expanded=True):
                 raise ValueError("give the pool a name")
             if not specs and not runs:
                 raise ValueError("choose at least one retriever or stored run")
+            if selection_kind in ("top N by re-ranker", "active") and not models:
+                raise ValueError(f"selection '{selection_kind}' needs a model: pick a registered one or give a folder")
+            if selection_kind == "active" and len(models) > 1:
+                raise ValueError("active selection scores with one model: pick only one")
         except ValueError as exc:
             st.error(md_escape(str(exc)))
         else:
             params = {
                 "collection": info.name, "name": name.strip(), "retrievers": specs, "runs": runs, "k": int(hits),
-                "method": method, "depth": int(depth), "size": int(depth), "select": int(select) or None,
+                "method": method, "depth": int(depth), "size": int(depth),
+                "select": int(select) if selection_kind.startswith("top N") else None,
                 "dedupe": None if dedupe == "none" else (
                     {"method": "similarity", "threshold": threshold} if dedupe == "similarity"
                     else {"method": "ward", "distance_threshold": threshold}),
                 "prelabel": prelabel,
             }
+            if selection_kind == "top N by re-ranker":
+                params["select_by"] = models
+            elif selection_kind == "active":
+                params |= {"select_method": "active", "active_model": models[0], "active_band": list(band)}
             try:  # every name before a job is queued: a taken one is refused before any retrieval
                 check_pool_params(store, params)
             except (ValueError, LookupError) as exc:
@@ -90,6 +133,10 @@ def job_progress(collection_name: str) -> None:
         if job.status in ("queued", "running") and not job.stale:
             st.progress(job.fraction or 0.0, text=f"{label}: {md_escape(job.message or job.status)} "
                         + (f"({job.done:,}/{job.total:,})" if job.total else ""))
+            if job.params.get("select_method") == "active":
+                low, high = job.params.get("active_band") or DEFAULT_ACTIVE_BAND
+                st.caption(f"Active selection with {md_escape(str(job.params.get('active_model')))}: pairs with "
+                           f"probability in [{low:g}, {high:g}] go to annotation")
         elif job.stale:
             st.warning(f"{label}: the worker stopped reporting (last: {md_escape(job.message)})")
         elif job.status == "failed":
@@ -98,6 +145,11 @@ def job_progress(collection_name: str) -> None:
             r = job.result
             st.success(f"{label}: {r['pairs']:,} pairs, {r['selected']:,} selected, "
                        f"{r['duplicates']} near-duplicates removed, {r['prelabels']} pre-labels")
+            if r.get("active"):
+                a = r["active"]
+                st.info(f"Active selection: kept {a['kept']:,} of {a['pairs']:,} pairs, saved {a['saved']:,} "
+                        f"({a['confident_relevant']:,} confidently relevant, {a['confident_irrelevant']:,} "
+                        f"confidently not; band [{a['band'][0]:g}, {a['band'][1]:g}])")
     if not active:
         st.caption("No pooling job running.")
 
