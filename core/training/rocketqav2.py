@@ -1,0 +1,338 @@
+"""RocketQAv2 (Ren et al., EMNLP 2021): the dual encoder and the cross-encoder trained jointly.
+
+**Dynamic listwise distillation.**  For every training query :math:`q` a
+candidate list :math:`P_q` = its positive and ``config.negatives`` hard
+negatives (sampled, seeded, from its candidates not judged relevant; padded
+with random passages, then masked when the collection has too few) is scored by
+both models: the dual encoder's :math:`s_{de}(q, p) = q \\cdot p / \\tau` (unit
+vectors, pooled as :class:`~core.retrieval.encoder.BiEncoder` pools) and the
+cross-encoder's logit :math:`s_{ce}(q, p)`.  The loss is the paper's final
+one (section 3.3)::
+
+    L = L_KL + L_sup
+    L_KL  = 1/B sum_q sum_{p in P_q} s~_ce(q, p) log( s~_ce(q, p) / s~_de(q, p) )        (eq. 3)
+    L_sup = -1/B sum_q log( exp(s_ce(q, p+)) / sum_{p in P_q} exp(s_ce(q, p)) )           (eq. 4)
+
+with :math:`\\tilde s` the softmax over :math:`P_q` (eqs. 1-2):
+:func:`~core.training.losses.listwise_kl` and
+:func:`~core.training.losses.listwise_softmax`.  Both models' parameters are
+updated by one AdamW (one learning rate) from the summed loss, so the KL term
+moves the cross-encoder too: that is what makes the distillation *dynamic*.
+
+**Hybrid data augmentation** (section 3.4), :func:`denoise_candidates`: the
+unlabelled retrieved candidates are scored by a (trained) cross-encoder; those
+it finds confidently irrelevant (probability ``<= low``) stay as hard
+negatives, confidently relevant ones (``>= high``) become pseudo-positives,
+and the uncertain rest are dropped, so likely false negatives of the pool no
+longer push relevant passages away.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from core.retrieval.base import ProgressCallback
+from core.training.common import save_training_record, seed_everything
+from core.training.data import LabelledData, TrainConfig, TrainResult
+from core.training.dual_encoder import (
+    DualEncoder,
+    Pooling,
+    TrainingLoop,
+    _check_common,
+    _seconds_and_rate,
+    evaluate_dual,
+    examples,
+    pack_batches,
+)
+from core.training.losses import listwise_kl, listwise_softmax
+from core.validators import real_number
+
+__all__ = ["CROSS_ENCODER_FOLDER", "build_lists", "denoise_candidates", "train_rocketqav2"]
+
+CROSS_ENCODER_FOLDER = "cross-encoder"
+"""Where the co-trained cross-encoder is saved, inside the dual encoder's folder."""
+
+
+# --------------------------------------------------------------------------- hybrid data augmentation
+
+
+def _check_thresholds(low: Any, high: Any) -> tuple[float, float]:
+    low = real_number(low, "low", low=0.0, high=1.0)
+    high = real_number(high, "high", low=0.0, high=1.0)
+    if low > high:
+        raise ValueError(f"low ({low:g}) must not exceed high ({high:g})")
+    return low, high
+
+
+def _denoise(data: LabelledData, encoder: Any, low: float, high: float) -> tuple[LabelledData, dict[str, int]]:
+    """:func:`denoise_candidates` and its counts (scored, negatives, pseudo_positives, dropped)."""
+    pairs: list[tuple[str, str]] = []  # (qid, pid) of every unlabelled candidate with both texts
+    for qid, cands in data.candidates.items():
+        if qid not in data.queries:
+            continue
+        judged = data.qrels.get(qid, {})
+        for pid in dict.fromkeys(cands):
+            if pid not in judged and pid in data.passages:
+                pairs.append((qid, pid))
+    probs = encoder.probabilities([(data.queries[q], data.passages[p]) for q, p in pairs]) if pairs else []
+    if len(probs) != len(pairs):
+        raise ValueError(f"the encoder returned {len(probs)} probabilities for {len(pairs)} pairs")
+    # Compared in float32, the precision CrossEncoder.probabilities returns: a probability printed
+    # as 0.2 is float32(0.2), which as a float64 is a hair above 0.2 and would miss "<= 0.2".
+    low32, high32 = np.float32(low), np.float32(high)
+    verdict: dict[tuple[str, str], str] = {}
+    for pair, prob in zip(pairs, np.asarray(probs, dtype=np.float32)):
+        # low == high is allowed; a probability equal to both is kept as a negative (the cautious side).
+        verdict[pair] = "negative" if prob <= low32 else "positive" if prob >= high32 else "dropped"
+    qrels = {q: dict(j) for q, j in data.qrels.items()}
+    candidates: dict[str, list[str]] = {}
+    for qid, cands in data.candidates.items():
+        kept = []
+        for pid in cands:
+            v = verdict.get((qid, pid))
+            if v == "dropped":
+                continue
+            if v == "positive":
+                qrels.setdefault(qid, {})[pid] = data.level
+            kept.append(pid)  # a pseudo-positive stays a candidate: negatives() leaves it out by its grade
+        candidates[qid] = kept
+    counts = {"scored": len(pairs), "negatives": sum(v == "negative" for v in verdict.values()),
+              "pseudo_positives": sum(v == "positive" for v in verdict.values()),
+              "dropped": sum(v == "dropped" for v in verdict.values())}
+    denoised = LabelledData(queries=data.queries, passages=data.passages, qrels=qrels, candidates=candidates,
+                            level=data.level)
+    return denoised, counts
+
+
+def denoise_candidates(data: LabelledData, encoder: Any, low: float, high: float) -> LabelledData:
+    """RocketQAv2's hybrid data augmentation: relabel the unlabelled candidates by a cross-encoder's confidence.
+
+    Every ``(query, candidate)`` of ``data.candidates`` without a label is
+    scored with ``encoder.probabilities(pairs)`` (the sigmoid of a
+    cross-encoder's logit): probability ``<= low`` keeps it as a (denoised)
+    hard negative, ``>= high`` makes it a pseudo-positive (added to the qrels
+    with grade ``data.level``), anything in between is dropped from the
+    candidates (neither a trustworthy positive nor a trustworthy negative).
+    Labelled pairs, whatever their grade, are untouched; so are ``data``
+    itself, the queries and the passages.
+
+    Parameters
+    ----------
+    data : LabelledData
+    encoder : CrossEncoder
+        Anything with ``probabilities(pairs: list[(query text, passage text)])
+        -> array``; it should be trained: a new head gives meaningless
+        probabilities.
+    low, high : float
+        Thresholds in [0, 1], ``low <= high`` (``low == high``: a probability
+        equal to both stays a negative); compared with the probabilities in
+        float32, so ``0.2`` catches a probability of ``float32(0.2)``.
+
+    Returns
+    -------
+    LabelledData
+        A new object with the extra qrels and the filtered candidate lists.
+    """
+    low, high = _check_thresholds(low, high)
+    return _denoise(data, encoder, low, high)[0]
+
+
+# --------------------------------------------------------------------------- candidate lists
+
+
+def build_lists(
+    data: LabelledData, batch: Sequence[tuple[str, str]], negatives: int, rng: random.Random,
+    all_ids: Sequence[str],
+) -> tuple[list[list[str]], list[list[bool]]]:
+    """Each example's list ``[positive, negative, ...]`` of length ``1 + negatives``, and its mask.
+
+    Negatives are sampled (with ``rng``) from ``data.negatives(qid)``; when a
+    query has too few, random passages of ``all_ids`` that are not its
+    positives fill the list; when even those run out the remaining slots repeat
+    the positive and are masked (``False``).
+    """
+    lists, masks = [], []
+    size = 1 + negatives
+    for qid, pos in batch:
+        negs = data.negatives(qid)
+        chosen = rng.sample(negs, min(negatives, len(negs)))
+        if len(chosen) < negatives:
+            used = {*chosen, *data.positives(qid), pos}
+            eligible = [p for p in all_ids if p not in used]
+            need = negatives - len(chosen)
+            chosen += rng.sample(eligible, min(need, len(eligible)))
+        ids = [pos, *chosen]
+        masks.append([True] * len(ids) + [False] * (size - len(ids)))
+        lists.append(ids + [pos] * (size - len(ids)))
+    return lists, masks
+
+
+# --------------------------------------------------------------------------- joint training
+
+
+def _load_cross_encoder(cross_base: Any, config: TrainConfig, device: Any) -> Any:
+    # Imported here: denoise_candidates' callers bring their own encoder.
+    from core.training.cross_encoder import CrossEncoder
+
+    return CrossEncoder(cross_base, max_length=config.max_length, device=device, seed=config.seed,
+                        mixed_precision=config.mixed_precision)
+
+
+def train_rocketqav2(
+    train: LabelledData,
+    held_out: LabelledData | None,
+    config: TrainConfig,
+    *,
+    output: Any,
+    base_model: Any = None,
+    cross_base: Any = None,
+    denoise: tuple[float, float] | None = None,
+    pooling: Pooling = "mean",
+    temperature: float = 0.05,
+    progress: ProgressCallback | None = None,
+) -> TrainResult:
+    """Train a dual encoder and a cross-encoder jointly by dynamic listwise distillation (see the module docstring).
+
+    Parameters
+    ----------
+    train, held_out : LabelledData
+        ``held_out`` may be None (no evaluation; the last weights are kept).
+    config : TrainConfig
+        Reads every field: ``batch_size`` queries per step, each with a list
+        of 1 positive + ``negatives`` hard negatives (a query with several
+        positives gives one list per positive); one AdamW at
+        ``learning_rate`` over both models, linear warmup and decay, clipping
+        at norm 1, bf16 autocast on CUDA when ``mixed_precision``.
+    output : path
+        The dual encoder's folder (``BiEncoder`` loads it; ``dense:model=PATH``);
+        the co-trained cross-encoder goes to ``output / "cross-encoder"``
+        (``CrossEncoder.save``); each holds a ``pooljudge_training.json``.
+    base_model : path, optional
+        The dual encoder's starting folder; default the packaged all-MiniLM-L6-v2.
+    cross_base : path, optional
+        The cross-encoder's starting point: a trained cross-encoder folder
+        (:func:`core.training.cross_encoder.train_cross_encoder`'s output; best),
+        or a plain encoder folder (a new head); default the packaged
+        all-MiniLM-L6-v2 with a new head.  A cross-encoder that cannot yet
+        tell positives from negatives teaches the dual encoder flat
+        distributions: the dual's held-out metric then falls before it can
+        rise (``params["initial_eval"]`` has the starting point to compare).
+    denoise : (low, high), optional
+        Apply :func:`denoise_candidates` to ``train`` with the initial
+        cross-encoder before training; needs a trained ``cross_base``.  The
+        counts go to ``params["denoise"]``.
+    pooling : {"mean", "cls"}
+        The dual encoder's pooling, as ``BiEncoder``'s.
+    temperature : float
+        :math:`\\tau` of the dual scores.  0.05 rather than 1: unit vectors give
+        cosines in [-1, 1], whose softmax at :math:`\\tau = 1` is nearly flat and
+        cannot follow the cross-encoder's distribution.
+    progress : callable, optional
+        ``progress(step, total_steps)``.
+
+    Returns
+    -------
+    TrainResult
+        ``history`` entries ``{"step", "epoch", "loss", "kl", "sup", "eval"}``
+        (the terms are means since the previous entry; ``eval`` is the dual
+        encoder's exact dense retrieval over ``held_out.passages``, which
+        picks the best step for both models); ``params`` holds the settings,
+        ``"initial_eval"``, ``"cross_base"`` and ``"denoise"`` counts;
+        ``pairs_per_second`` counts the (query, passage) pairs of the lists
+        (each scored by both models) per second of training steps.
+    """
+    import torch
+
+    started = time.perf_counter()
+    _check_common(train, config, temperature)
+    if denoise is not None:
+        if not isinstance(denoise, (tuple, list)) or len(denoise) != 2:
+            raise ValueError(f"denoise must be a (low, high) pair of probabilities or None, got {denoise!r}")
+        low, high = _check_thresholds(*denoise)
+        if cross_base is None:
+            raise ValueError("denoise needs a trained cross-encoder as cross_base: the default's new head "
+                             "gives meaningless probabilities")
+    output = Path(output)
+    seed_everything(config.seed)
+    dual = DualEncoder(base_model, pooling=pooling, max_length=config.max_length, device=config.device)
+    cross = _load_cross_encoder(cross_base, config, dual.device)
+    counts = None
+    if denoise is not None:
+        train, counts = _denoise(train, cross, low, high)
+    qids = train.trainable()
+    if not qids:
+        raise ValueError("train has no query with a positive passage left after denoising")
+    items = examples(train, qids)
+    rng = random.Random(config.seed)
+    epoch_batches = [pack_batches(items, config.batch_size, rng) for _ in range(config.epochs)]
+    all_ids = sorted(train.passages)
+    initial = evaluate_dual(dual, held_out) if held_out is not None else {}
+
+    def step_fn(batch: list[tuple[str, str]]) -> tuple[Any, int, dict[str, float]]:
+        lists, masks = build_lists(train, batch, config.negatives, rng, all_ids)
+        size = len(lists[0])
+        flat = [train.passages[p] for ids in lists for p in ids]
+        qtexts = [train.queries[q] for q, _ in batch]
+        mask = torch.tensor(masks, dtype=torch.bool, device=dual.device)
+        q = dual.embed(qtexts)
+        p = dual.embed(flat).view(len(batch), size, -1)
+        dual_scores = torch.einsum("bd,bld->bl", q, p) / temperature
+        # The cross-encoder's own tokenisation and forward pass, so training sees what CrossEncoder.score sees.
+        pairs = cross.collate(cross.features([(qtexts[i // size], text) for i, text in enumerate(flat)]))
+        cross_scores = cross.logits(pairs).view(len(batch), size)
+        kl = listwise_kl(dual_scores, cross_scores, mask)
+        sup = listwise_softmax(cross_scores, mask)
+        return kl + sup, int(mask.sum()), {"kl": float(kl.detach()), "sup": float(sup.detach())}
+
+    def cross_state() -> dict[str, Any]:
+        return {k: v.detach().to("cpu", copy=True) for k, v in cross.model.state_dict().items()}
+
+    def train_mode(on: bool) -> None:
+        dual.model.train(on)
+        cross.model.train(on)
+
+    def save(folder: Path) -> None:
+        dual.save(folder)
+        cross.save(Path(folder) / CROSS_ENCODER_FOLDER)
+
+    params_list = [p for m in (dual.model, cross.model) for p in m.parameters() if p.requires_grad]
+    loop = TrainingLoop(
+        config, params_list, dual.device,
+        evaluate=(lambda: evaluate_dual(dual, held_out)) if held_out is not None else None,
+        snapshot=lambda: (dual.state(), cross_state()), train_mode=train_mode, save=save, progress=progress,
+    )
+    loop.run(epoch_batches, step_fn)
+    if loop.best_state is not None:
+        dual.load_state(loop.best_state[0])
+        cross.model.load_state_dict(loop.best_state[1])
+    train_mode(False)
+    save(output)
+    seconds, rate = _seconds_and_rate(loop, started)
+    cross_from = str(cross_base) if cross_base is not None else "all-MiniLM-L6-v2 (new head)"
+    params = {
+        **config.as_dict(),
+        "pooling": pooling, "normalize": True, "temperature": float(temperature),
+        "max_length": dual.max_length, "train_queries": len(qids), "examples": len(items),
+        "held_out_queries": sum(1 for q in held_out.queries if held_out.qrels.get(q)) if held_out else 0,
+        "steps": loop.history[-1]["step"] if loop.history else 0, "initial_eval": initial,
+        "cross_base": cross_from, "cross_encoder": CROSS_ENCODER_FOLDER,
+        "denoise": None if denoise is None else {"low": low, "high": high, **(counts or {})},
+    }
+    best = loop.best_entry or {}
+    record = {"kind": "rocketqav2", "base_model": str(dual.path), "params": params, "history": loop.history,
+              "best": best, "seconds": seconds, "pairs_per_second": rate}
+    save_training_record(output, record)
+    # The co-trained re-ranker carries its own record, so it can be registered and used on its own.
+    save_training_record(output / CROSS_ENCODER_FOLDER, {
+        **record, "kind": "cross-encoder", "base_model": cross_from,
+        # history and best are the dual encoder's held-out retrieval, which picked this step's weights
+        "params": {**params, "co_trained_with": str(output), "trainer": "rocketqav2", "eval_of": "dual encoder"},
+    })
+    return TrainResult(path=output, history=loop.history, best=best, seconds=seconds, pairs_per_second=rate,
+                       params=params)
