@@ -1,0 +1,62 @@
+"""Background jobs on a page: each job's progress, failure or result, read from its row (so a reload finds it).
+
+A page wraps :func:`show_jobs` in its own ``st.fragment(run_every=...)``
+(which checks the role on every run) and lists the jobs with
+:func:`db.jobs.list_jobs`; the job rows are all the state there is, so a
+reload or another browser shows the same progress.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import streamlit as st
+
+from db.jobs import JobInfo
+from pooljudge.ui.common import md_escape
+
+
+def active_jobs(jobs: Sequence[JobInfo]) -> set[int]:
+    """The ids of the jobs still queued or running (a stale worker counts as ended)."""
+    return {j.id for j in jobs if j.status in ("queued", "running") and not j.stale}
+
+
+def show_jobs(jobs: Sequence[JobInfo], *, label: Callable[[JobInfo], str], result: Callable[[JobInfo], str],
+              state_key: str, idle: str, unit: str = "") -> None:
+    """Draw each job: a progress bar while it runs, a warning when stale, its error, its result.
+
+    Parameters
+    ----------
+    jobs
+        The jobs to show, newest first.
+    label
+        The job's Markdown title (stored names in it already escaped).
+    result
+        The Markdown line of a finished job (stored text in it already escaped).
+    state_key
+        Session state key of the job ids that were running at the previous run: when one of them has ended,
+        the whole page reruns so that what the job made (a pool, a model) shows below.
+    idle
+        The caption when no job runs.
+    unit
+        Written before the ``done/total`` count (e.g. ``"step "``).
+    """
+    active = active_jobs(jobs)
+    watched = st.session_state.setdefault(state_key, set())
+    if watched - active:  # a job this page watched has ended: refresh the rest of the page too
+        st.session_state[state_key] = active
+        st.rerun(scope="app")
+    st.session_state[state_key] = active
+    for job in jobs:
+        title = label(job)
+        if job.id in active:
+            count = f" ({unit}{job.done:,}/{job.total:,})" if job.total else ""
+            st.progress(job.fraction or 0.0, text=f"{title}: {md_escape(job.message or job.status)}{count}")
+        elif job.stale:
+            st.warning(f"{title}: the worker stopped reporting (last: {md_escape(job.message or '')})")
+        elif job.status == "failed":
+            st.error(f"{title} failed: {md_escape(job.error or '')}")
+        elif job.status == "done" and job.result:
+            st.success(f"{title}: {result(job)}")
+    if not active:
+        st.caption(idle)

@@ -1,0 +1,211 @@
+"""The Models page (issue 12): the trained models' table, curves and usage, the training form, the jobs list."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import numpy as np
+import pytest
+
+from core.types import CollectionSource, Passage, QrelEntry, Query
+from db.importer import import_collection, save_run
+from db.jobs import create_job, fail_job, finish_job, list_jobs, report_progress, start_job
+from db.queries import collection_id
+from db.trained_models import register_model
+from pooljudge.ui.common import md_escape
+from tests.app.apptest import VIEWS, open_as_admin
+
+PAGE = VIEWS / "models.py"
+# a stored name that is Markdown and HTML: it must be shown as written everywhere
+ODD = "ce<b>x</b>*v1*"
+CE_HISTORY = [
+    {"step": 2, "epoch": 0, "loss": 0.69, "eval": {"nDCG@10": 0.40, "MRR@10": 0.35}},
+    {"step": 4, "epoch": 1, "loss": 0.52, "eval": {"nDCG@10": 0.55, "MRR@10": 0.50}},
+    {"step": 6, "epoch": 1, "loss": 0.41, "eval": {"nDCG@10": 0.50, "MRR@10": 0.45}},
+]
+RQ_HISTORY = [
+    {"step": 5, "epoch": 0, "loss": 1.5, "kl": 0.9, "sup": 0.6, "eval": {"nDCG@10": 0.30, "MRR@10": 0.25}},
+    {"step": 10, "epoch": 1, "loss": 1.1, "kl": 0.7, "sup": 0.4, "eval": {"nDCG@10": 0.38, "MRR@10": 0.33}},
+]
+
+
+def _collection(db, *, splits=("train", "dev")) -> None:
+    queries = [Query(f"q{i}", f"query {i}", split=splits[i % len(splits)]) for i in range(6)]
+    with db.write() as s:
+        import_collection(s, CollectionSource(
+            passages=lambda: iter([Passage(f"d{i}", f"passage {i}") for i in range(10)]),
+            queries=lambda: iter(queries),
+            qrels=lambda: iter([QrelEntry(f"q{i}", f"d{i}", 2) for i in range(6)])),
+            name="c", format="test", location="mem", qrels_name="gold")
+        save_run(s, "c", "bm25-run", {"q0": {"d0": 2.0, "d1": 1.0}})
+
+
+def _register(db, tmp_path) -> None:
+    with db.write() as s:
+        register_model(s, "c", name=ODD, kind="cross-encoder", path=str(tmp_path / "m<1>"), base_model=None,
+                       params={"config": {"epochs": 2, "seed": 0}, "loss": "listwise"}, history=CE_HISTORY,
+                       best=CE_HISTORY[1], created_by="admin")
+        register_model(s, "c", name="rq", kind="rocketqav2", path=str(tmp_path / "rq"), base_model="/models/bert",
+                       params={"config": {"epochs": 1}}, history=RQ_HISTORY, best=RQ_HISTORY[1], created_by="admin")
+    # the trainers' record next to the weights gives the training time and speed
+    (tmp_path / "m<1>").mkdir()
+    (tmp_path / "m<1>" / "pooljudge_training.json").write_text(
+        json.dumps({"seconds": 12.5, "pairs_per_second": 40.25}), encoding="utf-8")
+
+
+def _values(array) -> list:
+    """A trace's x or y: plotly writes number arrays as typed base64 (``{"dtype", "bdata"}``)."""
+    if isinstance(array, dict):
+        return np.frombuffer(base64.b64decode(array["bdata"]), dtype=array["dtype"]).tolist()
+    return list(array)
+
+
+def _traces(spec: dict) -> dict:
+    return {t["name"]: (_values(t["x"]), _values(t["y"])) for t in spec["data"]}
+
+
+def _spec(at, title: str) -> dict:
+    [spec] = [json.loads(c.proto.spec) for c in at.get("plotly_chart") if title in c.proto.spec]
+    return spec
+
+
+def test_the_table_lists_the_models_with_their_held_out_metrics_and_timing(db, tmp_path):
+    _collection(db)
+    _register(db, tmp_path)
+    at = open_as_admin(db, PAGE)
+    assert not at.exception
+    table = at.dataframe[0].value
+    assert list(table["name"]) == ["ce<b>x</b>*v1*", "rq"]  # st.dataframe shows plain text
+    assert list(table["kind"]) == ["cross-encoder", "rocketqav2"]
+    assert list(table["base model"]) == ["packaged all-MiniLM-L6-v2", "/models/bert"]
+    assert list(table["by"]) == ["admin", "admin"]
+    assert list(table["held-out nDCG@10"]) == [0.55, 0.38]
+    assert list(table["held-out MRR@10"]) == [0.50, 0.33]
+    # only the first has a training record: the other's cells show the dash, as text
+    assert list(table["training s"]) == ["12.5", "\u2013"] and list(table["pairs/s"]) == ["40.2", "\u2013"]
+
+
+def test_a_cross_encoder_shows_its_curves_folder_and_rerank_spec(db, tmp_path):
+    _collection(db)
+    _register(db, tmp_path)
+    at = open_as_admin(db, PAGE)
+    assert at.selectbox(key="models_chosen").value == ODD
+    assert f"**{md_escape(ODD)}** · Cross-encoder re-ranker" in [m.value for m in at.markdown]
+    codes = [c.value for c in at.code]
+    assert str(tmp_path / "m<1>") in codes
+    assert f"rerank:model={ODD},first=bm25,depth=100" in codes
+    loss = _spec(at, "Training loss")
+    assert loss["layout"]["title"]["text"] == "Training loss: ce&lt;b&gt;x&lt;/b&gt;*v1*"  # chart_text
+    assert _traces(loss) == {"loss": ([2, 4, 6], [0.69, 0.52, 0.41])}
+    assert _traces(_spec(at, "Held-out metrics")) == {"nDCG@10": ([2, 4, 6], [0.40, 0.55, 0.50]), "MRR@10": ([2, 4, 6], [0.35, 0.50, 0.45])}
+    assert at.json[0].value and json.loads(at.json[0].value)["params"]["loss"] == "listwise"
+
+
+def test_rocketqav2_shows_its_kl_and_supervised_terms_and_both_uses(db, tmp_path):
+    _collection(db)
+    _register(db, tmp_path)
+    at = open_as_admin(db, PAGE)
+    at.selectbox(key="models_chosen").set_value("rq").run()
+    assert not at.exception
+    assert _traces(_spec(at, "Training loss")) == {"loss": ([5, 10], [1.5, 1.1]), "kl": ([5, 10], [0.9, 0.7]), "sup": ([5, 10], [0.6, 0.4])}
+    usage = [c.value for c in at.code if "model=" in c.value]
+    assert usage == [f"dense:model=rq\nrerank:model={tmp_path / 'rq' / 'cross-encoder'},first=bm25,depth=100"
+                     "  # its co-trained re-ranker"]
+
+
+def test_no_models_yet_opens_the_training_form(db):
+    _collection(db)
+    at = open_as_admin(db, PAGE)
+    assert not at.exception
+    assert "No trained models yet." in [c.value for c in at.caption]
+    assert at.expander[0].proto.expanded
+    assert at.selectbox(key="models_split").options == ["train", "dev"]
+    assert at.selectbox(key="models_eval_split").value == "dev"
+    labels = at.selectbox(key="models_labels")  # nobody labelled yet: the newest qrels version, as the job would
+    assert labels.options == ["live final labels", "qrels version gold"] and labels.value == "gold"
+    assert at.selectbox(key="models_candidates").options == ["bm25", "bm25-run"]
+
+
+def test_one_split_evaluates_on_a_held_out_share(db):
+    _collection(db, splits=("test",))
+    at = open_as_admin(db, PAGE)
+    assert at.selectbox(key="models_eval_split").options == ["a held-out share of the training split"]
+
+
+def test_the_jobs_list_shows_progress_errors_escaped_and_results(db):
+    _collection(db)
+    with db.write() as s:
+        cid = collection_id(s, "c")
+        running = create_job(s, "train", {"collection": "c", "name": "run*ning", "kind": "cross-encoder"},
+                             collection_id=cid)
+        failed = create_job(s, "train", {"collection": "c", "name": "bad", "kind": "dual-encoder"}, collection_id=cid)
+        done = create_job(s, "train", {"collection": "c", "name": "ok", "kind": "cross-encoder"}, collection_id=cid)
+        for job in (running, failed, done):
+            start_job(s, job)
+        report_progress(s, running, 3, 12, "Training")
+        fail_job(s, failed, "base model: no folder [x](http://e.org)")
+        finish_job(s, done, {"model": "ok", "path": "/m/ok", "kind": "cross-encoder", "seconds": 8.25,
+                             "pairs_per_second": 31.5, "best": {"step": 4, "eval": {"nDCG@10": 0.5, "MRR@10": 0.25}}})
+    at = open_as_admin(db, PAGE)
+    assert not at.exception
+    [bar] = at.get("progress")
+    assert bar.proto.text == f"Job {running} · cross\\-encoder run\\*ning: Training (step 3/12)"
+    assert bar.proto.value == 25
+    assert [e.value for e in at.error] == [
+        f"Job {failed} · dual\\-encoder bad failed: {md_escape('base model: no folder [x](http://e.org)')}"]
+    assert [s.value for s in at.success] == [
+        f"Job {done} · cross\\-encoder ok: model ok trained; held-out nDCG@10 0.5000, MRR@10 0.2500; "
+        "8.2 s, 31.5 pairs/s"]
+
+
+def test_a_taken_name_is_refused_and_no_job_starts(db, tmp_path, monkeypatch):
+    import pooljudge.jobs
+
+    pytest.importorskip("pooljudge.training")
+    launched = []
+    monkeypatch.setattr(pooljudge.jobs, "launch", lambda store, job_id: launched.append(job_id))
+    _collection(db)
+    _register(db, tmp_path)
+    at = open_as_admin(db, PAGE)
+    at.text_input(key="models_name").set_value("rq")
+    at.button[0].click().run()
+    assert not at.exception
+    assert [e.value for e in at.error] == [
+        md_escape("a model named 'rq' already exists in collection 'c'; choose another name")]
+    with db.read() as s:
+        assert list_jobs(s, kind="train") == []
+    assert launched == []
+
+
+def test_the_form_queues_a_train_job_with_the_contract_params(db, tmp_path, monkeypatch):
+    import pooljudge.jobs
+
+    pytest.importorskip("pooljudge.training")
+    launched = []
+    monkeypatch.setattr(pooljudge.jobs, "launch", lambda store, job_id: launched.append(job_id))
+    _collection(db)
+    base = tmp_path / "base"
+    base.mkdir()
+    at = open_as_admin(db, PAGE)
+    at.text_input(key="models_name").set_value("ce-1")
+    at.selectbox(key="models_labels").set_value("gold")
+    at.selectbox(key="models_candidates").set_value("bm25-run")
+    at.selectbox(key="models_base").set_value("a local model folder (path below)")
+    at.text_input(key="models_base_path").set_value(str(base))
+    at.radio(key="models_loss").set_value("pointwise")
+    at.number_input(key="models_epochs").set_value(3)
+    at.number_input(key="models_seed").set_value(7)
+    at.number_input(key="models_patience").set_value(50)
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    assert not at.error
+    with db.read() as s:
+        [job] = list_jobs(s, kind="train")
+    assert launched == [job.id]
+    p = job.params
+    assert (p["collection"], p["name"], p["kind"], p["split"], p["eval_split"], p["labels"], p["candidates"],
+            p["base_model"], p["loss"]) == ("c", "ce-1", "cross-encoder", "train", "dev", "gold", "bm25-run",
+                                            str(base), "pointwise")
+    assert p["config"]["epochs"] == 3 and p["config"]["seed"] == 7 and p["config"]["batch_size"] == 8
+    assert p["config"]["patience"] == 50 and p["created_by"] == "admin"

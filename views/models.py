@@ -1,0 +1,250 @@
+"""Models: the re-rankers and dense retrievers trained on a collection's labels, and training a new one (admins only).
+
+Training runs as a background job (``pooljudge job run``, the pooling job
+machinery): the page queues it through :func:`pooljudge.training` 's params
+check and then only reads the job row, so its progress survives a reload.
+"""
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import plotly.express as px
+import streamlit as st
+from sqlalchemy import select
+
+from db.jobs import create_job, get_job, list_jobs
+from db.models import QueryRecord
+from db.queries import collection_id
+from db.review import activity_marker
+from db.trained_models import list_models
+from db.training import FINAL
+from pooljudge.jobs import error_text, launch
+from pooljudge.ui.auth import require_role
+from pooljudge.ui.common import blank_missing, collection_box, collections_or_stop, get_store, md_escape
+from pooljudge.ui.highlight import chart_text
+from pooljudge.ui.jobs import show_jobs
+
+KINDS = {"cross-encoder": "Cross-encoder re-ranker", "dual-encoder": "Dual encoder (dense retriever)",
+         "rocketqav2": "RocketQAv2: dual encoder + cross-encoder trained jointly"}
+PACKAGED = "packaged all-MiniLM-L6-v2 (default)"
+FOLDER = "a local model folder (path below)"
+HELD_OUT = "a held-out share of the training split"
+MEASURES = ("nDCG@10", "MRR@10")
+
+account = require_role("admin")
+st.title("Models")
+st.caption("Re-rankers and dense retrievers trained on this collection's labels: their parameters, training curves "
+           "and held-out metrics. Use one as a retriever with `rerank:model=NAME` or `dense:model=NAME`.")
+store = get_store()
+collections = collections_or_stop(store)
+info = collection_box(st, collections, key="models_collection",
+                      format_func=lambda c: f"{c.name} ({c.passages:,} passages, {c.queries} queries)")
+
+
+def best_metric(best: dict | None, measure: str) -> float | None:
+    """A held-out measure of a model's best evaluation (``{"eval": {...}}`` as the trainers report it)."""
+    if not best:
+        return None
+    value = (best.get("eval") or {}).get(measure, best.get(measure))
+    return None if value is None else float(value)
+
+
+def timing(model) -> tuple[float | None, float | None]:
+    """(training seconds, pairs/s) of a registered model: from its job's result, else its training record."""
+    for source in (model.params or {}, model.best or {}):
+        if source.get("seconds") is not None:
+            return source.get("seconds"), source.get("pairs_per_second")
+    if model.job_id is not None:
+        with store.read() as session:
+            try:
+                result = get_job(session, model.job_id).result or {}
+            except LookupError:
+                result = {}
+        if result.get("seconds") is not None:
+            return result.get("seconds"), result.get("pairs_per_second")
+    record = Path(model.path) / "pooljudge_training.json"  # written by the trainers next to the weights
+    try:
+        data = json.loads(record.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None, None
+    return data.get("seconds"), data.get("pairs_per_second")
+
+
+@st.cache_data(ttl=60, show_spinner=False)
+def query_splits(store_url: str, collection: str) -> list[str]:
+    """The collection's query splits, train/dev/test first."""
+    with store.read() as session:
+        found = set(session.scalars(select(QueryRecord.split).distinct().where(
+            QueryRecord.collection_id == collection_id(session, collection))))
+    order = ("train", "dev", "test")
+    return sorted(found, key=lambda s: (order.index(s) if s in order else len(order), s))
+
+
+with store.read() as session:
+    models = list_models(session, info.name)
+
+# ---------------------------------------------------------------- training form
+with st.expander("Train a model", expanded=not models):
+    kind = st.selectbox("Kind", list(KINDS), format_func=KINDS.get, key="models_kind")
+    splits = query_splits(store.url, info.name)
+    with st.form("train-model"):
+        left, right = st.columns(2)
+        name = left.text_input("Model name", placeholder="e.g. ce-minilm-v1", key="models_name")
+        with store.read() as session:  # the job's default: the final labels when anyone labelled, else the newest version
+            anyone_labelled = activity_marker(session, info.name)[0] > 0
+        labels = right.selectbox(
+            "Labels", [FINAL, *info.qrels_versions[::-1]], key="models_labels",
+            index=0 if anyone_labelled or not info.qrels_versions else 1,
+            format_func=lambda v: "live final labels" if v == FINAL else f"qrels version {v}",
+            help="The live final labels, or a frozen qrels version.")
+        split = left.selectbox("Training split", splits, key="models_split")
+        # a form does not rerun on a change: every split is offered, the job's check refuses the training split
+        eval_options = [s for s in splits if s != "train"] + [HELD_OUT] if len(splits) > 1 else [HELD_OUT]
+        eval_split = right.selectbox("Evaluation split", eval_options, key="models_eval_split",
+                                     index=eval_options.index("dev") if "dev" in eval_options else 0,
+                                     help="Early stopping and the held-out metrics use these queries.")
+        held_out = left.number_input("Held-out share (when evaluating on a share of the training split)",
+                                     min_value=0.05, max_value=0.9, value=0.2, step=0.05, key="models_held_out")
+        candidates = right.selectbox("Candidates (hard negatives and re-ranked lists)", ["bm25", *info.runs],
+                                     key="models_candidates",
+                                     help="A stored run, or BM25 retrieved now (top 100 per query).")
+        with store.read() as session:
+            registered = [m.name for m in list_models(session, info.name)]
+        base_choice = left.selectbox("Base model", [PACKAGED, *registered, FOLDER], key="models_base",
+                                     help="Start from the packaged MiniLM weights (a new scoring head for a "
+                                          "re-ranker), a model trained here, or a local Hugging Face folder.")
+        base_path = right.text_input("Local model folder", key="models_base_path",
+                                     placeholder="/models/my-bert (when 'a local model folder' is chosen)")
+        loss = (left.radio("Loss", ["listwise", "pointwise"], horizontal=True, key="models_loss",
+                           help="listwise: softmax over a query's positive and its hard negatives; pointwise: "
+                                "binary cross-entropy on grade >= the collection's relevance level")
+                if kind == "cross-encoder" else None)
+        a, b, c = st.columns(3)
+        epochs = a.number_input("Epochs", min_value=1, max_value=1000, value=2, key="models_epochs")
+        batch_size = b.number_input("Batch size", min_value=1, max_value=1024, value=8, key="models_batch")
+        learning_rate = c.number_input("Learning rate", min_value=1e-7, max_value=1.0, value=2e-5, format="%.1e",
+                                       key="models_lr")
+        max_length = a.number_input("Max length (tokens)", min_value=8, max_value=2048, value=256,
+                                    key="models_max_length")
+        negatives = b.number_input("Hard negatives per query", min_value=0, max_value=200, value=7,
+                                   key="models_negatives")
+        seed = c.number_input("Seed", min_value=0, value=0, key="models_seed")
+        patience = a.number_input("Early-stopping patience (held-out evaluations without a gain)", min_value=1,
+                                  max_value=1000, value=2, key="models_patience")
+        submitted = st.form_submit_button("Start training", type="primary")
+    if submitted:
+        params = {
+            "collection": info.name, "name": name.strip(), "kind": kind, "split": split, "labels": labels,
+            "eval_split": None if eval_split == HELD_OUT else eval_split,
+            "held_out": float(held_out) if eval_split == HELD_OUT else None,
+            "candidates": candidates,
+            "base_model": None if base_choice == PACKAGED else (base_path.strip() or None)
+            if base_choice == FOLDER else base_choice,
+            "loss": loss,
+            "config": {"epochs": int(epochs), "batch_size": int(batch_size), "learning_rate": float(learning_rate),
+                       "max_length": int(max_length), "negatives": int(negatives), "seed": int(seed),
+                       "patience": int(patience)},
+            "created_by": account.username,
+        }
+        from pooljudge.training import check_train_params
+
+        try:  # the job's own checks, before it is queued: a taken name or a missing folder queues nothing
+            if base_choice == FOLDER and not base_path.strip():
+                raise ValueError("base model: give the path of a local model folder")
+            params = check_train_params(store, params).params.as_params()  # checked, defaults filled in
+        except (ValueError, LookupError) as exc:
+            st.error(md_escape(error_text(exc)))
+        else:
+            with store.write() as session:
+                job_id = create_job(session, "train", params, collection_id=collection_id(session, info.name))
+            launch(store, job_id)
+            st.toast(f"Training job {job_id} started")
+
+
+def _job_label(job) -> str:
+    p = job.params
+    return f"Job {job.id} · {md_escape(str(p.get('kind', '?')))} {md_escape(str(p.get('name', '?')))}"
+
+
+def _job_result(job) -> str:
+    r = job.result
+    parts = [f"model {md_escape(str(r.get('model', '?')))} trained"]
+    scores = [f"{m} {v:.4f}" for m in MEASURES if (v := best_metric(r.get("best"), m)) is not None]
+    if scores:
+        parts.append("held-out " + ", ".join(scores))
+    if r.get("seconds") is not None:
+        parts.append(f"{r['seconds']:,.1f} s" + (f", {r['pairs_per_second']:,.1f} pairs/s"
+                                                  if r.get("pairs_per_second") is not None else ""))
+    return "; ".join(parts)
+
+
+@st.fragment(run_every=1.0)
+def job_progress(collection_name: str) -> None:
+    require_role("admin")  # every fragment run: a disabled or demoted account stops here
+    with store.read() as session:
+        jobs = list_jobs(session, kind="train", collection_id=collection_id(session, collection_name), limit=5)
+    show_jobs(jobs, label=_job_label, result=_job_result, state_key="models_jobs_running",
+              idle="No training job running.", unit="step ")
+
+
+st.subheader("Training jobs")
+job_progress(info.name)
+
+# ---------------------------------------------------------------- the trained models
+st.subheader("Trained models")
+if not models:
+    st.caption("No trained models yet.")
+    st.stop()
+rows = []
+for m in models:
+    seconds, rate = timing(m)
+    # the measures before the long texts (a folder path): a narrow window still shows them
+    rows.append({"name": m.name, "kind": m.kind,
+                 "held-out nDCG@10": best_metric(m.best, "nDCG@10"), "held-out MRR@10": best_metric(m.best, "MRR@10"),
+                 "training s": seconds, "pairs/s": rate, "created": m.created_at, "by": m.created_by,
+                 "base model": m.base_model or "packaged all-MiniLM-L6-v2"})
+# st.dataframe shows cells as plain text: stored names need no escaping here
+st.dataframe(blank_missing(pd.DataFrame(rows), {"held-out nDCG@10": ".4f", "held-out MRR@10": ".4f",
+                                               "training s": ".1f", "pairs/s": ".1f"}),
+             hide_index=True, width="stretch",
+             column_config={"held-out nDCG@10": st.column_config.NumberColumn(format="%.4f"),
+                            "held-out MRR@10": st.column_config.NumberColumn(format="%.4f"),
+                            "training s": st.column_config.NumberColumn(format="%.1f"),
+                            "pairs/s": st.column_config.NumberColumn(format="%.1f")})
+
+by_name = {m.name: m for m in models}
+chosen = by_name[st.selectbox("Model", list(by_name), key="models_chosen")]
+st.markdown(f"**{md_escape(chosen.name)}** · {KINDS.get(chosen.kind) or md_escape(chosen.kind)}")
+st.caption("Folder (a Hugging Face model folder that `transformers` loads as is):")
+st.code(chosen.path, language=None)
+st.caption("Use it as a retriever (`pooljudge retrieve`, `pooljudge pool`, the Pooling page):")
+if chosen.kind == "cross-encoder":
+    usage = f"rerank:model={chosen.name},first=bm25,depth=100"
+elif chosen.kind == "rocketqav2":
+    usage = (f"dense:model={chosen.name}\n"
+             f"rerank:model={Path(chosen.path) / 'cross-encoder'},first=bm25,depth=100  # its co-trained re-ranker")
+else:
+    usage = f"dense:model={chosen.name}"
+st.code(usage, language=None)
+
+history = [h for h in (chosen.history or []) if isinstance(h, dict) and "step" in h]
+if history:
+    title = chart_text(chosen.name)
+    left, right = st.columns(2)
+    # the training loss, and for RocketQAv2 its terms (numbers stored next to "loss" in each entry)
+    terms = [k for k in ("loss", "kl", "sup") if any(isinstance(h.get(k), (int, float)) for h in history)]
+    losses = pd.DataFrame([{"step": h["step"], "term": t, "value": h.get(t)} for h in history for t in terms
+                           if isinstance(h.get(t), (int, float))])
+    if not losses.empty:
+        left.plotly_chart(px.line(losses, x="step", y="value", color="term", markers=True,
+                                  title=f"Training loss: {title}"), width="stretch")
+    evals = pd.DataFrame([{"step": h["step"], "measure": m, "value": (h.get("eval") or {}).get(m)}
+                          for h in history for m in MEASURES if (h.get("eval") or {}).get(m) is not None])
+    if not evals.empty:
+        right.plotly_chart(px.line(evals, x="step", y="value", color="measure", markers=True,
+                                   title=f"Held-out metrics: {title}"), width="stretch")
+else:
+    st.caption("No training history was recorded for this model.")
+with st.expander("Parameters"):
+    st.json({"base_model": chosen.base_model, "params": chosen.params, "best": chosen.best})
