@@ -50,6 +50,7 @@ __all__ = ["DualEncoder", "dense_run", "evaluate_dual", "train_dual_encoder"]
 Pooling = Literal["mean", "cls"]
 _POOLINGS = ("mean", "cls")
 _EVAL_BATCH = 64  # texts per forward pass when encoding for evaluation
+_QUERY_CHUNK = 256  # held-out queries scored at once
 _EVAL_DEPTH = 100  # hits kept per held-out query (nDCG@10 and MRR@10 need 10; more is harmless)
 
 
@@ -170,10 +171,14 @@ def dense_run(encoder: DualEncoder, data: LabelledData, *, k: int = _EVAL_DEPTH)
         return {}
     p_vecs = encoder.encode([data.passages[p] for p in pids])
     q_vecs = encoder.encode([data.queries[q] for q in qids])
-    scores = q_vecs @ p_vecs.T
     k = min(k, len(pids))
-    top = np.argpartition(-scores, k - 1, axis=1)[:, :k]
-    return {q: {pids[j]: float(scores[i, j]) for j in top[i]} for i, q in enumerate(qids)}
+    run: Run = {}
+    for start in range(0, len(qids), _QUERY_CHUNK):  # bounds the (queries x passages) score matrix
+        scores = q_vecs[start:start + _QUERY_CHUNK] @ p_vecs.T
+        top = np.argpartition(-scores, k - 1, axis=1)[:, :k]
+        for i, row in enumerate(top):
+            run[qids[start + i]] = {pids[j]: float(scores[i, j]) for j in row}
+    return run
 
 
 def evaluate_dual(encoder: DualEncoder, held_out: LabelledData) -> dict[str, float]:
