@@ -1,0 +1,97 @@
+"""The Labelling simulation page in headless Chromium: a toy collection with three stored runs and qrels.
+
+The admin runs the simulation (pool depth 2, batches of 3, nDCG@10); the page must draw the tau chart and the
+per-run band chart, show the "pairs to reach tau 0.9" table with the values core.simulation computes, offer
+the CSV, and draw a stored run name with HTML in it literally.  A reviewer is offered the page too.
+Screenshot: test-artifacts/labelling-simulation.png.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from core.simulation import simulate_labelling
+from tests.app.conftest import ACCOUNTS, _wait_idle, cli, login, open_page, screenshot, serve_app
+from tests.test_simulation_cli import ORACLE, RUNS, write_toy
+
+pytestmark = pytest.mark.browser
+ODD = "C&<b>x"  # a stored run name with HTML in it: charts must draw it as written
+TOY_RUNS = {"A": RUNS["A"], "B": RUNS["B"], ODD: RUNS["C"]}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    root = tmp_path_factory.mktemp("simulation")
+    db = root / "pooljudge.db"
+    env = {**os.environ, "POOLJUDGE_DB": str(db), "POOLJUDGE_CACHE": str(root / "cache")}
+    env.pop("POOLJUDGE_DB_URL", None)
+    for name in ("admin", "rev1"):
+        cli(str(db), "user", "add", name, "--role", ACCOUNTS[name])
+    cli(str(db), "import", "-f", "beir", str(write_toy(root / "toy", TOY_RUNS)), "-c", "toy", "--level", "1")
+    with serve_app(env, root / "streamlit.log") as url:
+        yield url
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 2400})
+    pg = context.new_page()
+    yield pg
+    context.close()
+
+
+def _number(page, label: str, value: int) -> None:
+    box = page.locator('[data-testid="stNumberInput"]').filter(has_text=label).locator("input")
+    box.fill(str(value))
+    box.press("Enter")
+    _wait_idle(page)
+
+
+def test_simulation_page_runs_and_plots(server, page):
+    expected = simulate_labelling(ORACLE, TOY_RUNS, depth=2, batch_size=3, measure="nDCG@10")
+    assert expected.pairs_to_reach() == {"depth": 6, "top-n": 3, "random": 3}  # the values the table must show
+
+    login(page, server, "admin")
+    open_page(page, "Labelling simulation")
+    main = page.locator('[data-testid="stMain"]')
+    main.get_by_text("Pool depth").wait_for(timeout=60_000)
+    _number(page, "Pool depth", 2)
+    _number(page, "Batch size (pairs)", 3)
+    page.get_by_role("button", name="Run simulation").click()
+    plots = main.locator(".js-plotly-plot")
+    plots.nth(1).wait_for(state="visible", timeout=120_000)
+    _wait_idle(page)
+    page.wait_for_timeout(800)  # let plotly finish drawing
+    assert main.locator('[data-testid="stException"]').count() == 0
+    for i in range(2):
+        assert plots.nth(i).locator("g.trace path, g.point path").count() > 0, f"chart {i} has no marks"
+
+    # the tau chart: one line per strategy; the band chart: each run, the stored name drawn as written
+    tau_legend = [t.strip() for t in plots.nth(0).locator(".legendtext").all_text_contents()]
+    assert tau_legend == ["depth", "top-n", "random"]
+    band_legend = [t.strip() for t in plots.nth(1).locator(".legendtext").all_text_contents()]
+    assert band_legend == ["A", "B", ODD]
+
+    table = main.locator('[data-testid="stTable"]')
+    cells = [[c.strip() for c in row.locator("th, td").all_text_contents()] for row in table.locator("tbody tr").all()]
+    assert cells == [
+        ["depth", "6", "75.0%", "1.0000", "0"],
+        ["top-n", "3", "37.5%", "1.0000", "0"],
+        ["random", "3", "37.5%", "1.0000", "0"],
+    ]
+    assert main.locator('[data-testid="stMetricValue"]').all_text_contents()[:3] == ["2", "8", "3"]
+    full = ", ".join(f"{run} {value:.4f}" for run, value in expected.full.items())
+    caption = main.get_by_text("under all labels:").inner_text()
+    assert caption.replace("\u2060", "") == f"nDCG@10 under all labels: {full}"  # md_escape's word joiners are invisible
+    assert page.get_by_role("button", name="Download CSV").is_visible()
+    path = screenshot(page, "labelling-simulation")
+    assert path.stat().st_size > 20_000
+
+
+def test_reviewer_is_offered_the_page(server, page):
+    login(page, server, "rev1")
+    nav = page.locator('[data-testid="stSidebarNav"]')
+    nav.get_by_text("Labelling simulation", exact=True).wait_for(timeout=30_000)
+    assert nav.get_by_text("Pooling", exact=True).count() == 0  # reviewers still see no admin pages

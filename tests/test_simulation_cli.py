@@ -1,0 +1,178 @@
+"""`pooljudge simulate-labelling`: the labelling simulation on a stored toy collection, and on LeCaRD.
+
+The toy is core's hand-computed one (tests/core/test_simulation.py) imported
+as a BEIR folder with three stored runs; the CSV rows are checked against the
+values worked out there.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+
+import pytest
+
+from core.simulation import CSV_COLUMNS
+from db.engine import Store, sqlite_url
+from pooljudge.cli import main
+
+TEXTS = {"d1": "bread of the river", "d2": "a small market", "d3": "the old bread", "d4": "bread and fish",
+         "d5": "music in the market", "d6": "a good dog"}
+QUERY_TEXTS = {"q1": "what about bread ?", "q2": "tell me of the dog"}
+ORACLE = {"q1": {"d1": 2, "d3": 1, "d4": 1}, "q2": {"d4": 1, "d6": 2, "d5": 0}}
+RUNS = {
+    "A": {"q1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}, "q2": {"d4": 3.0, "d5": 2.0}},
+    "B": {"q1": {"d2": 3.0, "d5": 2.0, "d1": 1.0}, "q2": {"d5": 3.0, "d4": 2.0, "d6": 1.0}},
+    "C": {"q1": {"d3": 3.0, "d4": 2.0}, "q2": {"d6": 2.0, "d4": 2.0}},
+}
+
+
+def write_toy(root, runs=RUNS):
+    """The toy collection as a BEIR folder with ``runs/<name>.trec``; returns the folder."""
+    (root / "qrels").mkdir(parents=True)
+    (root / "runs").mkdir()
+    (root / "corpus.jsonl").write_text(
+        "".join(json.dumps({"_id": d, "title": "", "text": t}) + "\n" for d, t in TEXTS.items()), encoding="utf-8")
+    (root / "queries.jsonl").write_text(
+        "".join(json.dumps({"_id": q, "text": t}) + "\n" for q, t in QUERY_TEXTS.items()), encoding="utf-8")
+    (root / "qrels" / "test.tsv").write_text(
+        "query-id\tcorpus-id\tscore\n"
+        + "".join(f"{q}\t{d}\t{g}\n" for q, docs in ORACLE.items() for d, g in docs.items()), encoding="utf-8")
+    for name, run in runs.items():
+        (root / "runs" / f"{name}.trec").write_text(
+            "".join(f"{q} Q0 {d} {i} {s} {name}\n" for q, docs in run.items() for i, (d, s) in enumerate(docs.items(), 1)),
+            encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def toy_db(tmp_path):
+    db = sqlite_url(tmp_path / "s.db")
+    assert main(["--db", db, "-q", "import", "-f", "beir", str(write_toy(tmp_path / "toy")), "-c", "toy",
+                 "--level", "1"]) == 0
+    return db
+
+
+def _rows(path):
+    with open(path, encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_csv_rows_and_table(toy_db, tmp_path, capsys):
+    out = tmp_path / "sim.csv"
+    assert main(["--db", toy_db, "-q", "simulate-labelling", "-c", "toy", "--depth", "2", "--batch", "3",
+                 "--measure", "P@2", "--strategies", "depth,top-n,random", "--output", str(out)]) == 0
+    rows = _rows(out)
+    assert tuple(rows[0]) == CSV_COLUMNS
+    assert len(rows) == 3 * 3 * 3  # strategies x batches x runs
+    depth = [r for r in rows if r["strategy"] == "depth"]
+    # batch 1 (q1 d1, d2, d3): A .25, B 0, C .25; tau-b against (.5, .25, 1) = 2 / sqrt(6)
+    assert [(r["batch"], r["labelled_pairs"], r["run"], r["metric"], r["full"]) for r in depth[:3]] == [
+        ("1", "3", "A", "0.250000", "0.500000"), ("1", "3", "B", "0.000000", "0.250000"),
+        ("1", "3", "C", "0.250000", "1.000000")]
+    assert float(depth[0]["tau"]) == pytest.approx(2 / math.sqrt(6), abs=1e-6)
+    assert [r["metric"] for r in depth[3:6]] == ["0.500000", "0.250000", "0.750000"] and depth[3]["tau"] == "1.000000"
+    assert [(r["labelled_pairs"], r["metric"], r["tau"]) for r in depth[6:]] == [
+        ("8", "0.500000", "1.000000"), ("8", "0.250000", "1.000000"), ("8", "1.000000", "1.000000")]
+    top_n = [r for r in rows if r["strategy"] == "top-n" and r["batch"] == "1"]
+    assert [r["metric"] for r in top_n] == ["0.250000", "0.250000", "0.500000"]
+    for r in rows:
+        assert float(r["lo"]) <= float(r["metric"]) <= float(r["hi"])
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == ("toy: 2 judged queries, 8 pooled pairs (depth 2), 3 runs, P@2, batches of 3; "
+                          "Kendall tau against all labels:")
+    assert printed[1:5] == ["batch\tpairs\tdepth\ttop-n\trandom", "1\t3\t0.8165\t0.8165\t0.8165",
+                            "2\t6\t1.0000\t1.0000\t1.0000", "3\t8\t1.0000\t1.0000\t1.0000"]
+    assert printed[5] == "pairs to reach tau >= 0.9: depth 6, top-n 6, random 6"
+
+
+def test_runs_subset_and_stdout_csv(toy_db, capsys):
+    assert main(["--db", toy_db, "-q", "simulate-labelling", "-c", "toy", "--runs", "C,A", "--depth", "2",
+                 "--batch", "8", "--measure", "P@2", "--strategies", "random", "-o", "-"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == ",".join(CSV_COLUMNS)
+    assert [line.split(",")[6] for line in lines[1:3]] == ["C", "A"]
+    assert lines[1] == "random,1,7,0,5,1.000000,C,1.000000,1.000000,1.000000,1.000000"  # C and A pool 7 pairs
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--strategies", "depth,deep"], "--strategies: unknown 'deep'"),
+        (["--strategies", "active"], "--model: the active strategy needs a cross-encoder"),
+        (["--strategies", "active", "--model", "/nonexistent", "--band", "0.1"], "--band must be two probabilities"),
+        (["--runs", "A"], "runs: the simulation ranks systems and needs at least two runs, got 1 ('A')"),
+        (["--runs", "A,nope"], "no run named 'nope' in collection 'toy' (runs: A, B, C)"),
+        (["--qrels", "v9"], "no qrels version named 'v9'"),
+        (["--depth", "0"], "--depth must be a positive integer, got 0"),
+        (["--batch", "0"], "--batch must be a positive integer, got 0"),
+        (["--measure", "nDCG@x"], "nDCG: the cutoff must be a positive integer"),
+    ],
+)
+def test_errors_name_the_argument(toy_db, capsys, argv, message):
+    assert main(["--db", toy_db, "-q", "simulate-labelling", "-c", "toy", *argv]) == 1
+    assert message in capsys.readouterr().err
+
+
+def test_active_with_a_tiny_cross_encoder(toy_db, tmp_path, capsys):
+    ce = pytest.importorskip("core.training.cross_encoder")
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+
+    words = sorted({w for t in [*TEXTS.values(), *QUERY_TEXTS.values()] for w in t.split()})
+    vocab = tmp_path / "model" / "vocab.txt"
+    vocab.parent.mkdir()
+    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words]) + "\n", encoding="utf-8")
+    config = BertConfig(vocab_size=len(words) + 5, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=37, max_position_embeddings=64, num_labels=1)
+    torch.manual_seed(0)
+    BertForSequenceClassification(config).eval().save_pretrained(vocab.parent)
+    BertTokenizerFast(vocab=str(vocab)).save_pretrained(vocab.parent)
+    pairs = [("q1", "d1"), ("q1", "d2"), ("q1", "d3"), ("q2", "d4"), ("q2", "d5"), ("q2", "d6"), ("q1", "d5"),
+             ("q1", "d4")]
+    probs = ce.CrossEncoder(vocab.parent).probabilities([(QUERY_TEXTS[q], TEXTS[d]) for q, d in pairs])
+    # the band just inside the extremes: the most and the least probable pair go to the model
+    low, high = (float(p) for p in sorted(probs)[1::len(probs) - 3])
+    from pooljudge.simulation import model_probabilities
+
+    store = Store(toy_db)
+    stored = model_probabilities(store, "toy", pairs, vocab.parent)
+    store.dispose()
+    assert [stored[q][d] for q, d in pairs] == [float(p) for p in probs]  # the same texts reach the model
+    out = tmp_path / "active.csv"
+    assert main(["--db", toy_db, "-q", "simulate-labelling", "-c", "toy", "--depth", "2", "--batch", "2",
+                 "--strategies", "depth,active", "--model", str(vocab.parent), "--band", f"{low!r},{high!r}",
+                 "-o", str(out)]) == 0
+    rows = [r for r in _rows(out) if r["strategy"] == "active"]
+    assert [r["labelled_pairs"] for r in rows[::3]] == ["2", "4", "6"]
+    assert {r["model_labelled"] for r in rows} == {"2"}
+    assert "active: 2 pairs labelled by the model instead of annotators" in capsys.readouterr().out
+
+
+@pytest.mark.shared_data
+def test_lecard_taus_per_batch(shared_data, tmp_path, capsys):
+    """LeCaRD's labels (107 queries, top-30 candidates graded 0-3) as the oracle, its stored runs as the systems."""
+    db = sqlite_url(tmp_path / "lecard.db")
+    assert main(["--db", db, "-q", "import", "--format", "lecard", str(shared_data / "lecard"), "-c", "lecard"]) == 0
+    store = Store(db)
+    from db.queries import list_runs
+
+    with store.read() as session:
+        runs = [r["name"] for r in list_runs(session, "lecard")]
+    store.dispose()
+    assert len(runs) == 8
+    out = tmp_path / "lecard.csv"
+    # depth 100 pools every run's whole list: every judged pair is in the pool, so the last batch is all labels
+    assert main(["--db", db, "-q", "simulate-labelling", "-c", "lecard", "--depth", "100", "--batch", "1000",
+                 "--strategies", "depth,top-n,random", "-o", str(out)]) == 0
+    printed = capsys.readouterr().out
+    with capsys.disabled():
+        print("\n" + printed)
+    rows = _rows(out)
+    for strategy in ("depth", "top-n", "random"):
+        taus = [(int(r["batch"]), float(r["tau"])) for r in rows if r["strategy"] == strategy and r["run"] == runs[0]]
+        assert [b for b, _ in taus] == list(range(1, len(taus) + 1))
+        assert taus[-1][1] == 1.0
+    pool = int(rows[-1]["labelled_pairs"])
+    assert len(taus) == math.ceil(pool / 1000)
