@@ -35,7 +35,7 @@ MEASURES = ("nDCG@10", "MRR@10")
 account = require_role("admin")
 st.title("Models")
 st.caption("Re-rankers and dense retrievers trained on this collection's labels: their parameters, training curves "
-           "and held-out metrics. Use one as a retriever with `rerank:model=NAME` or `dense:model=NAME`.")
+           "and held-out metrics. Use a re-ranker as `rerank:model=NAME`, a dense retriever as `dense:model=FOLDER`.")
 store = get_store()
 collections = collections_or_stop(store)
 info = collection_box(st, collections, key="models_collection",
@@ -219,13 +219,13 @@ st.markdown(f"**{md_escape(chosen.name)}** · {KINDS.get(chosen.kind) or md_esca
 st.caption("Folder (a Hugging Face model folder that `transformers` loads as is):")
 st.code(chosen.path, language=None)
 st.caption("Use it as a retriever (`pooljudge retrieve`, `pooljudge pool`, the Pooling page):")
+# rerank: resolves a registered name (a RocketQAv2 model's co-trained cross-encoder); dense: takes a folder
 if chosen.kind == "cross-encoder":
     usage = f"rerank:model={chosen.name},first=bm25,depth=100"
 elif chosen.kind == "rocketqav2":
-    usage = (f"dense:model={chosen.name}\n"
-             f"rerank:model={Path(chosen.path) / 'cross-encoder'},first=bm25,depth=100  # its co-trained re-ranker")
+    usage = f"dense:model={chosen.path}\nrerank:model={chosen.name},first=bm25,depth=100"
 else:
-    usage = f"dense:model={chosen.name}"
+    usage = f"dense:model={chosen.path}"
 st.code(usage, language=None)
 
 history = [h for h in (chosen.history or []) if isinstance(h, dict) and "step" in h]

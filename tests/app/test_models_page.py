@@ -110,8 +110,20 @@ def test_rocketqav2_shows_its_kl_and_supervised_terms_and_both_uses(db, tmp_path
     assert not at.exception
     assert _traces(_spec(at, "Training loss")) == {"loss": ([5, 10], [1.5, 1.1]), "kl": ([5, 10], [0.9, 0.7]), "sup": ([5, 10], [0.6, 0.4])}
     usage = [c.value for c in at.code if "model=" in c.value]
-    assert usage == [f"dense:model=rq\nrerank:model={tmp_path / 'rq' / 'cross-encoder'},first=bm25,depth=100"
-                     "  # its co-trained re-ranker"]
+    # the dual encoder by its folder, the co-trained cross-encoder by the model's name (resolved to cross-encoder/)
+    assert usage == [f"dense:model={tmp_path / 'rq'}\nrerank:model=rq,first=bm25,depth=100"]
+
+
+def test_a_dual_encoder_is_used_by_its_folder(db, tmp_path):
+    _collection(db)
+    with db.write() as s:
+        register_model(s, "c", name="de", kind="dual-encoder", path=str(tmp_path / "de"), base_model=None,
+                       params={}, history=[], best={})
+    at = open_as_admin(db, PAGE)
+    assert not at.exception
+    assert [c.value for c in at.code if "model=" in c.value] == [f"dense:model={tmp_path / 'de'}"]
+    assert "No training history was recorded for this model." in [c.value for c in at.caption]
+    assert list(at.dataframe[0].value["held-out nDCG@10"]) == ["\u2013"]
 
 
 def test_no_models_yet_opens_the_training_form(db):
