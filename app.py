@@ -31,16 +31,18 @@ PAGES = {
     "runs": st.Page("views/runs.py", title="Runs and export", icon=":material/download:"),
     "metrics": st.Page("views/metrics.py", title="Metrics", icon=":material/leaderboard:"),
     "statistics": st.Page("views/dataset_statistics.py", title="Dataset statistics", icon=":material/bar_chart:"),
+    "simulation": st.Page("views/labelling_simulation.py", title="Labelling simulation", icon=":material/insights:"),
     "errors": st.Page("views/errors.py", title="Error analysis", icon=":material/bug_report:"),
     "annotate": st.Page("views/annotate.py", title="Annotate", icon=":material/edit_note:"),
     "review": st.Page("views/review.py", title="Review", icon=":material/rule:"),
     "admin": st.Page("views/admin.py", title="Admin", icon=":material/admin_panel_settings:"),
     "manage": st.Page("views/manage.py", title="Manage", icon=":material/inventory_2:"),
+    "models": st.Page("views/models.py", title="Models", icon=":material/model_training:"),
 }
 BY_ROLE = {
     "admin": ["home", "import", "pooling", "runs", "metrics", "errors", "statistics", "annotate", "review", "admin",
-              "manage"],
-    "reviewer": ["home", "annotate", "review", "metrics", "errors", "statistics", "runs"],
+              "simulation", "manage", "models"],
+    "reviewer": ["home", "annotate", "review", "metrics", "errors", "statistics", "simulation", "runs"],
     "annotator": ["annotate"],
 }
 
@@ -64,7 +66,7 @@ with st.sidebar:
     st.caption(f"Logged in as **{md_escape(account.username)}** ({account.role})")
     if st.button("Log out", key="logout"):
         logout()
-current = st.navigation(pages)
+current = st.navigation(pages, expanded=True)  # an admin's 13 pages: none hidden behind 'View more'
 requested = take_requested_page()
 if requested is not None:
     path, params = requested
