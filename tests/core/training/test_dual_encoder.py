@@ -104,14 +104,26 @@ def test_deterministic_with_a_seed(tmp_path, tiny_encoder_folder, toy_split):
     assert other.history[0]["loss"] != runs[0].history[0]["loss"]
 
 
-def test_max_steps_and_cls_pooling(tmp_path, tiny_encoder_folder, toy_split):
+def test_max_steps_checkpoints_and_cls_pooling(tmp_path, tiny_encoder_folder, toy_split):
     train, held_out = toy_split
-    result = train_dual_encoder(train, held_out, config(max_steps=3), output=tmp_path / "cls",
-                                base_model=tiny_encoder_folder, pooling="cls")
-    assert [h["step"] for h in result.history] == [3]
+    result = train_dual_encoder(train, held_out, config(max_steps=3, eval_every=2, checkpoint_dir=tmp_path / "ck"),
+                                output=tmp_path / "cls", base_model=tiny_encoder_folder, pooling="cls")
+    assert [h["step"] for h in result.history] == [2, 3]
+    assert sorted(p.name for p in (tmp_path / "ck").iterdir()) == ["step-2", "step-3"]
+    assert (tmp_path / "ck" / "step-2" / "model.safetensors").is_file()
     texts = list(held_out.passages.values())[:5]
     np.testing.assert_allclose(BiEncoder(result.path, pooling="cls").encode(texts),
                                DualEncoder(result.path, pooling="cls").encode(texts), atol=1e-5)
+
+
+def test_early_stopping(tmp_path, tiny_encoder_folder, toy_split):
+    train, held_out = toy_split
+    # learning_rate 0: the metric never improves after the first evaluation, patience 2 stops after two more
+    result = train_dual_encoder(train, held_out, config(learning_rate=0.0, eval_every=1, patience=2),
+                                output=tmp_path / "m", base_model=tiny_encoder_folder)
+    assert [h["step"] for h in result.history] == [1, 2, 3]
+    assert result.best["step"] == 1
+    assert result.best["eval"] == pytest.approx(result.params["initial_eval"], abs=1e-9)
 
 
 def test_without_held_out_saves_the_last_weights(tmp_path, tiny_encoder_folder, toy_split):

@@ -270,3 +270,15 @@ def test_distillation_teaches_the_dual_encoder(tmp_path, monkeypatch, tiny_encod
     assert result.history[-1]["kl"] < result.history[0]["kl"]
     assert oracle.saved == [tmp_path / "m" / "cross-encoder"]
     assert result.params["cross_base"] == "all-MiniLM-L6-v2 (new head)"
+
+
+def test_without_held_out_keeps_the_last_weights(tmp_path, tiny_encoder_folder, toy_split):
+    train, _ = toy_split
+    result = train_rocketqav2(train, None, config(max_steps=1), output=tmp_path / "m",
+                              base_model=tiny_encoder_folder, cross_base=tiny_encoder_folder)
+    assert result.best["step"] == 1 and result.best["eval"] == {} and result.params["initial_eval"] == {}
+    assert (tmp_path / "m" / "model.safetensors").is_file()
+    assert (tmp_path / "m" / "cross-encoder" / "model.safetensors").is_file()
+    with pytest.raises(ValueError, match="temperature"):
+        train_rocketqav2(train, None, config(), output=tmp_path / "x", base_model=tiny_encoder_folder,
+                         temperature=-1)
