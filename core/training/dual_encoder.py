@@ -313,11 +313,12 @@ class TrainingLoop:
                 optimizer.step()
                 scheduler.step()
                 optimizer.zero_grad(set_to_none=True)
+                loss_value = float(loss.detach())  # waits for the device, so the time below is the step's
                 self.train_seconds += time.perf_counter() - started
                 self.pairs += pairs
                 step += 1
                 since += 1
-                for k, v in {"loss": float(loss.detach()), **terms}.items():
+                for k, v in {"loss": loss_value, **terms}.items():
                     sums[k] = sums.get(k, 0.0) + v
                 if self.progress is not None:
                     self.progress(step, total)
