@@ -210,13 +210,13 @@ class _StageBars:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    from pooljudge.pipeline import RetrieverSpec, build_retriever, index_retriever, load_corpus
+    from pooljudge.pipeline import RetrieverSpec, build_retriever, index_retriever, load_corpus, resolve_model
 
     store = _store(args)
     spec = RetrieverSpec.parse(args.retriever)
     corpus = load_corpus(store, args.collection)
     bars = _StageBars(args.quiet)
-    retriever = build_retriever(spec, corpus.language)
+    retriever = build_retriever(spec, corpus.language, resolve=lambda model: resolve_model(store, args.collection, model))
     index_retriever(retriever, corpus, progress=bars(f"indexing {retriever.name}"))
     bars.close()
     print(f"indexed {len(corpus.doc_ids)} passages of {args.collection!r} with {spec.text} (cached for reuse)")
