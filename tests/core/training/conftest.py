@@ -30,27 +30,31 @@ from core.training.data import LabelledData, split_queries  # noqa: E402
 TOPICS = ("bread", "river", "market", "cat", "dog", "fish", "money", "music")
 FILLER = ("the", "a", "of", "and", "is", "in", "at", "to", "on", "old", "new", "big", "small", "good", "very")
 QUERY_TEMPLATES = ("what about {kw} ?", "tell me of the {kw}", "{kw} please", "is a {kw} good ?")
+# Shorter texts make the keyword a bigger share of each input: what the re-ranker tests train on.
+SHORT_QUERY_TEMPLATES = ("{kw} ?", "the {kw}", "{kw} please", "a {kw}")
 WORDS = sorted({*TOPICS, *FILLER, "what", "about", "tell", "me", "please", "?", ".", ",", ":"})
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS]
 
 
-def toy_collection(seed: int = 0) -> LabelledData:
+def toy_collection(seed: int = 0, *, filler: tuple[int, int] = (4, 8),
+                   templates: tuple[str, ...] = QUERY_TEMPLATES) -> LabelledData:
     """Queries ``q-<topic>-<i>``, passages ``p-<topic>-<j>`` (3 per topic), graded labels and candidate lists.
 
     A query's passages about its topic are relevant (the first grade 2, the
     others grade 1); its candidates are every passage in a seeded random order
     (as a weak first stage would give them), so hard negatives are other
-    topics' passages.
+    topics' passages.  ``filler`` bounds each passage's number of filler
+    words; ``templates`` are the query texts (``{kw}`` is the topic).
     """
     rng = random.Random(seed)
     passages: dict[str, str] = {}
     for topic in TOPICS:
         for j in range(3):
-            words = [rng.choice(FILLER) for _ in range(rng.randint(4, 8))]
+            words = [rng.choice(FILLER) for _ in range(rng.randint(*filler))]
             words.insert(rng.randint(0, len(words)), topic)
             passages[f"p-{topic}-{j}"] = " ".join(words) + " ."
     queries = {f"q-{topic}-{i}": template.format(kw=topic)
-               for topic in TOPICS for i, template in enumerate(QUERY_TEMPLATES)}
+               for topic in TOPICS for i, template in enumerate(templates)}
     qrels = {q: {f"p-{q.split('-')[1]}-{j}": (2 if j == 0 else 1) for j in range(3)} for q in queries}
     candidates = {}
     for q in sorted(queries):
@@ -74,13 +78,19 @@ def toy_split(toy_data) -> tuple[LabelledData, LabelledData]:
 
 
 @pytest.fixture(scope="session")
-def tiny_encoder_folder(tmp_path_factory) -> Path:
-    """A tiny random ``BertModel`` + ``BertTokenizerFast`` over :data:`VOCAB`, saved to a temporary folder."""
+def short_toy_split() -> tuple[LabelledData, LabelledData]:
+    """(training, held-out) of the toy collection with short texts (1-3 filler words, 2-word queries)."""
+    data = toy_collection(filler=(1, 3), templates=SHORT_QUERY_TEMPLATES)
+    train_ids, held_ids = split_queries(list(data.queries), 0.25, seed=0)
+    return data.subset(train_ids), data.subset(held_ids)
+
+
+def make_tiny_encoder(folder: Path, *, initializer_range: float = 0.02, dropout: float = 0.1) -> Path:
+    """Write a tiny random ``BertModel`` + ``BertTokenizerFast`` over :data:`VOCAB` to ``folder``."""
     import torch
     import transformers
     from transformers import BertConfig, BertModel, BertTokenizerFast
 
-    folder = tmp_path_factory.mktemp("tiny-encoder")
     vocab_file = folder / "vocab.txt"
     vocab_file.write_text("\n".join(VOCAB) + "\n", encoding="utf-8")
     if int(transformers.__version__.split(".")[0]) >= 5:
@@ -90,12 +100,30 @@ def tiny_encoder_folder(tmp_path_factory) -> Path:
     assert tokenizer("bread")["input_ids"] == [2, VOCAB.index("bread"), 3]  # the vocab file was really used
     config = BertConfig(
         vocab_size=len(VOCAB), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-        intermediate_size=37, max_position_embeddings=64,
+        intermediate_size=37, max_position_embeddings=64, initializer_range=initializer_range,
+        hidden_dropout_prob=dropout, attention_probs_dropout_prob=dropout,
     )
     torch.manual_seed(0)
     BertModel(config).eval().save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
+
+
+@pytest.fixture(scope="session")
+def tiny_encoder_folder(tmp_path_factory) -> Path:
+    """A tiny random ``BertModel`` (BERT's initialisation and dropout) saved to a temporary folder."""
+    return make_tiny_encoder(tmp_path_factory.mktemp("tiny-encoder"))
+
+
+@pytest.fixture(scope="session")
+def learnable_encoder_folder(tmp_path_factory) -> Path:
+    """The tiny BERT with 15x BERT's initial weight scale and no dropout: it learns the toy task in ~100 steps.
+
+    With BERT's 0.02 initialisation a 32-dim model's scores hardly depend on
+    the input at first, and training sits on a plateau for most of its first
+    hundred steps; larger initial weights skip that plateau.
+    """
+    return make_tiny_encoder(tmp_path_factory.mktemp("learnable-encoder"), initializer_range=0.3, dropout=0.0)
 
 
 def pytest_configure(config) -> None:
