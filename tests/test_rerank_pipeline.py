@@ -344,3 +344,38 @@ def test_bad_selection_options_are_refused_before_a_job(toy, models, extra, mess
 
     with store.read() as s:
         assert list_jobs(s, kind="pool") == []
+
+
+def test_the_active_pool_job_on_sqlite_and_postgresql(store, models):
+    """The job itself (as the app's worker runs it): result, stored selection and selection scores."""
+    from core.training.cross_encoder import CrossEncoder
+    from db.importer import import_collection
+    from db.jobs import create_job
+    from db.pools import load_pool
+    from db.queries import collection_id
+    from pooljudge.jobs import run_job
+
+    a, _ = models
+    with store.write() as s:
+        import_collection(s, toy_source(), name="toy", format="test", location="mem")
+    runs = save_runs(store)
+    queries, passages = texts(store)
+    pool = depth_pool_docs(runs, 3)
+    pairs = [(q, d) for q, docs in pool.items() for d in docs]
+    probs = dict(zip(pairs, CrossEncoder(a).probabilities([(queries[q], passages[d]) for q, d in pairs]).tolist()))
+    low, high = float(np.quantile(list(probs.values()), 0.3)), float(np.quantile(list(probs.values()), 0.7))
+    params = {"collection": "toy", "name": "act", "runs": ["r1", "r2"], "depth": 3, "select_method": "active",
+              "active_model": str(a), "active_band": [low, high]}
+    with store.write() as s:
+        job_id = create_job(s, "pool", params, collection_id=collection_id(s, "toy"))
+    result = run_job(store, job_id)
+    kept = {k for k, p in probs.items() if low <= p <= high}
+    assert result["active"] == {"kept": len(kept), "confident_relevant": sum(p > high for p in probs.values()),
+                                "confident_irrelevant": sum(p < low for p in probs.values()),
+                                "saved": len(probs) - len(kept), "pairs": len(probs), "band": [low, high]}
+    assert result["selected"] == len(kept)
+    with store.read() as s:
+        _, selection = load_pool(s, "toy", "act")
+    assert {(q, d) for q, docs in selection.items() for d in docs} == kept
+    for q, docs in selection.items():  # most probable first
+        assert docs == sorted(docs, key=lambda d: (probs[q, d], d), reverse=True)
