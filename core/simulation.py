@@ -88,7 +88,6 @@ __all__ = [
     "bootstrap_interval",
     "depth_order",
     "judged_queries",
-    "pool_pairs",
     "random_order",
     "simulate_labelling",
     "top_n_order",
@@ -160,11 +159,6 @@ def depth_order(runs: Mapping[str, Run], queries: Sequence[str], depth: int) -> 
                     seen.add((qid, ranked[rank]))
                     order.append((qid, ranked[rank]))
     return order
-
-
-def pool_pairs(runs: Mapping[str, Run], queries: Sequence[str], depth: int) -> list[Pair]:
-    """The pairs of the depth-``depth`` pool over ``queries`` (in :func:`depth_order`)."""
-    return depth_order(runs, queries, depth)
 
 
 def top_n_order(runs: Mapping[str, Run], queries: Sequence[str], depth: int) -> list[Pair]:
@@ -517,8 +511,10 @@ def simulate_labelling(
     saved: dict[str, int] = {}
     wrong: dict[str, int] = {}
     done = 0
+    position = {qid: i for i, qid in enumerate(queries)}
     for strategy, order, confident in plans:
         labels: Qrels = {}
+        values = np.zeros((len(names), len(queries)))  # no label yet: every run scores 0 on every query
         relevant = 0
         if strategy == "active":
             saved[strategy] = len(confident)
@@ -530,13 +526,16 @@ def simulate_labelling(
                 wrong[strategy] += (grade >= level) != (truth >= level)
                 labels.setdefault(qid, {})[doc] = grade
                 relevant += grade >= level
+            _update(values, labels, {qid for qid, _ in confident}, named, position, measure_name, level)
         for batch, start in enumerate(range(0, len(order), batch_size), start=1):
+            changed = set()
             for qid, doc in order[start : start + batch_size]:
                 grade = oracle.get(qid, {}).get(doc)
                 if grade is not None:  # a pair the oracle does not judge stays absent, as under all labels
                     labels.setdefault(qid, {})[doc] = grade
                     relevant += grade >= level
-            values = _values(labels, named, queries, measure_name, level)
+                    changed.add(qid)
+            _update(values, labels, changed, named, position, measure_name, level)
             means = values.mean(axis=1)
             lo, hi = _intervals(values, counts, confidence)
             rows.append(SimulationRow(
@@ -553,6 +552,24 @@ def simulate_labelling(
         measure=measure_name, level=level, depth=depth, batch_size=batch_size, seed=seed, resamples=resamples,
         runs=names, queries=len(queries), pool_pairs=len(base), full=full, rows=rows, saved=saved, model_wrong=wrong,
     )
+
+
+def _update(values: np.ndarray, qrels: Qrels, changed: set[str], runs: Mapping[str, Run], position: Mapping[str, int],
+            measure: str, level: int) -> None:
+    """Re-evaluate only the queries whose labels changed, in place.
+
+    A trec_eval measure of a query depends on that query's qrels and ranking
+    alone, so evaluating the changed queries gives the same per-query values
+    as evaluating everything again, at the cost of a batch, not of the
+    collection.
+    """
+    sub = {qid: qrels[qid] for qid in sorted(changed) if qrels.get(qid)}
+    if not sub:
+        return
+    columns = [position[qid] for qid in sub]
+    for r, run in enumerate(runs.values()):
+        per = evaluate(sub, {qid: run[qid] for qid in sub if qid in run}, [measure], level=level)[measure]
+        values[r, columns] = [per[qid] for qid in sub]
 
 
 def _values(qrels: Qrels, runs: Mapping[str, Run], queries: Sequence[str], measure: str, level: int) -> np.ndarray:

@@ -96,6 +96,23 @@ def test_runs_subset_and_stdout_csv(toy_db, capsys):
     assert lines[1] == "random,1,7,0,5,1.000000,C,1.000000,1.000000,1.000000,1.000000"  # C and A pool 7 pairs
 
 
+def test_simulate_collection_on_both_backends(store, tmp_path):
+    """The store's qrels and runs come back in no defined order (PostgreSQL): the rows must equal core's."""
+    from core.simulation import simulate_labelling
+    from pooljudge.simulation import simulate_collection
+
+    assert main(["--db", store.url, "-q", "import", "-f", "beir", str(write_toy(tmp_path / "toy")), "-c", "toy",
+                 "--level", "1"]) == 0
+    got = simulate_collection(store, "toy", depth=2, batch_size=3, strategies=["depth", "top-n", "random"], seed=4)
+    want = simulate_labelling(ORACLE, RUNS, depth=2, batch_size=3, strategies=["depth", "top-n", "random"], seed=4)
+    assert got.runs == ["A", "B", "C"] and got.level == 1
+    assert got.records() == want.records()
+    with pytest.raises(ValueError, match="model: the active strategy needs a cross-encoder"):
+        simulate_collection(store, "toy", strategies=["active"])
+    with pytest.raises(ValueError, match="band: only the active strategy"):
+        simulate_collection(store, "toy", band=(0.1, 0.9))
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [

@@ -214,3 +214,24 @@ def test_progress_counts_every_batch():
     simulate_labelling(ORACLE, RUNS, depth=2, batch_size=3, strategies=["depth", "random"],
                        progress=lambda done, total: calls.append((done, total)))
     assert calls == [(1, 6), (2, 6), (3, 6), (4, 6), (5, 6), (6, 6)]
+
+
+def test_incremental_evaluation_equals_evaluating_every_prefix():
+    """Only the queries a batch touched are re-evaluated: the means equal a full trec_eval pass per prefix."""
+    rng = np.random.default_rng(7)
+    docs = [f"d{i}" for i in range(30)]
+    queries = [f"q{i}" for i in range(6)]
+    oracle = {q: {str(d): int(rng.integers(0, 4)) for d in rng.choice(docs, 12, replace=False)} for q in queries}
+    runs = {name: {q: {str(d): float(rng.random()) for d in rng.choice(docs, 15, replace=False)} for q in queries}
+            for name in ("r1", "r2", "r3", "r4")}
+    result = simulate_labelling(oracle, runs, depth=8, batch_size=7, measure="MAP", level=2, strategies=["depth"])
+    order = depth_order(runs, sorted(queries), 8)
+    for row in result.rows:
+        labels = {}
+        for qid, doc in order[: row.labelled_pairs]:
+            if doc in oracle[qid]:
+                labels.setdefault(qid, {})[doc] = oracle[qid][doc]
+        for name, run in runs.items():
+            per = evaluate(labels, run, ["MAP"], level=2)["MAP"] if labels else {}
+            assert row.metric[name] == pytest.approx(sum(per.get(q, 0.0) for q in queries) / len(queries), abs=1e-12)
+    assert len(result.rows) == math.ceil(len(order) / 7) == 18
