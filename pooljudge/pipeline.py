@@ -313,17 +313,15 @@ def resolve_model(store: Store | None, collection: str | None, model: str) -> Pa
     """A re-ranker given as written (a folder, or a model registered in ``collection``) as a folder.
 
     With a store and a collection, :func:`pooljudge.training.resolve_model` decides (a registered
-    model's folder by name, else an existing folder); without them (or before model registration
-    exists) the model must be an existing folder.  ``ValueError`` / ``NotFound`` name the model.
+    model's folder by name, else an existing folder; for a RocketQAv2 model its co-trained
+    cross-encoder); without them the model must be an existing folder.  ``ValueError`` /
+    ``NotFound`` name the model.
     """
     if store is not None and collection is not None:
-        try:
-            from pooljudge.training import resolve_model as registered
+        from pooljudge.training import resolve_model as registered
 
-            # a RocketQAv2 model's co-trained cross-encoder is the re-ranker (its cross-encoder/ folder)
-            return Path(registered(store, collection, model, role="cross-encoder"))
-        except ImportError:  # model registration (pooljudge.training, db.trained_models) not installed: folders only
-            pass
+        # a RocketQAv2 model's co-trained cross-encoder is the re-ranker (its cross-encoder/ folder)
+        return Path(registered(store, collection, model, role="cross-encoder"))
     folder = Path(model).expanduser()
     if not folder.is_dir():
         raise ValueError(f"model {model!r}: no such folder" + (
@@ -497,10 +495,8 @@ def index_retriever(retriever: Retriever, corpus: Corpus, *, progress: Progress 
 
 
 def _is_rerank(retriever: Any) -> bool:
-    try:
-        from core.retrieval.rerank import RerankRetriever
-    except ImportError:  # pragma: no cover - the re-ranker module not installed
-        return False
+    from core.retrieval.rerank import RerankRetriever
+
     return isinstance(retriever, RerankRetriever)
 
 
@@ -520,9 +516,8 @@ def describe(retriever: Retriever) -> dict[str, Any]:
         config["members"] = {name: describe(member) for name, member in retriever.retrievers.items()}
     if _is_rerank(retriever):
         config["first"] = describe(retriever.first)
-        encoders = getattr(retriever, "rerankers", None) or getattr(retriever, "encoders", None) or []
-        config["models"] = [{"path": str(getattr(e, "path", "")), "fingerprint": getattr(e, "fingerprint", None)}
-                            for e in encoders]
+        config["models"] = [{"path": str(e.path), "fingerprint": e.fingerprint, "max_length": e.max_length}
+                            for e in retriever.rerankers]
     for attribute in ("params",):
         value = getattr(retriever, attribute, None)
         if isinstance(value, dict):

@@ -156,7 +156,6 @@ def test_bad_rerank_specs_are_refused_when_parsed(text, message):
 
 
 def test_retrieve_stores_the_first_stage_reordered_by_the_cross_encoder(toy, models, capsys):
-    pytest.importorskip("core.retrieval.rerank")
     url, store = toy
     a, _ = models
     spec = f"rerank:model={a},first=bm25,depth=5,name=ce"
@@ -181,7 +180,6 @@ def test_retrieve_stores_the_first_stage_reordered_by_the_cross_encoder(toy, mod
 
 
 def test_the_stored_run_describes_the_first_stage_and_the_models(toy, models):
-    pytest.importorskip("core.retrieval.rerank")
     _, store = toy
     a, b = models
     from core.training.cross_encoder import CrossEncoder
@@ -216,7 +214,6 @@ def test_retrieve_refuses_an_unknown_model_name_before_indexing(toy, capsys, tmp
 
 
 def test_a_registered_model_name_works_in_index_and_pool(toy, models, capsys):
-    pytest.importorskip("core.retrieval.rerank")
     url, store = toy
     a, _ = models
     from db.pools import load_pool

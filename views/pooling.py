@@ -28,11 +28,9 @@ SELECTIONS = {
 
 
 def registered_rerankers(collection_name: str) -> list[str]:
-    """Names of the collection's trained models that hold a cross-encoder ([] before model registration exists)."""
-    try:
-        from db.trained_models import list_models
-    except ImportError:
-        return []
+    """Names of the collection's trained models that hold a cross-encoder (a RocketQAv2 model's co-trained one)."""
+    from db.trained_models import list_models
+
     with store.read() as session:
         return [m.name for m in list_models(session, collection_name) if m.kind in ("cross-encoder", "rocketqav2")]
 
