@@ -1,0 +1,157 @@
+"""Issue 12, acceptance 4, in the real app: the Models page trains a small model as a background job whose
+progress survives a page reload, then lists it with its held-out nDCG@10."""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+
+import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+from core.types import CollectionSource, Passage, QrelEntry, Query
+from db.engine import Store, sqlite_url
+from db.importer import import_collection
+from db.jobs import list_jobs
+from db.trained_models import list_models
+from db.users import add_user
+from tests.app.conftest import PASSWORD, login, open_page, screenshot, serve_app
+
+pytestmark = pytest.mark.browser
+
+TOPICS = ("bread", "river", "market", "cat", "dog", "fish", "money", "music")
+FILLER = ("the", "a", "of", "and", "is", "in", "at", "to", "on", "old", "new", "big", "small", "good", "very")
+TEMPLATES = ("what about {kw}", "tell me of the {kw}", "{kw} please", "is a {kw} good")
+VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]",
+         *sorted({*TOPICS, *FILLER, "what", "about", "tell", "me", "please", "?", "."})]
+NAME = "toy-ce"
+
+
+def _toy_source() -> CollectionSource:
+    """8 topics, 3 passages each; 4 queries per topic, the last of each in dev; a query's topic passages relevant."""
+    rng = random.Random(0)
+    passages = []
+    for topic in TOPICS:
+        for j in range(3):
+            words = [rng.choice(FILLER) for _ in range(rng.randint(4, 8))]
+            words.insert(rng.randint(0, len(words)), topic)
+            passages.append(Passage(f"p-{topic}-{j}", " ".join(words) + " ."))
+    queries = [Query(f"q-{topic}-{i}", t.format(kw=topic), split="dev" if i == 3 else "train")
+               for topic in TOPICS for i, t in enumerate(TEMPLATES)]
+    qrels = [QrelEntry(q.id, f"p-{q.id.split('-')[1]}-{j}", 2 if j == 0 else 1) for q in queries for j in range(3)]
+    return CollectionSource(passages=lambda: iter(passages), queries=lambda: iter(queries), qrels=lambda: iter(qrels))
+
+
+def _tiny_base(folder) -> None:
+    """A 2-layer, 32-dim random BERT re-ranker (one logit) with a WordPiece vocabulary of the toy words."""
+    import torch
+    import transformers
+    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+
+    folder.mkdir()
+    vocab = folder / "vocab.txt"
+    vocab.write_text("\n".join(VOCAB) + "\n", encoding="utf-8")
+    if int(transformers.__version__.split(".")[0]) >= 5:
+        tokenizer = BertTokenizerFast(vocab=str(vocab))
+    else:  # pragma: no cover - transformers 4
+        tokenizer = BertTokenizerFast(vocab_file=str(vocab))
+    assert tokenizer("bread")["input_ids"] == [2, VOCAB.index("bread"), 3]
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=len(VOCAB), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=37, max_position_embeddings=64, num_labels=1)
+    BertForSequenceClassification(config).eval().save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """A server of its own on a store with the toy collection (train and dev queries, a qrels version)."""
+    folder = tmp_path_factory.mktemp("models-page")
+    db = folder / "store.db"
+    store = Store(sqlite_url(db))
+    with store.write() as s:
+        add_user(s, "admin", PASSWORD, "admin")
+        import_collection(s, _toy_source(), name="toy", format="t", location="m", qrels_name="gold")
+    _tiny_base(folder / "tiny-base")
+    env = {**os.environ, "POOLJUDGE_DB": str(db), "POOLJUDGE_MODELS": str(folder / "models"),
+           "POOLJUDGE_JOB_LOGS": str(folder), "OMP_NUM_THREADS": "1"}
+    env.pop("POOLJUDGE_DB_URL", None)
+    with serve_app(env, folder / "streamlit.log") as url:
+        yield {"url": url, "store": store, "folder": folder}
+    store.dispose()
+
+
+def _choose(page, box, name: str) -> None:
+    """Pick option ``name`` in ``box``, again if a rerun closed the list under the pointer."""
+    for _ in range(10):
+        box.click()
+        try:
+            page.get_by_role("option", name=name, exact=True).click(timeout=5_000)
+        except PlaywrightTimeout:
+            page.keyboard.press("Escape")
+            continue
+        if box.input_value() == name:
+            return
+    screenshot(page, "models-choose")
+    raise AssertionError(f"could not choose {name!r}: {box.input_value()!r}")
+
+
+def _number(page, label: str, value) -> None:
+    box = page.get_by_label(label, exact=True)
+    box.fill(str(value))
+    box.press("Tab")  # a number input takes its value when it loses focus
+
+
+def test_train_a_model_in_the_background_through_a_reload(server, page):
+    folder, store = server["folder"], server["store"]
+    login(page, server["url"], "admin")
+    open_page(page, "Models")
+    page.get_by_text("No trained models yet.").wait_for(timeout=60_000)
+    page.get_by_label("Model name").fill(NAME)
+    _choose(page, page.get_by_role("combobox", name="Base model"), "a local model folder (path below)")
+    page.get_by_label("Local model folder").fill(str(folder / "tiny-base"))
+    # enough steps (24 training queries, 6 batches an epoch) to watch the progress for some seconds
+    _number(page, "Epochs", 40)
+    _number(page, "Batch size", 4)
+    _number(page, "Max length (tokens)", 32)
+    _number(page, "Hard negatives per query", 3)
+    _number(page, "Early-stopping patience (held-out evaluations without a gain)", 1000)
+    page.get_by_role("button", name="Start training").click()
+
+    running = re.compile(r"Job \d+ · cross-encoder toy-ce: training \(step \d+/\d+\)")
+    moving = re.compile(r"Job \d+ · cross-encoder toy-ce: training \(step [1-9]\d*/\d+\)")
+    page.get_by_text(moving).first.wait_for(timeout=120_000)  # steps counted while it trains
+    screenshot(page, "models-page-progress")
+    with store.read() as s:
+        [job] = list_jobs(s, kind="train")
+    assert job.params["name"] == NAME and job.params["base_model"] == str(folder / "tiny-base")
+    assert job.params["config"]["epochs"] == 40 and job.params["eval_split"] == "dev"
+
+    page.reload()  # the job lives in the store: the new session finds it again (the session cookie signs it in)
+    page.get_by_role("heading", name="Models").first.wait_for(timeout=60_000)
+    finished = re.compile(r"Job \d+ · cross-encoder toy-ce: model toy-ce trained; held-out nDCG@10 \d\.\d{4}")
+    page.get_by_text(re.compile(f"{running.pattern}|{finished.pattern}")).first.wait_for(timeout=120_000)
+    page.get_by_text(finished).first.wait_for(timeout=240_000)
+
+    with store.read() as s:
+        [model] = list_models(s, "toy")
+    assert (model.name, model.kind, model.job_id) == (NAME, "cross-encoder", job.id)
+    ndcg = model.best["eval"]["nDCG@10"]
+    # the table row (a canvas grid, also drawn as an accessible table) with its held-out nDCG@10
+    cells = page.locator('[data-testid="stDataFrame"] td[role="gridcell"]')
+    cells.filter(has_text=re.compile(f"^{NAME}$")).first.wait_for(state="attached", timeout=60_000)
+    row = cells.all_text_contents()
+    # (the accessible table holds the cells' values, of the columns in view; the canvas draws them as %.4f)
+    assert row[:2] == [NAME, "cross-encoder"], row
+    assert float(row[2]) == pytest.approx(ndcg) and float(row[3]) == pytest.approx(model.best["eval"]["MRR@10"])
+    assert float(row[4]) == pytest.approx(model.params["seconds"])
+    assert float(row[5]) == pytest.approx(model.params["pairs_per_second"])
+    page.get_by_text(f"rerank:model={NAME},first=bm25,depth=100").wait_for(timeout=30_000)
+    page.locator(".gtitle", has_text=f"Training loss: {NAME}").wait_for(timeout=30_000)
+    page.locator(".gtitle", has_text=f"Held-out metrics: {NAME}").wait_for(timeout=30_000)
+    page.get_by_text("No training job running.").wait_for(timeout=30_000)
+    text = page.inner_text("body")
+    assert "Trained models" in text and model.path in text
+    page.set_viewport_size({"width": 1400, "height": 2000})  # the app scrolls inside: a tall window shows the curves
+    screenshot(page, "models-page")
