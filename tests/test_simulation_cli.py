@@ -41,9 +41,26 @@ def write_toy(root, runs=RUNS):
         + "".join(f"{q}\t{d}\t{g}\n" for q, docs in ORACLE.items() for d, g in docs.items()), encoding="utf-8")
     for name, run in runs.items():
         (root / "runs" / f"{name}.trec").write_text(
-            "".join(f"{q} Q0 {d} {i} {s} {name}\n" for q, docs in run.items() for i, (d, s) in enumerate(docs.items(), 1)),
+            "".join(f"{q} Q0 {d} {i} {s} tag\n" for q, docs in run.items() for i, (d, s) in enumerate(docs.items(), 1)),
             encoding="utf-8")
     return root
+
+
+def tiny_cross_encoder(folder):
+    """A randomly initialised 2-layer, 32-dim BERT cross-encoder (1 logit) over the toy's words, saved to ``folder``."""
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+
+    words = sorted({w for t in [*TEXTS.values(), *QUERY_TEXTS.values()] for w in t.split()})
+    folder.mkdir(parents=True)
+    vocab = folder / "vocab.txt"
+    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words]) + "\n", encoding="utf-8")
+    config = BertConfig(vocab_size=len(words) + 5, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=37, max_position_embeddings=64, num_labels=1)
+    torch.manual_seed(0)
+    BertForSequenceClassification(config).eval().save_pretrained(folder)
+    BertTokenizerFast(vocab=str(vocab)).save_pretrained(folder)
+    return folder
 
 
 @pytest.fixture
@@ -134,37 +151,31 @@ def test_errors_name_the_argument(toy_db, capsys, argv, message):
 
 def test_active_with_a_tiny_cross_encoder(toy_db, tmp_path, capsys):
     ce = pytest.importorskip("core.training.cross_encoder")
-    import torch
-    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
-
-    words = sorted({w for t in [*TEXTS.values(), *QUERY_TEXTS.values()] for w in t.split()})
-    vocab = tmp_path / "model" / "vocab.txt"
-    vocab.parent.mkdir()
-    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words]) + "\n", encoding="utf-8")
-    config = BertConfig(vocab_size=len(words) + 5, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=37, max_position_embeddings=64, num_labels=1)
-    torch.manual_seed(0)
-    BertForSequenceClassification(config).eval().save_pretrained(vocab.parent)
-    BertTokenizerFast(vocab=str(vocab)).save_pretrained(vocab.parent)
+    model = tiny_cross_encoder(tmp_path / "model")
     pairs = [("q1", "d1"), ("q1", "d2"), ("q1", "d3"), ("q2", "d4"), ("q2", "d5"), ("q2", "d6"), ("q1", "d5"),
              ("q1", "d4")]
-    probs = ce.CrossEncoder(vocab.parent).probabilities([(QUERY_TEXTS[q], TEXTS[d]) for q, d in pairs])
+    probs = ce.CrossEncoder(model).probabilities([(QUERY_TEXTS[q], TEXTS[d]) for q, d in pairs])
     # the band just inside the extremes: the most and the least probable pair go to the model
     low, high = (float(p) for p in sorted(probs)[1::len(probs) - 3])
     from pooljudge.simulation import model_probabilities
 
     store = Store(toy_db)
-    stored = model_probabilities(store, "toy", pairs, vocab.parent)
+    stored = model_probabilities(store, "toy", pairs, model)
     store.dispose()
     assert [stored[q][d] for q, d in pairs] == [float(p) for p in probs]  # the same texts reach the model
     out = tmp_path / "active.csv"
     assert main(["--db", toy_db, "-q", "simulate-labelling", "-c", "toy", "--depth", "2", "--batch", "2",
-                 "--strategies", "depth,active", "--model", str(vocab.parent), "--band", f"{low!r},{high!r}",
+                 "--strategies", "depth,active", "--model", str(model), "--band", f"{low!r},{high!r}",
                  "-o", str(out)]) == 0
     rows = [r for r in _rows(out) if r["strategy"] == "active"]
     assert [r["labelled_pairs"] for r in rows[::3]] == ["2", "4", "6"]
     assert {r["model_labelled"] for r in rows} == {"2"}
     assert "active: 2 pairs labelled by the model instead of annotators" in capsys.readouterr().out
+    from core.simulation import simulate_labelling
+
+    want = simulate_labelling(ORACLE, RUNS, depth=2, batch_size=2, strategies=["depth", "active"], level=1,
+                              probabilities=stored, band=(low, high))
+    assert out.read_text(encoding="utf-8") == want.to_csv()
 
 
 @pytest.mark.shared_data

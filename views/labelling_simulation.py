@@ -23,6 +23,19 @@ STRATEGY_HELP = ("depth: every run's rank 1 for every query, then rank 2, ...; t
                  "the ensemble of the runs (DuReader-retrieval), round-robin over queries; random: a seeded shuffle; "
                  "active: a cross-encoder's most uncertain pairs first (T2Ranking 4.4)")
 
+FOLDER = "a folder on the server..."
+
+
+def registered_cross_encoders(collection: str) -> list[str]:
+    """Names of the collection's registered models that hold a cross-encoder (none before the registry exists)."""
+    try:
+        from db.trained_models import list_models
+    except ImportError:
+        return []
+    with store.read() as session:
+        return [m.name for m in list_models(session, collection) if m.kind in ("cross-encoder", "rocketqav2")]
+
+
 account = require_role("admin", "reviewer")
 st.title("Labelling simulation")
 st.caption("How many labels are enough? The chosen qrels act as the annotators: pairs are labelled batch by batch "
@@ -55,8 +68,13 @@ strategies = st.multiselect("Strategies", list(STRATEGIES), default=["depth", "t
 model, band = None, None
 if "active" in strategies:
     m1, m2 = st.columns([2, 1])
-    model = m1.text_input("Cross-encoder for active", key="simulation_model",
-                          help="A model registered in this collection (see Models) or a folder on the server.").strip()
+    registered = registered_cross_encoders(info.name)
+    if registered:  # stored names are shown as plain option text (a selectbox draws no Markdown)
+        model = m1.selectbox("Cross-encoder for active", [*registered, FOLDER], key=f"simulation_model::{info.name}",
+                             help="A cross-encoder (or RocketQAv2 model) trained on this collection, or a folder.")
+    if not registered or model == FOLDER:
+        model = m1.text_input("Cross-encoder folder for active", key="simulation_model_folder",
+                              help="A model folder on the server (or a registered model's name).").strip()
     if m2.checkbox("Model labels its confident pairs", key="simulation_confident",
                    help="Pairs the model scores outside the band take its label instead of a human's, at no cost."):
         band = m2.slider("Confidence band", 0.0, 1.0, (0.1, 0.9), step=0.01, key="simulation_band")
