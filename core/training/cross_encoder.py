@@ -51,7 +51,7 @@ from core.training.data import LabelledData, TrainConfig, TrainResult
 from core.types import Run
 from core.validators import int_in_range, positive_int
 
-__all__ = ["EVAL_DEPTH", "KIND", "CrossEncoder", "rerank", "train_cross_encoder"]
+__all__ = ["EVAL_DEPTH", "KIND", "CrossEncoder", "evaluate_reranker", "rerank", "train_cross_encoder"]
 
 KIND = "cross-encoder"
 """The ``kind`` of a trained cross-encoder in its training record and the model registry."""
@@ -101,8 +101,8 @@ class CrossEncoder:
     device : str or torch.device, optional
         CUDA when available, else the CPU (see :func:`core.training.common.pick_device`).
     seed : int, default 0
-        Seeds the new head's initialisation (torch's generator is seeded just
-        before loading), so the same folder and seed give the same model.
+        Seeds the new head's initialisation (in a forked copy of torch's
+        generator), so the same folder and seed give the same model.
     mixed_precision : bool, default True
         bf16 autocast on CUDA; no effect on the CPU.
 
@@ -129,6 +129,7 @@ class CrossEncoder:
         seed: int = 0,
         mixed_precision: bool = True,
     ) -> None:
+        import torch
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
         path = Path(model_path) if model_path is not None else default_model_path()
@@ -141,9 +142,11 @@ class CrossEncoder:
         self.mixed_precision = bool(mixed_precision)
         self.seed = int(seed)
 
-        seed_everything(self.seed)  # the new head's initial weights come from torch's generator
         self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-        with _quiet_transformers():
+        # A new head's initial weights come from torch's CPU generator (the model is built on the
+        # CPU): seed it, inside fork_rng so that loading a model leaves the caller's generator alone.
+        with torch.random.fork_rng(devices=[]), _quiet_transformers():
+            torch.manual_seed(self.seed)
             model, info = AutoModelForSequenceClassification.from_pretrained(
                 path, num_labels=1, local_files_only=True, output_loading_info=True,
                 ignore_mismatched_sizes=True,  # a classifier with another label count gets a fresh 1-logit head
@@ -472,6 +475,7 @@ def train_cross_encoder(
         raise ValueError("train: no query with a text and a relevant passage with a text; nothing to learn from")
     out_dir = Path(output)
     started = time.perf_counter()
+    seed_everything(config.seed)  # dropout masks draw from torch's generator: seeded, training repeats exactly
 
     encoder = CrossEncoder(base_model, max_length=config.max_length, batch_size=max(32, config.batch_size),
                            device=config.device, seed=config.seed, mixed_precision=config.mixed_precision)

@@ -9,6 +9,7 @@ about the same topics in other words), 100 steps of a few seconds on a CPU.
 from __future__ import annotations
 
 import os
+import random
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -22,6 +23,7 @@ from core.training.common import TRAINING_RECORD, load_training_record  # noqa: 
 from core.training.cross_encoder import (  # noqa: E402
     KIND,
     CrossEncoder,
+    _groups,
     evaluate_reranker,
     train_cross_encoder,
 )
@@ -71,6 +73,12 @@ def test_new_head_is_seeded(tiny_encoder_folder):
     assert not np.allclose(a.score(PAIRS), c.score(PAIRS))
     assert a.fingerprint == b.fingerprint != c.fingerprint
     assert a.score(PAIRS).dtype == np.float32 and a.score(PAIRS).shape == (4,)
+    # loading seeds a forked generator: the caller's random stream goes on undisturbed
+    torch.manual_seed(5)
+    expected = torch.rand(3)
+    torch.manual_seed(5)
+    CrossEncoder(tiny_encoder_folder, device="cpu", seed=0)
+    assert torch.equal(torch.rand(3), expected)
 
 
 def test_length_sorted_batches_give_each_pair_its_own_score(tiny_encoder_folder):
@@ -139,6 +147,34 @@ def test_default_is_the_packaged_minilm_with_a_new_head():
 
 
 # --------------------------------------------------------------------------- training
+
+
+def test_lists_take_hard_negatives_first_and_fill_up_with_random_non_relevant_passages():
+    data = LabelledData(
+        queries={"q": "bread"}, passages={p: p for p in ["pos", "rel2", "hard", "n1", "n2", "n3", "n4"]},
+        qrels={"q": {"pos": 2, "rel2": 1, "hard": 0}}, candidates={"q": ["pos", "hard", "rel2"]}, level=1,
+    )
+    lists = _groups(data, 3, random.Random(0))
+    # one list per positive (pos: grade 2 first, then rel2); the one hard negative, then 2 random fillers
+    # from n1..n4 (never the other positive)
+    assert [(q, docs[0], docs[1]) for q, docs in lists] == [("q", "pos", "hard"), ("q", "rel2", "hard")]
+    assert all(len(docs) == 4 and set(docs[2:]) <= {"n1", "n2", "n3", "n4"} for _, docs in lists)
+    assert lists == _groups(data, 3, random.Random(0))
+    # too few passages: the lists are as long as the collection allows (listwise training then masks)
+    assert [len(docs) for _, docs in _groups(data, 10, random.Random(0))] == [6, 6]
+
+
+def test_ragged_lists_train(tmp_path, learnable_encoder_folder):
+    # 5 passages: q1 has 1 positive (lists of 1 + 4 negatives), q2 has 2 (lists of 1 + 3): padded and masked
+    data = LabelledData(
+        queries={"q1": "bread ?", "q2": "cat ?"},
+        passages={"b": "the bread .", "c1": "a cat .", "c2": "cat cat", "d": "the dog .", "f": "fish ."},
+        qrels={"q1": {"b": 1}, "q2": {"c1": 1, "c2": 2}}, candidates={}, level=1,
+    )
+    assert sorted(len(docs) for _, docs in _groups(data, 30, random.Random(0))) == [4, 4, 5]
+    result = train_cross_encoder(data, None, listwise_config(negatives=30, max_steps=3, batch_size=3),
+                                 output=tmp_path / "m", base_model=learnable_encoder_folder)
+    assert [h["step"] for h in result.history] == [3] and np.isfinite(result.history[0]["loss"])
 
 
 def test_listwise_training_lowers_the_loss_and_raises_held_out_ndcg(listwise, learnable_encoder_folder,
