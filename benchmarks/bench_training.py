@@ -189,15 +189,20 @@ def with_bm25_candidates(collection: Collection, depth: int = DEPTH) -> Collecti
     return Collection(collection.name, collection.language, data, run)
 
 
-def split(data: LabelledData, *, seed: int, max_train_queries: int | None = None) -> tuple[LabelledData, LabelledData]:
+def split(
+    data: LabelledData, *, seed: int, max_train_queries: int | None = None, max_held_out: int | None = None
+) -> tuple[LabelledData, LabelledData]:
     """(training, held-out) data: a seeded 70/30 split of the queries with a relevant passage.
 
-    ``max_train_queries`` caps the training queries (a seeded sample); the
-    held-out side is never capped.
+    ``max_train_queries`` and ``max_held_out`` cap either side with a seeded
+    sample of it (the split itself does not change: a capped held-out query
+    is never a training query).
     """
     train_ids, held_ids = split_queries(data.trainable(), held_out=HELD_OUT, seed=seed)
     if max_train_queries is not None and max_train_queries < len(train_ids):
         train_ids = sorted(random.Random(seed).sample(train_ids, max_train_queries))
+    if max_held_out is not None and max_held_out < len(held_ids):
+        held_ids = sorted(random.Random(seed + 1).sample(held_ids, max_held_out))
     return data.subset(train_ids), data.subset(held_ids)
 
 
@@ -338,10 +343,12 @@ def train_config(args: argparse.Namespace, learning_rate: float) -> TrainConfig:
                        max_length=args.max_length, negatives=args.negatives, device=args.device)
 
 
-def bench_collection(collection: Collection, args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
-    """Every system's held-out metrics and the training-speed comparison for one collection."""
+def bench_collection(collection: Collection, args: argparse.Namespace, workdir: Path, *, plain: bool = True
+                     ) -> dict[str, Any]:
+    """Every system's held-out metrics (and, with ``plain``, the training-speed comparison) for one collection."""
     base = args.base_model
-    train, held = split(collection.data, seed=args.seed, max_train_queries=args.max_train_queries)
+    train, held = split(collection.data, seed=args.seed, max_train_queries=args.max_train_queries,
+                        max_held_out=args.max_held_out)
     n_pos = sum(len(train.positives(q)) for q in train.queries)
     log(f"{collection.name}: {len(collection.data.passages)} passages, {len(train.queries)} training queries "
         f"({n_pos} relevant pairs), {len(held.queries)} held-out queries")
@@ -360,6 +367,7 @@ def bench_collection(collection: Collection, args: argparse.Namespace, workdir: 
         t = time.perf_counter()
         record("minilm", dense_run(base, held, max_length=args.max_length, cache=True), time.perf_counter() - t)
 
+    trained_cross: Path | None = None
     if "cross-encoder" in systems:
         from core.training.cross_encoder import train_cross_encoder
 
@@ -370,10 +378,11 @@ def bench_collection(collection: Collection, args: argparse.Namespace, workdir: 
         out["cross_encoder_training"] = {"seconds": result.seconds, "pairs_per_second": result.pairs_per_second,
                                          "history": result.history}
         log(f"{collection.name} cross-encoder trained: {result.seconds:.0f} s, {result.pairs_per_second:.1f} pairs/s")
+        trained_cross = result.path
         t = time.perf_counter()
         record("cross-encoder", rerank_run(result.path, held, max_length=args.max_length), time.perf_counter() - t)
 
-        if not args.skip_plain:
+        if plain and not args.skip_plain:
             plain = plain_training_loop(base, train, epochs=args.epochs, batch_size=args.batch_size,
                                         negatives=args.negatives, learning_rate=args.cross_lr,
                                         weight_decay=config.weight_decay, max_length=args.max_length,
@@ -402,9 +411,16 @@ def bench_collection(collection: Collection, args: argparse.Namespace, workdir: 
         from core.training.rocketqav2 import train_rocketqav2
 
         folder = workdir / f"{collection.name}-rocketqav2"
-        # the same queries, epochs, batch size, negatives, learning rate and seed as the dual encoder alone
+        # The paper starts the cross-encoder from a trained re-ranker: the one trained above on the
+        # same training queries, when it was.  The dual encoder gets the same queries, epochs, batch
+        # size, negatives, learning rate, temperature and seed as the dual encoder trained alone.
+        teacher = trained_cross if args.rocketqa_cross == "trained" and trained_cross is not None else base
+        denoise = tuple(args.denoise) if args.denoise and teacher != base else None
         result = train_rocketqav2(train, None, train_config(args, args.dual_lr), output=folder,
-                                  base_model=base, cross_base=base, progress=ticker("RocketQAv2 training"))
+                                  base_model=base, cross_base=teacher, denoise=denoise,
+                                  temperature=args.temperature, progress=ticker("RocketQAv2 training"))
+        out["rocketqav2_teacher"] = "trained cross-encoder" if teacher != base else "base model, new head"
+        out["rocketqav2_denoise"] = result.params.get("denoise")
         out["rocketqav2_training"] = {"seconds": result.seconds, "pairs_per_second": result.pairs_per_second}
         t = time.perf_counter()
         record("rocketqav2", dense_run(result.path, held, max_length=args.max_length, cache=False),
@@ -452,13 +468,22 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--batch-size", type=int, default=16 if cuda else 8, help="query lists per step")
     parser.add_argument("--max-length", type=int, default=256 if cuda else 128, help="tokens per (query, passage)")
     parser.add_argument("--negatives", type=int, default=7 if cuda else 3, help="hard negatives per query list")
-    parser.add_argument("--max-train-queries", type=int, default=None if cuda else 80,
+    parser.add_argument("--max-train-queries", type=int, default=None if cuda else 20,
                         help="cap on training queries (a seeded sample); 0 = no cap")
-    parser.add_argument("--max-queries", type=int, default=None if cuda else 100,
+    parser.add_argument("--max-held-out", type=int, default=None if cuda else 30,
+                        help="cap on held-out queries (a seeded sample of the 30%% split); 0 = no cap")
+    parser.add_argument("--max-queries", type=int, default=None if cuda else 50,
                         help="rgb-zh: cap on the queries used (a seeded sample, with their passages); 0 = no cap")
-    parser.add_argument("--cross-lr", type=float, default=3e-5, help="cross-encoder learning rate")
+    parser.add_argument("--cross-lr", type=float, default=3e-5 if cuda else 1e-4,
+                        help="cross-encoder learning rate (higher on the CPU: a new head and few steps)")
     parser.add_argument("--dual-lr", type=float, default=2e-5, help="dual encoder and RocketQAv2 learning rate")
-    parser.add_argument("--temperature", type=float, default=0.05, help="dual encoder trained alone: contrastive temperature")
+    parser.add_argument("--temperature", type=float, default=0.05,
+                        help="temperature of the dual encoders' scores (trained alone and RocketQAv2)")
+    parser.add_argument("--rocketqa-cross", choices=("trained", "base"), default="trained",
+                        help="RocketQAv2's cross-encoder starts from the re-ranker trained above (the paper's "
+                             "choice; needs the cross-encoder system) or from the base model with a new head")
+    parser.add_argument("--denoise", type=float, nargs=2, default=None, metavar=("LOW", "HIGH"),
+                        help="RocketQAv2 hybrid data augmentation thresholds (with a trained teacher only)")
     parser.add_argument("--base-model", type=Path, default=None,
                         help="starting encoder folder for every model (default: the packaged all-MiniLM-L6-v2)")
     parser.add_argument("--seed", type=int, default=0)
@@ -467,6 +492,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--systems", default=",".join(k for k, _ in SYSTEMS[1:]),
                         help="comma-separated subset of minilm,cross-encoder,dual-encoder,rocketqav2 (BM25 always)")
     parser.add_argument("--skip-plain", action="store_true", help="skip the plain transformers loop")
+    parser.add_argument("--plain-all", action="store_true",
+                        help="run the plain transformers loop on every collection (default: the first only)")
     parser.add_argument("--output", type=Path, default=None, help="write every number as JSON here")
     args = parser.parse_args(argv)
     args.collections = [c.strip() for c in args.collections.split(",") if c.strip()]
@@ -478,7 +505,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         from core.retrieval.encoder import default_model_path
 
         args.base_model = default_model_path()
-    for name in ("max_train_queries", "max_queries"):
+    for name in ("max_train_queries", "max_held_out", "max_queries"):
         if getattr(args, name) == 0:
             setattr(args, name, None)
     return args
@@ -498,7 +525,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             if collection is None:
                 continue
             collection = with_bm25_candidates(collection)
-            results[name] = bench_collection(collection, args, Path(tmp))
+            results[name] = bench_collection(collection, args, Path(tmp), plain=args.plain_all or not results)
     if not results:
         print("no collection found: nothing to benchmark")
         return {}
