@@ -221,3 +221,44 @@ def test_the_form_queues_a_train_job_with_the_contract_params(db, tmp_path, monk
                                             str(base), "pointwise")
     assert p["config"]["epochs"] == 3 and p["config"]["seed"] == 7 and p["config"]["batch_size"] == 8
     assert p["config"]["patience"] == 50 and p["created_by"] == "admin"
+
+
+def test_the_page_is_for_admins_only(db, tmp_path):
+    from streamlit.testing.v1 import AppTest
+
+    from db.users import add_user
+
+    _collection(db)
+    _register(db, tmp_path)
+    with db.write() as s:
+        reviewer = add_user(s, "rev", "correct horse", "reviewer").id
+    at = AppTest.from_file(str(PAGE), default_timeout=30)
+    at.session_state["pooljudge_user_id"] = reviewer
+    at.run()
+    assert [e.value for e in at.error] == ["You do not have access to this page."]
+    assert not at.dataframe and not at.button and not at.code
+
+
+def test_a_local_folder_needs_its_path_and_one_split_trains_on_a_held_out_share(db, monkeypatch):
+    import pooljudge.jobs
+
+    launched = []
+    monkeypatch.setattr(pooljudge.jobs, "launch", lambda store, job_id: launched.append(job_id))
+    _collection(db, splits=("test",))
+    at = open_as_admin(db, PAGE)
+    at.selectbox(key="models_kind").set_value("dual-encoder").run()
+    assert not at.radio  # the loss is a cross-encoder's choice
+    at.text_input(key="models_name").set_value("de-1")
+    at.selectbox(key="models_base").set_value("a local model folder (path below)")
+    at.button[0].click().run()
+    assert [e.value for e in at.error] == [md_escape("base model: give the path of a local model folder")]
+    at.selectbox(key="models_base").set_value("packaged all-MiniLM-L6-v2 (default)")
+    at.number_input(key="models_held_out").set_value(0.25)
+    at.button[0].click().run()
+    assert not at.error
+    with db.read() as s:
+        [job] = list_jobs(s, kind="train")
+    assert launched == [job.id]
+    p = job.params
+    assert (p["kind"], p["split"], p["eval_split"], p["held_out"], p["base_model"], p["loss"], p["labels"]) == (
+        "dual-encoder", "test", None, 0.25, None, "listwise", "gold")
