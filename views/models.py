@@ -1,8 +1,9 @@
 """Models: the re-rankers and dense retrievers trained on a collection's labels, and training a new one (admins only).
 
 Training runs as a background job (``pooljudge job run``, the pooling job
-machinery): the page queues it through :func:`pooljudge.training` 's params
-check and then only reads the job row, so its progress survives a reload.
+machinery): the page checks its parameters with the job's own check
+(:func:`pooljudge.training.check_train_params`), queues it, and then only reads
+the job row, so its progress survives a reload.
 """
 
 import json
@@ -13,7 +14,7 @@ import plotly.express as px
 import streamlit as st
 from sqlalchemy import select
 
-from db.jobs import create_job, get_job, list_jobs
+from db.jobs import create_job, list_jobs
 from db.models import QueryRecord
 from db.queries import collection_id
 from db.review import activity_marker
@@ -51,21 +52,12 @@ def best_metric(best: dict | None, measure: str) -> float | None:
 
 
 def timing(model) -> tuple[float | None, float | None]:
-    """(training seconds, pairs/s) of a registered model: from its job's result, else its training record."""
-    for source in (model.params or {}, model.best or {}):
-        if source.get("seconds") is not None:
-            return source.get("seconds"), source.get("pairs_per_second")
-    if model.job_id is not None:
-        with store.read() as session:
-            try:
-                result = get_job(session, model.job_id).result or {}
-            except LookupError:
-                result = {}
-        if result.get("seconds") is not None:
-            return result.get("seconds"), result.get("pairs_per_second")
-    record = Path(model.path) / "pooljudge_training.json"  # written by the trainers next to the weights
+    """(training seconds, pairs/s) of a registered model: the train job records them in its params, else the
+    trainers' record next to the weights (a model registered some other way)."""
+    if model.params.get("seconds") is not None:
+        return model.params["seconds"], model.params.get("pairs_per_second")
     try:
-        data = json.loads(record.read_text(encoding="utf-8"))
+        data = json.loads((Path(model.path) / "pooljudge_training.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None, None
     return data.get("seconds"), data.get("pairs_per_second")
@@ -214,6 +206,8 @@ st.dataframe(blank_missing(pd.DataFrame(rows), {"held-out nDCG@10": ".4f", "held
                             "pairs/s": st.column_config.NumberColumn(format="%.1f")})
 
 by_name = {m.name: m for m in models}
+if st.session_state.get("models_chosen") not in by_name:  # another collection's model, or archived since
+    st.session_state.pop("models_chosen", None)
 chosen = by_name[st.selectbox("Model", list(by_name), key="models_chosen")]
 st.markdown(f"**{md_escape(chosen.name)}** · {KINDS.get(chosen.kind) or md_escape(chosen.kind)}")
 st.caption("Folder (a Hugging Face model folder that `transformers` loads as is):")

@@ -262,3 +262,21 @@ def test_a_local_folder_needs_its_path_and_one_split_trains_on_a_held_out_share(
     p = job.params
     assert (p["kind"], p["split"], p["eval_split"], p["held_out"], p["base_model"], p["loss"], p["labels"]) == (
         "dual-encoder", "test", None, 0.25, None, "listwise", "gold")
+
+
+def test_switching_collections_shows_the_other_collections_models(db, tmp_path):
+    _collection(db)
+    _register(db, tmp_path)
+    with db.write() as s:
+        import_collection(s, CollectionSource(passages=lambda: iter([Passage("x", "x")]),
+                                              queries=lambda: iter([Query("q", "q", split="train")]),
+                                              qrels=lambda: iter(())), name="d", format="test", location="mem")
+        register_model(s, "d", name="other", kind="dual-encoder", path=str(tmp_path / "other"), base_model=None,
+                       params={}, history=[], best={})
+    at = open_as_admin(db, PAGE)
+    at.selectbox(key="models_chosen").set_value("rq").run()
+    at.selectbox(key="models_collection").set_value("d").run()
+    assert not at.exception
+    assert list(at.dataframe[0].value["name"]) == ["other"]
+    assert at.selectbox(key="models_chosen").value == "other"
+    assert [c.value for c in at.code if "model=" in c.value] == [f"dense:model={tmp_path / 'other'}"]
