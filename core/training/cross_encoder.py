@@ -473,6 +473,10 @@ def train_cross_encoder(
         positive_int(config.max_steps, "config.max_steps")
     if not train.trainable():
         raise ValueError("train: no query with a text and a relevant passage with a text; nothing to learn from")
+    if held_out is not None and not any(held_out.qrels.get(q) and held_out.candidates.get(q) for q in held_out.queries):
+        # every evaluation would score 0, and early stopping would end training after `patience` of them
+        raise ValueError("held_out: no query with both labels and candidates to re-rank; pass None to train "
+                         "without a held-out evaluation")
     out_dir = Path(output)
     started = time.perf_counter()
     seed_everything(config.seed)  # dropout masks draw from torch's generator: seeded, training repeats exactly

@@ -128,6 +128,10 @@ def test_errors_name_the_argument(tmp_path, tiny_encoder_folder, short_toy_split
     unlabelled = LabelledData(queries=train.queries, passages=train.passages, qrels={}, candidates={})
     with pytest.raises(ValueError, match="train"):
         train_cross_encoder(unlabelled, None, listwise_config(), output=tmp_path / "m", base_model=tiny_encoder_folder)
+    no_candidates = LabelledData(queries=held_out.queries, passages=held_out.passages, qrels=held_out.qrels)
+    with pytest.raises(ValueError, match="held_out: no query with both labels and candidates"):
+        train_cross_encoder(train, no_candidates, listwise_config(), output=tmp_path / "m",
+                            base_model=tiny_encoder_folder)
     with pytest.raises(ValueError, match="config.negatives"):
         train_cross_encoder(train, None, listwise_config(negatives=0), output=tmp_path / "m",
                             base_model=tiny_encoder_folder)
