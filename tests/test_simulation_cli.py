@@ -203,4 +203,6 @@ def test_lecard_taus_per_batch(shared_data, tmp_path, capsys):
         assert [b for b, _ in taus] == list(range(1, len(taus) + 1))
         assert taus[-1][1] == 1.0
     pool = int(rows[-1]["labelled_pairs"])
-    assert len(taus) == math.ceil(pool / 1000)
+    assert pool == 29345 and len(taus) == math.ceil(pool / 1000) == 30
+    # the stop hint (seed 0): depth pooling's first 2,000 pairs already rank the 8 runs as all labels do
+    assert "pairs to reach tau >= 0.9: depth 2000, top-n 3000, random 27000" in printed
