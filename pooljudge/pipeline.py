@@ -87,6 +87,13 @@ def _check_values(kind: str, options: Mapping[str, Any], text: str) -> None:
             raise ValueError(f"option {key!r} must be a positive integer, got {options[key]!r}")
 
 
+def _option_text(value: Any) -> str:
+    """An option's value as a spec writes it (a bool as true/false, as :meth:`RetrieverSpec.parse` reads it)."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(value)
+
+
 def split_models(value: str) -> list[str]:
     """The models of a ``rerank`` spec's ``model`` option: ``PATH1;PATH2`` (an ensemble), blanks dropped."""
     return [m.strip() for m in str(value).split(";") if m.strip()]
@@ -200,7 +207,7 @@ class RetrieverSpec:
         options = {k[len("first_"):]: v for k, v in self.options.items() if k.startswith("first_")}
         options.setdefault("context", self.options.get("context", "title"))
         kind = self.options.get("first", "bm25")
-        text = kind + ":" + ",".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in options.items())
+        text = kind + ":" + ",".join(f"{k}={_option_text(v)}" for k, v in options.items())
         return RetrieverSpec(kind=kind, options=options, text=text)
 
     def default_name(self) -> str:

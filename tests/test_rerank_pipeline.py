@@ -127,6 +127,9 @@ def test_rerank_spec_options_ensemble_and_first_stage(models):
     assert ensemble.models == [str(a), str(b)]
     assert ensemble.first_stage().options == {"pooling": "cls", "context": "none"}
     assert ensemble.default_name() == "rerank:context=none,first=dense,first_pooling=cls,model=ce-a;ce-b"
+    stemless = RetrieverSpec.parse(f"rerank:model={a},first_stem=false").first_stage()
+    assert (stemless.options, stemless.text) == ({"stem": False, "context": "title"}, "bm25:stem=false,context=title")
+    assert RetrieverSpec.parse(stemless.text).options == stemless.options  # the first stage's text parses back
     # a bare word is a registered model's name: resolved later, against the collection
     assert RetrieverSpec.parse("rerank:model=my-reranker").models == ["my-reranker"]
     assert split_specs(f"bm25:k1=1.2; rerank:model={a};{b},depth=5; dense") == [
