@@ -186,6 +186,9 @@ class TrainParams:
             if not 0.0 <= low < high <= 1.0:
                 raise ValueError(f"--denoise must satisfy 0 <= LOW < HIGH <= 1, got {low:g},{high:g}")
             denoise = (low, high)
+        if held_out is not None and params.get("eval_split") is not None:
+            raise ValueError("--eval-split and --held-out exclude each other: evaluate on a split or on a held-out "
+                             "share of the training split")
         if held_out is None and (params.get("eval_split") or "dev") == (params.get("split") or "train"):
             raise ValueError(f"--eval-split must differ from --split (both {params.get('split') or 'train'!r}): the "
                              "held-out queries pick the best step; or hold out a share with --held-out")

@@ -202,6 +202,9 @@ def test_params_round_trip_and_reach_the_trainer_config():
     assert again == params
     with pytest.raises(ValueError, match="unknown training setting.s. lr; known: batch_size"):
         TrainParams.from_params({"collection": "c", "name": "m", "kind": "dual-encoder", "config": {"lr": 1}})
+    with pytest.raises(ValueError, match="--eval-split and --held-out exclude each other"):
+        TrainParams.from_params({"collection": "c", "name": "m", "kind": "dual-encoder", "eval_split": "dev",
+                                 "held_out": 0.2})
     with pytest.raises(ValueError, match="--denoise must satisfy 0 <= LOW < HIGH <= 1, got 0.9,0.1"):
         TrainParams.from_params({"collection": "c", "name": "m", "kind": "rocketqav2", "denoise": [0.9, 0.1]})
 
