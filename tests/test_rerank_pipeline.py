@@ -288,6 +288,27 @@ def test_pool_select_model_keeps_the_top_n_by_the_cross_encoder(toy, models, cap
     assert any(selection[q] != by_runs[q] for q in expected)
 
 
+def test_pool_select_models_as_an_ensemble(toy, models):
+    url, store = toy
+    a, b = models
+    runs = save_runs(store)
+    assert main(["--db", url, "-q", "pool", "-c", "toy", "--name", "p", "--run", "r1", "--run", "r2", "--depth", "4",
+                 "--select", "2", "--select-model", str(a), "--select-model", str(b)]) == 0
+    queries, passages = texts(store)
+    pool = depth_pool_docs(runs, 4)
+    sa, sb = scores_of(a, queries, passages, pool), scores_of(b, queries, passages, pool)
+    expected = {}
+    for q in pool:
+        na, nb = min_max(sa[q]), min_max(sb[q])
+        expected[q] = trec_ranking({d: (na[d] + nb[d]) / 2 for d in pool[q]})[:2]
+    from db.pools import load_pool
+
+    with store.read() as s:
+        _, selection = load_pool(s, "toy", "p")
+    assert selection == expected
+    assert any(expected[q] != trec_ranking(sa[q])[:2] for q in pool)  # the second model changed some choice
+
+
 def test_active_selection_keeps_the_unsure_pairs_and_reports_what_it_saved(toy, models, capsys):
     url, store = toy
     a, _ = models
