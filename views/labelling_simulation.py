@@ -139,7 +139,8 @@ reached = result.pairs_to_reach(TAU_TARGET)
 table = pd.DataFrame([
     {"strategy": s, f"pairs to reach tau ≥ {TAU_TARGET}": "never" if n is None else f"{n:,}",
      "share of the pool": "–" if n is None else f"{n / result.pool_pairs:.1%}",
-     "final tau": f"{result.taus(s)[-1][1]:.4f}", "pairs labelled by the model": f"{result.saved.get(s, 0):,}"}
+     "final tau": f"{result.taus(s)[-1][1]:.4f}", "pairs labelled by the model": f"{result.saved.get(s, 0):,}",
+     "of them wrong": f"{result.model_wrong.get(s, 0):,}"}
     for s, n in reached.items()
 ]).set_index("strategy")
 st.table(table)

@@ -77,9 +77,9 @@ def test_simulation_page_runs_and_plots(server, page):
     table = main.locator('[data-testid="stTable"]')
     cells = [[c.strip() for c in row.locator("th, td").all_text_contents()] for row in table.locator("tbody tr").all()]
     assert cells == [
-        ["depth", "6", "75.0%", "1.0000", "0"],
-        ["top-n", "3", "37.5%", "1.0000", "0"],
-        ["random", "3", "37.5%", "1.0000", "0"],
+        ["depth", "6", "75.0%", "1.0000", "0", "0"],
+        ["top-n", "3", "37.5%", "1.0000", "0", "0"],
+        ["random", "3", "37.5%", "1.0000", "0", "0"],
     ]
     assert main.locator('[data-testid="stMetricValue"]').all_text_contents()[:3] == ["2", "8", "3"]
     full = ", ".join(f"{run} {value:.4f}" for run, value in expected.full.items())

@@ -41,8 +41,8 @@ def test_runs_and_shows_the_stop_hint(toy):
     assert not at.exception and not at.error
     want = simulate_labelling(ORACLE, TOY_RUNS, depth=2, batch_size=3)
     assert _table(at) == {
-        "depth": ["6", "75.0%", "1.0000", "0"], "top-n": ["3", "37.5%", "1.0000", "0"],
-        "random": ["3", "37.5%", "1.0000", "0"],
+        "depth": ["6", "75.0%", "1.0000", "0", "0"], "top-n": ["3", "37.5%", "1.0000", "0", "0"],
+        "random": ["3", "37.5%", "1.0000", "0", "0"],
     }
     assert [m.value for m in at.metric] == ["2", "8", "3"]
     caption = next(c.value for c in at.caption if "under all labels" in c.value)
@@ -66,8 +66,8 @@ def test_active_with_confident_band(toy, tmp_path):
     at.button(key="simulation_run").click().run()
     assert not at.exception and not at.error
     table = _table(at)
-    assert table["depth"] == ["6", "75.0%", "1.0000", "0"]
-    assert table["active"][-1] == "0"  # the whole [0, 1] band: every pair goes to humans
+    assert table["depth"] == ["6", "75.0%", "1.0000", "0", "0"]
+    assert table["active"][-2:] == ["0", "0"]  # the whole [0, 1] band: every pair goes to humans
     assert table["active"][2] == "1.0000"  # all human labels in the end: the full labels
 
 
