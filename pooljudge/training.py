@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.training.data import LabelledData, TrainConfig
+from core.training.data import LabelledData, TrainConfig, TrainResult
 from db.engine import Store
 from db.models import MODEL_KINDS
 
@@ -404,18 +404,17 @@ def run_train_job(store: Store, info, reporter) -> dict[str, Any]:
     data = dataclasses.replace(data, candidates={q: c for q, c in candidates.items() if q in data.queries})
     train, held = data.subset(train_ids), data.subset(held_ids)
 
+    from core.atomic import atomic_folder
+
     checked.output.parent.mkdir(parents=True, exist_ok=True)
-    partial = checked.output.with_name(f".{checked.output.name}.training-{info.id}")
-    shutil.rmtree(partial, ignore_errors=True)  # a crashed attempt of this very job
-    try:
-        result = _train(p.kind, train, held, checked, partial, reporter.stage_callback("training"))
-        reporter(0, None, "registering")
-        if checked.output.exists():
-            raise ValueError(f"model folder {str(checked.output)!r} appeared while training; choose another name")
-        os.replace(partial, checked.output)
-    except BaseException:
-        shutil.rmtree(partial, ignore_errors=True)
-        raise
+    trained: list[TrainResult] = []
+    # trained into a hidden staging folder and renamed into place: a failed job leaves no folder behind
+    published = atomic_folder(checked.output, lambda staging: trained.append(
+        _train(p.kind, train, held, checked, staging, reporter.stage_callback("training"))))
+    if not published:
+        raise ValueError(f"model folder {str(checked.output)!r} appeared while training; choose another name")
+    result = trained[0]
+    reporter(0, None, "registering")
     record = {**p.as_params(), "labels": labels, "candidates_source": source, **split_info,
               "train_queries": len(train_ids), "held_out_queries": len(held_ids),
               "base_path": str(checked.base) if checked.base else None,

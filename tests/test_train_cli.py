@@ -114,7 +114,7 @@ def test_a_failed_training_leaves_no_folder_and_the_name_stays_free(toy, tiny_en
     url, store, models = toy
 
     def broken(train, held_out, config, *, output, **_kw):
-        Path(output).mkdir(parents=True)
+        Path(output).mkdir(parents=True, exist_ok=True)
         (Path(output) / "half.bin").write_bytes(b"x")
         raise RuntimeError("out of memory")
 
