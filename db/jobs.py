@@ -81,9 +81,17 @@ def start_job(session: Session, job_id: int) -> JobInfo:
     return _info(job)
 
 
-def report_progress(session: Session, job_id: int, done: int, total: int | None = None, message: str | None = None) -> None:
+def report_progress(
+    session: Session, job_id: int, done: int, total: int | None = None, message: str | None = None,
+    *, new_stage: bool = False,
+) -> None:
+    """Record a job's progress; ``total=None`` keeps the stored total, except at a ``new_stage``.
+
+    A new stage whose total is not known yet must not show the previous stage's
+    total (``step 0/32`` for a stage of 240 steps).
+    """
     values: dict[str, Any] = {"done": done, "heartbeat_at": utcnow()}
-    if total is not None:
+    if total is not None or new_stage:
         values["total"] = total
     if message is not None:
         values["message"] = message

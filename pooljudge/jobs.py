@@ -42,7 +42,7 @@ class Reporter:
             self.stage = message
         self._last = now
         with self.store.write() as session:
-            report_progress(session, self.job_id, done, total, message)
+            report_progress(session, self.job_id, done, total, message, new_stage=stage_changed)
         if self.echo is not None and stage_changed:
             self.echo(message)
 

@@ -146,3 +146,22 @@ def test_an_unsafe_uploaded_zip_is_refused_by_the_job(store, tmp_path):
         assert get_job(s, job).error == "evil.zip: member '../evil.txt' leaves the folder (..); nothing was imported"
         assert list_collections(s) == []
     assert not folder.exists() and not (tmp_path / "evil.txt").exists()
+
+
+def test_a_new_stage_without_a_total_does_not_keep_the_previous_stages_total(store):
+    from db.jobs import create_job, get_job
+    from pooljudge.jobs import Reporter
+
+    with store.write() as session:
+        job_id = create_job(session, "train", {})
+    report = Reporter(store, job_id, interval=0.0)
+    report(5, 32, "retrieving candidates")
+    with store.read() as session:
+        assert (get_job(session, job_id).done, get_job(session, job_id).total) == (5, 32)
+    report.stage_callback("training")  # the next stage's total is not known yet
+    with store.read() as session:
+        job = get_job(session, job_id)
+    assert (job.message, job.done, job.total, job.fraction) == ("training", 0, None, None)
+    report(3, 240, "training")
+    with store.read() as session:
+        assert (get_job(session, job_id).done, get_job(session, job_id).total) == (3, 240)
