@@ -12,6 +12,7 @@ from pooljudge.pipeline import DEFAULT_ACTIVE_BAND, RetrieverSpec, check_pool_pa
 from pooljudge.ui.common import blank_missing, collection_box, collections_or_stop, get_store, md_escape
 from pooljudge.ui.highlight import chart_text
 from pooljudge.ui.auth import require_role
+from pooljudge.ui.jobs import show_jobs
 
 PRESETS = {
     "BM25 (jieba words / English stems)": "bm25",
@@ -120,36 +121,29 @@ def job_progress(collection_name: str) -> None:
     require_role("admin")  # every fragment run: a disabled or demoted account stops here
     with store.read() as session:
         jobs = list_jobs(session, kind="pool", collection_id=collection_id(session, collection_name), limit=5)
-    active = {j.id for j in jobs if j.status in ("queued", "running") and not j.stale}
-    watched = st.session_state.setdefault("pool_jobs_running", set())
-    if watched - active:  # a job this page watched has ended: refresh the pools below too
-        st.session_state["pool_jobs_running"] = active
-        st.rerun(scope="app")
-    st.session_state["pool_jobs_running"] = active
-    for job in jobs:
-        label = f"Job {job.id} · pool {md_escape(job.params.get('name', '?'))}"
-        if job.status in ("queued", "running") and not job.stale:
-            st.progress(job.fraction or 0.0, text=f"{label}: {md_escape(job.message or job.status)} "
-                        + (f"({job.done:,}/{job.total:,})" if job.total else ""))
-            if job.params.get("select_method") == "active":
-                low, high = job.params.get("active_band") or DEFAULT_ACTIVE_BAND
-                st.caption(f"Active selection with {md_escape(str(job.params.get('active_model')))}: pairs with "
-                           f"probability in [{low:g}, {high:g}] go to annotation")
-        elif job.stale:
-            st.warning(f"{label}: the worker stopped reporting (last: {md_escape(job.message)})")
-        elif job.status == "failed":
-            st.error(f"{label} failed: {md_escape(job.error or '')}")
-        elif job.status == "done" and job.result:
-            r = job.result
-            st.success(f"{label}: {r['pairs']:,} pairs, {r['selected']:,} selected, "
-                       f"{r['duplicates']} near-duplicates removed, {r['prelabels']} pre-labels")
-            if r.get("active"):
-                a = r["active"]
-                st.info(f"Active selection: kept {a['kept']:,} of {a['pairs']:,} pairs, saved {a['saved']:,} "
-                        f"({a['confident_relevant']:,} confidently relevant, {a['confident_irrelevant']:,} "
-                        f"confidently not; band [{a['band'][0]:g}, {a['band'][1]:g}])")
-    if not active:
-        st.caption("No pooling job running.")
+    show_jobs(jobs, label=lambda job: f"Job {job.id} · pool {md_escape(job.params.get('name', '?'))}",
+              result=_pool_summary, state_key="pool_jobs_running", idle="No pooling job running.",
+              details=_active_selection)
+
+
+def _pool_summary(job) -> str:
+    r = job.result
+    return (f"{r['pairs']:,} pairs, {r['selected']:,} selected, {r['duplicates']} near-duplicates removed, "
+            f"{r['prelabels']} pre-labels")
+
+
+def _active_selection(job) -> None:
+    if job.params.get("select_method") != "active":
+        return
+    if job.status in ("queued", "running") and not job.stale:
+        low, high = job.params.get("active_band") or DEFAULT_ACTIVE_BAND
+        st.caption(f"Active selection with {md_escape(str(job.params.get('active_model')))}: pairs with "
+                   f"probability in [{low:g}, {high:g}] go to annotation")
+    elif job.status == "done" and job.result and job.result.get("active"):
+        a = job.result["active"]
+        st.info(f"Active selection: kept {a['kept']:,} of {a['pairs']:,} pairs, saved {a['saved']:,} "
+                f"({a['confident_relevant']:,} confidently relevant, {a['confident_irrelevant']:,} "
+                f"confidently not; band [{a['band'][0]:g}, {a['band'][1]:g}])")
 
 
 st.subheader("Jobs")

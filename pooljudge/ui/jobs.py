@@ -22,7 +22,7 @@ def active_jobs(jobs: Sequence[JobInfo]) -> set[int]:
 
 
 def show_jobs(jobs: Sequence[JobInfo], *, label: Callable[[JobInfo], str], result: Callable[[JobInfo], str],
-              state_key: str, idle: str, unit: str = "") -> None:
+              state_key: str, idle: str, unit: str = "", details: Callable[[JobInfo], None] | None = None) -> None:
     """Draw each job: a progress bar while it runs, a warning when stale, its error, its result.
 
     Parameters
@@ -40,6 +40,8 @@ def show_jobs(jobs: Sequence[JobInfo], *, label: Callable[[JobInfo], str], resul
         The caption when no job runs.
     unit
         Written before the ``done/total`` count (e.g. ``"step "``).
+    details
+        Draws what a page adds under each job (the active-selection report of a pooling job).
     """
     active = active_jobs(jobs)
     watched = st.session_state.setdefault(state_key, set())
@@ -58,5 +60,7 @@ def show_jobs(jobs: Sequence[JobInfo], *, label: Callable[[JobInfo], str], resul
             st.error(f"{title} failed: {md_escape(job.error or '')}")
         elif job.status == "done" and job.result:
             st.success(f"{title}: {result(job)}")
+        if details is not None:
+            details(job)
     if not active:
         st.caption(idle)
