@@ -712,7 +712,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--level", type=int, help="binary measures count grade >= LEVEL as relevant (default: with "
                    "--collection the collection's level, see `pooljudge level`; for files 1, as trec_eval; nDCG "
                    "ignores it)")
-    p.add_argument("--per-query", "-q", action="store_true", help="also print one line per query")
+    # -p, not -q: the top-level -q is --quiet, and `pooljudge -q eval ... -q` read as two meanings of one flag
+    p.add_argument("--per-query", "-p", action="store_true", help="also print one line per query")
     p.add_argument("--intersection", action="store_true", help="evaluate only queries present in both qrels and run "
                    "(default: qrels queries missing from the run score 0)")
     p.add_argument("--format", choices=["tsv", "json"], default="tsv")
