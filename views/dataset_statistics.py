@@ -129,7 +129,7 @@ if len(queries) > AUTO_ENCODE_QUERIES and not st.toggle(f"Encode the {len(querie
 
 @st.cache_resource(show_spinner="Loading the embedding model...")
 def encoder(model: str):
-    from pooljudge.pipeline import encoder_for  # imports torch: only when this section runs
+    from pooljudge.pipeline import encoder_for  # encoder_for imports torch and loads the model: only here
 
     return encoder_for({"model": model} if model else {})
 
@@ -152,7 +152,7 @@ except (OSError, RuntimeError, ValueError) as exc:
     st.stop()
 
 from pooljudge.pipeline import (chinese_leakage_method, leaked_training_queries, leakage_method_text,  # noqa: E402
-                                query_diversity)  # (after the model is loaded)
+                                query_diversity)  # (beside their use: pooljudge.pipeline itself imports no torch)
 
 model_name = model or "all-MiniLM-L6-v2"
 if not model and any(q.language == "zh" for q in queries):
