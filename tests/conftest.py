@@ -12,6 +12,10 @@ SHARED_DATA = REPO.parent / "shared" / "data"
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# Cheap Argon2 parameters in this process and the CLI/Streamlit processes the tests start (they inherit the
+# environment): production-cost hashing made every test that creates accounts spend ~50 ms per user.
+# Set here, at conftest import, because core.passwords reads it once when first imported.
+os.environ["POOLJUDGE_TEST_CHEAP_ARGON2"] = "1"
 
 
 @pytest.fixture
