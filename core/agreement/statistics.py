@@ -1,92 +1,7 @@
-"""Inter-annotator agreement on graded relevance judgments.
+"""Agreement coefficients on plain judgments: Cohen's, Fleiss' kappa, Krippendorff's alpha.
 
-Every function takes *plain judgments*: an iterable of
-``(item_id, annotator, label)`` triples, where ``item_id`` is any hashable
-(usually ``(query_id, doc_id)``), ``annotator`` a ``str`` and ``label`` an
-integer from ``categories`` (by default the T2Ranking 4-level scale
-``(0, 1, 2, 3)``).  One label per (item, annotator): when an annotator
-relabelled an item the caller passes only the latest label (replay the
-judgment log with :func:`core.judgments.current_labels` first, then
-:func:`from_label_map`); a repeated (item, annotator) is a ``ValueError``.
-``categories`` must be distinct integers in increasing order, because the
-weighted kappas and ordinal alpha read the scale's order from them.
-
-The statistics are computed by maintained implementations, not re-derived:
-
-=====================================  ===================================
-statistic                              engine
-=====================================  ===================================
-Cohen's kappa (plain, linear,          ``sklearn.metrics.cohen_kappa_score``
-quadratic weights)                     with ``labels=categories``
-Fleiss' kappa                          ``statsmodels.stats.inter_rater``
-                                       ``aggregate_raters`` + ``fleiss_kappa``
-Krippendorff's alpha                   ``krippendorff.alpha`` on an
-                                       (annotators x items) matrix, NaN
-                                       for missing labels
-confusion matrix                       ``sklearn.metrics.confusion_matrix``
-=====================================  ===================================
-
-Formulas
---------
-With ``p_o`` the observed and ``p_e`` the chance agreement,
-
-* Cohen (1960): ``kappa = (p_o - p_e) / (1 - p_e)`` with
-  ``p_o = sum_k C[k, k] / n`` and ``p_e = sum_k r_k c_k / n^2`` (``C`` the
-  confusion matrix of the two annotators on their ``n`` shared items, ``r``
-  and ``c`` its row and column sums).  Weighted (Cohen 1968):
-  ``kappa_w = 1 - sum_ij w_ij C_ij / sum_ij w_ij E_ij`` with
-  ``E_ij = r_i c_j / n`` and ``w_ij = |i - j|`` (linear) or ``(i - j)^2``
-  (quadratic), ``i, j`` the *positions* of the labels in ``categories``.
-* Fleiss (1971): ``n`` ratings on each of ``N`` items, ``n_ij`` the number
-  of ratings of item ``i`` in category ``j``;
-  ``P_i = (sum_j n_ij^2 - n) / (n (n - 1))``, ``P_bar = mean_i P_i``,
-  ``p_j = sum_i n_ij / (N n)``, ``P_e = sum_j p_j^2`` and
-  ``kappa = (P_bar - P_e) / (1 - P_e)``.
-* Krippendorff (2011): ``alpha = 1 - D_o / D_e`` with
-  ``D_o = (1/n) sum_c sum_k o_ck delta^2_ck`` and
-  ``D_e = 1/(n (n - 1)) sum_c sum_k n_c n_k delta^2_ck``, where ``o_ck`` is
-  the coincidence matrix of *pairable* values (values in items with at least
-  two labels), ``n_c`` its margins and ``n`` the number of pairable values.
-  The ordinal difference is
-  ``delta^2_ck = (sum_{g=c..k} n_g - (n_c + n_k) / 2)^2``.  On binary data
-  the nominal, ordinal and interval alphas coincide.
-
-Undefined values (NaN, never an exception)
-------------------------------------------
-All three coefficients are 0/0 when chance agreement is already perfect:
-every label in the data (or in a pair's shared items) is the same category.
-What the libraries do there, and what this module returns:
-
-* ``cohen_kappa_score`` emits ``UndefinedMetricWarning`` and returns its
-  ``replace_undefined_by`` value, NaN by default (scikit-learn >= 1.9;
-  older releases return NaN from a 0/0 with a ``RuntimeWarning``).
-* ``statsmodels`` ``fleiss_kappa`` divides 0 by 0 and returns NaN with a
-  ``RuntimeWarning``; it also *asserts* that every item has the same number
-  of ratings, and divides by zero with one rating per item.
-* ``krippendorff.alpha`` *raises* ``ValueError`` when no item has two labels
-  or the value domain has a single value; when a domain is given (as here)
-  and only one value occurs it returns NaN with a ``RuntimeWarning``.
-
-This module returns ``nan`` in all those cases, without calling a library on
-input it would reject and without letting the warnings escape.  A single
-annotator, annotators with no shared items, or an empty input therefore give
-NaN, with the counts saying why.
-
-References
-----------
-.. [1] J. Cohen, "A coefficient of agreement for nominal scales",
-   Educational and Psychological Measurement 20(1):37-46, 1960.
-.. [2] J. Cohen, "Weighted kappa: nominal scale agreement with provision for
-   scaled disagreement or partial credit", Psychological Bulletin
-   70(4):213-220, 1968.
-.. [3] J. L. Fleiss, "Measuring nominal scale agreement among many raters",
-   Psychological Bulletin 76(5):378-382, 1971.
-.. [4] K. Krippendorff, "Computing Krippendorff's Alpha-Reliability",
-   University of Pennsylvania, Annenberg School for Communication, 2011.
-.. [5] R. Artstein and M. Poesio, "Inter-coder agreement for computational
-   linguistics", Computational Linguistics 34(4):555-596, 2008.
-.. [6] X. Xie et al., "T2Ranking: A large-scale Chinese benchmark for
-   passage ranking", SIGIR 2023 (the 3 + 1 annotator protocol).
+The conventions (judgments, categories, NaN for undefined values) and the
+formulas are in the docstring of :mod:`core.agreement`.
 """
 
 from __future__ import annotations
@@ -97,7 +12,7 @@ from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 
@@ -114,6 +29,10 @@ Weights = Literal["linear", "quadratic"] | None
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
 
 NAN = float("nan")
+
+
+def _finite_or_nan(value: float) -> float:
+    return value if math.isfinite(value) else NAN
 
 
 # --------------------------------------------------------------------------
@@ -699,204 +618,6 @@ def _alpha(table: _Table, *, level: str = "ordinal") -> AlphaResult:
     return AlphaResult(_finite_or_nan(value), len(pairable), n_annotators, n_pairable, level)
 
 
-# --------------------------------------------------------------------------
-# report
-# --------------------------------------------------------------------------
-
-
-def _finite_or_nan(value: float) -> float:
-    return value if math.isfinite(value) else NAN
-
-
-def _unanimity(table: _Table) -> float:
-    multi = [row for row in table.items.values() if len(row) >= 2]
-    if not multi:
-        return NAN
-    return sum(len(set(row.values())) == 1 for row in multi) / len(multi)
-
-
-def _overall(
-    table: _Table, plain: CohenPairs | None = None, quadratic: CohenPairs | None = None
-) -> dict[str, Any]:
-    fleiss = _fleiss(table)
-    alpha = _alpha(table, level="ordinal")
-    plain = plain if plain is not None else _cohen_pairs(table)
-    quadratic = quadratic if quadratic is not None else _cohen_pairs(table, weights="quadratic")
-    return {
-        "fleiss_kappa": fleiss.value,
-        "fleiss_n_items": fleiss.n_items,
-        "fleiss_n_raters": fleiss.n_raters,
-        "cohen_kappa": plain.mean,
-        "cohen_kappa_quadratic": quadratic.mean,
-        "krippendorff_alpha_ordinal": alpha.value,
-        "n_items": alpha.n_items,
-        "unanimity": _unanimity(table),
-    }
-
-
-def _strict_majority(labels: Iterable[int]) -> int | None:
-    labels = list(labels)
-    if not labels:
-        return None
-    label, count = Counter(labels).most_common(1)[0]
-    return label if 2 * count > len(labels) else None
-
-
-def _per_annotator(table: _Table, plain: CohenPairs, quadratic: CohenPairs) -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
-    for annotator in sorted(table.by_annotator):
-        labels = table.by_annotator[annotator]
-        entry: dict[str, Any] = {"n_items": len(labels)}
-        for key, result in (("cohen_kappa", plain), ("cohen_kappa_quadratic", quadratic)):
-            mine = [p for p in result.pairs if annotator in (p.a, p.b) and not math.isnan(p.value)]
-            n = sum(p.n_items for p in mine)
-            entry[key] = sum(p.n_items * p.value for p in mine) / n if n else NAN
-            if key == "cohen_kappa":
-                entry["n_pairs"] = len(mine)
-        agree = 0
-        diffs = 0
-        n_majority = 0
-        for item, label in labels.items():
-            others = [lab for a, lab in table.items[item].items() if a != annotator]
-            if len(others) < 2:
-                continue
-            majority = _strict_majority(others)
-            if majority is None:
-                continue
-            n_majority += 1
-            agree += label == majority
-            diffs += abs(label - majority)
-        entry["majority_agreement"] = agree / n_majority if n_majority else NAN
-        entry["majority_mean_abs_diff"] = diffs / n_majority if n_majority else NAN
-        entry["n_majority_items"] = n_majority
-        counts = Counter(labels.values())
-        entry["label_counts"] = {c: counts.get(c, 0) for c in table.categories}
-        entry["mean_label"] = sum(labels.values()) / len(labels)
-        out[annotator] = entry
-    return out
-
-
-def _per_query(table: _Table) -> dict[Hashable, dict[str, Any]]:
-    if not table.items or not all(isinstance(i, tuple) and len(i) == 2 for i in table.items):
-        return {}
-    groups: dict[Hashable, dict[Hashable, dict[str, int]]] = {}
-    for item, row in table.items.items():
-        groups.setdefault(item[0], {})[item] = row  # type: ignore[index]
-    out: dict[Hashable, dict[str, Any]] = {}
-    for qid, items in groups.items():
-        by_annotator: dict[str, dict[Hashable, int]] = {}
-        for item, row in items.items():
-            for a, lab in row.items():
-                by_annotator.setdefault(a, {})[item] = lab
-        sub = _Table(table.categories, items, by_annotator, sum(len(r) for r in items.values()))
-        alpha = _alpha(sub, level="ordinal")
-        fleiss = _fleiss(sub)
-        out[qid] = {
-            "n_items": len(items),
-            "n_judgments": sub.n_judgments,
-            "n_annotators": len(by_annotator),
-            "krippendorff_alpha_ordinal": alpha.value,
-            "n_pairable_items": alpha.n_items,
-            "fleiss_kappa": fleiss.value,
-            "fleiss_n_items": fleiss.n_items,
-            "unanimity": _unanimity(sub),
-        }
-    return out
-
-
-def agreement_report(
-    judgments: Iterable[Judgment],
-    *,
-    categories: Sequence[int] = DEFAULT_CATEGORIES,
-    binarise_at: Sequence[int] = (1, 2),
-) -> dict[str, Any]:
-    """Everything a dashboard shows about agreement, as plain dicts and lists.
-
-    Parameters
-    ----------
-    judgments : iterable of (item_id, annotator, label)
-    categories : sequence of int
-        All possible labels, increasing.
-    binarise_at : sequence of int
-        Thresholds for the binary views (``label >= at`` is relevant); each
-        must split ``categories`` into two non-empty classes.
-
-    Returns
-    -------
-    dict
-        ``n_judgments``, ``n_items``, ``n_annotators`` and:
-
-        ``overall``
-            ``{"graded": S, "binary_ge1": S, "binary_ge2": S}`` (one
-            ``binary_ge{at}`` per threshold), each ``S`` with
-            ``fleiss_kappa``, ``fleiss_n_items``, ``fleiss_n_raters`` (see
-            :func:`fleiss_kappa`, defaults), ``cohen_kappa`` and
-            ``cohen_kappa_quadratic`` (item-weighted means over annotator
-            pairs, :func:`cohen_kappa_pairs`), ``krippendorff_alpha_ordinal``,
-            ``n_items`` (pairable items) and ``unanimity`` (share of items
-            with two or more labels whose labels are all equal).  On binary
-            data quadratic and plain kappa, and ordinal and nominal alpha,
-            coincide.
-        ``pairs``
-            One dict per annotator pair: ``a``, ``b``, ``n_items``,
-            ``cohen_kappa``, ``cohen_kappa_quadratic``.
-        ``per_annotator``
-            ``{annotator: {...}}`` with ``n_items``; ``cohen_kappa`` and
-            ``cohen_kappa_quadratic``, the item-weighted mean of the pairs
-            the annotator is in (NaN pairs left out), and ``n_pairs``;
-            ``majority_agreement``, the share of the annotator's items on
-            which the annotator's label equals the strict majority label
-            (held by more than half) of the *other* annotators, counted over
-            ``n_majority_items`` items that have at least two other labels
-            and such a majority; ``majority_mean_abs_diff``, the mean
-            ``|label - majority|`` on those items; ``label_counts``
-            ``{category: count}`` and ``mean_label`` (leniency).
-        ``per_query``
-            When every item id is a ``(query_id, doc_id)`` tuple,
-            ``{query_id: {...}}`` with ``n_items``, ``n_judgments``,
-            ``n_annotators``, ``krippendorff_alpha_ordinal``,
-            ``n_pairable_items``, ``fleiss_kappa``, ``fleiss_n_items`` and
-            ``unanimity`` computed on that query's items alone (NaN when
-            undefined: one label per item, or a single category); ``{}``
-            otherwise.
-
-        Undefined statistics are ``float("nan")``, never missing keys.
-
-    Raises
-    ------
-    ValueError
-        Malformed or duplicate judgments, a label outside ``categories``, or
-        a threshold that does not split ``categories``.
-    """
-    table = _collect(judgments, categories)
-    views: dict[str, _Table] = {"graded": table}
-    for at in binarise_at:
-        if not is_integer(at):
-            raise ValueError(f"binarise_at must hold integers, got {at!r}")
-        views[f"binary_ge{int(at)}"] = _binarise_table(table, int(at))
-    plain = _cohen_pairs(table)
-    quadratic = _cohen_pairs(table, weights="quadratic")
-    overall = {"graded": _overall(table, plain, quadratic)}
-    overall.update({name: _overall(view) for name, view in views.items() if name != "graded"})
-    return {
-        "n_judgments": table.n_judgments,
-        "n_items": len(table.items),
-        "n_annotators": len(table.by_annotator),
-        "overall": overall,
-        "pairs": [
-            {
-                "a": p.a,
-                "b": p.b,
-                "n_items": p.n_items,
-                "cohen_kappa": p.value,
-                "cohen_kappa_quadratic": q.value,
-            }
-            for p, q in zip(plain.pairs, quadratic.pairs)
-        ],
-        "per_annotator": _per_annotator(table, plain, quadratic),
-        "per_query": _per_query(table),
-    }
-
 
 __all__ = [
     "DEFAULT_CATEGORIES",
@@ -905,7 +626,6 @@ __all__ = [
     "FleissResult",
     "Judgment",
     "PairKappa",
-    "agreement_report",
     "binarise",
     "cohen_kappa",
     "cohen_kappa_pairs",
