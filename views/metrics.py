@@ -11,9 +11,9 @@ from core.analysis import (
     compare_runs,
     metrics_by_group,
     missed_relevant,
+    query_groups,
     ranked_with_labels,
 )
-from core.lang import detect_language
 from db.annotation import live_qrels
 from db.queries import iter_queries, passages_by_id, statistics_marker
 from db.review import activity_marker
@@ -140,10 +140,6 @@ with store.read() as session:
     qrels = load_source(session, source)
 queries = query_table(info.name, marker)
 runs = {name: stored_run(info.name, name) for name in info.runs}
-
-leaderboard_tab, query_tab, compare_tab, versions_tab, groups_tab = st.tabs(
-    ["Leaderboard", "Per query", "Compare runs", "Qrels versions", "Groups"]
-)
 no_qrels = "No judgments in this qrels source yet." if source == LIVE else "This qrels version is empty."
 
 # ---------------------------------------------------------------------------- leaderboard
@@ -153,11 +149,11 @@ def evaluate_source(name: str, current: dict) -> tuple[dict, int]:
     return leaderboard_results(store.url, info.name, name, tuple(measures), level, current, runs)
 
 
-def leaderboard(current: dict, name: str) -> dict:
-    """The leaderboard table of every run on ``current``, the qrels of source ``name``; returns the results."""
+def leaderboard(current: dict, name: str) -> None:
+    """The leaderboard table of every run on ``current``, the qrels of source ``name``."""
     if not current:
         st.warning(no_qrels)
-        return {}
+        return
     evaluated, count = evaluate_source(name, current)
     table = pd.DataFrame(
         [{"run": name, **{m: round(evaluated[name][m]["all"], 4) for m in measures}} for name in info.runs]
@@ -167,7 +163,6 @@ def leaderboard(current: dict, name: str) -> dict:
         f"{len(current):,} judged queries ({md_escape(source)}); queries a run misses score 0, as with trec_eval -c. "
         f"Re-evaluated {count:,} (run, query) pairs for this view."
     )
-    return evaluated
 
 
 @st.fragment(run_every=REFRESH_SECONDS)
@@ -181,212 +176,232 @@ def live_leaderboard() -> None:
     leaderboard(current, LIVE)
 
 
-with leaderboard_tab:
+def leaderboard_tab() -> None:
     if source == LIVE and st.toggle(f"Refresh every {REFRESH_SECONDS} s", value=True, key="leaderboard_refresh",
-                                             help="Follow new labels as annotators work."):
+                                    help="Follow new labels as annotators work.", persist_state="page"):
         live_leaderboard()
-        results = evaluate_source(source, qrels)[0]  # the other tabs: the labels as of this page run
     else:
-        results = leaderboard(qrels, source)
+        leaderboard(qrels, source)
 
 # ---------------------------------------------------------------------------- per query
 
-with query_tab:
+def per_query_tab() -> None:
     if not qrels:
         st.warning(no_qrels)
+        return
+    results = evaluate_source(source, qrels)[0]  # the labels as of this page run (the live board refreshes apart)
+    c1, c2 = st.columns([4, 1])
+    run = c1.selectbox("Run", info.runs, key="per_query_run", persist_state="page")
+    depth = int(c2.number_input("Top k", min_value=1, max_value=1000, value=10, key="per_query_k", persist_state="page"))
+    qids = sorted(qrels)
+    per_query = pd.DataFrame(
+        [{"query": qid, "text": queries[qid].text if qid in queries else "",
+          **{m: results[run][m].get(qid) for m in measures}} for qid in qids]
+    )
+    st.dataframe(per_query, hide_index=True, width="stretch", height=280,
+                 column_config={m: MEAN for m in measures})
+    qid = st.selectbox("Query", qids, format_func=query_choice, key="per_query_query", persist_state="page")
+    show_query(qid)
+    st.caption(" · ".join(f"{md_escape(m)} {results[run][m].get(qid, 0.0):.4f}" for m in measures))
+    query_ranking(run, qid, depth)
+
+
+def query_ranking(run: str, qid: str, depth: int) -> None:
+    """The run's top ``depth`` for the query, then the relevant passages it misses there."""
+    scores, judged = runs[run].get(qid, {}), qrels.get(qid, {})
+    top = ranked_with_labels(scores, judged, depth)
+    missed = missed_relevant(scores, judged, depth, level)
+    with store.read() as session:
+        passages = passages_by_id(session, info.name, [r.doc_id for r in (*top, *missed)])
+    st.markdown(f"**Top {depth} of {md_escape(run)}**")
+    if top:
+        st.dataframe(ranking_frame(top, passages), hide_index=True, width="stretch",
+                     column_config={"score": MEAN}, key="per_query_top")
     else:
-        c1, c2 = st.columns([4, 1])
-        run = c1.selectbox("Run", info.runs, key="per_query_run")
-        depth = int(c2.number_input("Top k", min_value=1, max_value=1000, value=10, key="per_query_k"))
-        qids = sorted(qrels)
-        per_query = pd.DataFrame(
-            [{"query": qid, "text": queries[qid].text if qid in queries else "",
-              **{m: results[run][m].get(qid) for m in measures}} for qid in qids]
-        )
-        st.dataframe(per_query, hide_index=True, width="stretch", height=280,
-                     column_config={m: MEAN for m in measures})
-        qid = st.selectbox("Query", qids, format_func=query_choice, key="per_query_query")
-        show_query(qid)
-        st.caption(" · ".join(f"{md_escape(m)} {results[run][m].get(qid, 0.0):.4f}" for m in measures))
-        scores, judged = runs[run].get(qid, {}), qrels.get(qid, {})
-        top = ranked_with_labels(scores, judged, depth)
-        missed = missed_relevant(scores, judged, depth, level)
-        with store.read() as session:
-            passages = passages_by_id(session, info.name, [r.doc_id for r in (*top, *missed)])
-        st.markdown(f"**Top {depth} of {md_escape(run)}**")
-        if top:
-            st.dataframe(ranking_frame(top, passages), hide_index=True, width="stretch",
-                         column_config={"score": MEAN}, key="per_query_top")
-        else:
-            st.info("This run retrieved nothing for this query.")
-        st.markdown(f"**Relevant passages (grade ≥ {level}) missed in the top {depth}**")
-        if missed:
-            frame = ranking_frame(missed, passages)
-            frame["rank"] = [str(r.rank) if r.rank is not None else "not retrieved" for r in missed]
-            # a relevant passage the run did not retrieve has no score: a dash, not "None"
-            st.dataframe(blank_missing(frame, {"score": ".4f"}), hide_index=True, width="stretch",
-                         column_config={"score": MEAN}, key="per_query_missed")
-        else:
-            st.caption("None: every relevant passage is in the top k." if any(g >= level for g in judged.values())
-                       else "This query has no relevant passage at this level.")
+        st.info("This run retrieved nothing for this query.")
+    st.markdown(f"**Relevant passages (grade ≥ {level}) missed in the top {depth}**")
+    if missed:
+        frame = ranking_frame(missed, passages)
+        frame["rank"] = [str(r.rank) if r.rank is not None else "not retrieved" for r in missed]
+        # a relevant passage the run did not retrieve has no score: a dash, not "None"
+        st.dataframe(blank_missing(frame, {"score": ".4f"}), hide_index=True, width="stretch",
+                     column_config={"score": MEAN}, key="per_query_missed")
+    else:
+        st.caption("None: every relevant passage is in the top k." if any(g >= level for g in judged.values())
+                   else "This query has no relevant passage at this level.")
 
 # ---------------------------------------------------------------------------- compare two runs
 
-with compare_tab:
+def compare_tab() -> None:
     if not qrels:
         st.warning(no_qrels)
-    elif len(info.runs) < 2:
+        return
+    if len(info.runs) < 2:
         st.info("Comparing needs two runs: this collection has one.")
+        return
+    c1, c2 = st.columns(2)
+    run_a = c1.selectbox("Run A (baseline)", info.runs, index=0, key="compare_a", persist_state="page")
+    run_b = c2.selectbox("Run B", info.runs, index=1, key="compare_b", persist_state="page")
+    if run_a == run_b:
+        st.warning("Choose two different runs.")
+        return
+    compared = comparison(source_key(source), run_a, run_b, tuple(measures), level, qrels)
+    rows = [{"measure": m, "A": c.a, "B": c.b, "delta (B - A)": c.delta, "wins": c.wins, "losses": c.losses,
+             "ties": c.ties, "t-test p": c.t_test.p_value if c.t_test else None,
+             "randomisation p": c.randomization.p_value if c.randomization else None}
+            for m, c in compared.items()]
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="compare_table",
+                 column_config={"A": MEAN, "B": MEAN, "delta (B - A)": MEAN,
+                                "t-test p": P_VALUE, "randomisation p": P_VALUE})
+    st.caption(
+        f"A = {md_escape(run_a)}, B = {md_escape(run_b)}, over {next(iter(compared.values())).n:,} judged "
+        f"queries. Wins/losses count queries where B is above/below A. Two-sided paired t-test and paired "
+        f"randomisation test ({RESAMPLES:,} random sign flips, exact for small n, seed 0)."
+    )
+    measure = st.selectbox("Per-query deltas of", list(compared), key="compare_measure", persist_state="page")
+    deltas = compared[measure].deltas
+    delta_chart(measure, deltas)
+    differing = [d for d in deltas if d.delta != 0][:TOP_DIFFERENCES]
+    if not differing:
+        st.caption(f"The two runs score every query alike on {md_escape(measure)}.")
     else:
-        c1, c2 = st.columns(2)
-        run_a = c1.selectbox("Run A (baseline)", info.runs, index=0, key="compare_a")
-        run_b = c2.selectbox("Run B", info.runs, index=1, key="compare_b")
-        if run_a == run_b:
-            st.warning("Choose two different runs.")
-        else:
-            compared = comparison(source_key(source), run_a, run_b, tuple(measures), level, qrels)
-            rows = []
-            for m, c in compared.items():
-                rows.append({
-                    "measure": m, "A": c.a, "B": c.b, "delta (B - A)": c.delta,
-                    "wins": c.wins, "losses": c.losses, "ties": c.ties,
-                    "t-test p": c.t_test.p_value if c.t_test else None,
-                    "randomisation p": c.randomization.p_value if c.randomization else None,
-                })
-            st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="compare_table",
-                         column_config={"A": MEAN, "B": MEAN, "delta (B - A)": MEAN,
-                                        "t-test p": P_VALUE, "randomisation p": P_VALUE})
-            st.caption(
-                f"A = {md_escape(run_a)}, B = {md_escape(run_b)}, over {next(iter(compared.values())).n:,} judged "
-                f"queries. Wins/losses count queries where B is above/below A. Two-sided paired t-test and paired "
-                f"randomisation test ({RESAMPLES:,} random sign flips, exact for small n, seed 0)."
-            )
-            measure = st.selectbox("Per-query deltas of", list(compared), key="compare_measure")
-            deltas = compared[measure].deltas
-            chart = pd.DataFrame(sorted(deltas, key=lambda d: (d.delta, d.qid)), columns=["query", "A", "B", "delta"])
-            chart["query"] = chart["query"].map(chart_text)  # plotly draws HTML in labels: show the ids as stored
-            chart["change"] = ["B better" if d > 0 else "A better" if d < 0 else "tie" for d in chart["delta"]]
-            figure = px.bar(chart, x="query", y="delta", color="change", hover_data=["A", "B"],
-                            color_discrete_map={"B better": "#2a9d8f", "A better": "#e76f51", "tie": "#adb5bd"},
-                            title=f"{measure}: B - A per query, sorted",
-                            labels={"delta": f"{measure} (B - A)"})
-            # a category axis even for numeric ids (TREC's "301"), so the sorted order holds
-            figure.update_xaxes(type="category", categoryorder="array", categoryarray=list(chart["query"]),
-                                showticklabels=len(chart) <= 40)
-            st.plotly_chart(figure, width="stretch", key="compare_chart")
-            differing = [d for d in deltas if d.delta != 0][:TOP_DIFFERENCES]
-            if not differing:
-                st.caption(f"The two runs score every query alike on {md_escape(measure)}.")
+        differing_queries(measure, differing, run_a, run_b)
+
+
+def delta_chart(measure: str, deltas) -> None:
+    """The per-query deltas B - A of ``measure`` as bars, sorted."""
+    chart = pd.DataFrame(sorted(deltas, key=lambda d: (d.delta, d.qid)), columns=["query", "A", "B", "delta"])
+    chart["query"] = chart["query"].map(chart_text)  # plotly draws HTML in labels: show the ids as stored
+    chart["change"] = ["B better" if d > 0 else "A better" if d < 0 else "tie" for d in chart["delta"]]
+    figure = px.bar(chart, x="query", y="delta", color="change", hover_data=["A", "B"],
+                    color_discrete_map={"B better": "#2a9d8f", "A better": "#e76f51", "tie": "#adb5bd"},
+                    title=f"{measure}: B - A per query, sorted",
+                    labels={"delta": f"{measure} (B - A)"})
+    # a category axis even for numeric ids (TREC's "301"), so the sorted order holds
+    figure.update_xaxes(type="category", categoryorder="array", categoryarray=list(chart["query"]),
+                        showticklabels=len(chart) <= 40)
+    st.plotly_chart(figure, width="stretch", key="compare_chart")
+
+
+def differing_queries(measure: str, differing, run_a: str, run_b: str) -> None:
+    """The queries where the two runs differ most, and the chosen one's top k of both runs side by side."""
+    st.markdown(f"**Queries where {md_escape(measure)} differs most**")
+    st.dataframe(
+        pd.DataFrame([{"query": d.qid, "text": queries[d.qid].text if d.qid in queries else "",
+                       "A": d.a, "B": d.b, "delta": d.delta} for d in differing]),
+        hide_index=True, width="stretch", key="compare_differing",
+        column_config={"A": MEAN, "B": MEAN, "delta": MEAN},
+    )
+    c1, c2 = st.columns([4, 1])
+    qid = c1.selectbox("Query", [d.qid for d in differing], format_func=query_choice, key="compare_query",
+                       persist_state="page")
+    depth = int(c2.number_input("Top k", min_value=1, max_value=1000, value=10, key="compare_k", persist_state="page"))
+    show_query(qid)
+    judged = qrels.get(qid, {})
+    tops = {name: ranked_with_labels(runs[name].get(qid, {}), judged, depth) for name in (run_a, run_b)}
+    with store.read() as session:
+        passages = passages_by_id(session, info.name, [r.doc_id for top in tops.values() for r in top])
+    chosen_delta = next(d for d in differing if d.qid == qid)
+    for column, side, name, value in zip(st.columns(2), "AB", (run_a, run_b), chosen_delta[1:3]):
+        with column:
+            st.markdown(f"**{side}: {md_escape(name)}** · {md_escape(measure)} {value:.4f}")
+            if tops[name]:
+                st.dataframe(ranking_frame(tops[name], passages, with_score=False), hide_index=True,
+                             width="stretch", key=f"compare_top_{side}")
             else:
-                st.markdown(f"**Queries where {md_escape(measure)} differs most**")
-                st.dataframe(
-                    pd.DataFrame([{"query": d.qid, "text": queries[d.qid].text if d.qid in queries else "",
-                                   "A": d.a, "B": d.b, "delta": d.delta} for d in differing]),
-                    hide_index=True, width="stretch", key="compare_differing",
-                    column_config={"A": MEAN, "B": MEAN, "delta": MEAN},
-                )
-                c1, c2 = st.columns([4, 1])
-                qid = c1.selectbox("Query", [d.qid for d in differing], format_func=query_choice, key="compare_query")
-                depth = int(c2.number_input("Top k", min_value=1, max_value=1000, value=10, key="compare_k"))
-                show_query(qid)
-                judged = qrels.get(qid, {})
-                tops = {name: ranked_with_labels(runs[name].get(qid, {}), judged, depth) for name in (run_a, run_b)}
-                with store.read() as session:
-                    passages = passages_by_id(session, info.name, [r.doc_id for top in tops.values() for r in top])
-                chosen_delta = next(d for d in differing if d.qid == qid)
-                for column, side, name, value in zip(st.columns(2), "AB", (run_a, run_b), chosen_delta[1:3]):
-                    with column:
-                        st.markdown(f"**{side}: {md_escape(name)}** · {md_escape(measure)} {value:.4f}")
-                        if tops[name]:
-                            st.dataframe(ranking_frame(tops[name], passages, with_score=False), hide_index=True,
-                                         width="stretch", key=f"compare_top_{side}")
-                        else:
-                            st.info("This run retrieved nothing for this query.")
+                st.info("This run retrieved nothing for this query.")
 
 # ---------------------------------------------------------------------------- qrels versions
 
-with versions_tab:
+def versions_tab() -> None:
     versions = [LIVE, *info.qrels_versions]
     if len(versions) < 2:
         st.info("Comparing qrels needs a frozen or imported qrels version besides the live labels.")
-    else:
-        c1, c2, c3 = st.columns([2, 2, 1])
-        version_a = c1.selectbox("Version A (before)", versions, index=1, key="versions_a",
-                                 help="E.g. the original labels.")
-        version_b = c2.selectbox("Version B (after)", versions, index=0 if len(versions) == 2 else len(versions) - 1,
-                                 key="versions_b", help="E.g. the labels after relabelling false negatives.")
-        with store.read() as session:
-            qrels_a, qrels_b = load_source(session, version_a), load_source(session, version_b)
-        if version_a == version_b:
-            st.warning("Choose two different versions.")
-        elif not qrels_a or not qrels_b:
-            empty = version_a if not qrels_a else version_b
-            st.warning(f"{md_escape(empty)} holds no judgments" + (
-                " yet: compare once annotators have labelled, or choose two versions." if empty == LIVE else "."))
-        else:
-            by_run = version_comparison(source_key(version_a), source_key(version_b), tuple(info.runs),
-                                        tuple(measures), level, qrels_a, qrels_b)
-            table = pd.DataFrame([
-                {"run": name, "measure": m, "A": v.a, "B": v.b, "delta (B - A)": v.delta}
-                for name, per in by_run.items() for m, v in per.items()
-            ])
-            measure = c3.selectbox("Chart", measures, key="versions_measure")
-            bars = pd.concat([
-                table[table["measure"] == measure].assign(version=chart_text(f"A: {version_a}"), mean=lambda t: t["A"]),
-                table[table["measure"] == measure].assign(version=chart_text(f"B: {version_b}"), mean=lambda t: t["B"]),
-            ])
-            bars["run"] = bars["run"].map(chart_text)
-            st.plotly_chart(px.bar(bars, x="run", y="mean", color="version", barmode="group",
-                                   hover_data={"delta (B - A)": ":.4f"}, title=f"{measure} under both versions")
-                            .update_xaxes(type="category"), width="stretch", key="versions_chart")
-            st.dataframe(table, hide_index=True, width="stretch", key="versions_table",
-                         column_config={"A": MEAN, "B": MEAN, "delta (B - A)": MEAN})
-            st.caption(
-                f"A = {md_escape(version_a)} ({len(qrels_a):,} judged queries), B = {md_escape(version_b)} "
-                f"({len(qrels_b):,} judged queries); each mean is over the queries judged in that version "
-                "(trec_eval -c). As in DuReader-retrieval's Figure 2, the delta shows how much a run gains once "
-                "missing labels are filled in."
-            )
+        return
+    c1, c2, c3 = st.columns([2, 2, 1])
+    version_a = c1.selectbox("Version A (before)", versions, index=1, key="versions_a",
+                             help="E.g. the original labels.", persist_state="page")
+    version_b = c2.selectbox("Version B (after)", versions, index=0 if len(versions) == 2 else len(versions) - 1,
+                             key="versions_b", help="E.g. the labels after relabelling false negatives.",
+                             persist_state="page")
+    with store.read() as session:
+        qrels_a, qrels_b = load_source(session, version_a), load_source(session, version_b)
+    if version_a == version_b:
+        st.warning("Choose two different versions.")
+        return
+    if not qrels_a or not qrels_b:
+        empty = version_a if not qrels_a else version_b
+        st.warning(f"{md_escape(empty)} holds no judgments" + (
+            " yet: compare once annotators have labelled, or choose two versions." if empty == LIVE else "."))
+        return
+    by_run = version_comparison(source_key(version_a), source_key(version_b), tuple(info.runs),
+                                tuple(measures), level, qrels_a, qrels_b)
+    table = pd.DataFrame([
+        {"run": name, "measure": m, "A": v.a, "B": v.b, "delta (B - A)": v.delta}
+        for name, per in by_run.items() for m, v in per.items()
+    ])
+    measure = c3.selectbox("Chart", measures, key="versions_measure", persist_state="page")
+    bars = pd.concat([
+        table[table["measure"] == measure].assign(version=chart_text(f"A: {version_a}"), mean=lambda t: t["A"]),
+        table[table["measure"] == measure].assign(version=chart_text(f"B: {version_b}"), mean=lambda t: t["B"]),
+    ])
+    bars["run"] = bars["run"].map(chart_text)
+    st.plotly_chart(px.bar(bars, x="run", y="mean", color="version", barmode="group",
+                           hover_data={"delta (B - A)": ":.4f"}, title=f"{measure} under both versions")
+                    .update_xaxes(type="category"), width="stretch", key="versions_chart")
+    st.dataframe(table, hide_index=True, width="stretch", key="versions_table",
+                 column_config={"A": MEAN, "B": MEAN, "delta (B - A)": MEAN})
+    st.caption(
+        f"A = {md_escape(version_a)} ({len(qrels_a):,} judged queries), B = {md_escape(version_b)} "
+        f"({len(qrels_b):,} judged queries); each mean is over the queries judged in that version "
+        "(trec_eval -c). As in DuReader-retrieval's Figure 2, the delta shows how much a run gains once "
+        "missing labels are filled in."
+    )
 
 # ---------------------------------------------------------------------------- groups
 
-with groups_tab:
+def groups_tab() -> None:
     if not qrels:
         st.warning(no_qrels)
-    else:
-        c1, c2, c3 = st.columns([1, 3, 1])
-        attribute = c1.selectbox("Group queries by", GROUP_BY, key="groups_by")
-        chosen = c2.multiselect("Runs", info.runs, default=info.runs, key="groups_runs")
-        groups = {}
-        for q in queries.values():
-            value = getattr(q, attribute)
-            if attribute == "language" and not value:
-                value = detect_language(q.text)
-            groups[q.id] = value or UNKNOWN
-        rows = []
-        for name in chosen:
+        return
+    c1, c2, c3 = st.columns([1, 3, 1])
+    attribute = c1.selectbox("Group queries by", GROUP_BY, key="groups_by", persist_state="page")
+    chosen = c2.multiselect("Runs", info.runs, default=info.runs, key="groups_runs", persist_state="page")
+    groups = query_groups(queries.values(), attribute, UNKNOWN)
+    rows = [{"run": name, attribute: group, **row} for name in chosen
             for group, row in group_means(source_key(source), name, attribute, tuple(measures), level, qrels,
-                                          groups).items():
-                rows.append({"run": name, attribute: group, **row})
-        if not rows:
-            st.caption("Choose at least one run.")
-        else:
-            table = pd.DataFrame(rows)
-            table["n"] = table["n"].astype(int)
-            if attribute == "split":  # splits read best in their usual order, the other attributes alphabetically
-                rank = table["split"].map(lambda v: SPLIT_ORDER.index(v) if v in SPLIT_ORDER else len(SPLIT_ORDER))
-                table = (table.assign(_run=table["run"].map(chosen.index), _rank=rank)
-                         .sort_values(["_run", "_rank", "split"], kind="stable").drop(columns=["_run", "_rank"]))
-            measure = c3.selectbox("Chart", measures, key="groups_measure")
-            # domains, types and run names are stored text: plotly would draw their HTML
-            drawn = table.assign(**{attribute: table[attribute].map(chart_text), "run": table["run"].map(chart_text)})
-            st.plotly_chart(px.bar(drawn, x=attribute, y=measure, color="run", barmode="group",
-                                   hover_data=["n"], title=f"{measure} per {attribute}").update_xaxes(type="category"),
-                            width="stretch", key="groups_chart")
-            st.dataframe(table, hide_index=True, width="stretch", key="groups_table",
-                         column_config={m: MEAN for m in measures})
-            st.caption(
-                f"n = judged queries of the group. A query without a {attribute} counts as '{UNKNOWN}'"
-                + (" (a missing language is detected from the query text)." if attribute == "language" else ".")
-                + " Judged queries that are not in the collection's queries form the group 'ungrouped'."
-            )
+                                          groups).items()]
+    if not rows:
+        st.caption("Choose at least one run.")
+        return
+    table = pd.DataFrame(rows)
+    table["n"] = table["n"].astype(int)
+    if attribute == "split":  # splits read best in their usual order, the other attributes alphabetically
+        rank = table["split"].map(lambda v: SPLIT_ORDER.index(v) if v in SPLIT_ORDER else len(SPLIT_ORDER))
+        table = (table.assign(_run=table["run"].map(chosen.index), _rank=rank)
+                 .sort_values(["_run", "_rank", "split"], kind="stable").drop(columns=["_run", "_rank"]))
+    measure = c3.selectbox("Chart", measures, key="groups_measure", persist_state="page")
+    # domains, types and run names are stored text: plotly would draw their HTML
+    drawn = table.assign(**{attribute: table[attribute].map(chart_text), "run": table["run"].map(chart_text)})
+    st.plotly_chart(px.bar(drawn, x=attribute, y=measure, color="run", barmode="group",
+                           hover_data=["n"], title=f"{measure} per {attribute}").update_xaxes(type="category"),
+                    width="stretch", key="groups_chart")
+    st.dataframe(table, hide_index=True, width="stretch", key="groups_table",
+                 column_config={m: MEAN for m in measures})
+    st.caption(
+        f"n = judged queries of the group. A query without a {attribute} counts as '{UNKNOWN}'"
+        + (" (a missing language is detected from the query text)." if attribute == "language" else ".")
+        + " Judged queries that are not in the collection's queries form the group 'ungrouped'."
+    )
+
+# ---------------------------------------------------------------------------- the tabs
+
+# Only the open tab runs (on_change="rerun" makes .open tell which); the URL names it (?metrics_tab=Groups), so
+# a reload or a shared link opens the same tab.  persist_state="page" on the tabs' widgets keeps their choices
+# while another tab is open, as when every tab ran.
+TABS = {"Leaderboard": leaderboard_tab, "Per query": per_query_tab, "Compare runs": compare_tab,
+        "Qrels versions": versions_tab, "Groups": groups_tab}
+for tab, draw in zip(st.tabs(list(TABS), key="metrics_tab", on_change="rerun", bind="query-params"), TABS.values()):
+    if tab.open:
+        with tab:
+            draw()

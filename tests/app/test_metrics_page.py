@@ -75,6 +75,10 @@ def _open_on(db, source="imported"):
 
 
 def _tab(at, label):
+    """The tab ``label``, opened first: only the open tab's code runs."""
+    at.session_state["metrics_tab"] = label
+    at.run()
+    assert not at.exception
     return next(t for t in at.tabs if t.label == label)
 
 
@@ -92,6 +96,20 @@ def test_tabs_and_live_default_without_labels(seeded):
         assert [w.value for w in tab.warning] == ["No judgments in this qrels source yet."] and not tab.dataframe
     versions = _tab(at, "Qrels versions")
     assert not versions.warning and len(versions.dataframe) == 1
+
+
+def test_only_the_open_tab_runs_and_a_tabs_choices_survive_another_tab(seeded):
+    at = _open_on(seeded)
+    # the first run opens the Leaderboard: no other tab has drawn anything
+    assert [len(t.dataframe) for t in at.tabs] == [1, 0, 0, 0, 0]
+    tab = _tab(at, "Compare runs")
+    assert [len(t.dataframe) for t in at.tabs] == [0, 0, len(tab.dataframe), 0, 0] and len(tab.dataframe) == 4
+    at.selectbox(key="compare_a").select("dense")
+    at.selectbox(key="compare_b").select("bm25").run()
+    assert len(_tab(at, "Groups").dataframe) == 1 and [len(t.dataframe) for t in at.tabs][:4] == [0, 0, 0, 0]
+    _tab(at, "Compare runs")  # back: the runs chosen before are still chosen
+    assert (at.selectbox(key="compare_a").value, at.selectbox(key="compare_b").value) == ("dense", "bm25")
+    assert "A = dense, B = bm25" in " ".join(c.value for c in _tab(at, "Compare runs").caption)
 
 
 def test_leaderboard_equals_eval(seeded):
@@ -146,6 +164,7 @@ def test_per_query_drill_down_shows_the_ranking_labels_and_missed_relevant(seede
 
 def test_compare_runs_table_equals_compare_runs_and_scipy(seeded):
     at = _open_on(seeded)
+    _tab(at, "Compare runs")
     at.selectbox(key="compare_a").select("bm25")
     at.selectbox(key="compare_b").select("dense").run()
     assert not at.exception
@@ -203,12 +222,14 @@ def test_compare_runs_table_equals_compare_runs_and_scipy(seeded):
 
 def test_compare_needs_two_different_runs(seeded):
     at = _open_on(seeded)
+    _tab(at, "Compare runs")
     at.selectbox(key="compare_b").select("bm25").run()
     assert any("two different runs" in w.value for w in _tab(at, "Compare runs").warning)
 
 
 def test_qrels_versions_table_equals_hand_computed_values(seeded):
     at = _open_on(seeded)
+    _tab(at, "Qrels versions")
     assert at.selectbox(key="versions_a").value == "imported"  # the oldest version
     assert at.selectbox(key="versions_b").value == "relabelled"  # the newest
     tab = _tab(at, "Qrels versions")
@@ -433,6 +454,7 @@ def test_chart_labels_show_the_stored_text(db):
     at = _open_on(db, "imported")
     escaped_run = 'say "hi" &lt;i&gt;&amp;amp;&lt;/i&gt;'
 
+    _tab(at, "Groups")
     at.selectbox(key="groups_by").select("domain").run()
     assert not at.exception
     groups = _chart(at, "MRR@10 per domain")
@@ -441,6 +463,7 @@ def test_chart_labels_show_the_stored_text(db):
     assert groups["layout"]["xaxis"]["type"] == "category"
     assert set(_tab(at, "Groups").dataframe[0].value["domain"]) == {"<b>dom</b>", 'say "hi"'}  # the table: raw
 
+    _tab(at, "Compare runs")
     at.selectbox(key="compare_a").select("plain")
     at.selectbox(key="compare_b").select(ODD_RUN).run()
     compare = _chart(at, "MRR@10: B - A per query")
@@ -449,6 +472,7 @@ def test_chart_labels_show_the_stored_text(db):
     assert compare["layout"]["xaxis"]["categoryarray"] == ["&lt;b&gt;q1&lt;/b&gt;", 'q"2"&amp;']
     assert compare["layout"]["xaxis"]["type"] == "category"
 
+    _tab(at, "Qrels versions")
     at.selectbox(key="versions_b").select("<v> & w").run()
     versions = _chart(at, "under both versions")
     assert {t["name"] for t in versions["data"]} == {"A: imported", "B: &lt;v&gt; &amp; w"}
