@@ -1,12 +1,13 @@
-"""The bundled demo collection: well-formed, big enough, and what the built files say."""
+"""The bundled demo collection: its data files are the only source; well-formed, big enough, as its README says."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 from core.formats.beir import read_beir
-from pooljudge.demo.build_demo import build_corpus, build_qrels, build_queries, render, read_files, verify
 from pooljudge.seed import DEMO_DIR
+from tools.build_demo import load, render_run, summary, verify
 
 
 def test_demo_files_pass_the_builders_checks():
@@ -28,13 +29,29 @@ def test_demo_meets_the_minimums():
     assert any("<script>" in p.text for p in passages)  # the UI must show it as text
 
 
-def test_committed_files_equal_what_the_content_modules_render():
-    """The data files are generated from content_en/content_zh; they must not drift apart."""
-    corpus, queries, qrels, runs = read_files(DEMO_DIR)
-    assert corpus == build_corpus()
-    assert queries == build_queries()
-    assert qrels == build_qrels()
-    ranked = {name: {q: [(d, v["score"]) for d, v in docs.items()] for q, docs in run.items()} for name, run in runs.items()}
-    files = render(corpus, queries, qrels, ranked)
-    for relative, text in files.items():
-        assert (DEMO_DIR / relative).read_text(encoding="utf-8") == text, relative
+def test_the_counts_the_demo_readme_states_are_the_files():
+    lines = summary(load(DEMO_DIR))
+    assert lines[:5] == [
+        "documents: 65 (33 en, 32 zh)",
+        "passages:  311 (161 en, 150 zh)",
+        "queries en: 27 (test 18, dev 5, train 4; 0 with answers)",
+        "queries zh: 27 (test 19, dev 5, train 3; 18 with answers)",
+        "qrels: 399 judgments, grade 0: 150, grade 1: 173, grade 2: 20, grade 3: 56",
+    ]
+    readme = (DEMO_DIR / "README.md").read_text(encoding="utf-8")
+    assert "| documents (with titles) | 33 | 32 |" in readme
+    assert "| passages (4-6 per document, 60-400 characters) | 161 | 150 |" in readme
+    assert "| queries: test / dev / train | 18 / 5 / 4 | 19 / 5 / 3 |" in readme
+    assert re.search(r"399 graded judgments.*150 × 0, 173 × 1, 20 × 2, 56 × 3", readme, re.S)
+
+
+def test_the_runs_are_exactly_what_write_run_writes():
+    demo = load(DEMO_DIR)
+    for name, run in demo.runs.items():
+        assert (DEMO_DIR / "runs" / f"{name}.trec").read_text(encoding="utf-8") == render_run(run, name), name
+
+
+def test_no_python_copy_of_the_data_is_left_in_the_package():
+    # issue 13: the JSONL/TREC files were duplicated as ~100 KB of literals in content_en.py/content_zh.py
+    assert list(DEMO_DIR.rglob("*.py")) == []  # a data folder: no code, no __init__.py
+    assert sorted(p.name for p in DEMO_DIR.iterdir() if p.is_file()) == ["README.md", "corpus.jsonl", "queries.jsonl"]

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 
 from core.lang import CJK_IDEOGRAPH_CLASS
-from pooljudge.demo.build_demo import Tokenizers
+from tools.build_demo import Tokenizers
 from tests.core.test_scale import _literal_scales
 
 _RANGE = re.compile(f"[{CJK_IDEOGRAPH_CLASS}]-[{CJK_IDEOGRAPH_CLASS}]")
 REPO = Path(__file__).resolve().parents[1]
-SCRIPTS = ["pooljudge/demo/build_demo.py", *sorted(str(p.relative_to(REPO)) for p in (REPO / "benchmarks").glob("*.py"))]
+SCRIPTS = ["tools/build_demo.py", *sorted(str(p.relative_to(REPO)) for p in (REPO / "benchmarks").glob("*.py"))]
 
 
 def _cjk_literals(path: Path) -> list[int]:

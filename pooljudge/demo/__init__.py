@@ -1,1 +1,0 @@
-"""The bundled demo collection (data files) and the script that regenerates them."""
