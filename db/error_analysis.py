@@ -17,21 +17,21 @@ objects.
 from __future__ import annotations
 
 import random
-import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import chain
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.detectors import category_ids, suggest
+from core.analysis import failing_queries  # pure: moved to core (re-exported here for callers)
+from core.detectors import category_ids, suggest, typo_term_frequencies
 from core.fusion import trec_ranking
-from core.types import Qrels, Run
+from core.types import Qrels
 from db.models import ErrorTag, Passage as PassageRow, QueryRecord, RunRecord
 from db.queries import (
     NotFound,
-    check_relevance_level,
     collection_id,
     iter_passages,
     iter_queries,
@@ -42,48 +42,9 @@ from db.queries import (
 TAG_STATUSES = ("suggested", "confirmed", "rejected")
 TAG_SOURCES = ("auto", "analyst")
 _IN_CHUNK = 500  # ids per IN (...) clause, well under SQLite's variable limit
-_LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9'’]*")
 
 
 # --------------------------------------------------------------------------- sampling
-
-
-def failing_queries(qrels: Qrels, run: Run, *, k: int = 5, level: int = 2, answerable_only: bool = False) -> list[str]:
-    """Judged queries whose top ``k`` in ``run`` holds no passage graded ``>= level``.
-
-    With ``answerable_only`` a query without any relevant judgment (which no run can
-    answer, so it says nothing about this run's errors) is left out.
-
-    Parameters
-    ----------
-    qrels : Qrels
-        ``{qid: {docid: grade}}``; every qid in it counts as judged.
-    run : Run
-        ``{qid: {docid: score}}``, ranked in trec_eval order (score
-        descending, ties by doc id descending).
-    k : int, optional
-        Cut-off (default 5, as in DuReader-retrieval's error analysis).
-    level : int, optional
-        Minimum grade of a relevant passage, ``1..2**31-1`` (default 2;
-        :func:`sample_error_pairs` defaults to the collection's level).
-
-    Returns
-    -------
-    list of str
-        Query ids, sorted.  A judged query missing from the run fails (its
-        top ``k`` is empty), as trec_eval scores it 0.
-    """
-    if not isinstance(k, int) or k < 1:
-        raise ValueError(f"k must be a positive int, got {k!r}")
-    level = check_relevance_level(level, "level")
-    failing = []
-    for qid, judged in qrels.items():
-        if answerable_only and not any(grade >= level for grade in judged.values()):
-            continue
-        top = trec_ranking(run.get(qid, {}))[:k]
-        if not any(judged.get(doc, 0) >= level for doc in top):
-            failing.append(qid)
-    return sorted(failing)
 
 
 def _chunks(items: Sequence[str], size: int = _IN_CHUNK) -> Iterable[Sequence[str]]:
@@ -203,17 +164,14 @@ def sample_error_pairs(
 def collection_term_frequencies(session: Session, collection: str) -> dict[str, int]:
     """Counts of lowercased Latin words over a collection's queries and passages (titles included).
 
-    The table :func:`core.detectors.detect_typos` wants.  One streaming pass;
+    The table :func:`core.detectors.detect_typos` wants, counted by
+    :func:`core.detectors.typo_term_frequencies`.  One streaming pass;
     Chinese words are not counted (so typo suggestions are for Latin-script
     words only).
     """
-    counts: Counter[str] = Counter()
-    for q in iter_queries(session, collection):
-        counts.update(w.lower() for w in _LATIN_WORD.findall(q.text))
-    for p in iter_passages(session, collection):
-        counts.update(w.lower() for w in _LATIN_WORD.findall(p.title))
-        counts.update(w.lower() for w in _LATIN_WORD.findall(p.text))
-    return dict(counts)
+    queries = (q.text for q in iter_queries(session, collection))
+    passages = (text for p in iter_passages(session, collection) for text in (p.title, p.text))
+    return typo_term_frequencies(chain(queries, passages))
 
 
 def _earlier_chunks(session: Session, cid: int, pairs: Sequence[Mapping[str, Any]]) -> dict[str, list[tuple[int, str]]]:

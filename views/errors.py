@@ -22,7 +22,7 @@ import plotly.express as px
 import streamlit as st
 
 from core.detectors import merge_categories
-from core.error_dashboards import (
+from pooljudge.ui.error_dashboards import (
     GROUP_NAMES,
     category_metric_rows,
     category_metric_table,
@@ -258,7 +258,7 @@ def show_tags(tags: list[dict], text: str | None, where: str) -> None:
                 show_text(summary, small=True)
             spans = evidence_spans(tag["evidence"], len(text)) if text else []
             if spans:
-                # marked_html escapes the text (its Markdown entities are plain HTML entities to st.html)
+                # marked_html escapes the text (pooljudge.ui.highlight.escape_text) for st.html
                 st.html(f'<div style="{VERBATIM_STYLE}; font-size: 0.875rem">'
                         f'{marked_html(text, spans, window=30, style=EVIDENCE_MARK)}</div>')
             with st.container(horizontal=True):

@@ -50,6 +50,11 @@ def _escape(text: str) -> str:
     return _LINE_BREAK.sub("<br>", html.escape(text, quote=False))
 
 
+def escape_text(text: str) -> str:
+    """``text`` escaped for an HTML text node (``st.html``), line breaks as ``<br>``; the one escaping of the UI."""
+    return _escape(text)
+
+
 def highlighted_html(query: str | None, text: str, language: str | None, *, mark: bool = True) -> str:
     """``text`` as HTML for ``st.html``, shown exactly as stored, query-term matches in ``<mark>``.
 

@@ -221,7 +221,7 @@ class _KeepWords:
 def test_typo_cjk_word_with_extension_a(monkeypatch: pytest.MonkeyPatch) -> None:
     # 䶮 (U+4DAE) and 㐀 (U+3400) are CJK Extension A: a word made of them is a CJK word like
     # 皇帝, by the one definition in core.lang (the detectors once checked only U+4E00-U+9FFF)
-    monkeypatch.setattr("core.detectors.jieba_tokenizer", lambda: _KeepWords())
+    monkeypatch.setattr("core.detectors.typos.jieba_tokenizer", lambda: _KeepWords())
     [s] = detect_typos("刘䶮皇帝", "南汉刘䶮皇后", {"刘䶮皇后": 50})
     assert s.evidence == {"query_term": "刘䶮皇帝", "correction": "刘䶮皇后", "distance": 1,
                           "frequency": 50, "word": "刘䶮皇帝"}

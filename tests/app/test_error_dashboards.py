@@ -1,4 +1,4 @@
-"""core.error_dashboards: category lists, evidence text and spans, metric per category and run, by hand."""
+"""pooljudge.ui.error_dashboards: category lists, evidence text and spans, metric per category and run, by hand."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import math
 
 from core.analysis import UNTAGGED
 from core.detectors import TAXONOMY, detect_numeral_mismatch, suggest
-from core.error_dashboards import (
+from pooljudge.ui.error_dashboards import (
     UNTAGGED_NAME,
     USER_GROUP,
     category_metric_rows,
@@ -112,8 +112,9 @@ def test_evidence_spans_clean_and_merge():
 
 def test_marked_html_escapes_and_windows():
     text = "<b>2017</b> it's *new*\nline"
+    # escaped by pooljudge.ui.highlight.escape_text: HTML only, for st.html (no Markdown runs over it)
     assert marked_html(text, [(3, 7)]) == (
-        "&lt;b&gt;<mark>2017</mark>&lt;/b&gt; it's &#42;new&#42;<br>line")
+        "&lt;b&gt;<mark>2017</mark>&lt;/b&gt; it's *new*<br>line")
     assert "<b>" not in marked_html(text, [])
     long = "a" * 50 + "2017" + "b" * 50 + "2016" + "c" * 50
     assert marked_html(long, [(50, 54), (104, 108)], window=3) == (
@@ -121,9 +122,10 @@ def test_marked_html_escapes_and_windows():
     # windows that touch are joined; a window at the start has no leading ellipsis
     assert marked_html("2017 and 2016 x", [(0, 4), (9, 13)], window=5) == "<mark>2017</mark> and <mark>2016</mark> x"
     assert marked_html("abc", [], window=2) == "abc"
-    # a trusted style for the marks, kept out of the markdown-entity step
+    # a trusted style for the marks, escaped as an attribute value
     assert marked_html("a-2017", [(2, 6)], style="background-color: #ffd8cc") == (
-        'a&#45;<mark style="background-color: #ffd8cc">2017</mark>')
+        'a-<mark style="background-color: #ffd8cc">2017</mark>')
+    assert marked_html("a\r\nb", []) == "a<br>b"  # every line break, as highlight writes them
 
 
 def test_shorten():

@@ -1,6 +1,7 @@
-"""Plain-data helpers for the error-analysis page: category lists, evidence text, per-category metric tables.
+"""Display helpers for the error-analysis page: category lists, evidence text, per-category metric tables.
 
-Nothing here touches Streamlit or the database: the page (``views/errors.py``)
+Display code (names for the UI, HTML), so it lives in the UI layer; nothing
+here touches Streamlit or the database itself: the page (``views/errors.py``)
 reads tags and runs from the store and hands plain dicts to these functions.
 
 * :func:`ordered_categories` lists the built-in taxonomy group by group
@@ -9,9 +10,9 @@ reads tags and runs from the store and hands plain dicts to these functions.
 * :func:`user_categories` finds a project's own categories among stored tags
   (a category exists once a tag uses it; no table holds them);
 * :func:`evidence_summary` turns a tag's stored evidence into one line of text
-  (the detectors' evidence dicts are described in :mod:`core.detectors`);
+  (each detector's typed evidence, :mod:`core.detectors`, writes its own);
 * :func:`evidence_spans` and :func:`marked_html` show where in the passage a
-  detector looked, as escaped HTML;
+  detector looked, as HTML escaped by :mod:`pooljudge.ui.highlight`;
 * :func:`category_metric_rows` and :func:`category_metric_table` compute a
   measure's mean per error category and run (DAPR, Figure 3) from per-query
   values, through :func:`core.analysis.metrics_by_category`.
@@ -25,8 +26,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from core.analysis import UNTAGGED, metrics_by_category
-from core.detectors import TAXONOMY, Category, category_ids
+from core.detectors import TAXONOMY, Category, Evidence, category_ids, read_evidence
+from core.detectors.base import listing, shorten
 from core.validators import is_integer
+from pooljudge.ui.highlight import escape_text
 
 __all__ = [
     "GROUP_NAMES",
@@ -48,10 +51,6 @@ GROUP_NAMES = {"dureader_retrieval": "DuReader-retrieval", "dapr": "DAPR", USER_
 """Display names of the taxonomy groups."""
 UNTAGGED_NAME = "Untagged (no confirmed tag)"
 """Display name of :data:`core.analysis.UNTAGGED`."""
-
-# Streamlit's markdown still interprets markdown syntax inside escaped HTML; entities keep it literal
-# (the same set as pooljudge.ui.highlight).
-_MARKDOWN_ENTITIES = str.maketrans({c: f"&#{ord(c)};" for c in "\\`*_{}[]()#+-.!|~$"})
 
 
 # --------------------------------------------------------------------------- categories
@@ -123,46 +122,10 @@ def category_name(category: str, names: Mapping[str, str] | None = None) -> str:
 # --------------------------------------------------------------------------- evidence
 
 
-def _words(items: Any) -> str:
-    if isinstance(items, (list, tuple)):
-        return ", ".join(str(x) for x in items) or "-"
-    return "-" if items is None else str(items)
-
-
-def shorten(text: str | None, width: int = 120) -> str:
-    """``text`` on one line, cut to ``width`` characters with an ellipsis ("" for None)."""
-    if not text:
-        return ""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: max(width - 1, 0)] + "…"
-
-
 def _detector_summary(category: str, ev: Mapping[str, Any]) -> str:
-    if category == "numeral_mismatch":
-        return f"query has {_words(ev.get('query'))}; passage has {_words(ev.get('passage'))}"
-    if category == "entity_mismatch":
-        return f"query entity {_words(ev.get('query'))} not in the passage; passage has {_words(ev.get('passage'))}"
-    if category == "syntactic_mismatch":
-        q, p = ev.get("query") or [], ev.get("passage") or []
-        if len(q) == 2 and len(p) == 2:
-            return f"query: {q[0]} → {q[1]}; passage: {p[0]} → {p[1]}"
-    if category == "term_overlap" and isinstance(ev.get("overlap"), (int, float)):
-        return (f"{ev['overlap']:.0%} of the query terms in the passage ({_words(ev.get('shared'))}); "
-                f"label {ev.get('label')}")
-    if category == "typo":
-        return f"'{ev.get('query_term')}' may be a typo of '{ev.get('correction')}' (used {ev.get('frequency')} times)"
-    if category == "false_negative":
-        label = ev.get("label")
-        found = f", contains the answer '{ev['answer']}'" if ev.get("answer") else ""
-        return f"rank {ev.get('rank')}, {'unjudged' if label is None else f'label {label}'}{found}"
-    if category == "main_topic":
-        return f"query terms {_words(ev.get('terms'))} are in the title '{ev.get('title')}' but not in the passage"
-    if category == "coreference":
-        where = "the title" if ev.get("antecedent_chunk") is None else f"earlier passage {ev['antecedent_chunk']}"
-        return f"'{ev.get('reference')}' refers back to {where}: {shorten(str(ev.get('antecedent') or ''), 80)}"
-    if category == "acronym":
-        return f"{ev.get('acronym')} = {ev.get('expansion')} (defined in {ev.get('defined_in')})"
-    return "; ".join(f"{k}: {_words(v)}" for k, v in ev.items())
+    # the detector's evidence class knows its shape (core.detectors); other categories list their keys
+    typed = read_evidence(category, ev)
+    return typed.summary() if isinstance(typed, Evidence) else "; ".join(f"{k}: {listing(v)}" for k, v in ev.items())
 
 
 def evidence_summary(evidence: Mapping[str, Any] | None, category: str | None = None) -> str:
@@ -215,11 +178,11 @@ def evidence_spans(evidence: Mapping[str, Any] | None, length: int) -> list[tupl
 
 
 def marked_html(text: str, spans: Sequence[tuple[int, int]], *, window: int | None = None, style: str = "") -> str:
-    """``text`` as escaped HTML with ``spans`` wrapped in ``<mark>``, safe for ``st.markdown(unsafe_allow_html=True)``.
+    """``text`` as escaped HTML with ``spans`` wrapped in ``<mark>``, for ``st.html`` (no Markdown).
 
-    Every character of ``text`` is HTML-escaped and markdown syntax is turned
-    into entities, so untrusted text renders literally; newlines become
-    ``<br>``.  With ``window``, only the text within ``window`` characters of
+    Every character of ``text`` is HTML-escaped by
+    :func:`pooljudge.ui.highlight.escape_text`, so untrusted text renders
+    literally; line breaks become ``<br>``.  With ``window``, only the text within ``window`` characters of
     a span is kept, gaps shown as " … ".  ``spans`` must be sorted and
     non-overlapping (:func:`evidence_spans`).  ``style``, when given, is a
     trusted inline CSS style for the ``<mark>`` elements (escaped as an
@@ -241,18 +204,12 @@ def marked_html(text: str, spans: Sequence[tuple[int, int]], *, window: int | No
         parts, last = [], lo
         for start, end in spans:
             if start >= lo and end <= hi:
-                parts.append(_escape(text[last:start]))
-                parts.append(f"{mark}{_escape(text[start:end])}</mark>")
+                parts.append(escape_text(text[last:start]))
+                parts.append(f"{mark}{escape_text(text[start:end])}</mark>")
                 last = end
-        parts.append(_escape(text[last:hi]))
+        parts.append(escape_text(text[last:hi]))
         pieces.append("".join(parts))
     return ("… " if keep[0][0] > 0 else "") + " … ".join(pieces) + (" …" if keep[-1][1] < len(text) else "")
-
-
-def _escape(text: str) -> str:
-    # quote=False: quotes are harmless in element text, and the "&#x27;" html.escape would write
-    # for "'" holds a "#" that the markdown-entity step would break into "&&#35;x27;"
-    return html.escape(text, quote=False).translate(_MARKDOWN_ENTITIES).replace("\n", "<br>")
 
 
 # --------------------------------------------------------------------------- metric per category

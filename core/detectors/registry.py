@@ -1,0 +1,112 @@
+"""The list of detectors :func:`suggest` runs, and :func:`suggest` itself.
+
+Adding a detector is one module (its evidence class, its function and a
+:class:`~core.detectors.base.Detector` entry) plus one line in
+:data:`DETECTORS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from core.detectors import acronyms, coreference, entities, false_negatives, main_topic, numerals, syntax, terms, typos
+from core.detectors.base import Detector, Evidence, Pair, Suggestion, check_str, resolve_language
+from core.text import Analyzer, analyzer_for
+
+
+DETECTORS: tuple[Detector, ...] = (
+    numerals.DETECTOR,
+    entities.DETECTOR,
+    syntax.DETECTOR,
+    terms.DETECTOR,
+    typos.DETECTOR,
+    false_negatives.DETECTOR,
+    main_topic.DETECTOR,
+    coreference.DETECTOR,
+    acronyms.DETECTOR,
+)
+"""Every detector, in the order :func:`suggest` runs them."""
+
+
+def evidence_class(category: str) -> type[Evidence] | None:
+    """The :class:`~core.detectors.base.Evidence` class of ``category``'s detector (``None`` when it has none)."""
+    for detector in DETECTORS:
+        if detector.category == category:
+            return detector.evidence
+    return None
+
+
+def read_evidence(category: str, evidence: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Stored evidence (a dict from the db) as its detector's typed evidence; other dicts are returned as they are.
+
+    Tags stored before evidence was typed, and analysts' tags (``{"note": ...}``), read the same way.
+    """
+    cls = evidence_class(category)
+    return evidence if cls is None or isinstance(evidence, cls) else cls.from_dict(evidence)
+
+
+def suggest(
+    query: str,
+    passage: str,
+    *,
+    label: int | None = None,
+    score: float | None = None,
+    rank: int | None = None,
+    title: str = "",
+    earlier_chunks: Sequence[str] = (),
+    language: str | None = None,
+    term_frequencies: Mapping[str, int] | None = None,
+    analyzer: Analyzer | None = None,
+    overlap_threshold: float = 0.5,
+    depth: int = 10,
+    answers: Any = None,
+) -> list[Suggestion]:
+    """Run every detector applicable to one (query, passage) pair.
+
+    Loops over :data:`DETECTORS`, running each whose required inputs are
+    given: the numeral, entity and syntactic detectors always run; term
+    overlap needs ``label``; typos need ``term_frequencies``; false negative
+    needs ``rank`` (and a label of 0 or none); main topic needs ``title``;
+    coreference and acronym use ``title`` and ``earlier_chunks``.
+
+    Parameters
+    ----------
+    query, passage : str
+        The pair.
+    label : int, optional
+        The pair's graded label (0-3), if judged.
+    score, rank : float, int, optional
+        The pair's retrieval score and 1-based rank.
+    title : str, optional
+        The document title.
+    earlier_chunks : sequence of str, optional
+        Texts of the passages before this one in its document.
+    language : {"en", "zh", "mixed"} or None, optional
+        Detected from the texts when ``None``.
+    term_frequencies : mapping, optional
+        Collection word counts, for typos.
+    analyzer : Analyzer, optional
+        Defaults to :func:`core.text.analyzer_for` of the language.
+    overlap_threshold : float, optional
+        See :func:`detect_term_overlap`.
+    depth : int, optional
+        Rank cut-off for false-negative candidates.
+    answers : str or list, optional
+        The query's reference answers: a false-negative candidate must then
+        contain one (see :func:`detect_false_negative`).
+
+    Returns
+    -------
+    list of Suggestion
+        Sorted by category id (stable within a category).
+    """
+    check_str("query", query), check_str("passage", passage), check_str("title", title)
+    lang = resolve_language(language, query, passage)
+    pair = Pair(
+        query, passage, analyzer or analyzer_for("en" if lang == "en" else "zh"), lang, label=label, score=score,
+        rank=rank, title=title, earlier_chunks=earlier_chunks, term_frequencies=term_frequencies,
+        overlap_threshold=overlap_threshold, depth=depth, answers=answers,
+    )
+    out = [s for detector in DETECTORS if detector.applies(pair) for s in detector.run(pair)]
+    return sorted(out, key=lambda s: s.category)
