@@ -124,5 +124,11 @@ def test_malformed_input_names_file_and_line_and_changes_nothing(case, tmp_path,
     assert _counts(seeded) == before
 
 
-def test_there_are_at_least_twenty_distinct_cases():
-    assert len(CASES) >= 20
+def test_the_cases_reach_every_reader_but_the_four_named(tmp_path):
+    # (was `len(CASES) >= 20`, which tested this file's own table) a new format fails here until it has a case
+    from core.formats import FORMATS
+
+    covered = {CASES[name](tmp_path / str(i))[0] for i, name in enumerate(sorted(CASES))}
+    assert covered <= set(FORMATS)
+    # no malformed-input case through the CLI yet; their readers' errors are tested in tests/core/formats
+    assert set(FORMATS) - covered == {"dapr", "dureader", "lecard", "t2ranking"}
