@@ -12,7 +12,7 @@ from db.annotation import SignedOut
 from db.archive import archive, as_rows, list_items, rename, restore
 from db.queries import NotFound
 from pooljudge.ui.auth import require_role
-from pooljudge.ui.common import get_store, md_escape
+from pooljudge.ui.common import flash, get_store, md_escape, show_flash
 
 account = require_role("admin")
 st.title("Manage")
@@ -22,9 +22,7 @@ st.caption(
 )
 store = get_store()
 
-flash = st.session_state.pop("manage_flash", None)
-if flash:
-    getattr(st, flash[0])(flash[1])
+show_flash("manage")
 
 with store.read() as session:
     items = list_items(session)
@@ -72,5 +70,5 @@ if items:
         except (NotFound, SignedOut, ValueError) as exc:
             st.error(md_escape(str(exc)), icon=":material/error:")  # the message quotes stored names
         else:
-            st.session_state["manage_flash"] = ("success", md_escape(done))
+            flash(md_escape(done), where="manage")
             st.rerun()

@@ -106,6 +106,47 @@ def md_escape(text: str) -> str:
     return _AUTOLINK_SEAMS.sub(WORD_JOINER, _MARKDOWN_SPECIAL.sub(r"\\\1", text))
 
 
+_FLASH = "pj_flash::"
+"""Session-state key prefix of the messages :func:`flash` keeps for :func:`show_flash`."""
+
+
+def flash(message: str, kind: str = "success", *, where: str = "page", user_id: int | None = None) -> None:
+    """Keep ``message`` to be shown by the next :func:`show_flash` of slot ``where``, e.g. after a rerun.
+
+    The one way pages report what an action did: a callback or a button
+    stores the outcome, then the page's next run shows it where it belongs
+    (above a table the action changed, beside a form...).
+
+    Parameters
+    ----------
+    message
+        Markdown: escape untrusted parts with :func:`md_escape`.
+    kind
+        ``"success"``, ``"info"``, ``"warning"`` or ``"error"``: the Streamlit element that shows it.
+    where
+        The slot; each page names its own (``"errors_pair"``), so two messages of a page do not clash.
+    user_id
+        When set, only a :func:`show_flash` for this account shows it: a message for an account signed out in
+        this browser session since is dropped.
+    """
+    if kind not in ("success", "info", "warning", "error"):
+        raise ValueError(f"kind must be success, info, warning or error, got {kind!r}")
+    st.session_state[_FLASH + where] = (kind, message, user_id)
+
+
+def show_flash(where: str = "page", container=None, *, user_id: int | None = None) -> str | None:
+    """Show (once) the message :func:`flash` kept for slot ``where``, in ``container`` (default ``st``).
+
+    Returns the message shown, or None.
+    """
+    kept = st.session_state.pop(_FLASH + where, None)
+    if kept is None or (kept[2] is not None and kept[2] != user_id):
+        return None
+    kind, message, _ = kept
+    getattr(container if container is not None else st, kind)(message)
+    return message
+
+
 def fmt_float(value: float | None, digits: int = 1) -> str:
     return "-" if value is None else f"{value:,.{digits}f}"
 

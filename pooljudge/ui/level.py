@@ -12,8 +12,6 @@ import streamlit as st
 
 from core.limits import CUTOFF_MAX
 
-_FLASH = "pj_level_flash"
-
 
 def level_input(container, info, *, key: str, label: str = "Relevance level", help: str | None = None) -> int:
     """A number input (widget ``key``) for the level of binary measures, starting at the collection's level.
@@ -51,15 +49,15 @@ def relevant_caption(level: int, collection_level: int) -> str:
 def _save(store, collection: str, level: int, user_id: int) -> None:
     from db.annotation import SignedOut
     from db.queries import NotFound, set_relevance_level
-    from pooljudge.ui.common import md_escape
+    from pooljudge.ui.common import flash, md_escape
 
     try:
         with store.write() as session:
             set_relevance_level(session, collection, level, acting_user_id=user_id)
     except (NotFound, SignedOut, ValueError) as exc:
-        st.session_state[_FLASH] = ("error", md_escape(str(exc)))  # names the collection: untrusted
+        flash(md_escape(str(exc)), "error", where="level")  # names the collection: untrusted
     else:
-        st.session_state[_FLASH] = ("success", f"The collection's relevance level is now {level}.")
+        flash(f"The collection's relevance level is now {level}.", where="level")
 
 
 def level_control(container, store, info, level: int, account, *, key: str) -> None:
@@ -68,9 +66,9 @@ def level_control(container, store, info, level: int, account, *, key: str) -> N
     The account is re-checked as an active admin inside the write
     (:func:`db.queries.set_relevance_level`).
     """
-    message = st.session_state.pop(_FLASH, None)
-    if message:
-        getattr(container, message[0])(message[1])
+    from pooljudge.ui.common import show_flash
+
+    show_flash("level", container)
     if account.role == "admin" and level != info.relevance_level:
         container.button(f"Make {level} the collection's level", key=f"{key}_save", on_click=_save,
                          args=(store, info.name, level, account.id),

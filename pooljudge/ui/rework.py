@@ -22,11 +22,11 @@ import streamlit as st
 from core.scale import SCALES, grade_name
 from db.annotation import Forbidden, StaleSubmission, resubmit_package
 from db.rework import DisputedItem, ReworkPackage, relabel_disputed, rework_packages
-from pooljudge.ui.common import md_escape
+from pooljudge.ui.common import flash, md_escape, show_flash
 from pooljudge.ui.highlight import show_text
 
 TOKENS = "rework_tokens"  # assignment id -> render token of the item on screen
-FLASH = "rework_flash"  # (user id, kind, message) for the next run
+FLASH = "rework"  # the flash slot (pooljudge.ui.common.flash) of the outcome shown on the next run
 
 
 def _label(grade: int | None, scale: str) -> str:
@@ -44,13 +44,14 @@ def _answer(store, user_id: int, assignment_id: int, token: str, grade: int) -> 
     """A grade button's callback: store the answer on the item it was drawn with, once."""
     tokens = st.session_state.setdefault(TOKENS, {})
     if tokens.get(assignment_id) != token:
-        st.session_state[FLASH] = (user_id, "warning", "That press reached an earlier view of the item: nothing was stored.")
+        flash(md_escape("That press reached an earlier view of the item: nothing was stored."), "warning", where=FLASH,
+              user_id=user_id)
         return
     try:
         with store.write() as session:
             relabel_disputed(session, user_id, assignment_id, grade, token=token)
     except (StaleSubmission, Forbidden, ValueError) as exc:
-        st.session_state[FLASH] = (user_id, "warning", str(exc))
+        flash(md_escape(str(exc)), "warning", where=FLASH, user_id=user_id)
     tokens.pop(assignment_id, None)  # used up: the next run draws the item with a fresh token
 
 
@@ -59,9 +60,9 @@ def _resubmit(store, user_id: int, package_id: int, name: str) -> None:
         with store.write() as session:
             resubmit_package(session, user_id, package_id)
     except (Forbidden, ValueError) as exc:
-        st.session_state[FLASH] = (user_id, "error", str(exc))
+        flash(md_escape(str(exc)), "error", where=FLASH, user_id=user_id)
     else:
-        st.session_state[FLASH] = (user_id, "success", f"Package {name} resubmitted for quality control.")
+        flash(md_escape(f"Package {name} resubmitted for quality control."), where=FLASH, user_id=user_id)
 
 
 def _item(store, user_id: int, item: DisputedItem) -> None:
@@ -115,9 +116,7 @@ def rework_screen(store, account) -> bool:
     account : db.models.User
         The signed-in account (checked by the page's ``require_role``).
     """
-    flash = st.session_state.pop(FLASH, None)
-    if flash and flash[0] == account.id:
-        getattr(st, flash[1])(md_escape(flash[2]))
+    show_flash(FLASH, user_id=account.id)  # not a message left over from an account signed out here
     with store.read() as session:
         packages = rework_packages(session, account.id)
     for package in packages:
