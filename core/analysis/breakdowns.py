@@ -17,20 +17,25 @@ from typing import NamedTuple
 import numpy as np
 
 from core.analysis._common import _ALL, _values
+from core.lang import detect_language
+from core.limits import CUTOFF_MAX
 from core.metrics import evaluate
 from core.ranking import trec_ranking
-from core.types import Passage, Qrels, Run
+from core.types import Passage, Qrels, Query, Run
 from core.validators import integer, is_integer, positive_int
 
 __all__ = [
     "UNGROUPED",
     "UNTAGGED",
+    "GROUP_ATTRIBUTES",
     "CategoryMean",
     "RankedDoc",
     "RelevantPositions",
+    "failing_queries",
     "metrics_by_category",
     "metrics_by_group",
     "missed_relevant",
+    "query_groups",
     "ranked_with_labels",
     "relevant_positions",
 ]
@@ -40,6 +45,9 @@ UNTAGGED = "untagged"
 
 UNGROUPED = "ungrouped"
 """Group of the evaluated queries that ``groups`` does not mention."""
+
+GROUP_ATTRIBUTES = ("split", "type", "domain", "language")
+"""The :class:`~core.types.Query` attributes :func:`query_groups` groups by."""
 
 
 class RankedDoc(NamedTuple):
@@ -174,6 +182,86 @@ def missed_relevant(
 
 
 # ---------------------------------------------------------------------------- breakdowns
+
+
+def failing_queries(qrels: Qrels, run: Run, *, k: int = 5, level: int = 2, answerable_only: bool = False) -> list[str]:
+    """Judged queries whose top ``k`` in ``run`` holds no passage graded ``>= level``.
+
+    The queries DuReader-retrieval's error analysis samples from (Qiu et al.,
+    EMNLP 2022, Section 5).  With ``answerable_only`` a query without any
+    relevant judgment (which no run can answer, so it says nothing about this
+    run's errors) is left out.
+
+    Parameters
+    ----------
+    qrels : Qrels
+        ``{qid: {docid: grade}}``; every qid in it counts as judged.
+    run : Run
+        ``{qid: {docid: score}}``, ranked in trec_eval order (score
+        descending, ties by doc id descending).
+    k : int, optional
+        Cut-off (default 5, as in DuReader-retrieval's error analysis).
+    level : int, optional
+        Minimum grade of a relevant passage, ``1..2**31-1`` (default 2;
+        :func:`db.error_analysis.sample_error_pairs` defaults to the
+        collection's level).
+
+    Returns
+    -------
+    list of str
+        Query ids, sorted.  A judged query missing from the run fails (its
+        top ``k`` is empty), as trec_eval scores it 0.
+
+    Examples
+    --------
+    >>> failing_queries({"q1": {"d1": 2}, "q2": {"d2": 2}}, {"q1": {"d1": 0.9}, "q2": {"d1": 0.9}}, k=1)
+    ['q2']
+    """
+    if not isinstance(k, int) or k < 1:
+        raise ValueError(f"k must be a positive int, got {k!r}")
+    # bool is an int: True would otherwise pass as level 1 (same check as db.queries.check_relevance_level)
+    if not is_integer(level) or not 1 <= level <= CUTOFF_MAX:
+        raise ValueError(f"level must be an integer >= 1 (at most {CUTOFF_MAX}), got {level!r}")
+    level = int(level)
+    failing = []
+    for qid, judged in qrels.items():
+        if answerable_only and not any(grade >= level for grade in judged.values()):
+            continue
+        top = trec_ranking(run.get(qid, {}))[:k]
+        if not any(judged.get(doc, 0) >= level for doc in top):
+            failing.append(qid)
+    return sorted(failing)
+
+
+def query_groups(queries: Iterable[Query], attribute: str, unknown: str = "unknown") -> dict[str, str]:
+    """``{qid: group}`` of the queries by one attribute, the ``groups`` of :func:`metrics_by_group`.
+
+    Parameters
+    ----------
+    queries : iterable of Query
+        The collection's queries.
+    attribute : str
+        One of :data:`GROUP_ATTRIBUTES`.  A query without a language gets
+        the one :func:`core.lang.detect_language` reads from its text.
+    unknown : str, default "unknown"
+        Group of the queries without a value for ``attribute``.
+
+    Examples
+    --------
+    >>> query_groups([Query("q1", "a", domain="law"), Query("q2", "b")], "domain")
+    {'q1': 'law', 'q2': 'unknown'}
+    >>> query_groups([Query("q1", "糖尿病的症状"), Query("q2", "symptoms of diabetes")], "language")
+    {'q1': 'zh', 'q2': 'en'}
+    """
+    if attribute not in GROUP_ATTRIBUTES:
+        raise ValueError(f"attribute must be one of {', '.join(GROUP_ATTRIBUTES)}, got {attribute!r}")
+    groups = {}
+    for q in queries:
+        value = getattr(q, attribute)
+        if attribute == "language" and not value:
+            value = detect_language(q.text)
+        groups[q.id] = value or unknown
+    return groups
 
 
 def metrics_by_group(
@@ -323,6 +411,30 @@ def relevant_positions(
     level = integer(level, "level")
     bins = positive_int(bins, "bins")
     relevant = {pid for docs in qrels.values() for pid, g in docs.items() if g >= level}
+    doc_last, where = _locate(passages, relevant)
+    positions, relative, n_single, n_missing, n_unpositioned = _placed(qrels, level, doc_last, where)
+    n = len(positions)
+    counts = dict(sorted(Counter(positions).items()))
+    hist, _ = np.histogram(np.asarray(relative, dtype=np.float64), bins=bins, range=(0.0, 1.0))
+    return RelevantPositions(
+        n=n,
+        counts=counts,
+        share_first=counts.get(0, 0) / n if n else math.nan,
+        mean_position=float(np.mean(positions)) if n else math.nan,
+        median_position=float(np.median(positions)) if n else math.nan,
+        relative=relative,
+        mean_relative=math.fsum(relative) / len(relative) if relative else math.nan,
+        relative_histogram=[int(x) for x in hist],
+        n_single=n_single,
+        n_missing=n_missing,
+        n_unpositioned=n_unpositioned,
+    )
+
+
+def _locate(
+    passages: Iterable[Passage], relevant: set[str]
+) -> tuple[dict[str, int], dict[str, tuple[str | None, int | None]]]:
+    """Each document's last 0-based position, and ``(doc_id, position)`` of each relevant passage."""
     doc_last: dict[str, int] = {}
     where: dict[str, tuple[str | None, int | None]] = {}
     for p in passages:
@@ -338,7 +450,14 @@ def relevant_positions(
             if seen is not None and seen != (p.doc_id, p.position):
                 raise ValueError(f"passage {p.id!r} given twice with different doc_id/position")
             where[p.id] = (p.doc_id, p.position)
+    return doc_last, where
 
+
+def _placed(
+    qrels: Qrels, level: int, doc_last: Mapping[str, int], where: Mapping[str, tuple[str | None, int | None]]
+) -> tuple[list[int], list[float], int, int, int]:
+    """Positions and relative positions of the relevant pairs, in qrels order, and the
+    numbers of pairs in single-passage documents, missing, and without a position."""
     positions: list[int] = []
     relative: list[float] = []
     n_single = n_missing = n_unpositioned = 0
@@ -359,19 +478,4 @@ def relevant_positions(
                 n_single += 1
             else:
                 relative.append(pos / (length - 1))
-    n = len(positions)
-    counts = dict(sorted(Counter(positions).items()))
-    hist, _ = np.histogram(np.asarray(relative, dtype=np.float64), bins=bins, range=(0.0, 1.0))
-    return RelevantPositions(
-        n=n,
-        counts=counts,
-        share_first=counts.get(0, 0) / n if n else math.nan,
-        mean_position=float(np.mean(positions)) if n else math.nan,
-        median_position=float(np.median(positions)) if n else math.nan,
-        relative=relative,
-        mean_relative=math.fsum(relative) / len(relative) if relative else math.nan,
-        relative_histogram=[int(x) for x in hist],
-        n_single=n_single,
-        n_missing=n_missing,
-        n_unpositioned=n_unpositioned,
-    )
+    return positions, relative, n_single, n_missing, n_unpositioned

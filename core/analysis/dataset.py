@@ -323,51 +323,85 @@ def find_leakage(
         For mismatched lengths or dimensions, duplicate ids, zero vectors,
         non-finite values, or a threshold outside ``[-1, 1]``.
     """
-    t_arr = _matrix(train_vecs, "train_vecs")
-    e_arr = _matrix(eval_vecs, "eval_vecs")
-    train_ids, eval_ids = list(train_ids), list(eval_ids)
-    for ids, arr, what in ((train_ids, t_arr, "train"), (eval_ids, e_arr, "eval")):
-        if len(ids) != arr.shape[0]:
-            raise ValueError(f"{len(ids)} {what} ids for {arr.shape[0]} {what} vectors")
-        if len(set(ids)) != len(ids):
-            dup = next(i for i, c in Counter(ids).items() if c > 1)
-            raise ValueError(f"duplicate {what} id {dup!r}")
-    if t_arr.shape[1] != e_arr.shape[1]:
-        raise ValueError(f"dimension mismatch: train {t_arr.shape[1]}, eval {e_arr.shape[1]}")
+    train_ids, t_arr, eval_ids, e_arr = _leakage_inputs(train_ids, train_vecs, eval_ids, eval_vecs)
     real_number(threshold, "threshold", low=-1, high=1)
     if top is not None:
         top = positive_int(top, "top")
     block_elements = positive_int(block_elements, "block_elements")
-    n_train, n_eval = t_arr.shape[0], e_arr.shape[0]
-    if n_train == 0 or n_eval == 0:
+    if t_arr.shape[0] == 0 or e_arr.shape[0] == 0:
         return []
+    found = _embedding_leaks(train_ids, t_arr, eval_ids, e_arr, threshold, top, block_elements)
+    found.sort(key=lambda p: (-p.similarity, p.train_id, p.eval_id))
+    return found
 
+
+def _leakage_inputs(
+    train_ids: Sequence[str], train_vecs: np.ndarray, eval_ids: Sequence[str], eval_vecs: np.ndarray
+) -> tuple[list[str], np.ndarray, list[str], np.ndarray]:
+    """:func:`find_leakage`'s ids as lists and vectors as checked matrices of one dimension."""
+    t_arr = _matrix(train_vecs, "train_vecs")
+    e_arr = _matrix(eval_vecs, "eval_vecs")
+    train_ids, eval_ids = list(train_ids), list(eval_ids)
+    _check_ids(train_ids, t_arr.shape[0], "train", "vectors")
+    _check_ids(eval_ids, e_arr.shape[0], "eval", "vectors")
+    if t_arr.shape[1] != e_arr.shape[1]:
+        raise ValueError(f"dimension mismatch: train {t_arr.shape[1]}, eval {e_arr.shape[1]}")
+    return train_ids, t_arr, eval_ids, e_arr
+
+
+def _embedding_leaks(
+    train_ids: list[str],
+    t_arr: np.ndarray,
+    eval_ids: list[str],
+    e_arr: np.ndarray,
+    threshold: float,
+    top: int | None,
+    block_elements: int,
+) -> list[LeakPair]:
+    """:func:`find_leakage`'s pairs, unsorted, one block of evaluation rows at a time."""
+    n_train, n_eval = t_arr.shape[0], e_arr.shape[0]
     dtype = np.float32 if (t_arr.dtype == np.float32 and e_arr.dtype == np.float32) else np.float64
     train_unit = _normalised(t_arr, "train_vecs", 0, dtype)
     train_rank = np.empty(n_train, dtype=np.int64)  # position of each train id in sorted order
     train_rank[sorted(range(n_train), key=train_ids.__getitem__)] = np.arange(n_train)
     rows_per_block = max(1, block_elements // n_train)
-
     found: list[LeakPair] = []
     for start in range(0, n_eval, rows_per_block):
         eval_unit = _normalised(e_arr[start : start + rows_per_block], "eval_vecs", start, dtype)
-        sims = eval_unit @ train_unit.T  # (block, n_train)
-        rows, cols = np.nonzero(sims >= threshold)
-        if rows.size == 0:
-            continue
-        vals = sims[rows, cols].astype(np.float64)
-        if top is not None:
-            order = np.lexsort((train_rank[cols], -vals, rows))
-            rows, cols, vals = rows[order], cols[order], vals[order]
-            first = np.searchsorted(rows, rows, side="left")  # start of each row's run
-            keep = (np.arange(rows.size) - first) < top
-            rows, cols, vals = rows[keep], cols[keep], vals[keep]
+        rows, cols, vals = _block_matches(eval_unit @ train_unit.T, threshold, top, train_rank)
         found.extend(
             LeakPair(train_ids[c], eval_ids[start + r], float(v))
             for r, c, v in zip(rows.tolist(), cols.tolist(), vals.tolist())
         )
-    found.sort(key=lambda p: (-p.similarity, p.train_id, p.eval_id))
     return found
+
+
+def _check_ids(ids: list[str], n_rows: int, what: str, rows: str) -> None:
+    """Refuse ids that do not match their rows one to one (wrong count or a duplicate)."""
+    if len(ids) != n_rows:
+        raise ValueError(f"{len(ids)} {what} ids for {n_rows} {what} {rows}")
+    if len(set(ids)) != len(ids):
+        dup = next(i for i, c in Counter(ids).items() if c > 1)
+        raise ValueError(f"duplicate {what} id {dup!r}")
+
+
+def _block_matches(
+    sims: np.ndarray, threshold: float, top: int | None, train_rank: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(row, column, similarity) of one block's similarities ``>= threshold``, at most ``top`` per row.
+
+    ``sims`` is (block of eval rows, n_train); with ``top`` each row keeps its most
+    similar columns, ties by ``train_rank`` (the training id's sorted position).
+    """
+    rows, cols = np.nonzero(sims >= threshold)
+    vals = sims[rows, cols].astype(np.float64)
+    if top is not None and rows.size:
+        order = np.lexsort((train_rank[cols], -vals, rows))
+        rows, cols, vals = rows[order], cols[order], vals[order]
+        first = np.searchsorted(rows, rows, side="left")  # start of each row's run
+        keep = (np.arange(rows.size) - first) < top
+        rows, cols, vals = rows[keep], cols[keep], vals[keep]
+    return rows, cols, vals
 
 
 LEXICAL_LEAKAGE_THRESHOLD = 0.4
@@ -440,12 +474,8 @@ def find_lexical_leakage(
     from sklearn.preprocessing import normalize
 
     train_ids, eval_ids = list(train_ids), list(eval_ids)
-    for ids, texts, what in ((train_ids, train_texts, "train"), (eval_ids, eval_texts, "eval")):
-        if len(ids) != len(texts):
-            raise ValueError(f"{len(ids)} {what} ids for {len(texts)} {what} texts")
-        if len(set(ids)) != len(ids):
-            dup = next(i for i, c in Counter(ids).items() if c > 1)
-            raise ValueError(f"duplicate {what} id {dup!r}")
+    _check_ids(train_ids, len(train_texts), "train", "texts")
+    _check_ids(eval_ids, len(eval_texts), "eval", "texts")
     real_number(threshold, "threshold", low=0, high=1)
     if threshold == 0:
         raise ValueError("threshold must be above 0: every pair has a bigram cosine >= 0")
@@ -463,13 +493,16 @@ def find_lexical_leakage(
     found = [LeakPair(train_ids[c], eval_ids[r], float(v))
              for r, c, v in zip(sims.row.tolist(), sims.col.tolist(), sims.data.tolist()) if v >= threshold]
     found.sort(key=lambda p: (-p.similarity, p.train_id, p.eval_id))
-    if top is not None:
-        seen: Counter[str] = Counter()  # found is most similar first: keep each eval query's first `top`
-        kept = []
-        for pair in found:
-            seen[pair.eval_id] += 1
-            if seen[pair.eval_id] <= top:
-                kept.append(pair)
-        found = kept
-    return found
+    return found if top is None else _first_per_eval(found, top)
+
+
+def _first_per_eval(found: list[LeakPair], top: int) -> list[LeakPair]:
+    """The first ``top`` pairs of each evaluation query (``found`` is sorted most similar first)."""
+    seen: Counter[str] = Counter()
+    kept = []
+    for pair in found:
+        seen[pair.eval_id] += 1
+        if seen[pair.eval_id] <= top:
+            kept.append(pair)
+    return kept
 

@@ -260,30 +260,46 @@ def paired_randomization_test(
     total = math.fsum(d.tolist())
     observed = total / n
     scale = math.fsum(np.abs(d).tolist()) / n
-    # null statistic of a sign pattern with flipped set F: (sum(d) - 2 sum_{i in F} d_i) / n
     if n < 63 and (1 << n) <= n_resamples:  # exact: every one of the 2^n patterns once
-        codes = np.arange(1 << n, dtype=np.int64)
-        flips = ((codes[:, None] >> np.arange(n, dtype=np.int64)) & 1).astype(np.float64)
-        null = (total - 2.0 * (flips @ d)) / n
-        extra, count = 0, int(null.size)
-        greater, less = _tails(null, observed, scale)
+        greater, less = _exact_tails(d, total, observed, scale)
+        extra, count = 0, 1 << n
     else:  # Monte Carlo: n_resamples random patterns, the observed one counted in (+1)
-        rng = np.random.default_rng(seed)
-        batch = max(1, _DEFAULT_BLOCK // n)
-        greater = less = 0
-        done = 0
-        while done < n_resamples:
-            m = min(batch, n_resamples - done)
-            flips = rng.random((m, n)) < 0.5
-            null = (total - 2.0 * (flips @ d)) / n
-            g, l_ = _tails(null, observed, scale)
-            greater += g
-            less += l_
-            done += m
+        greater, less = _sampled_tails(d, total, observed, scale, n_resamples, seed)
         extra, count = 1, n_resamples + 1
-    p_greater = (greater + extra) / count
-    p_less = (less + extra) / count
+    p_greater, p_less = (greater + extra) / count, (less + extra) / count
     return SignificanceResult(observed, min(1.0, 2.0 * min(p_greater, p_less)), n)
+
+
+def _exact_tails(d: np.ndarray, total: float, observed: float, scale: float) -> tuple[int, int]:
+    """:func:`_tails` of the null statistics of all ``2^n`` sign patterns of ``d``.
+
+    The pattern that flips the set ``F`` has the statistic ``(sum(d) - 2 sum_{i in F} d_i) / n``.
+    """
+    n = int(d.size)
+    codes = np.arange(1 << n, dtype=np.int64)
+    flips = ((codes[:, None] >> np.arange(n, dtype=np.int64)) & 1).astype(np.float64)
+    null = (total - 2.0 * (flips @ d)) / n
+    return _tails(null, observed, scale)
+
+
+def _sampled_tails(
+    d: np.ndarray, total: float, observed: float, scale: float, n_resamples: int, seed: int | None
+) -> tuple[int, int]:
+    """:func:`_tails` summed over ``n_resamples`` random sign patterns, drawn in bounded batches."""
+    n = int(d.size)
+    rng = np.random.default_rng(seed)
+    batch = max(1, _DEFAULT_BLOCK // n)
+    greater = less = 0
+    done = 0
+    while done < n_resamples:
+        m = min(batch, n_resamples - done)
+        flips = rng.random((m, n)) < 0.5
+        null = (total - 2.0 * (flips @ d)) / n
+        g, l_ = _tails(null, observed, scale)
+        greater += g
+        less += l_
+        done += m
+    return greater, less
 
 
 def _tails(null: np.ndarray, observed: float, scale: float) -> tuple[int, int]:
@@ -341,30 +357,43 @@ def compare_runs(
         qrels = {q: d for q, d in qrels.items() if q in run_a and q in run_b}
     res_a = evaluate(qrels, run_a, measures, level=level)
     res_b = evaluate(qrels, run_b, measures, level=level)
-    out: dict[str, MeasureComparison] = {}
-    for key in res_a:
-        deltas = per_query_deltas(res_a, res_b, key)
-        t = r = None
-        if significance and len(deltas) >= 2:
-            sa = {d.qid: d.a for d in deltas}
-            sb = {d.qid: d.b for d in deltas}
-            t = paired_t_test(sa, sb)
-            r = paired_randomization_test(sa, sb, n_resamples=n_resamples, seed=seed)
-        mean_a, mean_b = res_a[key][_ALL], res_b[key][_ALL]
-        out[key] = MeasureComparison(
-            measure=key,
-            a=mean_a,
-            b=mean_b,
-            delta=mean_b - mean_a,
-            n=len(deltas),
-            wins=sum(d.delta > 0 for d in deltas),
-            losses=sum(d.delta < 0 for d in deltas),
-            ties=sum(d.delta == 0 for d in deltas),
-            deltas=deltas,
-            t_test=t,
-            randomization=r,
-        )
-    return out
+    return {
+        key: _comparison(key, res_a, res_b, significance=significance, n_resamples=n_resamples, seed=seed)
+        for key in res_a
+    }
+
+
+def _comparison(
+    key: str,
+    res_a: Mapping[str, Mapping[str, float]],
+    res_b: Mapping[str, Mapping[str, float]],
+    *,
+    significance: bool,
+    n_resamples: int,
+    seed: int | None,
+) -> MeasureComparison:
+    """One measure's :class:`MeasureComparison` from the two evaluations (see :func:`compare_runs`)."""
+    deltas = per_query_deltas(res_a, res_b, key)
+    t = r = None
+    if significance and len(deltas) >= 2:
+        sa = {d.qid: d.a for d in deltas}
+        sb = {d.qid: d.b for d in deltas}
+        t = paired_t_test(sa, sb)
+        r = paired_randomization_test(sa, sb, n_resamples=n_resamples, seed=seed)
+    mean_a, mean_b = res_a[key][_ALL], res_b[key][_ALL]
+    return MeasureComparison(
+        measure=key,
+        a=mean_a,
+        b=mean_b,
+        delta=mean_b - mean_a,
+        n=len(deltas),
+        wins=sum(d.delta > 0 for d in deltas),
+        losses=sum(d.delta < 0 for d in deltas),
+        ties=sum(d.delta == 0 for d in deltas),
+        deltas=deltas,
+        t_test=t,
+        randomization=r,
+    )
 
 
 def compare_qrels_versions(
