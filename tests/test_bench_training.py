@@ -143,7 +143,7 @@ def test_collections_come_from_the_real_readers(bench, data_root) -> None:
     assert cran.data.qrels["1"] == {"1": 3, "2": 2, "3": 1}  # Cleverdon 1 -> 3, 2 -> 2, 4 -> 1
     assert cran.data.level == 1 and cran.data.positives("1") == ["1", "2", "3"]
 
-    records = write_rgb(data_root / "rgb-zh-again" / "zh_refine.json")
+    records = write_rgb(data_root.parent / "copy" / "zh_refine.json")  # the same seeded records
     rgb = bench.load_collection("rgb-zh", data_root)
     assert rgb.language == "zh" and len(rgb.data.queries) == 8
     first = records[0]
