@@ -54,40 +54,25 @@ makes a whole clause one token (``"印控克什米尔地区寺庙踩踏事故死
 a single "word"), so a query matches a passage only when a full clause is
 identical and recall collapses.  A CJK run must always be segmented.
 
-Choices measured on RGB zh
---------------------------
-``tests/core/retrieval/test_bm25.py`` indexes the 7,337 de-duplicated
-passages of RGB's ``zh_refine.json`` and asks its 300 queries (positives
-relevant), BM25 bm25s ``lucene``, ``k1=1.5, b=0.75``:
-
-=========================  ========  ========  =========  ==============
-CJK runs                    nDCG@10    MRR@10    R@100      postings
-=========================  ========  ========  =========  ==============
-jieba precise (default)      0.6784    0.7870    0.9653     450,777
-jieba precise, no HMM        0.6820    0.7941    --         --
-jieba search mode            0.6859    0.7974    0.9703     516,419 (+15 %)
-bigrams                      0.6684    0.7644    0.9675     783,202 (+74 %)
-jieba + bm25s's 841
-Chinese stopwords            0.6667    0.7748    0.9699     --
-=========================  ========  ========  =========  ==============
-
-Search mode gains less than 0.01 on every measure (within the noise of 300
-queries) for 15 % more postings and 1.4x the analysis time, so precise mode
-stays the default and search mode is offered as ``"jieba_search"``.  jieba
-keeps its HMM on (its default) for the same reason.  Bigrams are within 0.03
-of jieba and need no dictionary.  No Chinese stopword list is applied: it
-lowered nDCG@10 by 0.012 (idf already down-weights function words).
-
-English stopwords
+Defaults, and why
 -----------------
-The default (``stopwords="en"``) is bm25s's ``STOPWORDS_EN``, the 33-word
-English stop set of Lucene's ``EnglishAnalyzer``; ``"en_plus"`` is bm25s's
-179-word NLTK-derived ``STOPWORDS_EN_PLUS`` and ``"none"`` keeps every word.
-On the DBpedia subset (5,000 entities, 40 judged queries, titles prepended)
-nDCG@10 is 0.3844 (``en``), 0.3778 (``en_plus``), 0.3907 (``none``), and
-0.3385 without stemming.  scikit-learn's ``ENGLISH_STOP_WORDS`` was not used:
-it is not a dependency and its 318 words include content words ("system",
-"fire", "bill", "interest").
+Chinese: jieba precise mode, HMM on, no Chinese stopword list.  On RGB zh
+(BM25, 300 queries) search mode gained less than 0.01 on every measure, within
+the noise, for 15 % more postings and 1.4x the analysis time; bigrams were
+within 0.03 of jieba for 74 % more postings; bm25s's Chinese stopwords
+lowered nDCG@10 (idf already down-weights function words).  Search mode and
+bigrams stay available (``"jieba_search"``, ``"bigram"``, the latter
+needing no dictionary).
+
+English: ``stopwords="en"`` is bm25s's ``STOPWORDS_EN``, the 33-word stop
+set of Lucene's ``EnglishAnalyzer``; ``"en_plus"`` is bm25s's 179-word
+NLTK-derived ``STOPWORDS_EN_PLUS`` and ``"none"`` keeps every word.  On a
+DBpedia subset the three are within 0.013 of nDCG@10 of each other and
+stemming adds 0.046.
+scikit-learn's ``ENGLISH_STOP_WORDS`` is not used: it is not a dependency and
+its 318 words include content words ("system", "fire", "bill", "interest").
+
+The measurements (tables, set-ups) are in ``benchmarks/analyzer_choices.md``.
 """
 
 from __future__ import annotations
