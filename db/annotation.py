@@ -807,19 +807,33 @@ def resubmit_package(session: Session, user_id: int, package_id: int) -> None:
     session.flush()
 
 
-def my_packages(session: Session, user_id: int) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class MyPackage:
+    """One line of a user's own progress (:func:`my_packages`)."""
+
+    id: int | None
+    """The package's id; None for the adjudication and QC review entries, which belong to no package."""
+    name: str
+    status: str
+    done: int
+    total: int
+    purpose: str
+    """``"label"`` for a package, ``"fourth"`` (adjudication) or ``"qc"`` (quality review)."""
+
+
+def my_packages(session: Session, user_id: int) -> list[MyPackage]:
     """The user's packages with their progress and status (their own progress page).
 
-    Each ``{"id", "name", "status", "done", "total", "purpose"}``; ``purpose`` is ``"label"`` for a
-    package.  The user's adjudication (4th annotator) items and QC review items, which belong to no
-    package, follow as one entry each (``id`` None, ``purpose`` ``"fourth"`` or ``"qc"``), counting
-    only items still open and those already labelled; ``status`` ``"open"`` while one is left.
+    ``purpose`` is ``"label"`` for a package.  The user's adjudication (4th annotator) items and QC
+    review items, which belong to no package, follow as one entry each (``id`` None, ``purpose``
+    ``"fourth"`` or ``"qc"``), counting only items still open and those already labelled; ``status``
+    ``"open"`` while one is left.
     """
-    result = []
+    result: list[MyPackage] = []
     for package in session.scalars(select(Package).where(Package.user_id == user_id).order_by(Package.id)):
         done, total = package_progress(session, package.id)
-        result.append({"id": package.id, "name": package.name, "status": package.status, "done": done, "total": total,
-                       "purpose": "label"})
+        result.append(MyPackage(id=package.id, name=package.name, status=package.status, done=done, total=total,
+                                purpose="label"))
     loose = session.execute(
         select(Assignment.id, Assignment.purpose, _open_clause())
         .outerjoin(Package, Package.id == Assignment.package_id)
@@ -833,6 +847,6 @@ def my_packages(session: Session, user_id: int) -> list[dict[str, Any]]:
         if shown:
             done = sum(1 for aid in shown if aid in labelled)
             left = any(is_open and aid not in labelled for aid, is_open in mine)
-            result.append({"id": None, "name": name, "status": "open" if left else "done", "done": done,
-                           "total": len(shown), "purpose": purpose})
+            result.append(MyPackage(id=None, name=name, status="open" if left else "done", done=done,
+                                    total=len(shown), purpose=purpose))
     return result

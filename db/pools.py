@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import case, func, insert, select, tuple_, update
@@ -154,7 +155,21 @@ def save_pool(
     return summary
 
 
-def list_pools(session: Session, collection: str) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class PoolInfo:
+    """A shown pool of a collection (:func:`list_pools`)."""
+
+    name: str
+    method: str
+    params: dict[str, Any]
+    created_at: datetime
+    pairs: int
+    """Pooled pairs."""
+    selected: int
+    """Pairs selected for annotation."""
+
+
+def list_pools(session: Session, collection: str) -> list[PoolInfo]:
     """Shown pools of a collection (archived ones left out, :mod:`db.archive`), newest first, with their sizes."""
     cid = collection_id(session, collection)
     sizes = {
@@ -167,10 +182,10 @@ def list_pools(session: Session, collection: str) -> list[dict[str, Any]]:
         )
     }
     return [
-        {
-            "name": p.name, "method": p.method, "params": p.params, "created_at": p.created_at,
-            "pairs": sizes.get(p.id, (0, 0))[0], "selected": int(sizes.get(p.id, (0, 0))[1] or 0),
-        }
+        PoolInfo(
+            name=p.name, method=p.method, params=p.params, created_at=p.created_at,
+            pairs=sizes.get(p.id, (0, 0))[0], selected=int(sizes.get(p.id, (0, 0))[1] or 0),
+        )
         for p in session.scalars(
             select(Pool).where(Pool.collection_id == cid, Pool.archived_at.is_(None))
             .order_by(Pool.created_at.desc(), Pool.id.desc())

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import case, distinct, func, select
@@ -457,7 +458,22 @@ def import_history(session: Session) -> list[dict[str, Any]]:
     ]
 
 
-def list_runs(session: Session, collection: str) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class RunInfo:
+    """A shown run of a collection (:func:`list_runs`)."""
+
+    name: str
+    source: str
+    """Who stored it: ``"import"`` for an imported file, ``"retriever"`` (the default of :func:`db.importer.store_run`) for a retrieved run."""
+    params: dict[str, Any]
+    """The run's configuration (a retriever's ``spec``, ``k``, ...); empty for an imported run."""
+    created_at: datetime
+    queries: int
+    """Queries with at least one entry."""
+    entries: int
+
+
+def list_runs(session: Session, collection: str) -> list[RunInfo]:
     """A collection's shown runs (archived ones left out) with their source, configuration and size, oldest first."""
     cid = collection_id(session, collection)
     sizes = {
@@ -470,16 +486,27 @@ def list_runs(session: Session, collection: str) -> list[dict[str, Any]]:
         )
     }
     return [
-        {
-            "name": r.name, "source": r.source, "params": r.params, "created_at": r.created_at,
-            "queries": sizes.get(r.id, (0, 0))[0], "entries": sizes.get(r.id, (0, 0))[1],
-        }
+        RunInfo(
+            name=r.name, source=r.source, params=r.params, created_at=r.created_at,
+            queries=sizes.get(r.id, (0, 0))[0], entries=sizes.get(r.id, (0, 0))[1],
+        )
         for r in session.scalars(
             select(RunRecord)
             .where(RunRecord.collection_id == cid, RunRecord.status == READY, RunRecord.archived_at.is_(None))
             .order_by(RunRecord.created_at, RunRecord.id)
         )
     ]
+
+
+def has_collections(session: Session, name: str | None = None) -> bool:
+    """Whether the store holds any collection, or one named ``name``.
+
+    Every row counts, whatever its status: a collection being imported or archived still takes its name.
+    """
+    query = select(func.count()).select_from(Collection)
+    if name is not None:
+        query = query.where(Collection.name == name)
+    return bool(session.scalar(query))
 
 
 def statistics_marker(session: Session) -> tuple[int, int, int]:

@@ -648,19 +648,46 @@ def _day(value: datetime) -> date:
     return value.date()
 
 
-def throughput(session: Session, collection: str) -> dict[str, Any]:
+@dataclass(frozen=True)
+class DailyLabels:
+    """An annotator's ``label`` events on one (UTC) day (:func:`throughput`)."""
+
+    annotator: str
+    day: date
+    labels: int
+
+
+@dataclass(frozen=True)
+class AnnotatorWork:
+    """One annotator's work in a collection (:func:`throughput`)."""
+
+    labels: int
+    """``label`` events, relabels and QC labels included."""
+    pairs: int
+    """Pairs with a standing label on a labelling assignment."""
+    qc_labels: int
+    """``label`` events on QC assignments."""
+    skips: int
+    flags: int
+    undos: int
+    median_seconds: float | None
+    """Median of ``elapsed_ms / 1000`` over the label events that recorded a time; None when none did."""
+
+
+@dataclass(frozen=True)
+class Throughput:
+    """Label events per annotator per day and per-annotator summaries (:func:`throughput`)."""
+
+    daily: list[DailyLabels]
+    """Sorted by (day, annotator), one row per annotator and day with at least one ``label`` event."""
+    annotators: dict[str, AnnotatorWork]
+    """By annotator, sorted by name."""
+
+
+def throughput(session: Session, collection: str) -> Throughput:
     """Label events per annotator per (UTC) day and per-annotator summaries, QC reviews included.
 
-    Returns
-    -------
-    dict
-        ``daily``: ``[{"annotator", "day", "labels"}]`` sorted by (day, annotator), one row per
-        annotator and day with at least one ``label`` event (relabels count: they are work done);
-        ``annotators``: ``{annotator: {"labels", "pairs", "qc_labels", "skips", "flags", "undos",
-        "median_seconds"}}`` where ``pairs`` is the number of pairs with a standing label on a
-        labelling assignment, ``qc_labels`` the label events on QC assignments and
-        ``median_seconds`` the median of ``elapsed_ms / 1000`` over label events that recorded a
-        time (None when none did).
+    Relabels count in ``daily`` and ``labels``: they are work done.
     """
     cid = collection_id(session, collection)
     rows = session.execute(
@@ -673,7 +700,7 @@ def throughput(session: Session, collection: str) -> dict[str, Any]:
         .order_by(Judgment.id)
     ).all()
     daily: Counter[tuple[date, str]] = Counter()
-    summary: dict[str, dict[str, Any]] = {}
+    summary: dict[str, dict[str, int]] = {}
     elapsed: dict[str, list[float]] = {}
     for user, purpose, action, ms, created in rows:
         entry = summary.setdefault(user, {"labels": 0, "pairs": 0, "qc_labels": 0, "skips": 0, "flags": 0, "undos": 0})
@@ -689,21 +716,37 @@ def throughput(session: Session, collection: str) -> dict[str, Any]:
     for labels in standing_labels(session, collection).values():
         for user in labels:
             summary[user]["pairs"] += 1
-    for user, entry in summary.items():
-        times = elapsed.get(user)
-        entry["median_seconds"] = statistics.median(times) if times else None
-    return {
-        "daily": [{"annotator": user, "day": day, "labels": n} for (day, user), n in sorted(daily.items())],
-        "annotators": dict(sorted(summary.items())),
-    }
+    return Throughput(
+        daily=[DailyLabels(annotator=user, day=day, labels=n) for (day, user), n in sorted(daily.items())],
+        annotators={
+            user: AnnotatorWork(**entry, median_seconds=statistics.median(elapsed[user]) if user in elapsed else None)
+            for user, entry in sorted(summary.items())
+        },
+    )
 
 
-def flagged(session: Session, collection: str) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class FlaggedItem:
+    """A ``flag`` event with the annotator's note and the pair's texts (:func:`flagged`)."""
+
+    annotator: str
+    qid: str
+    docid: str
+    query: str
+    passage: str
+    note: str
+    """The annotator's note; empty when none was given."""
+    purpose: str | None
+    """The purpose of the assignment it was flagged on; None for a flag on no assignment."""
+    at: datetime
+
+
+def flagged(session: Session, collection: str) -> list[FlaggedItem]:
     """Every ``flag`` event of a collection, oldest first, with the annotator's note and the pair's texts."""
     cid = collection_id(session, collection)
     return [
-        {"annotator": user, "qid": qid, "docid": docid, "query": qtext, "passage": ptext, "note": note or "",
-         "purpose": purpose, "at": at}
+        FlaggedItem(annotator=user, qid=qid, docid=docid, query=qtext, passage=ptext, note=note or "",
+                    purpose=purpose, at=at)
         for user, qid, docid, qtext, ptext, note, purpose, at in session.execute(
             select(User.username, QueryRecord.ext_id, Passage.ext_id, QueryRecord.text, Passage.text, Judgment.note,
                    Assignment.purpose, Judgment.created_at)

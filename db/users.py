@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -120,6 +120,11 @@ def set_password(session: Session, username: str, password: str) -> None:
         raise LookupError(f"no user named {username!r}")
     session.execute(update(User).where(User.id == user_id).values(password_hash=new_hash))
     revoke_all(session, user_id)
+
+
+def has_users(session: Session) -> bool:
+    """Whether the store holds any account, disabled ones included (a store without one asks for the first admin)."""
+    return bool(session.scalar(select(func.count()).select_from(User)))
 
 
 def get_account(session: Session, user_id: int) -> Account | None:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sqlalchemy import func, select
-
 DEMO_DIR = Path(__file__).with_name("demo")
 DEMO_NAME = "demo-bilingual"
 
@@ -18,14 +16,10 @@ def ensure_demo(store, *, force: bool = False) -> bool:
     """
     from core.formats.beir import read_beir
     from db.importer import import_collection
-    from db.models import Collection
+    from db.queries import has_collections
 
     with store.write() as session:
-        if force:
-            present = session.scalar(select(func.count()).select_from(Collection).where(Collection.name == DEMO_NAME))
-        else:
-            present = session.scalar(select(func.count()).select_from(Collection))
-        if present:
+        if has_collections(session, DEMO_NAME if force else None):
             return False
         source = read_beir(DEMO_DIR)
         source.description = (

@@ -40,7 +40,7 @@ def load_inputs(store: Store, collection: str, *, qrels: str | None = None,
         if not any(oracle.values()):
             raise ValueError(f"qrels: {'version ' + repr(qrels) if qrels else 'collection ' + repr(collection)} "
                              "has no judgments to use as the oracle")
-        names = list(dict.fromkeys(runs)) if runs is not None else [r["name"] for r in list_runs(session, collection)]
+        names = list(dict.fromkeys(runs)) if runs is not None else [r.name for r in list_runs(session, collection)]
         if len(names) < 2:
             raise ValueError(f"runs: the simulation ranks systems and needs at least two runs, got {len(names)}"
                              + (f" ({', '.join(map(repr, names))})" if names else ""))

@@ -187,7 +187,7 @@ def test_lecard_taus_per_batch(shared_data, tmp_path, capsys):
     from db.queries import list_runs
 
     with store.read() as session:
-        runs = [r["name"] for r in list_runs(session, "lecard")]
+        runs = [r.name for r in list_runs(session, "lecard")]
     store.dispose()
     assert len(runs) == 8
     out = tmp_path / "lecard.csv"

@@ -109,7 +109,7 @@ with assign_tab:
             st.caption("No active annotators: add some on the Users tab.")
         else:
             with st.form("assign"):
-                selected = {p["name"]: p["selected"] for p in pools}
+                selected = {p.name: p.selected for p in pools}
                 pool = st.selectbox("Pool", list(selected), key="assign_pool",
                                     format_func=lambda name: f"{name} ({selected[name]:,} selected pairs)")
                 # the selection is kept in the session; an annotator added since the last run joins it

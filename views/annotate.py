@@ -290,13 +290,13 @@ with st.expander("My packages"):
         st.caption("No packages assigned to you yet.")
     for package in packages:
         cols = st.columns([3, 2, 2, 2])
-        cols[0].text(package["name"])
-        cols[1].text(f"{package['done']} / {package['total']}")
-        cols[2].text(package["status"])
-        if package["status"] == "revise" and cols[3].button("Revision done", key=f"resubmit-{package['id']}"):
+        cols[0].text(package.name)
+        cols[1].text(f"{package.done} / {package.total}")
+        cols[2].text(package.status)
+        if package.status == "revise" and cols[3].button("Revision done", key=f"resubmit-{package.id}"):
             try:
                 with store.write() as session:
-                    resubmit_package(session, account.id, package["id"])
+                    resubmit_package(session, account.id, package.id)
             except (Forbidden, ValueError) as exc:  # ValueError: disputed items not yet answered
                 st.error(md_escape(str(exc)))
             else:

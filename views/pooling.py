@@ -155,10 +155,10 @@ with store.read() as session:
 if not pools:
     st.caption("No pools yet.")
     st.stop()
-st.dataframe(blank_missing(pd.DataFrame([{k: p[k] for k in ("name", "method", "pairs", "selected", "created_at")}
+st.dataframe(blank_missing(pd.DataFrame([{k: getattr(p, k) for k in ("name", "method", "pairs", "selected", "created_at")}
                                         for p in pools])),
              hide_index=True, width="stretch")
-chosen = st.selectbox("Inspect pool", [p["name"] for p in pools])
+chosen = st.selectbox("Inspect pool", [p.name for p in pools])
 
 
 @st.cache_data(ttl=60, show_spinner="Computing pool statistics...")

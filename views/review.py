@@ -333,8 +333,8 @@ with pairs_tab:
 
 with ranked_tab:
     with store.read() as session:
-        pools = [p["name"] for p in list_pools(session, info.name) if p["selected"]]
-        runs = [r["name"] for r in list_runs(session, info.name)]
+        pools = [p.name for p in list_pools(session, info.name) if p.selected]
+        runs = [r.name for r in list_runs(session, info.name)]
     if not pools:
         st.info("No pool with selected pairs in this collection yet.")
     else:
@@ -452,7 +452,7 @@ with adjudication_tab:
         st.caption("A three-way split goes to one of the pool's own annotators, or, when a list is set here, only "
                    "to the accounts on it.")
         with store.read() as session:
-            all_pools = [p["name"] for p in list_pools(session, info.name)]
+            all_pools = [p.name for p in list_pools(session, info.name)]
         if all_pools:
             b1, b2 = st.columns([1, 2])
             list_pool = b1.selectbox("Pool", all_pools, key="adjudicators_pool")
@@ -494,25 +494,25 @@ with qc_tab:
 
 with throughput_tab:
     work = data["throughput"]
-    if not work["daily"]:
+    if not work.daily:
         st.caption("No labels yet.")
     else:
         # usernames are stored text: plotly would draw their HTML in the legend
-        daily = pd.DataFrame([{**row, "day": row["day"].isoformat(), "annotator": chart_text(row["annotator"])}
-                              for row in work["daily"]])
+        daily = pd.DataFrame([{"annotator": chart_text(row.annotator), "day": row.day.isoformat(), "labels": row.labels}
+                              for row in work.daily])
         st.plotly_chart(px.bar(daily, x="day", y="labels", color="annotator", barmode="group",
                                title="Labels per annotator per day (UTC)"), width="stretch", key="throughput_chart")
-    if work["annotators"]:
+    if work.annotators:
         st.dataframe(
-            pd.DataFrame([{"annotator": a, "label events": r["labels"], "pairs labelled": r["pairs"],
-                           "QC labels": r["qc_labels"], "median seconds / item": r["median_seconds"],
-                           "skips": r["skips"], "flags": r["flags"], "undos": r["undos"]}
-                          for a, r in work["annotators"].items()]),
+            pd.DataFrame([{"annotator": a, "label events": r.labels, "pairs labelled": r.pairs,
+                           "QC labels": r.qc_labels, "median seconds / item": r.median_seconds,
+                           "skips": r.skips, "flags": r.flags, "undos": r.undos}
+                          for a, r in work.annotators.items()]),
             hide_index=True, width="stretch", column_config=FORMAT,
         )
     st.subheader("Flagged items")
     if data["flagged"]:
-        st.dataframe(pd.DataFrame(data["flagged"]), hide_index=True, width="stretch")
+        st.dataframe(pd.DataFrame(data["flagged"]), hide_index=True, width="stretch")  # pandas reads dataclasses
     else:
         st.caption("Nothing flagged.")
 

@@ -21,15 +21,15 @@ with store.read() as session:
 if runs:
     table = pd.DataFrame(
         [
-            {"run": r["name"], "source": r["source"], "retriever": r["params"].get("spec", ""),
-             "hits per query": r["params"].get("k"), "queries": r["queries"], "entries": r["entries"],
-             "created": r["created_at"]}
+            {"run": r.name, "source": r.source, "retriever": r.params.get("spec", ""),
+             "hits per query": r.params.get("k"), "queries": r.queries, "entries": r.entries,
+             "created": r.created_at}
             for r in runs
         ]
     )
     st.dataframe(blank_missing(table), hide_index=True, width="stretch")  # imported runs have no "hits per query"
-    chosen = st.selectbox("Run", [r["name"] for r in runs])
-    config = next(r["params"] for r in runs if r["name"] == chosen)
+    chosen = st.selectbox("Run", [r.name for r in runs])
+    config = next(r.params for r in runs if r.name == chosen)
     with st.expander("Full configuration"):
         st.json(config or {"source": "imported file"})
 

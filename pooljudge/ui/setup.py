@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import streamlit as st
-from sqlalchemy import func, select
 
-from db.models import User
+from db import users
 from db.users import add_user
 from pooljudge.ui.common import md_escape
 
 
 def has_users(store) -> bool:
     with store.read() as session:
-        return bool(session.scalar(select(func.count()).select_from(User)))
+        return users.has_users(session)
 
 
 def first_admin_form() -> None:
@@ -34,7 +33,7 @@ def first_admin_form() -> None:
             return
         try:
             with get_store().write() as session:
-                if session.scalar(select(func.count()).select_from(User)):
+                if users.has_users(session):
                     st.error("An account was created meanwhile: log in instead.")
                     return
                 account = add_user(session, username.strip(), password, "admin")  # add_user refuses, not strips

@@ -87,7 +87,7 @@ def test_archived_runs_pools_and_qrels_versions_leave_the_listings(world):
             restore(s, kind, name, collection="c")
     with store.read() as s:
         [info] = [c for c in list_collections(s) if c.name == "c"]
-        assert (info.runs, info.qrels_versions, [p["name"] for p in list_pools(s, "c")]) == (["bm25"], ["v1"], ["p"])
+        assert (info.runs, info.qrels_versions, [p.name for p in list_pools(s, "c")]) == (["bm25"], ["v1"], ["p"])
 
 
 def test_archive_and_restore_refuse_what_makes_no_sense(world):
@@ -138,7 +138,7 @@ def test_rename_checks_the_name_and_refuses_a_clash(world):
         rename(s, "pool", "p", "pool-1", collection="renamed")
     with store.read() as s:
         [info] = [c for c in list_collections(s) if c.name == "renamed"]
-        assert (info.runs, info.qrels_versions, [p["name"] for p in list_pools(s, "renamed")]) == (
+        assert (info.runs, info.qrels_versions, [p.name for p in list_pools(s, "renamed")]) == (
             ["bm25-k1"], ["first"], ["pool-1"])
         assert len(list(iter_judgments(s, "renamed"))) == before[1]
         assert load_qrels(s, "renamed", "first") == before[2]

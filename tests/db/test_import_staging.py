@@ -216,7 +216,7 @@ def test_readers_ignore_containers_still_importing(store):
         assert (info.name, info.runs, info.qrels_versions) == ("c", ["bm25"], ["imported"])
         with pytest.raises(NotFound, match=r"collections: c\)"):
             collection_id(s, "hidden")
-        assert [r["name"] for r in list_runs(s, "c")] == ["bm25"]
+        assert [r.name for r in list_runs(s, "c")] == ["bm25"]
         with pytest.raises(NotFound, match=r"runs: bm25\)"):
             load_run(s, "c", "staged-run")
         assert load_qrels(s, "c") == {"q1": {"d1": 1}}  # the newest *ready* version

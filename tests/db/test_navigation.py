@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import select, update
 
 from core.types import CollectionSource, Passage, Query
-from db.annotation import Forbidden, StaleSubmission, create_assignments, my_packages, next_item, record_judgment
+from db.annotation import Forbidden, MyPackage, StaleSubmission, create_assignments, my_packages, next_item, record_judgment
 from db.models import Assignment, FinalLabel, Judgment, Package, utcnow
 from db.models import Passage as PassageRow
 from db.navigation import history, median_seconds, open_own_item, overview
@@ -93,7 +93,7 @@ def test_a_flagged_item_is_not_served_again_and_waits_for_the_reviewers(world):
     with store.read() as s:
         queue = flagged(s, "c")
         mine = overview(s, uid)
-    assert [(q["annotator"], q["note"], q["purpose"]) for q in queue] == [("ann1", "which tower?", "label")]
+    assert [(q.annotator, q.note, q.purpose) for q in queue] == [("ann1", "which tower?", "label")]
     assert (mine.done, mine.total, mine.flagged, mine.left, mine.packages) == (5, 6, 1, 0, 2)
     # the annotator may still open it from their own list and label it
     with store.read() as s:
@@ -177,14 +177,13 @@ def test_my_packages_lists_adjudication_items(world):
     with store.read() as s:
         listed = my_packages(s, a4)
         item = next_item(s, a4)
-    assert listed == [{"id": None, "name": "adjudication", "status": "open", "done": 0, "total": 1,
-                       "purpose": "fourth"}]
+    assert listed == [MyPackage(id=None, name="adjudication", status="open", done=0, total=1, purpose="fourth")]
     assert item.purpose == "fourth"
     _judge(store, a4, item.assignment_id, 1)
     with store.read() as s:
-        assert my_packages(s, a4) == [{"id": None, "name": "adjudication", "status": "done", "done": 1, "total": 1,
-                                       "purpose": "fourth"}]
-        assert [p["purpose"] for p in my_packages(s, a1)] == ["label", "label"]
+        assert my_packages(s, a4) == [MyPackage(id=None, name="adjudication", status="done", done=1, total=1,
+                                                purpose="fourth")]
+        assert [p.purpose for p in my_packages(s, a1)] == ["label", "label"]
 
 
 def test_overview_estimates_time_left_from_own_timestamps(world):

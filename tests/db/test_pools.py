@@ -46,7 +46,7 @@ def test_pool_round_trips_with_provenance_and_selection(seeded):
         [info] = list_pools(s, "c")
     assert pool == {"q1": {"a": [("bm25", 1, 3.0)], "b": [("bm25", 2, 2.0), ("dense", 1, 0.9)], "c": [("dense", 2, 0.8)]}}
     assert selected == {"q1": ["b", "a"]}  # c was a near-duplicate of b
-    assert (info["name"], info["pairs"], info["selected"], info["params"]) == ("p1", 3, 2, {"depth": 2})
+    assert (info.name, info.method, info.pairs, info.selected, info.params) == ("p1", "depth", 3, 2, {"depth": 2})
 
 
 def test_pool_without_selection_selects_everything(seeded):

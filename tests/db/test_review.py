@@ -26,6 +26,8 @@ from db.models import Passage as PassageRow
 from db.pools import save_pool
 from db.queries import NotFound
 from db.review import (
+    AnnotatorWork,
+    DailyLabels,
     active_users,
     activity_marker,
     adjudication_queue,
@@ -194,19 +196,19 @@ def test_throughput_and_flags(judged):
         result = throughput(s, "c")
         flags = flagged(s, "c")
     today = datetime.now(timezone.utc).date()
-    assert result["daily"] == [
-        {"annotator": "ann1", "day": today, "labels": 8},
-        {"annotator": "ann2", "day": today, "labels": 7},
-        {"annotator": "ann3", "day": today, "labels": 7},
-        {"annotator": "ann4", "day": today, "labels": 2},
+    assert result.daily == [
+        DailyLabels(annotator="ann1", day=today, labels=8),
+        DailyLabels(annotator="ann2", day=today, labels=7),
+        DailyLabels(annotator="ann3", day=today, labels=7),
+        DailyLabels(annotator="ann4", day=today, labels=2),
     ]
-    assert result["annotators"] == {
-        "ann1": {"labels": 8, "pairs": 7, "qc_labels": 0, "skips": 0, "flags": 0, "undos": 0, "median_seconds": 4.5},
-        "ann2": {"labels": 7, "pairs": 6, "qc_labels": 0, "skips": 0, "flags": 1, "undos": 1, "median_seconds": 1.5},
-        "ann3": {"labels": 7, "pairs": 7, "qc_labels": 0, "skips": 1, "flags": 0, "undos": 0, "median_seconds": 5.0},
-        "ann4": {"labels": 2, "pairs": 2, "qc_labels": 0, "skips": 0, "flags": 0, "undos": 0, "median_seconds": None},
+    assert result.annotators == {
+        "ann1": AnnotatorWork(labels=8, pairs=7, qc_labels=0, skips=0, flags=0, undos=0, median_seconds=4.5),
+        "ann2": AnnotatorWork(labels=7, pairs=6, qc_labels=0, skips=0, flags=1, undos=1, median_seconds=1.5),
+        "ann3": AnnotatorWork(labels=7, pairs=7, qc_labels=0, skips=1, flags=0, undos=0, median_seconds=5.0),
+        "ann4": AnnotatorWork(labels=2, pairs=2, qc_labels=0, skips=0, flags=0, undos=0, median_seconds=None),
     }
-    assert [(f["annotator"], f["qid"], f["docid"], f["note"], f["query"], f["purpose"]) for f in flags] == [
+    assert [(f.annotator, f.qid, f.docid, f.note, f.query, f.purpose) for f in flags] == [
         ("ann2", "q2", "d6", "*odd* <script>alert(1)</script>", "second <b>query</b>", "label")
     ]
 
@@ -254,7 +256,7 @@ def test_qc_history_keeps_every_round_and_qc_labels_stay_out_of_agreement(world)
     with store.read() as s:
         [row] = qc_history(s, collection="c")
         assert standing_labels(s, "c") == before  # reviewers' QC labels are not labelling judgments
-        assert throughput(s, "c")["annotators"]["rev1"]["qc_labels"] == 4
+        assert throughput(s, "c").annotators["rev1"].qc_labels == 4
     assert row.reviewed == {"rev1": 4, "rev2": 3}
     with pytest.raises(ValueError, match="not complete"):
         with store.write() as s:
