@@ -210,7 +210,9 @@ class _StageBars:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    from pooljudge.pipeline import RetrieverSpec, build_retriever, index_retriever, load_corpus, resolve_model
+    from pooljudge.corpus import load_corpus
+    from pooljudge.encoders import resolve_model
+    from pooljudge.retrievers import RetrieverSpec, build_retriever, index_retriever
 
     store = _store(args)
     spec = RetrieverSpec.parse(args.retriever)
@@ -226,7 +228,8 @@ def cmd_index(args: argparse.Namespace) -> int:
 def cmd_retrieve(args: argparse.Namespace) -> int:
     from core.formats.trec import write_run
     from db.importer import store_run
-    from pooljudge.pipeline import RetrieverSpec, check_new_run_name, retrieve
+    from pooljudge.pipeline import check_new_run_name, retrieve
+    from pooljudge.retrievers import RetrieverSpec
 
     store = _store(args)
     spec = RetrieverSpec.parse(args.retriever)
@@ -246,7 +249,10 @@ def cmd_retrieve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _pool_params(args: argparse.Namespace) -> dict:
+def _pool_params(args: argparse.Namespace):
+    """The pooling job's :class:`pooljudge.pool_params.PoolJobParams` from the command line."""
+    from pooljudge.pool_params import PoolJobParams
+
     dedupe = None
     if args.dedupe:
         method, _, value = args.dedupe.partition(":")
@@ -254,11 +260,10 @@ def _pool_params(args: argparse.Namespace) -> dict:
             raise ValueError("--dedupe must be similarity:THRESHOLD or ward:DISTANCE, e.g. similarity:0.95")
         key = "threshold" if method == "similarity" else "distance_threshold"
         dedupe = {"method": method, key: float(value)}
-    return {
-        "collection": args.collection, "name": args.name, "retrievers": args.retriever or [], "runs": args.run or [],
-        "k": args.hits, "method": args.method, "depth": args.depth, "size": args.size, "select": args.select,
-        "dedupe": dedupe, "prelabel": args.prelabel, "split": args.split,
-    } | _selection_params(args)
+    return PoolJobParams(
+        collection=args.collection, name=args.name, retrievers=args.retriever or [], runs=args.run or [],
+        k=args.hits, method=args.method, depth=args.depth, size=args.size, select=args.select,
+        dedupe=dedupe, prelabel=args.prelabel, split=args.split, **_selection_params(args))
 
 
 def _selection_params(args: argparse.Namespace) -> dict:
@@ -283,13 +288,13 @@ def cmd_pool(args: argparse.Namespace) -> int:
     from db.jobs import create_job
     from db.queries import collection_id
     from pooljudge.jobs import run_job
-    from pooljudge.pipeline import check_pool_params
+    from pooljudge.pool_params import check_pool_params
 
     store = _store(args)
     params = _pool_params(args)
     check_pool_params(store, params)  # every name, before a job is queued (the job checks them again)
     with store.write() as session:
-        job_id = create_job(session, "pool", params, collection_id=collection_id(session, args.collection))
+        job_id = create_job(session, "pool", params.as_dict(), collection_id=collection_id(session, args.collection))
     result = run_job(store, job_id, echo=None if args.quiet else (lambda m: print(m, file=sys.stderr)))
     print(
         f"pool {result['pool']!r} (job {job_id}): {result['pairs']} pairs over {result['queries']} queries from "
@@ -404,8 +409,8 @@ def cmd_leakage(args: argparse.Namespace) -> int:
 
     from core.analysis import LEXICAL_LEAKAGE_THRESHOLD
     from db.queries import iter_queries
-    from pooljudge.pipeline import (chinese_leakage_method, encoder_for, is_chinese, leaked_training_queries,
-                                    leakage_method_text, query_vectors)
+    from core.leakage import chinese_leakage_method, is_chinese, leaked_training_queries, leakage_method_text
+    from pooljudge.encoders import encoder_for, query_vectors
 
     if not -1.0 <= args.threshold <= 1.0:  # checked before minutes of encoding, not after
         raise ValueError(f"threshold must be a number in [-1, 1], got {args.threshold}")
@@ -669,6 +674,7 @@ def cmd_db(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     from core.formats import FORMATS
+    from core.pooling import POOLING_METHODS  # read when the parser is built: a registered method is a choice
 
     parser = argparse.ArgumentParser(prog="pooljudge", description=__doc__.splitlines()[0])
     parser.add_argument("--db", help="SQLite file or SQLAlchemy URL (default: $POOLJUDGE_DB_URL, $POOLJUDGE_DB, ~/.pooljudge/pooljudge.db)")
@@ -752,7 +758,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--retriever", "-r", action="append", help=retriever_help + "; repeatable")
     p.add_argument("--run", action="append", help="a stored run to pool; repeatable")
     p.add_argument("--hits", type=int, default=100, help="hits per new retriever (default 100)")
-    p.add_argument("--method", choices=["depth", "take", "rrf", "rbp"], default="depth",
+    p.add_argument("--method", choices=list(POOLING_METHODS), default="depth",
                    help="depth: top-k union (TREC); take: Take@N, a budget of --size per query filled rank by rank; "
                    "rrf/rbp: the --size best documents by fused priority")
     p.add_argument("--depth", type=int, default=50, help="depth pooling: top DEPTH of every run (default 50)")

@@ -53,7 +53,7 @@ class Reporter:
 
 
 def handlers() -> dict[str, JobHandler]:
-    from pooljudge.pipeline import run_pool_job
+    from pooljudge.pool_job import run_pool_job
     from pooljudge.training import run_train_job
 
     return {"pool": run_pool_job, "import": run_import_job, "train": run_train_job}

@@ -283,7 +283,7 @@ def check_train_params(store: Store, params: Mapping[str, Any] | TrainParams) ->
     from db.queries import READY, NotFound, collection_id
     from db.trained_models import check_new_model_name
     from db.training import FINAL, resolve_labels
-    from pooljudge.pipeline import RetrieverSpec
+    from pooljudge.retrievers import RetrieverSpec
 
     p = params if isinstance(params, TrainParams) else TrainParams.from_params(params)
     with store.read() as session:
@@ -312,7 +312,8 @@ def _candidates(store: Store, checked: _Checked, reporter) -> tuple[dict[str, li
     """Each query's top ``depth`` candidates in trec order, and where they came from."""
     from core.ranking import trec_ranking
     from db.queries import load_run
-    from pooljudge.pipeline import RetrieverSpec, retrieve
+    from pooljudge.pipeline import retrieve
+    from pooljudge.retrievers import RetrieverSpec
 
     p = checked.params
     reporter(0, None, "retrieving candidates")

@@ -8,7 +8,7 @@ from core.analysis import find_leakage
 from db.engine import Store, sqlite_url
 from db.queries import iter_queries
 from pooljudge.cli import main
-from pooljudge.pipeline import encoder_for, query_vectors
+from pooljudge.encoders import encoder_for, query_vectors
 from pooljudge.seed import DEMO_NAME, ensure_demo
 
 
@@ -80,7 +80,7 @@ def test_demo_chinese_training_queries_are_no_longer_flagged(demo_db, capsys):
 
 def test_chinese_paraphrases_are_flagged_by_character_bigrams(demo_db):
     from core.types import Query
-    from pooljudge.pipeline import leaked_training_queries
+    from core.leakage import leaked_training_queries
 
     _, queries = demo_db
     chinese = [q for q in queries if q.language == "zh"]

@@ -9,7 +9,8 @@ from db.jobs import create_job, get_job
 from db.pools import load_pool, load_prelabels
 from pooljudge.cli import main
 from pooljudge.jobs import run_job
-from pooljudge.pipeline import RetrieverSpec, retrieve
+from pooljudge.pipeline import retrieve
+from pooljudge.retrievers import RetrieverSpec
 from pooljudge.seed import DEMO_DIR, DEMO_NAME
 
 

@@ -7,7 +7,7 @@ import pytest
 from db.jobs import create_job, get_job
 from db.models import RunRecord
 from db.queries import list_collections
-from pooljudge import pipeline
+from pooljudge import pool_job
 from pooljudge.cli import main
 from pooljudge.jobs import run_job
 from pooljudge.seed import DEMO_NAME
@@ -25,13 +25,13 @@ def _runs(store) -> tuple[list[str], int]:
 def retrievals(monkeypatch):
     """The run names :func:`pooljudge.pipeline.retrieve` was asked for."""
     calls: list[str] = []
-    real = pipeline.retrieve
+    real = pool_job.retrieve
 
     def spy(store, collection, spec, **kwargs):
         calls.append(spec.default_name())
         return real(store, collection, spec, **kwargs)
 
-    monkeypatch.setattr(pipeline, "retrieve", spy)
+    monkeypatch.setattr(pool_job, "retrieve", spy)
     return calls
 
 
@@ -80,12 +80,14 @@ def test_every_name_is_checked_before_any_retrieval(demo, retrievals, capsys, ar
 def test_a_job_failing_after_retrieval_leaves_no_run(demo, retrievals, monkeypatch, capsys):
     url, store = demo
     before = _runs(store)
+    from dataclasses import replace
+
     from core import pooling
 
     def broken(*_a, **_k):
         raise ValueError("pooling broke")
 
-    monkeypatch.setattr(pooling, "depth_pool", broken)
+    monkeypatch.setitem(pooling.POOLING_METHODS, "depth", replace(pooling.POOLING_METHODS["depth"], pool=broken))
     assert _pool(url, "--name", "p", "-r", "bm25:name=bm25-again") == 1
     assert "pooling broke" in capsys.readouterr().err
     assert retrievals == ["bm25-again"] and _runs(store) == before
@@ -98,7 +100,7 @@ def test_a_pool_saved_concurrently_under_the_same_name_removes_the_staged_run(de
     """The name was free at the check and taken by the time the pool is saved: the job's run goes too."""
     url, store = demo
     before = _runs(store)
-    real = pipeline._stage_runs
+    real = pool_job._stage_runs
 
     def race(store_, collection, new_runs):
         staged = real(store_, collection, new_runs)
@@ -107,7 +109,7 @@ def test_a_pool_saved_concurrently_under_the_same_name_removes_the_staged_run(de
             assert _pool(url, "--name", "p", "--run", "bm25") == 0
         return staged
 
-    monkeypatch.setattr(pipeline, "_stage_runs", race)
+    monkeypatch.setattr(pool_job, "_stage_runs", race)
     with store.write() as s:
         job = create_job(s, "pool", {"collection": DEMO_NAME, "name": "p", "retrievers": ["bm25:name=late"], "depth": 5})
     with pytest.raises(ValueError, match="a pool named 'p' already exists"):

@@ -22,7 +22,8 @@ from core.ranking import trec_ranking  # noqa: E402
 from core.types import CollectionSource, Passage, Query  # noqa: E402
 from db.engine import Store, sqlite_url  # noqa: E402
 from pooljudge.cli import main  # noqa: E402
-from pooljudge.pipeline import RetrieverSpec, retrieve, split_specs  # noqa: E402
+from pooljudge.pipeline import retrieve  # noqa: E402
+from pooljudge.retrievers import RetrieverSpec, split_specs  # noqa: E402
 
 WORDS = ("bread", "river", "market", "cat", "dog", "fish", "money", "music", "the", "a", "of", "and", "is", "in",
          "old", "new", "big", "small", "good", "what", "about", "tell", "me", ".", "?")
@@ -88,7 +89,7 @@ def toy(tmp_path, monkeypatch):
 
 def texts(store) -> tuple[dict[str, str], dict[str, str]]:
     """Query texts and passage texts with their title (the default context a re-ranker reads)."""
-    from pooljudge.pipeline import load_corpus
+    from pooljudge.corpus import load_corpus
 
     corpus = load_corpus(store, "toy")
     return corpus.queries, dict(zip(corpus.doc_ids, corpus.texts))

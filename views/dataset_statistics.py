@@ -129,14 +129,14 @@ if len(queries) > AUTO_ENCODE_QUERIES and not st.toggle(f"Encode the {len(querie
 
 @st.cache_resource(show_spinner="Loading the embedding model...")
 def encoder(model: str):
-    from pooljudge.pipeline import encoder_for  # encoder_for imports torch and loads the model: only here
+    from pooljudge.encoders import encoder_for  # encoder_for imports torch and loads the model: only here
 
     return encoder_for({"model": model} if model else {})
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
 def query_vectors(store_url: str, collection: str, model: str, texts_key: tuple[str, ...]):
-    from pooljudge.pipeline import query_vectors as encode
+    from pooljudge.encoders import query_vectors as encode
 
     bar = st.progress(0.0, text="Encoding queries...")
     vectors = encode(queries, encoder(model), progress=lambda done, total: bar.progress(done / total if total else 0.0,
@@ -151,8 +151,8 @@ except (OSError, RuntimeError, ValueError) as exc:
     st.error(f"Could not encode the queries with {md_escape(model or 'the bundled model')}: {md_escape(str(exc))}")
     st.stop()
 
-from pooljudge.pipeline import (chinese_leakage_method, leaked_training_queries, leakage_method_text,  # noqa: E402
-                                query_diversity)  # (beside their use: pooljudge.pipeline itself imports no torch)
+from core.leakage import (chinese_leakage_method, leaked_training_queries, leakage_method_text,  # noqa: E402
+                          query_diversity)  # (beside their use: core.leakage itself imports no torch)
 
 model_name = model or "all-MiniLM-L6-v2"
 if not model and any(q.language == "zh" for q in queries):

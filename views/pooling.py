@@ -8,7 +8,10 @@ from db.jobs import create_job, list_jobs
 from db.pools import list_pools
 from db.queries import collection_id
 from pooljudge.jobs import error_text, launch
-from pooljudge.pipeline import DEFAULT_ACTIVE_BAND, RetrieverSpec, check_pool_params, split_specs, stored_pool_statistics
+from core.pooling import POOLING_METHODS
+from pooljudge.pool_job import stored_pool_statistics
+from pooljudge.pool_params import DEFAULT_ACTIVE_BAND, PoolJobParams, check_pool_params
+from pooljudge.retrievers import RetrieverSpec, split_specs
 from pooljudge.ui.common import blank_missing, collection_box, collections_or_stop, get_store, md_escape
 from pooljudge.ui.highlight import chart_text
 from pooljudge.ui.auth import require_role
@@ -55,7 +58,7 @@ with st.expander("Start a new pool", expanded=True):
             "any retriever: name=RUN_NAME, context=title|keyphrases|title+keyphrases|none")
         runs = st.multiselect("Stored runs to pool", info.runs, default=info.runs)
         left, right = st.columns(2)
-        method = left.radio("Pooling", ["depth", "take", "rrf", "rbp"], horizontal=True,
+        method = left.radio("Pooling", list(POOLING_METHODS), horizontal=True,
                             help="depth: union of every run's top k (TREC); take: Take@N, a fixed budget per query "
                             "filled rank by rank; rrf/rbp: the best-fused documents per query")
         depth = right.number_input("Depth k / pool size per query", min_value=1, max_value=1000, value=50)
@@ -92,26 +95,25 @@ with st.expander("Start a new pool", expanded=True):
         except ValueError as exc:
             st.error(md_escape(str(exc)))
         else:
-            params = {
-                "collection": info.name, "name": name.strip(), "retrievers": specs, "runs": runs, "k": int(hits),
-                "method": method, "depth": int(depth), "size": int(depth),
-                "select": int(select) if selection_kind.startswith("top N") else None,
-                "dedupe": None if dedupe == "none" else (
+            params = PoolJobParams(
+                collection=info.name, name=name.strip(), retrievers=specs, runs=runs, k=int(hits),
+                method=method, depth=int(depth), size=int(depth),
+                select=int(select) if selection_kind.startswith("top N") else None,
+                dedupe=None if dedupe == "none" else (
                     {"method": "similarity", "threshold": threshold} if dedupe == "similarity"
                     else {"method": "ward", "distance_threshold": threshold}),
-                "prelabel": prelabel,
-            }
+                prelabel=prelabel)
             if selection_kind == "top N by re-ranker":
-                params["select_by"] = models
+                params.select_by = models
             elif selection_kind == "active":
-                params |= {"select_method": "active", "active_model": models[0], "active_band": list(band)}
+                params.select_method, params.active_model, params.active_band = "active", models[0], list(band)
             try:  # every name before a job is queued: a taken one is refused before any retrieval
                 check_pool_params(store, params)
             except (ValueError, LookupError) as exc:
                 st.error(md_escape(error_text(exc)))
             else:
                 with store.write() as session:
-                    job_id = create_job(session, "pool", params, collection_id=collection_id(session, info.name))
+                    job_id = create_job(session, "pool", params.as_dict(), collection_id=collection_id(session, info.name))
                 launch(store, job_id)
                 st.toast(f"Pooling job {job_id} started")
 

@@ -40,7 +40,6 @@ References
    ranking", SIGIR 2023.
 """
 
-
 from __future__ import annotations
 
 from core.pooling.dedupe import EmbeddingsLookup, dedupe_by_clustering, dedupe_by_similarity, dedupe_pool

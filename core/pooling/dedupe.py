@@ -144,6 +144,16 @@ EmbeddingsLookup = Mapping[str, ArrayLike] | Callable[[list[str]], ArrayLike]
 """``{docid: vector}``, or a function taking a list of doc ids and returning their ``(n, dim)`` rows."""
 
 
+def _embedding_matrix(qid: str, ids: list[str], embeddings_lookup: EmbeddingsLookup) -> np.ndarray:
+    """The documents' embeddings as rows, from a mapping (``KeyError`` naming the missing) or a function."""
+    if isinstance(embeddings_lookup, Mapping):
+        missing = [d for d in ids if d not in embeddings_lookup]
+        if missing:
+            raise KeyError(f"query {qid!r}: no embedding for document(s) {missing[:5]}")
+        return np.stack([np.asarray(embeddings_lookup[d], dtype=np.float64) for d in ids])
+    return np.asarray(embeddings_lookup(ids), dtype=np.float64)
+
+
 def dedupe_pool(
     selection: Mapping[str, Sequence[str]],
     embeddings_lookup: EmbeddingsLookup,
@@ -197,13 +207,7 @@ def dedupe_pool(
         if not ids:
             kept_all[qid], removed_all[qid] = [], {}
             continue
-        if isinstance(embeddings_lookup, Mapping):
-            missing = [d for d in ids if d not in embeddings_lookup]
-            if missing:
-                raise KeyError(f"query {qid!r}: no embedding for document(s) {missing[:5]}")
-            matrix = np.stack([np.asarray(embeddings_lookup[d], dtype=np.float64) for d in ids])
-        else:
-            matrix = np.asarray(embeddings_lookup(ids), dtype=np.float64)
+        matrix = _embedding_matrix(qid, ids, embeddings_lookup)
         if distance_threshold is not None and method == "ward":
             kept, removed = dedupe_by_clustering(ids, matrix, distance_threshold=distance_threshold)
         else:

@@ -16,6 +16,25 @@ from core.validators import positive_int, real_number
 # --------------------------------------------------------------------------- selection
 
 
+def _weighted_terms(qid: str, docs: list[str], named: Mapping[str, Run],
+                    w: Mapping[str, float]) -> dict[str, list[float]]:
+    """Each document's weighted min-max normalised scores, one per scorer that scored any of ``docs``."""
+    terms: dict[str, list[float]] = {doc: [] for doc in docs}
+    for name, run in named.items():
+        scores = run.get(qid, {})
+        present = {doc: float(scores[doc]) for doc in docs if doc in scores}
+        if not present or w[name] == 0.0:
+            continue
+        for doc, s in present.items():
+            if not math.isfinite(s):
+                raise ValueError(f"scorer {name!r}, query {qid!r}, document {doc!r}: score {s!r} is not finite")
+        low, high = min(present.values()), max(present.values())
+        for doc, s in present.items():
+            norm = 1.0 if high == low else (s - low) / (high - low)
+            terms[doc].append(w[name] * norm)
+    return terms
+
+
 def ensemble_scores(
     pool: Pool, scorers: Mapping[str, Run] | Sequence[Run], *, weights: WeightsArg = None
 ) -> Run:
@@ -61,20 +80,7 @@ def ensemble_scores(
     total_w = math.fsum(w.values())
     result: Run = {}
     for qid, entries in pool.items():
-        docs = list(entries)
-        terms: dict[str, list[float]] = {doc: [] for doc in docs}
-        for name, run in named.items():
-            scores = run.get(qid, {})
-            present = {doc: float(scores[doc]) for doc in docs if doc in scores}
-            if not present or w[name] == 0.0:
-                continue
-            for doc, s in present.items():
-                if not math.isfinite(s):
-                    raise ValueError(f"scorer {name!r}, query {qid!r}, document {doc!r}: score {s!r} is not finite")
-            low, high = min(present.values()), max(present.values())
-            for doc, s in present.items():
-                norm = 1.0 if high == low else (s - low) / (high - low)
-                terms[doc].append(w[name] * norm)
+        terms = _weighted_terms(qid, list(entries), named, w)
         ens = {doc: math.fsum(parts) / total_w for doc, parts in terms.items()}
         result[qid] = {doc: ens[doc] for doc in trec_ranking(ens)}
     return result

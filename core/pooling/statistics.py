@@ -52,6 +52,38 @@ class PoolStatistics:
     overlap: list[list[float]]
 
 
+def _contributions(pool: Pool, names: list[str], queries: list[str]):
+    """Per run and query: pooled pairs it contributed, those only it contributed, and its pooled documents."""
+    contributed_pq = {name: {qid: 0 for qid in queries} for name in names}
+    unique_pq = {name: {qid: 0 for qid in queries} for name in names}
+    sets: dict[str, dict[str, set[str]]] = {name: {qid: set() for qid in queries} for name in names}
+    for qid in queries:
+        for doc, contributions in pool[qid].items():
+            contributors = list(dict.fromkeys(c.run for c in contributions))
+            for name in contributors:
+                contributed_pq[name][qid] += 1
+                sets[name][qid].add(doc)
+            if len(contributors) == 1:
+                unique_pq[contributors[0]][qid] += 1
+    return contributed_pq, unique_pq, sets
+
+
+def _overlap(names: list[str], queries: list[str], sets: dict[str, dict[str, set[str]]]) -> list[list[float]]:
+    """Mean Jaccard of every two runs' document sets over the queries where either has one (nan: none)."""
+    overlap: list[list[float]] = []
+    for a in names:
+        row = []
+        for b in names:
+            values = []
+            for qid in queries:
+                union = sets[a][qid] | sets[b][qid]
+                if union:
+                    values.append(len(sets[a][qid] & sets[b][qid]) / len(union))
+            row.append(math.fsum(values) / len(values) if values else math.nan)
+        overlap.append(row)
+    return overlap
+
+
 def pool_statistics(pool: Pool, runs: RunsArg, *, depth: int | None = None) -> PoolStatistics:
     r"""Pool sizes, per-run and unique contributions, and pairwise run overlap.
 
@@ -94,33 +126,12 @@ def pool_statistics(pool: Pool, runs: RunsArg, *, depth: int | None = None) -> P
         raise ValueError(f"the pool names runs {unknown} that are not among the runs given {names}")
     queries = list(pool)
     pool_size = {qid: len(pool[qid]) for qid in queries}
-    contributed_pq = {name: {qid: 0 for qid in queries} for name in names}
-    unique_pq = {name: {qid: 0 for qid in queries} for name in names}
-    sets: dict[str, dict[str, set[str]]] = {name: {} for name in names}
-    for qid in queries:
-        for name in names:
-            sets[name][qid] = set()
-        for doc, contributions in pool[qid].items():
-            contributors = list(dict.fromkeys(c.run for c in contributions))
-            for name in contributors:
-                contributed_pq[name][qid] += 1
-                sets[name][qid].add(doc)
-            if len(contributors) == 1:
-                unique_pq[contributors[0]][qid] += 1
-        if depth is not None:
+    contributed_pq, unique_pq, sets = _contributions(pool, names, queries)
+    if depth is not None:
+        for qid in queries:
             for name, run in named.items():
                 sets[name][qid] = set(trec_ranking(run.get(qid, {}))[:depth])
-    overlap: list[list[float]] = []
-    for a in names:
-        row = []
-        for b in names:
-            values = []
-            for qid in queries:
-                union = sets[a][qid] | sets[b][qid]
-                if union:
-                    values.append(len(sets[a][qid] & sets[b][qid]) / len(union))
-            row.append(math.fsum(values) / len(values) if values else math.nan)
-        overlap.append(row)
+    overlap = _overlap(names, queries, sets)
     return PoolStatistics(
         runs=names,
         queries=queries,

@@ -1,9 +1,10 @@
-"""The one retriever protocol shared by BM25, dense and hybrid retrievers."""
+"""The one retriever protocol shared by BM25, dense, hybrid, hierarchical and re-ranking retrievers."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import NamedTuple, Protocol, runtime_checkable
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from core.ranking import trec_ranking
 from core.types import Run
@@ -26,15 +27,51 @@ class Retriever(Protocol):
     ``batch_search`` takes ``{query_id: query_text}`` and returns a
     :data:`core.types.Run`; within a query, hits are ordered by score
     descending, ties by doc id descending (trec_eval's order).
+
+    ``kind`` names the retriever's family (``bm25``, ``dense``, ...: the spec kind
+    :mod:`pooljudge.retrievers` builds and indexes it by); ``context`` is the passage
+    context (:data:`core.context.CONTEXT_MODES`) its texts are indexed with, ``None`` for
+    the corpus default (a hybrid's members keep their own); ``describe()`` is the complete
+    resolved configuration, stored with the run it makes.
     """
 
     name: str
+    kind: str
+    context: str | None
+
+    def index(self, doc_ids: Sequence[str], texts: Sequence[str], progress: ProgressCallback | None = None) -> Any: ...
+
+    def describe(self) -> dict[str, Any]: ...
 
     def search(self, query: str, k: int = 10) -> list[Hit]: ...
 
     def batch_search(
         self, queries: Mapping[str, str], k: int = 10, *, progress: ProgressCallback | None = None
     ) -> Run: ...
+
+
+def describe_retriever(retriever: Any, **parts: Any) -> dict[str, Any]:
+    """What every :meth:`Retriever.describe` holds, as JSON-ready data (non-JSON values as text).
+
+    ``{"class": ...}``, then ``parts`` (a hybrid's members, a re-ranker's first stage), then
+    what the retriever has of ``params`` (a dict), its analyzer's ``params``, its ``context``,
+    its ``encoder`` (parameters and fingerprint) with the ``index`` type.
+    """
+    config: dict[str, Any] = {"class": type(retriever).__name__, **parts}
+    params = getattr(retriever, "params", None)
+    if isinstance(params, dict):
+        config["params"] = params
+    analyzer = getattr(retriever, "analyzer", None)
+    if analyzer is not None and hasattr(analyzer, "params"):
+        config["analyzer"] = analyzer.params
+    context = getattr(retriever, "context", None)
+    if context is not None:
+        config["context"] = context
+    encoder = getattr(retriever, "encoder", None)
+    if encoder is not None:
+        config["encoder"] = dict(getattr(encoder, "params", {})) | {"fingerprint": getattr(encoder, "fingerprint", None)}
+        config["index"] = getattr(retriever, "index_type", None)
+    return json.loads(json.dumps(config, default=str))
 
 
 def trec_order(hits: list[Hit]) -> list[Hit]:

@@ -90,7 +90,7 @@ import numpy as np
 
 from core.atomic import atomic_write_bytes
 from core.ranking import trec_argsort, trec_scores
-from core.retrieval.base import Hit, ProgressCallback
+from core.retrieval.base import Hit, ProgressCallback, describe_retriever
 from core.text import Analyzer
 from core.types import Passage, Run
 from core.validators import positive_int, real_number
@@ -148,6 +148,10 @@ class BM25Retriever:
     >>> [h.doc_id for h in r.search("apple")]
     ['a']
     """
+
+    kind = "bm25"
+    context: str | None = None
+    """The passage context its texts are indexed with (set by :mod:`pooljudge.retrievers`); ``None``: the corpus default."""
 
     def __init__(
         self,
@@ -226,6 +230,10 @@ class BM25Retriever:
         if self.backend == "rank_bm25" and self.method == "okapi":
             params["epsilon"] = self.epsilon
         return params
+
+    def describe(self) -> dict[str, Any]:
+        """The complete resolved configuration (:func:`core.retrieval.base.describe_retriever`)."""
+        return describe_retriever(self)
 
     def __repr__(self) -> str:
         size = "not indexed" if self._doc_ids is None else f"{len(self._doc_ids)} passages"

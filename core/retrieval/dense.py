@@ -37,7 +37,7 @@ from typing import Any, Literal
 import numpy as np
 
 from core.atomic import atomic_write, atomic_write_bytes
-from core.retrieval.base import Hit, ProgressCallback, trec_order
+from core.retrieval.base import Hit, ProgressCallback, trec_order, describe_retriever
 from core.retrieval.encoder import (
     DEFAULT_MODEL_NAME,
     BiEncoder,
@@ -129,6 +129,10 @@ class DenseRetriever:
         ``faiss.get_num_gpus() > 0``, else ``"torch"``.
     """
 
+    kind = "dense"
+    context: str | None = None
+    """The passage context its texts are indexed with (set by :mod:`pooljudge.retrievers`); ``None``: the corpus default."""
+
     def __init__(
         self,
         encoder: TextEncoder,
@@ -168,6 +172,10 @@ class DenseRetriever:
         self._gpu_index: Any = None  # "faiss-gpu" with flat/ivf
         self._tvecs: Any = None  # "torch": (n, d) float32 tensor on the device
         self._dim: int | None = None
+
+    def describe(self) -> dict[str, Any]:
+        """The complete resolved configuration (:func:`core.retrieval.base.describe_retriever`)."""
+        return describe_retriever(self)
 
     def __repr__(self) -> str:
         size = "not indexed" if self._doc_ids is None else f"{len(self._doc_ids)} passages"

@@ -79,7 +79,7 @@ import numpy as np
 from core.context import DEFAULT_N_KEYPHRASES, check_context_mode, contextualise, group_by_document
 from core.fusion import DEFAULT_RRF_K, check_alpha, convex
 from core.ranking import rank_positions
-from core.retrieval.base import Hit, ProgressCallback, trec_order
+from core.retrieval.base import Hit, ProgressCallback, trec_order, describe_retriever
 from core.retrieval.encoder import TextEncoder, encode_cached
 from core.types import Passage, Run
 from core.validators import non_negative_int, positive_int, real_number
@@ -142,6 +142,8 @@ class HierarchicalRetriever:
     >>> r = HierarchicalRetriever(BM25Retriever(analyzer_for("en")), encoder, top_docs=50)  # doctest: +SKIP
     >>> r.index_passages(passages).search("who built the venue", k=10)  # doctest: +SKIP
     """
+
+    kind = "hierarchical"
 
     def __init__(
         self,
@@ -206,6 +208,10 @@ class HierarchicalRetriever:
     def analyzer(self) -> Any:
         """The document retriever's analyzer (``None`` when it has none)."""
         return getattr(self.doc_retriever, "analyzer", None)
+
+    def describe(self) -> dict[str, Any]:
+        """The complete resolved configuration (:func:`core.retrieval.base.describe_retriever`)."""
+        return describe_retriever(self)
 
     def __repr__(self) -> str:
         size = "not indexed" if self._passage_ids is None else (

@@ -19,9 +19,10 @@ Document-Aware Passage Retrieval", ACL 2024; Bruch et al., TOIS 2023).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from core.fusion import DEFAULT_RRF_K, FUSION_METHODS, FusionMethod, WeightsArg, check_alpha, fuse
-from core.retrieval.base import Hit, ProgressCallback, Retriever
+from core.retrieval.base import Hit, ProgressCallback, Retriever, describe_retriever
 from core.types import Run
 from core.validators import positive_int
 
@@ -59,6 +60,10 @@ class HybridRetriever:
     Fused scores are those of :func:`core.fusion.fuse`; hits come back in
     trec order (fused score descending, doc id descending).
     """
+
+    kind = "hybrid"
+    context: str | None = None
+    """The passage context its texts are indexed with (set by :mod:`pooljudge.retrievers`); ``None``: the corpus default."""
 
     def __init__(
         self,
@@ -136,6 +141,19 @@ class HybridRetriever:
                 progress(offset + n_queries, total)
         fused = self._fuse(member_runs, k)
         return {qid: fused.get(qid, {}) for qid in queries}
+
+    def index(
+        self, doc_ids: Sequence[str], texts: Sequence[str], progress: ProgressCallback | None = None
+    ) -> HybridRetriever:
+        """Index every member with the same texts (:mod:`pooljudge.retrievers` gives each its own context)."""
+        for member in self.retrievers.values():
+            member.index(doc_ids, texts, progress=progress)
+        return self
+
+    def describe(self) -> dict[str, Any]:
+        """The fusion and each member's description (:func:`core.retrieval.base.describe_retriever`)."""
+        return describe_retriever(self, fusion=self.fusion,
+                                  members={name: member.describe() for name, member in self.retrievers.items()})
 
     def __repr__(self) -> str:
         alpha = f", alpha={self.alpha}" if self.fusion == "convex" else ""

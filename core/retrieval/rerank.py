@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from core.retrieval.base import Hit, ProgressCallback, Retriever
+from core.retrieval.base import Hit, ProgressCallback, Retriever, describe_retriever
 from core.types import Run
 from core.validators import positive_int
 
@@ -48,6 +48,10 @@ class RerankRetriever:
     depth : int
     """
 
+    kind = "rerank"
+    context: str | None = None
+    """The passage context its texts are indexed with (set by :mod:`pooljudge.retrievers`); ``None``: the corpus default."""
+
     def __init__(self, first: Retriever, rerankers: Sequence[Any], *, depth: int = 100, name: str = "rerank") -> None:
         if not hasattr(first, "batch_search"):
             raise TypeError(f"first must be a Retriever (with batch_search), got {type(first).__name__}")
@@ -61,6 +65,18 @@ class RerankRetriever:
         self.depth = positive_int(depth, "depth")
         self.name = name
         self._texts: dict[str, str] = {}
+
+    def index(
+        self, doc_ids: Sequence[str], texts: Sequence[str], progress: ProgressCallback | None = None
+    ) -> RerankRetriever:
+        """Index the first stage with ``texts`` and keep them for the cross-encoders; returns ``self``."""
+        self.first.index(doc_ids, texts, progress=progress)
+        return self.index_texts(doc_ids, texts)
+
+    def describe(self) -> dict[str, Any]:
+        """The first stage's description and each cross-encoder's folder and fingerprint (which weights ranked)."""
+        return describe_retriever(self, first=self.first.describe(), models=[
+            {"path": str(e.path), "fingerprint": e.fingerprint, "max_length": e.max_length} for e in self.rerankers])
 
     def __repr__(self) -> str:
         return (f"RerankRetriever(first={getattr(self.first, 'name', type(self.first).__name__)!r}, "

@@ -10,7 +10,7 @@ import pytest
 
 from core.analysis import intra_list_similarity, label_distribution, length_stats, relevant_positions
 from db.queries import iter_passages, iter_queries, load_qrels, relevance_level, split_statistics
-from pooljudge.pipeline import encoder_for, query_vectors
+from pooljudge.encoders import encoder_for, query_vectors
 from pooljudge.seed import DEMO_NAME, ensure_demo
 from tests.app.apptest import VIEWS, open_as_admin
 

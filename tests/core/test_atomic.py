@@ -127,7 +127,8 @@ def test_cached_embeddings_keep_the_old_file_when_saving_fails(tmp_path, monkeyp
 def test_a_failing_bm25_index_save_leaves_no_staging_folder(tmp_path, monkeypatch):
     from core.retrieval.bm25 import BM25Retriever
     from core.text import analyzer_for
-    from pooljudge.pipeline import Corpus, index_retriever
+    from pooljudge.corpus import Corpus
+    from pooljudge.retrievers import index_retriever
 
     monkeypatch.setenv("POOLJUDGE_CACHE", str(tmp_path))
     corpus = Corpus(collection="c", language="en", doc_ids=["d1", "d2"], texts=["apple pie", "pear tart"],

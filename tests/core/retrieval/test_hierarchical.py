@@ -372,16 +372,16 @@ def test_dapr_sample_with_the_real_minilm() -> None:
 
 @pytest.fixture
 def stub_encoder(monkeypatch):
-    from pooljudge import pipeline
+    from pooljudge import encoders
 
     encoder = HashingEncoder()
-    monkeypatch.setattr(pipeline, "encoder_for", lambda options: encoder)
+    monkeypatch.setattr(encoders, "encoder_for", lambda options: encoder)
     return encoder
 
 
 def corpus_of(passages: list[Passage]):  # noqa: ANN201
     from core.context import contextualise
-    from pooljudge.pipeline import Corpus
+    from pooljudge.corpus import Corpus
 
     return Corpus("c", "en", [p.id for p in passages], contextualise(passages, "title"), {}, {}, passages=passages)
 
@@ -394,7 +394,7 @@ CORPUS = [
 
 
 def test_spec_parsing_of_the_new_options() -> None:
-    from pooljudge.pipeline import RetrieverSpec
+    from pooljudge.retrievers import RetrieverSpec
 
     assert RetrieverSpec.parse("hybrid:fusion=convex,alpha=0.3").options == {"fusion": "convex", "alpha": 0.3}
     assert RetrieverSpec.parse("hierarchical:top_docs=50,alpha=0.5").options == {"top_docs": 50, "alpha": 0.5}
@@ -420,7 +420,7 @@ def test_spec_parsing_of_the_new_options() -> None:
 
 
 def test_build_and_index_from_specs(stub_encoder) -> None:
-    from pooljudge.pipeline import RetrieverSpec, build_retriever, context_of, index_retriever
+    from pooljudge.retrievers import RetrieverSpec, build_retriever, context_of, index_retriever
 
     hybrid = build_retriever(RetrieverSpec.parse("hybrid:fusion=convex,alpha=0.3"), "en")
     assert isinstance(hybrid, HybridRetriever) and (hybrid.fusion, hybrid.alpha) == ("convex", 0.3)

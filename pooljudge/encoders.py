@@ -1,0 +1,86 @@
+"""The models a retriever or a pooling job loads, once per process: bi-encoders and cross-encoders.
+
+Loading weights is the slow part, so :func:`encoder_for` and :func:`cross_encoder_for` keep one
+instance per model and settings; :func:`resolve_model` turns a model as written (a folder, or a
+model registered in a collection) into its folder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from core.types import Query
+from db.engine import Store
+
+ENCODER_OPTIONS = ("model", "pooling", "max_length", "batch_size", "query_prefix", "passage_prefix")
+"""A dense spec's options that choose its bi-encoder (the rest choose its index)."""
+
+_ENCODERS: dict[tuple, Any] = {}
+
+
+def encoder_for(options: Mapping[str, Any]):
+    """One BiEncoder per model and settings in this process (loading weights is the slow part).
+
+    ``options`` are a dense spec's encoder settings (``model``, ``pooling``,
+    ``max_length``, ``batch_size``, ``query_prefix``, ``passage_prefix``);
+    ``{}`` gives the bundled all-MiniLM-L6-v2.
+    """
+    from core.retrieval.encoder import BiEncoder, default_model_path
+
+    key = tuple(sorted((k, options[k]) for k in ENCODER_OPTIONS if k in options))
+    if key not in _ENCODERS:
+        model = options.get("model") or default_model_path()
+        kwargs = {k: options[k] for k in ("pooling", "max_length", "batch_size", "query_prefix", "passage_prefix") if k in options}
+        _ENCODERS[key] = BiEncoder(model, **kwargs)
+    return _ENCODERS[key]
+
+
+_CROSS_ENCODERS: dict[tuple, Any] = {}
+
+
+def cross_encoder_for(path: str | Path, *, max_length: int | None = None, batch_size: int | None = None):
+    """One :class:`core.training.cross_encoder.CrossEncoder` per folder and settings in this process.
+
+    Keyed by the folder's resolved path and its files' modification times too, so a model
+    retrained into the same folder is loaded again rather than served stale.
+    """
+    from core.training.cross_encoder import CrossEncoder
+
+    folder = Path(path).expanduser().resolve()
+    if not folder.is_dir():
+        raise ValueError(f"cross-encoder folder {str(path)!r} does not exist")
+    stamp = tuple(sorted((f.name, f.stat().st_mtime_ns) for f in folder.iterdir() if f.is_file()))
+    key = (str(folder), max_length, batch_size, stamp)
+    if key not in _CROSS_ENCODERS:
+        kwargs = {k: v for k, v in (("max_length", max_length), ("batch_size", batch_size)) if v is not None}
+        _CROSS_ENCODERS[key] = CrossEncoder(folder, **kwargs)
+    return _CROSS_ENCODERS[key]
+
+
+def resolve_model(store: Store | None, collection: str | None, model: str) -> Path:
+    """A re-ranker given as written (a folder, or a model registered in ``collection``) as a folder.
+
+    With a store and a collection, :func:`pooljudge.training.resolve_model` decides (a registered
+    model's folder by name, else an existing folder; for a RocketQAv2 model its co-trained
+    cross-encoder); without them the model must be an existing folder.  ``ValueError`` /
+    ``NotFound`` name the model.
+    """
+    if store is not None and collection is not None:
+        from pooljudge.training import resolve_model as registered
+
+        # a RocketQAv2 model's co-trained cross-encoder is the re-ranker (its cross-encoder/ folder)
+        return Path(registered(store, collection, model, role="cross-encoder"))
+    folder = Path(model).expanduser()
+    if not folder.is_dir():
+        raise ValueError(f"model {model!r}: no such folder" + (
+            "" if collection is None else f", and no model of that name is registered in {collection!r}"))
+    return folder
+
+
+def query_vectors(queries: Sequence[Query], encoder: Any, *, progress: Callable[[int, int], None] | None = None):
+    """The queries' embeddings (``kind="query"``), cached on disk by :func:`core.retrieval.encoder.encode_cached`."""
+    from core.retrieval.encoder import encode_cached
+
+    return encode_cached(encoder, [q.text for q in queries], kind="query", progress=progress)

@@ -1,0 +1,267 @@
+"""The pooling job: named stages from retrieval to the saved pool.
+
+:func:`run_pool_job` retrieves with new retrievers (:func:`retrieve_new_runs`), loads the
+stored runs (:func:`load_runs`), pools them with the job's method from
+:data:`core.pooling.POOLING_METHODS` (:func:`pool_runs`), selects what gets annotated
+(:func:`select_pairs`), removes near-duplicates (:func:`dedupe_selection`), pre-labels
+(:func:`prelabel_pairs`) and saves the pool with the new runs (:func:`save_pool_and_runs`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from core.types import Run
+from db.engine import Store
+from pooljudge.corpus import Corpus, load_corpus
+from pooljudge.encoders import cross_encoder_for, encoder_for, resolve_model
+from pooljudge.pipeline import Progress, retrieve
+from pooljudge.pool_params import PoolJobParams, check_pool_params, selection_models
+
+NewRuns = dict[str, tuple[Run, dict[str, Any]]]
+"""The job's new runs by name, each with the parameters stored with it."""
+
+
+@dataclass
+class Selected:
+    """What :func:`select_pairs` chose: the pairs, their selection scores (or None), the active report."""
+
+    selection: dict[str, list[str]]
+    scores: Run | None = None
+    active: Any = None
+
+
+def _finite(value: float) -> float | None:
+    return value if isinstance(value, (int, float)) and math.isfinite(value) else None
+
+
+def _pool_pairs(pool, corpus: Corpus) -> tuple[dict[str, list[str]], dict[str, str]]:
+    """Each pool query's pooled documents that have a text, and those texts (what a cross-encoder reads)."""
+    text_of = dict(zip(corpus.doc_ids, corpus.texts))
+    candidates = {q: [d for d in docs if d in text_of] for q, docs in pool.items()}
+    return candidates, {d: text_of[d] for docs in candidates.values() for d in docs}
+
+
+def rerank_pool(store: Store, collection: str, pool, corpus: Corpus, models: Sequence[str], *,
+                progress: Progress | None = None) -> Run:
+    """The pooled pairs scored by the cross-encoder ensemble ``models`` (:func:`core.training.cross_encoder.rerank`)."""
+    from core.training.cross_encoder import rerank
+
+    encoders = [cross_encoder_for(resolve_model(store, collection, m)) for m in models]
+    candidates, passages = _pool_pairs(pool, corpus)
+    return rerank(encoders, {q: corpus.queries[q] for q in candidates}, candidates, passages, progress=progress)
+
+
+def pool_probabilities(store: Store, collection: str, pool, corpus: Corpus, model: str, *,
+                       progress: Progress | None = None) -> Run:
+    """Every pooled pair's relevance probability by one cross-encoder (``CrossEncoder.probabilities``)."""
+    encoder = cross_encoder_for(resolve_model(store, collection, model))
+    candidates, passages = _pool_pairs(pool, corpus)
+    pairs = [(q, d) for q, docs in candidates.items() for d in docs]
+    probabilities = encoder.probabilities([(corpus.queries[q], passages[d]) for q, d in pairs],
+                                          progress=progress) if pairs else []
+    run: Run = {q: {} for q in candidates}
+    for (q, d), p in zip(pairs, probabilities):
+        run[q][d] = float(p)
+    return run
+
+
+def retrieve_new_runs(store: Store, p: PoolJobParams, specs, reporter) -> NewRuns:
+    """Stage 1: every new retriever's run, kept in memory until the pool is saved."""
+    new_runs: NewRuns = {}
+    for spec in specs:
+        name, run, config = retrieve(store, p.collection, spec, k=p.k, split=p.split, progress=reporter.stage_callback)
+        new_runs[name] = (run, {"spec": spec.text, "k": p.k, "split": p.split, "config": config})
+    return new_runs
+
+
+def load_runs(store: Store, p: PoolJobParams, new_runs: NewRuns) -> dict[str, Run]:
+    """Stage 2: the stored runs to pool, then the new ones."""
+    from db.queries import load_run
+
+    with store.read() as session:
+        runs = {name: load_run(session, p.collection, name) for name in dict.fromkeys(p.runs)}
+    runs.update((name, run) for name, (run, _params) in new_runs.items())
+    return runs
+
+
+def pool_runs(p: PoolJobParams, runs: Mapping[str, Run], queries: Sequence[str]):
+    """Stage 3: the pool, by the job's method (:func:`core.pooling.pooling_method`)."""
+    from core.pooling import pooling_method
+
+    return pooling_method(p.method)(runs, p.as_dict(), queries=queries)
+
+
+def select_pairs(store: Store, p: PoolJobParams, pool, runs: Mapping[str, Run], corpus: Corpus, reporter) -> Selected:
+    """Stage 4: the pairs to annotate (top N by runs or re-rankers, active selection, or all) and their scores."""
+    from core import pooling
+
+    select_by = selection_models({"select_by": p.select_by})
+    if p.select and select_by:  # DuReader-retrieval: the pool re-ranked by a cross-encoder ensemble, its top N
+        reranked = rerank_pool(store, p.collection, pool, corpus, select_by,
+                               progress=reporter.stage_callback("re-ranking the pool"))
+        return Selected(pooling.select_top(pool, [reranked], int(p.select)), pooling.ensemble_scores(pool, [reranked]))
+    if p.select:
+        return Selected(pooling.select_top(pool, runs, int(p.select)), pooling.ensemble_scores(pool, runs))
+    if p.select_method == "active":  # T2Ranking 4.4: only the pairs the model is unsure about
+        probabilities = pool_probabilities(store, p.collection, pool, corpus, p.active_model,
+                                           progress=reporter.stage_callback("scoring the pool for active selection"))
+        low, high = p.band
+        selection, active = pooling.select_uncertain(pool, probabilities, low, high)
+        scores = {q: {d: probabilities[q][d] for d in docs if d in probabilities.get(q, {})}
+                  for q, docs in selection.items()}
+        return Selected(selection, scores, active)
+    return Selected(pooling.select_all(pool))
+
+
+def dedupe_selection(p: PoolJobParams, selection, corpus: Corpus, reporter):
+    """Stage 5: the selection without near-duplicates (embedded by the bundled encoder), and the duplicates."""
+    if not p.dedupe:
+        return selection, None
+    from core.pooling import dedupe_pool
+    from core.retrieval.encoder import encode_cached
+
+    text_of = dict(zip(corpus.doc_ids, corpus.texts))
+    wanted = sorted({d for docs in selection.values() for d in docs if d in text_of})
+    vectors = encode_cached(encoder_for({}), [text_of[d] for d in wanted], kind="passage",
+                            progress=reporter.stage_callback("embedding for near-duplicate removal"))
+    lookup = dict(zip(wanted, vectors))
+    selection = {q: [d for d in docs if d in lookup] for q, docs in selection.items()}
+    options = {k: v for k, v in p.dedupe.items() if k != "method"}
+    return dedupe_pool(selection, lookup, method=p.dedupe.get("method", "similarity"), **options)
+
+
+def prelabel_pairs(p: PoolJobParams, pool, corpus: Corpus, reporter) -> list[tuple[str, str, float, dict[str, Any]]]:
+    """Stage 6: span-F1 pre-labels of the pooled pairs of queries with answers (if the job asks)."""
+    from core.prelabel import prelabel
+
+    prelabels: list[tuple[str, str, float, dict[str, Any]]] = []
+    if p.prelabel and corpus.answers:
+        reporter(0, None, "pre-labelling")
+        text_of = dict(zip(corpus.doc_ids, corpus.texts))
+        for qid, answers in corpus.answers.items():
+            candidates = {d: text_of[d] for d in pool.get(qid, {}) if d in text_of}
+            for hit in prelabel(answers, candidates):
+                prelabels.append((qid, hit.doc_id, hit.f1, {"answer": hit.answer, "method": "span_f1"}))
+    return prelabels
+
+
+def _stage_runs(store: Store, collection: str, new_runs: Mapping[str, tuple[Run, dict[str, Any]]]) -> list[int]:
+    """Write the job's new runs, still invisible (``importing``); returns their ids for the final flip.
+
+    Each earlier staged run's heartbeat is refreshed after every run written, so a long write never
+    makes them look like a crashed import's leftovers (:func:`db.importer.drop_stale_imports`).
+    """
+    from sqlalchemy import select, update
+
+    from db.importer import drop_staged_runs, store_run
+    from db.models import RunRecord, utcnow
+    from db.queries import collection_id
+
+    ids: list[int] = []
+    try:
+        for name, (run, params) in new_runs.items():
+            store_run(store, collection, name, run, params=params, publish=False)
+            with store.write() as session:
+                cid = collection_id(session, collection)
+                ids.append(session.scalar(select(RunRecord.id).where(
+                    RunRecord.collection_id == cid, RunRecord.name == name, RunRecord.status == "importing")))
+                session.execute(update(RunRecord).where(RunRecord.id.in_(ids)).values(staged_at=utcnow()))
+    except BaseException:
+        drop_staged_runs(store, ids)
+        raise
+    return ids
+
+
+def save_pool_and_runs(store: Store, p: PoolJobParams, pool, runs: Mapping[str, Run], new_runs: NewRuns,
+                       chosen: Selected, duplicates, prelabels, reporter):
+    """Stage 7: the new runs staged invisible, then made visible in the transaction that saves the pool.
+
+    A failure at any point (even a pool name taken meanwhile) drops the staged runs, so a retry can
+    use the same names.  Returns the saved pool's summary and the number of pre-labels stored.
+    """
+    from db.pools import save_pool, save_prelabels
+
+    reporter(0, None, "saving the pool")
+    as_tuples = {q: {d: [(c.run, c.rank, c.score) for c in cs] for d, cs in docs.items()} for q, docs in pool.items()}
+    params = {k: v for k, v in p.as_dict().items() if k not in ("collection", "name")} | {"runs": list(runs)}
+    if new_runs:
+        reporter(0, None, "storing the new runs")
+    staged = _stage_runs(store, p.collection, new_runs)
+    try:
+        with store.write() as session:
+            if staged:  # visible in the transaction that saves the pool: both or neither
+                from sqlalchemy import update
+
+                from db.models import RunRecord
+
+                session.execute(update(RunRecord).where(RunRecord.id.in_(staged)).values(status="ready", staged_at=None))
+            summary = save_pool(session, p.collection, p.name, as_tuples, method=p.method, params=params,
+                                selection=chosen.selection, selection_scores=chosen.scores, duplicates=duplicates)
+            n_prelabels = save_prelabels(session, p.collection, prelabels) if prelabels else 0
+    except BaseException:
+        from db.importer import drop_staged_runs
+
+        drop_staged_runs(store, staged)
+        raise
+    return summary, n_prelabels
+
+
+def pool_result(p: PoolJobParams, pool, runs: Mapping[str, Run], summary, n_prelabels: int,
+                active: Any) -> dict[str, Any]:
+    """The job's result (JSON): the saved pool's sizes and its statistics (:func:`core.pooling.pool_statistics`)."""
+    from core.pooling import pool_statistics
+
+    stats = pool_statistics(pool, runs)
+    result = {
+        "pool": p.name, "runs": list(runs), "queries": summary.queries, "pairs": summary.pairs,
+        "selected": summary.selected, "duplicates": summary.duplicates, "missing_documents": summary.missing_documents,
+        "prelabels": n_prelabels,
+        "statistics": {
+            "runs": stats.runs, "contributed": stats.contributed, "unique": stats.unique,
+            "overlap": [[_finite(v) for v in row] for row in stats.overlap],
+        },
+    }
+    if active is not None:
+        result["active"] = active.as_dict()
+    return result
+
+
+def run_pool_job(store: Store, info, reporter) -> dict[str, Any]:
+    """Retrieve with new retrievers, pool them with stored runs, select, de-duplicate, pre-label, save.
+
+    ``info.params`` are the job's :class:`pooljudge.pool_params.PoolJobParams` as JSON.  Every
+    name is checked first (:func:`pooljudge.pool_params.check_pool_params`).  The result has
+    ``"active"`` (:meth:`core.pooling.ActiveReport.as_dict`) after active selection; selection
+    scores (the ensemble's normalised scores, or the active model's probabilities) are stored
+    with the selection.
+    """
+    p = PoolJobParams.from_dict(info.params)
+    specs = check_pool_params(store, p)
+    new_runs = retrieve_new_runs(store, p, specs, reporter)
+    reporter(0, None, "pooling")
+    runs = load_runs(store, p, new_runs)
+    corpus = load_corpus(store, p.collection, split=p.split)
+    pool = pool_runs(p, runs, sorted(corpus.queries))
+    chosen = select_pairs(store, p, pool, runs, corpus, reporter)
+    selection, duplicates = dedupe_selection(p, chosen.selection, corpus, reporter)
+    chosen.selection = selection
+    prelabels = prelabel_pairs(p, pool, corpus, reporter)
+    summary, n_prelabels = save_pool_and_runs(store, p, pool, runs, new_runs, chosen, duplicates, prelabels, reporter)
+    return pool_result(p, pool, runs, summary, n_prelabels, chosen.active)
+
+
+def stored_pool_statistics(store: Store, collection: str, pool_name: str):
+    """:func:`core.pooling.pool_statistics` of a stored pool, plus its selection size per query."""
+    from core import pooling
+    from db.pools import load_pool
+
+    with store.read() as session:
+        stored, selection = load_pool(session, collection, pool_name)
+    pool = {q: {d: [pooling.Contribution(*c) for c in cs] for d, cs in docs.items()} for q, docs in stored.items()}
+    run_names = sorted({c[0] for docs in stored.values() for cs in docs.values() for c in cs})
+    stats = pooling.pool_statistics(pool, {name: {} for name in run_names})
+    return stats, {q: len(docs) for q, docs in selection.items()}

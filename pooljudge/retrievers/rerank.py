@@ -1,0 +1,95 @@
+"""``rerank:model=PATH[;PATH2][,first=KIND,depth=N,first_*=...]``: cross-encoders re-ranking a first stage.
+
+``model`` is a cross-encoder folder or a model registered in the collection (``pooljudge
+models``); several separated by ``;`` form an ensemble (the mean of per-query min-max
+normalised scores, DuReader-retrieval).  ``first`` (default bm25) is any first-stage kind;
+``first_*`` options go to its spec (``first_chinese=bigram``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from pooljudge import encoders
+from pooljudge.corpus import Corpus
+from pooljudge.retrievers.options import check_positive
+
+OPTIONS: dict[str, type] = {"model": str, "first": str, "depth": int, "batch_size": int, "max_length": int,
+                            "context": str}
+FIRST_STAGE = False
+"""A re-ranker over a re-ranker is refused: put the models in one ensemble instead."""
+RAW_PREFIX = "first_"
+"""Options kept as written and checked as the first stage's own spec."""
+
+
+def split_models(value: str) -> list[str]:
+    """The models of a ``rerank`` spec's ``model`` option: ``PATH1;PATH2`` (an ensemble), blanks dropped."""
+    return [m.strip() for m in str(value).split(";") if m.strip()]
+
+
+def _looks_like_path(model: str) -> bool:
+    """A model written as a path (a separator, ``~``, ``.``) rather than a registered model's name."""
+    return "/" in model or "\\" in model or model.startswith(("~", "."))
+
+
+def _check_models(options: Mapping[str, Any], text: str) -> None:
+    if not split_models(options.get("model", "")):
+        raise ValueError(f"a rerank retriever needs a model: {text!r} has no model=PATH (a cross-encoder folder, "
+                         "or a registered model's name; several separated by ';' form an ensemble)")
+    for model in split_models(options["model"]):
+        # a registered model's name is resolved later, against its collection; a path must exist now
+        if _looks_like_path(model) and not Path(model).expanduser().is_dir():
+            raise ValueError(f"model {model!r} in {text!r}: no such folder (a cross-encoder saved by "
+                             "`pooljudge train cross-encoder`, or any Hugging Face sequence-classification folder)")
+
+
+def check(options: dict[str, Any], text: str, raw: Mapping[str, str]) -> dict[str, Any]:
+    """Check the models and the first stage; returns the options with the converted ``first_*`` ones."""
+    from pooljudge.retrievers.registry import first_stage_kinds
+    from pooljudge.retrievers.spec import RetrieverSpec
+
+    check_positive(options, "depth")
+    _check_models(options, text)
+    kind = options.get("first", "bm25")
+    if kind == "rerank":
+        raise ValueError(f"first=rerank in {text!r}: a re-ranker cannot be the first stage of another; "
+                         "put the models in one ensemble instead (model=PATH1;PATH2)")
+    if kind not in first_stage_kinds():
+        raise ValueError(f"option 'first' in {text!r} must be one of {', '.join(first_stage_kinds())}, got {kind!r}")
+    check_positive(options, "batch_size", "max_length")
+    try:
+        parsed = RetrieverSpec.parse(kind + ":" + ",".join(f"{k}={v}" for k, v in raw.items()))
+    except ValueError as exc:
+        raise ValueError(f"first stage of {text!r} (first_* options): {exc}") from None
+    if "name" in parsed.options:
+        raise ValueError(f"option 'first_name' in {text!r}: the first stage's run is not stored, so it has no name")
+    return options | {f"first_{k}": v for k, v in parsed.options.items()}
+
+
+def build(spec, language: str, *, name: str, resolve: Callable[[str], Path] | None = None):
+    """``resolve`` turns a model as written into its folder (by default each must be a folder)."""
+    from core.retrieval.rerank import RerankRetriever
+    from pooljudge.retrievers.registry import build_retriever
+
+    options = spec.options
+    resolve = resolve or (lambda model: encoders.resolve_model(None, None, model))
+    folders = [resolve(m) for m in spec.models]  # an unknown model is refused before anything loads
+    rerankers = [encoders.cross_encoder_for(f, max_length=options.get("max_length"),
+                                            batch_size=options.get("batch_size")) for f in folders]
+    first_spec = spec.first_stage()
+    first = build_retriever(first_spec, language, name=first_spec.kind, resolve=resolve)
+    retriever = RerankRetriever(first, rerankers, depth=options.get("depth", 100), name=name)
+    retriever.context = options.get("context", "title")
+    return retriever
+
+
+def index(retriever, corpus: Corpus, progress=None):
+    """The first stage as its kind indexes it (a cached BM25 index is loaded, not rebuilt); the
+    cross-encoders read the passage texts of the re-ranker's own context."""
+    from pooljudge.retrievers.registry import index_retriever
+
+    retriever.first = index_retriever(retriever.first, corpus, progress=progress)
+    retriever.index_texts(corpus.doc_ids, corpus.texts_for(retriever.context))
+    return retriever

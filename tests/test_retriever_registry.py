@@ -1,0 +1,112 @@
+"""Acceptance 1 of issue 13: a retriever kind, and a pooling method, are one module plus one registry line.
+
+``tests/toy_retriever.py`` is a whole retriever kind; the fixture registers it with one
+``register_retriever`` line and the CLI pools with it (``pooljudge pool -r toy:...``).  A toy
+pooling method is one function and one ``register_pooling_method`` line, chosen with
+``--method``.  The expected pools are worked out by hand from the four passages below.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from core.pooling import POOLING_METHODS, PoolingMethod, depth_pool, register_pooling_method
+from core.types import CollectionSource, Passage, Query
+from db.engine import Store, sqlite_url
+from db.pools import load_pool
+from db.queries import load_run
+from pooljudge.cli import main
+from pooljudge.retrievers import RETRIEVERS, RetrieverSpec, register_retriever
+from tests import toy_retriever
+
+PASSAGES = [Passage("p1", "the cat sat on the mat"), Passage("p2", "a dog in the fog"),
+            Passage("p3", "cat and dog together"), Passage("p4", "fish swim")]
+QUERIES = [Query("q1", "cat"), Query("q2", "dog fish")]
+
+
+@pytest.fixture
+def toy(tmp_path, monkeypatch):
+    """``(url, store)`` of a fresh store holding collection ``c``, with the ``toy`` kind registered."""
+    from db.importer import import_collection
+
+    monkeypatch.setenv("POOLJUDGE_CACHE", str(tmp_path / "cache"))
+    url = sqlite_url(tmp_path / "s.db")
+    store = Store(url)
+    source = CollectionSource(passages=lambda: iter(PASSAGES), queries=lambda: iter(QUERIES), qrels=lambda: iter(()))
+    with store.write() as s:
+        import_collection(s, source, name="c", format="test", location="mem")
+    register_retriever("toy", toy_retriever)  # the one line a new kind needs
+    yield url, store
+    RETRIEVERS.pop("toy")
+    store.dispose()
+
+
+def pool_pairs(store, name: str) -> dict[str, dict[str, list[tuple]]]:
+    with store.read() as s:
+        pool, _selection = load_pool(s, "c", name)
+    return {q: {d: [tuple(c) for c in cs] for d, cs in docs.items()} for q, docs in pool.items()}
+
+
+def test_a_registered_retriever_kind_parses_builds_and_pools_from_the_cli(toy, capsys):
+    url, store = toy
+    assert RetrieverSpec.parse("toy:min_overlap=2").options == {"min_overlap": 2}
+    with pytest.raises(ValueError, match="option 'min_overlap' in 'toy:min_overlap=0' must be at least 1"):
+        RetrieverSpec.parse("toy:min_overlap=0")
+    with pytest.raises(ValueError, match="unknown option 'k1' for a toy retriever; options: context, min_overlap, name"):
+        RetrieverSpec.parse("toy:k1=1.2")
+
+    assert main(["--db", url, "-q", "pool", "-c", "c", "--name", "p", "-r", "toy:name=words", "--depth", "2"]) == 0
+    assert "pool 'p'" in capsys.readouterr().out
+    # q1 "cat": p1 and p3 hold it (1 word each; trec order breaks the tie by doc id descending: p3, p1).
+    # q2 "dog fish": p2, p3 (dog) and p4 (fish) score 1; the top 2 by doc id descending are p4, p3.
+    assert pool_pairs(store, "p") == {
+        "q1": {"p1": [("words", 2, 1.0)], "p3": [("words", 1, 1.0)]},
+        "q2": {"p3": [("words", 2, 1.0)], "p4": [("words", 1, 1.0)]},
+    }
+    with store.read() as s:
+        # the stored run has every hit (--hits 100); the pool only each query's top 2
+        assert load_run(s, "c", "words") == {"q1": {"p1": 1.0, "p3": 1.0}, "q2": {"p2": 1.0, "p3": 1.0, "p4": 1.0}}
+
+    # min_overlap=2: no passage holds two query words ("cat" is one word; none holds both "dog" and "fish")
+    assert main(["--db", url, "-q", "pool", "-c", "c", "--name", "p2", "-r", "toy:name=both,min_overlap=2"]) == 0
+    assert pool_pairs(store, "p2") == {}
+
+
+def test_a_registered_retriever_can_be_a_rerankers_first_stage_and_kinds_are_checked(toy):
+    spec = RetrieverSpec.parse("rerank:model=my-model,first=toy,first_min_overlap=2")
+    assert spec.first_stage() == RetrieverSpec("toy", {"min_overlap": 2, "context": "title"},
+                                              "toy:min_overlap=2,context=title")
+    with pytest.raises(ValueError, match="a retriever kind 'toy' is already registered"):
+        register_retriever("toy", toy_retriever)
+    with pytest.raises(TypeError, match="lacks OPTIONS, check, build"):
+        register_retriever("empty", pytest)
+
+
+def first_run_pool(runs, n, *, queries=None):
+    """A toy pooling method: the first run's top ``n`` only (the others contribute nothing)."""
+    first = dict([next(iter(runs.items()))])
+    return depth_pool(first, n, queries=queries)
+
+
+@pytest.fixture
+def first_method():
+    register_pooling_method(PoolingMethod("first", first_run_pool))  # the one line a new method needs
+    yield
+    POOLING_METHODS.pop("first")
+
+
+def test_a_registered_pooling_method_pools_from_the_cli(toy, first_method):
+    url, store = toy
+    assert main(["--db", url, "-q", "pool", "-c", "c", "--name", "f", "-r", "toy:name=words",
+                 "-r", "bm25:name=plain", "--method", "first", "--size", "1"]) == 0
+    # the first run (words) alone, its top 1: p3 for q1, p4 for q2 (ties by doc id descending)
+    assert pool_pairs(store, "f") == {"q1": {"p3": [("words", 1, 1.0)]}, "q2": {"p4": [("words", 1, 1.0)]}}
+    with pytest.raises(ValueError, match="a pooling method named 'first' is already registered"):
+        register_pooling_method(PoolingMethod("first", first_run_pool))
+
+
+def test_an_unregistered_pooling_method_is_refused(toy, capsys):
+    url, _store = toy
+    with pytest.raises(SystemExit):
+        main(["--db", url, "pool", "-c", "c", "--name", "x", "-r", "toy", "--method", "first"])
+    assert "invalid choice: 'first'" in capsys.readouterr().err
