@@ -97,3 +97,10 @@ def demo(tmp_path, monkeypatch):
     store = Store(url)
     yield url, store
     store.dispose()
+
+
+def pytest_collection_modifyitems(config, items):
+    """Browser tests are slow tests: ``pytest -m "not slow"`` leaves them out without each file saying so."""
+    for item in items:
+        if item.get_closest_marker("browser") and not item.get_closest_marker("slow"):
+            item.add_marker(pytest.mark.slow)
