@@ -65,26 +65,68 @@ def _parse_zh_numeral(s: str) -> int | None:
     return total + section + (digit or 0)
 
 
+# Ordinals, their own kind: "the 3rd session" is not "3 sessions".  Chinese 第 + numeral reads a single
+# character too (第三届), which the plain numerals skip as a likely article.  "second" is left out of the
+# English words: it is as often the unit of time ("a second").
+_ZH_ORDINAL = re.compile("第([0-9]+|[〇○零一二两三四五六七八九十百千万]+)")
+_EN_ORDINAL_WORDS = {
+    w: i for i, w in enumerate(
+        "first _ third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth fourteenth "
+        "fifteenth sixteenth seventeenth eighteenth nineteenth twentieth".split(), 1) if w != "_"
+}
+_EN_ORDINAL = re.compile(r"(?<![^\W_])(?:([0-9]+)(?:st|nd|rd|th)|(" + "|".join(_EN_ORDINAL_WORDS) + r"))(?![^\W_])",
+                         re.IGNORECASE)
+
+
+def _ordinal_value(digits: str | None, word: str) -> int | None:
+    if digits is not None and digits.isascii() and digits.isdigit():
+        return int(digits)
+    if word.lower() in _EN_ORDINAL_WORDS:
+        return _EN_ORDINAL_WORDS[word.lower()]
+    if len(word) == 1:  # 第三: one character, which _parse_zh_numeral leaves out
+        return _ZH_DIGITS.get(word, _ZH_UNITS.get(word))
+    return _parse_zh_numeral(word)
+
+
+def _ordinals(text: str) -> list[tuple[int, str, Span]]:
+    """``(start, value, span)`` of the ordinals of normalised ``text``; spans in ``text``'s offsets."""
+    out = []
+    for m in _ZH_ORDINAL.finditer(text):
+        n = _ordinal_value(m.group(1), m.group(1))
+        if n is not None:
+            out.append((m.start(), str(n), m.span()))
+    for m in _EN_ORDINAL.finditer(text):
+        n = _ordinal_value(m.group(1), m.group(2) or "")
+        if n is not None:
+            out.append((m.start(), str(n), m.span()))
+    return out
+
+
+def _arabic_value(match: str) -> tuple[str, str]:
+    """``(value, kind)`` of an Arabic number as :data:`_ARABIC` matched it."""
+    raw = match.replace(",", "")
+    if "." in raw:
+        return (format(float(raw), "g") if len(raw) < 16 else raw), "number"
+    n = int(raw)
+    is_year = "," not in match and len(raw) == 4 and 1000 <= n <= 2999  # "1,000" is a count
+    return str(n), ("year" if is_year else "number")
+
+
 def _numbers(text: str) -> list[tuple[str, str, Span]]:
-    """``(value, kind, span)`` of the numbers of ``text``, in text order."""
+    """``(value, kind, span)`` of the numbers of ``text`` (kind ``year``, ``number`` or ``ordinal``), in text order."""
     norm = Norm(text)
-    found: list[tuple[int, str, str, Span]] = []
+    ordinals = _ordinals(norm.text)
+    found: list[tuple[int, str, str, Span]] = [(at, v, "ordinal", norm.span(*sp)) for at, v, sp in ordinals]
+
+    def in_ordinal(s: int, e: int) -> bool:
+        return any(s < oe and os < e for _, _, (os, oe) in ordinals)
+
     for m in _ARABIC.finditer(norm.text):
-        raw = m.group().replace(",", "")
-        try:
-            if "." in raw:
-                value = format(float(raw), "g") if len(raw) < 16 else raw
-                kind = "number"
-            else:
-                n = int(raw)
-                is_year = "," not in m.group() and len(raw) == 4 and 1000 <= n <= 2999  # "1,000" is a count
-                value, kind = str(n), ("year" if is_year else "number")
-        except ValueError:  # pragma: no cover - the regex only matches digits
-            continue
-        found.append((m.start(), value, kind, norm.span(*m.span())))
+        if not in_ordinal(*m.span()):
+            found.append((m.start(), *_arabic_value(m.group()), norm.span(*m.span())))
     for m in _ZH_NUMERAL.finditer(norm.text):
         n = _parse_zh_numeral(m.group())
-        if n is None:
+        if n is None or in_ordinal(*m.span()):
             continue
         digit_by_digit = len(m.group()) == 4 and all(ch in _ZH_DIGITS for ch in m.group())
         kind = "year" if digit_by_digit and 1000 <= n <= 2999 else "number"
@@ -120,7 +162,7 @@ def detect_numeral_mismatch(query: str, passage: str) -> list[Suggestion]:
     q_missing: list[str] = []
     p_extra: list[str] = []
     spans: list[Span] = []
-    for kind in ("year", "number"):
+    for kind in ("year", "number", "ordinal"):
         qv = {v for v, k, _ in q if k == kind}
         pv = {v for v, k, _ in p if k == kind}
         missing = [v for v, k, _ in q if k == kind and v not in pv]

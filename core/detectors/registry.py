@@ -64,34 +64,26 @@ def suggest(
 ) -> list[Suggestion]:
     """Run every detector applicable to one (query, passage) pair.
 
-    Loops over :data:`DETECTORS`, running each whose required inputs are
-    given: the numeral, entity and syntactic detectors always run; term
-    overlap needs ``label``; typos need ``term_frequencies``; false negative
-    needs ``rank`` (and a label of 0 or none); main topic needs ``title``;
-    coreference and acronym use ``title`` and ``earlier_chunks``.
+    Loops over :data:`DETECTORS`, running each whose required inputs
+    (``Detector.requires``) are given: term overlap needs ``label``, typos
+    ``term_frequencies``, false negative ``rank``, main topic ``title``.
 
     Parameters
     ----------
     query, passage : str
         The pair.
-    label : int, optional
-        The pair's graded label (0-3), if judged.
-    score, rank : float, int, optional
-        The pair's retrieval score and 1-based rank.
-    title : str, optional
-        The document title.
-    earlier_chunks : sequence of str, optional
-        Texts of the passages before this one in its document.
+    label, score, rank : int, float, int, optional
+        The pair's graded label (0-3) if judged, retrieval score and 1-based rank.
+    title, earlier_chunks : str, sequence of str, optional
+        The document title; the texts of the passages before this one in its document.
     language : {"en", "zh", "mixed"} or None, optional
         Detected from the texts when ``None``.
     term_frequencies : mapping, optional
         Collection word counts, for typos.
     analyzer : Analyzer, optional
         Defaults to :func:`core.text.analyzer_for` of the language.
-    overlap_threshold : float, optional
-        See :func:`detect_term_overlap`.
-    depth : int, optional
-        Rank cut-off for false-negative candidates.
+    overlap_threshold, depth : float, int, optional
+        See :func:`detect_term_overlap`; the rank cut-off for false-negative candidates.
     answers : str or list, optional
         The query's reference answers: a false-negative candidate must then
         contain one (see :func:`detect_false_negative`).

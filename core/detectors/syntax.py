@@ -12,6 +12,7 @@ query relation and never the relation itself.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from core.detectors.base import Detector, Evidence, Span, Suggestion, check_str, pos_tokens
@@ -37,49 +38,75 @@ _ZH_MOTION = frozenset({"去", "到", "回", "至", "往", "飞", "前往", "开
 _EN_FROM_TO = re.compile(
     r"\bfrom\s+(?P<a>[^\W\d_][\w'’-]*(?:\s+[^\W\d_][\w'’-]*){0,3}?)\s+to\s+"
     r"(?P<b>[^\W\d_][\w'’-]*(?:\s+[^\W\d_][\w'’-]*){0,3}?)"
-    r"(?=\s+(?:on|in|at|for|by|via|with|and|or|is|are|was|takes?|tomorrow|today)\b|\s*[.,;:!?()]|\s*$)",
+    r"(?=\s+(?:on|in|at|for|by|via|with|and|or|is|are|was|takes?|tomorrow|today|"
+    r"departs?|leaves?|runs?|costs?|covers?|goes)\b|\s*[.,;:!?()]|\s*$)",
     re.IGNORECASE,
 )
+# Capitalised ends ("from Shanghai to New York City ...") end where the capitalised words end, whatever
+# follows; the pattern above needs a known word or punctuation after B, and a verb it does not know
+# ("depart every hour") would run into B.
+_NAME = r"[A-Z][\w'’-]*(?:\s+(?:(?:of|de|la|upon)\s+)?[A-Z][\w'’-]*){0,3}"
+_EN_FROM_TO_NAMES = re.compile(rf"\b(?i:from)\s+(?P<a>{_NAME})\s+(?i:to)\s+(?P<b>{_NAME})(?![\w'’-])")
+
+Relation = tuple[str, str, str, str, Span, Span]
+"""``(key_a, key_b, surface_a, surface_b, span_a, span_b)`` of a directed relation A -> B."""
 
 
 def _is_noun(word: str, flag: str) -> bool:
     return (flag.startswith("n") or flag == "eng") and len(word) >= 2 and word not in _ZH_MOTION
 
 
-def _relations(text: str, analyzer: Analyzer) -> list[tuple[str, str, str, str, Span, Span]]:
-    """Directed relations ``(key_a, key_b, surface_a, surface_b, span_a, span_b)`` of ``text``."""
-    out: list[tuple[str, str, str, str, Span, Span]] = []
+def _en_relations(text: str, key: Callable[[str], str]) -> list[Relation]:
+    """English "from A to B": capitalised ends first, then the general pattern where they found none."""
+    out: list[Relation] = []
+    taken: list[Span] = []
+    for pattern in (_EN_FROM_TO_NAMES, _EN_FROM_TO):
+        for m in pattern.finditer(text):
+            if any(m.start() < e and s < m.end() for s, e in taken):
+                continue
+            a, b = m.group("a"), m.group("b")
+            out.append((key(a), key(b), a, b, m.span("a"), m.span("b")))
+            taken.append(m.span())
+    return out
+
+
+def _nearest_noun(toks: list[tuple[str, str, Span]], positions: range) -> tuple[str, str, Span] | None:
+    """The first noun token at ``positions``, stopping at punctuation."""
+    for j in positions:
+        w, f, _ = toks[j]
+        if f == "x":
+            return None
+        if _is_noun(w, f):
+            return toks[j]
+    return None
+
+
+def _zh_relations(text: str, key: Callable[[str], str]) -> list[Relation]:
+    """Chinese "[从] A ... 去/到/回... B" over jieba POS tokens: the nouns nearest to a verb of motion."""
+    out: list[Relation] = []
+    toks = pos_tokens(text)
+    for i, (word, _, _) in enumerate(toks):
+        if word not in _ZH_MOTION:
+            continue
+        src = _nearest_noun(toks, range(i - 1, max(-1, i - 5), -1))
+        dst = _nearest_noun(toks, range(i + 1, min(len(toks), i + 4)))
+        if src is not None and dst is not None and src[0] != dst[0]:
+            out.append((key(src[0]), key(dst[0]), src[0], dst[0], src[2], dst[2]))
+    return out
+
+
+def _relations(text: str, analyzer: Analyzer) -> list[Relation]:
+    """Directed relations of ``text``, their ends keyed by their analyzer terms."""
 
     def key(s: str) -> str:
         return " ".join(analyzer.tokenize(s)) or s.lower()
 
-    for m in _EN_FROM_TO.finditer(text):
-        a, b = m.group("a"), m.group("b")
-        out.append((key(a), key(b), a, b, m.span("a"), m.span("b")))
-    if has_cjk_ideograph(text):
-        toks = pos_tokens(text)
-        for i, (word, flag, _) in enumerate(toks):
-            if word not in _ZH_MOTION:
-                continue
-            src = None
-            for j in range(i - 1, max(-1, i - 5), -1):
-                w, f, _ = toks[j]
-                if f == "x":
-                    break
-                if _is_noun(w, f):
-                    src = toks[j]
-                    break
-            dst = None
-            for j in range(i + 1, min(len(toks), i + 4)):
-                w, f, _ = toks[j]
-                if f == "x":
-                    break
-                if _is_noun(w, f):
-                    dst = toks[j]
-                    break
-            if src is not None and dst is not None and src[0] != dst[0]:
-                out.append((key(src[0]), key(dst[0]), src[0], dst[0], src[2], dst[2]))
-    return out
+    return _en_relations(text, key) + (_zh_relations(text, key) if has_cjk_ideograph(text) else [])
+
+
+def _same_end(x: str, y: str) -> bool:
+    """Two keyed ends name the same place, one maybe longer ("new york" and "new york city")."""
+    return x == y or x.startswith(y + " ") or y.startswith(x + " ")
 
 
 def detect_syntactic_mismatch(query: str, passage: str, *, analyzer: Analyzer | None = None) -> list[Suggestion]:
@@ -111,12 +138,11 @@ def detect_syntactic_mismatch(query: str, passage: str, *, analyzer: Analyzer | 
     if not q_rel:
         return []
     p_rel = _relations(passage, analyzer)
-    forward = {(a, b) for a, b, *_ in p_rel}
     for qa, qb, qsa, qsb, _, _ in q_rel:
-        if (qa, qb) in forward:
+        if any(_same_end(qa, pa) and _same_end(qb, pb) for pa, pb, *_ in p_rel):
             continue
         for pa, pb, psa, psb, spa, spb in p_rel:
-            if (pa, pb) == (qb, qa):
+            if _same_end(pa, qb) and _same_end(pb, qa):
                 return [Suggestion("syntactic_mismatch",
                                    SyntacticEvidence((qsa, qsb), (psa, psb)),
                                    sorted([spa, spb]))]

@@ -118,6 +118,45 @@ def _query_words(query: str) -> list[tuple[str, str]]:
     return out
 
 
+
+class _Vocabulary:
+    """The collection counts as :func:`detect_typos` reads them: the frequent terms by length, and lookups."""
+
+    def __init__(self, counts: Mapping[str, int], min_count: int, ratio: float, min_length: int) -> None:
+        self.counts, self.min_count, self.ratio, self.min_length = counts, min_count, ratio, min_length
+        self.frequent: dict[int, list[tuple[str, int]]] = {}
+        for term, count in counts.items():
+            if isinstance(term, str) and isinstance(count, int) and count >= min_count and len(term) >= min_length:
+                self.frequent.setdefault(len(term), []).append((term.lower(), count))
+
+    def count_of(self, word: str) -> int:
+        c = self.counts.get(word, 0)
+        return c if isinstance(c, int) else 0
+
+    def pieces(self, word: str) -> list[str]:
+        """``word``, and when it is rare the pieces around a frequent term glued inside it."""
+        pieces = [word]
+        if self.count_of(word) < self.min_count:
+            for terms in self.frequent.values():
+                for term, _ in terms:
+                    i = word.find(term)
+                    if i >= 0 and term != word:
+                        pieces.extend(p for p in (word[:i], word[i + len(term):]) if p)
+        return pieces
+
+    def correction(self, piece: str) -> tuple[str, int] | None:
+        """The most frequent term one edit from ``piece`` that is far more frequent than it, with its count."""
+        if len(piece) < self.min_length - 1 or piece.isdigit():
+            return None
+        best: tuple[str, int] | None = None
+        for n in (len(piece) - 1, len(piece), len(piece) + 1):
+            for term, count in self.frequent.get(n, ()):
+                if (term != piece and self.count_of(piece) <= self.ratio * count
+                        and levenshtein(piece, term, max_distance=1) == 1 and (best is None or count > best[1])):
+                    best = (term, count)
+        return best
+
+
 def detect_typos(
     query: str,
     passage: str,
@@ -158,51 +197,20 @@ def detect_typos(
         raise TypeError("term_frequencies must be a mapping of term to count")
     if min_count < 1 or not 0 <= ratio < 1 or min_length < 1:
         raise ValueError("min_count and min_length must be >= 1 and ratio in [0, 1)")
-    frequent: dict[int, list[tuple[str, int]]] = {}
-    for term, count in term_frequencies.items():
-        if isinstance(term, str) and isinstance(count, int) and count >= min_count and len(term) >= min_length:
-            frequent.setdefault(len(term), []).append((term.lower(), count))
-    if not frequent:
+    vocabulary = _Vocabulary(term_frequencies, min_count, ratio, min_length)
+    if not vocabulary.frequent:
         return []
-
-    def count_of(w: str) -> int:
-        c = term_frequencies.get(w, 0)
-        return c if isinstance(c, int) else 0
-
-    def correction(piece: str) -> tuple[str, int] | None:
-        if len(piece) < min_length - 1 or piece.isdigit():
-            return None
-        best: tuple[str, int] | None = None
-        for n in (len(piece) - 1, len(piece), len(piece) + 1):
-            for term, count in frequent.get(n, ()):
-                if term != piece and count_of(piece) <= ratio * count and levenshtein(piece, term, max_distance=1) == 1:
-                    if best is None or count > best[1]:
-                        best = (term, count)
-        return best
-
     out: list[Suggestion] = []
     seen: set[str] = set()
     for word, surface in _query_words(query):
-        pieces = [word]
-        if count_of(word) < min_count:  # a glued word: split around a frequent term inside it
-            for terms in frequent.values():
-                for term, _ in terms:
-                    i = word.find(term)
-                    if i >= 0 and term != word:
-                        pieces.extend(p for p in (word[:i], word[i + len(term):]) if p)
-        for piece in pieces:
-            if piece in seen:
-                continue
-            found = correction(piece)
+        for piece in vocabulary.pieces(word):
+            found = None if piece in seen else vocabulary.correction(piece)
             if found is None:
                 continue
             seen.add(piece)
             term, count = found
-            out.append(Suggestion("typo",
-                                  TypoEvidence(piece, term, 1, count, surface),
-                                  find_all(passage, term)))
+            out.append(Suggestion("typo", TypoEvidence(piece, term, 1, count, surface), find_all(passage, term)))
     return out
-
 
 DETECTOR = Detector("typos", "typo", ("query", "passage", "term_frequencies"), ("term_frequencies",),
                     lambda pair: detect_typos(pair.query, pair.passage, pair.term_frequencies or {}), TypoEvidence)

@@ -372,3 +372,49 @@ def test_type_errors() -> None:
         suggest("q", "p", language="fr")
     with pytest.raises(TypeError):
         detect_typos("q", "p", ["iphone"])  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------- typed evidence and the registry
+
+
+def test_evidence_is_typed_and_reads_as_the_stored_dict() -> None:
+    from core.detectors import FalseNegativeEvidence, NumeralEvidence, TypoEvidence, read_evidence
+
+    [s] = detect_numeral_mismatch("最近有什么好听的歌2016", SONGS_2017)
+    assert isinstance(s.evidence, NumeralEvidence) and s.evidence.query == ("2016",)
+    assert s.evidence.as_dict() == {"query": ["2016"], "passage": ["2017"]} == s.to_dict()["evidence"]
+    assert dict(s.evidence) == s.evidence.as_dict() and len(s.evidence) == 2
+    assert s.evidence.summary() == "query has 2016; passage has 2017"
+    # stored evidence (a dict from the db) reads back as the same typed evidence
+    assert NumeralEvidence.from_dict(s.to_dict()["evidence"]) == s.evidence
+    assert read_evidence("numeral_mismatch", {"query": ["2016"], "passage": ["2017"]}).passage == ("2017",)
+    # the optional answer is left out when absent, as in the old dicts; unknown keys are ignored
+    assert FalseNegativeEvidence(1, 2.0, None).as_dict() == {"rank": 1, "score": 2.0, "label": None}
+    old = {"query_term": "ipone", "correction": "iphone", "distance": 1, "frequency": 50, "word": "ipone", "extra": 1}
+    assert TypoEvidence.from_dict(old) == TypoEvidence("ipone", "iphone", 1, 50, "ipone")
+    # an analyst's note or a user category has no detector: its dict comes back as it is
+    assert read_evidence("mine", {"note": "x"}) == {"note": "x"}
+
+
+def test_registry_lists_every_detector_once() -> None:
+    from core.detectors import DETECTORS
+
+    assert [(d.name, d.category) for d in DETECTORS] == [
+        ("numerals", "numeral_mismatch"), ("entities", "entity_mismatch"), ("syntax", "syntactic_mismatch"),
+        ("terms", "term_overlap"), ("typos", "typo"), ("false_negatives", "false_negative"),
+        ("main_topic", "main_topic"), ("coreference", "coreference"), ("acronyms", "acronym"),
+    ]
+    assert {d.name: d.requires for d in DETECTORS if d.requires} == {
+        "terms": ("label",), "typos": ("term_frequencies",), "false_negatives": ("rank",), "main_topic": ("title",)}
+    assert all(set(d.requires) <= set(d.inputs) for d in DETECTORS)
+    assert set(category_ids()) >= {d.category for d in DETECTORS}
+
+
+def test_typo_term_frequencies_counts_what_detect_typos_reads() -> None:
+    from core.detectors import typo_term_frequencies, typo_words
+
+    assert typo_words("iPhone 15 won't boot, 苹果") == ["iphone", "won't", "boot"]
+    counts = typo_term_frequencies(iter(["iPhone screenshot", "iphone", "IPHONE ipone 截图"] + ["iphone"] * 12))
+    assert counts == {"iphone": 15, "screenshot": 1, "ipone": 1}
+    [s] = detect_typos("ipone", "", counts)
+    assert (s.evidence["query_term"], s.evidence["correction"], s.evidence["frequency"]) == ("ipone", "iphone", 15)
