@@ -9,13 +9,16 @@ pooling method is one function and one ``register_pooling_method`` line, chosen 
 from __future__ import annotations
 
 import pytest
+from sqlalchemy import select
 
-from core.pooling import POOLING_METHODS, PoolingMethod, depth_pool, register_pooling_method
+from core.pooling import POOLING_METHODS, PoolingMethod, depth_pool, pooling_method, register_pooling_method
 from core.types import CollectionSource, Passage, Query
 from db.engine import Store, sqlite_url
+from db.models import RunRecord
 from db.pools import load_pool
 from db.queries import load_run
 from pooljudge.cli import main
+from pooljudge.pool_params import PoolJobParams
 from pooljudge.retrievers import RETRIEVERS, RetrieverSpec, register_retriever
 from tests import toy_retriever
 
@@ -66,6 +69,10 @@ def test_a_registered_retriever_kind_parses_builds_and_pools_from_the_cli(toy, c
     with store.read() as s:
         # the stored run has every hit (--hits 100); the pool only each query's top 2
         assert load_run(s, "c", "words") == {"q1": {"p1": 1.0, "p3": 1.0}, "q2": {"p2": 1.0, "p3": 1.0, "p4": 1.0}}
+        # the run keeps the retriever's describe(): its class, params and the context it was indexed with
+        stored = s.scalar(select(RunRecord.params).where(RunRecord.name == "words"))
+    assert stored == {"spec": "toy:name=words", "k": 100, "split": None,
+                      "config": {"class": "ToyRetriever", "params": {"min_overlap": 1}, "context": "title"}}
 
     # min_overlap=2: no passage holds two query words ("cat" is one word; none holds both "dog" and "fish")
     assert main(["--db", url, "-q", "pool", "-c", "c", "--name", "p2", "-r", "toy:name=both,min_overlap=2"]) == 0
@@ -110,3 +117,30 @@ def test_an_unregistered_pooling_method_is_refused(toy, capsys):
     with pytest.raises(SystemExit):
         main(["--db", url, "pool", "-c", "c", "--name", "x", "-r", "toy", "--method", "first"])
     assert "invalid choice: 'first'" in capsys.readouterr().err
+
+
+def test_pool_job_params_round_trip_through_the_jobs_json():
+    """The CLI and the page build PoolJobParams; the job reads the same values back from the stored JSON."""
+    params = PoolJobParams(collection="c", name="p", retrievers=["bm25"], method="rbp", depth=20,
+                           select_method="active", active_model="ce", active_band=[0.2, 0.7], extra={"rbp_p": 0.5})
+    as_json = params.as_dict()
+    assert as_json == {"collection": "c", "name": "p", "retrievers": ["bm25"], "runs": [], "k": 100, "method": "rbp",
+                       "depth": 20, "size": None, "select": None, "select_method": "active", "active_model": "ce",
+                       "active_band": [0.2, 0.7], "dedupe": None, "prelabel": False, "split": None, "rbp_p": 0.5}
+    assert PoolJobParams.from_dict(as_json) == params
+    assert (params.band, params.models()) == ((0.2, 0.7), ["ce"])
+    # an older job's JSON without the optional keys reads with the defaults; unset selection keys stay out
+    old = PoolJobParams.from_dict({"collection": "c", "name": "p", "runs": ["r"], "depth": "5"})
+    assert (old.depth, old.k, old.method, old.size) == (5, 100, "depth", None)
+    assert "select_by" not in old.as_dict() and "select_method" not in old.as_dict()
+
+
+def test_registered_methods_read_their_budget_and_options_from_the_job():
+    runs = {"a": {"q": {"d1": 3.0, "d2": 2.0, "d3": 1.0}}, "b": {"q": {"d3": 3.0, "d4": 2.0}}}
+    assert set(POOLING_METHODS["depth"](runs, {"depth": 1, "size": 3})["q"]) == {"d1", "d3"}  # depth ignores size
+    assert set(POOLING_METHODS["take"](runs, {"depth": 2, "size": None})["q"]) == {"d1", "d3"}  # size: the depth
+    assert set(POOLING_METHODS["take"](runs, {"depth": 2, "size": 3})["q"]) == {"d1", "d3", "d2"}
+    # rbp_p reaches rbp_pool's p: with p=0.1 rank 1 outweighs everything, so d1 and d3 (rank 1 of a, b) lead
+    assert set(POOLING_METHODS["rbp"](runs, {"size": 2, "rbp_p": 0.1})["q"]) == {"d1", "d3"}
+    with pytest.raises(ValueError, match="unknown pooling method 'borda'; expected depth, take, rrf or rbp"):
+        pooling_method("borda")
