@@ -470,6 +470,23 @@ class ErrorTag(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
+class ErrorCategory(Base):
+    """An error category a project defines for its collection, beside the built-in taxonomy (migration 0009)."""
+
+    __tablename__ = "error_categories"
+    # the UNIQUE's index (collection_id first) also serves the per-collection listing
+    __table_args__ = (UniqueConstraint("collection_id", "key", name="uq_error_categories_collection_key"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    collection_id: Mapped[int] = mapped_column(ForeignKey("collections.id", ondelete="CASCADE"))
+    key: Mapped[str] = mapped_column(String(64))  # what ErrorTag.category holds
+    name: Mapped[str] = mapped_column(String(200))
+    description: Mapped[str] = mapped_column(Text, default="")
+    # the username as text, like TrainedModel.created_by: the category outlives the account
+    created_by: Mapped[str | None] = mapped_column(String(100))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
 MODEL_KINDS = ("cross-encoder", "dual-encoder", "rocketqav2")
 """What the ``train`` job trains (migration 0008): a re-ranker, a dense encoder, or both jointly (RocketQAv2)."""
 

@@ -9,31 +9,18 @@ or rejects them and adds tags of their own, from the built-in taxonomy
 the project defines.  The dashboards show the category distribution, a
 measure per category and run (DAPR, Figure 3), examples and a drill-down.
 
-The store logic lives in :mod:`db.error_analysis`; this page is glue.  Every
+The store logic lives in :mod:`db.error_analysis` and :mod:`db.error_categories` (a
+project's own categories, stored per collection); this page is glue, one
+function per tab, and only the open tab runs.  Every
 untrusted text (queries, passages, notes, evidence, category names) is
 rendered verbatim: through ``st.dataframe``, ``show_text`` / ``st.html`` (escaped HTML, no Markdown) or,
 in Markdown-only labels, ``md_escape``.
 """
 
-import re
-
 import pandas as pd
 import plotly.express as px
 import streamlit as st
 
-from core.detectors import merge_categories
-from pooljudge.ui.error_dashboards import (
-    GROUP_NAMES,
-    category_metric_rows,
-    category_metric_table,
-    category_name,
-    evidence_spans,
-    evidence_summary,
-    marked_html,
-    ordered_categories,
-    shorten,
-    user_category_names,
-)
 from core.metrics import evaluate
 from db.error_analysis import (
     category_distribution,
@@ -47,6 +34,12 @@ from db.error_analysis import (
     suggest_tags,
     tag_pair,
 )
+from db.error_categories import (
+    create_error_category,
+    delete_error_category,
+    list_error_categories,
+    rename_error_category,
+)
 from db.queries import NotFound, iter_queries, passages_by_id
 from db.review import activity_marker
 from db.users import list_users
@@ -56,11 +49,25 @@ from pooljudge.ui.common import (
     blank_missing,
     collection_box,
     collections_or_stop,
+    flash,
     get_store,
     load_qrels_source,
     md_escape,
     qrels_source_box,
     shared_run,
+    show_flash,
+)
+from pooljudge.ui.error_dashboards import (
+    GROUP_NAMES,
+    category_metric_rows,
+    category_metric_table,
+    category_name,
+    evidence_spans,
+    evidence_summary,
+    marked_html,
+    ordered_categories,
+    shorten,
+    user_category_names,
 )
 from pooljudge.ui.highlight import VERBATIM_STYLE, chart_text, show_text
 from pooljudge.ui.level import level_caption, level_control, level_input
@@ -69,7 +76,7 @@ MEASURES = ["nDCG@10", "MRR@10", "R@100", "MAP", "P@10", "Success@10", "R@10"]
 STATUSES = ("suggested", "confirmed", "rejected")
 STATUS_ICONS = {"suggested": ":material/help:", "confirmed": ":material/check_circle:", "rejected": ":material/cancel:"}
 EVIDENCE_MARK = "background-color: #ffd8cc"  # evidence spans, unlike the yellow query-term marks
-USER_ID = re.compile(r"[a-z][a-z0-9_]{1,63}")
+OWN_GROUP = "Your categories"
 
 account = require_role("admin", "reviewer")
 state = st.session_state
@@ -125,27 +132,19 @@ def source_qrels() -> dict:
 
 # --------------------------------------------------------------------------- categories and tags
 
-defined: dict[str, str] = state.setdefault("errors_user_categories", {}).setdefault(info.name, {})
 with store.read() as session:
     all_tags = list_tags(session, info.name)
+    stored = {c.key: c for c in list_error_categories(session, info.name)}
     usernames = {a.id: a.username for a in list_users(session)}
-own = user_category_names(all_tags) | defined
+# a category used by tags before categories were stored keeps the name its tags recorded; a stored one's wins
+own = user_category_names(all_tags) | {key: c.name for key, c in stored.items()}
 categories = ordered_categories(own)
 names = {c.id: c.name for c in categories}
 groups = {c.id: GROUP_NAMES.get(c.group, c.group) for c in categories}
+descriptions = {c.id: stored[c.id].description if c.id in stored else c.description for c in categories}
 sample = state.get("errors_sample")
 if sample is not None and sample["collection"] != info.name:
     sample = None
-
-
-def flash(where: str, kind: str, text: str) -> None:
-    state[f"errors_flash_{where}"] = (kind, text)
-
-
-def show_flash(where: str) -> None:
-    message = state.pop(f"errors_flash_{where}", None)
-    if message:
-        getattr(st, message[0])(message[1])
 
 
 def decide(tag_id: int, status: str, where: str) -> None:
@@ -153,27 +152,27 @@ def decide(tag_id: int, status: str, where: str) -> None:
         with store.write() as session:
             set_tag_status(session, tag_id, status, user_id=account.id)
     except (NotFound, ValueError) as exc:
-        flash(where, "error", md_escape(str(exc)))
+        flash(md_escape(str(exc)), "error", where=f"errors_{where}")
     else:
-        flash(where, "success", f"Tag #{tag_id} {status}.")
+        flash(f"Tag #{tag_id} {status}.", where=f"errors_{where}")
 
 
 def suggest(run: str, pairs: list[dict]) -> None:
     frequencies = term_frequencies(store.url, info.name, info.passages)
     try:
         with store.write() as session:
-            stored = suggest_tags(session, info.name, run, pairs, term_frequencies=frequencies)
+            count = suggest_tags(session, info.name, run, pairs, term_frequencies=frequencies)
     except (NotFound, ValueError) as exc:
-        flash("sample", "error", md_escape(str(exc)))
+        flash(md_escape(str(exc)), "error", where="errors_sample")
     else:
-        flash("sample", "success", f"Stored {stored} new suggestion{'s' * (stored != 1)} for the {len(pairs)} sampled pairs "
-                                   "(a suggestion already in the store, even a rejected one, is not stored again).")
+        flash(f"Stored {count} new suggestion{'s' * (count != 1)} for the {len(pairs)} sampled pairs "
+              "(a suggestion already in the store, even a rejected one, is not stored again).", where="errors_sample")
 
 
 def add_tags(qid: str, doc_id: str, run: str | None) -> None:
     chosen, note = state.get("errors_new_tags", []), state.get("errors_note", "")
     if not chosen:
-        flash("pair", "warning", "Choose at least one category.")
+        flash("Choose at least one category.", "warning", where="errors_pair")
         return
     try:
         with store.write() as session:
@@ -181,27 +180,51 @@ def add_tags(qid: str, doc_id: str, run: str | None) -> None:
                 tag_pair(session, info.name, qid, doc_id, category, user_id=account.id, run_name=run, note=note.strip(),
                          extra_categories=list(own), category_name=own.get(category))
     except (NotFound, ValueError) as exc:
-        flash("pair", "error", md_escape(str(exc)))
+        flash(md_escape(str(exc)), "error", where="errors_pair")
     else:
         state["errors_new_tags"], state["errors_note"] = [], ""
-        flash("pair", "success", f"Added {len(chosen)} tag{'s' * (len(chosen) != 1)}: "
-                                 + ", ".join(md_escape(names.get(c, c)) for c in chosen) + ".")
+        flash(f"Added {len(chosen)} tag{'s' * (len(chosen) != 1)}: "
+              + ", ".join(md_escape(names.get(c, c)) for c in chosen) + ".", where="errors_pair")
 
 
 def define_category() -> None:
-    cid, name = state.get("errors_new_id", "").strip(), state.get("errors_new_name", "").strip()
-    if not USER_ID.fullmatch(cid):
-        flash("define", "error", "The id must be 2-64 characters: lowercase letters, digits and _, starting with a letter.")
+    key = state.get("errors_new_id", "").strip()
+    name = state.get("errors_new_name", "").strip() or key
+    if key in names:  # built in, stored, or used by tags before categories were stored (the store checks too)
+        flash(f"There already is a category {md_escape(key)}.", "error", where="errors_define")
         return
     try:
-        merge_categories([{"id": cid, "name": name or cid}], base=categories)
-    except ValueError:
-        flash("define", "error", f"There already is a category {md_escape(cid)}.")
+        with store.write() as session:
+            create_error_category(session, info.name, key, name, state.get("errors_new_description", ""),
+                                  created_by=account.username)
+    except (NotFound, ValueError) as exc:
+        # the message quotes the key and the name: untrusted
+        flash(md_escape(str(exc)), "error", where="errors_define")
         return
-    defined[cid] = name or cid
-    state["errors_new_id"], state["errors_new_name"] = "", ""
-    flash("define", "success", f"Category {md_escape(name or cid)} ({md_escape(cid)}) added. It stays with the "
-                               "collection once a tag uses it.")
+    state["errors_new_id"], state["errors_new_name"], state["errors_new_description"] = "", "", ""
+    flash(f"Category {md_escape(name)} ({md_escape(key)}) stored for this collection.", where="errors_define")
+
+
+def rename_category(key: str) -> None:
+    try:
+        with store.write() as session:
+            renamed = rename_error_category(session, info.name, key, state.get(f"errors_rename_name::{key}", "").strip(),
+                                            state.get(f"errors_rename_description::{key}", ""))
+    except (NotFound, ValueError) as exc:
+        flash(md_escape(str(exc)), "error", where="errors_categories")
+    else:
+        flash(f"Category {md_escape(key)} is now called {md_escape(renamed.name)}.", where="errors_categories")
+
+
+def delete_category(key: str) -> None:
+    try:
+        with store.write() as session:
+            delete_error_category(session, info.name, key)
+    except (NotFound, ValueError) as exc:
+        flash(md_escape(str(exc)), "error", where="errors_categories")
+    else:
+        state.pop("errors_manage", None)
+        flash(f"Category {md_escape(key)} deleted.", where="errors_categories")
 
 
 def step(delta: int, count: int) -> None:
@@ -234,38 +257,49 @@ def show_pair(pair: dict) -> None:
         if pair.get("document") is not None:
             where = "" if pair.get("position") is None else f", passage {pair['position'] + 1}"
             st.caption(f"Document {md_escape(pair['document'])}{where}")
-    if pair.get("document") is not None and pair.get("position"):
-        with store.read() as session:
-            earlier = earlier_chunks(session, info.name, pair["document"], pair["position"])
-        if earlier:
-            with st.expander(f"Document context: {len(earlier)} earlier passage{'s' * (len(earlier) != 1)}"):
-                for pos, chunk in earlier:
-                    st.caption(f"Passage {pos + 1}")
-                    show_text(chunk, query=query, language=language)
+    show_context(pair, query)
+
+
+def show_context(pair: dict, query: str | None) -> None:
+    """The passages before the pair's passage in its document, folded (DAPR's context)."""
+    if pair.get("document") is None or not pair.get("position"):
+        return
+    with store.read() as session:
+        earlier = earlier_chunks(session, info.name, pair["document"], pair["position"])
+    if earlier:
+        with st.expander(f"Document context: {len(earlier)} earlier passage{'s' * (len(earlier) != 1)}"):
+            for pos, chunk in earlier:
+                st.caption(f"Passage {pos + 1}")
+                show_text(chunk, query=query, language=language)
+
+
+def show_tag(tag: dict, text: str | None, where: str) -> None:
+    """One tag with its evidence, and Confirm / Reject buttons."""
+    who = f" · {md_escape(usernames.get(tag['user_id'], '?'))}" if tag["user_id"] is not None else ""
+    st.markdown(f"{STATUS_ICONS[tag['status']]} **{md_escape(names.get(tag['category'], tag['category']))}**  \n"
+                f":small[{tag['status']} · {'detector' if tag['source'] == 'auto' else 'analyst'}{who}]")
+    summary = evidence_summary(tag["evidence"], tag["category"])
+    if summary:
+        show_text(summary, small=True)
+    spans = evidence_spans(tag["evidence"], len(text)) if text else []
+    if spans:
+        # marked_html escapes the text (pooljudge.ui.highlight.escape_text) for st.html
+        st.html(f'<div style="{VERBATIM_STYLE}; font-size: 0.875rem">'
+                f'{marked_html(text, spans, window=30, style=EVIDENCE_MARK)}</div>')
+    with st.container(horizontal=True):
+        st.button("Confirm", key=f"errors_{where}_confirm_{tag['id']}", on_click=decide, icon=":material/check:",
+                  args=(tag["id"], "confirmed", where), disabled=tag["status"] == "confirmed")
+        st.button("Reject", key=f"errors_{where}_reject_{tag['id']}", on_click=decide, icon=":material/close:",
+                  args=(tag["id"], "rejected", where), disabled=tag["status"] == "rejected")
 
 
 def show_tags(tags: list[dict], text: str | None, where: str) -> None:
-    """A pair's tags with their evidence, and Confirm / Reject buttons."""
+    """A pair's tags, each in its own box."""
     if not tags:
         st.caption("No tags on this pair yet.")
     for tag in tags:
         with st.container(border=True):
-            who = f" · {md_escape(usernames.get(tag['user_id'], '?'))}" if tag["user_id"] is not None else ""
-            st.markdown(f"{STATUS_ICONS[tag['status']]} **{md_escape(names.get(tag['category'], tag['category']))}**  \n"
-                        f":small[{tag['status']} · {'detector' if tag['source'] == 'auto' else 'analyst'}{who}]")
-            summary = evidence_summary(tag["evidence"], tag["category"])
-            if summary:
-                show_text(summary, small=True)
-            spans = evidence_spans(tag["evidence"], len(text)) if text else []
-            if spans:
-                # marked_html escapes the text (pooljudge.ui.highlight.escape_text) for st.html
-                st.html(f'<div style="{VERBATIM_STYLE}; font-size: 0.875rem">'
-                        f'{marked_html(text, spans, window=30, style=EVIDENCE_MARK)}</div>')
-            with st.container(horizontal=True):
-                st.button("Confirm", key=f"errors_{where}_confirm_{tag['id']}", on_click=decide, icon=":material/check:",
-                          args=(tag["id"], "confirmed", where), disabled=tag["status"] == "confirmed")
-                st.button("Reject", key=f"errors_{where}_reject_{tag['id']}", on_click=decide, icon=":material/close:",
-                          args=(tag["id"], "rejected", where), disabled=tag["status"] == "rejected")
+            show_tag(tag, text, where)
 
 
 def pair_tags(qid: str, doc_id: str) -> list[dict]:
@@ -273,210 +307,290 @@ def pair_tags(qid: str, doc_id: str) -> list[dict]:
 
 
 def category_label(cid: str) -> str:
-    return f"{groups.get(cid, 'Your categories')} · {names.get(cid, cid)}"
+    return f"{groups.get(cid, OWN_GROUP)} · {names.get(cid, cid)}"
 
-
-sample_tab, dashboards_tab = st.tabs(["Sample and tag", "Dashboards"], key="errors_tab", on_change="rerun")
 
 # --------------------------------------------------------------------------- sample and tag
 
-if sample_tab.open:
-    with sample_tab:
-        if not info.runs:
-            st.info("This collection has no runs yet: run a retriever or import a run first.")
-        else:
-            cols = st.columns([3, 1, 1, 1])
-            run = cols[0].selectbox("Run", info.runs, key="errors_run")
-            k = int(cols[1].number_input("k", min_value=1, max_value=1000, value=5, key="errors_k",
-                                         help="A query fails when none of its top k passages is relevant."))
-            n = int(cols[2].number_input("N", min_value=1, max_value=100_000, value=100, key="errors_n",
-                                         help="Failing queries to sample (all of them when fewer fail)."))
-            seed = int(cols[3].number_input("Seed", min_value=0, max_value=2**31 - 1, value=0, key="errors_seed"))
-            if st.button("Sample", type="primary", key="errors_sample_button",
-                         help="Draw the sample; nothing is stored until you suggest or add tags."):
-                qrels = source_qrels()
-                if not qrels:
-                    st.warning("No judgments in this qrels source yet: choose a frozen version." if source == LIVE
-                               else "This qrels version is empty.")
-                else:
-                    with store.read() as session:
-                        pairs = sample_error_pairs(session, info.name, run, qrels=qrels, k=k, n=n, level=level, seed=seed)
-                    failing = failing_queries(qrels, shared_run(store.url, info.name, run), k=k, level=level)
-                    sample = {"collection": info.name, "run": run, "source": source, "k": k, "n": n, "level": level,
+
+def draw_sample() -> None:
+    """The run, k, N and seed, and the Sample button; a drawn sample goes to session state."""
+    cols = st.columns([3, 1, 1, 1])
+    run = cols[0].selectbox("Run", info.runs, key="errors_run", persist_state="page")
+    k = int(cols[1].number_input("k", min_value=1, max_value=1000, value=5, key="errors_k", persist_state="page",
+                                 help="A query fails when none of its top k passages is relevant."))
+    n = int(cols[2].number_input("N", min_value=1, max_value=100_000, value=100, key="errors_n", persist_state="page",
+                                 help="Failing queries to sample (all of them when fewer fail)."))
+    seed = int(cols[3].number_input("Seed", min_value=0, max_value=2**31 - 1, value=0, key="errors_seed",
+                                    persist_state="page"))
+    if not st.button("Sample", type="primary", key="errors_sample_button",
+                     help="Draw the sample; nothing is stored until you suggest or add tags."):
+        return
+    qrels = source_qrels()
+    if not qrels:
+        st.warning("No judgments in this qrels source yet: choose a frozen version." if source == LIVE
+                   else "This qrels version is empty.")
+        return
+    with store.read() as session:
+        pairs = sample_error_pairs(session, info.name, run, qrels=qrels, k=k, n=n, level=level, seed=seed)
+    failing = failing_queries(qrels, shared_run(store.url, info.name, run), k=k, level=level)
+    state["errors_sample"] = {"collection": info.name, "run": run, "source": source, "k": k, "n": n, "level": level,
                               "seed": seed, "judged": len(qrels), "failing": len(failing), "pairs": pairs}
-                    state["errors_sample"] = sample
-                    state["errors_pair"] = 0
+    state["errors_pair"] = 0
 
-        if sample is not None:
-            pairs = sample["pairs"]
-            queries = len({p["query_id"] for p in pairs})
-            cols = st.columns(4)
-            cols[0].metric("Failing queries", f"{sample['failing']:,}", help="Judged queries with no relevant passage in the top k")
-            cols[1].metric("Judged queries", f"{sample['judged']:,}")
-            cols[2].metric("Sampled queries", f"{queries:,}")
-            cols[3].metric("Sampled pairs", f"{len(pairs):,}")
-            st.caption(f"Run {md_escape(sample['run'])} against {md_escape(sample['source'])}: top {sample['k']}, relevant "
-                       f"at grade ≥ {sample['level']}, N = {sample['n']}, seed {sample['seed']}.")
-            st.button("Suggest tags", key="errors_suggest", on_click=suggest, args=(sample["run"], pairs),
-                      disabled=not pairs, help="Run the detectors on every sampled pair and store their suggestions.")
-            show_flash("sample")
 
-            if pairs:
-                st.subheader("Tag each pair")
-                if not 0 <= state.get("errors_pair", 0) < len(pairs):
-                    state["errors_pair"] = 0
-                tagged = {(t["query_id"], t["doc_id"]) for t in all_tags if t["status"] == "confirmed"}
-                done = sum((p["query_id"], p["doc_id"]) in tagged for p in pairs)
-                st.progress(done / len(pairs), text=f"{done} of {len(pairs)} pairs have a confirmed tag")
-                prev, chooser, after = st.columns([1, 6, 1], vertical_alignment="bottom")
-                index = state["errors_pair"]
-                prev.button("Prev", key="errors_prev", on_click=step, args=(-1, len(pairs)), disabled=index == 0,
-                            icon=":material/arrow_back:", width="stretch")
-                after.button("Next", key="errors_next", on_click=step, args=(1, len(pairs)), disabled=index == len(pairs) - 1,
-                             icon=":material/arrow_forward:", icon_position="right", width="stretch")
-                index = chooser.selectbox(
-                    "Pair", range(len(pairs)), key="errors_pair",
-                    format_func=lambda i: f"{i + 1} of {len(pairs)} · query {pairs[i]['query_id']} · rank {pairs[i]['rank']}"
-                                          f" · passage {pairs[i]['doc_id']}",
-                )
-                pair = pairs[index]
-                text_column, tag_column = st.columns([3, 2])
-                with text_column:
-                    show_pair(pair)
-                with tag_column:
-                    st.markdown("**Tags**")
-                    show_flash("pair")
-                    show_tags(pair_tags(pair["query_id"], pair["doc_id"]), pair.get("text"), "pair")
-                    with st.form("errors_tag_form", border=True):
-                        st.multiselect("Add categories", [c.id for c in categories], key="errors_new_tags",
-                                       format_func=category_label, placeholder="Choose error categories")
-                        st.text_input("Note (optional)", key="errors_note")
-                        st.form_submit_button("Add tags", key="errors_add_tags", on_click=add_tags,
-                                              args=(pair["query_id"], pair["doc_id"], sample["run"]))
-                    with st.expander("Define a category of your own"):
-                        show_flash("define")
-                        with st.form("errors_define_form", border=False):
-                            st.text_input("Id", key="errors_new_id", placeholder="e.g. outdated_answer",
-                                          help="Lowercase letters, digits and _; stored on the tags that use it.")
-                            st.text_input("Name", key="errors_new_name", placeholder="e.g. Outdated answer")
-                            st.form_submit_button("Add category", key="errors_define", on_click=define_category)
-                        if own:
-                            st.caption("Your categories: " + ", ".join(f"{md_escape(v)} ({md_escape(c)})" for c, v in own.items()))
-            else:
-                st.success("No judged query fails at this cut-off: nothing to tag.")
-        with st.expander("Category descriptions"):
-            st.dataframe(
-                pd.DataFrame([{"group": groups[c.id], "category": c.name, "id": c.id, "description": c.description}
-                              for c in categories]),
-                hide_index=True, width="stretch", key="errors_taxonomy",
-            )
+def sample_summary(drawn: dict) -> None:
+    """The sample's counts and parameters, and the Suggest tags button."""
+    pairs = drawn["pairs"]
+    cols = st.columns(4)
+    cols[0].metric("Failing queries", f"{drawn['failing']:,}", help="Judged queries with no relevant passage in the top k")
+    cols[1].metric("Judged queries", f"{drawn['judged']:,}")
+    cols[2].metric("Sampled queries", f"{len({p['query_id'] for p in pairs}):,}")
+    cols[3].metric("Sampled pairs", f"{len(pairs):,}")
+    st.caption(f"Run {md_escape(drawn['run'])} against {md_escape(drawn['source'])}: top {drawn['k']}, relevant "
+               f"at grade ≥ {drawn['level']}, N = {drawn['n']}, seed {drawn['seed']}.")
+    st.button("Suggest tags", key="errors_suggest", on_click=suggest, args=(drawn["run"], pairs),
+              disabled=not pairs, help="Run the detectors on every sampled pair and store their suggestions.")
+    show_flash("errors_sample")
+
+
+def tag_sampled_pairs(drawn: dict) -> None:
+    """Step through the sampled pairs: each one's texts beside its tags and the forms that add tags."""
+    pairs = drawn["pairs"]
+    st.subheader("Tag each pair")
+    if not 0 <= state.get("errors_pair", 0) < len(pairs):
+        state["errors_pair"] = 0
+    tagged = {(t["query_id"], t["doc_id"]) for t in all_tags if t["status"] == "confirmed"}
+    done = sum((p["query_id"], p["doc_id"]) in tagged for p in pairs)
+    st.progress(done / len(pairs), text=f"{done} of {len(pairs)} pairs have a confirmed tag")
+    prev, chooser, after = st.columns([1, 6, 1], vertical_alignment="bottom")
+    index = state["errors_pair"]
+    prev.button("Prev", key="errors_prev", on_click=step, args=(-1, len(pairs)), disabled=index == 0,
+                icon=":material/arrow_back:", width="stretch")
+    after.button("Next", key="errors_next", on_click=step, args=(1, len(pairs)), disabled=index == len(pairs) - 1,
+                 icon=":material/arrow_forward:", icon_position="right", width="stretch")
+    index = chooser.selectbox(
+        "Pair", range(len(pairs)), key="errors_pair",
+        format_func=lambda i: f"{i + 1} of {len(pairs)} · query {pairs[i]['query_id']} · rank {pairs[i]['rank']}"
+                              f" · passage {pairs[i]['doc_id']}",
+    )
+    pair = pairs[index]
+    text_column, tag_column = st.columns([3, 2])
+    with text_column:
+        show_pair(pair)
+    with tag_column:
+        st.markdown("**Tags**")
+        show_flash("errors_pair")
+        show_tags(pair_tags(pair["query_id"], pair["doc_id"]), pair.get("text"), "pair")
+        add_tags_form(pair, drawn["run"])
+        define_form()
+
+
+def add_tags_form(pair: dict, run: str) -> None:
+    with st.form("errors_tag_form", border=True):
+        st.multiselect("Add categories", [c.id for c in categories], key="errors_new_tags",
+                       format_func=category_label, placeholder="Choose error categories")
+        st.text_input("Note (optional)", key="errors_note")
+        st.form_submit_button("Add tags", key="errors_add_tags", on_click=add_tags,
+                              args=(pair["query_id"], pair["doc_id"], run))
+
+
+def define_form() -> None:
+    """A form that stores a new category of the collection's own."""
+    with st.expander("Define a category of your own"):
+        show_flash("errors_define")
+        with st.form("errors_define_form", border=False):
+            st.text_input("Id", key="errors_new_id", placeholder="e.g. outdated_answer",
+                          help="Lowercase letters, digits and _; what the tags that use it store.")
+            st.text_input("Name", key="errors_new_name", placeholder="e.g. Outdated answer")
+            st.text_area("Description (optional)", key="errors_new_description", height=68,
+                         placeholder="e.g. The passage answered the question once, no longer.")
+            st.form_submit_button("Add category", key="errors_define", on_click=define_category)
+        if own:
+            st.caption("Your categories: " + ", ".join(f"{md_escape(v)} ({md_escape(c)})" for c, v in own.items())
+                       + ". Rename or delete them on the Categories tab.")
+
+
+def sample_tab() -> None:
+    if not info.runs:
+        st.info("This collection has no runs yet: run a retriever or import a run first.")
+    else:
+        draw_sample()
+    drawn = state.get("errors_sample")
+    drawn = drawn if drawn is not None and drawn["collection"] == info.name else None
+    if drawn is not None:
+        sample_summary(drawn)
+        if drawn["pairs"]:
+            tag_sampled_pairs(drawn)
+        else:
+            st.success("No judged query fails at this cut-off: nothing to tag.")
+    with st.expander("Category descriptions"):
+        st.dataframe(
+            pd.DataFrame([{"group": groups[c.id], "category": c.name, "id": c.id, "description": descriptions[c.id]}
+                          for c in categories]),
+            hide_index=True, width="stretch", key="errors_taxonomy",
+        )
+
 
 # --------------------------------------------------------------------------- dashboards
 
-if dashboards_tab.open:
-    with dashboards_tab:
-        st.subheader("Error categories")
-        include = st.checkbox("Include suggested tags", key="errors_include_suggested",
-                              help="Count detector suggestions not yet confirmed or rejected as well.")
-        with store.read() as session:
-            distribution = category_distribution(session, info.name,
-                                                 statuses=("confirmed", "suggested") if include else ("confirmed",))
-        if not distribution:
-            st.caption("No tags to count yet: sample a run and tag its pairs.")
-        else:
-            frame = pd.DataFrame([{"category": c, "name": names.get(c, c), "group": groups.get(c, "Your categories"), "pairs": n}
-                                  for c, n in distribution.items()])
-            chart = frame.assign(name=frame["name"].map(chart_text))  # plotly draws a few HTML tags in labels
-            figure = px.bar(chart, x="name", y="pairs", color="group", text="pairs",
-                            category_orders={"group": list(GROUP_NAMES.values())},  # a group keeps its colour
-                            labels={"name": "category", "pairs": "(query, passage) pairs"},
-                            title="Tagged pairs per category" + (" (confirmed and suggested)" if include else " (confirmed)"))
-            # category, not a number axis, even for names like "2016"
-            figure.update_layout(xaxis={"categoryorder": "total descending", "type": "category"})
-            st.plotly_chart(figure, width="stretch", key="errors_distribution_chart")
-            st.dataframe(frame, hide_index=True, width="stretch", key="errors_distribution_table")
-            st.caption("A pair counts once per category, however many tags give it that category.")
 
-        st.subheader("Metric per error category")
-        measure = st.selectbox("Measure", MEASURES, key="errors_measure")
-        qrels = source_qrels()
-        if not info.runs:
-            st.caption("This collection has no runs yet.")
-        elif not qrels:
-            st.caption("No judgments in this qrels source yet." if source == LIVE else "This qrels version is empty.")
-        else:
-            with store.read() as session:
-                by_query = query_categories(session, info.name)
-            with store.read() as session:
-                qrels_key = (source, activity_marker(session, info.name) if source == LIVE else None)
-            per_run = {run: per_query_values(store.url, info.name, run, measure, level, qrels_key, qrels)
-                       for run in info.runs}
-            rows = category_metric_rows(per_run, by_query)
-            long = pd.DataFrame([{**r, "name": chart_text(category_name(r["category"], names)), "run": chart_text(r["run"])}
-                                 for r in rows])
-            figure = px.bar(long, x="name", y="mean", color="run", barmode="group", hover_data=["n"],
-                            labels={"name": "category", "mean": measure}, title=f"{measure} per error category and run")
-            figure.update_xaxes(type="category")
-            st.plotly_chart(figure, width="stretch", key="errors_metric_chart")
-            table = pd.DataFrame(category_metric_table(rows, names))
-            st.dataframe(table, hide_index=True, width="stretch", key="errors_metric_table",
-                         column_config={run: st.column_config.NumberColumn(format="%.4f") for run in info.runs})
-            st.caption(f"Every judged query of {md_escape(source)} is evaluated (0 where a run misses it, as trec_eval -c); "
-                       "a query counts in each category of its confirmed tags; untagged queries have none. "
-                       + level_caption(level, info.relevance_level))
+def distribution_section() -> None:
+    st.subheader("Error categories")
+    include = st.checkbox("Include suggested tags", key="errors_include_suggested", persist_state="page",
+                          help="Count detector suggestions not yet confirmed or rejected as well.")
+    with store.read() as session:
+        distribution = category_distribution(session, info.name,
+                                             statuses=("confirmed", "suggested") if include else ("confirmed",))
+    if not distribution:
+        st.caption("No tags to count yet: sample a run and tag its pairs.")
+        return
+    frame = pd.DataFrame([{"category": c, "name": names.get(c, c), "group": groups.get(c, OWN_GROUP), "pairs": n}
+                          for c, n in distribution.items()])
+    chart = frame.assign(name=frame["name"].map(chart_text))  # plotly draws a few HTML tags in labels
+    figure = px.bar(chart, x="name", y="pairs", color="group", text="pairs",
+                    category_orders={"group": list(GROUP_NAMES.values())},  # a group keeps its colour
+                    labels={"name": "category", "pairs": "(query, passage) pairs"},
+                    title="Tagged pairs per category" + (" (confirmed and suggested)" if include else " (confirmed)"))
+    # category, not a number axis, even for names like "2016"
+    figure.update_layout(xaxis={"categoryorder": "total descending", "type": "category"})
+    st.plotly_chart(figure, width="stretch", key="errors_distribution_chart")
+    st.dataframe(frame, hide_index=True, width="stretch", key="errors_distribution_table")
+    st.caption("A pair counts once per category, however many tags give it that category.")
 
-        st.subheader("Examples")
-        present = [c.id for c in categories if any(t["category"] == c.id for t in all_tags)]
-        left, right = st.columns(2)
-        chosen_categories = left.multiselect("Categories", present, format_func=category_label, key="errors_filter_categories",
-                                             placeholder="All categories")
-        chosen_statuses = right.multiselect("Statuses", list(STATUSES), default=["confirmed", "suggested"],
-                                            key="errors_filter_statuses", placeholder="All statuses")
-        shown = [t for t in all_tags if (not chosen_categories or t["category"] in chosen_categories)
-                 and (not chosen_statuses or t["status"] in chosen_statuses)]
-        known = {(p["query_id"], p["doc_id"]): p for p in (sample["pairs"] if sample else [])}
-        missing = [t for t in shown if (t["query_id"], t["doc_id"]) not in known]
-        query_texts, passages = lookup_texts(store.url, info.name, tuple(sorted({t["query_id"] for t in missing})),
-                                             tuple(sorted({t["doc_id"] for t in missing})))
 
-        def pair_of(tag: dict) -> dict:
-            key = (tag["query_id"], tag["doc_id"])
-            if key in known:
-                return {**known[key], "run": tag["run"]}
-            return {"query_id": tag["query_id"], "doc_id": tag["doc_id"], "query": query_texts.get(tag["query_id"]),
-                    "run": tag["run"], **passages.get(tag["doc_id"], {"text": None})}
+def metric_section() -> None:
+    st.subheader("Metric per error category")
+    measure = st.selectbox("Measure", MEASURES, key="errors_measure", persist_state="page")
+    qrels = source_qrels()
+    if not info.runs:
+        st.caption("This collection has no runs yet.")
+        return
+    if not qrels:
+        st.caption("No judgments in this qrels source yet." if source == LIVE else "This qrels version is empty.")
+        return
+    with store.read() as session:
+        by_query = query_categories(session, info.name)
+        qrels_key = (source, activity_marker(session, info.name) if source == LIVE else None)
+    per_run = {run: per_query_values(store.url, info.name, run, measure, level, qrels_key, qrels) for run in info.runs}
+    rows = category_metric_rows(per_run, by_query)
+    long = pd.DataFrame([{**r, "name": chart_text(category_name(r["category"], names)), "run": chart_text(r["run"])}
+                         for r in rows])
+    figure = px.bar(long, x="name", y="mean", color="run", barmode="group", hover_data=["n"],
+                    labels={"name": "category", "mean": measure}, title=f"{measure} per error category and run")
+    figure.update_xaxes(type="category")
+    st.plotly_chart(figure, width="stretch", key="errors_metric_chart")
+    table = pd.DataFrame(category_metric_table(rows, names))
+    st.dataframe(table, hide_index=True, width="stretch", key="errors_metric_table",
+                 column_config={run: st.column_config.NumberColumn(format="%.4f") for run in info.runs})
+    st.caption(f"Every judged query of {md_escape(source)} is evaluated (0 where a run misses it, as trec_eval -c); "
+               "a query counts in each category of its confirmed tags; untagged queries have none. "
+               + level_caption(level, info.relevance_level))
 
-        if not shown:
-            st.caption("No tags match.")
-            show_flash("drill")
-        else:
-            st.dataframe(
-                blank_missing(pd.DataFrame([  # a detector's tag has no "by", a pair may miss its texts
-                    {"tag": t["id"], "query id": t["query_id"], "query": pair_of(t).get("query"),
-                     "passage id": t["doc_id"], "passage": shorten(pair_of(t).get("text"), 120),
-                     "category": names.get(t["category"], t["category"]), "status": t["status"],
-                     "source": "detector" if t["source"] == "auto" else "analyst", "run": t["run"],
-                     "evidence": evidence_summary(t["evidence"], t["category"]),
-                     "by": usernames.get(t["user_id"]) if t["user_id"] is not None else None, "created": t["created_at"]}
-                    for t in shown
-                ])),
-                hide_index=True, width="stretch", key="errors_examples",
-            )
 
-            st.subheader("Drill-down")
-            by_id = {t["id"]: t for t in shown}
-            if state.get("errors_drill") not in by_id:
-                state.pop("errors_drill", None)
-            chosen = st.selectbox(
-                "Tag", list(by_id), key="errors_drill",
-                format_func=lambda i: f"#{i} · query {by_id[i]['query_id']} · passage {by_id[i]['doc_id']} · "
-                                      f"{names.get(by_id[i]['category'], by_id[i]['category'])} ({by_id[i]['status']})",
-            )
-            pair = pair_of(by_id[chosen])
-            text_column, tag_column = st.columns([3, 2])
-            with text_column:
-                show_pair(pair)
-            with tag_column:
-                st.markdown("**All tags on this pair**")
-                show_flash("drill")
-                show_tags(pair_tags(pair["query_id"], pair["doc_id"]), pair.get("text"), "drill")
+def examples_section() -> None:
+    st.subheader("Examples")
+    present = [c.id for c in categories if any(t["category"] == c.id for t in all_tags)]
+    left, right = st.columns(2)
+    chosen_categories = left.multiselect("Categories", present, format_func=category_label, key="errors_filter_categories",
+                                         placeholder="All categories", persist_state="page")
+    chosen_statuses = right.multiselect("Statuses", list(STATUSES), default=["confirmed", "suggested"],
+                                        key="errors_filter_statuses", placeholder="All statuses", persist_state="page")
+    shown = [t for t in all_tags if (not chosen_categories or t["category"] in chosen_categories)
+             and (not chosen_statuses or t["status"] in chosen_statuses)]
+    if not shown:
+        st.caption("No tags match.")
+        show_flash("errors_drill")
+        return
+    pair_of = tagged_pairs(shown)
+    st.dataframe(
+        blank_missing(pd.DataFrame([  # a detector's tag has no "by", a pair may miss its texts
+            {"tag": t["id"], "query id": t["query_id"], "query": pair_of(t).get("query"),
+             "passage id": t["doc_id"], "passage": shorten(pair_of(t).get("text"), 120),
+             "category": names.get(t["category"], t["category"]), "status": t["status"],
+             "source": "detector" if t["source"] == "auto" else "analyst", "run": t["run"],
+             "evidence": evidence_summary(t["evidence"], t["category"]),
+             "by": usernames.get(t["user_id"]) if t["user_id"] is not None else None, "created": t["created_at"]}
+            for t in shown
+        ])),
+        hide_index=True, width="stretch", key="errors_examples",
+    )
+    drill_down(shown, pair_of)
+
+
+def tagged_pairs(shown: list[dict]):
+    """A function from a tag to its pair with texts: from the sample when it holds the pair, else the store."""
+    known = {(p["query_id"], p["doc_id"]): p for p in (sample["pairs"] if sample else [])}
+    missing = [t for t in shown if (t["query_id"], t["doc_id"]) not in known]
+    query_texts, passages = lookup_texts(store.url, info.name, tuple(sorted({t["query_id"] for t in missing})),
+                                         tuple(sorted({t["doc_id"] for t in missing})))
+
+    def pair_of(tag: dict) -> dict:
+        key = (tag["query_id"], tag["doc_id"])
+        if key in known:
+            return {**known[key], "run": tag["run"]}
+        return {"query_id": tag["query_id"], "doc_id": tag["doc_id"], "query": query_texts.get(tag["query_id"]),
+                "run": tag["run"], **passages.get(tag["doc_id"], {"text": None})}
+
+    return pair_of
+
+
+def drill_down(shown: list[dict], pair_of) -> None:
+    """One tag's pair in full with all its tags, which can be confirmed or rejected from here."""
+    st.subheader("Drill-down")
+    by_id = {t["id"]: t for t in shown}
+    if state.get("errors_drill") not in by_id:
+        state.pop("errors_drill", None)
+    chosen = st.selectbox(
+        "Tag", list(by_id), key="errors_drill",
+        format_func=lambda i: f"#{i} · query {by_id[i]['query_id']} · passage {by_id[i]['doc_id']} · "
+                              f"{names.get(by_id[i]['category'], by_id[i]['category'])} ({by_id[i]['status']})",
+    )
+    pair = pair_of(by_id[chosen])
+    text_column, tag_column = st.columns([3, 2])
+    with text_column:
+        show_pair(pair)
+    with tag_column:
+        st.markdown("**All tags on this pair**")
+        show_flash("errors_drill")
+        show_tags(pair_tags(pair["query_id"], pair["doc_id"]), pair.get("text"), "drill")
+
+
+def dashboards_tab() -> None:
+    distribution_section()
+    metric_section()
+    examples_section()
+
+
+# --------------------------------------------------------------------------- the collection's own categories
+
+
+def categories_tab() -> None:
+    """The collection's own categories: how many tags use each; rename or delete one (unused only)."""
+    show_flash("errors_categories")
+    if not stored:
+        st.caption("This collection has no categories of its own yet: define one while tagging a pair.")
+        return
+    used = {key: sum(t["category"] == key for t in all_tags) for key in stored}
+    st.dataframe(pd.DataFrame([{"id": key, "name": c.name, "description": c.description, "tags": used[key],
+                                "by": c.created_by, "created": c.created_at} for key, c in stored.items()]),
+                 hide_index=True, width="stretch", key="errors_own_categories")
+    key = st.selectbox("Category", list(stored), key="errors_manage",
+                       format_func=lambda k: f"{stored[k].name} ({k})")
+    with st.form("errors_rename_form"):
+        # one field per category (its key in the widget key): choosing another starts at that one's text
+        st.text_input("Name", value=stored[key].name, key=f"errors_rename_name::{key}")
+        st.text_area("Description", value=stored[key].description, key=f"errors_rename_description::{key}", height=68)
+        st.form_submit_button("Rename", key="errors_rename", on_click=rename_category, args=(key,))
+    st.button("Delete", key="errors_delete", on_click=delete_category, args=(key,), icon=":material/delete:",
+              disabled=used[key] > 0,
+              help="Only a category no tag uses can go." if used[key] else "Delete this category.")
+
+
+# Only the open tab runs (on_change="rerun" makes .open tell which); the URL names it (?errors_tab=Dashboards), so a
+# reload or a shared link opens the same tab.  persist_state="page" keeps a tab's choices while another is open.
+TABS = {"Sample and tag": sample_tab, "Dashboards": dashboards_tab, "Categories": categories_tab}
+for tab, draw in zip(st.tabs(list(TABS), key="errors_tab", on_change="rerun", bind="query-params"), TABS.values()):
+    if tab.open:
+        with tab:
+            draw()

@@ -465,3 +465,97 @@ def test_the_level_starts_at_the_collections(db):
     assert at.number_input(key="errors_level").value == 3
     assert metrics(at)["Failing queries"] == "5"  # no grade reaches 3
     assert any("relevant at grade ≥ 3" in c.value for c in at.caption)
+
+
+# ---------------------------------------------------------------------------- stored categories, lazy tabs
+
+
+def _define(at: AppTest, key: str, name: str, description: str = "") -> AppTest:
+    at.text_input(key="errors_new_id").input(key)
+    at.text_input(key="errors_new_name").input(name)
+    at.text_area(key="errors_new_description").input(description)
+    at.button(key="errors_define").click().run()
+    assert not at.exception
+    return at
+
+
+def _categories_tab(at: AppTest) -> AppTest:
+    at.session_state["errors_tab"] = "Categories"
+    at.run()
+    assert not at.exception
+    return at
+
+
+def test_a_category_defined_on_the_page_is_stored_and_survives_a_new_session(db):
+    from db.error_categories import list_error_categories
+
+    seed(db)
+    at = _define(sampled(db), "outdated_answer", "Outdated answer", "True once, no longer.")
+    assert [s.value for s in at.success] == ["Category Outdated answer (outdated\\_answer) stored for this collection."]
+    with db.read() as s:
+        [stored] = list_error_categories(s, C)
+    assert (stored.key, stored.name, stored.description, stored.created_by) == (
+        "outdated_answer", "Outdated answer", "True once, no longer.", "admin")
+    assert tags(db) == []  # stored without any tag
+
+    fresh = sampled(db)  # a new session, no tag uses the category: it comes from the store
+    assert fresh.multiselect(key="errors_new_tags").options[-1] == "Your categories · Outdated answer"
+    taxonomy = frame_with(fresh, "description").set_index("id")
+    assert taxonomy.loc["outdated_answer", "description"] == "True once, no longer."
+    assert taxonomy.loc["outdated_answer", "group"] == "Your categories"
+    # a stored key is taken, in this session and the new one
+    _define(fresh, "outdated_answer", "Again")
+    assert [e.value for e in fresh.error] == ["There already is a category outdated\\_answer."]
+    _define(fresh, "bad_name", "x\ny")  # check_name refuses a control character, escaped in the message
+    assert "contains a control character \\(U\\+000A\\) at position 2" in fresh.error[0].value
+    with db.read() as s:
+        assert [c.key for c in list_error_categories(s, C)] == ["outdated_answer"]
+
+
+def test_the_categories_tab_renames_and_deletes_only_unused_categories(db):
+    from db.error_categories import list_error_categories
+
+    seed(db)
+    at = sampled(db)
+    _define(at, "outdated_answer", "Outdated answer")
+    _define(at, "evil", "<script>x</script> **b**")
+    at.multiselect(key="errors_new_tags").select("outdated_answer")
+    at.button(key="errors_add_tags").click().run()
+    assert len(tags(db, category="outdated_answer")) == 1
+
+    _categories_tab(at)
+    table = frame_with(at, "tags")
+    assert list(zip(table["id"], table["name"], table["tags"], table["by"])) == [
+        ("outdated_answer", "Outdated answer", 1, "admin"), ("evil", "<script>x</script> **b**", 0, "admin")]
+    assert at.button(key="errors_delete").disabled  # the first, used by a tag
+    at.selectbox(key="errors_manage").select("evil").run()
+    at.text_input(key="errors_rename_name::evil").input("Evil <b>twin</b>")
+    at.text_area(key="errors_rename_description::evil").input("made up")
+    at.button(key="errors_rename").click().run()
+    assert not at.exception
+    assert [s.value for s in at.success] == ["Category evil is now called Evil \\<b\\>twin\\<\\/b\\>."]
+    with db.read() as s:
+        assert [(c.key, c.name, c.description) for c in list_error_categories(s, C)] == [
+            ("outdated_answer", "Outdated answer", ""), ("evil", "Evil <b>twin</b>", "made up")]
+    assert not any(RAW_TAG.search(t) for t in texts(at) + [s.value for s in at.success])
+
+    at.selectbox(key="errors_manage").select("evil").run()
+    at.button(key="errors_delete").click().run()
+    assert [s.value for s in at.success] == ["Category evil deleted."]
+    with db.read() as s:
+        assert [c.key for c in list_error_categories(s, C)] == ["outdated_answer"]
+    assert list(frame_with(at, "tags")["id"]) == ["outdated_answer"]
+
+
+def test_only_the_open_tab_runs(db):
+    seed(db)
+    _hand_tagging(db)
+    at = sampled(db)
+    assert "Tag each pair" in [h.value for h in at.subheader]
+    assert not at.get("plotly_chart") and "Error categories" not in [h.value for h in at.subheader]
+    at = dashboards(at)
+    assert [h.value for h in at.subheader] == ["Error categories", "Metric per error category", "Examples", "Drill-down"]
+    assert not at.metric and "errors_pair" not in [b.key for b in at.selectbox]  # the sample tab did not run
+    at.session_state["errors_tab"] = "Sample and tag"
+    at.run()
+    assert metrics(at)["Sampled pairs"] == "5"  # the sample drawn before is still there
