@@ -257,109 +257,123 @@ def read_dapr(
         query with two texts or in two files, or a pair with two grades.
     """
     root = require_path(path, "file or folder not found")
-    queries_by_split: list[tuple[str, str]]
-    if os.path.isdir(root):
-        if query_files is not None:
-            raise ValueError("query_files is only for a corpus file; a DAPR folder is searched for them")
-        corpus, queries_by_split = _find_folder_files(root)
-    else:
-        corpus = root
-        queries_by_split = []
-        if isinstance(query_files, Mapping):
-            for split, qpath in query_files.items():
-                if split not in SPLITS:
-                    raise ValueError(f"split must be one of {', '.join(SPLITS)}, got {split!r}")
-                queries_by_split.append((split, os.fspath(qpath)))
-        elif query_files is not None:
-            if isinstance(query_files, (str, os.PathLike)):
-                raise TypeError("query_files must be a list of paths or a {split: path} mapping, not one path")
-            queries_by_split = [(_split_of(os.fspath(q)), os.fspath(q)) for q in query_files]
+    corpus, queries_by_split = _dapr_files(root, query_files)
     require_file(corpus)
     for _, qpath in queries_by_split:
         require_file(qpath)
-
-    def query_lines() -> Iterator[tuple[str, str, _QueryLine]]:
-        for split, qpath in queries_by_split:
-            for qline in _query_lines(qpath):
-                yield split, qpath, qline
-
-    def passages() -> Iterator[Passage]:
-        # Documents met as belonging_doc, by id: (digest, origin, doc); first pass over query files.
-        judged_docs: dict[str, tuple[str, _Doc]] = {}
-        for _, _, qline in query_lines():
-            for judged in qline.judged:
-                doc = judged.doc
-                digest = doc.digest()
-                if doc.id in judged_docs:
-                    if judged_docs[doc.id][0] != digest:
-                        raise FormatError(
-                            doc.path,
-                            doc.line,
-                            f"document {doc.id!r} differs from the one given at {judged_docs[doc.id][1].origin}",
-                        )
-                else:
-                    judged_docs[doc.id] = (digest, doc)
-        in_corpus: dict[str, int] = {}
-        for line, obj in iter_jsonl(corpus):
-            doc = _parse_doc(obj, "document", corpus, line)
-            if doc.id in in_corpus:
-                raise FormatError(corpus, line, f"duplicate document id {doc.id!r} (first at line {in_corpus[doc.id]})")
-            in_corpus[doc.id] = line
-            if doc.id in judged_docs and judged_docs[doc.id][0] != doc.digest():
-                raise FormatError(
-                    corpus,
-                    line,
-                    f"document {doc.id!r} differs from its belonging_doc at {judged_docs[doc.id][1].origin}",
-                )
-            yield from doc.passages()
-        for doc_id, (_, doc) in judged_docs.items():
-            if doc_id not in in_corpus:
-                yield from doc.passages()
-
-    def queries() -> Iterator[Query]:
-        seen: dict[str, tuple[str, str, str, int]] = {}  # id -> (text, split, path, line)
-        for split, qpath, qline in query_lines():
-            if qline.query_id in seen:
-                text, first_split, first_path, first_line = seen[qline.query_id]
-                if first_path != qpath:
-                    raise FormatError(
-                        qpath,
-                        qline.line,
-                        f"query {qline.query_id!r} is already in {first_path}:{first_line} ({first_split}); "
-                        "a query belongs to one split",
-                    )
-                if text != qline.text:
-                    raise FormatError(
-                        qpath,
-                        qline.line,
-                        f"query {qline.query_id!r} has a different text at {first_path}:{first_line}",
-                    )
-                continue
-            seen[qline.query_id] = (qline.text, split, qpath, qline.line)
-            yield Query(id=qline.query_id, text=qline.text, split=split, language="en", origin=f"{qpath}:{qline.line}")
-
-    def qrels() -> Iterator[QrelEntry]:
-        grades: dict[tuple[str, str], tuple[int, str]] = {}
-        for _, qpath, qline in query_lines():
-            for judged in qline.judged:
-                key = (qline.query_id, judged.chunk_id)
-                origin = f"{qpath}:{qline.line}"
-                if key in grades:
-                    grade, first = grades[key]
-                    if grade != judged.grade:
-                        raise FormatError(
-                            qpath,
-                            qline.line,
-                            f"query {key[0]!r}, chunk {key[1]!r} judged {judged.grade} here and {grade} at {first}",
-                        )
-                    continue
-                grades[key] = (judged.grade, origin)
-                yield QrelEntry(qline.query_id, judged.chunk_id, judged.grade, origin=origin)
-
     return CollectionSource(
-        passages=passages,
-        queries=queries,
-        qrels=qrels,
+        passages=lambda: _passages(corpus, queries_by_split),
+        queries=lambda: _queries(queries_by_split),
+        qrels=lambda: _qrels(queries_by_split),
         language="en",
         description=f"DAPR chunked documents from {Path(corpus).parent if os.path.isdir(root) else corpus}",
     )
+
+
+def _dapr_files(
+    root: str, query_files: Sequence[PathLike] | Mapping[str, PathLike] | None
+) -> tuple[str, list[tuple[str, str]]]:
+    """The corpus file and the ``(split, path)`` query files of :func:`read_dapr`'s arguments."""
+    if os.path.isdir(root):
+        if query_files is not None:
+            raise ValueError("query_files is only for a corpus file; a DAPR folder is searched for them")
+        return _find_folder_files(root)
+    queries_by_split: list[tuple[str, str]] = []
+    if isinstance(query_files, Mapping):
+        for split, qpath in query_files.items():
+            if split not in SPLITS:
+                raise ValueError(f"split must be one of {', '.join(SPLITS)}, got {split!r}")
+            queries_by_split.append((split, os.fspath(qpath)))
+    elif query_files is not None:
+        if isinstance(query_files, (str, os.PathLike)):
+            raise TypeError("query_files must be a list of paths or a {split: path} mapping, not one path")
+        queries_by_split = [(_split_of(os.fspath(q)), os.fspath(q)) for q in query_files]
+    return root, queries_by_split
+
+
+def _all_query_lines(queries_by_split: list[tuple[str, str]]) -> Iterator[tuple[str, str, _QueryLine]]:
+    for split, qpath in queries_by_split:
+        for qline in _query_lines(qpath):
+            yield split, qpath, qline
+
+
+def _belonging_docs(queries_by_split: list[tuple[str, str]]) -> dict[str, tuple[str, _Doc]]:
+    """Documents met as belonging_doc, by id: (digest, doc); one document id must keep one content."""
+    judged_docs: dict[str, tuple[str, _Doc]] = {}
+    for _, _, qline in _all_query_lines(queries_by_split):
+        for judged in qline.judged:
+            doc = judged.doc
+            digest = doc.digest()
+            if doc.id in judged_docs:
+                if judged_docs[doc.id][0] != digest:
+                    raise FormatError(
+                        doc.path,
+                        doc.line,
+                        f"document {doc.id!r} differs from the one given at {judged_docs[doc.id][1].origin}",
+                    )
+            else:
+                judged_docs[doc.id] = (digest, doc)
+    return judged_docs
+
+
+def _passages(corpus: str, queries_by_split: list[tuple[str, str]]) -> Iterator[Passage]:
+    """The corpus documents' chunks, then those of documents met only as belonging_doc."""
+    judged_docs = _belonging_docs(queries_by_split)  # first pass over the query files
+    in_corpus: dict[str, int] = {}
+    for line, obj in iter_jsonl(corpus):
+        doc = _parse_doc(obj, "document", corpus, line)
+        if doc.id in in_corpus:
+            raise FormatError(corpus, line, f"duplicate document id {doc.id!r} (first at line {in_corpus[doc.id]})")
+        in_corpus[doc.id] = line
+        if doc.id in judged_docs and judged_docs[doc.id][0] != doc.digest():
+            raise FormatError(
+                corpus,
+                line,
+                f"document {doc.id!r} differs from its belonging_doc at {judged_docs[doc.id][1].origin}",
+            )
+        yield from doc.passages()
+    for doc_id, (_, doc) in judged_docs.items():
+        if doc_id not in in_corpus:
+            yield from doc.passages()
+
+
+def _queries(queries_by_split: list[tuple[str, str]]) -> Iterator[Query]:
+    seen: dict[str, tuple[str, str, str, int]] = {}  # id -> (text, split, path, line)
+    for split, qpath, qline in _all_query_lines(queries_by_split):
+        if qline.query_id in seen:
+            text, first_split, first_path, first_line = seen[qline.query_id]
+            if first_path != qpath:
+                raise FormatError(
+                    qpath,
+                    qline.line,
+                    f"query {qline.query_id!r} is already in {first_path}:{first_line} ({first_split}); "
+                    "a query belongs to one split",
+                )
+            if text != qline.text:
+                raise FormatError(
+                    qpath,
+                    qline.line,
+                    f"query {qline.query_id!r} has a different text at {first_path}:{first_line}",
+                )
+            continue
+        seen[qline.query_id] = (qline.text, split, qpath, qline.line)
+        yield Query(id=qline.query_id, text=qline.text, split=split, language="en", origin=f"{qpath}:{qline.line}")
+
+
+def _qrels(queries_by_split: list[tuple[str, str]]) -> Iterator[QrelEntry]:
+    grades: dict[tuple[str, str], tuple[int, str]] = {}
+    for _, qpath, qline in _all_query_lines(queries_by_split):
+        for judged in qline.judged:
+            key = (qline.query_id, judged.chunk_id)
+            origin = f"{qpath}:{qline.line}"
+            if key in grades:
+                grade, first = grades[key]
+                if grade != judged.grade:
+                    raise FormatError(
+                        qpath,
+                        qline.line,
+                        f"query {key[0]!r}, chunk {key[1]!r} judged {judged.grade} here and {grade} at {first}",
+                    )
+                continue
+            grades[key] = (judged.grade, origin)
+            yield QrelEntry(qline.query_id, judged.chunk_id, judged.grade, origin=origin)
