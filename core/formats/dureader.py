@@ -259,6 +259,14 @@ def read_dureader(
     ValueError
         For a bad ``max_chars``, ``split`` or ``selected_grade``.
     """
+    _check_options(max_chars, split, selected_grade)
+    require_file(path)
+    name = source_name(path)
+    query_split = split if split is not None else _split_from_name(name)
+    return _Reader(path, name, remove_titles, max_chars, query_split, selected_grade).source()
+
+
+def _check_options(max_chars: object, split: object, selected_grade: object) -> None:
     if not is_integer(max_chars) or max_chars < 1:
         raise ValueError(f"max_chars must be a positive integer, got {max_chars!r}")
     if split is not None and split not in SPLITS:
@@ -267,78 +275,93 @@ def read_dureader(
         not is_integer(selected_grade) or not 0 <= selected_grade <= GRADE_MAX
     ):
         raise ValueError(f"selected_grade must be None or an integer in 0..{GRADE_MAX}, got {selected_grade!r}")
-    require_file(path)
-    name = source_name(path)
-    query_split = split if split is not None else _split_from_name(name)
 
-    def document_passages(document: _Document, line: int) -> Iterator[tuple[Passage, list[int]]]:
-        origin = f"{name}:{line}"
+
+@dataclass(frozen=True, slots=True)
+class _Reader:
+    """The streams of :func:`read_dureader` over one file, with its checked options."""
+
+    path: Source
+    name: str
+    remove_titles: bool
+    max_chars: int
+    split: str
+    selected_grade: int | None
+
+    def source(self) -> CollectionSource:
+        return CollectionSource(
+            passages=self.passages,
+            queries=self.queries,
+            qrels=self.qrels,
+            language="zh",
+            description=f"DuReader 2.0 questions from {self.name}, documents split into passages of > "
+            f"{self.max_chars} characters",
+        )
+
+    def document_passages(self, document: _Document, line: int) -> Iterator[tuple[Passage, list[int]]]:
+        origin = f"{self.name}:{line}"
         doc_id = _doc_id(document)
-        title = "" if remove_titles else document.title
-        for position, (text, members) in enumerate(split_paragraphs(document.paragraphs, max_chars)):
-            text = check_text(unicodedata.normalize("NFC", text), f"passage {position} of {doc_id}", name, line)
+        title = "" if self.remove_titles else document.title
+        for position, (text, members) in enumerate(split_paragraphs(document.paragraphs, self.max_chars)):
+            text = check_text(unicodedata.normalize("NFC", text), f"passage {position} of {doc_id}", self.name, line)
             pid = text_passage_id(f"{title}\n{text}" if title else text)
             yield Passage(pid, text, title, doc_id, position, "zh", origin), members
 
-    def passages() -> Iterator[Passage]:
+    def passages(self) -> Iterator[Passage]:
         seen: set[str] = set()
-        for question in _questions(path):
+        for question in _questions(self.path):
             for document in question.documents:
-                for passage, _ in document_passages(document, question.line):
+                for passage, _ in self.document_passages(document, question.line):
                     if passage.id not in seen:
                         seen.add(passage.id)
                         yield passage
 
-    def queries() -> Iterator[Query]:
-        for question in _questions(path):
+    def queries(self) -> Iterator[Query]:
+        for question in _questions(self.path):
             yield Query(
                 id=question.question_id,
                 text=question.question,
-                split=query_split,
+                split=self.split,
                 type=question.question_type,
                 language="zh",
                 answers=question.answers,
-                origin=f"{name}:{question.line}",
+                origin=f"{self.name}:{question.line}",
             )
 
-    def qrels() -> Iterator[QrelEntry]:
-        if selected_grade is None:
+    def qrels(self) -> Iterator[QrelEntry]:
+        if self.selected_grade is None:
             return
-        for question in _questions(path):
-            origin = f"{name}:{question.line}"
+        for question in _questions(self.path):
+            origin = f"{self.name}:{question.line}"
             done: set[str] = set()
             for index, document in enumerate(question.documents):
                 if not document.is_selected:
                     continue
-                related = document.most_related_para
-                if related is None:
-                    raise FormatError(
-                        name,
-                        question.line,
-                        f"documents[{index}] is selected but has no 'most_related_para' "
-                        "(it is in the preprocessed DuReader release, not the raw one)",
-                    )
-                if not 0 <= related < len(document.paragraphs):
-                    raise FormatError(
-                        name,
-                        question.line,
-                        f"documents[{index}].most_related_para is {related}, expected an index "
-                        f"into its {len(document.paragraphs)} paragraphs",
-                    )
-                holder = [p for p, members in document_passages(document, question.line) if related in members]
-                if not holder:
-                    raise FormatError(
-                        name, question.line, f"documents[{index}].most_related_para {related} is an empty paragraph"
-                    )
-                pid = holder[0].id
+                pid = self.selected_passage(question, index, document)
                 if pid not in done:
                     done.add(pid)
-                    yield QrelEntry(question.question_id, pid, selected_grade, origin=origin)
+                    yield QrelEntry(question.question_id, pid, self.selected_grade, origin=origin)
 
-    return CollectionSource(
-        passages=passages,
-        queries=queries,
-        qrels=qrels,
-        language="zh",
-        description=f"DuReader 2.0 questions from {name}, documents split into passages of > {max_chars} characters",
-    )
+    def selected_passage(self, question: _Question, index: int, document: _Document) -> str:
+        """Id of the passage holding the selected document's ``most_related_para``."""
+        related = document.most_related_para
+        if related is None:
+            raise FormatError(
+                self.name,
+                question.line,
+                f"documents[{index}] is selected but has no 'most_related_para' "
+                "(it is in the preprocessed DuReader release, not the raw one)",
+            )
+        if not 0 <= related < len(document.paragraphs):
+            raise FormatError(
+                self.name,
+                question.line,
+                f"documents[{index}].most_related_para is {related}, expected an index "
+                f"into its {len(document.paragraphs)} paragraphs",
+            )
+        holder = [p for p, members in self.document_passages(document, question.line) if related in members]
+        if not holder:
+            raise FormatError(
+                self.name, question.line, f"documents[{index}].most_related_para {related} is an empty paragraph"
+            )
+        return holder[0].id
