@@ -17,7 +17,7 @@ Modes
 ``"title"``
     ``"{title} {text}"``; the title (stripped of surrounding whitespace) is not
     prepended when it is empty or when the text already starts with it.  This
-    is exactly what :func:`pooljudge.pipeline.load_corpus` has always built, so
+    is exactly what :func:`pooljudge.corpus.load_corpus` has always built, so
     cached indexes and embeddings keyed by the texts stay valid.
 ``"keyphrases"``
     ``"{k1}, {k2}, ..., {kn} {text}"``: the document's keyphrases
