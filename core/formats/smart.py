@@ -184,88 +184,122 @@ def iter_smart_records(
     """
     if repeated_fields not in ("append", "error"):
         raise ValueError(f"repeated_fields must be 'append' or 'error', got {repeated_fields!r}")
-    name = source_name(source)
-    seen: dict[str, int] = {}
-    record: SmartRecord | None = None
-    bare_line: int | None = None  # line of a bare ".I" (allowed only at the very end)
-    current: list[str] | None = None  # lines of the field being read; None = ignored field
-    in_field = False
-    count = 0
-
-    def finish(rec: SmartRecord) -> SmartRecord:
-        if "text" not in rec.fields:
-            raise FormatError(name, rec.line, f"record {rec.id!r} has no .W field (expected a .W field with its text)")
-        if not rec.text:
-            blank = not any(part.strip() for lines in rec.fields.values() for part in lines)
-            if not (allow_empty_records and blank):
-                allowed = " (only a record whose fields are all empty is allowed here)" if allow_empty_records else ""
-                raise FormatError(name, rec.line, f"record {rec.id!r} has an empty .W field, expected text{allowed}")
-        return rec
-
+    parser = _SmartParser(source_name(source), repeated_fields, allow_empty_records)
     for lineno, text in iter_lines(source):
+        yield from parser.feed(lineno, text)
+    yield from parser.close()
+
+
+class _SmartParser:
+    """The state of :func:`iter_smart_records` between lines: the record and field being read."""
+
+    def __init__(self, name: str, repeated_fields: str, allow_empty_records: bool) -> None:
+        self.name = name
+        self.repeated_fields = repeated_fields
+        self.allow_empty_records = allow_empty_records
+        self.seen: dict[str, int] = {}
+        self.record: SmartRecord | None = None
+        self.bare_line: int | None = None  # line of a bare ".I" (allowed only at the very end)
+        self.current: list[str] | None = None  # lines of the field being read; None = ignored field
+        self.in_field = False
+        self.count = 0
+
+    def feed(self, lineno: int, text: str) -> Iterator[SmartRecord]:
+        """Read one line; yields the previous record when this line starts a new one."""
         match = _MARKER.match(text)
-        if bare_line is not None and text.strip():
+        if self.bare_line is not None and text.strip():
             raise FormatError(
-                name,
-                bare_line,
+                self.name,
+                self.bare_line,
                 "'.I' without a record id (a bare '.I' is only allowed as the empty last record)",
             )
         if match is None:
-            if record is None:
-                if text.strip():
-                    raise FormatError(name, lineno, "expected '.I <id>' to start a record, got text")
-                continue
-            if not in_field:
-                if text.strip():
-                    raise FormatError(
-                        name, lineno, f"text in record {record.id!r} before any field marker (expected .T, .A, .B or .W)"
-                    )
-                continue
-            if current is not None:
-                current.append(text)
-            continue
+            self._text(lineno, text)
+            return
         letter, rest = match.group(1), match.group(2)
         if letter == "I":
-            if record is not None:
-                count += 1
-                yield finish(record)
-                record = None
-            if not rest:
-                bare_line = lineno
-                continue
-            if len(rest.split()) != 1:
-                raise FormatError(name, lineno, f"expected '.I <id>' with one id, got {text.strip()!r}")
-            check_id(rest, "record id", name, lineno)
-            if rest in seen:
-                raise FormatError(name, lineno, f"duplicate record id {rest!r} (first at line {seen[rest]})")
-            seen[rest] = lineno
-            record = SmartRecord(rest, lineno)
-            in_field = False
-            current = None
-            continue
+            yield from self._flush()
+            self._start(lineno, text, rest)
+        else:
+            self._marker(lineno, text, letter, rest)
+
+    def close(self) -> Iterator[SmartRecord]:
+        """The last record; a file without any record is an error."""
+        yield from self._flush()
+        if self.count == 0:
+            raise FormatError(self.name, 1, "no SMART records (expected '.I <id>' lines)")
+
+    def _flush(self) -> Iterator[SmartRecord]:
+        if self.record is not None:
+            self.count += 1
+            yield self._finish(self.record)
+            self.record = None
+
+    def _finish(self, rec: SmartRecord) -> SmartRecord:
+        if "text" not in rec.fields:
+            raise FormatError(
+                self.name, rec.line, f"record {rec.id!r} has no .W field (expected a .W field with its text)"
+            )
+        if not rec.text:
+            blank = not any(part.strip() for lines in rec.fields.values() for part in lines)
+            if not (self.allow_empty_records and blank):
+                allowed = " (only a record whose fields are all empty is allowed here)" if self.allow_empty_records else ""
+                raise FormatError(
+                    self.name, rec.line, f"record {rec.id!r} has an empty .W field, expected text{allowed}"
+                )
+        return rec
+
+    def _text(self, lineno: int, text: str) -> None:
+        if self.record is None:
+            if text.strip():
+                raise FormatError(self.name, lineno, "expected '.I <id>' to start a record, got text")
+            return
+        if not self.in_field:
+            if text.strip():
+                raise FormatError(
+                    self.name,
+                    lineno,
+                    f"text in record {self.record.id!r} before any field marker (expected .T, .A, .B or .W)",
+                )
+            return
+        if self.current is not None:
+            self.current.append(text)
+
+    def _start(self, lineno: int, text: str, rest: str | None) -> None:
+        if not rest:
+            self.bare_line = lineno
+            return
+        if len(rest.split()) != 1:
+            raise FormatError(self.name, lineno, f"expected '.I <id>' with one id, got {text.strip()!r}")
+        check_id(rest, "record id", self.name, lineno)
+        if rest in self.seen:
+            raise FormatError(self.name, lineno, f"duplicate record id {rest!r} (first at line {self.seen[rest]})")
+        self.seen[rest] = lineno
+        self.record = SmartRecord(rest, lineno)
+        self.in_field = False
+        self.current = None
+
+    def _marker(self, lineno: int, text: str, letter: str, rest: str | None) -> None:
         if letter not in FIELDS and letter not in IGNORED_FIELDS:
             known = ", ".join(f".{m}" for m in ("I", *FIELDS, *sorted(IGNORED_FIELDS)))
-            raise FormatError(name, lineno, f"unknown SMART field marker '.{letter}' (expected one of {known})")
+            raise FormatError(self.name, lineno, f"unknown SMART field marker '.{letter}' (expected one of {known})")
         if rest:
-            raise FormatError(name, lineno, f"field marker '.{letter}' must be alone on its line, got {text.strip()!r}")
-        if record is None:
-            raise FormatError(name, lineno, f"field marker '.{letter}' before any '.I <id>' record start")
-        in_field = True
+            raise FormatError(
+                self.name, lineno, f"field marker '.{letter}' must be alone on its line, got {text.strip()!r}"
+            )
+        if self.record is None:
+            raise FormatError(self.name, lineno, f"field marker '.{letter}' before any '.I <id>' record start")
+        self.in_field = True
         if letter in IGNORED_FIELDS:
-            current = None
-            continue
+            self.current = None
+            return
         key = FIELDS[letter]
-        if key in record.fields:
-            if repeated_fields == "error":
-                raise FormatError(name, lineno, f"field '.{letter}' repeated in record {record.id!r}")
-            current = record.fields[key]
+        if key in self.record.fields:
+            if self.repeated_fields == "error":
+                raise FormatError(self.name, lineno, f"field '.{letter}' repeated in record {self.record.id!r}")
+            self.current = self.record.fields[key]
         else:
-            current = record.fields[key] = []
-    if record is not None:
-        count += 1
-        yield finish(record)
-    if count == 0:
-        raise FormatError(name, 1, "no SMART records (expected '.I <id>' lines)")
+            self.current = self.record.fields[key] = []
 
 
 def _passages(source: Source, repeated_fields: Literal["append", "error"]) -> Iterator[Passage]:
@@ -409,6 +443,41 @@ def read_smart(
     ValueError
         For an unknown option value.
     """
+    _check_options(query_ids, qrels_format, repeated_fields, grade_map, listed_grade)
+    return _smart_source(
+        docs_path, queries_path, qrels_path, query_ids, qrels_format, dict(grade_map), listed_grade, repeated_fields
+    )
+
+
+def _smart_source(
+    docs_path: Source,
+    queries_path: Source | None,
+    qrels_path: Source | None,
+    query_ids: QueryIds,
+    qrels_format: QrelsFormat,
+    grade_map: dict[int, int],
+    listed_grade: int,
+    repeated_fields: Literal["append", "error"],
+) -> CollectionSource:
+    """:func:`read_smart`'s streams over files that exist, with checked options."""
+    for source in (docs_path, queries_path, qrels_path):
+        if source is not None:
+            require_file(source)
+    return CollectionSource(
+        passages=lambda: _passages(docs_path, repeated_fields),
+        queries=lambda: empty_stream() if queries_path is None else _queries(queries_path, query_ids, repeated_fields),
+        qrels=lambda: (
+            empty_stream() if qrels_path is None else _qrels(qrels_path, qrels_format, grade_map, listed_grade)
+        ),
+        language="en",
+        description=f"SMART collection from {source_name(docs_path)}",
+    )
+
+
+def _check_options(
+    query_ids: object, qrels_format: object, repeated_fields: object, grade_map: Mapping[int, int], listed_grade: object
+) -> None:
+    """Refuse :func:`read_smart`'s unknown option values at call time."""
     if query_ids not in ("position", "field"):
         raise ValueError(f"query_ids must be 'position' or 'field', got {query_ids!r}")
     if qrels_format not in ("auto", "cranfield", "cisi", "trec"):
@@ -421,31 +490,6 @@ def read_smart(
                 raise ValueError(f"grade_map must map integers to integers, got {key!r}: {value!r}")
     if not is_integer(listed_grade):
         raise ValueError(f"listed_grade must be an integer, got {listed_grade!r}")
-    grade_map = dict(grade_map)
-    for source in (docs_path, queries_path, qrels_path):
-        if source is not None:
-            require_file(source)
-
-    def passages() -> Iterator[Passage]:
-        return _passages(docs_path, repeated_fields)
-
-    def queries() -> Iterator[Query]:
-        if queries_path is None:
-            return empty_stream()
-        return _queries(queries_path, query_ids, repeated_fields)
-
-    def qrels() -> Iterator[QrelEntry]:
-        if qrels_path is None:
-            return empty_stream()
-        return _qrels(qrels_path, qrels_format, grade_map, listed_grade)
-
-    return CollectionSource(
-        passages=passages,
-        queries=queries,
-        qrels=qrels,
-        language="en",
-        description=f"SMART collection from {source_name(docs_path)}",
-    )
 
 
 _FOLDER_LAYOUTS = {
