@@ -6,9 +6,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.cluster.hierarchy import fcluster, linkage
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import connected_components
 
 from core.pooling.types import Selection
 from core.validators import real_number
@@ -95,6 +92,8 @@ def dedupe_by_clustering(
     ids, x = _unit_rows(doc_ids, embeddings)
     if len(ids) < 2:
         return ids, {}
+    from scipy.cluster.hierarchy import fcluster, linkage  # scipy only when de-duplicating (the CLI imports this package)
+
     labels = fcluster(linkage(x, method="ward"), t=float(distance_threshold), criterion="distance")
     return _keep_first(ids, labels)
 
@@ -136,6 +135,9 @@ def dedupe_by_similarity(
         return ids, {}
     adjacency = (x @ x.T) >= threshold
     np.fill_diagonal(adjacency, False)
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
     _, labels = connected_components(csr_matrix(adjacency), directed=False)
     return _keep_first(ids, labels)
 
