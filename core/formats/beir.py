@@ -510,17 +510,42 @@ def write_beir(
         raise FileExistsError(f"{os.fspath(root)} exists and is not an empty folder")
 
     # Everything held in memory is checked and rendered before any file is written.
+    qrels_lines = _qrels_lines(qrels or {})
+    run_texts = _run_texts(runs or {})
+    root.mkdir(parents=True, exist_ok=True)
+    _write_corpus(root / "corpus.jsonl", passages)
+    split_of = _write_queries(root / "queries.jsonl", queries)
+    by_split: dict[str, list[str]] = {}
+    for qid, lines in qrels_lines.items():
+        by_split.setdefault(split_of.get(qid, "test"), []).extend(lines)
+    for split in SPLITS:
+        if by_split.get(split):
+            with open_text_for_write(root / "qrels" / f"{split}.tsv") as fh:
+                fh.write("\t".join(QRELS_HEADER) + "\n")
+                fh.writelines(by_split[split])
+    for run_name, text in run_texts.items():
+        with open_text_for_write(root / "runs" / f"{run_name}.trec") as fh:
+            fh.write(text)
+
+
+def _qrels_lines(qrels: Qrels) -> dict[str, list[str]]:
+    """``{qid: TSV lines}`` of the qrels, checked, sorted by query then document."""
     qrels_lines: dict[str, list[str]] = {}
-    for qid in sorted(qrels or {}):
+    for qid in sorted(qrels):
         check_tsv_field(qid, "query id")
-        docs = qrels[qid]  # type: ignore[index]
+        docs = qrels[qid]
         lines = qrels_lines[qid] = []
         for docid in sorted(docs):
             check_tsv_field(docid, f"document id (query {qid!r})")
             grade = check_grade(docs[docid], f"grade of query {qid!r}, document {docid!r}")
             lines.append(f"{qid}\t{docid}\t{grade}\n")
+    return qrels_lines
+
+
+def _run_texts(runs: dict[str, Run]) -> dict[str, str]:
+    """``{run name: TREC run text}``, names checked to survive the round trip as file names."""
     run_texts: dict[str, str] = {}
-    for run_name, run in (runs or {}).items():
+    for run_name, run in runs.items():
         check_token(run_name, "run name")
         if any(ch in run_name for ch in "/\\") or run_name.startswith("."):
             raise ValueError(f"run name {run_name!r} cannot be used as a file name")
@@ -529,10 +554,12 @@ def write_beir(
         buffer = io.StringIO()
         write_run(run, buffer, tag=run_name)
         run_texts[run_name] = buffer.getvalue()
+    return run_texts
 
-    root.mkdir(parents=True, exist_ok=True)
+
+def _write_corpus(path: Path, passages: Iterable[Passage]) -> None:
     seen: set[str] = set()
-    with open_text_for_write(root / "corpus.jsonl") as fh:
+    with open_text_for_write(path) as fh:
         for p in passages:
             rec = _passage_record(p)
             if p.id in seen:
@@ -542,8 +569,11 @@ def write_beir(
     if not seen:
         raise ValueError("no passages: a BEIR corpus.jsonl must hold at least one passage")
 
+
+def _write_queries(path: Path, queries: Iterable[Query]) -> dict[str, str]:
+    """Write the queries; returns ``{qid: split}``."""
     split_of: dict[str, str] = {}
-    with open_text_for_write(root / "queries.jsonl") as fh:
+    with open_text_for_write(path) as fh:
         for q in queries:
             rec = _query_record(q)
             if q.id in split_of:
@@ -552,16 +582,4 @@ def write_beir(
             fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
     if not split_of:
         raise ValueError("no queries: a BEIR queries.jsonl must hold at least one query")
-
-    by_split: dict[str, list[str]] = {}
-    for qid, lines in qrels_lines.items():
-        by_split.setdefault(split_of.get(qid, "test"), []).extend(lines)
-    for split in SPLITS:
-        if by_split.get(split):
-            with open_text_for_write(root / "qrels" / f"{split}.tsv") as fh:
-                fh.write("\t".join(QRELS_HEADER) + "\n")
-                fh.writelines(by_split[split])
-
-    for run_name, text in run_texts.items():
-        with open_text_for_write(root / "runs" / f"{run_name}.trec") as fh:
-            fh.write(text)
+    return split_of
