@@ -278,7 +278,7 @@ def test_a_merge_writes_new_runs_invisibly_and_keeps_the_store_on_error(store):
 
 
 def test_a_write_phase_failure_removes_the_staged_collection(store, monkeypatch):
-    import db.importer as importer
+    import db.importer.writing as importer  # the module whose copiers call _heartbeat
 
     calls = {"n": 0}
     real = importer._heartbeat
@@ -317,7 +317,7 @@ def test_store_run_writes_a_retriever_run_in_chunks_and_refuses_a_taken_name(sto
 
 def test_a_merge_stopped_half_way_is_completed_by_running_it_again(store, monkeypatch):
     """Merged passages become visible chunk by chunk (documented trade-off); the same merge again finishes the job."""
-    import db.importer as importer
+    import db.importer.writing as importer  # the module whose copiers call _heartbeat
 
     queries = [Query("q1", "y", answers=["陕西", ["陕西省"]]), Query("q2", "z")]
     with store.write() as s:

@@ -1,0 +1,338 @@
+"""The in-transaction import (:func:`import_collection`): small in-memory sources, the caller's write transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from sqlalchemy import func, insert, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from core.lang import detect_language
+from core.types import CollectionSource, Passage, QrelEntry, Query, RunEntry
+from db.importer.common import (
+    ImportConflict,
+    ImportSummary,
+    MODES,
+    Progress,
+    _PASSAGE_FIELDS,
+    _QUERY_FIELDS,
+    _check_level_of_existing,
+    _check_names,
+    _chunks,
+    _error_at,
+    _first_duplicate,
+    _in_progress,
+    _majority_language,
+    _references,
+    _unknown_in_session,
+    _unknown_outcome,
+    level_for_grades,
+)
+from db.models import (
+    Collection,
+    ImportRecord,
+    Passage as PassageRow,
+    QrelsEntry,
+    QrelsVersion,
+    QueryRecord,
+    RunEntryRecord,
+    RunRecord,
+)
+
+def import_collection(
+    session: Session,
+    source: CollectionSource,
+    *,
+    name: str,
+    format: str,
+    location: str,
+    mode: str = "create",
+    qrels_name: str = "imported",
+    progress: Progress | None = None,
+    allow_unknown_ids: bool = False,
+    level: int | None = None,
+) -> ImportSummary:
+    """Import ``source`` into the collection ``name``.
+
+    Parameters
+    ----------
+    session : Session
+        A session inside a write transaction owned by the caller.
+    source : CollectionSource
+        Streams produced by a reader in :mod:`core.formats`.
+    name : str
+        Collection name.
+    format, location : str
+        Recorded in the import history.
+    mode : {"create", "merge"}
+        ``create`` refuses an existing collection; ``merge`` adds to it.
+    qrels_name : str
+        The qrels version that receives the source's judgments.
+    progress : callable, optional
+        Called as ``progress(part, n)`` after each chunk of ``n`` records.
+    allow_unknown_ids, level
+        As in :func:`import_source`.
+
+    Returns
+    -------
+    ImportSummary
+
+    Raises
+    ------
+    FormatError
+        A record that is malformed, duplicated, or conflicts with the store;
+        a qrels or run entry naming an id the collection lacks.
+    ImportConflict
+        The collection (or a run of the same name) already exists and the
+        mode does not allow adding to it.
+    ValueError
+        A name :func:`core.names.check_name` refuses, a bad ``level``.
+    """
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    _check_names(name, qrels_name, source.runs, level)
+    tick = progress or (lambda _part, _n: None)
+    collection = session.scalar(select(Collection).where(Collection.name == name))
+    if collection is not None and collection.status != "ready":
+        raise _in_progress(f"collection {name!r}")
+    if collection is not None and mode == "create":
+        raise ImportConflict(
+            f"collection {name!r} already exists; import with --merge to add to it, or choose another name"
+        )
+    if collection is not None:
+        _check_level_of_existing(name, collection.relevance_level, level)
+    created = collection is None
+    if created:
+        collection = Collection(name=name, language=source.language, description=source.description)
+        session.add(collection)
+        session.flush()
+    summary = ImportSummary(collection=name)
+
+    _import_passages(session, collection.id, source, mode, summary, tick)
+    _import_queries(session, collection.id, source, mode, summary, tick)
+    version_id = _import_qrels(session, collection.id, source, qrels_name, summary, tick)
+    for run_name, stream in source.runs.items():
+        summary.runs[run_name] = _import_run(session, collection.id, run_name, stream, tick)
+    summary.notes.extend(source.notes)  # after the streams: readers add notes while they are read
+    if summary.qrels_added or summary.qrels_skipped or summary.runs:
+        references = _references([source.qrels(), *(stream() for stream in source.runs.values())])
+        _unknown_outcome(_unknown_in_session(session, collection.id, references), summary,
+                         allow=allow_unknown_ids, what="the qrels and runs")
+    if created:
+        if level is None:
+            count, highest = (0, None) if version_id is None else session.execute(
+                select(func.count(), func.max(QrelsEntry.grade)).where(QrelsEntry.version_id == version_id)
+            ).one()
+            level = level_for_grades(count, highest)
+        collection.relevance_level = level
+    summary.relevance_level = collection.relevance_level
+    if collection.language is None:
+        collection.language = _collection_language(session, collection.id)
+    session.add(
+        ImportRecord(collection_id=collection.id, format=format, source=location, mode=mode, counts=summary.as_dict())
+    )
+    session.flush()
+    return summary
+
+
+def _passage_row(collection_id: int, p: Passage) -> dict[str, Any]:
+    return {
+        "collection_id": collection_id,
+        "ext_id": p.id,
+        "doc_id": p.doc_id,
+        "position": p.position,
+        "title": p.title or "",
+        "text": p.text,
+        "language": p.language or detect_language(p.text[:400] or p.title),
+    }
+
+
+def _query_row(collection_id: int, q: Query) -> dict[str, Any]:
+    return {
+        "collection_id": collection_id,
+        "ext_id": q.id,
+        "text": q.text,
+        "split": q.split,
+        "type": q.type,
+        "domain": q.domain,
+        "language": q.language or detect_language(q.text[:400]),
+        "translation": q.translation,
+        "answers": q.answers,
+    }
+
+
+def _insert_records(
+    session: Session,
+    collection_id: int,
+    stream: Callable[[], Iterator[Any]],
+    *,
+    table: type[PassageRow] | type[QueryRecord],
+    to_row: Callable[[int, Any], dict[str, Any]],
+    compared: tuple[str, ...],
+    what: str,
+    mode: str,
+    tick: Progress,
+) -> tuple[int, int]:
+    added = skipped = 0
+    try:
+        for chunk in _chunks(stream()):
+            rows = [to_row(collection_id, record) for record in chunk]
+            if mode == "merge":
+                rows = _drop_existing(session, collection_id, table, chunk, rows, compared, what)
+                skipped += len(chunk) - len(rows)
+            if rows:
+                session.execute(insert(table), rows)
+            added += len(rows)
+            tick(what, len(chunk))
+    except IntegrityError:
+        duplicate = _first_duplicate(stream(), lambda r: r.id, f"{what} id")
+        if duplicate is not None:
+            raise duplicate from None
+        raise
+    return added, skipped
+
+
+def _drop_existing(session, collection_id, table, chunk, rows, compared, what):
+    """Keep the rows that are new; identical ones are skipped, different ones are an error."""
+    existing = {
+        row.ext_id: row
+        for row in session.scalars(
+            select(table).where(table.collection_id == collection_id, table.ext_id.in_([r.id for r in chunk]))
+        )
+    }
+    if not existing:
+        return rows
+    kept = []
+    for record, row in zip(chunk, rows):
+        stored = existing.get(record.id)
+        if stored is None:
+            kept.append(row)
+            continue
+        changed = [f for f in compared if getattr(stored, f) != row[f] and not (f == "title" and not row[f] and not stored.title)]
+        if changed:
+            raise _error_at(
+                record.origin,
+                f"{what} id {record.id!r} already exists in the collection with a different {', '.join(changed)}",
+            )
+    return kept
+
+
+def _import_passages(session, collection_id, source, mode, summary, tick) -> None:
+    summary.passages_added, summary.passages_skipped = _insert_records(
+        session, collection_id, source.passages, table=PassageRow, to_row=_passage_row,
+        compared=_PASSAGE_FIELDS, what="passage", mode=mode, tick=tick,
+    )
+
+
+def _import_queries(session, collection_id, source, mode, summary, tick) -> None:
+    summary.queries_added, summary.queries_skipped = _insert_records(
+        session, collection_id, source.queries, table=QueryRecord, to_row=_query_row,
+        compared=_QUERY_FIELDS, what="query", mode=mode, tick=tick,
+    )
+
+
+def _import_qrels(session, collection_id, source, qrels_name, summary, tick) -> int | None:
+    stream: Callable[[], Iterator[QrelEntry]] = source.qrels
+    iterator = stream()
+    first = next(iterator, None)
+    if first is None:
+        return None
+    version = session.scalar(
+        select(QrelsVersion).where(QrelsVersion.collection_id == collection_id, QrelsVersion.name == qrels_name)
+    )
+    existing: dict[tuple[str, str], int] = {}
+    if version is None:
+        version = QrelsVersion(collection_id=collection_id, name=qrels_name, source="import")
+        session.add(version)
+        session.flush()
+    else:
+        if version.status != "ready":
+            raise _in_progress(f"qrels version {qrels_name!r}")
+        if version.source != "import":
+            raise ImportConflict(f"qrels version {qrels_name!r} holds frozen labels; import into another version")
+        existing = {
+            (q, d): g
+            for q, d, g in session.execute(
+                select(QrelsEntry.query_id, QrelsEntry.doc_id, QrelsEntry.grade).where(QrelsEntry.version_id == version.id)
+            )
+        }
+    summary.qrels_version = qrels_name
+
+    def entries() -> Iterator[QrelEntry]:
+        yield first
+        yield from iterator
+
+    try:
+        for chunk in _chunks(entries()):
+            rows = []
+            for e in chunk:
+                stored = existing.get((e.query_id, e.doc_id))
+                if stored is None:
+                    rows.append({"version_id": version.id, "query_id": e.query_id, "doc_id": e.doc_id, "grade": e.grade})
+                elif stored != e.grade:
+                    raise _error_at(
+                        e.origin,
+                        f"qrels entry ({e.query_id!r}, {e.doc_id!r}) already has grade {stored} in version "
+                        f"{qrels_name!r}, this file says {e.grade}",
+                    )
+                else:
+                    summary.qrels_skipped += 1
+            if rows:
+                session.execute(insert(QrelsEntry), rows)
+            summary.qrels_added += len(rows)
+            tick("qrels", len(chunk))
+    except IntegrityError:
+        duplicate = _first_duplicate(stream(), lambda e: (e.query_id, e.doc_id), "qrels entry")
+        if duplicate is not None:
+            raise duplicate from None
+        raise
+    return version.id
+
+
+def _import_run(
+    session, collection_id, run_name: str, stream: Callable[[], Iterator[RunEntry]], tick,
+    *, source: str = "import", params: dict[str, Any] | None = None,
+) -> int:
+    clash = session.scalar(
+        select(RunRecord.id).where(RunRecord.collection_id == collection_id, RunRecord.name == run_name)
+    )
+    if clash is not None:
+        raise ImportConflict(f"run {run_name!r} already exists in this collection; import it under another name")
+    run = RunRecord(collection_id=collection_id, name=run_name, source=source, params=params or {})
+    session.add(run)
+    session.flush()
+    count = 0
+    try:
+        for chunk in _chunks(stream()):
+            session.execute(
+                insert(RunEntryRecord),
+                [{"run_id": run.id, "query_id": e.query_id, "doc_id": e.doc_id, "score": e.score} for e in chunk],
+            )
+            count += len(chunk)
+            tick(f"run {run_name}", len(chunk))
+    except IntegrityError:
+        duplicate = _first_duplicate(stream(), lambda e: (e.query_id, e.doc_id), "run entry")
+        if duplicate is not None:
+            raise duplicate from None
+        raise
+    return count
+
+
+def _collection_language(session: Session, collection_id: int) -> str | None:
+    """The language of nine passages in ten (of queries when there are no passages), else "mixed"."""
+    counts = dict(
+        session.execute(
+            select(PassageRow.language, func.count()).where(PassageRow.collection_id == collection_id).group_by(PassageRow.language)
+        ).all()
+    )
+    if not counts:
+        counts = dict(
+            session.execute(
+                select(QueryRecord.language, func.count())
+                .where(QueryRecord.collection_id == collection_id)
+                .group_by(QueryRecord.language)
+            ).all()
+        )
+    return _majority_language(counts)

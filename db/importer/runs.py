@@ -1,0 +1,143 @@
+"""Storing a run held in memory: in the caller's transaction (:func:`save_run`) or in short ones (:func:`store_run`)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from itertools import islice
+from typing import Any, TYPE_CHECKING
+
+from sqlalchemy import insert, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from core.types import Run, RunEntry
+from db.importer.cleanup import _drop_owned, _writer
+from db.importer.collection import _import_run
+from db.importer.common import (
+    CHECK_ROWS,
+    ImportConflict,
+    ImportSummary,
+    UnknownIds,
+    _Owned,
+    _RUN_HINT,
+    _has_rows,
+    _in_progress,
+    _known_in_store,
+    _unknown_outcome,
+    check_run_name,
+)
+from db.importer.writing import _Chunker, _flip, _heartbeat, _yield_lock
+from db.models import Passage as PassageRow, QueryRecord, RunEntryRecord, RunRecord, utcnow
+
+if TYPE_CHECKING:
+    from db.engine import Store
+
+def save_run(
+    session: Session, collection: str, name: str, run: Run, *, source: str = "retriever",
+    params: dict[str, Any] | None = None, allow_unknown_ids: bool = False,
+) -> int:
+    """Store a run produced in this process (e.g. by a retriever); refuses an existing run name.
+
+    Refuses (``ValueError``) a bad run name (:func:`check_run_name`) and, unless ``allow_unknown_ids``,
+    a run naming query or passage ids the collection lacks.  Returns the number of entries stored.
+    """
+    from db.queries import collection_id
+
+    check_run_name(name)
+    cid = collection_id(session, collection)
+    _check_run_ids(run, collection, name, allow_unknown_ids,
+                   lambda kind, model, ids: _known_in_store(session, cid, model, ids),
+                   lambda model: _has_rows(session, cid, model))
+    entries = lambda: (RunEntry(q, d, s) for q, docs in run.items() for d, s in docs.items())  # noqa: E731
+    return _import_run(session, cid, name, entries, lambda _part, _n: None, source=source, params=params)
+
+
+def _check_run_ids(run: Run, collection: str, name: str, allow: bool, known, has_rows) -> None:
+    """Refuse a run held in memory that names ids the collection lacks (:func:`save_run`, :func:`store_run`)."""
+    if allow:
+        return
+    refs = {"query": dict.fromkeys(run), "passage": dict.fromkeys(d for docs in run.values() for d in docs)}
+    found = []
+    for kind, model in (("query", QueryRecord), ("passage", PassageRow)):
+        unknown = UnknownIds(kind)
+        if has_rows(model):
+            items = list(refs[kind].items())
+            for start in range(0, len(items), CHECK_ROWS):
+                chunk = items[start:start + CHECK_ROWS]
+                unknown.add(chunk, known(kind, model, [i for i, _ in chunk]))
+        found.append(unknown)
+    _unknown_outcome(found, ImportSummary(collection=collection), allow=False, what=f"run {name!r}", origin_known=False,
+                     hint=_RUN_HINT)
+
+
+def store_run(
+    store: Store, collection: str, name: str, run: Run, *, source: str = "retriever",
+    params: dict[str, Any] | None = None, chunk_rows: int | None = None, allow_unknown_ids: bool = False,
+    publish: bool = True,
+) -> int:
+    """:func:`save_run` without holding the write lock: the run is written in short transactions, invisible
+    (``importing``) until one final flip, so a large retriever run never blocks annotators.
+
+    ``publish=False`` leaves it ``importing``: the caller flips it together with what it belongs to (a
+    pool, :func:`pooljudge.pipeline.run_pool_job`) or removes it with :func:`drop_staged_runs`.
+
+    Refuses a bad run name (:func:`check_run_name`), a run name that exists (or is being imported) and, unless
+    ``allow_unknown_ids``, a run naming query or passage ids the collection lacks (a retriever's run never
+    does).  Returns the number of entries stored.
+    """
+    from db.queries import collection_id
+
+    check_run_name(name)
+    with store.read() as session:
+        cid = collection_id(session, collection)
+        status = session.scalar(select(RunRecord.status).where(RunRecord.collection_id == cid, RunRecord.name == name))
+    if status == "ready":
+        raise ImportConflict(f"run {name!r} already exists in this collection; import it under another name")
+    if status is not None:
+        raise _in_progress(f"run {name!r}")
+
+    def known(_kind, model, ids):
+        with store.read() as session:  # one short read per chunk of ids
+            return _known_in_store(session, cid, model, ids)
+
+    def has_rows(model):
+        with store.read() as session:
+            return _has_rows(session, cid, model)
+
+    _check_run_ids(run, collection, name, allow_unknown_ids, known, has_rows)
+    owned = _Owned()
+    try:
+        with store.write() as session:
+            owned.runs[name] = session.execute(
+                insert(RunRecord).values(collection_id=cid, name=name, source=source, params=params or {},
+                                         status="importing", staged_at=utcnow())
+            ).inserted_primary_key[0]
+    except IntegrityError:
+        raise _in_progress(f"run {name!r}") from None
+    rid = owned.runs[name]
+    entries = ({"run_id": rid, "query_id": q, "doc_id": d, "score": s} for q, docs in run.items() for d, s in docs.items())
+    chunker = _Chunker(chunk_rows)
+    count = 0
+    try:
+        while chunk := list(islice(entries, chunker.size)):
+            with store.write() as session:
+                _heartbeat(session, owned)
+                started = time.perf_counter()
+                session.execute(insert(RunEntryRecord), chunk)
+            held = time.perf_counter() - started
+            chunker.took(len(chunk), held)
+            _yield_lock(held)
+            count += len(chunk)
+        if publish:
+            with store.write() as session:
+                _flip(session, owned, cid, None)
+    except BaseException:
+        _drop_owned(_writer(store.engine), owned)
+        raise
+    return count
+
+
+def drop_staged_runs(store: Store, run_ids: Iterable[int]) -> None:
+    """Remove runs :func:`store_run` left ``importing`` (``publish=False``) for a job that failed; best effort."""
+    _drop_owned(_writer(store.engine), _Owned(runs={str(i): i for i in run_ids}))
