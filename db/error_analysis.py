@@ -307,9 +307,9 @@ def tag_pair(
         Stored as ``evidence["note"]``.
     category_name : str, optional
         The display name of a project's own category, stored as
-        ``evidence["category_name"]`` so that it outlives the session that
-        defined it (there is no table of user categories: a category exists
-        once a tag uses it).
+        ``evidence["category_name"]`` so that the tag names it even without a
+        row in ``error_categories`` (:mod:`db.error_categories`; categories
+        used before migration 0009 have none).
 
     Returns
     -------

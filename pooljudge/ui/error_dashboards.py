@@ -8,7 +8,7 @@ reads tags and runs from the store and hands plain dicts to these functions.
   (DuReader-retrieval, then DAPR) followed by a project's own categories, the
   order of the page's category picker;
 * :func:`user_categories` finds a project's own categories among stored tags
-  (a category exists once a tag uses it; no table holds them);
+  (those defined before they were stored, :mod:`db.error_categories`, exist only there);
 * :func:`evidence_summary` turns a tag's stored evidence into one line of text
   (each detector's typed evidence, :mod:`core.detectors`, writes its own);
 * :func:`evidence_spans` and :func:`marked_html` show where in the passage a
