@@ -58,6 +58,7 @@ from __future__ import annotations
 import hashlib
 import unicodedata
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from core.errors import FormatError
@@ -335,14 +336,33 @@ def read_qa_jsonl(path: Source, *, positive_grade: int = 1, split: str = "test")
     require_file(path)
     name = source_name(path)
     notes: list[str] = []
-    watcher = _Notes(name, notes)
+    reader = _Reader(path, name, _Notes(name, notes), positive_grade, split)
+    return CollectionSource(
+        passages=reader.passages,
+        queries=reader.queries,
+        qrels=reader.qrels,
+        language=None,
+        description=f"query + candidate passages JSON lines from {name}",
+        notes=notes,
+    )
 
-    def records() -> Iterator[_Record]:
-        return watcher.watch(_records(path))
 
-    def passages() -> Iterator[Passage]:
+@dataclass(frozen=True)
+class _Reader:
+    """The streams of :func:`read_qa_jsonl` over one file; each stream reads it again."""
+
+    path: Source
+    name: str
+    watcher: _Notes
+    positive_grade: int
+    split: str
+
+    def records(self) -> Iterator[_Record]:
+        return self.watcher.watch(_records(self.path))
+
+    def passages(self) -> Iterator[Passage]:
         seen: set[str] = set()
-        for record in records():
+        for record in self.records():
             for texts, where in ((record.positive + record.negative, ""), (record.wrong, f" {WRONG}")):
                 for text in texts:
                     pid = text_passage_id(text)
@@ -350,25 +370,25 @@ def read_qa_jsonl(path: Source, *, positive_grade: int = 1, split: str = "test")
                         continue
                     seen.add(pid)
                     yield Passage(
-                        id=pid, text=text, language=detect_language(text), origin=f"{name}:{record.line}{where}"
+                        id=pid, text=text, language=detect_language(text), origin=f"{self.name}:{record.line}{where}"
                     )
 
-    def queries() -> Iterator[Query]:
-        for record in records():
+    def queries(self) -> Iterator[Query]:
+        for record in self.records():
             yield Query(
                 id=record.query_id,
                 text=record.query,
-                split=split,
+                split=self.split,
                 language=detect_language(record.query),
                 answers=record.answers,
-                origin=f"{name}:{record.line}",
+                origin=f"{self.name}:{record.line}",
             )
 
-    def qrels() -> Iterator[QrelEntry]:
-        for record in records():
+    def qrels(self) -> Iterator[QrelEntry]:
+        for record in self.records():
             done: set[str] = set()
             for texts, grade, where in (
-                (record.positive, positive_grade, ""),
+                (record.positive, self.positive_grade, ""),
                 (record.negative, 0, ""),
                 (record.wrong, 0, f" {WRONG}"),
             ):
@@ -377,13 +397,4 @@ def read_qa_jsonl(path: Source, *, positive_grade: int = 1, split: str = "test")
                     if pid in done:
                         continue
                     done.add(pid)
-                    yield QrelEntry(record.query_id, pid, grade, origin=f"{name}:{record.line}{where}")
-
-    return CollectionSource(
-        passages=passages,
-        queries=queries,
-        qrels=qrels,
-        language=None,
-        description=f"query + candidate passages JSON lines from {name}",
-        notes=notes,
-    )
+                    yield QrelEntry(record.query_id, pid, grade, origin=f"{self.name}:{record.line}{where}")
