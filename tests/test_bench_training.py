@@ -234,6 +234,7 @@ def test_format_table(bench) -> None:
     assert "target 2, rgb-zh: RocketQAv2 - dual alone = +0.0000 nDCG@10 (MISSED)" in lines
 
 
+@pytest.mark.slow  # 11 s measured
 def test_main_runs_every_system_on_both_collections(bench, data_root, tiny_model, tmp_path, capsys) -> None:
     systems = "minilm,cross-encoder,dual-encoder,rocketqav2"
     output = tmp_path / "out.json"

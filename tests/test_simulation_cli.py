@@ -179,6 +179,7 @@ def test_active_with_a_tiny_cross_encoder(toy_db, tmp_path, capsys):
 
 
 @pytest.mark.shared_data
+@pytest.mark.slow  # 30 s measured
 def test_lecard_taus_per_batch(shared_data, tmp_path, capsys):
     """LeCaRD's labels (107 queries, top-30 candidates graded 0-3) as the oracle, its stored runs as the systems."""
     db = sqlite_url(tmp_path / "lecard.db")

@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from sqlalchemy import func, select
 
 from core.types import CollectionSource, Passage, Query
@@ -45,6 +46,7 @@ print(len(ids))
 """
 
 
+@pytest.mark.slow  # twenty writer processes: 192 s measured (SQLite, on a loaded machine)
 def test_twenty_writers_lose_and_duplicate_nothing(store_url):
     url = store_url
     store = Store(url)
