@@ -336,22 +336,22 @@ def read_msmarco(
     if path is not None:
         root = Path(require_path(path, "file or folder not found"))
         if root.is_dir():
-            for candidate in ("collection.tsv", "collection.tsv.gz"):
-                if is_existing_file(root / candidate):
-                    collection = os.fspath(root / candidate)
-                    break
-            if queries is None:
-                query_files = _glob(root, "queries")
-            if qrels is None:
-                found = _glob(root, "qrels")
-                graded = [f for f in found if not os.path.basename(f).startswith("qrels.retrieval.")]
-                qrels_files = graded or found
+            collection, found_queries, found_qrels = _folder_files(root)
+            query_files = found_queries if queries is None else query_files
+            qrels_files = found_qrels if qrels is None else qrels_files
             if collection is None and not query_files and not qrels_files:
                 raise FormatError(
                     os.fspath(root), None, "no collection.tsv, queries*.tsv or qrels*.tsv in this folder"
                 )
         else:
             collection = os.fspath(root)
+    return _msmarco_source(collection, query_files, qrels_files, language, header)
+
+
+def _msmarco_source(
+    collection: str | None, query_files: list[str], qrels_files: list[str], language: str | None, header: bool | None
+) -> CollectionSource:
+    """:func:`read_msmarco`'s streams over the files found or given, after checking that they exist."""
     _require_files(([collection] if collection else []) + query_files + qrels_files)
     if collection is None and not query_files and not qrels_files:
         raise ValueError("read_msmarco needs a folder, a collection file, queries or qrels")
@@ -370,6 +370,22 @@ def read_msmarco(
         language=language,
         description="MS MARCO-style TSV: " + ", ".join(parts),
     )
+
+
+def _folder_files(root: Path) -> tuple[str | None, list[str], list[str]]:
+    """A folder's collection file (or ``None``), its ``queries*.tsv`` and its qrels files.
+
+    Binary ``qrels.retrieval.*.tsv`` files (T2Ranking) count only when the folder
+    has no other qrels file, since they repeat the graded judgments.
+    """
+    collection = None
+    for candidate in ("collection.tsv", "collection.tsv.gz"):
+        if is_existing_file(root / candidate):
+            collection = os.fspath(root / candidate)
+            break
+    found = _glob(root, "qrels")
+    graded = [f for f in found if not os.path.basename(f).startswith("qrels.retrieval.")]
+    return collection, _glob(root, "queries"), graded or found
 
 
 def read_t2ranking(
