@@ -524,34 +524,43 @@ def evaluate(
         int), or a grade above :data:`MAX_EXP_GRADE` with ``nDCG_exp``.
     TypeError
         When ids, grades or scores are not of the expected types.
+    """
+    level = _check_level(level, "level")
+    _check_grades(qrels)
+    parsed: dict[str, Measure] = {}  # one per canonical spelling, in the order given
+    for item in measures:
+        m = parse_measure(item)
+        parsed.setdefault(str(m), m)
+    if not parsed:
+        return {}
+    qids = _evaluated_qids(qrels, run, intersection)
+    groups, tasks = _plan(list(parsed.values()), level)
+    outputs = _evaluate_groups(qrels, run, groups)
+    return {str(m): _per_query_values(m, outputs[key], out_key, qids) for m, key, out_key in tasks}
 
-    Notes
-    -----
+
+def _evaluated_qids(qrels: Qrels, run: Run, intersection: bool) -> list[str]:
+    """The judged queries :func:`evaluate` averages over (with ``intersection``, those the run has too)."""
+    qids = [qid for qid, docs in qrels.items() if docs]
+    if intersection:
+        qids = [qid for qid in qids if qid in run]
+    if "all" in qrels and qrels["all"] and (not intersection or "all" in run):
+        raise ValueError("query id 'all' is reserved for the mean over queries")
+    return qids
+
+
+def _evaluate_groups(qrels: Qrels, run: Run, groups: dict[_Key, set[str]]) -> dict[_Key, dict[str, dict[str, float]]]:
+    """One pytrec_eval pass per (qrels variant, relevance level), keyed by the original query ids.
+
     Each distinct (relevance level, qrels variant) builds one
     ``pytrec_eval.RelevanceEvaluator``; the measures of the usual set
     (MAP, RR/MRR, P, R, nDCG, Rprec, Success at one level) cost a single
     trec_eval pass, each further relevance level one more.  ``nDCG_exp`` and
     ``Judged`` each add one pass on transformed qrels.
     """
-    level = _check_level(level, "level")
-    _check_grades(qrels)
-    parsed: dict[str, Measure] = {}
-    for item in measures:
-        m = parse_measure(item)
-        parsed.setdefault(str(m), m)
-    if not parsed:
-        return {}
-    qids = [qid for qid, docs in qrels.items() if docs]
-    if intersection:
-        qids = [qid for qid in qids if qid in run]
-    if "all" in qrels and qrels["all"] and (not intersection or "all" in run):
-        raise ValueError("query id 'all' is reserved for the mean over queries")
-
     renamed = _rename_cache_sentinels(qrels, run)
     if renamed is not None:
         qrels, run, back = renamed
-
-    groups, tasks = _plan(list(parsed.values()), level)
     outputs: dict[_Key, dict[str, dict[str, float]]] = {}
     for key, request in groups.items():
         variant, lv = key
@@ -563,27 +572,29 @@ def evaluate(
         else:
             variant_qrels = _judged_qrels(qrels)
         outputs[key] = _run_pytrec_eval(variant_qrels, run, request, lv)
-    if renamed is not None:  # qids holds the original ids
+    if renamed is not None:  # the callers' qids hold the original ids
         for output in outputs.values():
             for alias, original in back.items():
                 if alias in output:
                     output[original] = output.pop(alias)
+    return outputs
 
+
+def _per_query_values(
+    m: Measure, output: dict[str, dict[str, float]], out_key: str, qids: list[str]
+) -> dict[str, float]:
+    """``{qid: value, "all": mean}`` of one measure over the evaluated queries ``qids``."""
     n = len(qids)
-    results: dict[str, dict[str, float]] = {}
-    for m, key, out_key in tasks:
-        output = outputs[key]
-        per = {qid: values[out_key] for qid, values in output.items()}
-        if m.name in ("RR", "MRR") and m.cutoff is not None:
-            k = m.cutoff
-            per = {qid: (v if v > 0.0 and round(1.0 / v) <= k else 0.0) for qid, v in per.items()}
-        if len(per) != n:  # queries the run lacks (or kept from pytrec_eval) score 0
-            for qid in qids:
-                if qid not in per:
-                    per[qid] = 0.0
-        per["all"] = math.fsum(per.values()) / n if n else 0.0
-        results[str(m)] = per
-    return results
+    per = {qid: values[out_key] for qid, values in output.items()}
+    if m.name in ("RR", "MRR") and m.cutoff is not None:
+        k = m.cutoff
+        per = {qid: (v if v > 0.0 and round(1.0 / v) <= k else 0.0) for qid, v in per.items()}
+    if len(per) != n:  # queries the run lacks (or kept from pytrec_eval) score 0
+        for qid in qids:
+            if qid not in per:
+                per[qid] = 0.0
+    per["all"] = math.fsum(per.values()) / n if n else 0.0
+    return per
 
 
 # --------------------------------------------------------------------------
