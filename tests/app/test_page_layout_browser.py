@@ -1,0 +1,160 @@
+"""Every deep link runs ``app.py`` first: the page layout decision of issue 13, checked in a real browser.
+
+``app.py`` declares the pages with ``st.navigation`` and is the only place
+that shows the login screen and decides which pages a role is offered.  A
+URL such as ``/pooling`` must therefore never run a page script without it:
+logged out it shows the login screen, and a role that is not offered a page
+lands on its own default page instead.  The pages live in ``views/``
+because a ``pages/`` folder used to be served by Streamlit on a server's
+first request without the entry point (see ``app.py``'s docstring);
+:func:`test_a_pages_folder_copy_of_the_app` runs the same checks on a
+throwaway copy of the app with the pages moved to ``pages/``, which is the
+evidence for (or against) moving them.
+
+Each check starts a fresh server and makes its first request a deep link,
+the case that used to bypass the entry point.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.app.conftest import ACCOUNTS, PASSWORD, REPO, login, serve_app
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+# url path (Streamlit's, from the file name) -> (the page's own title, the roles app.py offers it to)
+PAGES = {  # /pooling first: it is a fresh server's first request
+    "pooling": ("Pooling", {"admin"}),
+    "home": ("pooljudge", {"admin", "reviewer"}),
+    "import_collections": ("Import", {"admin"}),
+    "runs": ("Runs and export", {"admin", "reviewer"}),
+    "metrics": ("Metrics", {"admin", "reviewer"}),
+    "dataset_statistics": ("Dataset statistics", {"admin", "reviewer"}),
+    "labelling_simulation": ("Labelling simulation", {"admin", "reviewer"}),
+    "errors": ("Error analysis", {"admin", "reviewer"}),
+    "annotate": ("Annotate", {"admin", "reviewer", "annotator"}),
+    "review": ("Review", {"admin", "reviewer"}),
+    "admin": ("Admin", {"admin"}),
+    "manage": ("Manage", {"admin"}),
+    "models": ("Models", {"admin"}),
+}
+DEFAULT_TITLE = {"admin": "pooljudge", "reviewer": "pooljudge", "annotator": "Annotate"}
+USER_OF_ROLE = {"admin": "admin", "reviewer": "rev1", "annotator": "ann1"}
+
+
+def _store(tmp_path: Path) -> dict[str, str]:
+    """A store with the demo and one account per role (the CLI, as an admin would set it up)."""
+    db = tmp_path / "pooljudge.db"
+    env = {**os.environ, "POOLJUDGE_DB": str(db), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    env.pop("POOLJUDGE_DB_URL", None)
+    for name in USER_OF_ROLE.values():
+        subprocess.run([sys.executable, "-m", "pooljudge.cli", "--db", str(db), "user", "add", name, "--role",
+                        ACCOUNTS[name]], env={**env, "POOLJUDGE_PASSWORD": PASSWORD}, check=True, capture_output=True)
+    subprocess.run([sys.executable, "-m", "pooljudge.cli", "--db", str(db), "-q", "demo"], env=env, check=True,
+                   capture_output=True)
+    return env
+
+
+def _pages_folder_copy(target: Path) -> Path:
+    """``app.py`` and the page scripts copied to ``target`` with the pages in ``pages/``, as the project card has it."""
+    shutil.copytree(REPO / "views", target / "pages", ignore=shutil.ignore_patterns("__pycache__"))
+    app = (REPO / "app.py").read_text(encoding="utf-8")
+    assert app.count('st.Page("views/') == len(PAGES) + 1  # + the annotator's own default Annotate page
+    (target / "app.py").write_text(app.replace('st.Page("views/', 'st.Page("pages/'), encoding="utf-8")
+    return target / "app.py"
+
+
+def _titles(page) -> list[str]:
+    return [t.strip() for t in page.locator("h1").all_inner_texts()]
+
+
+def _settle(page, marker) -> None:
+    """Until ``marker`` is shown and Streamlit runs no script (the page is complete)."""
+    marker.first.wait_for(timeout=60_000)
+    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=60_000)
+
+
+def _logged_out_problems(browser, base: str) -> list[str]:
+    problems = []
+    for path, (title, _) in PAGES.items():
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        page = context.new_page()
+        page.goto(f"{base}/{path}")
+        try:
+            _settle(page, page.get_by_label("Username").or_(page.get_by_text("You do not have access")))
+        except Exception as exc:  # noqa: BLE001 - a page that shows neither is a finding, not a crash
+            problems.append(f"/{path} logged out: neither the login screen nor a refusal ({type(exc).__name__})")
+            context.close()
+            continue
+        body = page.inner_text("body")
+        if not page.get_by_label("Username").count():
+            problems.append(f"/{path} logged out: no login screen, so app.py did not run ({body[:80]!r})")
+        if title != "pooljudge" and title in _titles(page):
+            problems.append(f"/{path} logged out: the page itself ran")
+        context.close()
+    return problems
+
+
+def _role_problems(browser, base: str, role: str) -> list[str]:
+    problems = []
+    user = USER_OF_ROLE[role]
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    login(page, base, user)  # the session cookie now signs every new tab of this context in
+    for path, (title, roles) in PAGES.items():
+        page.goto(f"{base}/{path}")
+        # the sidebar's "Logged in as" is written by app.py only: a page run without it has none
+        expected = title if role in roles else DEFAULT_TITLE[role]
+        try:
+            _settle(page, page.get_by_text(f"Logged in as {user}"))
+            page.locator("h1", has_text=re.compile(f"^{re.escape(expected)}$")).first.wait_for(timeout=60_000)
+        except Exception as exc:  # noqa: BLE001
+            problems.append(f"/{path} as {role}: expected app.py's sidebar and the title {expected!r}, got "
+                            f"{_titles(page)} ({type(exc).__name__})")
+            continue
+        if role not in roles and title in _titles(page):
+            problems.append(f"/{path} as {role}: a page this role is not offered ran")
+    context.close()
+    return problems
+
+
+def deep_link_problems(browser, script: Path, tmp_path: Path, roles=("annotator", "reviewer", "admin")) -> list[str]:
+    """Every way a deep link reached a page without ``app.py`` running first (empty: none)."""
+    env = _store(tmp_path)
+    problems: list[str] = []
+    with serve_app(env, tmp_path / "streamlit.log", timeout=90, script=script) as base:
+        problems += _logged_out_problems(browser, base)  # the server's first request: /pooling
+        for role in roles:
+            problems += _role_problems(browser, base, role)
+    return problems
+
+
+def test_no_deep_link_bypasses_app_py(browser, tmp_path):
+    """The repo's layout (pages in ``views/``): logged out, as an annotator, a reviewer and an admin."""
+    problems = deep_link_problems(browser, REPO / "app.py", tmp_path)
+    assert not problems, "\n".join(problems)
+
+
+def test_a_pages_folder_would_be_served_without_app_py(browser, tmp_path):
+    """Why the pages are not in ``pages/``: on a copy laid out that way, logged-out deep links skip ``app.py``.
+
+    Streamlit 1.67 still discovers a ``pages/`` folder and, until ``app.py``
+    has run once in a session, serves ``/pooling`` from it: no login screen,
+    the page's own refusal, and Streamlit's automatic menu of every page.
+    When this test fails, Streamlit no longer does that, and the pages can
+    move to ``pages/`` (check :func:`test_no_deep_link_bypasses_app_py` on
+    the moved layout then).
+    """
+    script = _pages_folder_copy(tmp_path / "app")
+    problems = deep_link_problems(browser, script, tmp_path, roles=())
+    bypassed = [p for p in problems if "app.py did not run" in p]
+    assert "/pooling logged out" in " ".join(bypassed), (
+        "a pages/ folder no longer bypasses app.py: the pages may move to pages/ (issue 13)\n" + "\n".join(problems))
