@@ -247,21 +247,44 @@ def package_accuracy(
     >>> package_accuracy(a, r).accuracy
     0.5
     """
+    _check_options(rule, min_reviewers, relevance_level)
+    pairs = _sampled_pairs(reviewer_labels, sample)
+    return _review_pairs(annotator_labels, reviewer_labels, pairs, min_reviewers, rule, relevance_level)
+
+
+def _check_options(rule: object, min_reviewers: object, relevance_level: object) -> None:
     if rule not in _RULES:
         raise ValueError(f"rule must be one of {_RULES}, got {rule!r}")
     int_in_range(min_reviewers, "min_reviewers", 1)
     if relevance_level is not None:
         _check_label(relevance_level, "relevance_level")
+
+
+def _sampled_pairs(
+    reviewer_labels: Mapping[PairKey, Mapping[str, int]], sample: Sequence[PairKey] | None
+) -> list[PairKey]:
+    """The pairs to check: the sample (each once, covering every reviewed pair) or the reviewed pairs."""
     if sample is None:
-        pairs = [check_pair(p) for p in reviewer_labels]
-    else:
-        pairs = [check_pair(p) for p in sample]
-        if len(set(pairs)) != len(pairs):
-            raise ValueError("sample lists a pair more than once")
-        in_sample = set(pairs)
-        outside = [p for p in reviewer_labels if p not in in_sample]
-        if outside:
-            raise ValueError(f"reviewed pairs not in the sample: {sorted(outside)[:5]}")
+        return [check_pair(p) for p in reviewer_labels]
+    pairs = [check_pair(p) for p in sample]
+    if len(set(pairs)) != len(pairs):
+        raise ValueError("sample lists a pair more than once")
+    in_sample = set(pairs)
+    outside = [p for p in reviewer_labels if p not in in_sample]
+    if outside:
+        raise ValueError(f"reviewed pairs not in the sample: {sorted(outside)[:5]}")
+    return pairs
+
+
+def _review_pairs(
+    annotator_labels: Mapping[PairKey, int],
+    reviewer_labels: Mapping[PairKey, Mapping[str, int]],
+    pairs: list[PairKey],
+    min_reviewers: int,
+    rule: Rule,
+    relevance_level: int | None,
+) -> QcResult:
+    """:func:`package_accuracy` on checked options: each pair's verdict, counted."""
 
     def level(label: int) -> int:
         return label if relevance_level is None else int(label >= relevance_level)
@@ -280,19 +303,10 @@ def package_accuracy(
         if pair not in annotator_labels:
             raise ValueError(f"pair {pair} was reviewed but has no annotator label")
         own = _check_label(annotator_labels[pair], f"annotator label of {pair}")
-        mine = level(own)
-        theirs = [level(v) for v in reviews.values()]
-        top_label, top_count = Counter(theirs).most_common(1)[0]
-        consensus = top_label if 2 * top_count > len(theirs) else None
-        if rule == "majority":
-            if consensus is None:
-                conflicts.append(pair)
-                continue
-            correct = mine == consensus
-        elif rule == "all":
-            correct = all(t == mine for t in theirs)
-        else:  # "any"
-            correct = mine in theirs
+        correct, consensus = _verdict(level(own), [level(v) for v in reviews.values()], rule)
+        if correct is None:
+            conflicts.append(pair)
+            continue
         n_checked += 1
         if correct:
             n_correct += 1
@@ -302,6 +316,18 @@ def package_accuracy(
     return QcResult(
         accuracy, n_checked, n_correct, disagreements, conflicts, incomplete, rule, relevance_level
     )
+
+
+def _verdict(mine: int, theirs: list[int], rule: Rule) -> tuple[bool | None, int | None]:
+    """Whether the annotator's label counts as correct under ``rule`` (``None``: the majority
+    rule met no strict majority, a conflict) and the reviewers' strict-majority label."""
+    top_label, top_count = Counter(theirs).most_common(1)[0]
+    consensus = top_label if 2 * top_count > len(theirs) else None
+    if rule == "majority":
+        return (None if consensus is None else mine == consensus), consensus
+    if rule == "all":
+        return all(t == mine for t in theirs), consensus
+    return mine in theirs, consensus  # "any"
 
 
 def qc_decision(result: QcResult, *, threshold: float = DEFAULT_THRESHOLD) -> Decision:
