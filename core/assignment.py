@@ -291,68 +291,83 @@ def plan_assignments(
     Parameters
     ----------
     pairs : sequence of (str, str)
-        The ``(query_id, doc_id)`` pairs to be judged (e.g. a selection from
-        a pool).  Pairs that already have ``per_pair`` annotators get nothing.
+        The ``(query_id, doc_id)`` pairs to be judged (e.g. a selection from a pool).  Pairs
+        that already have ``per_pair`` annotators get nothing.
     annotators : sequence of str
         The annotators who may receive new tasks.
     per_pair : int, default 3
         Distinct annotators per pair in total (T2Ranking: 3).
     existing : mapping of (str, str) to set of str, optional
-        Annotators who already hold each pair (from earlier plans).  They
-        count toward ``per_pair`` even if they are not in ``annotators``
-        (e.g. deactivated), and never get the pair again.
+        Annotators who already hold each pair (from earlier plans); they count toward
+        ``per_pair`` even if not in ``annotators`` (e.g. deactivated) and never get it again.
     load : mapping of str to int, optional
-        Each annotator's current number of tasks, existing work included
-        (e.g. counted from the store across all pools).  When omitted it is
-        counted from ``existing``.  Missing annotators have load 0.
+        Each annotator's current number of tasks, existing work included (e.g. counted from
+        the store across all pools); counted from ``existing`` when omitted; missing ones have 0.
     existing_packages : mapping of str to int, optional
-        How many packages each annotator already has; new packages are
-        numbered after them.  Missing annotators start at 1.
+        How many packages each annotator already has; new packages are numbered after them.
+        Missing annotators start at 1.
     seed : int
-        Seed for tie-breaking and shuffling; equal inputs and seed give
-        equal plans.
+        Seed for tie-breaking and shuffling; equal inputs and seed give equal plans.
     package_size : int, default 1000
         Target package size (see :func:`split_packages`).
     group_by_query : bool, default False
-        Keep one query's passages consecutive (and in one package) in every
-        annotator's list.
+        Keep one query's passages consecutive (and in one package) in every annotator's list.
 
     Returns
     -------
     list of Task
-        The new tasks only, grouped by annotator (sorted by name) and in
-        package order within an annotator.
+        The new tasks only, grouped by annotator (sorted by name), each in package order.
 
     Raises
     ------
     ValueError
-        If a pair would need more annotators than are eligible for it
-        (fewer distinct annotators than ``per_pair``), on duplicate pairs or
-        annotators, or on malformed arguments.  Nothing is planned then.
+        If a pair would need more annotators than are eligible for it (fewer distinct
+        annotators than ``per_pair``), on duplicate pairs or annotators, or on malformed
+        arguments.  Nothing is planned then.
     """
     seed = integer(seed, "seed")
     positive_int(per_pair, "per_pair")
     positive_int(package_size, "package_size")
-    names = _check_annotators(annotators)
+    names, checked, held = _check_annotators(annotators), _check_pairs(pairs), _held(existing)
+    current = _load_of(held) if load is None else _check_load(load)
+    packages_before = _check_load(existing_packages or {}, "existing_packages")
+    needs = _needs(checked, held, names, per_pair)  # every pair is validated before anything is planned
+    by_annotator = _distribute(needs, held, names, current, seed)
+    return _package_tasks(by_annotator, packages_before, seed, package_size, group_by_query)
+
+
+def _check_pairs(pairs: Sequence[PairKey]) -> list[PairKey]:
     checked = [check_pair(p) for p in pairs]
     if len(set(checked)) != len(checked):
         dups = sorted(p for p, c in Counter(checked).items() if c > 1)
         raise ValueError(f"pairs listed more than once: {dups[:5]}")
+    return checked
+
+
+def _held(existing: Mapping[PairKey, Iterable[str]] | None) -> dict[PairKey, frozenset[str]]:
+    """``{pair: annotators who already hold it}``, checked."""
     held: dict[PairKey, frozenset[str]] = {}
     for p, who in (existing or {}).items():
         if isinstance(who, str):
             raise ValueError(f"existing[{p!r}] must be a set of annotator names, not a str")
         held[check_pair(p)] = frozenset(who)
-    if load is None:
-        current: dict[str, int] = {}
-        for who in held.values():
-            for name in who:
-                current[name] = current.get(name, 0) + 1
-    else:
-        current = _check_load(load)
-    packages_before = _check_load(existing_packages or {}, "existing_packages")
+    return held
 
-    # Validate every pair before planning anything.
+
+def _load_of(held: Mapping[PairKey, frozenset[str]]) -> dict[str, int]:
+    """Each annotator's number of held pairs (the load when none is given)."""
+    current: dict[str, int] = {}
+    for who in held.values():
+        for name in who:
+            current[name] = current.get(name, 0) + 1
+    return current
+
+
+def _needs(
+    checked: list[PairKey], held: Mapping[PairKey, frozenset[str]], names: list[str], per_pair: int
+) -> dict[PairKey, int]:
+    """``{pair: annotators still needed}`` of the pairs short of ``per_pair``; refuses a pair
+    that fewer eligible annotators than it needs could complete."""
     needs: dict[PairKey, int] = {}
     for pair in checked:
         have = held.get(pair, frozenset())
@@ -366,7 +381,17 @@ def plan_assignments(
                 f"but only {eligible} eligible annotator(s) are available"
             )
         needs[pair] = need
+    return needs
 
+
+def _distribute(
+    needs: Mapping[PairKey, int],
+    held: Mapping[PairKey, frozenset[str]],
+    names: list[str],
+    current: Mapping[str, int],
+    seed: int,
+) -> dict[str, list[PairKey]]:
+    """``{annotator: new pairs}``: the pairs in a seeded shuffle, each to its least-loaded eligible annotators."""
     order = sorted(needs)
     random.Random(_digest("pairs", seed)).shuffle(order)
     new_by_annotator: dict[str, list[PairKey]] = {name: [] for name in names}
@@ -376,7 +401,17 @@ def plan_assignments(
         for name in _least_loaded(pair, [n for n in names if n not in have], loads, needs[pair], seed):
             loads[name] += 1
             new_by_annotator[name].append(pair)
+    return new_by_annotator
 
+
+def _package_tasks(
+    new_by_annotator: Mapping[str, list[PairKey]],
+    packages_before: Mapping[str, int],
+    seed: int,
+    package_size: int,
+    group_by_query: bool,
+) -> list[Task]:
+    """The new tasks: each annotator's pairs in their seeded order, cut into numbered packages."""
     tasks: list[Task] = []
     for name in sorted(new_by_annotator):
         mine = new_by_annotator[name]
