@@ -23,6 +23,7 @@ from db.models import (
     utcnow,
 )
 
+
 def _delete_in_chunks(write, statement: Callable[[int], Any], chunk: int | None) -> None:
     """Run ``statement(n)`` (deleting at most n rows) in its own transaction until it deletes nothing."""
     chunker = _Chunker(chunk)

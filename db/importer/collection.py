@@ -12,12 +12,12 @@ from sqlalchemy.orm import Session
 from core.lang import detect_language
 from core.types import CollectionSource, Passage, QrelEntry, Query, RunEntry
 from db.importer.common import (
-    ImportConflict,
-    ImportSummary,
-    MODES,
-    Progress,
     _PASSAGE_FIELDS,
     _QUERY_FIELDS,
+    MODES,
+    ImportConflict,
+    ImportSummary,
+    Progress,
     _check_level_of_existing,
     _check_names,
     _chunks,
@@ -41,17 +41,10 @@ from db.models import (
     RunRecord,
 )
 
+
 def import_collection(
-    session: Session,
-    source: CollectionSource,
-    *,
-    name: str,
-    format: str,
-    location: str,
-    mode: str = "create",
-    qrels_name: str = "imported",
-    progress: Progress | None = None,
-    allow_unknown_ids: bool = False,
+    session: Session, source: CollectionSource, *, name: str, format: str, location: str, mode: str = "create",
+    qrels_name: str = "imported", progress: Progress | None = None, allow_unknown_ids: bool = False,
     level: int | None = None,
 ) -> ImportSummary:
     """Import ``source`` into the collection ``name``.
@@ -82,11 +75,10 @@ def import_collection(
     Raises
     ------
     FormatError
-        A record that is malformed, duplicated, or conflicts with the store;
-        a qrels or run entry naming an id the collection lacks.
+        A record that is malformed, duplicated, or conflicts with the store; a qrels or run entry naming an id
+        the collection lacks.
     ImportConflict
-        The collection (or a run of the same name) already exists and the
-        mode does not allow adding to it.
+        The collection (or a run of the same name) already exists and the mode does not allow adding to it.
     ValueError
         A name :func:`core.names.check_name` refuses, a bad ``level``.
     """
@@ -94,22 +86,8 @@ def import_collection(
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     _check_names(name, qrels_name, source.runs, level)
     tick = progress or (lambda _part, _n: None)
-    collection = session.scalar(select(Collection).where(Collection.name == name))
-    if collection is not None and collection.status != "ready":
-        raise _in_progress(f"collection {name!r}")
-    if collection is not None and mode == "create":
-        raise ImportConflict(
-            f"collection {name!r} already exists; import with --merge to add to it, or choose another name"
-        )
-    if collection is not None:
-        _check_level_of_existing(name, collection.relevance_level, level)
-    created = collection is None
-    if created:
-        collection = Collection(name=name, language=source.language, description=source.description)
-        session.add(collection)
-        session.flush()
+    collection, created = _open_collection(session, source, name, mode, level)
     summary = ImportSummary(collection=name)
-
     _import_passages(session, collection.id, source, mode, summary, tick)
     _import_queries(session, collection.id, source, mode, summary, tick)
     version_id = _import_qrels(session, collection.id, source, qrels_name, summary, tick)
@@ -120,6 +98,34 @@ def import_collection(
         references = _references([source.qrels(), *(stream() for stream in source.runs.values())])
         _unknown_outcome(_unknown_in_session(session, collection.id, references), summary,
                          allow=allow_unknown_ids, what="the qrels and runs")
+    _finish_collection(session, collection, summary, level=level, created=created,
+                       version_id=version_id, format=format, location=location, mode=mode)
+    return summary
+
+
+def _open_collection(session: Session, source: CollectionSource, name: str, mode: str,
+                     level: int | None) -> tuple[Collection, bool]:
+    """The collection to import into and whether this import created it; refuses what ``mode`` does not allow."""
+    collection = session.scalar(select(Collection).where(Collection.name == name))
+    if collection is not None and collection.status != "ready":
+        raise _in_progress(f"collection {name!r}")
+    if collection is not None and mode == "create":
+        raise ImportConflict(
+            f"collection {name!r} already exists; import with --merge to add to it, or choose another name"
+        )
+    if collection is not None:
+        _check_level_of_existing(name, collection.relevance_level, level)
+        return collection, False
+    collection = Collection(name=name, language=source.language, description=source.description)
+    session.add(collection)
+    session.flush()
+    return collection, True
+
+
+def _finish_collection(session: Session, collection: Collection, summary: ImportSummary, *, level: int | None,
+                       created: bool, version_id: int | None, format: str, location: str, mode: str) -> None:
+    """Set a created collection's relevance level (from its qrels unless ``level`` is given), fill in an unknown
+    language, and record the import in the history."""
     if created:
         if level is None:
             count, highest = (0, None) if version_id is None else session.execute(
@@ -134,7 +140,6 @@ def import_collection(
         ImportRecord(collection_id=collection.id, format=format, source=location, mode=mode, counts=summary.as_dict())
     )
     session.flush()
-    return summary
 
 
 def _passage_row(collection_id: int, p: Passage) -> dict[str, Any]:

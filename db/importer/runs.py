@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from itertools import islice
-from typing import Any, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import insert, select
 from sqlalchemy.exc import IntegrityError
@@ -15,15 +15,15 @@ from core.types import Run, RunEntry
 from db.importer.cleanup import _drop_owned, _writer
 from db.importer.collection import _import_run
 from db.importer.common import (
+    _RUN_HINT,
     CHECK_ROWS,
     ImportConflict,
     ImportSummary,
     UnknownIds,
-    _Owned,
-    _RUN_HINT,
     _has_rows,
     _in_progress,
     _known_in_store,
+    _Owned,
     _unknown_outcome,
     check_run_name,
 )
@@ -32,6 +32,7 @@ from db.models import Passage as PassageRow, QueryRecord, RunEntryRecord, RunRec
 
 if TYPE_CHECKING:
     from db.engine import Store
+
 
 def save_run(
     session: Session, collection: str, name: str, run: Run, *, source: str = "retriever",
@@ -115,26 +116,31 @@ def store_run(
             ).inserted_primary_key[0]
     except IntegrityError:
         raise _in_progress(f"run {name!r}") from None
-    rid = owned.runs[name]
-    entries = ({"run_id": rid, "query_id": q, "doc_id": d, "score": s} for q, docs in run.items() for d, s in docs.items())
-    chunker = _Chunker(chunk_rows)
-    count = 0
     try:
-        while chunk := list(islice(entries, chunker.size)):
-            with store.write() as session:
-                _heartbeat(session, owned)
-                started = time.perf_counter()
-                session.execute(insert(RunEntryRecord), chunk)
-            held = time.perf_counter() - started
-            chunker.took(len(chunk), held)
-            _yield_lock(held)
-            count += len(chunk)
+        count = _write_run_entries(store, owned, owned.runs[name], run, chunk_rows)
         if publish:
             with store.write() as session:
                 _flip(session, owned, cid, None)
     except BaseException:
         _drop_owned(_writer(store.engine), owned)
         raise
+    return count
+
+
+def _write_run_entries(store: Store, owned: _Owned, rid: int, run: Run, chunk_rows: int | None) -> int:
+    """Insert the entries of ``run`` into the staged run ``rid`` in short write transactions; returns how many."""
+    entries = ({"run_id": rid, "query_id": q, "doc_id": d, "score": s} for q, docs in run.items() for d, s in docs.items())
+    chunker = _Chunker(chunk_rows)
+    count = 0
+    while chunk := list(islice(entries, chunker.size)):
+        with store.write() as session:
+            _heartbeat(session, owned)
+            started = time.perf_counter()
+            session.execute(insert(RunEntryRecord), chunk)
+        held = time.perf_counter() - started
+        chunker.took(len(chunk), held)
+        _yield_lock(held)
+        count += len(chunk)
     return count
 
 

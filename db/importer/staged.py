@@ -1,4 +1,4 @@
-"""The staged import (:func:`import_path`, :func:`import_source`): validate everything first, then write in short transactions."""
+"""The staged import (:func:`import_path`, :func:`import_source`): validate first, then write in short transactions."""
 
 from __future__ import annotations
 
@@ -15,21 +15,21 @@ from core.errors import FormatError
 from core.types import CollectionSource
 from db.importer.cleanup import _drop_owned, _writer
 from db.importer.common import (
+    MODES,
     ImportConflict,
     ImportSummary,
-    MODES,
     StagedProgress,
-    _Owned,
-    _Plan,
     _check_level_of_existing,
     _check_names,
     _in_progress,
     _named_run,
+    _Owned,
+    _Plan,
     _unknown_outcome,
     check_run_name,
     level_for_grades,
 )
-from db.importer.staging import _Staging, _check_against_store, _stage_source, _staged_unknown
+from db.importer.staging import _check_against_store, _stage_source, _staged_unknown, _Staging
 from db.importer.writing import _heartbeat, _write_staged
 from db.models import Collection, QrelsVersion, RunRecord, utcnow
 
@@ -115,20 +115,10 @@ def import_path(
 
 
 def import_source(
-    store: Store,
-    source: CollectionSource,
-    *,
-    name: str,
-    format: str,
-    location: str,
-    mode: str = "create",
-    qrels_name: str = "imported",
-    progress: StagedProgress | None = None,
-    staging_dir: str | os.PathLike[str] | None = None,
-    chunk_rows: int | None = None,
-    allow_unknown_ids: bool = False,
-    level: int | None = None,
-    run_name: str | None = None,
+    store: Store, source: CollectionSource, *, name: str, format: str, location: str, mode: str = "create",
+    qrels_name: str = "imported", progress: StagedProgress | None = None,
+    staging_dir: str | os.PathLike[str] | None = None, chunk_rows: int | None = None,
+    allow_unknown_ids: bool = False, level: int | None = None, run_name: str | None = None,
 ) -> ImportSummary:
     """Import ``source`` into the collection ``name``: validate everything first, then write in short transactions.
 
@@ -136,16 +126,8 @@ def import_source(
     ----------
     store : db.engine.Store
         The store; the import opens its own short transactions.
-    source : CollectionSource
-        Streams produced by a reader in :mod:`core.formats`.
-    name : str
-        Collection name.
-    format, location : str
-        Recorded in the import history.
-    mode : {"create", "merge"}
-        ``create`` refuses an existing collection; ``merge`` adds to it.
-    qrels_name : str
-        The qrels version that receives the source's judgments.
+    source, name, format, location, mode, qrels_name
+        As in :func:`db.importer.collection.import_collection`.
     progress : callable, optional
         ``progress(stage, done, total)`` (see :data:`StagedProgress`).
     staging_dir : path, optional
@@ -153,21 +135,16 @@ def import_source(
     chunk_rows : int, optional
         A fixed number of rows per write transaction instead of the adaptive ~50 ms chunks.
     allow_unknown_ids : bool
-        Accept qrels and run entries naming query or passage ids that neither the input nor the collection
-        holds (TREC qrels may judge documents outside the corpus); they are counted in the summary.  By default
-        they are refused.  A kind of id the collection holds none of (a collection of qrels and runs only,
-        kept for evaluation) is not checked; the summary notes it.
+        Accept qrels and run entries naming query or passage ids that neither the input nor the collection holds
+        (TREC qrels may judge documents outside the corpus); they are counted in the summary.  By default they are
+        refused.  A kind of id the collection holds none of (a collection of qrels and runs only, kept for
+        evaluation) is not checked; the summary notes it.
     level : int, optional
-        The relevance level of a collection this import creates (binary measures count grade >= level as
-        relevant).  Default: 1 when the imported qrels have grades and none above 1 (TREC-style binary),
-        else 2.  An existing collection keeps its level; a different ``level`` is refused.
+        The relevance level of a collection this import creates (binary measures count grade >= level as relevant).
+        Default: 1 when the imported qrels have grades and none above 1 (TREC-style binary), else 2.  An existing
+        collection keeps its level; a different ``level`` is refused.
     run_name : str, optional
-        The name of the run of a single-run input (a ``trec-run`` or ``json-run`` file), instead of the one
-        derived from its file name.
-
-    Returns
-    -------
-    ImportSummary
+        The name of the run of a single-run input (a ``trec-run`` or ``json-run`` file), not its file's name.
 
     Raises
     ------
@@ -175,10 +152,35 @@ def import_source(
         A record that is malformed, duplicated, or conflicts with the store; a qrels or run entry naming an
         unknown id (the first one's ``file:line``, with the counts); nothing was written.
     ImportConflict
-        The collection (or a run of the same name) already exists and the mode does not allow adding to
-        it; :class:`ImportInProgress` when an unfinished import holds the name.
+        The collection (or a run of the same name) exists and the mode does not allow adding to it;
+        :class:`ImportInProgress` when an unfinished import holds the name.
     ValueError
         A name :func:`core.names.check_name` refuses (:func:`check_run_name` for runs), a bad ``level``.
+    """
+    source, plan = _prepare(store, source, name=name, mode=mode, qrels_name=qrels_name, level=level, run_name=run_name)
+    tick = progress or (lambda _stage, _done, _total: None)
+    summary = ImportSummary(collection=name)
+    owned = _Owned()
+    # Names are taken before the input is read: a second import of the same name (a double click on Import) is
+    # refused at once.  Until the flip the containers are invisible, and a validation error drops them again.
+    _reserve(store, source, plan, owned, name=name, mode=mode, qrels_name=qrels_name)
+    try:
+        with _Staging(staging_dir) as staging:
+            _validate(store, staging, source, plan, summary, _beating(store, owned, tick), qrels_name=qrels_name,
+                      allow_unknown_ids=allow_unknown_ids, level=level)
+            _write_staged(store, staging, source, plan, owned, summary, tick, chunk_rows,
+                          format=format, location=location, mode=mode, qrels_name=qrels_name)
+    except BaseException:
+        _drop_owned(_writer(store.engine), owned)
+        raise
+    return summary
+
+
+def _prepare(store: Store, source: CollectionSource, *, name: str, mode: str, qrels_name: str, level: int | None,
+             run_name: str | None) -> tuple[CollectionSource, _Plan]:
+    """Check the names and the mode and read what the store holds, before anything is reserved or read.
+
+    Returns ``source`` with its run renamed ``run_name`` (when given) and the plan.
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
@@ -186,47 +188,40 @@ def import_source(
         check_run_name(run_name)
     source = _named_run(source, run_name)
     _check_names(name, qrels_name, source.runs, level)
-    tick = progress or (lambda _stage, _done, _total: None)
     with store.read() as session:
         plan = _plan(session, name, mode, qrels_name, list(source.runs))
     if plan.collection_id is not None:
         _check_level_of_existing(name, plan.relevance_level, level)
-    summary = ImportSummary(collection=name)
-    owned = _Owned()
-    # The names are taken before the input is read: a second import of the same name (a double click on
-    # the Import button) is refused at once, not after reading everything.  Until the flip the
-    # containers are invisible, and a validation error drops them again.
-    _reserve(store, source, plan, owned, name=name, mode=mode, qrels_name=qrels_name)
-    try:
-        beating = _beating(store, owned, tick)
-        with _Staging(staging_dir) as staging:
-            counts = _stage_source(staging, source, beating)
-            if counts.qrels and plan.version_source not in (None, "import"):
-                raise ImportConflict(f"qrels version {qrels_name!r} holds frozen labels; import into another version")
-            summary.passages_skipped, summary.queries_skipped, summary.qrels_skipped = (
-                _check_against_store(store, staging, plan, qrels_name, beating)
-                if plan.collection_id is not None else (0, 0, 0)
-            )
-            summary.passages_added = counts.passages - summary.passages_skipped
-            summary.queries_added = counts.queries - summary.queries_skipped
-            summary.qrels_added = counts.qrels - summary.qrels_skipped
-            summary.qrels_version = qrels_name if counts.qrels else None
-            summary.runs = dict(counts.runs)
-            summary.notes.extend(source.notes)  # after the streams: readers add notes while they are read
-            if counts.qrels or counts.runs:
-                _unknown_outcome(_staged_unknown(store, staging, plan, beating), summary,
-                                 allow=allow_unknown_ids, what="the qrels and runs")
-            if plan.collection_id is None:
-                summary.relevance_level = level if level is not None else level_for_grades(
-                    *staging.db.execute("SELECT count(*), max(grade) FROM qrels").fetchone())
-            else:
-                summary.relevance_level = plan.relevance_level
-            _write_staged(store, staging, source, plan, owned, summary, tick, chunk_rows,
-                          format=format, location=location, mode=mode, qrels_name=qrels_name)
-    except BaseException:
-        _drop_owned(_writer(store.engine), owned)
-        raise
-    return summary
+    return source, plan
+
+
+def _validate(store: Store, staging: _Staging, source: CollectionSource, plan: _Plan, summary: ImportSummary,
+              beating: StagedProgress, *, qrels_name: str, allow_unknown_ids: bool, level: int | None) -> None:
+    """Read the input into ``staging`` and check it there and against the store; fill ``summary`` with the counts.
+
+    Raises on the first problem (nothing is written to the store here).
+    """
+    counts = _stage_source(staging, source, beating)
+    if counts.qrels and plan.version_source not in (None, "import"):
+        raise ImportConflict(f"qrels version {qrels_name!r} holds frozen labels; import into another version")
+    summary.passages_skipped, summary.queries_skipped, summary.qrels_skipped = (
+        _check_against_store(store, staging, plan, qrels_name, beating)
+        if plan.collection_id is not None else (0, 0, 0)
+    )
+    summary.passages_added = counts.passages - summary.passages_skipped
+    summary.queries_added = counts.queries - summary.queries_skipped
+    summary.qrels_added = counts.qrels - summary.qrels_skipped
+    summary.qrels_version = qrels_name if counts.qrels else None
+    summary.runs = dict(counts.runs)
+    summary.notes.extend(source.notes)  # after the streams: readers add notes while they are read
+    if counts.qrels or counts.runs:
+        _unknown_outcome(_staged_unknown(store, staging, plan, beating), summary,
+                         allow=allow_unknown_ids, what="the qrels and runs")
+    if plan.collection_id is None:
+        summary.relevance_level = level if level is not None else level_for_grades(
+            *staging.db.execute("SELECT count(*), max(grade) FROM qrels").fetchone())
+    else:
+        summary.relevance_level = plan.relevance_level
 
 
 HEARTBEAT_SECONDS = 15.0

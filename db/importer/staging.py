@@ -7,29 +7,30 @@ import os
 import sqlite3
 import tempfile
 from dataclasses import dataclass, field
-from typing import Any, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 
 from core.lang import detect_language
 from core.types import CollectionSource, Passage, QrelEntry, Query
 from db.importer.common import (
+    _PASSAGE_FIELDS,
+    _QUERY_FIELDS,
     CHECK_ROWS,
     StagedProgress,
     UnknownIds,
-    _PASSAGE_FIELDS,
-    _Plan,
-    _QUERY_FIELDS,
     _chunks,
     _error_at,
     _first_duplicate,
     _has_rows,
     _known_in_store,
+    _Plan,
 )
 from db.models import Passage as PassageRow, QrelsEntry, QueryRecord
 
 if TYPE_CHECKING:
     from db.engine import Store
+
 
 @dataclass
 class _Counts:
@@ -132,80 +133,95 @@ def _staged_qrel(e: QrelEntry) -> tuple:
     return (e.query_id, e.doc_id, e.grade, e.origin, 0)
 
 
-def _check_against_store(store: Store, staging: _Staging, plan: _Plan, qrels_name: str, tick: StagedProgress) -> tuple[int, int, int]:
+def _check_against_store(store: Store, staging: _Staging, plan: _Plan, qrels_name: str,
+                         tick: StagedProgress) -> tuple[int, int, int]:
     """Merge: mark records identical to stored ones as skipped, refuse changed ones; read transactions only.
 
     Returns the numbers of passages, queries and qrels entries skipped.
     """
-    done = [0]
-
-    def check(table: str, model, fields: tuple[str, ...], what: str, decode=None) -> int:
-        skipped = 0
-        last = 0
-        while rows := staging.db.execute(
-            f"SELECT rowid, ext_id, origin, {', '.join(fields)} FROM {table} WHERE rowid > ? ORDER BY rowid LIMIT ?",
-            (last, CHECK_ROWS),
-        ).fetchall():
-            last = rows[-1][0]
-            with store.read() as session:
-                stored = {
-                    r[0]: r[1:]
-                    for r in session.execute(
-                        select(model.ext_id, *(getattr(model, f) for f in fields))
-                        .where(model.collection_id == plan.collection_id, model.ext_id.in_([r[1] for r in rows]))
-                    )
-                }
-            same = []
-            for rowid, ext_id, origin, *values in rows:
-                old = stored.get(ext_id)
-                if old is None:
-                    continue
-                if decode is not None:
-                    values = decode(values)
-                changed = [f for f, new, was in zip(fields, values, old)
-                           if new != was and not (f == "title" and not new and not was)]
-                if changed:
-                    raise _error_at(
-                        origin, f"{what} id {ext_id!r} already exists in the collection with a different {', '.join(changed)}"
-                    )
-                same.append((rowid,))
-            staging.db.executemany(f"UPDATE {table} SET skip = 1 WHERE rowid = ?", same)
-            skipped += len(same)
-            done[0] += len(rows)
-            tick("checking", done[0], None)
-        return skipped
-
-    def decode_answers(values: list) -> list:
-        values[-1] = None if values[-1] is None else json.loads(values[-1])
-        return values
-
-    passages = check("passages", PassageRow, _PASSAGE_FIELDS, "passage")
-    queries = check("queries", QueryRecord, _QUERY_FIELDS, "query", decode_answers)
+    done = [0]  # records checked so far, for the progress
+    passages = _skip_stored_records(store, staging, plan, "passages", PassageRow, _PASSAGE_FIELDS, "passage", tick,
+                                    done)
+    queries = _skip_stored_records(store, staging, plan, "queries", QueryRecord, _QUERY_FIELDS, "query", tick, done,
+                                   decode=_decode_answers)
     qrels = 0
     if plan.version_id is not None and staging.count("qrels", "1"):
+        qrels = _skip_stored_qrels(store, staging, plan.version_id, qrels_name)
+    return passages, queries, qrels
+
+
+def _decode_answers(values: list) -> list:
+    """The staged query fields with ``answers`` (the last, stored as JSON text in the staging file) decoded."""
+    values[-1] = None if values[-1] is None else json.loads(values[-1])
+    return values
+
+
+def _skip_stored_records(store: Store, staging: _Staging, plan: _Plan, table: str, model, fields: tuple[str, ...],
+                         what: str, tick: StagedProgress, done: list[int], decode=None) -> int:
+    """Mark the staged passages or queries that the collection holds unchanged as skipped; refuse a changed one.
+
+    Reads the store in transactions of :data:`CHECK_ROWS` ids each; returns how many were skipped.
+    """
+    skipped = 0
+    last = 0
+    while rows := staging.db.execute(
+        f"SELECT rowid, ext_id, origin, {', '.join(fields)} FROM {table} WHERE rowid > ? ORDER BY rowid LIMIT ?",
+        (last, CHECK_ROWS),
+    ).fetchall():
+        last = rows[-1][0]
         with store.read() as session:
-            existing = {
-                (q, d): g
-                for q, d, g in session.execute(
-                    select(QrelsEntry.query_id, QrelsEntry.doc_id, QrelsEntry.grade).where(QrelsEntry.version_id == plan.version_id)
+            stored = {
+                r[0]: r[1:]
+                for r in session.execute(
+                    select(model.ext_id, *(getattr(model, f) for f in fields))
+                    .where(model.collection_id == plan.collection_id, model.ext_id.in_([r[1] for r in rows]))
                 )
             }
         same = []
-        for rowid, query_id, doc_id, grade, origin in staging.db.execute(
-            "SELECT rowid, query_id, doc_id, grade, origin FROM qrels ORDER BY rowid"
-        ):
-            stored = existing.get((query_id, doc_id))
-            if stored is None:
+        for rowid, ext_id, origin, *values in rows:
+            old = stored.get(ext_id)
+            if old is None:
                 continue
-            if stored != grade:
+            if decode is not None:
+                values = decode(values)
+            changed = [f for f, new, was in zip(fields, values, old)
+                       if new != was and not (f == "title" and not new and not was)]
+            if changed:
                 raise _error_at(
-                    origin, f"qrels entry ({query_id!r}, {doc_id!r}) already has grade {stored} in version "
-                    f"{qrels_name!r}, this file says {grade}"
+                    origin, f"{what} id {ext_id!r} already exists in the collection with a different {', '.join(changed)}"
                 )
             same.append((rowid,))
-        staging.db.executemany("UPDATE qrels SET skip = 1 WHERE rowid = ?", same)
-        qrels = len(same)
-    return passages, queries, qrels
+        staging.db.executemany(f"UPDATE {table} SET skip = 1 WHERE rowid = ?", same)
+        skipped += len(same)
+        done[0] += len(rows)
+        tick("checking", done[0], None)
+    return skipped
+
+
+def _skip_stored_qrels(store: Store, staging: _Staging, version_id: int, qrels_name: str) -> int:
+    """Mark the staged qrels entries that the version holds with the same grade as skipped; refuse another grade."""
+    with store.read() as session:
+        existing = {
+            (q, d): g
+            for q, d, g in session.execute(
+                select(QrelsEntry.query_id, QrelsEntry.doc_id, QrelsEntry.grade).where(QrelsEntry.version_id == version_id)
+            )
+        }
+    same = []
+    for rowid, query_id, doc_id, grade, origin in staging.db.execute(
+        "SELECT rowid, query_id, doc_id, grade, origin FROM qrels ORDER BY rowid"
+    ):
+        stored = existing.get((query_id, doc_id))
+        if stored is None:
+            continue
+        if stored != grade:
+            raise _error_at(
+                origin, f"qrels entry ({query_id!r}, {doc_id!r}) already has grade {stored} in version "
+                f"{qrels_name!r}, this file says {grade}"
+            )
+        same.append((rowid,))
+    staging.db.executemany("UPDATE qrels SET skip = 1 WHERE rowid = ?", same)
+    return len(same)
 
 
 def _staged_unknown(store: Store, staging: _Staging, plan: _Plan, tick: StagedProgress) -> list[UnknownIds]:

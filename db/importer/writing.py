@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import random
 import time
-from typing import Any, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine, insert, update
 from sqlalchemy.exc import IntegrityError
@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from core.types import CollectionSource
 from db.importer.collection import _collection_language
-from db.importer.common import ImportConflict, ImportSummary, StagedProgress, _Owned, _Plan, _majority_language
+from db.importer.common import ImportConflict, ImportSummary, StagedProgress, _majority_language, _Owned, _Plan
 from db.importer.staging import _Staging
 from db.models import (
     Collection,
@@ -91,9 +91,15 @@ def _heartbeat(session: Session, owned: _Owned) -> None:
         )
 
 
+_Part = tuple[str, str, tuple, Any, dict[str, Any], tuple[str, ...]]
+"""A part of a staged import to copy: (staging table, the condition on its rows and its parameters, target model,
+{target column: constant}, the staged columns copied, named as in the target)."""
+
+
 def _write_staged(store: Store, staging: _Staging, source: CollectionSource, plan: _Plan, owned: _Owned,
                   summary: ImportSummary, tick: StagedProgress, chunk_rows: int | None, *, format: str,
                   location: str, mode: str, qrels_name: str) -> None:
+    """Copy the validated rows from ``staging`` into the containers, then flip them visible and record the import."""
     total = summary.passages_added + summary.queries_added + summary.qrels_added + sum(summary.runs.values())
     done = [0]
     tick("writing", 0, total)
@@ -106,19 +112,7 @@ def _write_staged(store: Store, staging: _Staging, source: CollectionSource, pla
     cid = owned.collection or plan.collection_id
     vid = owned.version or plan.version_id
     chunker = _Chunker(chunk_rows)
-    # (staging table, the condition on its rows and its parameters, target model, {target column: constant},
-    # the staged columns copied, named as in the target)
-    parts: list[tuple[str, str, tuple, Any, dict[str, Any], tuple[str, ...]]] = [
-        ("passages", "skip = 0", (), PassageRow, {"collection_id": cid},
-         ("ext_id", "doc_id", "position", "title", "text", "language")),
-        ("queries", "skip = 0", (), QueryRecord, {"collection_id": cid},
-         ("ext_id", "text", "split", "type", "domain", "language", "translation", "answers")),
-    ]
-    if vid is not None:
-        parts.append(("qrels", "skip = 0", (), QrelsEntry, {"version_id": vid}, ("query_id", "doc_id", "grade")))
-    for index, run_name in enumerate(source.runs):
-        parts.append(("run_entries", "run = ?", (index,), RunEntryRecord, {"run_id": owned.runs[run_name]},
-                      ("query_id", "doc_id", "score")))
+    parts = _copied_parts(source, owned, cid, vid)
     fast = store.engine.dialect.name == "sqlite"
     try:
         # Passages and queries merged into a ready collection become visible chunk by chunk (there is no
@@ -153,6 +147,22 @@ def _write_staged(store: Store, staging: _Staging, source: CollectionSource, pla
     with store.write() as session:
         _flip(session, owned, cid, language, level=summary.relevance_level)
         session.add(ImportRecord(collection_id=cid, format=format, source=location, mode=mode, counts=summary.as_dict()))
+
+
+def _copied_parts(source: CollectionSource, owned: _Owned, cid: int, vid: int | None) -> list[_Part]:
+    """What :func:`_write_staged` copies, in order: passages, queries, qrels (when there is a version), each run."""
+    parts: list[_Part] = [
+        ("passages", "skip = 0", (), PassageRow, {"collection_id": cid},
+         ("ext_id", "doc_id", "position", "title", "text", "language")),
+        ("queries", "skip = 0", (), QueryRecord, {"collection_id": cid},
+         ("ext_id", "text", "split", "type", "domain", "language", "translation", "answers")),
+    ]
+    if vid is not None:
+        parts.append(("qrels", "skip = 0", (), QrelsEntry, {"version_id": vid}, ("query_id", "doc_id", "grade")))
+    for index, run_name in enumerate(source.runs):
+        parts.append(("run_entries", "run = ?", (index,), RunEntryRecord, {"run_id": owned.runs[run_name]},
+                      ("query_id", "doc_id", "score")))
+    return parts
 
 
 class _GenericCopier:
