@@ -218,19 +218,7 @@ def document_keyphrases(
     first_seen: list[dict[str, int]] = []
     surfaces: list[dict[str, dict[str, int]]] = []  # per document: term -> {surface form: count}, first seen first
     for rows in groups.values():
-        terms: list[str] = []
-        forms: dict[str, dict[str, int]] = {}
-        first: dict[str, int] = {}
-        for i in rows:
-            text = passages[i].text
-            for term, start, end in analyzer.tokenize_with_offsets(text):
-                surface = _POSSESSIVE.sub("", text[start:end])
-                if not _is_candidate(surface, stop):
-                    continue
-                first.setdefault(term, len(terms))
-                terms.append(term)
-                counts = forms.setdefault(term, {})
-                counts[surface] = counts.get(surface, 0) + 1
+        terms, first, forms = _candidate_terms([passages[i].text for i in rows], analyzer, stop)
         doc_terms.append(terms)
         first_seen.append(first)
         surfaces.append(forms)
@@ -243,15 +231,40 @@ def document_keyphrases(
     for row, key in enumerate(groups):
         start, end = matrix.indptr[row], matrix.indptr[row + 1]
         scored = [(float(s), str(vocabulary[j])) for j, s in zip(matrix.indices[start:end], matrix.data[start:end])]
-        first = first_seen[row]
-        scored.sort(key=lambda st: (-st[0], first[st[1]]))
-        shown = []
-        for _, term in scored[:n]:
-            counts = surfaces[row][term]
-            # max() keeps the first of equal counts, and dicts keep first-seen order.
-            shown.append(max(counts, key=counts.__getitem__))
-        result[key] = shown
+        result[key] = _shown(scored, first_seen[row], surfaces[row], n)
     return result
+
+
+def _candidate_terms(
+    texts: list[str], analyzer: Analyzer, stop: frozenset[str]
+) -> tuple[list[str], dict[str, int], dict[str, dict[str, int]]]:
+    """One document's candidate terms in text order, each term's first index, and its surface forms counted."""
+    terms: list[str] = []
+    forms: dict[str, dict[str, int]] = {}
+    first: dict[str, int] = {}
+    for text in texts:
+        for term, start, end in analyzer.tokenize_with_offsets(text):
+            surface = _POSSESSIVE.sub("", text[start:end])
+            if not _is_candidate(surface, stop):
+                continue
+            first.setdefault(term, len(terms))
+            terms.append(term)
+            counts = forms.setdefault(term, {})
+            counts[surface] = counts.get(surface, 0) + 1
+    return terms, first, forms
+
+
+def _shown(
+    scored: list[tuple[float, str]], first: dict[str, int], surfaces: dict[str, dict[str, int]], n: int
+) -> list[str]:
+    """The ``n`` best-scored terms (ties: first seen first), each as its most frequent surface form."""
+    scored.sort(key=lambda st: (-st[0], first[st[1]]))
+    shown = []
+    for _, term in scored[:n]:
+        counts = surfaces[term]
+        # max() keeps the first of equal counts, and dicts keep first-seen order.
+        shown.append(max(counts, key=counts.__getitem__))
+    return shown
 
 
 def _identity(terms: list[str]) -> list[str]:

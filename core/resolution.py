@@ -182,7 +182,11 @@ def resolve(
 
     if n < required:
         return Resolution("pending", None, None, n, counts)
+    return _decide(counts, n, required)
 
+
+def _decide(counts: dict[int, int], n: int, required: int) -> Resolution:
+    """The rules of the module docstring once ``n >= required`` labels are in (``counts`` by label)."""
     top = max(counts.values())
     leaders = [label for label, c in counts.items() if c == top]
 
