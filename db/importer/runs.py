@@ -81,7 +81,7 @@ def store_run(
     (``importing``) until one final flip, so a large retriever run never blocks annotators.
 
     ``publish=False`` leaves it ``importing``: the caller flips it together with what it belongs to (a
-    pool, :func:`pooljudge.pipeline.run_pool_job`) or removes it with :func:`drop_staged_runs`.
+    pool, :func:`pooljudge.pool_job.run_pool_job`) or removes it with :func:`drop_staged_runs`.
 
     Refuses a bad run name (:func:`check_run_name`), a run name that exists (or is being imported) and, unless
     ``allow_unknown_ids``, a run naming query or passage ids the collection lacks (a retriever's run never
