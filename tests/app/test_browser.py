@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.app.conftest import login, open_page, screenshot
@@ -16,10 +18,18 @@ def test_first_start_shows_the_demo_collection_with_statistics(app_server, page)
     grid = page.locator('[data-testid="stDataFrame"]').first
     grid.wait_for()
     screenshot(page, "home")
-    body = page.inner_text("body")
-    assert "Passages" in body and "Queries" in body
-    # the three splits of the demo appear in the per-split table
-    assert page.locator('[data-testid="stDataFrame"]').count() >= 1
+    metrics = {m.locator('[data-testid="stMetricLabel"]').inner_text().strip():
+               m.locator('[data-testid="stMetricValue"]').inner_text().strip()
+               for m in page.locator('[data-testid="stMetric"]').all()}
+    assert {k: metrics.get(k) for k in ("Passages", "Documents", "Queries", "Language")} == {
+        "Passages": "311", "Documents": "65", "Queries": "54", "Language": "mixed"}
+    # the per-split table (a canvas grid, also drawn as an accessible table whose cells hold the values): the demo's
+    # three splits with their queries, judged queries, judged pairs and relevant passages (grade >= 2, its level)
+    cells = grid.locator('td[role="gridcell"]')
+    cells.filter(has_text=re.compile("^train$")).first.wait_for(state="attached", timeout=30_000)
+    values = cells.all_text_contents()
+    rows = {values[i]: values[i + 1:i + 5] for i in range(0, len(values), 8)}
+    assert rows == {"train": ["7", "7", "50", "12"], "dev": ["10", "10", "73", "13"], "test": ["37", "37", "276", "51"]}
 
 
 def test_import_page_names_file_and_line_and_imports_nothing(app_server, page, tmp_path):
@@ -42,7 +52,7 @@ def test_pooling_runs_in_the_background_and_shows_statistics(app_server, page):
     login(page, app_server["url"], "admin")
     open_page(page, "Pooling")
     page.get_by_label("Pool name").fill("browser-pool")
-    page.get_by_label("Other retriever specs (comma-separated ';')").fill("bm25:chinese=bigram,name=bigram-browser")
+    page.get_by_label("Other retriever specs (separated by ';')", exact=True).fill("bm25:chinese=bigram,name=bigram-browser")
     page.get_by_label("Depth k / pool size per query").fill("10")
     page.get_by_role("button", name="Start pooling").click()
     page.get_by_text("pool browser-pool").first.wait_for(timeout=30_000)
