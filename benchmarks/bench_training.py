@@ -58,7 +58,7 @@ so the ratio of wall times (model loading to the last step; plain /
 pooljudge) is the ratio of pairs/s.  The two alternate for ``--speed-rounds``
 rounds (default 2) and each side's fastest round counts, so that other work
 on a shared machine slows both alike; on the CPU they train on a seeded
-sample of 8 training queries (``--speed-queries``).  The
+sample of 4 training queries (``--speed-queries``).  The
 benchmark's own cross-encoder training time (and its pairs/s over its
 training steps alone) is printed as well.
 
@@ -66,7 +66,7 @@ CPU defaults, sized for the 2 shared CPU cores of the development machine:
 ``--max-length 128``, 1 epoch, batches of 8 query lists, 3 hard negatives,
 cross-encoder learning rate 1e-4 (a new head and a few dozen steps), at most
 20 training queries (each gives one list per relevant passage: about 130
-lists on Cranfield) and 30 held-out queries per collection
+lists on Cranfield) and 20 held-out queries per collection
 (``--max-held-out``: a seeded sample of the 30 % split), rgb-zh capped at 50
 queries, the speed comparison on the first collection only (``--plain-all``
 for every one).  That is about 40-60 minutes when the two cores are busy with
@@ -544,7 +544,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--negatives", type=int, default=7 if cuda else 3, help="hard negatives per query list")
     parser.add_argument("--max-train-queries", type=int, default=None if cuda else 20,
                         help="cap on training queries (a seeded sample); 0 = no cap")
-    parser.add_argument("--max-held-out", type=int, default=None if cuda else 30,
+    parser.add_argument("--max-held-out", type=int, default=None if cuda else 20,
                         help="cap on held-out queries (a seeded sample of the 30%% split); 0 = no cap")
     parser.add_argument("--max-queries", type=int, default=None if cuda else 50,
                         help="rgb-zh: cap on the queries used (a seeded sample, with their passages); 0 = no cap")
@@ -566,7 +566,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--systems", default=",".join(k for k, _ in SYSTEMS[1:]),
                         help="comma-separated subset of minilm,cross-encoder,dual-encoder,rocketqav2 (BM25 always)")
     parser.add_argument("--skip-plain", action="store_true", help="skip the speed comparison")
-    parser.add_argument("--speed-queries", type=int, default=None if cuda else 8,
+    parser.add_argument("--speed-queries", type=int, default=None if cuda else 4,
                         help="training queries of the speed comparison (a seeded sample); 0 = all")
     parser.add_argument("--speed-rounds", type=int, default=2, help="interleaved rounds of the speed comparison")
     parser.add_argument("--plain-all", action="store_true",
