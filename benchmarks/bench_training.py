@@ -603,6 +603,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                 continue
             collection = with_bm25_candidates(collection)
             results[name] = bench_collection(collection, args, Path(tmp), compare_speed=args.plain_all or not results)
+            if args.output is not None:  # after each collection: a run stopped later keeps what it finished
+                write_report(args.output, {"settings": settings, "results": results})
     if not results:
         print("no collection found: nothing to benchmark")
         return {}
@@ -610,9 +612,12 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     print(format_table(results))
     report = {"settings": settings, "results": results}
     if args.output is not None:
-        args.output.write_text(json.dumps(report, indent=2, default=str), encoding="utf-8")
         print(f"written {args.output}")
     return report
+
+
+def write_report(path: Path, report: dict[str, Any]) -> None:
+    path.write_text(json.dumps(report, indent=2, default=str), encoding="utf-8")
 
 
 if __name__ == "__main__":
