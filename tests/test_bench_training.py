@@ -53,24 +53,9 @@ def _isolated_cache(tmp_path, monkeypatch):
 
 def make_tiny_model(folder: Path) -> Path:
     """A 2-layer, 32-dim random BERT over :data:`VOCAB` (English words, Chinese characters), saved in ``folder``."""
-    import torch
-    import transformers
-    from transformers import BertConfig, BertModel, BertTokenizerFast
+    from tests.tiny_models import write_tiny_bert
 
-    folder.mkdir(parents=True, exist_ok=True)
-    vocab_file = folder / "vocab.txt"
-    vocab_file.write_text("\n".join(VOCAB) + "\n", encoding="utf-8")
-    if int(transformers.__version__.split(".")[0]) >= 5:
-        tokenizer = BertTokenizerFast(vocab=str(vocab_file))
-    else:  # pragma: no cover - transformers 4
-        tokenizer = BertTokenizerFast(vocab_file=str(vocab_file))
-    assert tokenizer("河流")["input_ids"] == [2, VOCAB.index("河"), VOCAB.index("流"), 3]
-    config = BertConfig(vocab_size=len(VOCAB), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=37, max_position_embeddings=64)
-    torch.manual_seed(0)
-    BertModel(config).eval().save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
+    return write_tiny_bert(folder, VOCAB)
 
 
 @pytest.fixture(scope="module")

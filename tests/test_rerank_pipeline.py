@@ -34,23 +34,9 @@ FILLER = WORDS[8:19]
 
 def save_cross_encoder(folder: Path, seed: int) -> Path:
     """A 2-layer, 32-dim random BERT with a 1-logit head and a word-level vocab, saved as a HF folder."""
-    import torch
-    import transformers
-    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+    from tests.tiny_models import write_tiny_bert
 
-    folder.mkdir(parents=True)
-    vocab_file = folder / "vocab.txt"
-    vocab_file.write_text("\n".join(VOCAB) + "\n", encoding="utf-8")
-    if int(transformers.__version__.split(".")[0]) >= 5:
-        tokenizer = BertTokenizerFast(vocab=str(vocab_file))
-    else:  # pragma: no cover - transformers 4
-        tokenizer = BertTokenizerFast(vocab_file=str(vocab_file))
-    config = BertConfig(vocab_size=len(VOCAB), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=37, max_position_embeddings=512, num_labels=1)
-    torch.manual_seed(seed)
-    BertForSequenceClassification(config).eval().save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
+    return write_tiny_bert(folder, VOCAB, seed=seed, head=True, max_position_embeddings=512)
 
 
 @pytest.fixture(scope="module")

@@ -45,23 +45,9 @@ def _toy_source() -> CollectionSource:
 
 def _tiny_base(folder) -> None:
     """A 2-layer, 32-dim random BERT re-ranker (one logit) with a WordPiece vocabulary of the toy words."""
-    import torch
-    import transformers
-    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+    from tests.tiny_models import write_tiny_bert
 
-    folder.mkdir()
-    vocab = folder / "vocab.txt"
-    vocab.write_text("\n".join(VOCAB) + "\n", encoding="utf-8")
-    if int(transformers.__version__.split(".")[0]) >= 5:
-        tokenizer = BertTokenizerFast(vocab=str(vocab))
-    else:  # pragma: no cover - transformers 4
-        tokenizer = BertTokenizerFast(vocab_file=str(vocab))
-    assert tokenizer("bread")["input_ids"] == [2, VOCAB.index("bread"), 3]
-    torch.manual_seed(0)
-    config = BertConfig(vocab_size=len(VOCAB), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=37, max_position_embeddings=64, num_labels=1)
-    BertForSequenceClassification(config).eval().save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
+    write_tiny_bert(folder, VOCAB, head=True)
 
 
 @pytest.fixture(scope="module")

@@ -56,30 +56,9 @@ def _isolated_cache(tmp_path, monkeypatch):
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory) -> Path:
     """A 2-layer, 32-dim random BERT with a WordPiece vocab of a few dozen words, saved to disk."""
-    import transformers
-    from transformers import BertConfig, BertModel, BertTokenizerFast
+    from tests.tiny_models import write_tiny_bert
 
-    folder = tmp_path_factory.mktemp("tiny-bert")
-    vocab_file = folder / "vocab.txt"
-    vocab_file.write_text("\n".join(VOCAB) + "\n", encoding="utf-8")
-    if int(transformers.__version__.split(".")[0]) >= 5:
-        tokenizer = BertTokenizerFast(vocab=str(vocab_file))
-    else:  # pragma: no cover - transformers 4
-        tokenizer = BertTokenizerFast(vocab_file=str(vocab_file))
-    assert tokenizer("bread")["input_ids"] == [2, VOCAB.index("bread"), 3]  # the vocab file was really used
-    config = BertConfig(
-        vocab_size=len(VOCAB),
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=64,
-    )
-    torch.manual_seed(0)
-    model = BertModel(config).eval()
-    model.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
+    return write_tiny_bert(tmp_path_factory.mktemp("tiny-bert"), VOCAB, intermediate_size=64)
 
 
 def reference_hidden(folder: Path, texts: list[str]) -> tuple[torch.Tensor, torch.Tensor]:

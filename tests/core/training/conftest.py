@@ -87,26 +87,9 @@ def short_toy_split() -> tuple[LabelledData, LabelledData]:
 
 def make_tiny_encoder(folder: Path, *, initializer_range: float = 0.02, dropout: float = 0.1) -> Path:
     """Write a tiny random ``BertModel`` + ``BertTokenizerFast`` over :data:`VOCAB` to ``folder``."""
-    import torch
-    import transformers
-    from transformers import BertConfig, BertModel, BertTokenizerFast
+    from tests.tiny_models import write_tiny_bert
 
-    vocab_file = folder / "vocab.txt"
-    vocab_file.write_text("\n".join(VOCAB) + "\n", encoding="utf-8")
-    if int(transformers.__version__.split(".")[0]) >= 5:
-        tokenizer = BertTokenizerFast(vocab=str(vocab_file))
-    else:  # pragma: no cover - transformers 4
-        tokenizer = BertTokenizerFast(vocab_file=str(vocab_file))
-    assert tokenizer("bread")["input_ids"] == [2, VOCAB.index("bread"), 3]  # the vocab file was really used
-    config = BertConfig(
-        vocab_size=len(VOCAB), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-        intermediate_size=37, max_position_embeddings=64, initializer_range=initializer_range,
-        hidden_dropout_prob=dropout, attention_probs_dropout_prob=dropout,
-    )
-    torch.manual_seed(0)
-    BertModel(config).eval().save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
+    return write_tiny_bert(folder, VOCAB, initializer_range=initializer_range, dropout=dropout)
 
 
 @pytest.fixture(scope="session")
