@@ -15,12 +15,15 @@ def test_first_start_shows_the_demo_collection_with_statistics(app_server, page)
     login(page, app_server["url"], "admin")
     page.get_by_text("demo-bilingual").first.wait_for(timeout=60_000)
     page.get_by_text("Avg passage chars").first.wait_for()
-    grid = page.locator('[data-testid="stDataFrame"]').first
+    # the demo's own box: other browser tests share this server and may have imported collections before
+    box = page.locator('[data-testid="stVerticalBlock"]').filter(
+        has=page.get_by_role("heading", name="demo-bilingual", exact=True)).last
+    grid = box.locator('[data-testid="stDataFrame"]').first
     grid.wait_for()
     screenshot(page, "home")
     metrics = {m.locator('[data-testid="stMetricLabel"]').inner_text().strip():
                m.locator('[data-testid="stMetricValue"]').inner_text().strip()
-               for m in page.locator('[data-testid="stMetric"]').all()}
+               for m in box.locator('[data-testid="stMetric"]').all()}
     assert {k: metrics.get(k) for k in ("Passages", "Documents", "Queries", "Language")} == {
         "Passages": "311", "Documents": "65", "Queries": "54", "Language": "mixed"}
     # the per-split table (a canvas grid, also drawn as an accessible table whose cells hold the values): the demo's
