@@ -7,18 +7,13 @@ from alembic import command
 from sqlalchemy import inspect, text
 from sqlalchemy.exc import IntegrityError
 
-from db.engine import Store, sqlite_url
 from db.migrate import alembic_config
+from tests.db.migration_helpers import add_collection_with_a_passage, store_at
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def store_at_0007(request, tmp_path):
-    url = sqlite_url(tmp_path / "s.db") if request.param == "sqlite" else \
-        request.getfixturevalue("pg_databases").create(migrated=False)
-    store = Store(url)
-    command.downgrade(alembic_config(store.engine), "0007")
-    yield store
-    store.dispose()
+    yield from store_at(request, tmp_path, "0007")
 
 
 INSERT = text("insert into trained_models (collection_id, name, kind, path, params, history, best, created_at) "
@@ -28,10 +23,7 @@ INSERT = text("insert into trained_models (collection_id, name, kind, path, para
 def test_upgrade_creates_the_table_with_its_constraints_and_downgrade_drops_it(store_at_0007):
     engine = store_at_0007.engine
     assert "trained_models" not in inspect(engine).get_table_names()
-    with engine.begin() as s:
-        cid = s.execute(text("insert into collections (name, description, created_at) "
-                             "values ('c', '', '2026-01-01') returning id")).scalar_one()
-        s.execute(text("insert into passages (collection_id, ext_id, title, text) values (:c, 'p', '', 't')"), {"c": cid})
+    cid = add_collection_with_a_passage(engine)
     command.upgrade(alembic_config(engine), "head")
     insp = inspect(engine)
     assert "trained_models" in insp.get_table_names()
