@@ -40,8 +40,21 @@ PAGES = {
     "models": st.Page("views/models.py", title="Models", icon=":material/model_training:"),
 }
 BY_ROLE = {
-    "admin": ["home", "import", "pooling", "runs", "metrics", "errors", "statistics", "annotate", "review", "admin",
-              "simulation", "manage", "models"],
+    "admin": [
+        "home",
+        "import",
+        "pooling",
+        "runs",
+        "metrics",
+        "errors",
+        "statistics",
+        "annotate",
+        "review",
+        "admin",
+        "simulation",
+        "manage",
+        "models",
+    ],
     "reviewer": ["home", "annotate", "review", "metrics", "errors", "statistics", "simulation", "runs"],
     "annotator": ["annotate"],
 }

@@ -42,8 +42,9 @@ NEXT_SHOWN = """(prev) => { const p = document.querySelector('[data-testid="stPr
 
 def cli(db: Path, *args: str) -> None:
     env = {**os.environ, "POOLJUDGE_PASSWORD": PASSWORD}
-    subprocess.run([sys.executable, "-m", "pooljudge.cli", "--db", str(db), "-q", *args], env=env, check=True,
-                   capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "pooljudge.cli", "--db", str(db), "-q", *args], env=env, check=True, capture_output=True
+    )
 
 
 def _labels_stored(db: Path) -> int:
@@ -52,7 +53,8 @@ def _labels_stored(db: Path) -> int:
 
     with sqlite3.connect(db) as conn:
         n, distinct = conn.execute(
-            "SELECT count(*), count(DISTINCT assignment_id) FROM judgments WHERE action = 'label'").fetchone()
+            "SELECT count(*), count(DISTINCT assignment_id) FROM judgments WHERE action = 'label'"
+        ).fetchone()
     return n if n == distinct else -1
 
 
@@ -72,9 +74,23 @@ def main() -> None:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     env = {**os.environ, "POOLJUDGE_DB": str(db), "POOLJUDGE_CACHE": str(work / "cache")}
-    server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"), "--server.port", str(port),
-                               "--server.headless", "true"], cwd=REPO, env=env, stdout=subprocess.DEVNULL,
-                              stderr=open(work / "server.log", "w"))
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            str(REPO / "app.py"),
+            "--server.port",
+            str(port),
+            "--server.headless",
+            "true",
+        ],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=open(work / "server.log", "w"),
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         for _ in range(120):
@@ -84,8 +100,10 @@ def main() -> None:
             except OSError:
                 time.sleep(0.5)
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path="/usr/bin/chromium",
-                                        args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+            browser = p.chromium.launch(
+                executable_path="/usr/bin/chromium",
+                args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+            )
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             page.goto(url)
             page.get_by_label("Username").fill("ann")
@@ -114,8 +132,10 @@ def main() -> None:
     p95 = timings[min(len(timings) - 1, int(round(0.95 * (len(timings) - 1))))]
     median = statistics.median(timings)
     verdict = "met" if p95 <= TARGET_P95_MS else "NOT met"
-    print(f"annotate: key press -> next passage over {len(timings)} labels: median {median:.0f} ms, "
-          f"p95 {p95:.0f} ms (max {timings[-1]:.0f} ms); target p95 <= {TARGET_P95_MS} ms: {verdict}")
+    print(
+        f"annotate: key press -> next passage over {len(timings)} labels: median {median:.0f} ms, "
+        f"p95 {p95:.0f} ms (max {timings[-1]:.0f} ms); target p95 <= {TARGET_P95_MS} ms: {verdict}"
+    )
 
 
 if __name__ == "__main__":

@@ -133,8 +133,10 @@ def main() -> None:
     import rank_bm25
 
     rng = np.random.default_rng(args.seed)
-    print(f"python {platform.python_version()}, numpy {np.__version__}, bm25s {bm25s.__version__}, "
-          f"{os.cpu_count()} cpus, {platform.machine()}")
+    print(
+        f"python {platform.python_version()}, numpy {np.__version__}, bm25s {bm25s.__version__}, "
+        f"{os.cpu_count()} cpus, {platform.machine()}"
+    )
     (vocab, corpus, queries), t_gen = timed(
         lambda: (lambda v: (v, make_corpus(args.docs, v, rng), make_queries(args.queries, v, rng)))(
             make_vocabulary(args.vocab, rng)
@@ -142,8 +144,10 @@ def main() -> None:
     )
     doc_ids = [f"doc{i:07d}" for i in range(len(corpus))]
     n_words = sum(t.count(" ") + 1 for t in corpus)
-    print(f"corpus: {len(corpus):,} passages, {n_words:,} words, {args.vocab:,}-word Zipf vocabulary; "
-          f"{len(queries):,} queries (generated in {t_gen:.1f}s)")
+    print(
+        f"corpus: {len(corpus):,} passages, {n_words:,} words, {args.vocab:,}-word Zipf vocabulary; "
+        f"{len(queries):,} queries (generated in {t_gen:.1f}s)"
+    )
 
     analyzer = analyzer_for("en")
     import Stemmer
@@ -170,17 +174,23 @@ def main() -> None:
 
     _, t_bare = timed(bare_from_text)
     bare, t_bare_tok = timed(bare_from_tokens)
-    print(f"from text:   pooljudge {t_ours:.2f}s ({len(corpus) / t_ours:,.0f} passages/s), "
-          f"bm25s tokenize+index {t_bare:.2f}s ({len(corpus) / t_bare:,.0f} passages/s), "
-          f"ratio {t_ours / t_bare:.2f}x")
-    print(f"from tokens: pooljudge index_tokens {t_ours_tok:.2f}s, bm25s index {t_bare_tok:.2f}s, "
-          f"ratio {t_ours_tok / t_bare_tok:.2f}x")
+    print(
+        f"from text:   pooljudge {t_ours:.2f}s ({len(corpus) / t_ours:,.0f} passages/s), "
+        f"bm25s tokenize+index {t_bare:.2f}s ({len(corpus) / t_bare:,.0f} passages/s), "
+        f"ratio {t_ours / t_bare:.2f}x"
+    )
+    print(
+        f"from tokens: pooljudge index_tokens {t_ours_tok:.2f}s, bm25s index {t_bare_tok:.2f}s, "
+        f"ratio {t_ours_tok / t_bare_tok:.2f}x"
+    )
     if not args.no_memory:
         # Whole pipeline from text (tracemalloc slows Python down: timings above are taken without it).
         m_ours = peak_memory(lambda: BM25Retriever(analyzer).index(doc_ids, corpus))
         m_bare = peak_memory(bare_from_text)
-        print(f"peak traced memory, index from text: pooljudge {m_ours:,.0f} MiB, bm25s tokenize+index "
-              f"{m_bare:,.0f} MiB (ratio {m_ours / m_bare:.2f}x)")
+        print(
+            f"peak traced memory, index from text: pooljudge {m_ours:,.0f} MiB, bm25s tokenize+index "
+            f"{m_bare:,.0f} MiB (ratio {m_ours / m_bare:.2f}x)"
+        )
 
     # ------------------------------------------------------------------ querying
     print(f"\n== queries (k={args.k}) ==")

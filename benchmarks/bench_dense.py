@@ -183,7 +183,9 @@ def bench_dbpedia(folder: Path) -> None:
 
     t_index, _ = timed(lambda: retriever.index([p.id for p in passages], texts, progress=progress))
     cached = calls[0] == 1 and len(passages) > BATCH  # a cache hit reports progress once, at the end
-    source_of_vectors = "vectors from the embedding cache" if cached else f"encoded at {len(passages) / t_index:.1f} p/s"
+    source_of_vectors = (
+        "vectors from the embedding cache" if cached else f"encoded at {len(passages) / t_index:.1f} p/s"
+    )
     t_search, run = timed(lambda: retriever.batch_search(queries, k=100))
     scores = evaluate(qrels, run, ["nDCG@10", "R@100"], level=1)
     print(

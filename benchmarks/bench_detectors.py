@@ -101,8 +101,10 @@ def _share(x: float | None) -> str:
 
 def markdown(rows: Sequence[Row], n_pairs: int) -> str:
     """The table as Markdown (the README quotes it)."""
-    lines = [f"| category ({n_pairs} pairs) | pairs | TP | FP | FN | precision | recall |",
-             "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    lines = [
+        f"| category ({n_pairs} pairs) | pairs | TP | FP | FN | precision | recall |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
     for r in rows:
         name = f"**{r.category}**" if r.category == "overall" else r.category
         lines.append(f"| {name} | {r.pairs} | {r.tp} | {r.fp} | {r.fn} | {_share(r.precision)} | {_share(r.recall)} |")

@@ -77,17 +77,32 @@ def main() -> None:
     if not tsv.exists() or sum(1 for _ in open(tsv, "rb")) != args.passages:
         t = time.perf_counter()
         generate(tsv, args.passages)
-        print(f"generated {args.passages:,} passages ({tsv.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - t:.1f} s")
+        print(
+            f"generated {args.passages:,} passages ({tsv.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - t:.1f} s"
+        )
     db = workdir / "bench.db"
     for suffix in ("", "-wal", "-shm"):
         Path(f"{db}{suffix}").unlink(missing_ok=True)
     url = f"sqlite:///{db.resolve()}"
-    subprocess.run([sys.executable, "-m", "pooljudge.cli", "--db", url, "db", "upgrade"], check=True, capture_output=True,
-                   cwd=REPO)
+    subprocess.run(
+        [sys.executable, "-m", "pooljudge.cli", "--db", url, "db", "upgrade"], check=True, capture_output=True, cwd=REPO
+    )
     start = time.perf_counter()
     importer = subprocess.Popen(
-        [sys.executable, "-m", "pooljudge.cli", "--db", url, "--quiet", "import", "--format", "msmarco", str(tsv),
-         "--collection", "bench"],
+        [
+            sys.executable,
+            "-m",
+            "pooljudge.cli",
+            "--db",
+            url,
+            "--quiet",
+            "import",
+            "--format",
+            "msmarco",
+            str(tsv),
+            "--collection",
+            "bench",
+        ],
         cwd=REPO,
     )
     waits = [] if args.no_probe else probe_writes(url, importer)

@@ -103,8 +103,10 @@ print(json.dumps({"user": username, "items": len(items), "labels": labels, "undo
 
 
 def generate_tsv(path: Path, n: int, seed: int = 13) -> None:
-    words = ("retrieval passage query ranking dense sparse index corpus annotator judgment relevance pool "
-             "benchmark model encoder token segment document title answer search engine evaluation metric").split()
+    words = (
+        "retrieval passage query ranking dense sparse index corpus annotator judgment relevance pool "
+        "benchmark model encoder token segment document title answer search engine evaluation metric"
+    ).split()
     rng = random.Random(seed)
     with open(path, "w", encoding="utf-8") as out:
         for pid in range(n):
@@ -151,8 +153,12 @@ def check(url: str, reports: list[dict]) -> dict[str, int]:
     with store.read() as s:
         ids = dict(s.execute(select(User.username, User.id)).all())
         stored = dict(s.execute(select(Judgment.user_id, func.count()).group_by(Judgment.user_id)).all())
-        events = [Event(aid, uid, action, grade) for aid, uid, action, grade in s.execute(
-            select(Judgment.assignment_id, Judgment.user_id, Judgment.action, Judgment.grade).order_by(Judgment.id))]
+        events = [
+            Event(aid, uid, action, grade)
+            for aid, uid, action, grade in s.execute(
+                select(Judgment.assignment_id, Judgment.user_id, Judgment.action, Judgment.grade).order_by(Judgment.id)
+            )
+        ]
     store.dispose()
     standing: dict[int, int] = {}
     for by_user in current_labels(events).values():
@@ -179,9 +185,11 @@ def percentile(values: list[float], q: float) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--url", help="store URL (default: a fresh SQLite file); a PostgreSQL database must be empty")
-    parser.add_argument("--postgres", action="store_true",
-                        help="start a throwaway PostgreSQL cluster (tests/pgcluster.py; fsync off) and use a new "
-                             "database on it")
+    parser.add_argument(
+        "--postgres",
+        action="store_true",
+        help="start a throwaway PostgreSQL cluster (tests/pgcluster.py; fsync off) and use a new database on it",
+    )
     parser.add_argument("--workers", type=int, default=40)
     parser.add_argument("--labels", type=int, default=100, help="assignments per worker")
     parser.add_argument("--passages", type=int, default=500_000, help="passages in the concurrent import")
@@ -213,14 +221,37 @@ def run(args: argparse.Namespace, work: Path) -> int:
 
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     importer = subprocess.Popen(
-        [sys.executable, "-m", "pooljudge.cli", "--db", url, "--quiet", "import", "--format", "msmarco", str(tsv),
-         "--collection", "big"],
-        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-m",
+            "pooljudge.cli",
+            "--db",
+            url,
+            "--quiet",
+            "import",
+            "--format",
+            "msmarco",
+            str(tsv),
+            "--collection",
+            "big",
+        ],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     start = time.perf_counter()
     time.sleep(1.0)  # let the import get into its stride before the annotators start
     workers = [
-        subprocess.Popen([sys.executable, "-c", WORKER, url, f"ann{i:02d}", str(args.undo), str(i)], cwd=REPO,
-                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, "-c", WORKER, url, f"ann{i:02d}", str(args.undo), str(i)],
+            cwd=REPO,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for i in range(args.workers)
     ]
     reports, crashed = [], []
@@ -240,16 +271,22 @@ def run(args: argparse.Namespace, work: Path) -> int:
     other = sum(r["other"] for r in reports) + len(crashed)
     labels = sum(r["labels"] for r in reports)
     undos = sum(r["undos"] for r in reports)
-    print(f"{backend}: {args.workers} workers x {args.labels} labels ({args.undo:.0%} undone) during a "
-          f"{args.passages:,}-passage import ({import_seconds:.1f} s, exit {importer.returncode}); labelling took "
-          f"{labelling_done:.1f} s")
-    print(f"  {labels} labels and {undos} undos committed; lost {counts['lost']}, duplicated {counts['duplicated']}, "
-          f"locked {locked}, other errors {other}")
+    print(
+        f"{backend}: {args.workers} workers x {args.labels} labels ({args.undo:.0%} undone) during a "
+        f"{args.passages:,}-passage import ({import_seconds:.1f} s, exit {importer.returncode}); labelling took "
+        f"{labelling_done:.1f} s"
+    )
+    print(
+        f"  {labels} labels and {undos} undos committed; lost {counts['lost']}, duplicated {counts['duplicated']}, "
+        f"locked {locked}, other errors {other}"
+    )
     if latencies:
         p99 = percentile(latencies, 99)
-        print(f"  write latency over {len(latencies)} writes: p50 {percentile(latencies, 50):.0f} ms, "
-              f"p95 {percentile(latencies, 95):.0f} ms, p99 {p99:.0f} ms, max {latencies[-1]:.0f} ms "
-              f"(target p99 < 1000 ms: {'met' if p99 < 1000 else 'MISSED'})")
+        print(
+            f"  write latency over {len(latencies)} writes: p50 {percentile(latencies, 50):.0f} ms, "
+            f"p95 {percentile(latencies, 95):.0f} ms, p99 {p99:.0f} ms, max {latencies[-1]:.0f} ms "
+            f"(target p99 < 1000 ms: {'met' if p99 < 1000 else 'MISSED'})"
+        )
     for message in [e for r in reports for e in r["errors"]][:5] + crashed[:3]:
         print(f"  error: {message}")
     if importer.returncode != 0:

@@ -46,8 +46,10 @@ def main(argv: list[str] | None = None) -> int:
 
     qrels, run = generate(args.queries, args.docs)
     rng = random.Random(11)
-    runs = {name: {q: {d: round(s + rng.random() * 0.1, 3) for d, s in docs.items()} for q, docs in run.items()}
-            for name in ("bm25", "dense", "hybrid")}
+    runs = {
+        name: {q: {d: round(s + rng.random() * 0.1, 3) for d, s in docs.items()} for q, docs in run.items()}
+        for name in ("bm25", "dense", "hybrid")
+    }
     board = IncrementalEvaluator(MEASURES, level=2)
     board.evaluate(qrels, runs)
 
@@ -68,14 +70,18 @@ def main(argv: list[str] | None = None) -> int:
     t_incremental = best_of(args.repeat, incremental)
     # this round's changes plus the previous round's, undone
     assert board.evaluated_queries <= 2 * args.changed * len(runs), board.evaluated_queries
-    t_full = best_of(args.repeat, lambda: {name: evaluate(last["qrels"], r, MEASURES, level=2) for name, r in runs.items()})
+    t_full = best_of(
+        args.repeat, lambda: {name: evaluate(last["qrels"], r, MEASURES, level=2) for name, r in runs.items()}
+    )
     full = {name: evaluate(last["qrels"], r, MEASURES, level=2) for name, r in runs.items()}
     for name in runs:
         for m in full[name]:
             assert math.isclose(full[name][m]["all"], last["results"][name][m]["all"], abs_tol=1e-12), (name, m)
     ratio = t_incremental / t_full
-    print(f"leaderboard refresh ({args.queries:,} queries x {args.docs} docs x {len(runs)} runs, {args.changed} changed): "
-          f"incremental {t_incremental:.3f} s, full {t_full:.3f} s, ratio {ratio:.2f} (target <= {TARGET})")
+    print(
+        f"leaderboard refresh ({args.queries:,} queries x {args.docs} docs x {len(runs)} runs, {args.changed} changed): "
+        f"incremental {t_incremental:.3f} s, full {t_full:.3f} s, ratio {ratio:.2f} (target <= {TARGET})"
+    )
     return 0 if ratio <= TARGET else 1
 
 

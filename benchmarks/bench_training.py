@@ -234,8 +234,15 @@ def held_out_metrics(run: Run, held: LabelledData) -> dict[str, float]:
 # ---------------------------------------------------------------------------------------------- systems
 
 
-def dense_run(model_path: Path, data: LabelledData, *, max_length: int, cache: bool, k: int = DEPTH,
-              progress: Callable[[int, int], None] | None = None) -> Run:
+def dense_run(
+    model_path: Path,
+    data: LabelledData,
+    *,
+    max_length: int,
+    cache: bool,
+    k: int = DEPTH,
+    progress: Callable[[int, int], None] | None = None,
+) -> Run:
     """Exact dense search of ``data``'s queries over all its passages with the bi-encoder at ``model_path``."""
     from core.retrieval.dense import BiEncoder, DenseRetriever
 
@@ -246,8 +253,14 @@ def dense_run(model_path: Path, data: LabelledData, *, max_length: int, cache: b
     return retriever.batch_search(data.queries, k=k)
 
 
-def rerank_run(model_path: Path, data: LabelledData, *, max_length: int, depth: int = DEPTH,
-               progress: Callable[[int, int], None] | None = None) -> Run:
+def rerank_run(
+    model_path: Path,
+    data: LabelledData,
+    *,
+    max_length: int,
+    depth: int = DEPTH,
+    progress: Callable[[int, int], None] | None = None,
+) -> Run:
     """Re-rank each query's first ``depth`` candidates with the cross-encoder at ``model_path``."""
     from core.training.cross_encoder import CrossEncoder, rerank
 
@@ -263,7 +276,7 @@ def plain_batches(n: int, batch_size: int, seed: int) -> list[list[int]]:
     """Batches of consecutive indices of a seeded shuffle (no length sorting)."""
     order = list(range(n))
     random.Random(seed).shuffle(order)
-    return [order[i:i + batch_size] for i in range(0, n, batch_size)]
+    return [order[i : i + batch_size] for i in range(0, n, batch_size)]
 
 
 def plain_training_loop(
@@ -320,13 +333,14 @@ def plain_training_loop(
             width = max(len(docs) for _, docs in chosen)
             queries = [train.queries[qid] for qid, docs in chosen for _ in docs]
             passages = [train.passages[d] for _, docs in chosen for d in docs]
-            enc = tokenizer(queries, passages, padding=True, truncation=True, max_length=max_length,
-                            return_tensors="pt").to(dev)
+            enc = tokenizer(
+                queries, passages, padding=True, truncation=True, max_length=max_length, return_tensors="pt"
+            ).to(dev)
             flat = model(**enc).logits.view(-1)
             scores = torch.full((len(chosen), width), float("-inf"), device=dev)
             offset = 0
             for row, (_, docs) in enumerate(chosen):
-                scores[row, : len(docs)] = flat[offset:offset + len(docs)]
+                scores[row, : len(docs)] = flat[offset : offset + len(docs)]
                 offset += len(docs)
             loss = torch.nn.functional.cross_entropy(scores, torch.zeros(len(chosen), dtype=torch.long, device=dev))
             loss.backward()
@@ -337,12 +351,22 @@ def plain_training_loop(
             if progress is not None:
                 progress(len(losses), total)
     seconds = time.perf_counter() - start
-    return {"seconds": seconds, "pairs": pairs, "pairs_per_second": pairs / seconds if seconds else 0.0,
-            "steps": len(losses), "losses": losses}
+    return {
+        "seconds": seconds,
+        "pairs": pairs,
+        "pairs_per_second": pairs / seconds if seconds else 0.0,
+        "steps": len(losses),
+        "losses": losses,
+    }
 
 
 def speed_comparison(
-    train: LabelledData, config: TrainConfig, base: Path, workdir: Path, *, rounds: int,
+    train: LabelledData,
+    config: TrainConfig,
+    base: Path,
+    workdir: Path,
+    *,
+    rounds: int,
     progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     """Time ``train_cross_encoder`` and :func:`plain_training_loop` on the same lists, interleaved, best of ``rounds``.
@@ -360,19 +384,30 @@ def speed_comparison(
     plain: list[dict[str, Any]] = []
 
     def run_ours(r: int) -> None:
-        result = train_cross_encoder(train, None, config, output=workdir / f"speed-{r}", base_model=base,
-                                     loss="listwise")
+        result = train_cross_encoder(
+            train, None, config, output=workdir / f"speed-{r}", base_model=base, loss="listwise"
+        )
         ours.append(result.seconds)
         steps_rate.append(result.pairs_per_second)
 
     def run_plain(r: int) -> None:
-        plain.append(plain_training_loop(base, train, epochs=config.epochs, batch_size=config.batch_size,
-                                         negatives=config.negatives, learning_rate=config.learning_rate,
-                                         weight_decay=config.weight_decay, max_length=config.max_length,
-                                         seed=config.seed, device=config.device))
+        plain.append(
+            plain_training_loop(
+                base,
+                train,
+                epochs=config.epochs,
+                batch_size=config.batch_size,
+                negatives=config.negatives,
+                learning_rate=config.learning_rate,
+                weight_decay=config.weight_decay,
+                max_length=config.max_length,
+                seed=config.seed,
+                device=config.device,
+            )
+        )
 
     for r in range(rounds):
-        for side in ((run_plain, run_ours) if r % 2 == 0 else (run_ours, run_plain)):
+        for side in (run_plain, run_ours) if r % 2 == 0 else (run_ours, run_plain):
             side(r)
         if progress is not None:
             progress(r + 1, rounds)
@@ -380,12 +415,17 @@ def speed_comparison(
     pairs = best_plain["pairs"]
     best_ours = min(ours)
     return {
-        "rounds": rounds, "queries": len(train.trainable()), "pairs": pairs,
-        "pooljudge_seconds": best_ours, "pooljudge_pairs_per_second": pairs / best_ours,
+        "rounds": rounds,
+        "queries": len(train.trainable()),
+        "pairs": pairs,
+        "pooljudge_seconds": best_ours,
+        "pooljudge_pairs_per_second": pairs / best_ours,
         "pooljudge_steps_pairs_per_second": max(steps_rate),
-        "plain_seconds": best_plain["seconds"], "plain_pairs_per_second": best_plain["pairs_per_second"],
+        "plain_seconds": best_plain["seconds"],
+        "plain_pairs_per_second": best_plain["pairs_per_second"],
         "ratio": best_plain["seconds"] / best_ours,
-        "all_pooljudge_seconds": ours, "all_plain_seconds": [p["seconds"] for p in plain],
+        "all_pooljudge_seconds": ours,
+        "all_plain_seconds": [p["seconds"] for p in plain],
     }
 
 
@@ -410,21 +450,37 @@ def ticker(label: str, every: float = 60.0) -> Callable[[int, int], None]:
 
 
 def train_config(args: argparse.Namespace, learning_rate: float) -> TrainConfig:
-    return TrainConfig(seed=args.seed, epochs=args.epochs, batch_size=args.batch_size, learning_rate=learning_rate,
-                       max_length=args.max_length, negatives=args.negatives, device=args.device)
+    return TrainConfig(
+        seed=args.seed,
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        learning_rate=learning_rate,
+        max_length=args.max_length,
+        negatives=args.negatives,
+        device=args.device,
+    )
 
 
-def bench_collection(collection: Collection, args: argparse.Namespace, workdir: Path, *, compare_speed: bool = True
-                     ) -> dict[str, Any]:
+def bench_collection(
+    collection: Collection, args: argparse.Namespace, workdir: Path, *, compare_speed: bool = True
+) -> dict[str, Any]:
     """Every system's held-out metrics (with ``compare_speed``, the plain loop's too) for one collection."""
     base = args.base_model
-    train, held = split(collection.data, seed=args.seed, max_train_queries=args.max_train_queries,
-                        max_held_out=args.max_held_out)
+    train, held = split(
+        collection.data, seed=args.seed, max_train_queries=args.max_train_queries, max_held_out=args.max_held_out
+    )
     n_pos = sum(len(train.positives(q)) for q in train.queries)
-    log(f"{collection.name}: {len(collection.data.passages)} passages, {len(train.queries)} training queries "
-        f"({n_pos} relevant pairs), {len(held.queries)} held-out queries")
-    out: dict[str, Any] = {"passages": len(collection.data.passages), "train_queries": len(train.queries),
-                           "held_out_queries": len(held.queries), "metrics": {}, "seconds": {}}
+    log(
+        f"{collection.name}: {len(collection.data.passages)} passages, {len(train.queries)} training queries "
+        f"({n_pos} relevant pairs), {len(held.queries)} held-out queries"
+    )
+    out: dict[str, Any] = {
+        "passages": len(collection.data.passages),
+        "train_queries": len(train.queries),
+        "held_out_queries": len(held.queries),
+        "metrics": {},
+        "seconds": {},
+    }
     systems = set(args.systems)
 
     def record(key: str, run: Run, seconds: float) -> None:
@@ -436,8 +492,11 @@ def bench_collection(collection: Collection, args: argparse.Namespace, workdir: 
     record("bm25", collection.bm25_run, 0.0)
     if "minilm" in systems:
         t = time.perf_counter()
-        record("minilm", dense_run(base, held, max_length=args.max_length, cache=True, progress=ticker("encoding")),
-               time.perf_counter() - t)
+        record(
+            "minilm",
+            dense_run(base, held, max_length=args.max_length, cache=True, progress=ticker("encoding")),
+            time.perf_counter() - t,
+        )
 
     trained_cross: Path | None = None
     if "cross-encoder" in systems:
@@ -445,10 +504,20 @@ def bench_collection(collection: Collection, args: argparse.Namespace, workdir: 
 
         config = train_config(args, args.cross_lr)
         folder = workdir / f"{collection.name}-cross-encoder"
-        result = train_cross_encoder(train, None, config, output=folder, base_model=base, loss="listwise",
-                                     progress=ticker("cross-encoder training"))
-        out["cross_encoder_training"] = {"seconds": result.seconds, "pairs_per_second": result.pairs_per_second,
-                                         "history": result.history}
+        result = train_cross_encoder(
+            train,
+            None,
+            config,
+            output=folder,
+            base_model=base,
+            loss="listwise",
+            progress=ticker("cross-encoder training"),
+        )
+        out["cross_encoder_training"] = {
+            "seconds": result.seconds,
+            "pairs_per_second": result.pairs_per_second,
+            "history": result.history,
+        }
         log(f"{collection.name} cross-encoder trained: {result.seconds:.0f} s, {result.pairs_per_second:.1f} pairs/s")
         trained_cross = result.path
         t = time.perf_counter()
@@ -459,19 +528,28 @@ def bench_collection(collection: Collection, args: argparse.Namespace, workdir: 
             subset = train
             if args.speed_queries is not None and args.speed_queries < len(train.trainable()):
                 subset = train.subset(random.Random(args.seed).sample(train.trainable(), args.speed_queries))
-            speed = speed_comparison(subset, config, base, workdir, rounds=args.speed_rounds,
-                                     progress=ticker("speed comparison rounds"))
+            speed = speed_comparison(
+                subset, config, base, workdir, rounds=args.speed_rounds, progress=ticker("speed comparison rounds")
+            )
             out["speed"] = speed
-            log(f"{collection.name} speed: pooljudge {speed['pooljudge_seconds']:.0f} s, plain transformers loop "
-                f"{speed['plain_seconds']:.0f} s on {speed['pairs']} pairs: {speed['ratio']:.2f}x")
+            log(
+                f"{collection.name} speed: pooljudge {speed['pooljudge_seconds']:.0f} s, plain transformers loop "
+                f"{speed['plain_seconds']:.0f} s on {speed['pairs']} pairs: {speed['ratio']:.2f}x"
+            )
 
     if "dual-encoder" in systems:
         from core.training.dual_encoder import train_dual_encoder
 
         folder = workdir / f"{collection.name}-dual-encoder"
-        result = train_dual_encoder(train, None, train_config(args, args.dual_lr), output=folder,
-                                    base_model=base, temperature=args.temperature,
-                                    progress=ticker("dual encoder training"))
+        result = train_dual_encoder(
+            train,
+            None,
+            train_config(args, args.dual_lr),
+            output=folder,
+            base_model=base,
+            temperature=args.temperature,
+            progress=ticker("dual encoder training"),
+        )
         out["dual_encoder_training"] = {"seconds": result.seconds, "pairs_per_second": result.pairs_per_second}
         t = time.perf_counter()
         run = dense_run(result.path, held, max_length=args.max_length, cache=False, progress=ticker("encoding"))
@@ -486,9 +564,17 @@ def bench_collection(collection: Collection, args: argparse.Namespace, workdir: 
         # size, negatives, learning rate, temperature and seed as the dual encoder trained alone.
         teacher = trained_cross if args.rocketqa_cross == "trained" and trained_cross is not None else base
         denoise = tuple(args.denoise) if args.denoise and teacher != base else None
-        result = train_rocketqav2(train, None, train_config(args, args.dual_lr), output=folder,
-                                  base_model=base, cross_base=teacher, denoise=denoise,
-                                  temperature=args.temperature, progress=ticker("RocketQAv2 training"))
+        result = train_rocketqav2(
+            train,
+            None,
+            train_config(args, args.dual_lr),
+            output=folder,
+            base_model=base,
+            cross_base=teacher,
+            denoise=denoise,
+            temperature=args.temperature,
+            progress=ticker("RocketQAv2 training"),
+        )
         out["rocketqav2_teacher"] = "trained cross-encoder" if teacher != base else "base model, new head"
         out["rocketqav2_denoise"] = result.params.get("denoise")
         out["rocketqav2_training"] = {"seconds": result.seconds, "pairs_per_second": result.pairs_per_second}
@@ -509,27 +595,37 @@ def format_table(results: dict[str, dict[str, Any]]) -> str:
     for name, res in results.items():
         if "cross_encoder_training" in res:
             ce = res["cross_encoder_training"]
-            lines.append(f"{name}: cross-encoder training {ce['seconds']:.0f} s ({ce['pairs_per_second']:.1f} pairs/s "
-                         f"in its steps)")
+            lines.append(
+                f"{name}: cross-encoder training {ce['seconds']:.0f} s ({ce['pairs_per_second']:.1f} pairs/s "
+                f"in its steps)"
+            )
         if "speed" in res:
             sp = res["speed"]
             lines.append(
                 f"{name}: training speed, {sp['queries']} queries, {sp['pairs']} pairs, best of {sp['rounds']} "
                 f"interleaved: train_cross_encoder {sp['pooljudge_seconds']:.1f} s "
                 f"({sp['pooljudge_pairs_per_second']:.1f} pairs/s), plain transformers loop "
-                f"{sp['plain_seconds']:.1f} s ({sp['plain_pairs_per_second']:.1f} pairs/s): ratio {sp['ratio']:.2f}x")
-    beats = [n for n, r in results.items() if "cross-encoder" in r["metrics"]
-             and r["metrics"]["cross-encoder"]["nDCG@10"] > r["metrics"]["bm25"]["nDCG@10"]]
+                f"{sp['plain_seconds']:.1f} s ({sp['plain_pairs_per_second']:.1f} pairs/s): ratio {sp['ratio']:.2f}x"
+            )
+    beats = [
+        n
+        for n, r in results.items()
+        if "cross-encoder" in r["metrics"]
+        and r["metrics"]["cross-encoder"]["nDCG@10"] > r["metrics"]["bm25"]["nDCG@10"]
+    ]
     tried = [n for n, r in results.items() if "cross-encoder" in r["metrics"]]
     if tried:
-        lines.append(f"target 1, re-ranker beats BM25 (nDCG@10) on at least one collection: "
-                     f"{'met on ' + ', '.join(beats) if beats else 'MISSED'}")
+        lines.append(
+            f"target 1, re-ranker beats BM25 (nDCG@10) on at least one collection: "
+            f"{'met on ' + ', '.join(beats) if beats else 'MISSED'}"
+        )
     for name, res in results.items():
         m = res["metrics"]
         if "rocketqav2" in m and "dual-encoder" in m:
             delta = m["rocketqav2"]["nDCG@10"] - m["dual-encoder"]["nDCG@10"]
-            lines.append(f"target 2, {name}: RocketQAv2 - dual alone = {delta:+.4f} nDCG@10 "
-                         f"({'met' if delta > 0 else 'MISSED'})")
+            lines.append(
+                f"target 2, {name}: RocketQAv2 - dual alone = {delta:+.4f} nDCG@10 ({'met' if delta > 0 else 'MISSED'})"
+            )
     return "\n".join(lines)
 
 
@@ -542,35 +638,79 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--batch-size", type=int, default=16 if cuda else 8, help="query lists per step")
     parser.add_argument("--max-length", type=int, default=256 if cuda else 128, help="tokens per (query, passage)")
     parser.add_argument("--negatives", type=int, default=7 if cuda else 3, help="hard negatives per query list")
-    parser.add_argument("--max-train-queries", type=int, default=None if cuda else 20,
-                        help="cap on training queries (a seeded sample); 0 = no cap")
-    parser.add_argument("--max-held-out", type=int, default=None if cuda else 20,
-                        help="cap on held-out queries (a seeded sample of the 30%% split); 0 = no cap")
-    parser.add_argument("--max-queries", type=int, default=None if cuda else 50,
-                        help="rgb-zh: cap on the queries used (a seeded sample, with their passages); 0 = no cap")
-    parser.add_argument("--cross-lr", type=float, default=3e-5 if cuda else 1e-4,
-                        help="cross-encoder learning rate (higher on the CPU: a new head and few steps)")
+    parser.add_argument(
+        "--max-train-queries",
+        type=int,
+        default=None if cuda else 20,
+        help="cap on training queries (a seeded sample); 0 = no cap",
+    )
+    parser.add_argument(
+        "--max-held-out",
+        type=int,
+        default=None if cuda else 20,
+        help="cap on held-out queries (a seeded sample of the 30%% split); 0 = no cap",
+    )
+    parser.add_argument(
+        "--max-queries",
+        type=int,
+        default=None if cuda else 50,
+        help="rgb-zh: cap on the queries used (a seeded sample, with their passages); 0 = no cap",
+    )
+    parser.add_argument(
+        "--cross-lr",
+        type=float,
+        default=3e-5 if cuda else 1e-4,
+        help="cross-encoder learning rate (higher on the CPU: a new head and few steps)",
+    )
     parser.add_argument("--dual-lr", type=float, default=2e-5, help="dual encoder and RocketQAv2 learning rate")
-    parser.add_argument("--temperature", type=float, default=0.05,
-                        help="temperature of the dual encoders' scores (trained alone and RocketQAv2)")
-    parser.add_argument("--rocketqa-cross", choices=("trained", "base"), default="trained",
-                        help="RocketQAv2's cross-encoder starts from the re-ranker trained above (the paper's "
-                             "choice; needs the cross-encoder system) or from the base model with a new head")
-    parser.add_argument("--denoise", type=float, nargs=2, default=None, metavar=("LOW", "HIGH"),
-                        help="RocketQAv2 hybrid data augmentation thresholds (with a trained teacher only)")
-    parser.add_argument("--base-model", type=Path, default=None,
-                        help="starting encoder folder for every model (default: the packaged all-MiniLM-L6-v2)")
+    parser.add_argument(
+        "--temperature",
+        type=float,
+        default=0.05,
+        help="temperature of the dual encoders' scores (trained alone and RocketQAv2)",
+    )
+    parser.add_argument(
+        "--rocketqa-cross",
+        choices=("trained", "base"),
+        default="trained",
+        help="RocketQAv2's cross-encoder starts from the re-ranker trained above (the paper's "
+        "choice; needs the cross-encoder system) or from the base model with a new head",
+    )
+    parser.add_argument(
+        "--denoise",
+        type=float,
+        nargs=2,
+        default=None,
+        metavar=("LOW", "HIGH"),
+        help="RocketQAv2 hybrid data augmentation thresholds (with a trained teacher only)",
+    )
+    parser.add_argument(
+        "--base-model",
+        type=Path,
+        default=None,
+        help="starting encoder folder for every model (default: the packaged all-MiniLM-L6-v2)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's own choice)")
     parser.add_argument("--device", default=None, help="torch device (default: CUDA when present)")
-    parser.add_argument("--systems", default=",".join(k for k, _ in SYSTEMS[1:]),
-                        help="comma-separated subset of minilm,cross-encoder,dual-encoder,rocketqav2 (BM25 always)")
+    parser.add_argument(
+        "--systems",
+        default=",".join(k for k, _ in SYSTEMS[1:]),
+        help="comma-separated subset of minilm,cross-encoder,dual-encoder,rocketqav2 (BM25 always)",
+    )
     parser.add_argument("--skip-plain", action="store_true", help="skip the speed comparison")
-    parser.add_argument("--speed-queries", type=int, default=None if cuda else 4,
-                        help="training queries of the speed comparison (a seeded sample); 0 = all")
+    parser.add_argument(
+        "--speed-queries",
+        type=int,
+        default=None if cuda else 4,
+        help="training queries of the speed comparison (a seeded sample); 0 = all",
+    )
     parser.add_argument("--speed-rounds", type=int, default=2, help="interleaved rounds of the speed comparison")
-    parser.add_argument("--plain-all", action="store_true",
-                        help="run the speed comparison on every collection (default: the first only)")
+    parser.add_argument(
+        "--plain-all",
+        action="store_true",
+        help="run the speed comparison on every collection (default: the first only)",
+    )
     parser.add_argument("--output", type=Path, default=None, help="write every number as JSON here")
     args = parser.parse_args(argv)
     args.collections = [c.strip() for c in args.collections.split(",") if c.strip()]
@@ -593,8 +733,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     if args.threads:
         torch.set_num_threads(args.threads)
     settings = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
-    log(f"settings: {settings}; torch threads {torch.get_num_threads()}, "
-        f"device {args.device or ('cuda' if torch.cuda.is_available() else 'cpu')}")
+    log(
+        f"settings: {settings}; torch threads {torch.get_num_threads()}, "
+        f"device {args.device or ('cuda' if torch.cuda.is_available() else 'cpu')}"
+    )
     results: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="bench_training-") as tmp:
         for name in args.collections:

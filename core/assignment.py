@@ -60,7 +60,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from core.validators import integer, non_negative_int, pair as check_pair, positive_int
+from core.validators import integer, non_negative_int, positive_int
+from core.validators import pair as check_pair
 
 __all__ = [
     "PairKey",
@@ -179,9 +180,7 @@ def _check_load(load: Mapping[str, int], what: str = "load") -> dict[str, int]:
     return out
 
 
-def split_packages(
-    pairs: Sequence[PairKey], package_size: int, *, group_by_query: bool = False
-) -> list[list[PairKey]]:
+def split_packages(pairs: Sequence[PairKey], package_size: int, *, group_by_query: bool = False) -> list[list[PairKey]]:
     """Split an ordered list of pairs into packages.
 
     Parameters
@@ -236,9 +235,7 @@ def split_packages(
     return [list(pairs[a:b]) for a, b in zip(edges, edges[1:])]
 
 
-def _least_loaded(
-    pair: PairKey, eligible: list[str], loads: Mapping[str, int], k: int, seed: int
-) -> list[str]:
+def _least_loaded(pair: PairKey, eligible: list[str], loads: Mapping[str, int], k: int, seed: int) -> list[str]:
     """The ``k`` eligible annotators with the least load, ties by a seeded key.
 
     Equivalent to sorting by ``(load, tie key)`` and taking ``k``, where the
@@ -470,9 +467,7 @@ def plan_fourth(
     loads = _check_load(load or {})
     eligible = [name for name in names if name not in taken]
     if not eligible:
-        raise ValueError(
-            f"no annotator is left for pair {pair}: all of {sorted(names)} already labelled it"
-        )
+        raise ValueError(f"no annotator is left for pair {pair}: all of {sorted(names)} already labelled it")
     return _least_loaded(pair, eligible, loads, 1, seed)[0]
 
 
@@ -515,8 +510,12 @@ def adjudicator_candidates(
     ValueError
         If an argument is a bare ``str`` rather than a collection of names.
     """
-    for value, what in ((pool_annotators, "pool_annotators"), (adjudicators, "adjudicators"), (taken, "taken"),
-                        (active, "active")):
+    for value, what in (
+        (pool_annotators, "pool_annotators"),
+        (adjudicators, "adjudicators"),
+        (taken, "taken"),
+        (active, "active"),
+    ):
         if isinstance(value, str):
             raise ValueError(f"{what} must be a collection of account names, not a str")
     listed = set(adjudicators)

@@ -146,9 +146,7 @@ def group_by_document(passages: Sequence[Passage]) -> dict[str, list[int]]:
         groups.setdefault(key, []).append(i)
     clash = sorted(standalone & with_doc)
     if clash:
-        raise ValueError(
-            f"passage {clash[0]!r} has no doc_id and its id is also a document id: give it a doc_id"
-        )
+        raise ValueError(f"passage {clash[0]!r} has no doc_id and its id is also a document id: give it a doc_id")
     for key, rows in groups.items():
         positions = [passages[i].position for i in rows]
         if all(pos is None for pos in positions):
@@ -308,9 +306,7 @@ def contextualise(
     check_context_mode(mode)
     passages = list(passages)
     use_title = mode in ("title", "title+keyphrases")
-    keyphrases = (
-        document_keyphrases(passages, n_keyphrases, analyzer=analyzer) if mode.endswith("keyphrases") else None
-    )
+    keyphrases = document_keyphrases(passages, n_keyphrases, analyzer=analyzer) if mode.endswith("keyphrases") else None
     out: list[str] = []
     for p in passages:
         parts: list[str] = []

@@ -82,7 +82,11 @@ class IncrementalEvaluator:
                 sub_run = {qid: run[qid] for qid, _, _ in stale if qid in run}
                 fresh = evaluate(sub_qrels, sub_run, self.measures, level=self.level)
                 for qid, q_digest, r_digest in stale:
-                    self._cache[(name, qid)] = (q_digest, r_digest, {m: fresh[m][qid] for m in self.names if qid in fresh[m]})
+                    self._cache[(name, qid)] = (
+                        q_digest,
+                        r_digest,
+                        {m: fresh[m][qid] for m in self.names if qid in fresh[m]},
+                    )
                 self.evaluated_queries += len(stale)
             results: Results = {m: {} for m in self.names}
             for qid in qrels_digest:

@@ -26,8 +26,11 @@ def query_diversity(queries: Sequence[Query], vectors) -> dict[str, tuple[int, f
     rows_of: dict[str, list[int]] = {}
     for i, q in enumerate(queries):
         rows_of.setdefault(q.split, []).append(i)
-    out = {split: (len(rows), intra_list_similarity(vectors[rows]))
-           for split, rows in sorted(rows_of.items()) if len(rows) >= 2}
+    out = {
+        split: (len(rows), intra_list_similarity(vectors[rows]))
+        for split, rows in sorted(rows_of.items())
+        if len(rows) >= 2
+    }
     if len(queries) >= 2 and len(rows_of) > 1:
         out["all"] = (len(queries), intra_list_similarity(vectors))
     return out
@@ -55,8 +58,15 @@ def chinese_leakage_method(model_given: bool) -> str:
     return "encoder" if model_given else "char-bigram"
 
 
-def leakage_method_text(queries: Sequence[Query], *, chinese: str, threshold: float, lexical_threshold: float,
-                        model_name: str, train_split: str = "train") -> str:
+def leakage_method_text(
+    queries: Sequence[Query],
+    *,
+    chinese: str,
+    threshold: float,
+    lexical_threshold: float,
+    model_name: str,
+    train_split: str = "train",
+) -> str:
     """One line saying how :func:`leaked_training_queries` compared which training queries (shown with its result)."""
     if chinese not in CHINESE_LEAKAGE_METHODS:
         raise ValueError(f"chinese must be one of {', '.join(CHINESE_LEAKAGE_METHODS)}, got {chinese!r}")
@@ -66,14 +76,22 @@ def leakage_method_text(queries: Sequence[Query], *, chinese: str, threshold: fl
     if len(train) - n_zh:
         parts.append(f"{len(train) - n_zh} by {model_name} embedding cosine >= {threshold:g}")
     if n_zh:
-        parts.append(f"{n_zh} Chinese by character-bigram cosine >= {lexical_threshold:g} (lexical, against the "
-                     "Chinese dev/test queries only)")
+        parts.append(
+            f"{n_zh} Chinese by character-bigram cosine >= {lexical_threshold:g} (lexical, against the "
+            "Chinese dev/test queries only)"
+        )
     return f"{train_split} queries compared: " + ("; ".join(parts) or "none")
 
 
 def leaked_training_queries(
-    queries: Sequence[Query], vectors, *, threshold: float = 0.5, train_split: str = "train",
-    eval_splits: Sequence[str] = EVAL_SPLITS, chinese: str = "encoder", lexical_threshold: float | None = None,
+    queries: Sequence[Query],
+    vectors,
+    *,
+    threshold: float = 0.5,
+    train_split: str = "train",
+    eval_splits: Sequence[str] = EVAL_SPLITS,
+    chinese: str = "encoder",
+    lexical_threshold: float | None = None,
 ) -> list[dict[str, Any]]:
     """Training queries near-duplicate to an evaluation query (DuReader-retrieval's check, cosine >= 0.5).
 
@@ -116,22 +134,42 @@ def leaked_training_queries(
     if not train or not held_out:
         return []
     lexical = {i for i in (*train, *held_out) if is_chinese(queries[i])} if chinese == "char-bigram" else set()
-    pairs = _leaked_pairs(queries, vectors, [i for i in train if i not in lexical],
-                          [i for i in held_out if i not in lexical], threshold, lexical=False)
-    pairs += _leaked_pairs(queries, vectors, [i for i in train if i in lexical],
-                           [i for i in held_out if i in lexical], lexical_threshold, lexical=True)
+    pairs = _leaked_pairs(
+        queries,
+        vectors,
+        [i for i in train if i not in lexical],
+        [i for i in held_out if i not in lexical],
+        threshold,
+        lexical=False,
+    )
+    pairs += _leaked_pairs(
+        queries,
+        vectors,
+        [i for i in train if i in lexical],
+        [i for i in held_out if i in lexical],
+        lexical_threshold,
+        lexical=True,
+    )
     pairs.sort(key=lambda row: (-row[0].similarity, row[0].train_id, row[0].eval_id))
     by_id = {q.id: q for q in queries}
     return [
-        {"train_id": p.train_id, "train_query": by_id[p.train_id].text, "eval_id": p.eval_id,
-         "eval_split": by_id[p.eval_id].split, "eval_query": by_id[p.eval_id].text, "similarity": p.similarity,
-         "method": method, "threshold": limit}
+        {
+            "train_id": p.train_id,
+            "train_query": by_id[p.train_id].text,
+            "eval_id": p.eval_id,
+            "eval_split": by_id[p.eval_id].split,
+            "eval_query": by_id[p.eval_id].text,
+            "similarity": p.similarity,
+            "method": method,
+            "threshold": limit,
+        }
         for p, method, limit in pairs
     ]
 
 
-def _leaked_pairs(queries: Sequence[Query], vectors, train: list[int], held_out: list[int], threshold: float, *,
-                  lexical: bool) -> list[tuple[Any, str, float]]:
+def _leaked_pairs(
+    queries: Sequence[Query], vectors, train: list[int], held_out: list[int], threshold: float, *, lexical: bool
+) -> list[tuple[Any, str, float]]:
     """The leaking (pair, method, threshold) of training rows ``train`` against ``held_out``: by
     character bigrams (:func:`core.analysis.find_lexical_leakage`) or by embedding cosine."""
     from core.analysis import find_leakage, find_lexical_leakage
@@ -139,11 +177,25 @@ def _leaked_pairs(queries: Sequence[Query], vectors, train: list[int], held_out:
     if not train or not held_out:
         return []
     if lexical:
-        return [(p, "char-bigram", threshold) for p in find_lexical_leakage(
-            [queries[i].id for i in train], [queries[i].text for i in train],
-            [queries[i].id for i in held_out], [queries[i].text for i in held_out], threshold=threshold)]
+        return [
+            (p, "char-bigram", threshold)
+            for p in find_lexical_leakage(
+                [queries[i].id for i in train],
+                [queries[i].text for i in train],
+                [queries[i].id for i in held_out],
+                [queries[i].text for i in held_out],
+                threshold=threshold,
+            )
+        ]
     if vectors is None:
         raise ValueError("vectors are needed: some queries are compared by their embeddings")
-    return [(p, "encoder", threshold) for p in find_leakage(
-        [queries[i].id for i in train], vectors[train], [queries[i].id for i in held_out],
-        vectors[held_out], threshold=threshold)]
+    return [
+        (p, "encoder", threshold)
+        for p in find_leakage(
+            [queries[i].id for i in train],
+            vectors[train],
+            [queries[i].id for i in held_out],
+            vectors[held_out],
+            threshold=threshold,
+        )
+    ]

@@ -98,8 +98,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
 import warnings
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import pytrec_eval
@@ -200,13 +200,13 @@ class Measure:
     def __post_init__(self) -> None:
         family = _FAMILIES.get(self.name)
         if family is None:
-            raise ValueError(
-                f"unknown measure {self.name!r}; known measures: {', '.join(MEASURE_NAMES)}"
-            )
+            raise ValueError(f"unknown measure {self.name!r}; known measures: {', '.join(MEASURE_NAMES)}")
         if self.cutoff is not None:
             # trec_eval reads cutoffs as C int: a larger one is not parsed at all
             if not is_integer(self.cutoff) or not 1 <= self.cutoff <= CUTOFF_MAX:
-                raise ValueError(f"{self.name}: the cutoff must be a positive integer (at most {CUTOFF_MAX}), got {self.cutoff!r}")
+                raise ValueError(
+                    f"{self.name}: the cutoff must be a positive integer (at most {CUTOFF_MAX}), got {self.cutoff!r}"
+                )
             if family.cutoff == _FORBIDDEN:
                 raise ValueError(f"{self.name} takes no cutoff (write {family.example!r})")
         elif family.cutoff == _REQUIRED:
@@ -250,9 +250,7 @@ def _check_grades(qrels: Qrels) -> None:
         for qid, docs in qrels.items():
             for docid, grade in docs.items():
                 if isinstance(grade, int) and not GRADE_MIN <= grade <= GRADE_MAX:
-                    raise ValueError(
-                        f"grade {grade} of query {qid!r}, document {docid!r} is outside {GRADE_RANGE}"
-                    )
+                    raise ValueError(f"grade {grade} of query {qid!r}, document {docid!r} is outside {GRADE_RANGE}")
     if top > LARGE_GRADE:
         warnings.warn(
             f"the largest grade is {top}: trec_eval allocates 8 bytes per grade level, "
@@ -298,9 +296,7 @@ def parse_measure(text: str | Measure) -> Measure:
     raw_name = match["name"]
     name = _ALIASES.get(raw_name.lower())
     if name is None:
-        raise ValueError(
-            f"unknown measure {_short(raw_name)!r} {where}; known measures: {', '.join(MEASURE_NAMES)}"
-        )
+        raise ValueError(f"unknown measure {_short(raw_name)!r} {where}; known measures: {', '.join(MEASURE_NAMES)}")
     rel = None
     params = match["params"]
     if params is not None:
@@ -412,8 +408,7 @@ def _exp_qrels(qrels: Qrels) -> Qrels:
         top = max(docs.values())
         if top > MAX_EXP_GRADE:
             raise ValueError(
-                f"nDCG_exp: query {qid!r} has grade {top}; nDCG_exp accepts grades <= {MAX_EXP_GRADE} "
-                f"(gain 2^g - 1)"
+                f"nDCG_exp: query {qid!r} has grade {top}; nDCG_exp accepts grades <= {MAX_EXP_GRADE} (gain 2^g - 1)"
             )
         try:
             out[qid] = {d: gains[g] if g > 0 else 0 for d, g in docs.items()}

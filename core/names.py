@@ -90,8 +90,11 @@ def check_name(name: object, what: str = "name", *, limit: int = NAME_MAX_CHARS)
         raise ValueError(f"{what} is {len(name):,} characters long; the limit is {limit}")
     for position, ch in enumerate(name, start=1):
         if _refused(ch):
-            kind = {"Cc": "a control character", "Cf": "an invisible format character",
-                    "Cs": "an undecodable character (lone surrogate)"}.get(unicodedata.category(ch), "a line separator")
+            kind = {
+                "Cc": "a control character",
+                "Cf": "an invisible format character",
+                "Cs": "an undecodable character (lone surrogate)",
+            }.get(unicodedata.category(ch), "a line separator")
             raise ValueError(
                 f"{what} '{display_name(name)}' contains {kind} (U+{ord(ch):04X}) at position {position}; "
                 "names must be printable"

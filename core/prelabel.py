@@ -39,7 +39,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, NamedTuple
 
 from core.lang import detect_language
-
 from core.validators import real_number
 
 __all__ = ["PreLabel", "answer_strings", "max_span_f1", "prelabel", "units"]
@@ -179,7 +178,9 @@ def answer_strings(answers: Any) -> list[str]:
     if isinstance(answers, str):
         answers = [answers]
     if not isinstance(answers, (list, tuple)):
-        raise TypeError(f"answers must be a string or a list of strings / lists of strings, got {type(answers).__name__}")
+        raise TypeError(
+            f"answers must be a string or a list of strings / lists of strings, got {type(answers).__name__}"
+        )
     flat: list[str] = []
     for item in answers:
         alternatives = [item] if isinstance(item, str) else item

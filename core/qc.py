@@ -56,7 +56,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Literal
 
-from core.validators import int_in_range, is_integer, pair as check_pair, real_number
+from core.validators import int_in_range, is_integer, real_number
+from core.validators import pair as check_pair
 
 __all__ = [
     "DEFAULT_SAMPLE_SIZE",
@@ -90,9 +91,7 @@ def _check_label(label: object, where: str) -> int:
     return label
 
 
-def sample_for_qc(
-    pair_keys: Iterable[PairKey], *, size: int = DEFAULT_SAMPLE_SIZE, seed: int
-) -> list[PairKey]:
+def sample_for_qc(pair_keys: Iterable[PairKey], *, size: int = DEFAULT_SAMPLE_SIZE, seed: int) -> list[PairKey]:
     """A seeded random sample of a package's pairs for review.
 
     Parameters
@@ -313,9 +312,7 @@ def _review_pairs(
         else:
             disagreements.append(Disagreement(pair, own, reviews, consensus))
     accuracy = n_correct / n_checked if n_checked else None
-    return QcResult(
-        accuracy, n_checked, n_correct, disagreements, conflicts, incomplete, rule, relevance_level
-    )
+    return QcResult(accuracy, n_checked, n_correct, disagreements, conflicts, incomplete, rule, relevance_level)
 
 
 def _verdict(mine: int, theirs: list[int], rule: Rule) -> tuple[bool | None, int | None]:
@@ -354,9 +351,7 @@ def qc_decision(result: QcResult, *, threshold: float = DEFAULT_THRESHOLD) -> De
     """
     real_number(threshold, "threshold", low=0, high=1)
     if result.incomplete:
-        raise ValueError(
-            f"the review is not complete: {len(result.incomplete)} sampled pair(s) lack reviews"
-        )
+        raise ValueError(f"the review is not complete: {len(result.incomplete)} sampled pair(s) lack reviews")
     if result.n_checked == 0:
         raise ValueError("no pair could be checked; cannot decide")
     accuracy = Fraction(result.n_correct, result.n_checked)

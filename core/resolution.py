@@ -248,9 +248,7 @@ def apply_override(
     if grade is not None:
         _check_label(grade, _check_levels(levels))
     state: State = "excluded" if grade is None else "resolved"
-    return Resolution(
-        state, grade, "overridden", resolution.n_labels, dict(resolution.counts), reason.strip()
-    )
+    return Resolution(state, grade, "overridden", resolution.n_labels, dict(resolution.counts), reason.strip())
 
 
 def resolutions_to_qrels(resolutions: Mapping[tuple[str, str], Resolution]) -> Qrels:

@@ -12,8 +12,19 @@ from typing import NamedTuple
 
 from core.validators import is_integer
 
-__all__ = ["BINARY", "BINARY_GUIDE", "BINARY_LEVELS", "GRADES", "LEVELS", "SCALES", "Guide", "Level", "check_guide",
-           "default_guide", "grade_name"]
+__all__ = [
+    "BINARY",
+    "BINARY_GUIDE",
+    "BINARY_LEVELS",
+    "GRADES",
+    "LEVELS",
+    "SCALES",
+    "Guide",
+    "Level",
+    "check_guide",
+    "default_guide",
+    "grade_name",
+]
 
 
 class Level(NamedTuple):
@@ -26,14 +37,30 @@ class Level(NamedTuple):
 
 
 LEVELS: tuple[Level, ...] = (
-    Level(0, "No match", "The passage has nothing to do with the query.",
-          "Query: how tall is the Eiffel Tower. Passage: a recipe for French onion soup."),
-    Level(1, "On topic, does not meet the need", "About the query's subject but does not answer it.",
-          "Passage: the Eiffel Tower was built for the 1889 World's Fair (no height)."),
-    Level(2, "Partly satisfies", "Answers part of the need, or answers it vaguely or indirectly.",
-          "Passage: the tower is taller than any building in Paris at the time."),
-    Level(3, "Precisely answers", "Contains the exact answer to the query.",
-          "Passage: the Eiffel Tower is 330 metres tall including its antennas."),
+    Level(
+        0,
+        "No match",
+        "The passage has nothing to do with the query.",
+        "Query: how tall is the Eiffel Tower. Passage: a recipe for French onion soup.",
+    ),
+    Level(
+        1,
+        "On topic, does not meet the need",
+        "About the query's subject but does not answer it.",
+        "Passage: the Eiffel Tower was built for the 1889 World's Fair (no height).",
+    ),
+    Level(
+        2,
+        "Partly satisfies",
+        "Answers part of the need, or answers it vaguely or indirectly.",
+        "Passage: the tower is taller than any building in Paris at the time.",
+    ),
+    Level(
+        3,
+        "Precisely answers",
+        "Contains the exact answer to the query.",
+        "Passage: the Eiffel Tower is 330 metres tall including its antennas.",
+    ),
 )
 """T2Ranking's 4-level scale, with the texts the Annotate page shows annotators."""
 
@@ -62,18 +89,28 @@ def grade_name(grade: int, scale: str = "graded") -> str:
         raise ValueError(f"scale must be one of {', '.join(SCALES)}, got {scale!r}")
     names = {lv.grade: lv.name for lv in LEVELS} if scale == "graded" else {g: n for g, n, _k in BINARY_LEVELS}
     if not is_integer(grade) or grade not in names:
-        raise ValueError(f"grade must be one of {', '.join(map(str, SCALES[scale]))} on the {scale} scale, got {grade!r}")
+        raise ValueError(
+            f"grade must be one of {', '.join(map(str, SCALES[scale]))} on the {scale} scale, got {grade!r}"
+        )
     return names[grade]
 
 
 # --------------------------------------------------------------------------- annotation guides
 
 BINARY_GUIDE: tuple[Level, ...] = (
-    Level(0, BINARY_LEVELS[0][1], "The passage does not answer the query: off topic, or on topic without the answer "
-          "(T2Ranking's levels 0 and 1).",
-          "Query: how tall is the Eiffel Tower. Passage: the Eiffel Tower was built for the 1889 World's Fair."),
-    Level(1, BINARY_LEVELS[1][1], "The passage answers the query, fully or in part (T2Ranking's levels 2 and 3).",
-          "Passage: the Eiffel Tower is 330 metres tall including its antennas."),
+    Level(
+        0,
+        BINARY_LEVELS[0][1],
+        "The passage does not answer the query: off topic, or on topic without the answer "
+        "(T2Ranking's levels 0 and 1).",
+        "Query: how tall is the Eiffel Tower. Passage: the Eiffel Tower was built for the 1889 World's Fair.",
+    ),
+    Level(
+        1,
+        BINARY_LEVELS[1][1],
+        "The passage answers the query, fully or in part (T2Ranking's levels 2 and 3).",
+        "Passage: the Eiffel Tower is 330 metres tall including its antennas.",
+    ),
 )
 """The binary scale's definitions and examples, the built-in guide a binary pool shows its annotators."""
 
@@ -91,8 +128,9 @@ def default_guide() -> Guide:
     Returns a fresh copy each call, so callers may change it.
     """
     return {
-        scale: [{"grade": lv.grade, "name": lv.name, "definition": lv.definition, "examples": [lv.example]}
-                for lv in levels]
+        scale: [
+            {"grade": lv.grade, "name": lv.name, "definition": lv.definition, "examples": [lv.example]} for lv in levels
+        ]
         for scale, levels in (("graded", LEVELS), ("binary", BINARY_GUIDE))
     }
 
@@ -121,7 +159,9 @@ def check_guide(guide: object) -> Guide:
         where = f"guide[{scale!r}]"
         grades = SCALES[scale]
         if not isinstance(entries, list) or len(entries) != len(grades):
-            raise ValueError(f"{where} must be a list of {len(grades)} entries, one per grade {', '.join(map(str, grades))}")
+            raise ValueError(
+                f"{where} must be a list of {len(grades)} entries, one per grade {', '.join(map(str, grades))}"
+            )
         checked = []
         for grade, entry in zip(grades, entries, strict=True):
             at = f"{where}[{grade}]"
@@ -144,11 +184,15 @@ def check_guide(guide: object) -> Guide:
             if not isinstance(examples, list) or not all(isinstance(e, str) for e in examples):
                 raise ValueError(f"{at}['examples'] must be a list of texts")
             if len(examples) > GUIDE_LIMITS["examples"]:
-                raise ValueError(f"{at}['examples'] has {len(examples)} examples; the limit is {GUIDE_LIMITS['examples']}")
+                raise ValueError(
+                    f"{at}['examples'] has {len(examples)} examples; the limit is {GUIDE_LIMITS['examples']}"
+                )
             for i, example in enumerate(examples):
                 if len(example) > GUIDE_LIMITS["example"]:
-                    raise ValueError(f"{at}['examples'][{i}] is {len(example)} characters long; "
-                                     f"the limit is {GUIDE_LIMITS['example']}")
+                    raise ValueError(
+                        f"{at}['examples'][{i}] is {len(example)} characters long; "
+                        f"the limit is {GUIDE_LIMITS['example']}"
+                    )
             checked.append({"grade": grade, **fields, "examples": [e.strip() for e in examples if e.strip()]})
         result[scale] = checked
     return result

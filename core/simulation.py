@@ -100,8 +100,17 @@ TAU_TARGET = 0.9
 """Kendall tau at which two system rankings are usually called equivalent (Voorhees 2000)."""
 
 CSV_COLUMNS: tuple[str, ...] = (
-    "strategy", "batch", "labelled_pairs", "model_labelled", "relevant_found", "tau",
-    "run", "metric", "lo", "hi", "full",
+    "strategy",
+    "batch",
+    "labelled_pairs",
+    "model_labelled",
+    "relevant_found",
+    "tau",
+    "run",
+    "metric",
+    "lo",
+    "hi",
+    "full",
 )
 """Columns of :meth:`SimulationResult.to_csv`: one row per strategy, batch and run."""
 
@@ -188,8 +197,9 @@ def _probability(probabilities: Mapping[str, Mapping[str, float]], qid: str, doc
     try:
         value = probabilities[qid][doc]
     except KeyError:
-        raise ValueError(f"probabilities: no probability for query {qid!r}, document {doc!r} (every pooled pair "
-                         "needs one)") from None
+        raise ValueError(
+            f"probabilities: no probability for query {qid!r}, document {doc!r} (every pooled pair needs one)"
+        ) from None
     return real_number(value, f"probabilities: query {qid!r}, document {doc!r}", low=0.0, high=1.0)
 
 
@@ -375,9 +385,17 @@ class SimulationResult:
         """One dict per strategy, batch and run, with the keys :data:`CSV_COLUMNS`."""
         return [
             {
-                "strategy": row.strategy, "batch": row.batch, "labelled_pairs": row.labelled_pairs,
-                "model_labelled": row.model_labelled, "relevant_found": row.relevant_found, "tau": row.tau,
-                "run": run, "metric": row.metric[run], "lo": row.lo[run], "hi": row.hi[run], "full": self.full[run],
+                "strategy": row.strategy,
+                "batch": row.batch,
+                "labelled_pairs": row.labelled_pairs,
+                "model_labelled": row.model_labelled,
+                "relevant_found": row.relevant_found,
+                "tau": row.tau,
+                "run": run,
+                "metric": row.metric[run],
+                "lo": row.lo[run],
+                "hi": row.hi[run],
+                "full": self.full[run],
             }
             for row in self.rows
             for run in self.runs
@@ -474,8 +492,9 @@ def simulate_labelling(
     wanted = list(dict.fromkeys(strategies))
     unknown = [s for s in wanted if s not in STRATEGIES]
     if unknown or not wanted:
-        raise ValueError(f"strategies: unknown {', '.join(map(repr, unknown)) or '(none given)'}; "
-                         f"known: {', '.join(STRATEGIES)}")
+        raise ValueError(
+            f"strategies: unknown {', '.join(map(repr, unknown)) or '(none given)'}; known: {', '.join(STRATEGIES)}"
+        )
     if "active" in wanted and probabilities is None:
         raise ValueError("strategies: 'active' needs the model's probabilities of the pooled pairs")
     named = {str(name): run for name, run in runs.items()}
@@ -538,24 +557,48 @@ def simulate_labelling(
             _update(values, labels, changed, named, position, measure_name, level)
             means = values.mean(axis=1)
             lo, hi = _intervals(values, counts, confidence)
-            rows.append(SimulationRow(
-                strategy=strategy, batch=batch, labelled_pairs=min(start + batch_size, len(order)),
-                model_labelled=len(confident), relevant_found=int(relevant), tau=_tau(means, reference),
-                metric={n: float(v) for n, v in zip(names, means)},
-                lo={n: float(v) for n, v in zip(names, lo)},
-                hi={n: float(v) for n, v in zip(names, hi)},
-            ))
+            rows.append(
+                SimulationRow(
+                    strategy=strategy,
+                    batch=batch,
+                    labelled_pairs=min(start + batch_size, len(order)),
+                    model_labelled=len(confident),
+                    relevant_found=int(relevant),
+                    tau=_tau(means, reference),
+                    metric={n: float(v) for n, v in zip(names, means)},
+                    lo={n: float(v) for n, v in zip(names, lo)},
+                    hi={n: float(v) for n, v in zip(names, hi)},
+                )
+            )
             done += 1
             if progress is not None:
                 progress(done, total)
     return SimulationResult(
-        measure=measure_name, level=level, depth=depth, batch_size=batch_size, seed=seed, resamples=resamples,
-        runs=names, queries=len(queries), pool_pairs=len(base), full=full, rows=rows, saved=saved, model_wrong=wrong,
+        measure=measure_name,
+        level=level,
+        depth=depth,
+        batch_size=batch_size,
+        seed=seed,
+        resamples=resamples,
+        runs=names,
+        queries=len(queries),
+        pool_pairs=len(base),
+        full=full,
+        rows=rows,
+        saved=saved,
+        model_wrong=wrong,
     )
 
 
-def _update(values: np.ndarray, qrels: Qrels, changed: set[str], runs: Mapping[str, Run], position: Mapping[str, int],
-            measure: str, level: int) -> None:
+def _update(
+    values: np.ndarray,
+    qrels: Qrels,
+    changed: set[str],
+    runs: Mapping[str, Run],
+    position: Mapping[str, int],
+    measure: str,
+    level: int,
+) -> None:
     """Re-evaluate only the queries whose labels changed, in place.
 
     A trec_eval measure of a query depends on that query's qrels and ranking

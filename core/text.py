@@ -118,8 +118,7 @@ _CJK_CLASS = (
     "\u303b"
     "\u3040-\u309f"  # Hiragana
     "\u30a0-\u30ff"  # Katakana (incl. prolonged sound mark)
-    "\u31f0-\u31ff"  # Katakana phonetic extensions
-    + CJK_IDEOGRAPH_CLASS
+    "\u31f0-\u31ff" + CJK_IDEOGRAPH_CLASS  # Katakana phonetic extensions
 )
 _APOSTROPHES = "'\u2019"
 
@@ -643,7 +642,7 @@ def common_cjk_runs(query: str, text: str, *, min_length: int = 2) -> list[tuple
             j = i + min_length
             if run[i:j] not in query_runs:
                 continue
-            while j < len(run) and run[i:j + 1] in query_runs:
+            while j < len(run) and run[i : j + 1] in query_runs:
                 j += 1
             a, b = offset + i, offset + j
             spans.append((a, b) if starts is None else (starts[a], ends[b - 1]))
@@ -653,7 +652,6 @@ def common_cjk_runs(query: str, text: str, *, min_length: int = 2) -> list[tuple
 @lru_cache(maxsize=1)
 def _cjk_runs() -> re.Pattern[str]:
     return re.compile(f"[{_CJK_CLASS}]+")
-
 
 
 # Public names for the pieces other modules build on (the detectors' part-of-speech

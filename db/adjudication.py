@@ -61,8 +61,10 @@ def pool_adjudicators(session: Session, collection: str, pool: str) -> list[str]
     row = _pool_row(session, collection, pool)
     return list(
         session.scalars(
-            select(User.username).join(PoolAdjudicator, PoolAdjudicator.user_id == User.id)
-            .where(PoolAdjudicator.pool_id == row.id).order_by(User.username)
+            select(User.username)
+            .join(PoolAdjudicator, PoolAdjudicator.user_id == User.id)
+            .where(PoolAdjudicator.pool_id == row.id)
+            .order_by(User.username)
         )
     )
 
@@ -97,8 +99,16 @@ def set_pool_adjudicators(
         raise ValueError("usernames must be a list of account names, not a str")
     row = _pool_row(session, collection, pool)
     names = sorted(set(usernames))
-    users = {name: (uid, active, role) for name, uid, active, role in session.execute(
-        select(User.username, User.id, User.active, User.role).where(User.username.in_(names)))} if names else {}
+    users = (
+        {
+            name: (uid, active, role)
+            for name, uid, active, role in session.execute(
+                select(User.username, User.id, User.active, User.role).where(User.username.in_(names))
+            )
+        }
+        if names
+        else {}
+    )
     missing = [n for n in names if n not in users]
     if missing:
         raise NotFound(f"no accounts named {', '.join(missing)}")
@@ -116,8 +126,11 @@ def _pair_pools(session: Session, query_id: int, passage_id: int) -> list[int]:
     """The pools the pair's labelling assignments came from."""
     return list(
         session.scalars(
-            select(PoolEntry.pool_id).join(Assignment, Assignment.pool_entry_id == PoolEntry.id)
-            .where(Assignment.query_id == query_id, Assignment.passage_id == passage_id, Assignment.purpose.in_(LABELLING))
+            select(PoolEntry.pool_id)
+            .join(Assignment, Assignment.pool_entry_id == PoolEntry.id)
+            .where(
+                Assignment.query_id == query_id, Assignment.passage_id == passage_id, Assignment.purpose.in_(LABELLING)
+            )
             .distinct()
         )
     )
@@ -134,20 +147,37 @@ def eligible_adjudicators(session: Session, query_id: int, passage_id: int) -> l
     pools = _pair_pools(session, query_id, passage_id)
     if not pools:
         return []
-    listed = set(session.scalars(
-        select(User.username).join(PoolAdjudicator, PoolAdjudicator.user_id == User.id).where(PoolAdjudicator.pool_id.in_(pools))
-    ))
-    members = set(session.scalars(
-        select(User.username).join(Package, Package.user_id == User.id).where(Package.pool_id.in_(pools)).distinct()
-    ))
-    taken = set(session.scalars(
-        select(User.username).join(Assignment, Assignment.user_id == User.id)
-        .where(Assignment.query_id == query_id, Assignment.passage_id == passage_id)
-    ))
+    listed = set(
+        session.scalars(
+            select(User.username)
+            .join(PoolAdjudicator, PoolAdjudicator.user_id == User.id)
+            .where(PoolAdjudicator.pool_id.in_(pools))
+        )
+    )
+    members = set(
+        session.scalars(
+            select(User.username).join(Package, Package.user_id == User.id).where(Package.pool_id.in_(pools)).distinct()
+        )
+    )
+    taken = set(
+        session.scalars(
+            select(User.username)
+            .join(Assignment, Assignment.user_id == User.id)
+            .where(Assignment.query_id == query_id, Assignment.passage_id == passage_id)
+        )
+    )
     wanted = sorted(listed | members)
-    active = set(session.scalars(
-        select(User.username).where(User.username.in_(wanted), User.active, User.role.in_(LABEL_ROLES["fourth"]))
-    )) if wanted else set()
+    active = (
+        set(
+            session.scalars(
+                select(User.username).where(
+                    User.username.in_(wanted), User.active, User.role.in_(LABEL_ROLES["fourth"])
+                )
+            )
+        )
+        if wanted
+        else set()
+    )
     return adjudicator_candidates(members, listed, taken=taken, active=active)
 
 
@@ -165,11 +195,18 @@ def _assign_one(session: Session, query_id: int, passage_id: int, username: str,
     # FOR UPDATE: the holder's own label write locks the same row (db.annotation._own_assignment),
     # so a label and a reassignment never cross: one waits for the other and sees it
     fourth = session.scalar(
-        select(Assignment).where(Assignment.query_id == query_id, Assignment.passage_id == passage_id,
-                                 Assignment.purpose == "fourth").with_for_update()
+        select(Assignment)
+        .where(Assignment.query_id == query_id, Assignment.passage_id == passage_id, Assignment.purpose == "fourth")
+        .with_for_update()
     )
-    if session.scalar(select(LabelOverride.id).where(LabelOverride.query_id == query_id,
-                                                     LabelOverride.passage_id == passage_id).limit(1)) is not None:
+    if (
+        session.scalar(
+            select(LabelOverride.id)
+            .where(LabelOverride.query_id == query_id, LabelOverride.passage_id == passage_id)
+            .limit(1)
+        )
+        is not None
+    ):
         raise ValueError(f"{name}: a reviewer has already decided this pair")
     labels = pair_labels(session, query_id, passage_id)
     state = resolve(list(labels.values()), levels=SCALES[pair_scale(session, query_id, passage_id)]).state

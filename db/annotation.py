@@ -52,8 +52,11 @@ from db.queries import NotFound, collection_id
 LABELLING = ("label", "fourth")  # assignment purposes whose labels decide final labels (QC labels do not)
 OPEN_PACKAGE = ("open", "revise")
 # who may store a judgment on an assignment of each purpose (checked against the store in the write itself)
-LABEL_ROLES = {"label": ("annotator", "reviewer", "admin"), "fourth": ("annotator", "reviewer", "admin"),
-               "qc": ("reviewer", "admin")}
+LABEL_ROLES = {
+    "label": ("annotator", "reviewer", "admin"),
+    "fourth": ("annotator", "reviewer", "admin"),
+    "qc": ("reviewer", "admin"),
+}
 REVIEW_ROLES = ("reviewer", "admin")
 ADMIN_ROLES = ("admin",)
 
@@ -176,12 +179,21 @@ def create_assignments(
         existing.setdefault((q, d), set()).add(user)
     packages = dict(
         session.execute(
-            select(User.username, func.count(Package.id)).select_from(User).join(Package, Package.user_id == User.id).group_by(User.username)
+            select(User.username, func.count(Package.id))
+            .select_from(User)
+            .join(Package, Package.user_id == User.id)
+            .group_by(User.username)
         ).all()
     )
     tasks = plan_assignments(
-        list(ids), sorted(users), per_pair=per_pair, existing={k: v for k, v in existing.items() if k in ids},
-        load=_loads(session), existing_packages=packages, seed=seed, package_size=package_size,
+        list(ids),
+        sorted(users),
+        per_pair=per_pair,
+        existing={k: v for k, v in existing.items() if k in ids},
+        load=_loads(session),
+        existing_packages=packages,
+        seed=seed,
+        package_size=package_size,
         group_by_query=group_by_query,
     )
     package_ids: dict[str, int] = {}
@@ -196,9 +208,15 @@ def create_assignments(
             insert(Assignment),
             [
                 {
-                    "pool_entry_id": ids[t.pair][0], "query_id": ids[t.pair][1], "passage_id": ids[t.pair][2],
-                    "user_id": users[t.annotator], "package": t.package, "package_id": package_ids[t.package],
-                    "order_index": t.order, "seed": t.seed, "purpose": "label",
+                    "pool_entry_id": ids[t.pair][0],
+                    "query_id": ids[t.pair][1],
+                    "passage_id": ids[t.pair][2],
+                    "user_id": users[t.annotator],
+                    "package": t.package,
+                    "package_id": package_ids[t.package],
+                    "order_index": t.order,
+                    "seed": t.seed,
+                    "purpose": "label",
                 }
                 for t in tasks
             ],
@@ -206,7 +224,9 @@ def create_assignments(
     per_annotator: dict[str, int] = {}
     for t in tasks:
         per_annotator[t.annotator] = per_annotator.get(t.annotator, 0) + 1
-    return AssignmentSummary(pairs=len(ids), tasks=len(tasks), packages=sorted(package_ids), per_annotator=per_annotator)
+    return AssignmentSummary(
+        pairs=len(ids), tasks=len(tasks), packages=sorted(package_ids), per_annotator=per_annotator
+    )
 
 
 # --------------------------------------------------------------------------- judging
@@ -254,25 +274,31 @@ def _open_clause():
         LabelOverride.query_id == Assignment.query_id, LabelOverride.passage_id == Assignment.passage_id
     )
     reviewing = exists().where(
-        QcItem.query_id == Assignment.query_id, QcItem.passage_id == Assignment.passage_id,
-        QcRound.id == QcItem.qc_round_id, QcRound.status == "reviewing",
+        QcItem.query_id == Assignment.query_id,
+        QcItem.passage_id == Assignment.passage_id,
+        QcRound.id == QcItem.qc_round_id,
+        QcRound.status == "reviewing",
     )
     # an archived collection (db.archive) serves and takes nothing until restored; its packages keep their state
     archived = exists().where(
-        QueryRecord.id == Assignment.query_id, Collection.id == QueryRecord.collection_id,
+        QueryRecord.id == Assignment.query_id,
+        Collection.id == QueryRecord.collection_id,
         Collection.archived_at.is_not(None),
     )
-    return and_(~archived, or_(
-        and_(Assignment.package_id.is_not(None), Package.status.in_(OPEN_PACKAGE)),
-        and_(
-            Assignment.package_id.is_(None),
-            or_(
-                Assignment.purpose == "label",
-                and_(Assignment.purpose == "fourth", ~overridden),
-                and_(Assignment.purpose == "qc", reviewing),
+    return and_(
+        ~archived,
+        or_(
+            and_(Assignment.package_id.is_not(None), Package.status.in_(OPEN_PACKAGE)),
+            and_(
+                Assignment.package_id.is_(None),
+                or_(
+                    Assignment.purpose == "label",
+                    and_(Assignment.purpose == "fourth", ~overridden),
+                    and_(Assignment.purpose == "qc", reviewing),
+                ),
             ),
         ),
-    ))
+    )
 
 
 def _assignment_state(session: Session, a: Assignment) -> tuple[str | None, str]:
@@ -295,8 +321,14 @@ def _assignment_state(session: Session, a: Assignment) -> tuple[str | None, str]
         scale = (params or {}).get("scale", "graded")
     if is_open:  # None (SQL NULL) counts as closed
         return None, scale
-    if session.scalar(select(Collection.archived_at).join(QueryRecord, QueryRecord.collection_id == Collection.id)
-                      .where(QueryRecord.id == a.query_id)) is not None:
+    if (
+        session.scalar(
+            select(Collection.archived_at)
+            .join(QueryRecord, QueryRecord.collection_id == Collection.id)
+            .where(QueryRecord.id == a.query_id)
+        )
+        is not None
+    ):
         return "its collection is archived (restore it to go on)", scale
     if a.package_id is not None:
         return f"package {a.package} is {status} and takes no more labels", scale
@@ -368,10 +400,17 @@ def _item(session: Session, assignment_id: int, package_rows, labelled) -> Item:
     p = session.get(Passage, a.passage_id)
     order = [r[0] for r in package_rows]
     return Item(
-        assignment_id=a.id, query=q.text, query_language=q.language, title=p.title, passage=p.text,
-        passage_language=p.language, package=a.package or ("adjudication" if a.purpose == "fourth" else "review"),
-        position=order.index(a.id) + 1 if a.id in order else 1, total=len(order),
-        done=sum(1 for aid in order if aid in labelled), purpose=a.purpose,
+        assignment_id=a.id,
+        query=q.text,
+        query_language=q.language,
+        title=p.title,
+        passage=p.text,
+        passage_language=p.language,
+        package=a.package or ("adjudication" if a.purpose == "fourth" else "review"),
+        position=order.index(a.id) + 1 if a.id in order else 1,
+        total=len(order),
+        done=sum(1 for aid in order if aid in labelled),
+        purpose=a.purpose,
         scale=_assignment_scale(session, a),
     )
 
@@ -419,8 +458,16 @@ def _may_label(user: User, a: Assignment) -> None:
 
 
 def record_judgment(
-    session: Session, user_id: int, assignment_id: int, grade: int | None, *, action: str = "label",
-    note: str = "", elapsed_ms: int | None = None, token: str | None = None, relabel: bool = False,
+    session: Session,
+    user_id: int,
+    assignment_id: int,
+    grade: int | None,
+    *,
+    action: str = "label",
+    note: str = "",
+    elapsed_ms: int | None = None,
+    token: str | None = None,
+    relabel: bool = False,
 ) -> Resolution | None:
     """Append a judgment (label, skip or flag) on the assignment that was shown; a label re-resolves the pair.
 
@@ -472,8 +519,15 @@ def record_judgment(
         raise StaleSubmission("Not stored: this item was already labelled (in another tab or window).")
     session.add(
         Judgment(
-            assignment_id=a.id, query_id=a.query_id, passage_id=a.passage_id, user_id=user_id, action=action,
-            grade=grade if action == "label" else None, note=note, elapsed_ms=elapsed_ms, submission_token=token,
+            assignment_id=a.id,
+            query_id=a.query_id,
+            passage_id=a.passage_id,
+            user_id=user_id,
+            action=action,
+            grade=grade if action == "label" else None,
+            note=note,
+            elapsed_ms=elapsed_ms,
+            submission_token=token,
         )
     )
     session.flush()
@@ -512,7 +566,9 @@ def undo_last(session: Session, user_id: int) -> int | None:
     reason, scale = _assignment_state(session, a)
     if reason is not None:
         raise StaleSubmission(f"Nothing undone: {reason}.")
-    session.add(Judgment(assignment_id=aid, query_id=a.query_id, passage_id=a.passage_id, user_id=user_id, action="undo"))
+    session.add(
+        Judgment(assignment_id=aid, query_id=a.query_id, passage_id=a.passage_id, user_id=user_id, action="undo")
+    )
     session.flush()
     if a.purpose != "qc":
         resolve_pair(session, a.query_id, a.passage_id, scale=scale)
@@ -533,7 +589,9 @@ def pair_labels(session: Session, query_id: int, passage_id: int) -> dict[str, i
     return labels.get("pair", {})
 
 
-def resolve_pair(session: Session, query_id: int, passage_id: int, *, seed: int = 0, scale: str | None = None) -> Resolution:
+def resolve_pair(
+    session: Session, query_id: int, passage_id: int, *, seed: int = 0, scale: str | None = None
+) -> Resolution:
     """Apply the T2Ranking rules to a pair's standing labels and store the outcome.
 
     A three-way split gets a 4th annotator automatically: not one of the three, from the pair's
@@ -547,19 +605,28 @@ def resolve_pair(session: Session, query_id: int, passage_id: int, *, seed: int 
     levels = SCALES[scale or pair_scale(session, query_id, passage_id)]
     resolution = resolve(list(labels.values()), levels=levels)
     override = session.scalar(
-        select(LabelOverride).where(LabelOverride.query_id == query_id, LabelOverride.passage_id == passage_id)
-        .order_by(LabelOverride.id.desc()).limit(1)
+        select(LabelOverride)
+        .where(LabelOverride.query_id == query_id, LabelOverride.passage_id == passage_id)
+        .order_by(LabelOverride.id.desc())
+        .limit(1)
     )
     if override is not None:
         # an exclusion is stored as grade -1 (the column is NOT NULL)
-        resolution = apply_override(resolution, None if override.grade < 0 else override.grade, override.reason, levels=levels)
+        resolution = apply_override(
+            resolution, None if override.grade < 0 else override.grade, override.reason, levels=levels
+        )
     elif resolution.state == "needs_fourth":
         _assign_fourth(session, query_id, passage_id, set(labels), seed)
-    final = session.scalar(select(FinalLabel).where(FinalLabel.query_id == query_id, FinalLabel.passage_id == passage_id))
+    final = session.scalar(
+        select(FinalLabel).where(FinalLabel.query_id == query_id, FinalLabel.passage_id == passage_id)
+    )
     if resolution.is_final:
         values = {
-            "grade": resolution.grade, "method": resolution.method, "n_labels": resolution.n_labels,
-            "reason": override.reason if override is not None else "", "decided_at": utcnow(),
+            "grade": resolution.grade,
+            "method": resolution.method,
+            "n_labels": resolution.n_labels,
+            "reason": override.reason if override is not None else "",
+            "decided_at": utcnow(),
             "decided_by": override.user_id if override is not None else None,
         }
         if final is None:
@@ -582,7 +649,9 @@ def _assign_fourth(session: Session, query_id: int, passage_id: int, labelled_by
         session.scalars(
             select(User.username)
             .join(Assignment, Assignment.user_id == User.id)
-            .where(Assignment.query_id == query_id, Assignment.passage_id == passage_id, Assignment.purpose.in_(LABELLING))
+            .where(
+                Assignment.query_id == query_id, Assignment.passage_id == passage_id, Assignment.purpose.in_(LABELLING)
+            )
         )
     )
     if holders - labelled_by:
@@ -594,27 +663,39 @@ def _assign_fourth(session: Session, query_id: int, passage_id: int, labelled_by
         # decision or an admin's assignment.
         return
     chosen = plan_fourth((str(query_id), str(passage_id)), holders, candidates, _loads(session), seed)
-    add_fourth(session, query_id, passage_id, session.scalar(select(User.id).where(User.username == chosen)), chosen, seed)
+    add_fourth(
+        session, query_id, passage_id, session.scalar(select(User.id).where(User.username == chosen)), chosen, seed
+    )
 
 
 def add_fourth(session: Session, query_id: int, passage_id: int, user_id: int, username: str, seed: int) -> None:
     """Give the pair's adjudication (the fourth label) to ``username``, in their adjudication package."""
     entry = session.scalar(
-        select(Assignment.pool_entry_id).where(
+        select(Assignment.pool_entry_id)
+        .where(
             Assignment.query_id == query_id, Assignment.passage_id == passage_id, Assignment.pool_entry_id.is_not(None)
-        ).limit(1)
+        )
+        .limit(1)
     )
     session.add(
         Assignment(
-            pool_entry_id=entry, query_id=query_id, passage_id=passage_id, user_id=user_id,
-            package=f"{username}-adjudication", package_id=None, order_index=0,
-            seed=annotator_seed(seed, username), purpose="fourth",
+            pool_entry_id=entry,
+            query_id=query_id,
+            passage_id=passage_id,
+            user_id=user_id,
+            package=f"{username}-adjudication",
+            package_id=None,
+            order_index=0,
+            seed=annotator_seed(seed, username),
+            purpose="fourth",
         )
     )
     session.flush()
 
 
-def override_label(session: Session, reviewer_id: int, query_id: int, passage_id: int, grade: int | None, reason: str) -> Resolution:
+def override_label(
+    session: Session, reviewer_id: int, query_id: int, passage_id: int, grade: int | None, reason: str
+) -> Resolution:
     """A reviewer sets a pair's final label (or excludes it with ``grade=None``), with a reason.
 
     The reviewer's account (active, reviewer or admin) is checked in this same transaction.
@@ -622,7 +703,15 @@ def override_label(session: Session, reviewer_id: int, query_id: int, passage_id
     require_account(session, reviewer_id, REVIEW_ROLES, action="override a final label")
     if not reason or not reason.strip():
         raise ValueError("an override needs a reason")
-    session.add(LabelOverride(query_id=query_id, passage_id=passage_id, user_id=reviewer_id, grade=grade if grade is not None else -1, reason=reason.strip()))
+    session.add(
+        LabelOverride(
+            query_id=query_id,
+            passage_id=passage_id,
+            user_id=reviewer_id,
+            grade=grade if grade is not None else -1,
+            reason=reason.strip(),
+        )
+    )
     session.flush()
     return resolve_pair(session, query_id, passage_id)
 
@@ -659,7 +748,11 @@ def freeze_qrels(session: Session, collection: str, name: str, *, note: str = ""
     version = QrelsVersion(collection_id=cid, name=name, source="frozen", note=note, created_by=user_id)
     session.add(version)
     session.flush()
-    rows = [{"version_id": version.id, "query_id": q, "doc_id": d, "grade": g} for q, docs in qrels.items() for d, g in docs.items()]
+    rows = [
+        {"version_id": version.id, "query_id": q, "doc_id": d, "grade": g}
+        for q, docs in qrels.items()
+        for d, g in docs.items()
+    ]
     if rows:
         session.execute(insert(QrelsEntry), rows)
     return len(rows)
@@ -676,8 +769,14 @@ def package_progress(session: Session, package_id: int) -> tuple[int, int]:
 
 
 def start_qc_round(
-    session: Session, package_id: int, *, reviewers: Sequence[str], sample_size: int = 100, seed: int = 0,
-    threshold: float = 0.93, by: int | None = None,
+    session: Session,
+    package_id: int,
+    *,
+    reviewers: Sequence[str],
+    sample_size: int = 100,
+    seed: int = 0,
+    threshold: float = 0.93,
+    by: int | None = None,
 ) -> int:
     """Sample a finished package for review by at least two reviewers; returns the round id.
 
@@ -698,37 +797,70 @@ def start_qc_round(
     if done < total:
         ids = list(session.scalars(select(Assignment.id).where(Assignment.package_id == package_id)))
         flags = sum(mark == "flag" for mark in _own_log(session, package.user_id, ids)[1].values())
-        waiting = (f"; {flags} flagged item(s) wait for the annotator to label them from 'My earlier items' "
-                   "once a reviewer has answered the flag") if flags else ""
+        waiting = (
+            (
+                f"; {flags} flagged item(s) wait for the annotator to label them from 'My earlier items' "
+                "once a reviewer has answered the flag"
+            )
+            if flags
+            else ""
+        )
         raise ValueError(f"package {package.name} is not finished ({done}/{total} labelled{waiting})")
-    users = dict(session.execute(
-        select(User.username, User.id).where(User.username.in_(list(reviewers)), User.active, User.role.in_(("reviewer", "admin")))
-    ).all())
+    users = dict(
+        session.execute(
+            select(User.username, User.id).where(
+                User.username.in_(list(reviewers)), User.active, User.role.in_(("reviewer", "admin"))
+            )
+        ).all()
+    )
     if len(users) < 2:
         raise ValueError("quality control needs at least two active reviewers")
     number = (session.scalar(select(func.max(QcRound.round_no)).where(QcRound.package_id == package_id)) or 0) + 1
     pairs = session.execute(
-        select(Assignment.query_id, Assignment.passage_id).where(Assignment.package_id == package_id).order_by(Assignment.id)
+        select(Assignment.query_id, Assignment.passage_id)
+        .where(Assignment.package_id == package_id)
+        .order_by(Assignment.id)
     ).all()
     keys = {(str(q), str(p)): (q, p) for q, p in pairs}
     rseed = round_seed(seed, package.name, number)
     sample = [keys[k] for k in sample_for_qc(list(keys), size=sample_size, seed=rseed)]
-    qc_round = QcRound(package_id=package_id, round_no=number, seed=rseed, sample_size=len(sample), threshold=threshold, status="reviewing")
+    qc_round = QcRound(
+        package_id=package_id,
+        round_no=number,
+        seed=rseed,
+        sample_size=len(sample),
+        threshold=threshold,
+        status="reviewing",
+    )
     session.add(qc_round)
     session.flush()
     session.execute(insert(QcItem), [{"qc_round_id": qc_round.id, "query_id": q, "passage_id": p} for q, p in sample])
     for name, uid in sorted(users.items()):
-        have = set(session.execute(
-            select(Assignment.query_id, Assignment.passage_id).where(Assignment.user_id == uid, Assignment.purpose == "qc")
-        ).all())
+        have = set(
+            session.execute(
+                select(Assignment.query_id, Assignment.passage_id).where(
+                    Assignment.user_id == uid, Assignment.purpose == "qc"
+                )
+            ).all()
+        )
         order = [pair for pair in sample if pair not in have]
         random.Random(annotator_seed(rseed, name)).shuffle(order)
         if order:
-            session.execute(insert(Assignment), [
-                {"query_id": q, "passage_id": p, "user_id": uid, "package": f"qc-{package.name}-r{number}",
-                 "order_index": i, "seed": annotator_seed(rseed, name), "purpose": "qc"}
-                for i, (q, p) in enumerate(order)
-            ])
+            session.execute(
+                insert(Assignment),
+                [
+                    {
+                        "query_id": q,
+                        "passage_id": p,
+                        "user_id": uid,
+                        "package": f"qc-{package.name}-r{number}",
+                        "order_index": i,
+                        "seed": annotator_seed(rseed, name),
+                        "purpose": "qc",
+                    }
+                    for i, (q, p) in enumerate(order)
+                ],
+            )
     package.status = "in_qc"
     package.updated_at = utcnow()
     session.flush()
@@ -776,9 +908,13 @@ def close_qc_round(session: Session, round_id: int, *, min_reviewers: int = 2, b
     package.status = "passed" if decision == "pass" else "revise"
     package.updated_at = utcnow()
     session.flush()
-    return {"accuracy": result.accuracy, "n_checked": result.n_checked, "decision": decision,
-            "disagreements": [(d.pair, d.annotator_label, d.consensus) for d in result.disagreements],
-            "reviewer_labels": {d.pair: dict(d.reviewer_labels) for d in result.disagreements}}
+    return {
+        "accuracy": result.accuracy,
+        "n_checked": result.n_checked,
+        "decision": decision,
+        "disagreements": [(d.pair, d.annotator_label, d.consensus) for d in result.disagreements],
+        "reviewer_labels": {d.pair: dict(d.reviewer_labels) for d in result.disagreements},
+    }
 
 
 def resubmit_package(session: Session, user_id: int, package_id: int) -> None:
@@ -832,8 +968,9 @@ def my_packages(session: Session, user_id: int) -> list[MyPackage]:
     result: list[MyPackage] = []
     for package in session.scalars(select(Package).where(Package.user_id == user_id).order_by(Package.id)):
         done, total = package_progress(session, package.id)
-        result.append(MyPackage(id=package.id, name=package.name, status=package.status, done=done, total=total,
-                                purpose="label"))
+        result.append(
+            MyPackage(id=package.id, name=package.name, status=package.status, done=done, total=total, purpose="label")
+        )
     loose = session.execute(
         select(Assignment.id, Assignment.purpose, _open_clause())
         .outerjoin(Package, Package.id == Assignment.package_id)
@@ -847,6 +984,9 @@ def my_packages(session: Session, user_id: int) -> list[MyPackage]:
         if shown:
             done = sum(1 for aid in shown if aid in labelled)
             left = any(is_open and aid not in labelled for aid, is_open in mine)
-            result.append(MyPackage(id=None, name=name, status="open" if left else "done", done=done,
-                                    total=len(shown), purpose=purpose))
+            result.append(
+                MyPackage(
+                    id=None, name=name, status="open" if left else "done", done=done, total=len(shown), purpose=purpose
+                )
+            )
     return result

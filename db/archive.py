@@ -68,8 +68,15 @@ def _row(session: Session, kind: str, name: str, collection: str | None):
     if kind == "collection":
         row = session.scalar(select(Collection).where(Collection.name == name, Collection.status == READY))
         if row is None:
-            known = ", ".join(display_name(n) for n in session.scalars(
-                select(Collection.name).where(Collection.status == READY).order_by(Collection.name))) or "none"
+            known = (
+                ", ".join(
+                    display_name(n)
+                    for n in session.scalars(
+                        select(Collection.name).where(Collection.status == READY).order_by(Collection.name)
+                    )
+                )
+                or "none"
+            )
             raise NotFound(f"no collection named {name!r} (collections: {known})")
         return row
     if collection is None:
@@ -89,11 +96,18 @@ def _row(session: Session, kind: str, name: str, collection: str | None):
 
 
 def _item(kind: str, row, collection: str | None) -> Item:
-    return Item(kind=kind, name=row.name, collection=collection, archived_at=row.archived_at, archived_by=row.archived_by)
+    return Item(
+        kind=kind, name=row.name, collection=collection, archived_at=row.archived_at, archived_by=row.archived_by
+    )
 
 
 def archive(
-    session: Session, kind: str, name: str, *, collection: str | None = None, by: str | None = None,
+    session: Session,
+    kind: str,
+    name: str,
+    *,
+    collection: str | None = None,
+    by: str | None = None,
     acting_user_id: int | None = None,
 ) -> Item:
     """Hide an item from the listings and pickers; nothing is deleted.
@@ -124,8 +138,10 @@ def archive(
     who = _acting(session, acting_user_id, by, f"archive a {_LABELS.get(kind, 'item')}")
     row = _row(session, kind, name, collection)
     if row.archived_at is not None:
-        raise ValueError(f"{_LABELS[kind]} {name!r} is already archived "
-                         f"(by {row.archived_by or 'unknown'} at {row.archived_at:%Y-%m-%d %H:%M} UTC)")
+        raise ValueError(
+            f"{_LABELS[kind]} {name!r} is already archived "
+            f"(by {row.archived_by or 'unknown'} at {row.archived_at:%Y-%m-%d %H:%M} UTC)"
+        )
     row.archived_at = utcnow()
     row.archived_by = (who or "unknown")[:100]  # archived_by is String(100), as usernames are
     session.flush()
@@ -133,7 +149,12 @@ def archive(
 
 
 def restore(
-    session: Session, kind: str, name: str, *, collection: str | None = None, acting_user_id: int | None = None,
+    session: Session,
+    kind: str,
+    name: str,
+    *,
+    collection: str | None = None,
+    acting_user_id: int | None = None,
 ) -> Item:
     """Show an archived item again; it comes back exactly as it was (see :func:`archive` for the arguments).
 
@@ -153,7 +174,12 @@ def restore(
 
 
 def rename(
-    session: Session, kind: str, old: str, new: str, *, collection: str | None = None,
+    session: Session,
+    kind: str,
+    old: str,
+    new: str,
+    *,
+    collection: str | None = None,
     acting_user_id: int | None = None,
 ) -> Item:
     """Rename an item (archived or not); ``new`` must be a valid name no other item of its kind holds.
@@ -176,8 +202,12 @@ def rename(
         clash = clash.where(model.collection_id == row.collection_id)
     found = session.execute(clash.limit(1)).first()
     if found is not None:
-        raise ValueError(f"a {label} named {new!r} already exists" + (" (archived)" if found[0] is not None else "")
-                         + (f" in collection {collection!r}" if kind != "collection" else "") + "; nothing was renamed")
+        raise ValueError(
+            f"a {label} named {new!r} already exists"
+            + (" (archived)" if found[0] is not None else "")
+            + (f" in collection {collection!r}" if kind != "collection" else "")
+            + "; nothing was renamed"
+        )
     row.name = new
     session.flush()
     return _item(kind, row, collection if kind != "collection" else None)
@@ -197,16 +227,27 @@ def list_items(session: Session, *, archived_only: bool = False) -> list[Item]:
             query = query.where(model.status == READY)
         items += [_item(kind, row, collections[row.collection_id].name) for row in session.scalars(query)]
     order = list(KINDS)
-    items.sort(key=lambda i: (i.collection if i.collection is not None else i.name, i.kind != "collection",
-                              order.index(i.kind), i.name))
+    items.sort(
+        key=lambda i: (
+            i.collection if i.collection is not None else i.name,
+            i.kind != "collection",
+            order.index(i.kind),
+            i.name,
+        )
+    )
     return [i for i in items if i.archived] if archived_only else items
 
 
 def as_rows(items: list[Item]) -> list[dict[str, Any]]:
     """Plain rows for a table: kind, collection, name, state, archived by, archived at."""
     return [
-        {"kind": _LABELS[i.kind], "collection": i.collection or i.name, "name": i.name,
-         "state": "archived" if i.archived else "shown", "archived by": i.archived_by or "",
-         "archived at": f"{i.archived_at:%Y-%m-%d %H:%M} UTC" if i.archived_at is not None else ""}
+        {
+            "kind": _LABELS[i.kind],
+            "collection": i.collection or i.name,
+            "name": i.name,
+            "state": "archived" if i.archived else "shown",
+            "archived by": i.archived_by or "",
+            "archived at": f"{i.archived_at:%Y-%m-%d %H:%M} UTC" if i.archived_at is not None else "",
+        }
         for i in items
     ]

@@ -55,8 +55,9 @@ def make_engine(url: str | None = None, *, echo: bool = False) -> Engine:
     """Create an engine for ``url`` (default: :func:`default_url`) with pooljudge's connection settings."""
     url = url or default_url()
     if url.startswith("sqlite"):
-        engine = create_engine(url, echo=echo,
-                               connect_args={"timeout": BUSY_TIMEOUT_MS / 1000, "factory": _QueuedWriterConnection})
+        engine = create_engine(
+            url, echo=echo, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000, "factory": _QueuedWriterConnection}
+        )
         _configure_sqlite(engine)
         return engine
     engine = create_engine(url, echo=echo, pool_pre_ping=True)
@@ -105,7 +106,9 @@ class _QueuedWriterConnection(sqlite3.Connection):
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             if not _wait_for_flock(fd, timeout):
-                raise sqlite3.OperationalError(f"database is locked (waited {timeout:g} s for the write lock)") from None
+                raise sqlite3.OperationalError(
+                    f"database is locked (waited {timeout:g} s for the write lock)"
+                ) from None
         except BaseException:
             os.close(fd)
             raise

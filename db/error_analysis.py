@@ -29,7 +29,8 @@ from core.analysis import failing_queries  # pure: moved to core (re-exported he
 from core.detectors import category_ids, suggest, typo_term_frequencies
 from core.fusion import trec_ranking
 from core.types import Qrels
-from db.models import ErrorTag, Passage as PassageRow, QueryRecord, RunRecord
+from db.models import ErrorTag, QueryRecord, RunRecord
+from db.models import Passage as PassageRow
 from db.queries import (
     NotFound,
     collection_id,
@@ -56,7 +57,10 @@ def _run_id(session: Session, cid: int, run_name: str | None) -> int | None:
     if run_name is None:
         return None
     rid = session.scalar(  # a run still importing does not exist yet
-        select(RunRecord.id).where(RunRecord.collection_id == cid, RunRecord.name == run_name, RunRecord.status == "ready"))
+        select(RunRecord.id).where(
+            RunRecord.collection_id == cid, RunRecord.name == run_name, RunRecord.status == "ready"
+        )
+    )
     if rid is None:
         raise NotFound(f"no run named {run_name!r} in this collection")
     return rid
@@ -176,7 +180,9 @@ def collection_term_frequencies(session: Session, collection: str) -> dict[str, 
 
 def _earlier_chunks(session: Session, cid: int, pairs: Sequence[Mapping[str, Any]]) -> dict[str, list[tuple[int, str]]]:
     """``{document: [(position, text), ...]}`` for the documents of ``pairs``, in position order."""
-    documents = sorted({p["document"] for p in pairs if p.get("document") is not None and p.get("position") is not None})
+    documents = sorted(
+        {p["document"] for p in pairs if p.get("document") is not None and p.get("position") is not None}
+    )
     out: dict[str, list[tuple[int, str]]] = {}
     for chunk in _chunks(documents):
         for doc, pos, text in session.execute(
@@ -190,7 +196,9 @@ def _earlier_chunks(session: Session, cid: int, pairs: Sequence[Mapping[str, Any
 
 def earlier_chunks(session: Session, collection: str, document: str, position: int) -> list[tuple[int, str]]:
     """``[(position, text), ...]`` of the passages of ``document`` before ``position``: the context :func:`suggest_tags` uses."""
-    chunks = _earlier_chunks(session, collection_id(session, collection), [{"document": document, "position": position}])
+    chunks = _earlier_chunks(
+        session, collection_id(session, collection), [{"document": document, "position": position}]
+    )
     return [(pos, text) for pos, text in chunks.get(document, []) if pos < position]
 
 
@@ -271,8 +279,14 @@ def suggest_tags(
             existing.add(key)
             session.add(
                 ErrorTag(
-                    collection_id=cid, query_id=key[0], doc_id=key[1], run_id=rid, category=s.category,
-                    status="suggested", source="auto", evidence=s.to_dict(),
+                    collection_id=cid,
+                    query_id=key[0],
+                    doc_id=key[1],
+                    run_id=rid,
+                    category=s.category,
+                    status="suggested",
+                    source="auto",
+                    evidence=s.to_dict(),
                 )
             )
             stored += 1
@@ -331,8 +345,14 @@ def tag_pair(
         raise ValueError(f"unknown error category {category!r} (known: {', '.join(allowed)})")
     cid = collection_id(session, collection)
     tag = ErrorTag(
-        collection_id=cid, query_id=qid, doc_id=doc_id, run_id=_run_id(session, cid, run_name), category=category,
-        status="confirmed", source="analyst", user_id=user_id,
+        collection_id=cid,
+        query_id=qid,
+        doc_id=doc_id,
+        run_id=_run_id(session, cid, run_name),
+        category=category,
+        status="confirmed",
+        source="analyst",
+        user_id=user_id,
         evidence={"note": note} | ({"category_name": category_name} if category_name else {}),
     )
     session.add(tag)
@@ -384,8 +404,15 @@ def list_tags(
         query = query.where(ErrorTag.query_id == query_id)
     return [
         {
-            "id": t.id, "query_id": t.query_id, "doc_id": t.doc_id, "run": run, "category": t.category,
-            "status": t.status, "source": t.source, "evidence": t.evidence, "user_id": t.user_id,
+            "id": t.id,
+            "query_id": t.query_id,
+            "doc_id": t.doc_id,
+            "run": run,
+            "category": t.category,
+            "status": t.status,
+            "source": t.source,
+            "evidence": t.evidence,
+            "user_id": t.user_id,
             "created_at": t.created_at,
         }
         for t, run in session.execute(query).all()
@@ -421,7 +448,9 @@ def query_categories(session: Session, collection: str) -> dict[str, set[str]]:
     cid = collection_id(session, collection)
     out: dict[str, set[str]] = {}
     for qid, category in session.execute(
-        select(ErrorTag.query_id, ErrorTag.category).where(ErrorTag.collection_id == cid, ErrorTag.status == "confirmed")
+        select(ErrorTag.query_id, ErrorTag.category).where(
+            ErrorTag.collection_id == cid, ErrorTag.status == "confirmed"
+        )
     ):
         out.setdefault(qid, set()).add(category)
     return out

@@ -44,8 +44,11 @@ def _as_category(row: ErrorCategory) -> UserCategory:
 
 
 def _row(session: Session, collection: str, key: str) -> ErrorCategory:
-    row = session.scalar(select(ErrorCategory).where(ErrorCategory.collection_id == collection_id(session, collection),
-                                                     ErrorCategory.key == key))
+    row = session.scalar(
+        select(ErrorCategory).where(
+            ErrorCategory.collection_id == collection_id(session, collection), ErrorCategory.key == key
+        )
+    )
     if row is None:
         raise NotFound(f"no error category {key!r} in collection {collection!r}")
     return row
@@ -57,19 +60,25 @@ def _checked(name: str, description: str) -> tuple[str, str]:
         raise ValueError(f"description must be a string, got {type(description).__name__}")
     description = description.strip()
     if len(description) > DESCRIPTION_MAX_CHARS:
-        raise ValueError(f"the description is {len(description):,} characters long; the limit is {DESCRIPTION_MAX_CHARS}")
+        raise ValueError(
+            f"the description is {len(description):,} characters long; the limit is {DESCRIPTION_MAX_CHARS}"
+        )
     return name, description
 
 
 def list_error_categories(session: Session, collection: str) -> list[UserCategory]:
     """The collection's own error categories, oldest first."""
-    rows = session.scalars(select(ErrorCategory).where(ErrorCategory.collection_id == collection_id(session, collection))
-                           .order_by(ErrorCategory.created_at, ErrorCategory.id))
+    rows = session.scalars(
+        select(ErrorCategory)
+        .where(ErrorCategory.collection_id == collection_id(session, collection))
+        .order_by(ErrorCategory.created_at, ErrorCategory.id)
+    )
     return [_as_category(row) for row in rows]
 
 
-def create_error_category(session: Session, collection: str, key: str, name: str, description: str = "", *,
-                          created_by: str | None = None) -> UserCategory:
+def create_error_category(
+    session: Session, collection: str, key: str, name: str, description: str = "", *, created_by: str | None = None
+) -> UserCategory:
     """Store a new error category of ``collection``.
 
     Parameters
@@ -95,8 +104,11 @@ def create_error_category(session: Session, collection: str, key: str, name: str
         raise ValueError("The id must be 2-64 characters: lowercase letters, digits and _, starting with a letter.")
     name, description = _checked(name, description)
     cid = collection_id(session, collection)
-    taken = key in category_ids() or session.scalar(
-        select(ErrorCategory.id).where(ErrorCategory.collection_id == cid, ErrorCategory.key == key)) is not None
+    taken = (
+        key in category_ids()
+        or session.scalar(select(ErrorCategory.id).where(ErrorCategory.collection_id == cid, ErrorCategory.key == key))
+        is not None
+    )
     if taken:
         raise ValueError(f"There already is a category {key}.")
     row = ErrorCategory(collection_id=cid, key=key, name=name, description=description, created_by=created_by)
@@ -105,8 +117,9 @@ def create_error_category(session: Session, collection: str, key: str, name: str
     return _as_category(row)
 
 
-def rename_error_category(session: Session, collection: str, key: str, name: str,
-                          description: str | None = None) -> UserCategory:
+def rename_error_category(
+    session: Session, collection: str, key: str, name: str, description: str | None = None
+) -> UserCategory:
     """Give a stored category a new name (and description, unless None); its key and tags stay.
 
     Raises
@@ -136,8 +149,11 @@ def delete_error_category(session: Session, collection: str, key: str) -> None:
         An unknown collection or category.
     """
     row = _row(session, collection, key)
-    used = session.scalar(select(func.count()).select_from(ErrorTag)
-                          .where(ErrorTag.collection_id == row.collection_id, ErrorTag.category == key))
+    used = session.scalar(
+        select(func.count())
+        .select_from(ErrorTag)
+        .where(ErrorTag.collection_id == row.collection_id, ErrorTag.category == key)
+    )
     if used:
         raise ValueError(f"The category {key} is used by {used} tag{'s' * (used != 1)}: it stays.")
     session.delete(row)

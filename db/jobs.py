@@ -9,7 +9,7 @@ transactions and beats a heartbeat, so a crashed worker is visible as stale.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import select, update
@@ -47,15 +47,24 @@ class JobInfo:
         """A running job whose worker has not reported for a while (it probably died)."""
         if self.status != "running" or self.heartbeat_at is None:
             return False
-        beat = self.heartbeat_at if self.heartbeat_at.tzinfo else self.heartbeat_at.replace(tzinfo=timezone.utc)
+        beat = self.heartbeat_at if self.heartbeat_at.tzinfo else self.heartbeat_at.replace(tzinfo=UTC)
         return utcnow() - beat > STALE_AFTER
 
 
 def _info(job: Job) -> JobInfo:
     return JobInfo(
-        id=job.id, kind=job.kind, status=job.status, params=job.params, done=job.done, total=job.total,
-        message=job.message, result=job.result, error=job.error, created_at=job.created_at,
-        finished_at=job.finished_at, heartbeat_at=job.heartbeat_at,
+        id=job.id,
+        kind=job.kind,
+        status=job.status,
+        params=job.params,
+        done=job.done,
+        total=job.total,
+        message=job.message,
+        result=job.result,
+        error=job.error,
+        created_at=job.created_at,
+        finished_at=job.finished_at,
+        heartbeat_at=job.heartbeat_at,
     )
 
 
@@ -71,7 +80,9 @@ def start_job(session: Session, job_id: int) -> JobInfo:
     """Mark a queued job as running (refuses a job that is not queued, so it runs once)."""
     now = utcnow()
     changed = session.execute(
-        update(Job).where(Job.id == job_id, Job.status == "queued").values(status="running", started_at=now, heartbeat_at=now)
+        update(Job)
+        .where(Job.id == job_id, Job.status == "queued")
+        .values(status="running", started_at=now, heartbeat_at=now)
     ).rowcount
     job = session.get(Job, job_id)
     if job is None:
@@ -82,8 +93,13 @@ def start_job(session: Session, job_id: int) -> JobInfo:
 
 
 def report_progress(
-    session: Session, job_id: int, done: int, total: int | None = None, message: str | None = None,
-    *, new_stage: bool = False,
+    session: Session,
+    job_id: int,
+    done: int,
+    total: int | None = None,
+    message: str | None = None,
+    *,
+    new_stage: bool = False,
 ) -> None:
     """Record a job's progress; ``total=None`` keeps the stored total, except at a ``new_stage``.
 
@@ -100,9 +116,9 @@ def report_progress(
 
 def finish_job(session: Session, job_id: int, result: dict[str, Any]) -> None:
     session.execute(
-        update(Job).where(Job.id == job_id).values(
-            status="done", result=result, message="finished", finished_at=utcnow(), heartbeat_at=utcnow()
-        )
+        update(Job)
+        .where(Job.id == job_id)
+        .values(status="done", result=result, message="finished", finished_at=utcnow(), heartbeat_at=utcnow())
     )
 
 
@@ -117,7 +133,9 @@ def get_job(session: Session, job_id: int) -> JobInfo:
     return _info(job)
 
 
-def list_jobs(session: Session, *, kind: str | None = None, collection_id: int | None = None, limit: int = 20) -> list[JobInfo]:
+def list_jobs(
+    session: Session, *, kind: str | None = None, collection_id: int | None = None, limit: int = 20
+) -> list[JobInfo]:
     """Newest first."""
     query = select(Job).order_by(Job.created_at.desc(), Job.id.desc()).limit(limit)
     if kind is not None:

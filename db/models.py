@@ -22,7 +22,7 @@ makes it ``ready`` in one short final transaction.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import (
@@ -43,7 +43,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class Base(DeclarativeBase):
@@ -89,8 +89,12 @@ class Collection(Base):
     # refreshed by the import that stages this container; a stale one is a crashed import's leftover
     staged_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
-    passages: Mapped[list[Passage]] = relationship(back_populates="collection", cascade="all, delete-orphan", passive_deletes=True)
-    queries: Mapped[list[QueryRecord]] = relationship(back_populates="collection", cascade="all, delete-orphan", passive_deletes=True)
+    passages: Mapped[list[Passage]] = relationship(
+        back_populates="collection", cascade="all, delete-orphan", passive_deletes=True
+    )
+    queries: Mapped[list[QueryRecord]] = relationship(
+        back_populates="collection", cascade="all, delete-orphan", passive_deletes=True
+    )
     imports: Mapped[list[ImportRecord]] = relationship(cascade="all, delete-orphan", passive_deletes=True)
 
 
@@ -416,8 +420,12 @@ class Judgment(Base):
         ForeignKey("assignments.id", ondelete="RESTRICT", name="fk_judgments_assignment_id"), index=True
     )
     query_id: Mapped[int] = mapped_column(ForeignKey("queries.id", ondelete="RESTRICT", name="fk_judgments_query_id"))
-    passage_id: Mapped[int] = mapped_column(ForeignKey("passages.id", ondelete="RESTRICT", name="fk_judgments_passage_id"), index=True)
-    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="RESTRICT", name="fk_judgments_user_id"), index=True)
+    passage_id: Mapped[int] = mapped_column(
+        ForeignKey("passages.id", ondelete="RESTRICT", name="fk_judgments_passage_id"), index=True
+    )
+    user_id: Mapped[int] = mapped_column(
+        ForeignKey("users.id", ondelete="RESTRICT", name="fk_judgments_user_id"), index=True
+    )
     action: Mapped[str] = mapped_column(String(8), default="label")
     grade: Mapped[int | None] = mapped_column(Integer)
     note: Mapped[str] = mapped_column(Text, default="")

@@ -81,9 +81,15 @@ def overview(session: Session, user_id: int) -> Overview:
     flagged = sum(1 for aid, _p, _o in rows if aid not in labelled and flags.get(aid))
     left = sum(1 for aid, _p, is_open in rows if is_open and aid not in labelled and not flags.get(aid))
     median = median_seconds([at for _a, action, _g, at in events if action != "undo" and at is not None])
-    return Overview(done=done, total=len(rows), flagged=flagged, left=left,
-                    packages=len({p for _a, p, _o in rows if p is not None}), median_s=median,
-                    eta_s=None if median is None else left * median)
+    return Overview(
+        done=done,
+        total=len(rows),
+        flagged=flagged,
+        left=left,
+        packages=len({p for _a, p, _o in rows if p is not None}),
+        median_s=median,
+        eta_s=None if median is None else left * median,
+    )
 
 
 @dataclass(frozen=True)
@@ -128,7 +134,9 @@ def history(session: Session, user_id: int, *, limit: int | None = None) -> list
     rows = {
         aid: (package, purpose, query, passage, bool(is_open))
         for aid, package, purpose, query, passage, is_open in session.execute(
-            select(Assignment.id, Assignment.package, Assignment.purpose, QueryRecord.text, Passage.text, _open_clause())
+            select(
+                Assignment.id, Assignment.package, Assignment.purpose, QueryRecord.text, Passage.text, _open_clause()
+            )
             .join(QueryRecord, QueryRecord.id == Assignment.query_id)
             .join(Passage, Passage.id == Assignment.passage_id)
             .outerjoin(Package, Package.id == Assignment.package_id)
@@ -141,10 +149,17 @@ def history(session: Session, user_id: int, *, limit: int | None = None) -> list
             continue
         package, purpose, query, passage, is_open = rows[aid]
         grade = labels.get(aid, {}).get("me")
-        result.append(HistoryEntry(
-            assignment_id=aid, package=package or ("adjudication" if purpose == "fourth" else "review"),
-            query=query[:200], passage=passage[:200], grade=grade, mark=None if grade is not None else marks.get(aid),
-            open=is_open))
+        result.append(
+            HistoryEntry(
+                assignment_id=aid,
+                package=package or ("adjudication" if purpose == "fourth" else "review"),
+                query=query[:200],
+                passage=passage[:200],
+                grade=grade,
+                mark=None if grade is not None else marks.get(aid),
+                open=is_open,
+            )
+        )
     return result
 
 
@@ -161,8 +176,11 @@ def open_own_item(session: Session, user_id: int, assignment_id: int) -> tuple[I
         raise Forbidden("this item is not assigned to you")
     package_rows = session.execute(
         select(Assignment.id, Assignment.purpose, Assignment.package, Assignment.order_index, Assignment.package_id)
-        .where(Assignment.user_id == user_id, Assignment.package == a.package,
-               Assignment.package_id.is_(None) if a.package_id is None else Assignment.package_id == a.package_id)
+        .where(
+            Assignment.user_id == user_id,
+            Assignment.package == a.package,
+            Assignment.package_id.is_(None) if a.package_id is None else Assignment.package_id == a.package_id,
+        )
         .order_by(Assignment.order_index, Assignment.id)
     ).all()
     ids = [r[0] for r in package_rows]

@@ -46,7 +46,9 @@ def _ids(session: Session, model, cid: int, ext_ids: Iterable[str]) -> dict[str,
     for start in range(0, len(wanted), _CHUNK):
         chunk = wanted[start : start + _CHUNK]
         found.update(
-            session.execute(select(model.ext_id, model.id).where(model.collection_id == cid, model.ext_id.in_(chunk))).all()
+            session.execute(
+                select(model.ext_id, model.id).where(model.collection_id == cid, model.ext_id.in_(chunk))
+            ).all()
         )
     return found
 
@@ -82,8 +84,11 @@ def save_pool(
     if session.scalar(select(Pool.id).where(Pool.collection_id == cid, Pool.name == name)) is not None:
         raise ValueError(f"a pool named {name!r} already exists in collection {collection!r}")
     run_names = {c[0] for docs in pool.values() for contributions in docs.values() for c in contributions}
-    runs = dict(session.execute(  # a run still importing (status 'importing') does not exist yet
-        select(RunRecord.name, RunRecord.id).where(RunRecord.collection_id == cid, RunRecord.status == "ready")).all())
+    runs = dict(
+        session.execute(  # a run still importing (status 'importing') does not exist yet
+            select(RunRecord.name, RunRecord.id).where(RunRecord.collection_id == cid, RunRecord.status == "ready")
+        ).all()
+    )
     unknown = sorted(run_names - runs.keys())
     if unknown:
         raise NotFound(f"runs not in collection {collection!r}: {', '.join(unknown)}")
@@ -183,17 +188,24 @@ def list_pools(session: Session, collection: str) -> list[PoolInfo]:
     }
     return [
         PoolInfo(
-            name=p.name, method=p.method, params=p.params, created_at=p.created_at,
-            pairs=sizes.get(p.id, (0, 0))[0], selected=int(sizes.get(p.id, (0, 0))[1] or 0),
+            name=p.name,
+            method=p.method,
+            params=p.params,
+            created_at=p.created_at,
+            pairs=sizes.get(p.id, (0, 0))[0],
+            selected=int(sizes.get(p.id, (0, 0))[1] or 0),
         )
         for p in session.scalars(
-            select(Pool).where(Pool.collection_id == cid, Pool.archived_at.is_(None))
+            select(Pool)
+            .where(Pool.collection_id == cid, Pool.archived_at.is_(None))
             .order_by(Pool.created_at.desc(), Pool.id.desc())
         )
     ]
 
 
-def load_pool(session: Session, collection: str, name: str) -> tuple[dict[str, dict[str, list[Contribution]]], dict[str, list[str]]]:
+def load_pool(
+    session: Session, collection: str, name: str
+) -> tuple[dict[str, dict[str, list[Contribution]]], dict[str, list[str]]]:
     """A stored pool as ``({qid: {docid: [(run, rank, score)]}}, {qid: [selected docids in selection order]})``."""
     cid = collection_id(session, collection)
     pool_id = session.scalar(select(Pool.id).where(Pool.collection_id == cid, Pool.name == name))
@@ -225,7 +237,11 @@ def load_pool(session: Session, collection: str, name: str) -> tuple[dict[str, d
 
 
 def save_prelabels(
-    session: Session, collection: str, rows: Iterable[tuple[str, str, float, dict[str, Any]]], *, source: str = "span_f1"
+    session: Session,
+    collection: str,
+    rows: Iterable[tuple[str, str, float, dict[str, Any]]],
+    *,
+    source: str = "span_f1",
 ) -> int:
     """Store machine pre-labels ``(qid, docid, score, evidence)``; replaces earlier ones of the same source for those pairs."""
     cid = collection_id(session, collection)
@@ -233,7 +249,14 @@ def save_prelabels(
     query_ids = _ids(session, QueryRecord, cid, (r[0] for r in rows))
     passage_ids = _ids(session, Passage, cid, (r[1] for r in rows))
     values = [
-        {"collection_id": cid, "query_id": query_ids[q], "passage_id": passage_ids[d], "source": source, "score": s, "evidence": ev}
+        {
+            "collection_id": cid,
+            "query_id": query_ids[q],
+            "passage_id": passage_ids[d],
+            "source": source,
+            "score": s,
+            "evidence": ev,
+        }
         for q, d, s, ev in rows
         if q in query_ids and d in passage_ids
     ]

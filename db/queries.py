@@ -23,7 +23,6 @@ from db.models import (
     Collection,
     ImportRecord,
     Judgment,
-    Passage as PassageRow,
     PoolEntry,
     PoolProvenance,
     QrelsEntry,
@@ -33,7 +32,9 @@ from db.models import (
     RunRecord,
     User,
 )
-
+from db.models import (
+    Passage as PassageRow,
+)
 
 READY = "ready"
 """Only containers with this ``status`` exist for readers; ``importing`` ones are an import's staging
@@ -78,9 +79,12 @@ def collection_id(session: Session, name: str) -> int:
     """The id of the collection called ``name``."""
     found = session.scalar(select(Collection.id).where(Collection.name == name, Collection.status == READY))
     if found is None:
-        known = ", ".join(
-            session.scalars(select(Collection.name).where(Collection.status == READY).order_by(Collection.name))
-        ) or "none"
+        known = (
+            ", ".join(
+                session.scalars(select(Collection.name).where(Collection.status == READY).order_by(Collection.name))
+            )
+            or "none"
+        )
         raise NotFound(f"no collection named {name!r} (collections: {known})")
     return found
 
@@ -90,8 +94,12 @@ def list_collections(session: Session) -> list[CollectionInfo]:
 
     Archived collections, runs and qrels versions (:mod:`db.archive`) are left out: this feeds the pickers.
     """
-    passages = dict(session.execute(select(PassageRow.collection_id, func.count()).group_by(PassageRow.collection_id)).all())
-    queries = dict(session.execute(select(QueryRecord.collection_id, func.count()).group_by(QueryRecord.collection_id)).all())
+    passages = dict(
+        session.execute(select(PassageRow.collection_id, func.count()).group_by(PassageRow.collection_id)).all()
+    )
+    queries = dict(
+        session.execute(select(QueryRecord.collection_id, func.count()).group_by(QueryRecord.collection_id)).all()
+    )
     runs: dict[int, list[str]] = {}
     for cid, name in session.execute(
         select(RunRecord.collection_id, RunRecord.name)
@@ -119,7 +127,9 @@ def list_collections(session: Session) -> list[CollectionInfo]:
             relevance_level=c.relevance_level,
         )
         for c in session.scalars(
-            select(Collection).where(Collection.status == READY, Collection.archived_at.is_(None)).order_by(Collection.name)
+            select(Collection)
+            .where(Collection.status == READY, Collection.archived_at.is_(None))
+            .order_by(Collection.name)
         )
     ]
 
@@ -143,11 +153,14 @@ def relevance_level(session: Session, collection: str) -> int:
 def relevance_levels(session: Session) -> tuple[tuple[str, int], ...]:
     """``((collection, level), ...)`` of every shown collection, by name: a cheap key that changes with any
     level, and with an archive, restore or rename (pages cache their listings on it)."""
-    return tuple((name, level) for name, level in session.execute(
-        select(Collection.name, Collection.relevance_level)
-        .where(Collection.status == READY, Collection.archived_at.is_(None))
-        .order_by(Collection.name)
-    ))
+    return tuple(
+        (name, level)
+        for name, level in session.execute(
+            select(Collection.name, Collection.relevance_level)
+            .where(Collection.status == READY, Collection.archived_at.is_(None))
+            .order_by(Collection.name)
+        )
+    )
 
 
 def check_relevance_level(level: object, what: str = "relevance level") -> int:
@@ -211,7 +224,11 @@ def _version_id(session: Session, cid: int, version: str | None) -> int | None:
         if found is None:
             raise NotFound(f"no qrels version named {version!r} in this collection")
         return found
-    return session.scalar(query.where(QrelsVersion.archived_at.is_(None)).order_by(QrelsVersion.created_at.desc(), QrelsVersion.id.desc()).limit(1))
+    return session.scalar(
+        query.where(QrelsVersion.archived_at.is_(None))
+        .order_by(QrelsVersion.created_at.desc(), QrelsVersion.id.desc())
+        .limit(1)
+    )
 
 
 def load_qrels(session: Session, collection: str, version: str | None = None) -> Qrels:
@@ -230,11 +247,16 @@ def load_qrels(session: Session, collection: str, version: str | None = None) ->
 def load_run(session: Session, collection: str, run: str) -> Run:
     """A stored run as ``{qid: {docid: score}}``."""
     cid = collection_id(session, collection)
-    rid = session.scalar(select(RunRecord.id).where(RunRecord.collection_id == cid, RunRecord.name == run, RunRecord.status == READY))
+    rid = session.scalar(
+        select(RunRecord.id).where(RunRecord.collection_id == cid, RunRecord.name == run, RunRecord.status == READY)
+    )
     if rid is None:
-        known = ", ".join(
-            session.scalars(select(RunRecord.name).where(RunRecord.collection_id == cid, RunRecord.status == READY))
-        ) or "none"
+        known = (
+            ", ".join(
+                session.scalars(select(RunRecord.name).where(RunRecord.collection_id == cid, RunRecord.status == READY))
+            )
+            or "none"
+        )
         raise NotFound(f"no run named {run!r} in collection {collection!r} (runs: {known})")
     result: Run = {}
     for qid, did, score in session.execute(
@@ -248,7 +270,14 @@ def iter_passages(session: Session, collection: str, *, batch: int = 5_000) -> I
     """Stream a collection's passages in document order (doc_id, position, id)."""
     cid = collection_id(session, collection)
     rows = session.execute(
-        select(PassageRow.ext_id, PassageRow.text, PassageRow.title, PassageRow.doc_id, PassageRow.position, PassageRow.language)
+        select(
+            PassageRow.ext_id,
+            PassageRow.text,
+            PassageRow.title,
+            PassageRow.doc_id,
+            PassageRow.position,
+            PassageRow.language,
+        )
         .where(PassageRow.collection_id == cid)
         .order_by(PassageRow.id)
         .execution_options(yield_per=batch)
@@ -268,10 +297,18 @@ def passages_by_id(session: Session, collection: str, ids: Iterable[str], *, chu
     found: dict[str, Passage] = {}
     for start in range(0, len(wanted), chunk):
         for ext_id, text, title, doc_id, position, language in session.execute(
-            select(PassageRow.ext_id, PassageRow.text, PassageRow.title, PassageRow.doc_id, PassageRow.position, PassageRow.language)
-            .where(PassageRow.collection_id == cid, PassageRow.ext_id.in_(wanted[start : start + chunk]))
+            select(
+                PassageRow.ext_id,
+                PassageRow.text,
+                PassageRow.title,
+                PassageRow.doc_id,
+                PassageRow.position,
+                PassageRow.language,
+            ).where(PassageRow.collection_id == cid, PassageRow.ext_id.in_(wanted[start : start + chunk]))
         ):
-            found[ext_id] = Passage(id=ext_id, text=text, title=title, doc_id=doc_id, position=position, language=language)
+            found[ext_id] = Passage(
+                id=ext_id, text=text, title=title, doc_id=doc_id, position=position, language=language
+            )
     return found
 
 
@@ -281,7 +318,9 @@ def passage_lengths(session: Session, collection: str) -> list[int]:
     return list(session.scalars(select(func.length(PassageRow.text)).where(PassageRow.collection_id == cid)))
 
 
-def document_layout(session: Session, collection: str, passage_ids: Iterable[str], *, chunk: int = 500) -> list[Passage]:
+def document_layout(
+    session: Session, collection: str, passage_ids: Iterable[str], *, chunk: int = 500
+) -> list[Passage]:
     """Every passage of the documents that hold ``passage_ids``, without text (ids, ``doc_id``, ``position``).
 
     What :func:`core.analysis.relevant_positions` needs to place the relevant
@@ -294,8 +333,9 @@ def document_layout(session: Session, collection: str, passage_ids: Iterable[str
     out: dict[str, Passage] = {}
     for start in range(0, len(wanted), chunk):
         for ext_id, doc_id, position in session.execute(
-            select(PassageRow.ext_id, PassageRow.doc_id, PassageRow.position)
-            .where(PassageRow.collection_id == cid, PassageRow.ext_id.in_(wanted[start : start + chunk]))
+            select(PassageRow.ext_id, PassageRow.doc_id, PassageRow.position).where(
+                PassageRow.collection_id == cid, PassageRow.ext_id.in_(wanted[start : start + chunk])
+            )
         ):
             if doc_id is None:
                 out[ext_id] = Passage(id=ext_id, text="", position=position)
@@ -304,8 +344,9 @@ def document_layout(session: Session, collection: str, passage_ids: Iterable[str
     docs = sorted(documents)
     for start in range(0, len(docs), chunk):
         for ext_id, doc_id, position in session.execute(
-            select(PassageRow.ext_id, PassageRow.doc_id, PassageRow.position)
-            .where(PassageRow.collection_id == cid, PassageRow.doc_id.in_(docs[start : start + chunk]))
+            select(PassageRow.ext_id, PassageRow.doc_id, PassageRow.position).where(
+                PassageRow.collection_id == cid, PassageRow.doc_id.in_(docs[start : start + chunk])
+            )
         ):
             out[ext_id] = Passage(id=ext_id, text="", doc_id=doc_id, position=position)
     return list(out.values())
@@ -316,12 +357,20 @@ def iter_queries(session: Session, collection: str) -> Iterator[Query]:
     cid = collection_id(session, collection)
     for q in session.scalars(select(QueryRecord).where(QueryRecord.collection_id == cid).order_by(QueryRecord.id)):
         yield Query(
-            id=q.ext_id, text=q.text, split=q.split, type=q.type, domain=q.domain, language=q.language,
-            translation=q.translation, answers=q.answers,
+            id=q.ext_id,
+            text=q.text,
+            split=q.split,
+            type=q.type,
+            domain=q.domain,
+            language=q.language,
+            translation=q.translation,
+            answers=q.answers,
         )
 
 
-def split_statistics(session: Session, collection: str, *, version: str | None = None, level: int = 1) -> list[SplitStats]:
+def split_statistics(
+    session: Session, collection: str, *, version: str | None = None, level: int = 1
+) -> list[SplitStats]:
     """Per-split statistics as in DuReader-retrieval's Table 3.
 
     A passage counts as relevant when its grade in the qrels version is
@@ -337,12 +386,16 @@ def split_statistics(session: Session, collection: str, *, version: str | None =
         .group_by(QueryRecord.split)
     ).all()
     result = []
-    for split, n_queries, avg_q in sorted(splits, key=lambda r: ("train", "dev", "test").index(r[0]) if r[0] in ("train", "dev", "test") else 9):
+    for split, n_queries, avg_q in sorted(
+        splits, key=lambda r: ("train", "dev", "test").index(r[0]) if r[0] in ("train", "dev", "test") else 9
+    ):
         judged = relevant = rel_passages = judged_q = 0
         avg_p = None
         if vid is not None:
             in_split = (
-                select(QueryRecord.ext_id).where(QueryRecord.collection_id == cid, QueryRecord.split == split).scalar_subquery()
+                select(QueryRecord.ext_id)
+                .where(QueryRecord.collection_id == cid, QueryRecord.split == split)
+                .scalar_subquery()
             )
             base = select(QrelsEntry).where(QrelsEntry.version_id == vid, QrelsEntry.query_id.in_(in_split)).subquery()
             judged, relevant, rel_passages, judged_q = session.execute(
@@ -402,8 +455,17 @@ def iter_judgments(session: Session, collection: str) -> Iterator[dict[str, Any]
     cid = collection_id(session, collection)
     rows = session.execute(
         select(
-            Judgment.id, QueryRecord.ext_id, PassageRow.ext_id, User.username, Judgment.action, Judgment.grade,
-            Judgment.note, Judgment.elapsed_ms, Judgment.created_at, Assignment.package, Assignment.pool_entry_id,
+            Judgment.id,
+            QueryRecord.ext_id,
+            PassageRow.ext_id,
+            User.username,
+            Judgment.action,
+            Judgment.grade,
+            Judgment.note,
+            Judgment.elapsed_ms,
+            Judgment.created_at,
+            Assignment.package,
+            Assignment.pool_entry_id,
         )
         .join(QueryRecord, QueryRecord.id == Judgment.query_id)
         .join(PassageRow, PassageRow.id == Judgment.passage_id)
@@ -422,7 +484,11 @@ def iter_judgments(session: Session, collection: str) -> Iterator[dict[str, Any]
             .order_by(PoolProvenance.pool_entry_id, PoolProvenance.rank)
         ):
             provenance.setdefault(entry_id, []).append({"run": run_name, "rank": rank, "score": score})
-    pools = dict(session.execute(select(PoolEntry.id, PoolEntry.pool_id).where(PoolEntry.id.in_(entry_ids))).all()) if entry_ids else {}
+    pools = (
+        dict(session.execute(select(PoolEntry.id, PoolEntry.pool_id).where(PoolEntry.id.in_(entry_ids))).all())
+        if entry_ids
+        else {}
+    )
     for jid, qid, pid, user, action, grade, note, elapsed, created, package, entry_id in rows:
         yield {
             "judgment_id": jid,
@@ -443,16 +509,29 @@ def iter_judgments(session: Session, collection: str) -> Iterator[dict[str, Any]
 def import_history(session: Session) -> list[dict[str, Any]]:
     """Every import, newest first, with what it added."""
     rows = session.execute(
-        select(Collection.name, ImportRecord.format, ImportRecord.source, ImportRecord.mode, ImportRecord.counts, ImportRecord.created_at)
+        select(
+            Collection.name,
+            ImportRecord.format,
+            ImportRecord.source,
+            ImportRecord.mode,
+            ImportRecord.counts,
+            ImportRecord.created_at,
+        )
         .join(Collection, Collection.id == ImportRecord.collection_id)
         .where(Collection.status == READY)
         .order_by(ImportRecord.created_at.desc(), ImportRecord.id.desc())
     ).all()
     return [
         {
-            "collection": name, "format": fmt, "source": source, "mode": mode,
-            "passages": counts.get("passages_added"), "queries": counts.get("queries_added"),
-            "qrels": counts.get("qrels_added"), "runs": ", ".join(counts.get("runs", {})), "at": at,
+            "collection": name,
+            "format": fmt,
+            "source": source,
+            "mode": mode,
+            "passages": counts.get("passages_added"),
+            "queries": counts.get("queries_added"),
+            "qrels": counts.get("qrels_added"),
+            "runs": ", ".join(counts.get("runs", {})),
+            "at": at,
         }
         for name, fmt, source, mode, counts, at in rows
     ]
@@ -487,8 +566,12 @@ def list_runs(session: Session, collection: str) -> list[RunInfo]:
     }
     return [
         RunInfo(
-            name=r.name, source=r.source, params=r.params, created_at=r.created_at,
-            queries=sizes.get(r.id, (0, 0))[0], entries=sizes.get(r.id, (0, 0))[1],
+            name=r.name,
+            source=r.source,
+            params=r.params,
+            created_at=r.created_at,
+            queries=sizes.get(r.id, (0, 0))[0],
+            entries=sizes.get(r.id, (0, 0))[1],
         )
         for r in session.scalars(
             select(RunRecord)

@@ -50,7 +50,6 @@ from db.models import (
 )
 from db.queries import NotFound, collection_id
 
-
 PairKey = tuple[str, str]
 """``(query ext id, passage ext id)``."""
 
@@ -97,14 +96,16 @@ def activity_marker(session: Session, collection: str) -> tuple[int, int, int, i
     """
     cid = collection_id(session, collection)
     last_judgment = session.scalar(
-        select(func.max(Judgment.id)).join(QueryRecord, QueryRecord.id == Judgment.query_id).where(QueryRecord.collection_id == cid)
+        select(func.max(Judgment.id))
+        .join(QueryRecord, QueryRecord.id == Judgment.query_id)
+        .where(QueryRecord.collection_id == cid)
     )
     last_override = session.scalar(
-        select(func.max(LabelOverride.id)).join(QueryRecord, QueryRecord.id == LabelOverride.query_id).where(QueryRecord.collection_id == cid)
+        select(func.max(LabelOverride.id))
+        .join(QueryRecord, QueryRecord.id == LabelOverride.query_id)
+        .where(QueryRecord.collection_id == cid)
     )
-    rounds, decided = session.execute(
-        select(func.count(QcRound.id), func.count(QcRound.decided_at))
-    ).one()
+    rounds, decided = session.execute(select(func.count(QcRound.id), func.count(QcRound.decided_at))).one()
     return (last_judgment or 0, last_override or 0, rounds or 0, decided or 0)
 
 
@@ -138,7 +139,15 @@ class PairReview:
 
 def _pair_rows(session: Session, cid: int, where) -> list[tuple]:
     return session.execute(
-        select(QueryRecord.id, Passage.id, QueryRecord.ext_id, Passage.ext_id, QueryRecord.text, Passage.title, Passage.text)
+        select(
+            QueryRecord.id,
+            Passage.id,
+            QueryRecord.ext_id,
+            Passage.ext_id,
+            QueryRecord.text,
+            Passage.title,
+            Passage.text,
+        )
         .select_from(Assignment)
         .join(QueryRecord, QueryRecord.id == Assignment.query_id)
         .join(Passage, Passage.id == Assignment.passage_id)
@@ -152,8 +161,9 @@ def _finals(session: Session, cid: int) -> dict[tuple[int, int], tuple[int | Non
     return {
         (q, p): (g, m, r)
         for q, p, g, m, r in session.execute(
-            select(FinalLabel.query_id, FinalLabel.passage_id, FinalLabel.grade, FinalLabel.method, FinalLabel.reason)
-            .where(FinalLabel.collection_id == cid)
+            select(
+                FinalLabel.query_id, FinalLabel.passage_id, FinalLabel.grade, FinalLabel.method, FinalLabel.reason
+            ).where(FinalLabel.collection_id == cid)
         )
     }
 
@@ -179,9 +189,19 @@ def _state(labels: dict[str, int], final: tuple[int | None, str, str] | None) ->
 def _review(row, labels, final, fourth) -> PairReview:
     qi, pi, qid, docid, qtext, title, ptext = row
     return PairReview(
-        query_id=qi, passage_id=pi, qid=qid, docid=docid, query=qtext, title=title or "", passage=ptext,
-        labels=dict(labels), state=_state(labels, final), final_grade=None if final is None else final[0],
-        method=None if final is None else final[1], reason="" if final is None else final[2], fourth=fourth,
+        query_id=qi,
+        passage_id=pi,
+        qid=qid,
+        docid=docid,
+        query=qtext,
+        title=title or "",
+        passage=ptext,
+        labels=dict(labels),
+        state=_state(labels, final),
+        final_grade=None if final is None else final[0],
+        method=None if final is None else final[1],
+        reason="" if final is None else final[2],
+        fourth=fourth,
     )
 
 
@@ -248,11 +268,13 @@ def pair_review(session: Session, collection: str, qid: str, docid: str) -> Pair
     )
     labels = current_labels(events).get("pair", {})
     final = session.execute(
-        select(FinalLabel.grade, FinalLabel.method, FinalLabel.reason)
-        .where(FinalLabel.query_id == key[0], FinalLabel.passage_id == key[1])
+        select(FinalLabel.grade, FinalLabel.method, FinalLabel.reason).where(
+            FinalLabel.query_id == key[0], FinalLabel.passage_id == key[1]
+        )
     ).one_or_none()
     fourth = session.scalar(
-        select(User.username).join(Assignment, Assignment.user_id == User.id)
+        select(User.username)
+        .join(Assignment, Assignment.user_id == User.id)
         .where(Assignment.query_id == key[0], Assignment.passage_id == key[1], Assignment.purpose == "fourth")
     )
     overrides = [
@@ -339,8 +361,11 @@ def filter_pairs(
         if final_grade not in (None, "excluded") and (p.method is None or p.final_grade != int(final_grade)):
             continue
         if label is not None:
-            given = [p.labels[annotator]] if annotator is not None and annotator in p.labels else (
-                [] if annotator is not None else list(p.labels.values()))
+            given = (
+                [p.labels[annotator]]
+                if annotator is not None and annotator in p.labels
+                else ([] if annotator is not None else list(p.labels.values()))
+            )
             if int(label) not in given:
                 continue
         out.append(p)
@@ -426,15 +451,17 @@ def ranked_list(session: Session, collection: str, pool: str, qid: str, *, run: 
     if pool_id is None:
         raise NotFound(f"no pool named {pool!r} in collection {collection!r}")
     query = session.execute(
-        select(QueryRecord.id, QueryRecord.text, QueryRecord.language)
-        .where(QueryRecord.collection_id == cid, QueryRecord.ext_id == qid)
+        select(QueryRecord.id, QueryRecord.text, QueryRecord.language).where(
+            QueryRecord.collection_id == cid, QueryRecord.ext_id == qid
+        )
     ).one_or_none()
     if query is None:
         raise NotFound(f"no query {qid!r} in collection {collection!r}")
     query_row = query[0]
     best = (
         select(PoolProvenance.pool_entry_id, func.min(PoolProvenance.rank).label("best"))
-        .group_by(PoolProvenance.pool_entry_id).subquery()
+        .group_by(PoolProvenance.pool_entry_id)
+        .subquery()
     )
     rows = session.execute(
         select(Passage.id, Passage.ext_id, Passage.title, Passage.text, PoolEntry.selection_rank, best.c.best)
@@ -449,14 +476,20 @@ def ranked_list(session: Session, collection: str, pool: str, qid: str, *, run: 
     rows.sort(key=lambda r: (r[4] if r[4] is not None else inf, r[5] if r[5] is not None else inf, r[1]))
     ranks: dict[str, int] = {}
     if run is not None:
-        run_id = session.scalar(select(RunRecord.id).where(RunRecord.collection_id == cid, RunRecord.name == run,
-                                                           RunRecord.status == "ready"))
+        run_id = session.scalar(
+            select(RunRecord.id).where(
+                RunRecord.collection_id == cid, RunRecord.name == run, RunRecord.status == "ready"
+            )
+        )
         if run_id is None:
             raise NotFound(f"no run named {run!r} in collection {collection!r}")
-        scores = dict(session.execute(
-            select(RunEntryRecord.doc_id, RunEntryRecord.score).where(RunEntryRecord.run_id == run_id,
-                                                                      RunEntryRecord.query_id == qid)
-        ).all())
+        scores = dict(
+            session.execute(
+                select(RunEntryRecord.doc_id, RunEntryRecord.score).where(
+                    RunEntryRecord.run_id == run_id, RunEntryRecord.query_id == qid
+                )
+            ).all()
+        )
         ranks = rank_positions(scores)
         order = {r[1]: i for i, r in enumerate(rows)}
         rows.sort(key=lambda r: (ranks.get(r[1], inf), order[r[1]]))
@@ -472,25 +505,39 @@ def ranked_list(session: Session, collection: str, pool: str, qid: str, *, run: 
     finals = {
         p: (g, m, r)
         for p, g, m, r in session.execute(
-            select(FinalLabel.passage_id, FinalLabel.grade, FinalLabel.method, FinalLabel.reason)
-            .where(FinalLabel.query_id == query_row)
+            select(FinalLabel.passage_id, FinalLabel.grade, FinalLabel.method, FinalLabel.reason).where(
+                FinalLabel.query_id == query_row
+            )
         )
     }
-    fourths = dict(session.execute(
-        select(Assignment.passage_id, User.username).join(User, User.id == Assignment.user_id)
-        .where(Assignment.query_id == query_row, Assignment.purpose == "fourth")
-    ).all())
+    fourths = dict(
+        session.execute(
+            select(Assignment.passage_id, User.username)
+            .join(User, User.id == Assignment.user_id)
+            .where(Assignment.query_id == query_row, Assignment.purpose == "fourth")
+        ).all()
+    )
     entries = []
     for position, (pid, docid, title, text, _sel, _best) in enumerate(rows, start=1):
         pair_labels = dict(labels.get(pid, {}))
         final = finals.get(pid)
-        entries.append(RankedEntry(
-            position=position, run_rank=ranks.get(docid), query_id=query_row, passage_id=pid, docid=docid,
-            title=title or "", passage=text, labels=pair_labels,
-            state=_state(pair_labels, final) if pair_labels or final else "unlabelled",
-            final_grade=None if final is None else final[0], method=None if final is None else final[1],
-            reason="" if final is None else final[2], fourth=fourths.get(pid),
-        ))
+        entries.append(
+            RankedEntry(
+                position=position,
+                run_rank=ranks.get(docid),
+                query_id=query_row,
+                passage_id=pid,
+                docid=docid,
+                title=title or "",
+                passage=text,
+                labels=pair_labels,
+                state=_state(pair_labels, final) if pair_labels or final else "unlabelled",
+                final_grade=None if final is None else final[0],
+                method=None if final is None else final[1],
+                reason="" if final is None else final[2],
+                fourth=fourths.get(pid),
+            )
+        )
     return RankedList(qid=qid, query=query[1], query_language=query[2], pool=pool, run=run, entries=entries)
 
 
@@ -536,7 +583,9 @@ def package_overview(session: Session, collection: str | None = None) -> list[Pa
         return []
     totals = dict(
         session.execute(
-            select(Assignment.package_id, func.count()).where(Assignment.package_id.in_(ids)).group_by(Assignment.package_id)
+            select(Assignment.package_id, func.count())
+            .where(Assignment.package_id.in_(ids))
+            .group_by(Assignment.package_id)
         ).all()
     )
     owner_events = session.execute(
@@ -551,7 +600,9 @@ def package_overview(session: Session, collection: str | None = None) -> list[Pa
     labelled = Counter(pkg for pkg, _aid in standing)
     rounds: dict[int, list[tuple[int, float | None]]] = {}
     for pkg, number, accuracy in session.execute(
-        select(QcRound.package_id, QcRound.round_no, QcRound.accuracy).where(QcRound.package_id.in_(ids)).order_by(QcRound.round_no)
+        select(QcRound.package_id, QcRound.round_no, QcRound.accuracy)
+        .where(QcRound.package_id.in_(ids))
+        .order_by(QcRound.round_no)
     ):
         rounds.setdefault(pkg, []).append((number, accuracy))
     out = []
@@ -559,8 +610,15 @@ def package_overview(session: Session, collection: str | None = None) -> list[Pa
         decided = [acc for _n, acc in rounds.get(pid, []) if acc is not None]
         out.append(
             PackageRow(
-                id=pid, name=name, annotator=user, collection=coll, pool=pool, status=status,
-                labelled=labelled.get(pid, 0), total=totals.get(pid, 0), rounds=len(rounds.get(pid, [])),
+                id=pid,
+                name=name,
+                annotator=user,
+                collection=coll,
+                pool=pool,
+                status=status,
+                labelled=labelled.get(pid, 0),
+                total=totals.get(pid, 0),
+                rounds=len(rounds.get(pid, [])),
                 last_accuracy=decided[-1] if decided else None,
             )
         )
@@ -600,13 +658,17 @@ def qc_history(session: Session, package_id: int | None = None, *, collection: s
     if package_id is not None:
         query = query.where(QcRound.package_id == package_id)
     if collection is not None:
-        query = query.join(Pool, Pool.id == Package.pool_id).where(Pool.collection_id == collection_id(session, collection))
+        query = query.join(Pool, Pool.id == Package.pool_id).where(
+            Pool.collection_id == collection_id(session, collection)
+        )
     rows = session.execute(query).all()
     if not rows:
         return []
     round_ids = [r[0].id for r in rows]
     items: dict[int, set[tuple[int, int]]] = {}
-    for rid, q, p in session.execute(select(QcItem.qc_round_id, QcItem.query_id, QcItem.passage_id).where(QcItem.qc_round_id.in_(round_ids))):
+    for rid, q, p in session.execute(
+        select(QcItem.qc_round_id, QcItem.query_id, QcItem.passage_id).where(QcItem.qc_round_id.in_(round_ids))
+    ):
         items.setdefault(rid, set()).add((q, p))
     sampled = set().union(*items.values()) if items else set()
     review_events = session.execute(
@@ -617,7 +679,9 @@ def qc_history(session: Session, package_id: int | None = None, *, collection: s
         .where(Assignment.purpose == "qc")
         .order_by(Judgment.id)
     ).all()
-    reviews = current_labels(Event((q, p), user, action, grade) for q, p, user, action, grade in review_events if (q, p) in sampled)
+    reviews = current_labels(
+        Event((q, p), user, action, grade) for q, p, user, action, grade in review_events if (q, p) in sampled
+    )
     holders: dict[tuple[int, int], set[str]] = {}
     for q, p, user in session.execute(
         select(Assignment.query_id, Assignment.passage_id, User.username)
@@ -633,9 +697,19 @@ def qc_history(session: Session, package_id: int | None = None, *, collection: s
         reviewed = {user: sum(1 for k in pairs if user in reviews.get(k, {})) for user in reviewers}
         out.append(
             QcRoundRow(
-                id=r.id, package_id=r.package_id, package=package, annotator=annotator, round_no=r.round_no,
-                status=r.status, sample_size=r.sample_size, threshold=r.threshold, accuracy=r.accuracy,
-                n_checked=r.n_checked, created_at=r.created_at, decided_at=r.decided_at, reviewed=reviewed,
+                id=r.id,
+                package_id=r.package_id,
+                package=package,
+                annotator=annotator,
+                round_no=r.round_no,
+                status=r.status,
+                sample_size=r.sample_size,
+                threshold=r.threshold,
+                accuracy=r.accuracy,
+                n_checked=r.n_checked,
+                created_at=r.created_at,
+                decided_at=r.decided_at,
+                reviewed=reviewed,
             )
         )
     return out
@@ -745,11 +819,20 @@ def flagged(session: Session, collection: str) -> list[FlaggedItem]:
     """Every ``flag`` event of a collection, oldest first, with the annotator's note and the pair's texts."""
     cid = collection_id(session, collection)
     return [
-        FlaggedItem(annotator=user, qid=qid, docid=docid, query=qtext, passage=ptext, note=note or "",
-                    purpose=purpose, at=at)
+        FlaggedItem(
+            annotator=user, qid=qid, docid=docid, query=qtext, passage=ptext, note=note or "", purpose=purpose, at=at
+        )
         for user, qid, docid, qtext, ptext, note, purpose, at in session.execute(
-            select(User.username, QueryRecord.ext_id, Passage.ext_id, QueryRecord.text, Passage.text, Judgment.note,
-                   Assignment.purpose, Judgment.created_at)
+            select(
+                User.username,
+                QueryRecord.ext_id,
+                Passage.ext_id,
+                QueryRecord.text,
+                Passage.text,
+                Judgment.note,
+                Assignment.purpose,
+                Judgment.created_at,
+            )
             .select_from(Judgment)
             .join(User, User.id == Judgment.user_id)
             .join(QueryRecord, QueryRecord.id == Judgment.query_id)
@@ -791,7 +874,9 @@ def final_label_distribution(session: Session, collection: str, *, grades: Seque
     cid = collection_id(session, collection)
     cells = Counter(
         (method, grade)
-        for method, grade in session.execute(select(FinalLabel.method, FinalLabel.grade).where(FinalLabel.collection_id == cid))
+        for method, grade in session.execute(
+            select(FinalLabel.method, FinalLabel.grade).where(FinalLabel.collection_id == cid)
+        )
     )
     by_grade = {g: 0 for g in grades}
     by_method = {m: 0 for m in METHODS}
@@ -818,7 +903,9 @@ def final_label_distribution(session: Session, collection: str, *, grades: Seque
         by_method=by_method,
         cells=[
             {"method": m, "grade": g, "pairs": n}
-            for (m, g), n in sorted(cells.items(), key=lambda kv: (method_order.get(kv[0][0], 99), -1 if kv[0][1] is None else kv[0][1]))
+            for (m, g), n in sorted(
+                cells.items(), key=lambda kv: (method_order.get(kv[0][0], 99), -1 if kv[0][1] is None else kv[0][1])
+            )
         ],
         pending=len(set(standing_labels(session, collection)) - finals),
     )
@@ -833,8 +920,14 @@ def pair_names(session: Session, pairs: Sequence[tuple[Any, Any]]) -> dict[tuple
     keys = {(int(q), int(p)) for q, p in pairs}
     if not keys:
         return {}
-    queries = dict(session.execute(select(QueryRecord.id, QueryRecord.ext_id).where(QueryRecord.id.in_({q for q, _ in keys}))).all())
-    passages = dict(session.execute(select(Passage.id, Passage.ext_id).where(Passage.id.in_({p for _, p in keys}))).all())
+    queries = dict(
+        session.execute(
+            select(QueryRecord.id, QueryRecord.ext_id).where(QueryRecord.id.in_({q for q, _ in keys}))
+        ).all()
+    )
+    passages = dict(
+        session.execute(select(Passage.id, Passage.ext_id).where(Passage.id.in_({p for _, p in keys}))).all()
+    )
     return {(str(q), str(p)): (queries[q], passages[p]) for q, p in keys if q in queries and p in passages}
 
 
@@ -843,7 +936,9 @@ def pair_names(session: Session, pairs: Sequence[tuple[Any, Any]]) -> dict[tuple
 
 def active_users(session: Session, roles: Sequence[str]) -> list[str]:
     """Usernames of active accounts with one of ``roles``, sorted."""
-    return list(session.scalars(select(User.username).where(User.active, User.role.in_(list(roles))).order_by(User.username)))
+    return list(
+        session.scalars(select(User.username).where(User.active, User.role.in_(list(roles))).order_by(User.username))
+    )
 
 
 __all__ = [

@@ -123,9 +123,7 @@ def _round_items(session: Session, qc_round: QcRound) -> list[DisputedItem]:
     """The disagreements of a decided round, rebuilt from the judgments stored up to its decision."""
     package = session.get(Package, qc_round.package_id)
     cutoff = qc_round.decided_at
-    sample = session.execute(
-        select(QcItem.query_id, QcItem.passage_id).where(QcItem.qc_round_id == qc_round.id)
-    ).all()
+    sample = session.execute(select(QcItem.query_id, QcItem.passage_id).where(QcItem.qc_round_id == qc_round.id)).all()
     pair_of = {
         aid: (q, p)
         for aid, q, p in session.execute(
@@ -136,8 +134,11 @@ def _round_items(session: Session, qc_round: QcRound) -> list[DisputedItem]:
     # the annotator's label at the decision: their own log on the package, up to the decision
     rows = session.execute(
         select(Judgment.assignment_id, Judgment.action, Judgment.grade)
-        .where(Judgment.user_id == package.user_id, Judgment.assignment_id.in_(sorted(pair_of)),
-               Judgment.created_at <= cutoff)
+        .where(
+            Judgment.user_id == package.user_id,
+            Judgment.assignment_id.in_(sorted(pair_of)),
+            Judgment.created_at <= cutoff,
+        )
         .order_by(Judgment.id)
     ).all()
     then = {aid: labels["me"] for aid, labels in current_labels(Event(a, "me", act, g) for a, act, g in rows).items()}
@@ -147,8 +148,11 @@ def _round_items(session: Session, qc_round: QcRound) -> list[DisputedItem]:
         .select_from(Judgment)
         .join(Assignment, Assignment.id == Judgment.assignment_id)
         .join(User, User.id == Judgment.user_id)
-        .where(Assignment.purpose == "qc", Judgment.created_at <= cutoff,
-               Judgment.query_id.in_(sorted({q for q, _p in sampled})))
+        .where(
+            Assignment.purpose == "qc",
+            Judgment.created_at <= cutoff,
+            Judgment.query_id.in_(sorted({q for q, _p in sampled})),
+        )
         .order_by(Judgment.id)
     ).all()
     reviews = [r for r in reviews if (r[0], r[1]) in sampled]
@@ -166,15 +170,25 @@ def _round_items(session: Session, qc_round: QcRound) -> list[DisputedItem]:
         q, p = int(d.pair[0]), int(d.pair[1])
         query = session.get(QueryRecord, q)
         passage = session.get(Passage, p)
-        items.append(DisputedItem(
-            round_id=qc_round.id, round_no=qc_round.round_no, assignment_id=assignment_of[(q, p)],
-            query_id=query.ext_id, passage_id=passage.ext_id, query=query.text, query_language=query.language,
-            title=passage.title or "", passage=passage.text, passage_language=passage.language,
-            annotator_label=d.annotator_label, reviewer_labels=dict(sorted(d.reviewer_labels.items())),
-            consensus=d.consensus,
-            notes={user: "; ".join(texts) for user, texts in sorted(notes.get((q, p), {}).items())},
-            scale=pair_scale(session, q, p),
-        ))
+        items.append(
+            DisputedItem(
+                round_id=qc_round.id,
+                round_no=qc_round.round_no,
+                assignment_id=assignment_of[(q, p)],
+                query_id=query.ext_id,
+                passage_id=passage.ext_id,
+                query=query.text,
+                query_language=query.language,
+                title=passage.title or "",
+                passage=passage.text,
+                passage_language=passage.language,
+                annotator_label=d.annotator_label,
+                reviewer_labels=dict(sorted(d.reviewer_labels.items())),
+                consensus=d.consensus,
+                notes={user: "; ".join(texts) for user, texts in sorted(notes.get((q, p), {}).items())},
+                scale=pair_scale(session, q, p),
+            )
+        )
     items.sort(key=lambda i: (i.query_id, i.passage_id))
     return items
 
@@ -208,9 +222,17 @@ def qc_round_tables(session: Session, package_id: int | None = None) -> list[Rou
         query = query.where(QcRound.package_id == package_id)
     return [
         RoundTable(
-            round_id=r.id, package_id=r.package_id, package=name, annotator=annotator, round_no=r.round_no,
-            status=r.status, accuracy=r.accuracy, n_checked=r.n_checked, threshold=r.threshold,
-            decided_at=r.decided_at, items=_round_items(session, r),
+            round_id=r.id,
+            package_id=r.package_id,
+            package=name,
+            annotator=annotator,
+            round_no=r.round_no,
+            status=r.status,
+            accuracy=r.accuracy,
+            n_checked=r.n_checked,
+            threshold=r.threshold,
+            decided_at=r.decided_at,
+            items=_round_items(session, r),
         )
         for r, name, annotator in session.execute(query)
     ]
@@ -224,7 +246,9 @@ def _returning_round(session: Session, package: Package) -> QcRound | None:
     return last if last is not None and last.status == "revise" else None
 
 
-def _answers(session: Session, user_id: int, assignment_ids: Sequence[int], after: datetime) -> dict[int, tuple[int, bool]]:
+def _answers(
+    session: Session, user_id: int, assignment_ids: Sequence[int], after: datetime
+) -> dict[int, tuple[int, bool]]:
     """Per assignment: (standing label, whether that standing label was given after ``after``)."""
     stacks: dict[int, list[tuple[int, datetime]]] = {}
     if not assignment_ids:
@@ -245,8 +269,13 @@ def _answers(session: Session, user_id: int, assignment_ids: Sequence[int], afte
 def _with_answers(session: Session, user_id: int, qc_round: QcRound, items: list[DisputedItem]) -> list[DisputedItem]:
     answers = _answers(session, user_id, [i.assignment_id for i in items], qc_round.decided_at)
     return [
-        DisputedItem(**{**i.__dict__, "current_label": answers.get(i.assignment_id, (None, False))[0],
-                        "answered": answers.get(i.assignment_id, (None, False))[1]})
+        DisputedItem(
+            **{
+                **i.__dict__,
+                "current_label": answers.get(i.assignment_id, (None, False))[0],
+                "answered": answers.get(i.assignment_id, (None, False))[1],
+            }
+        )
         for i in items
     ]
 
@@ -316,17 +345,29 @@ def rework_packages(session: Session, user_id: int) -> list[ReworkPackage]:
         qc_round = _returning_round(session, package)
         if qc_round is None:
             continue
-        result.append(ReworkPackage(
-            id=package.id, name=package.name, round_id=qc_round.id, round_no=qc_round.round_no,
-            accuracy=qc_round.accuracy, threshold=qc_round.threshold,
-            items=_with_answers(session, user_id, qc_round, _round_items(session, qc_round)),
-        ))
+        result.append(
+            ReworkPackage(
+                id=package.id,
+                name=package.name,
+                round_id=qc_round.id,
+                round_no=qc_round.round_no,
+                accuracy=qc_round.accuracy,
+                threshold=qc_round.threshold,
+                items=_with_answers(session, user_id, qc_round, _round_items(session, qc_round)),
+            )
+        )
     return result
 
 
 def relabel_disputed(
-    session: Session, user_id: int, assignment_id: int, grade: int, *, token: str | None = None,
-    elapsed_ms: int | None = None, note: str = "",
+    session: Session,
+    user_id: int,
+    assignment_id: int,
+    grade: int,
+    *,
+    token: str | None = None,
+    elapsed_ms: int | None = None,
+    note: str = "",
 ) -> bool:
     """Answer a disputed item: a new label judgment on the annotator's own assignment (append-only).
 
@@ -357,8 +398,9 @@ def relabel_disputed(
         raise StaleSubmission("Not stored: the reviewers did not dispute this item.")
     if not note and _standing(session, user_id, [assignment_id]).get(assignment_id) == grade:
         note = CONFIRM_NOTE.format(round_no=qc_round.round_no)
-    stored = record_judgment(session, user_id, assignment_id, grade, token=token, elapsed_ms=elapsed_ms,
-                             note=note, relabel=True)
+    stored = record_judgment(
+        session, user_id, assignment_id, grade, token=token, elapsed_ms=elapsed_ms, note=note, relabel=True
+    )
     if stored is None:  # a label on a labelling assignment always resolves; None is the token's repeat
         return False
     return True

@@ -26,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
@@ -47,12 +47,12 @@ FORGET_AFTER = timedelta(hours=1)
 
 
 def _now(now: datetime | None) -> datetime:
-    return _aware(now) if now is not None else datetime.now(timezone.utc)
+    return _aware(now) if now is not None else datetime.now(UTC)
 
 
 def _aware(value: datetime) -> datetime:
     # SQLite hands timezone-aware columns back naive (they were written in UTC)
-    return value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
 def token_hash(token: str) -> str:
@@ -63,13 +63,22 @@ def token_hash(token: str) -> str:
 # --------------------------------------------------------------------------- sessions
 
 
-def create_session(session: Session, user_id: int, client: str = "", ttl: timedelta = SESSION_TTL, *,
-                   now: datetime | None = None) -> str:
+def create_session(
+    session: Session, user_id: int, client: str = "", ttl: timedelta = SESSION_TTL, *, now: datetime | None = None
+) -> str:
     """Start a session for ``user_id``; returns the raw token (shown to the browser once, never stored)."""
     now = _now(now)
     token = secrets.token_urlsafe(32)
-    session.add(AuthSession(token_hash=token_hash(token), user_id=user_id, client=(client or "")[:64],
-                            created_at=now, last_seen_at=now, expires_at=now + ttl))
+    session.add(
+        AuthSession(
+            token_hash=token_hash(token),
+            user_id=user_id,
+            client=(client or "")[:64],
+            created_at=now,
+            last_seen_at=now,
+            expires_at=now + ttl,
+        )
+    )
     session.flush()
     return token
 
@@ -93,7 +102,8 @@ def check_session(session: Session, token: str | None, *, now: datetime | None =
         return None
     now = _now(now)
     row = session.execute(
-        select(AuthSession, User).join(User, User.id == AuthSession.user_id)
+        select(AuthSession, User)
+        .join(User, User.id == AuthSession.user_id)
         .where(AuthSession.token_hash == token_hash(token))
     ).first()
     if row is None:
@@ -101,8 +111,11 @@ def check_session(session: Session, token: str | None, *, now: datetime | None =
     auth, user = row
     if auth.revoked_at is not None or _aware(auth.expires_at) <= now or not user.active:
         return None
-    return SessionCheck(account=_account(user), expires_at=_aware(auth.expires_at),
-                        touch_due=now - _aware(auth.last_seen_at) >= TOUCH_EVERY)
+    return SessionCheck(
+        account=_account(user),
+        expires_at=_aware(auth.expires_at),
+        touch_due=now - _aware(auth.last_seen_at) >= TOUCH_EVERY,
+    )
 
 
 def account_for_token(session: Session, token: str | None, *, now: datetime | None = None) -> Account | None:
@@ -114,22 +127,26 @@ def account_for_token(session: Session, token: str | None, *, now: datetime | No
 def touch_session(session: Session, token: str, *, now: datetime | None = None) -> bool:
     """Record that the session was seen now, unless it was within the last minute (one write a minute at most)."""
     now = _now(now)
-    return bool(session.execute(
-        update(AuthSession)
-        .where(AuthSession.token_hash == token_hash(token), AuthSession.last_seen_at <= now - TOUCH_EVERY)
-        .values(last_seen_at=now)
-    ).rowcount)
+    return bool(
+        session.execute(
+            update(AuthSession)
+            .where(AuthSession.token_hash == token_hash(token), AuthSession.last_seen_at <= now - TOUCH_EVERY)
+            .values(last_seen_at=now)
+        ).rowcount
+    )
 
 
 def revoke_session(session: Session, token: str | None, *, now: datetime | None = None) -> bool:
     """End one session (logout); True when a live session was revoked."""
     if not token:
         return False
-    return bool(session.execute(
-        update(AuthSession)
-        .where(AuthSession.token_hash == token_hash(token), AuthSession.revoked_at.is_(None))
-        .values(revoked_at=_now(now))
-    ).rowcount)
+    return bool(
+        session.execute(
+            update(AuthSession)
+            .where(AuthSession.token_hash == token_hash(token), AuthSession.revoked_at.is_(None))
+            .values(revoked_at=_now(now))
+        ).rowcount
+    )
 
 
 def revoke_all(session: Session, user_id: int, *, now: datetime | None = None) -> int:
@@ -172,7 +189,7 @@ def delay_after(failures: int) -> timedelta:
     exponent = failures - FREE_FAILURES
     if exponent >= 20:  # 2**20 s is far beyond the cap; avoid huge numbers
         return MAX_DELAY
-    return min(FIRST_DELAY * (2 ** exponent), MAX_DELAY)
+    return min(FIRST_DELAY * (2**exponent), MAX_DELAY)
 
 
 def locked_for(session: Session, keys: list[str], *, now: datetime | None = None) -> float:
@@ -227,8 +244,9 @@ class LoginResult:
         return self.account is not None
 
 
-def login(store, username: str, password: str, client: str = "", *, ttl: timedelta = SESSION_TTL,
-          now: datetime | None = None) -> LoginResult:
+def login(
+    store, username: str, password: str, client: str = "", *, ttl: timedelta = SESSION_TTL, now: datetime | None = None
+) -> LoginResult:
     """Check a login attempt with throttling and start a session on success.
 
     1. read transaction: are the keys locked?  If so, refuse (no hash is touched).

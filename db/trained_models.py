@@ -22,8 +22,15 @@ from core.names import check_name, display_name
 from db.models import MODEL_KINDS, Collection, TrainedModel
 from db.queries import READY, NotFound, collection_id
 
-__all__ = ["MODEL_KINDS", "TrainedModelInfo", "check_model_kind", "check_new_model_name", "get_model", "list_models",
-           "register_model"]
+__all__ = [
+    "MODEL_KINDS",
+    "TrainedModelInfo",
+    "check_model_kind",
+    "check_new_model_name",
+    "get_model",
+    "list_models",
+    "register_model",
+]
 
 
 @dataclass(frozen=True)
@@ -62,18 +69,30 @@ def check_new_model_name(session: Session, collection: str, name: object) -> str
     check_name(name, "model name")
     cid = collection_id(session, collection)
     taken = session.execute(
-        select(TrainedModel.id, TrainedModel.archived_at).where(TrainedModel.collection_id == cid, TrainedModel.name == name)
+        select(TrainedModel.id, TrainedModel.archived_at).where(
+            TrainedModel.collection_id == cid, TrainedModel.name == name
+        )
     ).first()
     if taken is not None:
         hidden = " (archived)" if taken.archived_at is not None else ""
-        raise ValueError(f"a model named {name!r} already exists in collection {collection!r}{hidden}; "
-                         "choose another name")
+        raise ValueError(
+            f"a model named {name!r} already exists in collection {collection!r}{hidden}; choose another name"
+        )
     return name  # type: ignore[return-value]
 
 
 def register_model(
-    session: Session, collection: str, *, name: str, kind: str, path: str, base_model: str | None,
-    params: dict[str, Any], history: list[dict[str, Any]], best: dict[str, Any], created_by: str | None = None,
+    session: Session,
+    collection: str,
+    *,
+    name: str,
+    kind: str,
+    path: str,
+    base_model: str | None,
+    params: dict[str, Any],
+    history: list[dict[str, Any]],
+    best: dict[str, Any],
+    created_by: str | None = None,
     job_id: int | None = None,
 ) -> int:
     """Record a trained model of ``collection``; returns its id.
@@ -99,9 +118,16 @@ def register_model(
     check_model_kind(kind)
     check_new_model_name(session, collection, name)
     row = TrainedModel(
-        collection_id=collection_id(session, collection), name=name, kind=kind, path=str(path),
-        base_model=None if base_model is None else str(base_model), params=params, history=history, best=best,
-        created_by=created_by, job_id=job_id,
+        collection_id=collection_id(session, collection),
+        name=name,
+        kind=kind,
+        path=str(path),
+        base_model=None if base_model is None else str(base_model),
+        params=params,
+        history=history,
+        best=best,
+        created_by=created_by,
+        job_id=job_id,
     )
     session.add(row)
     session.flush()
@@ -110,19 +136,35 @@ def register_model(
 
 def _info(row: TrainedModel, collection: str) -> TrainedModelInfo:
     return TrainedModelInfo(
-        id=row.id, collection=collection, name=row.name, kind=row.kind, path=row.path, base_model=row.base_model,
-        params=row.params or {}, history=row.history or [], best=row.best or {}, created_at=row.created_at,
-        created_by=row.created_by, job_id=row.job_id, archived_at=row.archived_at,
+        id=row.id,
+        collection=collection,
+        name=row.name,
+        kind=row.kind,
+        path=row.path,
+        base_model=row.base_model,
+        params=row.params or {},
+        history=row.history or [],
+        best=row.best or {},
+        created_at=row.created_at,
+        created_by=row.created_by,
+        job_id=row.job_id,
+        archived_at=row.archived_at,
     )
 
 
-def list_models(session: Session, collection: str | None = None, *, include_archived: bool = False) -> list[TrainedModelInfo]:
+def list_models(
+    session: Session, collection: str | None = None, *, include_archived: bool = False
+) -> list[TrainedModelInfo]:
     """The registered models of ``collection`` (None: of every shown collection), by collection then name.
 
     Archived models are left out unless ``include_archived``.
     """
-    query = (select(TrainedModel, Collection.name).join(Collection, Collection.id == TrainedModel.collection_id)
-             .where(Collection.status == READY).order_by(Collection.name, TrainedModel.name))
+    query = (
+        select(TrainedModel, Collection.name)
+        .join(Collection, Collection.id == TrainedModel.collection_id)
+        .where(Collection.status == READY)
+        .order_by(Collection.name, TrainedModel.name)
+    )
     if collection is not None:
         query = query.where(TrainedModel.collection_id == collection_id(session, collection))
     else:
@@ -137,7 +179,14 @@ def get_model(session: Session, collection: str, name: str) -> TrainedModelInfo:
     cid = collection_id(session, collection)
     row = session.scalar(select(TrainedModel).where(TrainedModel.collection_id == cid, TrainedModel.name == name))
     if row is None:
-        known = ", ".join(display_name(n) for n in session.scalars(
-            select(TrainedModel.name).where(TrainedModel.collection_id == cid).order_by(TrainedModel.name))) or "none"
+        known = (
+            ", ".join(
+                display_name(n)
+                for n in session.scalars(
+                    select(TrainedModel.name).where(TrainedModel.collection_id == cid).order_by(TrainedModel.name)
+                )
+            )
+            or "none"
+        )
         raise NotFound(f"no model named {name!r} in collection {collection!r} (models: {known})")
     return _info(row, collection)

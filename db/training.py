@@ -17,8 +17,16 @@ from core.training.data import LabelledData
 from core.types import Qrels
 from db.annotation import live_qrels
 from db.models import QrelsVersion
-from db.queries import (READY, NotFound, check_relevance_level, collection_id, iter_passages, iter_queries,
-                        load_qrels, relevance_level)
+from db.queries import (
+    READY,
+    NotFound,
+    check_relevance_level,
+    collection_id,
+    iter_passages,
+    iter_queries,
+    load_qrels,
+    relevance_level,
+)
 
 FINAL = "final"
 """``labels`` value meaning the live final labels of the annotation (:func:`db.annotation.live_qrels`)."""
@@ -50,12 +58,18 @@ def resolve_labels(session: Session, collection: str, labels: str | None = None)
         qrels = live_qrels(session, collection)
         if qrels or labels == FINAL:
             if not qrels:
-                raise ValueError(f"labels: collection {collection!r} has no final labels yet (annotate and resolve "
-                                 "some pairs, or train on a qrels version)")
+                raise ValueError(
+                    f"labels: collection {collection!r} has no final labels yet (annotate and resolve "
+                    "some pairs, or train on a qrels version)"
+                )
             return FINAL, qrels
-    versions = list(session.execute(
-        select(QrelsVersion.name, QrelsVersion.archived_at).where(QrelsVersion.collection_id == cid, QrelsVersion.status == READY)
-        .order_by(QrelsVersion.created_at.desc(), QrelsVersion.id.desc())))
+    versions = list(
+        session.execute(
+            select(QrelsVersion.name, QrelsVersion.archived_at)
+            .where(QrelsVersion.collection_id == cid, QrelsVersion.status == READY)
+            .order_by(QrelsVersion.created_at.desc(), QrelsVersion.id.desc())
+        )
+    )
     if labels is None:
         shown = [name for name, archived in versions if archived is None]
         if not shown:
@@ -63,8 +77,10 @@ def resolve_labels(session: Session, collection: str, labels: str | None = None)
         labels = shown[0]
     elif labels not in {name for name, _ in versions}:
         known = ", ".join(repr(name) for name, _ in reversed(versions)) or "none"
-        raise NotFound(f"labels: no qrels version named {labels!r} in collection {collection!r} "
-                       f"(use 'final' for the final labels; versions: {known})")
+        raise NotFound(
+            f"labels: no qrels version named {labels!r} in collection {collection!r} "
+            f"(use 'final' for the final labels; versions: {known})"
+        )
     qrels = load_qrels(session, collection, labels)
     if not qrels:
         raise ValueError(f"labels: qrels version {labels!r} of collection {collection!r} is empty")
@@ -72,7 +88,12 @@ def resolve_labels(session: Session, collection: str, labels: str | None = None)
 
 
 def labelled_data(
-    session: Session, collection: str, *, labels: str | None = None, context: str = "title", level: int | None = None,
+    session: Session,
+    collection: str,
+    *,
+    labels: str | None = None,
+    context: str = "title",
+    level: int | None = None,
 ) -> tuple[LabelledData, dict[str, str]]:
     """Every query, passage text and graded label of ``collection``, and each query's split.
 

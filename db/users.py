@@ -131,4 +131,3 @@ def get_account(session: Session, user_id: int) -> Account | None:
     """The account by id, or None when it no longer exists or is disabled (sessions re-check every run)."""
     user = session.get(User, user_id)
     return _account(user) if user is not None and user.active else None
-

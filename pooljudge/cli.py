@@ -48,19 +48,33 @@ def cmd_import(args: argparse.Namespace) -> int:
         # Parsed and validated outside the write lock, then written in short transactions: annotators
         # labelling meanwhile wait at most one chunk; on any error nothing is visible.
         summary = import_path(
-            store, args.format, args.path, name=args.collection, mode="merge" if args.merge else "create",
-            qrels_name=args.qrels_name, progress=progress, allow_unknown_ids=args.allow_unknown_ids,
-            level=args.level, run_name=args.run_name,
+            store,
+            args.format,
+            args.path,
+            name=args.collection,
+            mode="merge" if args.merge else "create",
+            qrels_name=args.qrels_name,
+            progress=progress,
+            allow_unknown_ids=args.allow_unknown_ids,
+            level=args.level,
+            run_name=args.run_name,
         )
     s = summary.as_dict()
     runs = ", ".join(f"{name!r} ({n} entries)" for name, n in s["runs"].items()) or "none"
-    unknown = [f"{n} {kind} id{'s' * (n != 1)}"
-               for kind, n in (("query", s["unknown_query_ids"]), ("passage", s["unknown_passage_ids"])) if n]
+    unknown = [
+        f"{n} {kind} id{'s' * (n != 1)}"
+        for kind, n in (("query", s["unknown_query_ids"]), ("passage", s["unknown_passage_ids"]))
+        if n
+    ]
     print(
         f"collection {s['collection']!r}: {s['passages_added']} passages, {s['queries_added']} queries, "
         f"{s['qrels_added']} qrels entries added"
-        + (f" ({s['passages_skipped']} passages, {s['queries_skipped']} queries, {s['qrels_skipped']} qrels "
-           "already present)" if args.merge else "")
+        + (
+            f" ({s['passages_skipped']} passages, {s['queries_skipped']} queries, {s['qrels_skipped']} qrels "
+            "already present)"
+            if args.merge
+            else ""
+        )
         + f"; runs: {runs}; relevance level {s['relevance_level']}"
         + (f"; kept unknown {' and '.join(unknown)}" if unknown else "")
     )
@@ -133,7 +147,6 @@ def cmd_eval(args: argparse.Namespace) -> int:
     measures = [metrics.parse_measure(m) for m in (args.measure or ["MAP", "MRR@10", "nDCG@10", "R@100", "P@10"])]
     if args.collection:
         from db import queries as q
-
         from db.annotation import live_qrels
 
         with _store(args).read() as session:
@@ -177,8 +190,10 @@ def cmd_level(args: argparse.Namespace) -> int:
         return 0
     with store.write() as session:
         previous = q.set_relevance_level(session, args.collection, args.level)
-    print(f"relevance level of {args.collection!r}: {previous} -> {args.level} (binary measures count grade >= "
-          f"{args.level} as relevant)")
+    print(
+        f"relevance level of {args.collection!r}: {previous} -> {args.level} (binary measures count grade >= "
+        f"{args.level} as relevant)"
+    )
     return 0
 
 
@@ -218,7 +233,9 @@ def cmd_index(args: argparse.Namespace) -> int:
     spec = RetrieverSpec.parse(args.retriever)
     corpus = load_corpus(store, args.collection)
     bars = _StageBars(args.quiet)
-    retriever = build_retriever(spec, corpus.language, resolve=lambda model: resolve_model(store, args.collection, model))
+    retriever = build_retriever(
+        spec, corpus.language, resolve=lambda model: resolve_model(store, args.collection, model)
+    )
     index_retriever(retriever, corpus, progress=bars(f"indexing {retriever.name}"))
     bars.close()
     print(f"indexed {len(corpus.doc_ids)} passages of {args.collection!r} with {spec.text} (cached for reuse)")
@@ -236,16 +253,26 @@ def cmd_retrieve(args: argparse.Namespace) -> int:
     if not args.no_store:  # a taken or bad name is refused before minutes of indexing, not after
         check_new_run_name(store, args.collection, args.name or spec.default_name())
     bars = _StageBars(args.quiet)
-    name, run, config = retrieve(store, args.collection, spec, k=args.hits, name=args.name, split=args.split, progress=bars)
+    name, run, config = retrieve(
+        store, args.collection, spec, k=args.hits, name=args.name, split=args.split, progress=bars
+    )
     bars.close()
     if args.output:
         with _output(args.output) as out:
             write_run(run, out, tag=name)
     if not args.no_store:
-        store_run(store, args.collection, name, run,
-                  params={"spec": spec.text, "k": args.hits, "split": args.split, "config": config})
-    print(f"run {name!r}: {sum(len(d) for d in run.values())} hits for {len(run)} queries"
-          + ("" if args.no_store else f", stored in {args.collection!r}"), file=sys.stderr)
+        store_run(
+            store,
+            args.collection,
+            name,
+            run,
+            params={"spec": spec.text, "k": args.hits, "split": args.split, "config": config},
+        )
+    print(
+        f"run {name!r}: {sum(len(d) for d in run.values())} hits for {len(run)} queries"
+        + ("" if args.no_store else f", stored in {args.collection!r}"),
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -261,9 +288,20 @@ def _pool_params(args: argparse.Namespace):
         key = "threshold" if method == "similarity" else "distance_threshold"
         dedupe = {"method": method, key: float(value)}
     return PoolJobParams(
-        collection=args.collection, name=args.name, retrievers=args.retriever or [], runs=args.run or [],
-        k=args.hits, method=args.method, depth=args.depth, size=args.size, select=args.select,
-        dedupe=dedupe, prelabel=args.prelabel, split=args.split, **_selection_params(args))
+        collection=args.collection,
+        name=args.name,
+        retrievers=args.retriever or [],
+        runs=args.run or [],
+        k=args.hits,
+        method=args.method,
+        depth=args.depth,
+        size=args.size,
+        select=args.select,
+        dedupe=dedupe,
+        prelabel=args.prelabel,
+        split=args.split,
+        **_selection_params(args),
+    )
 
 
 def _selection_params(args: argparse.Namespace) -> dict:
@@ -300,13 +338,19 @@ def cmd_pool(args: argparse.Namespace) -> int:
         f"pool {result['pool']!r} (job {job_id}): {result['pairs']} pairs over {result['queries']} queries from "
         f"{', '.join(result['runs'])}; {result['selected']} selected for annotation, {result['duplicates']} near-duplicates "
         f"removed, {result['prelabels']} pre-labels"
-        + (f"; {result['missing_documents']} pooled documents are not in the store" if result["missing_documents"] else "")
+        + (
+            f"; {result['missing_documents']} pooled documents are not in the store"
+            if result["missing_documents"]
+            else ""
+        )
     )
     if "active" in result:
         a = result["active"]
-        print(f"active selection: kept {a['kept']} of {a['pairs']} pairs, saved {a['saved']} "
-              f"({a['confident_relevant']} confidently relevant, {a['confident_irrelevant']} confidently not; "
-              f"band [{a['band'][0]:g}, {a['band'][1]:g}])")
+        print(
+            f"active selection: kept {a['kept']} of {a['pairs']} pairs, saved {a['saved']} "
+            f"({a['confident_relevant']} confidently relevant, {a['confident_irrelevant']} confidently not; "
+            f"band [{a['band'][0]:g}, {a['band'][1]:g}])"
+        )
     return 0
 
 
@@ -339,15 +383,41 @@ def _train_params(args: argparse.Namespace) -> dict:
         try:
             denoise = [float(x) for x in args.denoise.split(",")]
         except ValueError:
-            raise ValueError(f"--denoise must be two probabilities LOW,HIGH, e.g. 0.1,0.9; got {args.denoise!r}") from None
-    config = {key: getattr(args, key) for key in ("epochs", "batch_size", "learning_rate", "max_length", "negatives",
-                                                  "max_steps", "seed", "device", "eval_every", "patience")
-              if getattr(args, key) is not None}
+            raise ValueError(
+                f"--denoise must be two probabilities LOW,HIGH, e.g. 0.1,0.9; got {args.denoise!r}"
+            ) from None
+    config = {
+        key: getattr(args, key)
+        for key in (
+            "epochs",
+            "batch_size",
+            "learning_rate",
+            "max_length",
+            "negatives",
+            "max_steps",
+            "seed",
+            "device",
+            "eval_every",
+            "patience",
+        )
+        if getattr(args, key) is not None
+    }
     return {
-        "collection": args.collection, "name": args.name, "kind": args.kind, "split": args.split,
-        "eval_split": args.eval_split, "held_out": args.held_out, "labels": args.labels,
-        "candidates": args.candidates, "depth": args.depth, "base_model": args.base, "cross_base": args.cross_base,
-        "loss": args.loss, "denoise": denoise, "config": config, "created_by": f"{getpass.getuser()} (cli)",
+        "collection": args.collection,
+        "name": args.name,
+        "kind": args.kind,
+        "split": args.split,
+        "eval_split": args.eval_split,
+        "held_out": args.held_out,
+        "labels": args.labels,
+        "candidates": args.candidates,
+        "depth": args.depth,
+        "base_model": args.base,
+        "cross_base": args.cross_base,
+        "loss": args.loss,
+        "denoise": denoise,
+        "config": config,
+        "created_by": f"{getpass.getuser()} (cli)",
     }
 
 
@@ -364,10 +434,12 @@ def cmd_train(args: argparse.Namespace) -> int:
     result = run_job(store, job_id, echo=None if args.quiet else (lambda m: print(m, file=sys.stderr)))
     measures = (result.get("best") or {}).get("eval") or {}
     shown = ", ".join(f"{k} {v:.4f}" for k, v in measures.items() if isinstance(v, (int, float))) or "no evaluation"
-    print(f"{result['kind']} {result['model']!r} (job {job_id}): best held-out {shown} "
-          f"(step {(result.get('best') or {}).get('step', '?')}) on {result['held_out_queries']} queries, trained on "
-          f"{result['train_queries']} in {result['seconds']:.1f} s ({result['pairs_per_second']:.1f} pairs/s); "
-          f"saved to {result['path']}")
+    print(
+        f"{result['kind']} {result['model']!r} (job {job_id}): best held-out {shown} "
+        f"(step {(result.get('best') or {}).get('step', '?')}) on {result['held_out_queries']} queries, trained on "
+        f"{result['train_queries']} in {result['seconds']:.1f} s ({result['pairs_per_second']:.1f} pairs/s); "
+        f"saved to {result['path']}"
+    )
     return 0
 
 
@@ -381,8 +453,10 @@ def cmd_models(args: argparse.Namespace) -> int:
         print("no trained models (train one with `pooljudge train`)")
     for m in models:  # names are checked when stored, but print them escaped as every listing does
         ndcg = m.best_eval.get("nDCG@10")
-        print(f"{display_name(m.name)}\t{m.kind}\t{display_name(m.collection)}\t"
-              f"nDCG@10 {'-' if ndcg is None else f'{ndcg:.4f}'}\t{display_name(m.path)}")
+        print(
+            f"{display_name(m.name)}\t{m.kind}\t{display_name(m.collection)}\t"
+            f"nDCG@10 {'-' if ndcg is None else f'{ndcg:.4f}'}\t{display_name(m.path)}"
+        )
     return 0
 
 
@@ -395,12 +469,20 @@ def cmd_assign(args: argparse.Namespace) -> int:
     annotators = [a.strip() for a in args.annotators.split(",")] if args.annotators else None
     with _store(args).write() as session:
         summary = create_assignments(
-            session, args.collection, args.pool, annotators=annotators, per_pair=args.per_pair, seed=args.seed,
-            package_size=args.package_size, group_by_query=args.group_by_query,
+            session,
+            args.collection,
+            args.pool,
+            annotators=annotators,
+            per_pair=args.per_pair,
+            seed=args.seed,
+            package_size=args.package_size,
+            group_by_query=args.group_by_query,
             scale="binary" if args.binary else "graded",
         )
     loads = ", ".join(f"{name} {n}" for name, n in sorted(summary.per_annotator.items())) or "nothing new"
-    print(f"{summary.pairs} selected pairs; {summary.tasks} new assignments ({loads}) in {len(summary.packages)} packages")
+    print(
+        f"{summary.pairs} selected pairs; {summary.tasks} new assignments ({loads}) in {len(summary.packages)} packages"
+    )
     return 0
 
 
@@ -408,8 +490,8 @@ def cmd_leakage(args: argparse.Namespace) -> int:
     import numpy as np
 
     from core.analysis import LEXICAL_LEAKAGE_THRESHOLD
+    from core.leakage import chinese_leakage_method, is_chinese, leakage_method_text, leaked_training_queries
     from db.queries import iter_queries
-    from core.leakage import chinese_leakage_method, is_chinese, leaked_training_queries, leakage_method_text
     from pooljudge.encoders import encoder_for, query_vectors
 
     if not -1.0 <= args.threshold <= 1.0:  # checked before minutes of encoding, not after
@@ -423,18 +505,31 @@ def cmd_leakage(args: argparse.Namespace) -> int:
         queries = list(iter_queries(session, args.collection))
     eval_splits = args.eval_split or ("dev", "test")
     # only the queries the encoder compares are encoded: no model is loaded for an all-Chinese collection
-    encoded = [i for i, q in enumerate(queries) if (q.split == args.train_split or q.split in eval_splits)
-               and not (chinese == "char-bigram" and is_chinese(q))]
+    encoded = [
+        i
+        for i, q in enumerate(queries)
+        if (q.split == args.train_split or q.split in eval_splits) and not (chinese == "char-bigram" and is_chinese(q))
+    ]
     vectors = None
     if encoded:
         bars = _StageBars(args.quiet)
-        found = query_vectors([queries[i] for i in encoded], encoder_for({"model": args.model} if args.model else {}),
-                              progress=bars("encoding queries"))
+        found = query_vectors(
+            [queries[i] for i in encoded],
+            encoder_for({"model": args.model} if args.model else {}),
+            progress=bars("encoding queries"),
+        )
         bars.close()
         vectors = np.zeros((len(queries), found.shape[1]), dtype=found.dtype)
         vectors[encoded] = found
-    leaks = leaked_training_queries(queries, vectors, threshold=args.threshold, train_split=args.train_split,
-                                    eval_splits=eval_splits, chinese=chinese, lexical_threshold=lexical_threshold)
+    leaks = leaked_training_queries(
+        queries,
+        vectors,
+        threshold=args.threshold,
+        train_split=args.train_split,
+        eval_splits=eval_splits,
+        chinese=chinese,
+        lexical_threshold=lexical_threshold,
+    )
     flagged = sorted({row["train_id"] for row in leaks})
     with _output(args.output) as out:
         if args.ids_only:
@@ -443,14 +538,25 @@ def cmd_leakage(args: argparse.Namespace) -> int:
             out.write("train_id\teval_id\teval_split\tsimilarity\ttrain_query\teval_query\tmethod\n")
             for row in leaks:
                 texts = [" ".join(row[k].split()) for k in ("train_query", "eval_query")]  # one line per match
-                out.write(f"{row['train_id']}\t{row['eval_id']}\t{row['eval_split']}\t{row['similarity']:.4f}\t"
-                          f"{texts[0]}\t{texts[1]}\t{row['method']}\n")
+                out.write(
+                    f"{row['train_id']}\t{row['eval_id']}\t{row['eval_split']}\t{row['similarity']:.4f}\t"
+                    f"{texts[0]}\t{texts[1]}\t{row['method']}\n"
+                )
     n_train = sum(q.split == args.train_split for q in queries)
     model_name = Path(args.model).name if args.model else "all-MiniLM-L6-v2"
-    print(f"{len(flagged)} of {n_train} {args.train_split} queries have a dev/test query at or above the threshold "
-          f"({len(leaks)} matches); "
-          + leakage_method_text(queries, chinese=chinese, threshold=args.threshold, lexical_threshold=lexical_threshold,
-                                model_name=model_name, train_split=args.train_split), file=sys.stderr)
+    print(
+        f"{len(flagged)} of {n_train} {args.train_split} queries have a dev/test query at or above the threshold "
+        f"({len(leaks)} matches); "
+        + leakage_method_text(
+            queries,
+            chinese=chinese,
+            threshold=args.threshold,
+            lexical_threshold=lexical_threshold,
+            model_name=model_name,
+            train_split=args.train_split,
+        ),
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -494,10 +600,21 @@ def cmd_simulate_labelling(args: argparse.Namespace) -> int:
 
     try:
         result = simulate_collection(
-            _store(args), args.collection, qrels=args.qrels, runs=_split_list(args.runs, "--runs"), depth=args.depth,
-            batch_size=args.batch, strategies=strategies, model=args.model, band=band, measure=args.measure,
-            level=args.level, seed=args.seed, resamples=args.resamples,
-            progress=lambda d, t: update(bar, d, t), model_progress=lambda d, t: update(model_bar, d, t),
+            _store(args),
+            args.collection,
+            qrels=args.qrels,
+            runs=_split_list(args.runs, "--runs"),
+            depth=args.depth,
+            batch_size=args.batch,
+            strategies=strategies,
+            model=args.model,
+            band=band,
+            measure=args.measure,
+            level=args.level,
+            seed=args.seed,
+            resamples=args.resamples,
+            progress=lambda d, t: update(bar, d, t),
+            model_progress=lambda d, t: update(model_bar, d, t),
         )
     finally:
         model_bar.close()
@@ -505,9 +622,11 @@ def cmd_simulate_labelling(args: argparse.Namespace) -> int:
     if args.output:
         with _output(args.output) as out:
             out.write(result.to_csv())
-    print(f"{args.collection}: {result.queries} judged queries, {result.pool_pairs} pooled pairs (depth "
-          f"{result.depth}), {len(result.runs)} runs, {result.measure}, batches of {result.batch_size}; "
-          f"Kendall tau against all labels:")
+    print(
+        f"{args.collection}: {result.queries} judged queries, {result.pool_pairs} pooled pairs (depth "
+        f"{result.depth}), {len(result.runs)} runs, {result.measure}, batches of {result.batch_size}; "
+        f"Kendall tau against all labels:"
+    )
     columns = result.strategies
     taus = {s: result.taus(s) for s in columns}
     print("\t".join(["batch", "pairs", *columns]))
@@ -516,8 +635,10 @@ def cmd_simulate_labelling(args: argparse.Namespace) -> int:
         cells = ["" if b >= len(taus[s]) else f"{taus[s][b][1]:.4f}" for s in columns]
         print("\t".join([str(b + 1), str(pairs), *cells]))
     reached = result.pairs_to_reach(TAU_TARGET)
-    print(f"pairs to reach tau >= {TAU_TARGET}: " + ", ".join(
-        f"{s} {'never' if n is None else n}" for s, n in reached.items()))
+    print(
+        f"pairs to reach tau >= {TAU_TARGET}: "
+        + ", ".join(f"{s} {'never' if n is None else n}" for s, n in reached.items())
+    )
     for s, saved in result.saved.items():
         print(f"{s}: {saved} pairs labelled by the model instead of annotators ({result.model_wrong[s]} of them wrong)")
     if args.output and args.output != "-":
@@ -569,7 +690,10 @@ def cmd_user(args: argparse.Namespace) -> int:
             print(f"{args.username!r} is now {args.role}; its sessions are signed out")
         else:
             set_active(session, args.username, args.action == "enable")
-            print(f"{args.action}d {args.username!r}" + ("; its sessions are signed out" if args.action == "disable" else ""))
+            print(
+                f"{args.action}d {args.username!r}"
+                + ("; its sessions are signed out" if args.action == "disable" else "")
+            )
     return 0
 
 
@@ -600,7 +724,9 @@ def cmd_archive(args: argparse.Namespace) -> int:
         if args.command == "archive":
             # no account signs a CLI call: the system user is recorded, marked as such
             item = archive(session, args.kind, args.name, collection=args.collection, by=f"{getpass.getuser()} (cli)")
-            print(f"archived {label} '{display_name(item.name)}' (hidden, nothing deleted; undo with `pooljudge restore`)")
+            print(
+                f"archived {label} '{display_name(item.name)}' (hidden, nothing deleted; undo with `pooljudge restore`)"
+            )
         elif args.command == "restore":
             item = restore(session, args.kind, args.name, collection=args.collection)
             print(f"restored {label} '{display_name(item.name)}'")
@@ -619,8 +745,10 @@ def cmd_archived(args: argparse.Namespace) -> int:
     if not items:
         print("nothing is archived")
     for i in items:  # stored names may hold control characters: printed escaped
-        print(f"{i.kind}\t{display_name(i.collection or i.name)}\t{display_name(i.name)}\t"
-              f"{display_name(i.archived_by or '')}\t{i.archived_at:%Y-%m-%d %H:%M} UTC")
+        print(
+            f"{i.kind}\t{display_name(i.collection or i.name)}\t{display_name(i.name)}\t"
+            f"{display_name(i.archived_by or '')}\t{i.archived_at:%Y-%m-%d %H:%M} UTC"
+        )
     return 0
 
 
@@ -677,23 +805,40 @@ def build_parser() -> argparse.ArgumentParser:
     from core.pooling import POOLING_METHODS  # read when the parser is built: a registered method is a choice
 
     parser = argparse.ArgumentParser(prog="pooljudge", description=__doc__.splitlines()[0])
-    parser.add_argument("--db", help="SQLite file or SQLAlchemy URL (default: $POOLJUDGE_DB_URL, $POOLJUDGE_DB, ~/.pooljudge/pooljudge.db)")
+    parser.add_argument(
+        "--db",
+        help="SQLite file or SQLAlchemy URL (default: $POOLJUDGE_DB_URL, $POOLJUDGE_DB, ~/.pooljudge/pooljudge.db)",
+    )
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("import", help="import a collection, qrels or runs (all or nothing, never blocking annotators)")
     p.add_argument("path", type=Path, help="file or folder to read (plain or .gz)")
-    p.add_argument("--format", "-f", required=True, choices=sorted(FORMATS), help="input format (see `pooljudge formats`)")
+    p.add_argument(
+        "--format", "-f", required=True, choices=sorted(FORMATS), help="input format (see `pooljudge formats`)"
+    )
     p.add_argument("--collection", "-c", required=True, help="collection to create (or merge into with --merge)")
-    p.add_argument("--merge", action="store_true", help="add to an existing collection: new records are added, "
-                   "identical ones skipped, conflicting ones refused")
-    p.add_argument("--qrels-name", default="imported", help="qrels version that receives the judgments (default: imported)")
+    p.add_argument(
+        "--merge",
+        action="store_true",
+        help="add to an existing collection: new records are added, identical ones skipped, conflicting ones refused",
+    )
+    p.add_argument(
+        "--qrels-name", default="imported", help="qrels version that receives the judgments (default: imported)"
+    )
     p.add_argument("--run-name", help="name of the run of a single-run file (default: the file name without extension)")
-    p.add_argument("--allow-unknown-ids", action="store_true",
-                   help="accept qrels and run entries naming queries or passages the collection lacks (TREC qrels may "
-                   "judge documents outside the corpus); by default they are refused, with their counts")
-    p.add_argument("--level", type=int, help="relevance level of the new collection: binary measures count grade >= "
-                   "LEVEL as relevant (default: 1 when the qrels are binary 0/1, else 2)")
+    p.add_argument(
+        "--allow-unknown-ids",
+        action="store_true",
+        help="accept qrels and run entries naming queries or passages the collection lacks (TREC qrels may "
+        "judge documents outside the corpus); by default they are refused, with their counts",
+    )
+    p.add_argument(
+        "--level",
+        type=int,
+        help="relevance level of the new collection: binary measures count grade >= "
+        "LEVEL as relevant (default: 1 when the qrels are binary 0/1, else 2)",
+    )
     p.set_defaults(func=cmd_import)
 
     p = sub.add_parser("export", help="export qrels, a run, judgments or a BEIR folder")
@@ -701,8 +846,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--collection", "-c", required=True)
     p.add_argument("--output", "-o", help="output file or folder ('-' or omitted: stdout; required for beir)")
     p.add_argument("--version", help="qrels version (default: the newest)")
-    p.add_argument("--level", type=int, help="qrels: write binary labels, 1 where grade >= LEVEL (default: the "
-                   "graded labels as stored; `pooljudge level -c NAME` prints the level the measures use)")
+    p.add_argument(
+        "--level",
+        type=int,
+        help="qrels: write binary labels, 1 where grade >= LEVEL (default: the "
+        "graded labels as stored; `pooljudge level -c NAME` prints the level the measures use)",
+    )
     p.add_argument("--run", help="run: the run's name")
     p.add_argument("--tag", help="run: the tag column (default: the run name)")
     p.add_argument("--depth", type=int, help="run: keep the top DEPTH per query")
@@ -710,18 +859,33 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("eval", help="evaluate a run against qrels exactly as trec_eval would")
-    p.add_argument("qrels", help="TREC qrels file (or, with --collection, a qrels version name, 'latest', "
-                   "or 'live' for the current final labels)")
+    p.add_argument(
+        "qrels",
+        help="TREC qrels file (or, with --collection, a qrels version name, 'latest', "
+        "or 'live' for the current final labels)",
+    )
     p.add_argument("run", help="TREC run file (or, with --collection, a run name)")
-    p.add_argument("-m", "--measure", action="append", help="MAP, MRR@k, RR, P@k, R@k, nDCG@k, nDCG_exp@k, Rprec, "
-                   "Success@k (= Accuracy@k), Judged@k; repeatable")
-    p.add_argument("--level", type=int, help="binary measures count grade >= LEVEL as relevant (default: with "
-                   "--collection the collection's level, see `pooljudge level`; for files 1, as trec_eval; nDCG "
-                   "ignores it)")
+    p.add_argument(
+        "-m",
+        "--measure",
+        action="append",
+        help="MAP, MRR@k, RR, P@k, R@k, nDCG@k, nDCG_exp@k, Rprec, Success@k (= Accuracy@k), Judged@k; repeatable",
+    )
+    p.add_argument(
+        "--level",
+        type=int,
+        help="binary measures count grade >= LEVEL as relevant (default: with "
+        "--collection the collection's level, see `pooljudge level`; for files 1, as trec_eval; nDCG "
+        "ignores it)",
+    )
     # -p, not -q: the top-level -q is --quiet, and `pooljudge -q eval ... -q` read as two meanings of one flag
     p.add_argument("--per-query", "-p", action="store_true", help="also print one line per query")
-    p.add_argument("--intersection", action="store_true", help="evaluate only queries present in both qrels and run "
-                   "(default: qrels queries missing from the run score 0)")
+    p.add_argument(
+        "--intersection",
+        action="store_true",
+        help="evaluate only queries present in both qrels and run "
+        "(default: qrels queries missing from the run score 0)",
+    )
     p.add_argument("--format", choices=["tsv", "json"], default="tsv")
     p.add_argument("--digits", type=int, default=4, help="tsv: decimals (default 4, like trec_eval)")
     p.add_argument("--collection", "-c", help="read qrels and run from the store instead of files")
@@ -729,14 +893,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("level", help="show or set a collection's relevance level (the default of eval and the pages)")
     p.add_argument("--collection", "-c", required=True)
-    p.add_argument("level", nargs="?", type=int, help="the new level: binary measures count grade >= LEVEL as "
-                   "relevant (TREC-style binary qrels 1, 0-3 graded 2); omitted: print the current one")
+    p.add_argument(
+        "level",
+        nargs="?",
+        type=int,
+        help="the new level: binary measures count grade >= LEVEL as "
+        "relevant (TREC-style binary qrels 1, 0-3 graded 2); omitted: print the current one",
+    )
     p.set_defaults(func=cmd_level)
 
-    retriever_help = ("retriever spec: bm25, bm25:chinese=bigram,k1=1.2, bm25:backend=rank_bm25, dense, "
-                      "dense:model=PATH,pooling=cls,index=hnsw, hybrid:fusion=rrf, "
-                      "rerank:model=PATH,first=bm25,depth=100 (a cross-encoder re-ranking the first stage; "
-                      "model=PATH1;PATH2 an ensemble; a model may be a registered model's name)")
+    retriever_help = (
+        "retriever spec: bm25, bm25:chinese=bigram,k1=1.2, bm25:backend=rank_bm25, dense, "
+        "dense:model=PATH,pooling=cls,index=hnsw, hybrid:fusion=rrf, "
+        "rerank:model=PATH,first=bm25,depth=100 (a cross-encoder re-ranking the first stage; "
+        "model=PATH1;PATH2 an ensemble; a model may be a registered model's name)"
+    )
     p = sub.add_parser("index", help="build (and cache) a retriever's index over a collection")
     p.add_argument("--collection", "-c", required=True)
     p.add_argument("--retriever", "-r", default="bm25", help=retriever_help)
@@ -758,21 +929,41 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--retriever", "-r", action="append", help=retriever_help + "; repeatable")
     p.add_argument("--run", action="append", help="a stored run to pool; repeatable")
     p.add_argument("--hits", type=int, default=100, help="hits per new retriever (default 100)")
-    p.add_argument("--method", choices=list(POOLING_METHODS), default="depth",
-                   help="depth: top-k union (TREC); take: Take@N, a budget of --size per query filled rank by rank; "
-                   "rrf/rbp: the --size best documents by fused priority")
+    p.add_argument(
+        "--method",
+        choices=list(POOLING_METHODS),
+        default="depth",
+        help="depth: top-k union (TREC); take: Take@N, a budget of --size per query filled rank by rank; "
+        "rrf/rbp: the --size best documents by fused priority",
+    )
     p.add_argument("--depth", type=int, default=50, help="depth pooling: top DEPTH of every run (default 50)")
     p.add_argument("--size", type=int, help="take/rrf/rbp pooling: pool size per query (default: --depth)")
-    p.add_argument("--select", type=int, help="keep the top N per query by the ensemble of the pooled runs "
-                   "(default: annotate everything)")
-    p.add_argument("--select-model", action="append", metavar="MODEL",
-                   help="with --select: rank the pool by this cross-encoder (folder or registered name) instead of "
-                   "the runs; repeatable, an ensemble of min-max normalised scores (DuReader-retrieval)")
-    p.add_argument("--select-method", choices=["top", "active"], default="top",
-                   help="active: annotate only the pairs --active-model is unsure about (T2Ranking 4.4)")
-    p.add_argument("--active-model", metavar="MODEL", help="the cross-encoder of active selection (folder or registered name)")
-    p.add_argument("--active-band", metavar="LOW,HIGH",
-                   help="active selection keeps pairs with probability in [LOW, HIGH] (default 0.1,0.9)")
+    p.add_argument(
+        "--select",
+        type=int,
+        help="keep the top N per query by the ensemble of the pooled runs (default: annotate everything)",
+    )
+    p.add_argument(
+        "--select-model",
+        action="append",
+        metavar="MODEL",
+        help="with --select: rank the pool by this cross-encoder (folder or registered name) instead of "
+        "the runs; repeatable, an ensemble of min-max normalised scores (DuReader-retrieval)",
+    )
+    p.add_argument(
+        "--select-method",
+        choices=["top", "active"],
+        default="top",
+        help="active: annotate only the pairs --active-model is unsure about (T2Ranking 4.4)",
+    )
+    p.add_argument(
+        "--active-model", metavar="MODEL", help="the cross-encoder of active selection (folder or registered name)"
+    )
+    p.add_argument(
+        "--active-band",
+        metavar="LOW,HIGH",
+        help="active selection keeps pairs with probability in [LOW, HIGH] (default 0.1,0.9)",
+    )
     p.add_argument("--dedupe", help="near-duplicate removal: similarity:0.95 (cosine) or ward:0.3 (distance)")
     p.add_argument("--prelabel", action="store_true", help="span-F1 pre-labels for queries with answers")
     p.add_argument("--split", help="only the queries of this split")
@@ -787,32 +978,53 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("train", help="train a re-ranker or dense encoder on a collection's labels (a job, run here)")
     p.add_argument("kind", choices=["cross-encoder", "dual-encoder", "rocketqav2"])
     p.add_argument("--collection", "-c", required=True)
-    p.add_argument("--name", required=True, help="the model's name in the collection (`pooljudge models`; "
-                   "rerank:model=NAME)")
+    p.add_argument(
+        "--name", required=True, help="the model's name in the collection (`pooljudge models`; rerank:model=NAME)"
+    )
     p.add_argument("--split", help="training queries' split (default train)")
     held = p.add_mutually_exclusive_group()
     held.add_argument("--eval-split", help="held-out queries' split (default dev)")
-    held.add_argument("--held-out", type=float, help="hold out this share of the --split queries instead (seeded); "
-                      "the default, 0.2, when all queries are in one split")
-    p.add_argument("--labels", help="'final' (the annotation's final labels) or a qrels version name (default: the "
-                   "final labels if any, else the newest version)")
-    p.add_argument("--candidates", help="hard negatives from a stored run (its name) or a retriever spec "
-                   "(default bm25): " + retriever_help)
+    held.add_argument(
+        "--held-out",
+        type=float,
+        help="hold out this share of the --split queries instead (seeded); "
+        "the default, 0.2, when all queries are in one split",
+    )
+    p.add_argument(
+        "--labels",
+        help="'final' (the annotation's final labels) or a qrels version name (default: the "
+        "final labels if any, else the newest version)",
+    )
+    p.add_argument(
+        "--candidates",
+        help="hard negatives from a stored run (its name) or a retriever spec (default bm25): " + retriever_help,
+    )
     p.add_argument("--depth", type=int, help="candidates per query (default 100)")
-    p.add_argument("--base", help="starting model: a registered model name or a folder (default: the packaged "
-                   "all-MiniLM-L6-v2, a new scoring head for a cross-encoder)")
+    p.add_argument(
+        "--base",
+        help="starting model: a registered model name or a folder (default: the packaged "
+        "all-MiniLM-L6-v2, a new scoring head for a cross-encoder)",
+    )
     p.add_argument("--cross-base", help="rocketqav2: the cross-encoder's starting model (name or folder)")
-    p.add_argument("--loss", choices=["listwise", "pointwise"], help="cross-encoder: listwise softmax over a query's "
-                   "candidates (default) or pointwise BCE on grade >= level")
-    p.add_argument("--denoise", help="rocketqav2: LOW,HIGH cross-encoder probabilities: unlabelled candidates <= LOW "
-                   "stay negatives, >= HIGH become positives, the rest are dropped")
+    p.add_argument(
+        "--loss",
+        choices=["listwise", "pointwise"],
+        help="cross-encoder: listwise softmax over a query's candidates (default) or pointwise BCE on grade >= level",
+    )
+    p.add_argument(
+        "--denoise",
+        help="rocketqav2: LOW,HIGH cross-encoder probabilities: unlabelled candidates <= LOW "
+        "stay negatives, >= HIGH become positives, the rest are dropped",
+    )
     p.add_argument("--epochs", type=int)
     p.add_argument("--batch-size", type=int, help="queries per step (pairs for --loss pointwise)")
     p.add_argument("--lr", dest="learning_rate", type=float, help="learning rate (default 2e-5)")
     p.add_argument("--max-length", type=int, help="tokens per text or pair (default 256)")
     p.add_argument("--negatives", type=int, help="hard negatives per query (default 7)")
     p.add_argument("--max-steps", type=int, help="stop after this many optimiser steps")
-    p.add_argument("--eval-every", type=int, help="evaluate on the held-out queries every N steps (default: each epoch)")
+    p.add_argument(
+        "--eval-every", type=int, help="evaluate on the held-out queries every N steps (default: each epoch)"
+    )
     p.add_argument("--patience", type=int, help="early stopping: evaluations without improvement (default 2)")
     p.add_argument("--seed", type=int)
     p.add_argument("--device", help="cpu, cuda, cuda:N (default: CUDA when present)")
@@ -839,33 +1051,54 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--note")
     p.set_defaults(func=cmd_freeze)
 
-    p = sub.add_parser("leakage", help="training queries that near-duplicate a dev/test query (query embedding cosine; "
-                       "character bigrams for Chinese without a Chinese encoder)")
+    p = sub.add_parser(
+        "leakage",
+        help="training queries that near-duplicate a dev/test query (query embedding cosine; "
+        "character bigrams for Chinese without a Chinese encoder)",
+    )
     p.add_argument("--collection", "-c", required=True)
-    p.add_argument("--threshold", type=float, default=0.5, help="cosine at or above which a pair leaks (default 0.5, "
-                   "as DuReader-retrieval)")
+    p.add_argument(
+        "--threshold",
+        type=float,
+        default=0.5,
+        help="cosine at or above which a pair leaks (default 0.5, as DuReader-retrieval)",
+    )
     p.add_argument("--model", help="local encoder folder (default: the bundled all-MiniLM-L6-v2, English only)")
-    p.add_argument("--chinese", choices=("auto", "char-bigram", "encoder"), default="auto",
-                   help="how Chinese queries are compared: char-bigram (lexical, Chinese against Chinese only), "
-                   "encoder (the model's cosine); auto (default): encoder when --model is given, else char-bigram")
-    p.add_argument("--lexical-threshold", type=float, help="character-bigram cosine at or above which a Chinese pair "
-                   "leaks (default 0.4, calibrated on the demo: see core.analysis.LEXICAL_LEAKAGE_THRESHOLD)")
+    p.add_argument(
+        "--chinese",
+        choices=("auto", "char-bigram", "encoder"),
+        default="auto",
+        help="how Chinese queries are compared: char-bigram (lexical, Chinese against Chinese only), "
+        "encoder (the model's cosine); auto (default): encoder when --model is given, else char-bigram",
+    )
+    p.add_argument(
+        "--lexical-threshold",
+        type=float,
+        help="character-bigram cosine at or above which a Chinese pair "
+        "leaks (default 0.4, calibrated on the demo: see core.analysis.LEXICAL_LEAKAGE_THRESHOLD)",
+    )
     p.add_argument("--train-split", default="train")
     p.add_argument("--eval-split", action="append", help="split to protect; repeatable (default: dev and test)")
     p.add_argument("--ids-only", action="store_true", help="write only the ids of the training queries to remove")
     p.add_argument("--output", "-o", help="output file ('-' or omitted: stdout)")
     p.set_defaults(func=cmd_leakage)
 
-    p = sub.add_parser("simulate-labelling", help="how many labels are enough: replay labelling with the qrels as the "
-                       "oracle in each strategy's order; Kendall tau of the run ranking and each run's metric with a "
-                       "bootstrap interval after every batch")
+    p = sub.add_parser(
+        "simulate-labelling",
+        help="how many labels are enough: replay labelling with the qrels as the "
+        "oracle in each strategy's order; Kendall tau of the run ranking and each run's metric with a "
+        "bootstrap interval after every batch",
+    )
     p.add_argument("--collection", "-c", required=True)
     p.add_argument("--qrels", help="the oracle's qrels version (default: the newest)")
     p.add_argument("--runs", help="comma-separated stored runs to rank (default: every run, at least two)")
     p.add_argument("--depth", type=int, default=20, help="pool: the top DEPTH of every run per query (default 20)")
     p.add_argument("--batch", type=int, default=50, help="pairs labelled per batch (default 50)")
-    p.add_argument("--strategies", default="depth,top-n,random", help="comma-separated: depth, top-n, random, active "
-                   "(default depth,top-n,random)")
+    p.add_argument(
+        "--strategies",
+        default="depth,top-n,random",
+        help="comma-separated: depth, top-n, random, active (default depth,top-n,random)",
+    )
     p.add_argument("--model", help="active: the cross-encoder (a registered model name or a folder)")
     p.add_argument("--band", help="active: LOW,HIGH; pairs the model scores outside the band take its label for free")
     p.add_argument("--measure", default="nDCG@10", help="the measure runs are ranked by (default nDCG@10)")
@@ -875,16 +1108,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", "-o", help="write the per-batch, per-run rows as CSV ('-': stdout)")
     p.set_defaults(func=cmd_simulate_labelling)
 
-    p = sub.add_parser("user", help="accounts: add, list, disable, enable, passwd, role (the last three sign the account out)")
+    p = sub.add_parser(
+        "user", help="accounts: add, list, disable, enable, passwd, role (the last three sign the account out)"
+    )
     p.add_argument("action", choices=["add", "list", "disable", "enable", "passwd", "role"])
     p.add_argument("username", nargs="?")
-    p.add_argument("--role", choices=["admin", "reviewer", "annotator"],
-                   help="the role of a new account (default annotator), or the new role for `user role`")
+    p.add_argument(
+        "--role",
+        choices=["admin", "reviewer", "annotator"],
+        help="the role of a new account (default annotator), or the new role for `user role`",
+    )
     p.set_defaults(func=cmd_user)
 
-    for command, text in (("archive", "hide a collection, pool, run or qrels version (nothing is deleted)"),
-                          ("restore", "show an archived collection, pool, run or qrels version again"),
-                          ("rename", "rename a collection, pool, run or qrels version")):
+    for command, text in (
+        ("archive", "hide a collection, pool, run or qrels version (nothing is deleted)"),
+        ("restore", "show an archived collection, pool, run or qrels version again"),
+        ("rename", "rename a collection, pool, run or qrels version"),
+    ):
         p = sub.add_parser(command, help=text)
         p.add_argument("kind", choices=["collection", "pool", "run", "qrels"])
         p.add_argument("name", help="its current name")
@@ -892,8 +1132,9 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("new", help="the new name")
         p.add_argument("--collection", "-c", help="the collection a pool, run or qrels version belongs to")
         p.set_defaults(func=cmd_archive)
-    sub.add_parser("archived", help="list archived collections, pools, runs and qrels versions (kind, collection, "
-                   "name, by, at)").set_defaults(func=cmd_archived)
+    sub.add_parser(
+        "archived", help="list archived collections, pools, runs and qrels versions (kind, collection, name, by, at)"
+    ).set_defaults(func=cmd_archived)
     sub.add_parser("collections", help="list collections in the store").set_defaults(func=cmd_collections)
     sub.add_parser("demo", help="load the bundled bilingual demo collection").set_defaults(func=cmd_demo)
     sub.add_parser("formats", help="list import formats").set_defaults(func=cmd_formats)

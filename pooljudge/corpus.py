@@ -45,7 +45,12 @@ class Corpus:
 
 
 def load_corpus(
-    store: Store, collection: str, *, with_title: bool = True, split: str | None = None, context: str | None = None,
+    store: Store,
+    collection: str,
+    *,
+    with_title: bool = True,
+    split: str | None = None,
+    context: str | None = None,
 ) -> Corpus:
     """Passages, their texts with document ``context`` and the query texts of a collection.
 
@@ -54,7 +59,8 @@ def load_corpus(
     ``with_title=False``.  Retrievers built with another ``context`` option get their
     texts from :meth:`Corpus.texts_for` in :func:`pooljudge.retrievers.index_retriever`.
     """
-    from core.context import check_context_mode, contextualise, with_title as titled
+    from core.context import check_context_mode, contextualise
+    from core.context import with_title as titled
     from db.queries import iter_passages, iter_queries, list_collections
 
     context = check_context_mode(context if context is not None else ("title" if with_title else "none"))

@@ -32,7 +32,11 @@ def encoder_for(options: Mapping[str, Any]):
     key = tuple(sorted((k, options[k]) for k in ENCODER_OPTIONS if k in options))
     if key not in _ENCODERS:
         model = options.get("model") or default_model_path()
-        kwargs = {k: options[k] for k in ("pooling", "max_length", "batch_size", "query_prefix", "passage_prefix") if k in options}
+        kwargs = {
+            k: options[k]
+            for k in ("pooling", "max_length", "batch_size", "query_prefix", "passage_prefix")
+            if k in options
+        }
         _ENCODERS[key] = BiEncoder(model, **kwargs)
     return _ENCODERS[key]
 
@@ -74,8 +78,10 @@ def resolve_model(store: Store | None, collection: str | None, model: str) -> Pa
         return Path(registered(store, collection, model, role="cross-encoder"))
     folder = Path(model).expanduser()
     if not folder.is_dir():
-        raise ValueError(f"model {model!r}: no such folder" + (
-            "" if collection is None else f", and no model of that name is registered in {collection!r}"))
+        raise ValueError(
+            f"model {model!r}: no such folder"
+            + ("" if collection is None else f", and no model of that name is registered in {collection!r}")
+        )
     return folder
 
 

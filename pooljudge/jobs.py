@@ -59,8 +59,11 @@ def handlers() -> dict[str, JobHandler]:
     return {"pool": run_pool_job, "import": run_import_job, "train": run_train_job}
 
 
-IMPORT_STAGES = {"reading": "Reading and checking the input", "checking": "Comparing with the stored collection",
-                 "writing": "Writing"}
+IMPORT_STAGES = {
+    "reading": "Reading and checking the input",
+    "checking": "Comparing with the stored collection",
+    "writing": "Writing",
+}
 
 
 def run_import_job(store: Store, info: JobInfo, report: Reporter) -> dict[str, Any]:
@@ -86,7 +89,9 @@ def run_import_job(store: Store, info: JobInfo, report: Reporter) -> dict[str, A
         path, names = uploads.prepare(upload["dir"], upload["name"])
         result = _import(store, p, path, report)
     except FormatError as exc:
-        raise FormatError(uploads.public_text(exc.path, names), exc.line, uploads.public_text(exc.message, names)) from None
+        raise FormatError(
+            uploads.public_text(exc.path, names), exc.line, uploads.public_text(exc.message, names)
+        ) from None
     except (ValueError, LookupError) as exc:
         text = error_text(exc)
         if not names or uploads.public_text(text, names) == text:
@@ -97,17 +102,24 @@ def run_import_job(store: Store, info: JobInfo, report: Reporter) -> dict[str, A
     with store.write() as session:  # the import history shows what was uploaded, not a removed temp folder
         relabel_import_source(session, str(path), f"upload: {upload['name']}")
     # reader notes may quote the temp path too
-    return json.loads(uploads.public_text(json.dumps(result), {json.dumps(k)[1:-1]: json.dumps(v)[1:-1]
-                                                                 for k, v in names.items()}))
+    return json.loads(
+        uploads.public_text(json.dumps(result), {json.dumps(k)[1:-1]: json.dumps(v)[1:-1] for k, v in names.items()})
+    )
 
 
 def _import(store: Store, p: dict[str, Any], path: Any, report: Reporter) -> dict[str, Any]:
     from db.importer import import_path
 
     summary = import_path(
-        store, p["format"], path, name=p["collection"], mode="merge" if p.get("merge") else "create",
-        qrels_name=p.get("qrels_name") or "imported", allow_unknown_ids=bool(p.get("allow_unknown_ids")),
-        level=p.get("level"), run_name=p.get("run_name"),
+        store,
+        p["format"],
+        path,
+        name=p["collection"],
+        mode="merge" if p.get("merge") else "create",
+        qrels_name=p.get("qrels_name") or "imported",
+        allow_unknown_ids=bool(p.get("allow_unknown_ids")),
+        level=p.get("level"),
+        run_name=p.get("run_name"),
         progress=lambda stage, done, total: report(done, total, IMPORT_STAGES.get(stage, stage)),
     )
     return summary.as_dict()
@@ -151,5 +163,8 @@ def launch(store: Store, job_id: int) -> subprocess.Popen:
     out = open(os.path.join(log_dir, f"job-{job_id}.log"), "ab") if log_dir else subprocess.DEVNULL
     return subprocess.Popen(
         [sys.executable, "-m", "pooljudge.cli", "--db", url, "--quiet", "job", "run", str(job_id)],
-        stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+        stdin=subprocess.DEVNULL,
+        stdout=out,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
     )

@@ -48,17 +48,24 @@ Progress = Callable[[int, int], None]
 
 
 def retrieve(
-    store: Store, collection: str, spec: RetrieverSpec, *, k: int = 100, name: str | None = None,
-    split: str | None = None, progress: Callable[[str], Progress] | None = None,
+    store: Store,
+    collection: str,
+    spec: RetrieverSpec,
+    *,
+    k: int = 100,
+    name: str | None = None,
+    split: str | None = None,
+    progress: Callable[[str], Progress] | None = None,
 ) -> tuple[str, Run, dict[str, Any]]:
     """Index the collection with ``spec`` and search all its queries (or one split's).
 
     Returns the run name, the run, and the retriever's full configuration (its ``describe()``).
     """
-    stage = progress or (lambda _label: (lambda _d, _t: None))
+    stage = progress or (lambda _label: lambda _d, _t: None)
     corpus = load_corpus(store, collection, split=split)
-    retriever = build_retriever(spec, corpus.language, name=name,
-                                resolve=lambda model: resolve_model(store, collection, model))
+    retriever = build_retriever(
+        spec, corpus.language, name=name, resolve=lambda model: resolve_model(store, collection, model)
+    )
     retriever = index_retriever(retriever, corpus, progress=stage(f"indexing {retriever.name}"))
     run = retriever.batch_search(corpus.queries, k, progress=stage(f"searching {retriever.name}"))
     return retriever.name, run, retriever.describe()
@@ -79,6 +86,8 @@ def check_new_run_name(store: Store, collection: str, name: str) -> str:
     if status == "ready":
         raise ValueError(f"run {name!r} already exists in {collection!r}; give the new run another name")
     if status is not None:
-        raise ValueError(f"run {name!r} is being imported into {collection!r} (or a crashed import left it); "
-                         "give the new run another name")
+        raise ValueError(
+            f"run {name!r} is being imported into {collection!r} (or a crashed import left it); "
+            "give the new run another name"
+        )
     return name

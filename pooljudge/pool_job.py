@@ -45,8 +45,9 @@ def _pool_pairs(pool, corpus: Corpus) -> tuple[dict[str, list[str]], dict[str, s
     return candidates, {d: text_of[d] for docs in candidates.values() for d in docs}
 
 
-def rerank_pool(store: Store, collection: str, pool, corpus: Corpus, models: Sequence[str], *,
-                progress: Progress | None = None) -> Run:
+def rerank_pool(
+    store: Store, collection: str, pool, corpus: Corpus, models: Sequence[str], *, progress: Progress | None = None
+) -> Run:
     """The pooled pairs scored by the cross-encoder ensemble ``models`` (:func:`core.training.cross_encoder.rerank`)."""
     from core.training.cross_encoder import rerank
 
@@ -55,14 +56,16 @@ def rerank_pool(store: Store, collection: str, pool, corpus: Corpus, models: Seq
     return rerank(encoders, {q: corpus.queries[q] for q in candidates}, candidates, passages, progress=progress)
 
 
-def pool_probabilities(store: Store, collection: str, pool, corpus: Corpus, model: str, *,
-                       progress: Progress | None = None) -> Run:
+def pool_probabilities(
+    store: Store, collection: str, pool, corpus: Corpus, model: str, *, progress: Progress | None = None
+) -> Run:
     """Every pooled pair's relevance probability by one cross-encoder (``CrossEncoder.probabilities``)."""
     encoder = cross_encoder_for(resolve_model(store, collection, model))
     candidates, passages = _pool_pairs(pool, corpus)
     pairs = [(q, d) for q, docs in candidates.items() for d in docs]
-    probabilities = encoder.probabilities([(corpus.queries[q], passages[d]) for q, d in pairs],
-                                          progress=progress) if pairs else []
+    probabilities = (
+        encoder.probabilities([(corpus.queries[q], passages[d]) for q, d in pairs], progress=progress) if pairs else []
+    )
     run: Run = {q: {} for q in candidates}
     for (q, d), p in zip(pairs, probabilities):
         run[q][d] = float(p)
@@ -101,18 +104,26 @@ def select_pairs(store: Store, p: PoolJobParams, pool, runs: Mapping[str, Run], 
 
     select_by = selection_models({"select_by": p.select_by})
     if p.select and select_by:  # DuReader-retrieval: the pool re-ranked by a cross-encoder ensemble, its top N
-        reranked = rerank_pool(store, p.collection, pool, corpus, select_by,
-                               progress=reporter.stage_callback("re-ranking the pool"))
+        reranked = rerank_pool(
+            store, p.collection, pool, corpus, select_by, progress=reporter.stage_callback("re-ranking the pool")
+        )
         return Selected(pooling.select_top(pool, [reranked], int(p.select)), pooling.ensemble_scores(pool, [reranked]))
     if p.select:
         return Selected(pooling.select_top(pool, runs, int(p.select)), pooling.ensemble_scores(pool, runs))
     if p.select_method == "active":  # T2Ranking 4.4: only the pairs the model is unsure about
-        probabilities = pool_probabilities(store, p.collection, pool, corpus, p.active_model,
-                                           progress=reporter.stage_callback("scoring the pool for active selection"))
+        probabilities = pool_probabilities(
+            store,
+            p.collection,
+            pool,
+            corpus,
+            p.active_model,
+            progress=reporter.stage_callback("scoring the pool for active selection"),
+        )
         low, high = p.band
         selection, active = pooling.select_uncertain(pool, probabilities, low, high)
-        scores = {q: {d: probabilities[q][d] for d in docs if d in probabilities.get(q, {})}
-                  for q, docs in selection.items()}
+        scores = {
+            q: {d: probabilities[q][d] for d in docs if d in probabilities.get(q, {})} for q, docs in selection.items()
+        }
         return Selected(selection, scores, active)
     return Selected(pooling.select_all(pool))
 
@@ -126,8 +137,12 @@ def dedupe_selection(p: PoolJobParams, selection, corpus: Corpus, reporter):
 
     text_of = dict(zip(corpus.doc_ids, corpus.texts))
     wanted = sorted({d for docs in selection.values() for d in docs if d in text_of})
-    vectors = encode_cached(encoder_for({}), [text_of[d] for d in wanted], kind="passage",
-                            progress=reporter.stage_callback("embedding for near-duplicate removal"))
+    vectors = encode_cached(
+        encoder_for({}),
+        [text_of[d] for d in wanted],
+        kind="passage",
+        progress=reporter.stage_callback("embedding for near-duplicate removal"),
+    )
     lookup = dict(zip(wanted, vectors))
     selection = {q: [d for d in docs if d in lookup] for q, docs in selection.items()}
     options = {k: v for k, v in p.dedupe.items() if k != "method"}
@@ -167,8 +182,13 @@ def _stage_runs(store: Store, collection: str, new_runs: Mapping[str, tuple[Run,
             store_run(store, collection, name, run, params=params, publish=False)
             with store.write() as session:
                 cid = collection_id(session, collection)
-                ids.append(session.scalar(select(RunRecord.id).where(
-                    RunRecord.collection_id == cid, RunRecord.name == name, RunRecord.status == "importing")))
+                ids.append(
+                    session.scalar(
+                        select(RunRecord.id).where(
+                            RunRecord.collection_id == cid, RunRecord.name == name, RunRecord.status == "importing"
+                        )
+                    )
+                )
                 session.execute(update(RunRecord).where(RunRecord.id.in_(ids)).values(staged_at=utcnow()))
     except BaseException:
         drop_staged_runs(store, ids)
@@ -176,8 +196,17 @@ def _stage_runs(store: Store, collection: str, new_runs: Mapping[str, tuple[Run,
     return ids
 
 
-def save_pool_and_runs(store: Store, p: PoolJobParams, pool, runs: Mapping[str, Run], new_runs: NewRuns,
-                       chosen: Selected, duplicates, prelabels, reporter):
+def save_pool_and_runs(
+    store: Store,
+    p: PoolJobParams,
+    pool,
+    runs: Mapping[str, Run],
+    new_runs: NewRuns,
+    chosen: Selected,
+    duplicates,
+    prelabels,
+    reporter,
+):
     """Stage 7: the new runs staged invisible, then made visible in the transaction that saves the pool.
 
     A failure at any point (even a pool name taken meanwhile) drops the staged runs, so a retry can
@@ -198,9 +227,20 @@ def save_pool_and_runs(store: Store, p: PoolJobParams, pool, runs: Mapping[str, 
 
                 from db.models import RunRecord
 
-                session.execute(update(RunRecord).where(RunRecord.id.in_(staged)).values(status="ready", staged_at=None))
-            summary = save_pool(session, p.collection, p.name, as_tuples, method=p.method, params=params,
-                                selection=chosen.selection, selection_scores=chosen.scores, duplicates=duplicates)
+                session.execute(
+                    update(RunRecord).where(RunRecord.id.in_(staged)).values(status="ready", staged_at=None)
+                )
+            summary = save_pool(
+                session,
+                p.collection,
+                p.name,
+                as_tuples,
+                method=p.method,
+                params=params,
+                selection=chosen.selection,
+                selection_scores=chosen.scores,
+                duplicates=duplicates,
+            )
             n_prelabels = save_prelabels(session, p.collection, prelabels) if prelabels else 0
     except BaseException:
         from db.importer import drop_staged_runs
@@ -210,18 +250,26 @@ def save_pool_and_runs(store: Store, p: PoolJobParams, pool, runs: Mapping[str, 
     return summary, n_prelabels
 
 
-def pool_result(p: PoolJobParams, pool, runs: Mapping[str, Run], summary, n_prelabels: int,
-                active: Any) -> dict[str, Any]:
+def pool_result(
+    p: PoolJobParams, pool, runs: Mapping[str, Run], summary, n_prelabels: int, active: Any
+) -> dict[str, Any]:
     """The job's result (JSON): the saved pool's sizes and its statistics (:func:`core.pooling.pool_statistics`)."""
     from core.pooling import pool_statistics
 
     stats = pool_statistics(pool, runs)
     result = {
-        "pool": p.name, "runs": list(runs), "queries": summary.queries, "pairs": summary.pairs,
-        "selected": summary.selected, "duplicates": summary.duplicates, "missing_documents": summary.missing_documents,
+        "pool": p.name,
+        "runs": list(runs),
+        "queries": summary.queries,
+        "pairs": summary.pairs,
+        "selected": summary.selected,
+        "duplicates": summary.duplicates,
+        "missing_documents": summary.missing_documents,
         "prelabels": n_prelabels,
         "statistics": {
-            "runs": stats.runs, "contributed": stats.contributed, "unique": stats.unique,
+            "runs": stats.runs,
+            "contributed": stats.contributed,
+            "unique": stats.unique,
             "overlap": [[_finite(v) for v in row] for row in stats.overlap],
         },
     }

@@ -137,13 +137,17 @@ def check_selection_params(params: Mapping[str, Any]) -> None:
         raise ValueError("select_by (re-rank the pool with these models) needs select: the top N per query to keep")
     if method == "active":
         if select_n:
-            raise ValueError("select_method 'active' keeps every pair the model is unsure about: drop select "
-                             "(or use select with select_by for a fixed top N)")
+            raise ValueError(
+                "select_method 'active' keeps every pair the model is unsure about: drop select "
+                "(or use select with select_by for a fixed top N)"
+            )
         if select_by:
             raise ValueError("select_by goes with select (top N by re-rankers), not with select_method 'active'")
         if not _models_param(params.get("active_model"), "active_model"):
-            raise ValueError("select_method 'active' needs active_model: the cross-encoder (folder or registered "
-                             "name) that scores the pooled pairs")
+            raise ValueError(
+                "select_method 'active' needs active_model: the cross-encoder (folder or registered "
+                "name) that scores the pooled pairs"
+            )
         active_band(params)
     else:
         for key in ("active_model", "active_band"):
@@ -167,7 +171,9 @@ def active_band(params: Mapping[str, Any]) -> tuple[float, float]:
 
 def selection_models(params: Mapping[str, Any]) -> list[str]:
     """The cross-encoders a pooling job's selection uses, as written: ``select_by``, then ``active_model``."""
-    return _models_param(params.get("select_by"), "select_by") + _models_param(params.get("active_model"), "active_model")
+    return _models_param(params.get("select_by"), "select_by") + _models_param(
+        params.get("active_model"), "active_model"
+    )
 
 
 def _new_run_names(specs: list[RetrieverSpec], run_names: list[str]) -> dict[str, RetrieverSpec]:
@@ -178,13 +184,17 @@ def _new_run_names(specs: list[RetrieverSpec], run_names: list[str]) -> dict[str
     for spec in specs:
         name = check_run_name(spec.default_name())
         if name in made_by:
-            raise ValueError(f"retrievers {made_by[name].text!r} and {spec.text!r} would both store a run named "
-                             f"{name!r}: give each its own name option")
+            raise ValueError(
+                f"retrievers {made_by[name].text!r} and {spec.text!r} would both store a run named "
+                f"{name!r}: give each its own name option"
+            )
         made_by[name] = spec
     for name in run_names:
         if name in made_by:
-            raise ValueError(f"run name {name!r} is given both to a stored run to pool and to the new run of "
-                             f"retriever {made_by[name].text!r}")
+            raise ValueError(
+                f"run name {name!r} is given both to a stored run to pool and to the new run of "
+                f"retriever {made_by[name].text!r}"
+            )
     return made_by
 
 
@@ -197,24 +207,33 @@ def _run_status(store: Store, collection: str, pool_name: str) -> dict[str, str]
 
     with store.read() as session:
         cid = collection_id(session, collection)
-        taken = session.execute(select(Pool.id, Pool.archived_at).where(Pool.collection_id == cid, Pool.name == pool_name)).first()
+        taken = session.execute(
+            select(Pool.id, Pool.archived_at).where(Pool.collection_id == cid, Pool.name == pool_name)
+        ).first()
         if taken is not None:
             hidden = " (archived: restore it, or choose another name)" if taken.archived_at is not None else ""
             raise ValueError(f"a pool named {pool_name!r} already exists in collection {collection!r}{hidden}")
-        return dict(session.execute(select(RunRecord.name, RunRecord.status).where(RunRecord.collection_id == cid)).all())
+        return dict(
+            session.execute(select(RunRecord.name, RunRecord.status).where(RunRecord.collection_id == cid)).all()
+        )
 
 
-def _check_run_names(collection: str, made_by: Mapping[str, RetrieverSpec], run_names: list[str],
-                     status: Mapping[str, str]) -> None:
+def _check_run_names(
+    collection: str, made_by: Mapping[str, RetrieverSpec], run_names: list[str], status: Mapping[str, str]
+) -> None:
     from db.queries import NotFound
 
     for name, spec in made_by.items():
         if status.get(name) == "ready":
-            raise ValueError(f"run {name!r} already exists in {collection!r}: pool the stored run instead, "
-                             f"or name the new one, e.g. {spec.kind}:name=my-{spec.kind}")
+            raise ValueError(
+                f"run {name!r} already exists in {collection!r}: pool the stored run instead, "
+                f"or name the new one, e.g. {spec.kind}:name=my-{spec.kind}"
+            )
         if name in status:
-            raise ValueError(f"run {name!r} is being imported into {collection!r} (or a crashed import left it): "
-                             f"name the new one, e.g. {spec.kind}:name=my-{spec.kind}")
+            raise ValueError(
+                f"run {name!r} is being imported into {collection!r} (or a crashed import left it): "
+                f"name the new one, e.g. {spec.kind}:name=my-{spec.kind}"
+            )
     for name in run_names:
         if status.get(name) != "ready":
             known = ", ".join(sorted(n for n, st in status.items() if st == "ready")) or "none"

@@ -22,8 +22,9 @@ __all__ = ["load_inputs", "model_probabilities", "simulate_collection"]
 Progress = Callable[[int, int], None]
 
 
-def load_inputs(store: Store, collection: str, *, qrels: str | None = None,
-                runs: Sequence[str] | None = None) -> tuple[Qrels, dict[str, Run], int]:
+def load_inputs(
+    store: Store, collection: str, *, qrels: str | None = None, runs: Sequence[str] | None = None
+) -> tuple[Qrels, dict[str, Run], int]:
     """The oracle qrels, the runs ``{name: run}`` and the collection's relevance level.
 
     Raises
@@ -38,12 +39,16 @@ def load_inputs(store: Store, collection: str, *, qrels: str | None = None,
     with store.read() as session:
         oracle = load_qrels(session, collection, qrels)
         if not any(oracle.values()):
-            raise ValueError(f"qrels: {'version ' + repr(qrels) if qrels else 'collection ' + repr(collection)} "
-                             "has no judgments to use as the oracle")
+            raise ValueError(
+                f"qrels: {'version ' + repr(qrels) if qrels else 'collection ' + repr(collection)} "
+                "has no judgments to use as the oracle"
+            )
         names = list(dict.fromkeys(runs)) if runs is not None else [r.name for r in list_runs(session, collection)]
         if len(names) < 2:
-            raise ValueError(f"runs: the simulation ranks systems and needs at least two runs, got {len(names)}"
-                             + (f" ({', '.join(map(repr, names))})" if names else ""))
+            raise ValueError(
+                f"runs: the simulation ranks systems and needs at least two runs, got {len(names)}"
+                + (f" ({', '.join(map(repr, names))})" if names else "")
+            )
         loaded = {name: load_run(session, collection, name) for name in names}
         level = relevance_level(session, collection)
     return oracle, loaded, level
@@ -62,8 +67,14 @@ def _model_folder(store: Store, collection: str, model: str | Path) -> Path:
     return folder
 
 
-def model_probabilities(store: Store, collection: str, pairs: Sequence[tuple[str, str]], model: str | Path, *,
-                        progress: Progress | None = None) -> dict[str, dict[str, float]]:
+def model_probabilities(
+    store: Store,
+    collection: str,
+    pairs: Sequence[tuple[str, str]],
+    model: str | Path,
+    *,
+    progress: Progress | None = None,
+) -> dict[str, dict[str, float]]:
     """A cross-encoder's probability of every (query, passage) pair, ``{qid: {docid: p}}``.
 
     The passage text is the title followed by the text, as the retrievers index it.
@@ -145,7 +156,16 @@ def simulate_collection(
         pairs = depth_order(loaded, judged_queries(oracle), depth)
         probabilities = model_probabilities(store, collection, pairs, model, progress=model_progress)
     return simulate_labelling(
-        oracle, loaded, depth=depth, measure=measure, level=stored_level if level is None else level,
-        batch_size=batch_size, strategies=strategies, probabilities=probabilities, band=band, seed=seed,
-        resamples=resamples, progress=progress,
+        oracle,
+        loaded,
+        depth=depth,
+        measure=measure,
+        level=stored_level if level is None else level,
+        batch_size=batch_size,
+        strategies=strategies,
+        probabilities=probabilities,
+        band=band,
+        seed=seed,
+        resamples=resamples,
+        progress=progress,
     )

@@ -49,8 +49,23 @@ STAGES = ("loading labels", "retrieving candidates", "training", "registering")
 """The job's progress stages, in order (the reporter's messages)."""
 
 _CONFIG_FIELDS = {f.name for f in dataclasses.fields(TrainConfig)} - {"checkpoint_dir"}
-_PARAM_KEYS = {"collection", "name", "kind", "split", "eval_split", "held_out", "labels", "candidates", "depth",
-               "base_model", "cross_base", "loss", "denoise", "config", "created_by"}
+_PARAM_KEYS = {
+    "collection",
+    "name",
+    "kind",
+    "split",
+    "eval_split",
+    "held_out",
+    "labels",
+    "candidates",
+    "depth",
+    "base_model",
+    "cross_base",
+    "loss",
+    "denoise",
+    "config",
+    "created_by",
+}
 
 
 def models_dir() -> Path:
@@ -104,8 +119,10 @@ def resolve_model(store: Store, collection: str, name_or_path: str, *, role: str
         if role == "cross-encoder" and info.kind == "rocketqav2":
             path = path / "cross-encoder"
         if not path.is_dir():
-            raise NotFound(f"model {name_or_path!r} of collection {collection!r} is registered at {str(path)!r}, "
-                           "which is no longer a folder")
+            raise NotFound(
+                f"model {name_or_path!r} of collection {collection!r} is registered at {str(path)!r}, "
+                "which is no longer a folder"
+            )
         return path
     path = Path(name_or_path).expanduser()
     if path.is_dir():
@@ -156,7 +173,9 @@ class TrainParams:
 
         unknown = sorted(set(params) - _PARAM_KEYS)
         if unknown:
-            raise ValueError(f"unknown train parameter(s) {', '.join(unknown)}; known: {', '.join(sorted(_PARAM_KEYS))}")
+            raise ValueError(
+                f"unknown train parameter(s) {', '.join(unknown)}; known: {', '.join(sorted(_PARAM_KEYS))}"
+            )
         kind = params.get("kind")
         if kind not in MODEL_KINDS:
             raise ValueError(f"kind must be one of {', '.join(MODEL_KINDS)}, got {kind!r}")
@@ -179,19 +198,26 @@ class TrainParams:
         if denoise is not None:
             if kind != "rocketqav2":
                 raise ValueError(f"--denoise applies to rocketqav2 only, not {kind}")
-            if (not isinstance(denoise, (list, tuple)) or len(denoise) != 2
-                    or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in denoise)):
+            if (
+                not isinstance(denoise, (list, tuple))
+                or len(denoise) != 2
+                or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in denoise)
+            ):
                 raise ValueError(f"--denoise must be two probabilities LOW,HIGH, got {denoise!r}")
             low, high = float(denoise[0]), float(denoise[1])
             if not 0.0 <= low < high <= 1.0:
                 raise ValueError(f"--denoise must satisfy 0 <= LOW < HIGH <= 1, got {low:g},{high:g}")
             denoise = (low, high)
         if held_out is not None and params.get("eval_split") is not None:
-            raise ValueError("--eval-split and --held-out exclude each other: evaluate on a split or on a held-out "
-                             "share of the training split")
+            raise ValueError(
+                "--eval-split and --held-out exclude each other: evaluate on a split or on a held-out "
+                "share of the training split"
+            )
         if held_out is None and (params.get("eval_split") or "dev") == (params.get("split") or "train"):
-            raise ValueError(f"--eval-split must differ from --split (both {params.get('split') or 'train'!r}): the "
-                             "held-out queries pick the best step; or hold out a share with --held-out")
+            raise ValueError(
+                f"--eval-split must differ from --split (both {params.get('split') or 'train'!r}): the "
+                "held-out queries pick the best step; or hold out a share with --held-out"
+            )
         if params.get("cross_base") is not None and kind != "rocketqav2":
             raise ValueError(f"--cross-base applies to rocketqav2 only, not {kind}")
         strings = {}
@@ -201,11 +227,21 @@ class TrainParams:
                 raise ValueError(f"--{key.replace('_', '-')} must be a non-empty string, got {value!r}")
             strings[key] = value
         return cls(
-            collection=collection, name=name, kind=kind, split=strings["split"] or "train",
-            eval_split=None if held_out is not None else (strings["eval_split"] or "dev"), held_out=held_out,
-            labels=strings["labels"], candidates=strings["candidates"] or DEFAULT_CANDIDATES, depth=depth,
-            base_model=strings["base_model"], cross_base=strings["cross_base"], loss=loss, denoise=denoise,
-            config=_config(params.get("config") or {}), created_by=strings["created_by"],
+            collection=collection,
+            name=name,
+            kind=kind,
+            split=strings["split"] or "train",
+            eval_split=None if held_out is not None else (strings["eval_split"] or "dev"),
+            held_out=held_out,
+            labels=strings["labels"],
+            candidates=strings["candidates"] or DEFAULT_CANDIDATES,
+            depth=depth,
+            base_model=strings["base_model"],
+            cross_base=strings["cross_base"],
+            loss=loss,
+            denoise=denoise,
+            config=_config(params.get("config") or {}),
+            created_by=strings["created_by"],
         )
 
     def as_params(self) -> dict[str, Any]:
@@ -222,7 +258,9 @@ def _config(values: Mapping[str, Any]) -> TrainConfig:
         raise ValueError(f"config must be an object of TrainConfig fields, got {values!r}")
     unknown = sorted(set(values) - _CONFIG_FIELDS)
     if unknown:
-        raise ValueError(f"unknown training setting(s) {', '.join(unknown)}; known: {', '.join(sorted(_CONFIG_FIELDS))}")
+        raise ValueError(
+            f"unknown training setting(s) {', '.join(unknown)}; known: {', '.join(sorted(_CONFIG_FIELDS))}"
+        )
     defaults = TrainConfig()
     kwargs: dict[str, Any] = {}
     for key, value in values.items():
@@ -291,18 +329,28 @@ def check_train_params(store: Store, params: Mapping[str, Any] | TrainParams) ->
         check_new_model_name(session, p.collection, p.name)
         if p.labels not in (None, FINAL):
             resolve_labels(session, p.collection, p.labels)
-        is_run = session.scalar(select(RunRecord.id).where(
-            RunRecord.collection_id == cid, RunRecord.name == p.candidates, RunRecord.status == READY)) is not None
+        is_run = (
+            session.scalar(
+                select(RunRecord.id).where(
+                    RunRecord.collection_id == cid, RunRecord.name == p.candidates, RunRecord.status == READY
+                )
+            )
+            is not None
+        )
     output = model_folder(cid, p.name)
     if output.exists():
-        raise ValueError(f"model folder {str(output)!r} already exists (another model's name has the same slug, or "
-                         "an earlier model was removed from the registry but not from disk); choose another name")
+        raise ValueError(
+            f"model folder {str(output)!r} already exists (another model's name has the same slug, or "
+            "an earlier model was removed from the registry but not from disk); choose another name"
+        )
     if not is_run:
         try:
             RetrieverSpec.parse(p.candidates)
         except ValueError as exc:
-            raise NotFound(f"--candidates: no run named {p.candidates!r} in collection {p.collection!r}, and not a "
-                           f"retriever spec ({exc})") from None
+            raise NotFound(
+                f"--candidates: no run named {p.candidates!r} in collection {p.collection!r}, and not a "
+                f"retriever spec ({exc})"
+            ) from None
     base = resolve_model(store, p.collection, p.base_model) if p.base_model else None
     cross = resolve_model(store, p.collection, p.cross_base, role="cross-encoder") if p.cross_base else None
     return _Checked(p, cid, output, base, cross, is_run)
@@ -329,7 +377,9 @@ def _candidates(store: Store, checked: _Checked, reporter) -> tuple[dict[str, li
     return {qid: trec_ranking(docs)[: p.depth] for qid, docs in run.items()}, source
 
 
-def _split(data: LabelledData, splits: Mapping[str, str], p: TrainParams) -> tuple[list[str], list[str], dict[str, Any]]:
+def _split(
+    data: LabelledData, splits: Mapping[str, str], p: TrainParams
+) -> tuple[list[str], list[str], dict[str, Any]]:
     """Training and held-out query ids (each with a relevant label), and how they were chosen."""
     from core.training.data import split_queries
 
@@ -352,8 +402,10 @@ def _split(data: LabelledData, splits: Mapping[str, str], p: TrainParams) -> tup
     if not train:
         raise ValueError(f"--split: no query of split {p.split!r} has a relevant label (splits: {listed})")
     if not held:
-        raise ValueError(f"--eval-split: no query of split {p.eval_split!r} has a relevant label (splits: {listed}); "
-                         "or hold out a share of the training split with --held-out")
+        raise ValueError(
+            f"--eval-split: no query of split {p.eval_split!r} has a relevant label (splits: {listed}); "
+            "or hold out a share of the training split with --held-out"
+        )
     return train, held, {"split": p.split, "eval_split": p.eval_split}
 
 
@@ -363,16 +415,25 @@ def _train(kind: str, train: LabelledData, held: LabelledData, checked: _Checked
     if kind == "cross-encoder":
         from core.training.cross_encoder import train_cross_encoder
 
-        return train_cross_encoder(train, held, p.config, output=output, base_model=base, loss=p.loss, progress=progress)
+        return train_cross_encoder(
+            train, held, p.config, output=output, base_model=base, loss=p.loss, progress=progress
+        )
     if kind == "dual-encoder":
         from core.training.dual_encoder import train_dual_encoder
 
         return train_dual_encoder(train, held, p.config, output=output, base_model=base, progress=progress)
     from core.training.rocketqav2 import train_rocketqav2
 
-    return train_rocketqav2(train, held, p.config, output=output, base_model=base,
-                            cross_base=str(checked.cross_base) if checked.cross_base else None,
-                            denoise=p.denoise, progress=progress)
+    return train_rocketqav2(
+        train,
+        held,
+        p.config,
+        output=output,
+        base_model=base,
+        cross_base=str(checked.cross_base) if checked.cross_base else None,
+        denoise=p.denoise,
+        progress=progress,
+    )
 
 
 def run_train_job(store: Store, info, reporter) -> dict[str, Any]:
@@ -410,31 +471,58 @@ def run_train_job(store: Store, info, reporter) -> dict[str, Any]:
     checked.output.parent.mkdir(parents=True, exist_ok=True)
     trained: list[TrainResult] = []
     # trained into a hidden staging folder and renamed into place: a failed job leaves no folder behind
-    published = atomic_folder(checked.output, lambda staging: trained.append(
-        _train(p.kind, train, held, checked, staging, reporter.stage_callback("training"))))
+    published = atomic_folder(
+        checked.output,
+        lambda staging: trained.append(
+            _train(p.kind, train, held, checked, staging, reporter.stage_callback("training"))
+        ),
+    )
     if not published:
         raise ValueError(f"model folder {str(checked.output)!r} appeared while training; choose another name")
     result = trained[0]
     reporter(0, None, "registering")
-    record = {**p.as_params(), "labels": labels, "candidates_source": source, **split_info,
-              "train_queries": len(train_ids), "held_out_queries": len(held_ids),
-              "base_path": str(checked.base) if checked.base else None,
-              "cross_base_path": str(checked.cross_base) if checked.cross_base else None,
-              "seconds": result.seconds, "pairs_per_second": result.pairs_per_second,
-              "trainer": result.params}
+    record = {
+        **p.as_params(),
+        "labels": labels,
+        "candidates_source": source,
+        **split_info,
+        "train_queries": len(train_ids),
+        "held_out_queries": len(held_ids),
+        "base_path": str(checked.base) if checked.base else None,
+        "cross_base_path": str(checked.cross_base) if checked.cross_base else None,
+        "seconds": result.seconds,
+        "pairs_per_second": result.pairs_per_second,
+        "trainer": result.params,
+    }
     record = json.loads(json.dumps(record, default=str))
     try:
         with store.write() as session:
             model_id = register_model(
-                session, p.collection, name=p.name, kind=p.kind, path=str(checked.output),
-                base_model=str(checked.base) if checked.base else None, params=record,
+                session,
+                p.collection,
+                name=p.name,
+                kind=p.kind,
+                path=str(checked.output),
+                base_model=str(checked.base) if checked.base else None,
+                params=record,
                 history=json.loads(json.dumps(result.history, default=str)),
-                best=json.loads(json.dumps(result.best, default=str)), created_by=p.created_by, job_id=info.id,
+                best=json.loads(json.dumps(result.best, default=str)),
+                created_by=p.created_by,
+                job_id=info.id,
             )
     except BaseException:  # the name was taken meanwhile: the folder is nobody's
         shutil.rmtree(checked.output, ignore_errors=True)
         raise
-    return {"model": p.name, "id": model_id, "path": str(checked.output), "kind": p.kind,
-            "best": json.loads(json.dumps(result.best, default=str)), "seconds": result.seconds,
-            "pairs_per_second": result.pairs_per_second, "labels": labels, "train_queries": len(train_ids),
-            "held_out_queries": len(held_ids), "total_seconds": time.monotonic() - started}
+    return {
+        "model": p.name,
+        "id": model_id,
+        "path": str(checked.output),
+        "kind": p.kind,
+        "best": json.loads(json.dumps(result.best, default=str)),
+        "seconds": result.seconds,
+        "pairs_per_second": result.pairs_per_second,
+        "labels": labels,
+        "train_queries": len(train_ids),
+        "held_out_queries": len(held_ids),
+        "total_seconds": time.monotonic() - started,
+    }

@@ -72,8 +72,12 @@ def _member_problem(info: zipfile.ZipInfo) -> str | None:
 
 
 def safe_extract(
-    archive: str | os.PathLike[str], dest: str | os.PathLike[str], *, shown_as: str,
-    max_bytes: int = ZIP_MAX_BYTES, max_files: int = ZIP_MAX_FILES,
+    archive: str | os.PathLike[str],
+    dest: str | os.PathLike[str],
+    *,
+    shown_as: str,
+    max_bytes: int = ZIP_MAX_BYTES,
+    max_files: int = ZIP_MAX_FILES,
 ) -> None:
     """Unpack a zip into ``dest``, member by member, refusing anything unsafe before writing anything.
 
@@ -97,6 +101,7 @@ def safe_extract(
         {max_bytes:,} bytes"``; each ends ``"; nothing was imported"``.  ``dest`` may then hold part of
         the zip: the caller discards the whole staging folder.
     """
+
     def refuse(problem: str) -> UploadError:
         return UploadError(f"{shown_as}: {problem}; nothing was imported")
 

@@ -32,8 +32,9 @@ RUN_AS = "postgres"  # the account Debian's postgresql package creates
 
 def bin_dir() -> Path | None:
     """The newest ``/usr/lib/postgresql/<version>/bin`` that has ``initdb`` and ``pg_ctl`` (Debian keeps them off PATH)."""
-    found = [Path(p).parent for p in glob.glob("/usr/lib/postgresql/*/bin/initdb")
-             if Path(p).with_name("pg_ctl").exists()]
+    found = [
+        Path(p).parent for p in glob.glob("/usr/lib/postgresql/*/bin/initdb") if Path(p).with_name("pg_ctl").exists()
+    ]
     if found:
         return max(found, key=lambda p: int(p.parent.name) if p.parent.name.isdigit() else 0)
     initdb = shutil.which("initdb")
@@ -79,9 +80,12 @@ class Cluster:
 
     def _pg_ctl_stop(self, data: Path) -> None:
         # Immediate: nothing needs to be flushed, and the folder is removed next.
-        subprocess.run((["runuser", "-u", RUN_AS, "--"] if self._as_root else [])
-                       + [str(self.bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"],
-                       capture_output=True, timeout=60)
+        subprocess.run(
+            (["runuser", "-u", RUN_AS, "--"] if self._as_root else [])
+            + [str(self.bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"],
+            capture_output=True,
+            timeout=60,
+        )
 
     def reap_orphans(self) -> None:
         """Stop and remove the clusters of test sessions that died without their teardown (killed, timed out)."""
@@ -106,24 +110,38 @@ class Cluster:
             try:
                 user = pwd.getpwnam(RUN_AS)
             except KeyError:
-                raise RuntimeError(f"running as root needs the '{RUN_AS}' account (apt-get install postgresql)")
+                raise RuntimeError(
+                    f"running as root needs the '{RUN_AS}' account (apt-get install postgresql)"
+                ) from None
             os.chown(self.root, user.pw_uid, user.pw_gid)
         try:
-            self._run("initdb", "-D", str(self.data), "-U", "postgres", "--auth=trust", "--encoding=UTF8",
-                      "--locale=C.UTF-8", "--no-sync")
-            options = (f"-c listen_addresses=127.0.0.1 -p {self.port} -c unix_socket_directories={self.root} "
-                       # Throwaway data: no durability, so test databases are created and written fast.
-                       "-c fsync=off -c synchronous_commit=off -c full_page_writes=off "
-                       # The concurrency tests and two app servers open many connections at once.
-                       "-c max_connections=300 -c shared_buffers=64MB")
+            self._run(
+                "initdb",
+                "-D",
+                str(self.data),
+                "-U",
+                "postgres",
+                "--auth=trust",
+                "--encoding=UTF8",
+                "--locale=C.UTF-8",
+                "--no-sync",
+            )
+            options = (
+                f"-c listen_addresses=127.0.0.1 -p {self.port} -c unix_socket_directories={self.root} "
+                # Throwaway data: no durability, so test databases are created and written fast.
+                "-c fsync=off -c synchronous_commit=off -c full_page_writes=off "
+                # The concurrency tests and two app servers open many connections at once.
+                "-c max_connections=300 -c shared_buffers=64MB"
+            )
             self._run("pg_ctl", "-D", str(self.data), "-l", str(self.log), "-o", options, "-w", "-t", "60", "start")
         except subprocess.CalledProcessError as e:
             log = self.log.read_text(errors="replace") if self.log.exists() else ""
             self.stop()
             raise RuntimeError(f"could not start PostgreSQL: {e.stderr}\n{log}") from e
         self.started = True
-        return URL.create("postgresql+psycopg", username="postgres", host="127.0.0.1", port=self.port,
-                          database="postgres")
+        return URL.create(
+            "postgresql+psycopg", username="postgres", host="127.0.0.1", port=self.port, database="postgres"
+        )
 
     def stop(self) -> None:
         if self.started:

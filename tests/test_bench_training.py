@@ -104,9 +104,15 @@ def write_rgb(path: Path) -> list[dict]:
         def text(word: str, j: int) -> str:
             return "".join(rng.choice(ZH_FILLER) for _ in range(3)) + word + ZH_FILLER[j] + "。"
 
-        records.append({"id": i, "query": f"关于{topic}的什么？", "answer": [topic],
-                        "positive": [text(topic, i % 5), text(topic, 5 + i % 5)],
-                        "negative": [text(other, i % 5), text(other, 5 + i % 5)]})
+        records.append(
+            {
+                "id": i,
+                "query": f"关于{topic}的什么？",
+                "answer": [topic],
+                "positive": [text(topic, i % 5), text(topic, 5 + i % 5)],
+                "negative": [text(other, i % 5), text(other, 5 + i % 5)],
+            }
+        )
     path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in records) + "\n", encoding="utf-8")
     return records
 
@@ -132,8 +138,10 @@ def test_collections_come_from_the_real_readers(bench, data_root) -> None:
     rgb = bench.load_collection("rgb-zh", data_root)
     assert rgb.language == "zh" and len(rgb.data.queries) == 8
     first = records[0]
-    assert rgb.data.qrels["0"] == {**{text_passage_id(t): 1 for t in first["positive"]},
-                                  **{text_passage_id(t): 0 for t in first["negative"]}}
+    assert rgb.data.qrels["0"] == {
+        **{text_passage_id(t): 1 for t in first["positive"]},
+        **{text_passage_id(t): 0 for t in first["negative"]},
+    }
     capped = bench.load_collection("rgb-zh", data_root, max_queries=3, seed=0)
     assert len(capped.data.queries) == 3
     judged = {d for q in capped.data.queries for d in capped.data.qrels[q]}
@@ -166,7 +174,8 @@ def test_bm25_candidates_and_split(bench, data_root) -> None:
     train3, held3 = bench.split(cran.data, seed=0, max_held_out=2)
     assert train3.queries == train.queries and len(held3.queries) == 2 and set(held3.queries) <= set(held.queries)
     assert bench.held_out_metrics(cran.bm25_run, held) == ranking_metrics(
-        {q: cran.bm25_run[q] for q in held.queries}, held.qrels, 1)
+        {q: cran.bm25_run[q] for q in held.queries}, held.qrels, 1
+    )
 
 
 def test_plain_training_loop_trains_on_the_same_lists(bench, data_root, tiny_model) -> None:
@@ -176,15 +185,33 @@ def test_plain_training_loop_trains_on_the_same_lists(bench, data_root, tiny_mod
     train, _ = bench.split(cran.data, seed=0)
     lists = len(_groups(train, 2, random.Random(0)))
     assert lists == 24  # 8 training queries x 3 relevant documents
-    out = bench.plain_training_loop(tiny_model, train, epochs=4, batch_size=8, negatives=2, learning_rate=1e-3,
-                                    weight_decay=0.0, max_length=32, seed=0)
+    out = bench.plain_training_loop(
+        tiny_model,
+        train,
+        epochs=4,
+        batch_size=8,
+        negatives=2,
+        learning_rate=1e-3,
+        weight_decay=0.0,
+        max_length=32,
+        seed=0,
+    )
     assert out["steps"] == 4 * math.ceil(lists / 8)
     assert out["pairs"] == 4 * lists * 3  # each list: the positive and 2 negatives
     assert out["pairs_per_second"] == pytest.approx(out["pairs"] / out["seconds"])
     # softmax over 3 near-equal logits of a fresh head: the first loss is about ln 3
     assert out["losses"][0] == pytest.approx(math.log(3), abs=0.1)
-    again = bench.plain_training_loop(tiny_model, train, epochs=4, batch_size=8, negatives=2, learning_rate=1e-3,
-                                      weight_decay=0.0, max_length=32, seed=0)
+    again = bench.plain_training_loop(
+        tiny_model,
+        train,
+        epochs=4,
+        batch_size=8,
+        negatives=2,
+        learning_rate=1e-3,
+        weight_decay=0.0,
+        max_length=32,
+        seed=0,
+    )
     assert again["losses"] == out["losses"]  # seeded: the same lists, batches and initial head
 
 
@@ -198,22 +225,43 @@ def test_plain_batches_are_a_seeded_partition(bench) -> None:
 def test_format_table(bench) -> None:
     m = lambda n, r: {"nDCG@10": n, "MRR@10": r}  # noqa: E731
     results = {
-        "cranfield": {"metrics": {"bm25": m(0.5, 0.7), "cross-encoder": m(0.55, 0.75), "dual-encoder": m(0.3, 0.4),
-                                  "rocketqav2": m(0.35, 0.45)},
-                      "cross_encoder_training": {"seconds": 100.0, "pairs_per_second": 6.0},
-                      "speed": {"queries": 8, "pairs": 500, "rounds": 2, "pooljudge_seconds": 10.0,
-                                "pooljudge_pairs_per_second": 50.0, "plain_seconds": 20.0,
-                                "plain_pairs_per_second": 25.0, "ratio": 2.0}},
-        "rgb-zh": {"metrics": {"bm25": m(0.8, 0.9), "cross-encoder": m(0.7, 0.8), "dual-encoder": m(0.6, 0.7),
-                               "rocketqav2": m(0.6, 0.7)}},
+        "cranfield": {
+            "metrics": {
+                "bm25": m(0.5, 0.7),
+                "cross-encoder": m(0.55, 0.75),
+                "dual-encoder": m(0.3, 0.4),
+                "rocketqav2": m(0.35, 0.45),
+            },
+            "cross_encoder_training": {"seconds": 100.0, "pairs_per_second": 6.0},
+            "speed": {
+                "queries": 8,
+                "pairs": 500,
+                "rounds": 2,
+                "pooljudge_seconds": 10.0,
+                "pooljudge_pairs_per_second": 50.0,
+                "plain_seconds": 20.0,
+                "plain_pairs_per_second": 25.0,
+                "ratio": 2.0,
+            },
+        },
+        "rgb-zh": {
+            "metrics": {
+                "bm25": m(0.8, 0.9),
+                "cross-encoder": m(0.7, 0.8),
+                "dual-encoder": m(0.6, 0.7),
+                "rocketqav2": m(0.6, 0.7),
+            }
+        },
     }
     lines = bench.format_table(results).splitlines()
     assert lines[1] == "cranfield   BM25                                   0.5000   0.7000"
     assert lines[2] == "cranfield   cross-encoder re-ranking BM25@100      0.5500   0.7500"
     assert lines[5] == "rgb-zh      BM25                                   0.8000   0.9000"
     assert "cranfield: cross-encoder training 100 s (6.0 pairs/s in its steps)" in lines
-    assert ("cranfield: training speed, 8 queries, 500 pairs, best of 2 interleaved: train_cross_encoder 10.0 s "
-            "(50.0 pairs/s), plain transformers loop 20.0 s (25.0 pairs/s): ratio 2.00x") in lines
+    assert (
+        "cranfield: training speed, 8 queries, 500 pairs, best of 2 interleaved: train_cross_encoder 10.0 s "
+        "(50.0 pairs/s), plain transformers loop 20.0 s (25.0 pairs/s): ratio 2.00x"
+    ) in lines
     assert "target 1, re-ranker beats BM25 (nDCG@10) on at least one collection: met on cranfield" in lines
     assert "target 2, cranfield: RocketQAv2 - dual alone = +0.0500 nDCG@10 (met)" in lines
     assert "target 2, rgb-zh: RocketQAv2 - dual alone = +0.0000 nDCG@10 (MISSED)" in lines
@@ -223,15 +271,40 @@ def test_format_table(bench) -> None:
 def test_main_runs_every_system_on_both_collections(bench, data_root, tiny_model, tmp_path, capsys) -> None:
     systems = "minilm,cross-encoder,dual-encoder,rocketqav2"
     output = tmp_path / "out.json"
-    report = bench.main(["--data", str(data_root), "--base-model", str(tiny_model), "--systems", systems,
-                         "--epochs", "2", "--batch-size", "4", "--negatives", "2", "--max-length", "32",
-                         "--max-train-queries", "6", "--max-queries", "0", "--speed-queries", "2", "--threads", "1",
-                         "--device", "cpu",
-                         "--output", str(output)])
+    report = bench.main(
+        [
+            "--data",
+            str(data_root),
+            "--base-model",
+            str(tiny_model),
+            "--systems",
+            systems,
+            "--epochs",
+            "2",
+            "--batch-size",
+            "4",
+            "--negatives",
+            "2",
+            "--max-length",
+            "32",
+            "--max-train-queries",
+            "6",
+            "--max-queries",
+            "0",
+            "--speed-queries",
+            "2",
+            "--threads",
+            "1",
+            "--device",
+            "cpu",
+            "--output",
+            str(output),
+        ]
+    )
     out = capsys.readouterr().out
     assert json.loads(output.read_text(encoding="utf-8")) == json.loads(json.dumps(report, default=str))
     assert report["settings"]["negatives"] == 2 and report["settings"]["max_queries"] is None
-    table = out[out.index("collection  system"):].splitlines()
+    table = out[out.index("collection  system") :].splitlines()
     for name in ("cranfield", "rgb-zh"):
         res = report["results"][name]
         assert res["train_queries"] == 6  # capped
@@ -254,8 +327,15 @@ def test_main_runs_every_system_on_both_collections(bench, data_root, tiny_model
     assert speed["plain_seconds"] == min(speed["all_plain_seconds"])
     assert speed["ratio"] == pytest.approx(speed["plain_seconds"] / speed["pooljudge_seconds"])
     assert speed["pooljudge_pairs_per_second"] == pytest.approx(speed["pairs"] / speed["pooljudge_seconds"])
-    assert sum(line.startswith("cranfield: training speed, 2 queries, 36 pairs, best of 2 interleaved: "
-                               "train_cross_encoder ") for line in table) == 1
+    assert (
+        sum(
+            line.startswith(
+                "cranfield: training speed, 2 queries, 36 pairs, best of 2 interleaved: train_cross_encoder "
+            )
+            for line in table
+        )
+        == 1
+    )
     cran_bm25 = report["results"]["cranfield"]["metrics"]["bm25"]
     assert cran_bm25["nDCG@10"] > 0.5  # the toy queries name their topic: BM25 finds it
     assert any(line.startswith("target 1, re-ranker beats BM25") for line in table)
@@ -264,8 +344,24 @@ def test_main_runs_every_system_on_both_collections(bench, data_root, tiny_model
 
 
 def test_systems_can_be_left_out(bench, data_root, tiny_model, capsys) -> None:
-    report = bench.main(["--data", str(data_root), "--collections", "cranfield", "--base-model", str(tiny_model),
-                         "--systems", "dual-encoder", "--epochs", "1", "--max-length", "32", "--device", "cpu"])
+    report = bench.main(
+        [
+            "--data",
+            str(data_root),
+            "--collections",
+            "cranfield",
+            "--base-model",
+            str(tiny_model),
+            "--systems",
+            "dual-encoder",
+            "--epochs",
+            "1",
+            "--max-length",
+            "32",
+            "--device",
+            "cpu",
+        ]
+    )
     assert set(report["results"]["cranfield"]["metrics"]) == {"bm25", "dual-encoder"}
     out = capsys.readouterr().out
     assert "target 1" not in out and "target 2" not in out and "training speed" not in out

@@ -19,8 +19,11 @@ from pooljudge.cli import main
 def _store(tmp_path) -> str:
     db = sqlite_url(tmp_path / "s.db")
     store = Store(db)
-    source = CollectionSource(passages=lambda: iter([Passage(d, f"text {d}") for d in ("d1", "d2")]),
-                              queries=lambda: iter([Query("q1", "query")]), qrels=lambda: iter(()))
+    source = CollectionSource(
+        passages=lambda: iter([Passage(d, f"text {d}") for d in ("d1", "d2")]),
+        queries=lambda: iter([Query("q1", "query")]),
+        qrels=lambda: iter(()),
+    )
     with store.write() as s:
         import_collection(s, source, name="c", format="t", location="m")
         save_run(s, "c", "bm25", {"q1": {"d1": 1.0}})
@@ -49,7 +52,8 @@ def test_cli_archive_and_restore_a_collection_keeps_its_judgments(tmp_path, caps
     capsys.readouterr()
     assert main(["--db", db, "archive", "collection", "c"]) == 0
     assert capsys.readouterr().out == (
-        "archived collection 'c' (hidden, nothing deleted; undo with `pooljudge restore`)\n")
+        "archived collection 'c' (hidden, nothing deleted; undo with `pooljudge restore`)\n"
+    )
     assert main(["--db", db, "collections"]) == 0
     assert capsys.readouterr().out.startswith("no collections")
     store = Store(db)

@@ -17,7 +17,9 @@ def files(tmp_path):
     qrels.write_text("q1 0 a 1\nq1 0 b 0\nq2 0 c 2\nq2 0 d 1\nq3 0 e 3\n", encoding="utf-8")
     run = tmp_path / "t.run"
     # equal scores in q1: trec_eval ranks b (docid descending) before a, whatever the rank column says
-    run.write_text("q1 Q0 a 1 5.0 x\nq1 Q0 b 2 5.0 x\nq2 Q0 d 1 2.0 x\nq2 Q0 c 2 1.0 x\nq9 Q0 z 1 1.0 x\n", encoding="utf-8")
+    run.write_text(
+        "q1 Q0 a 1 5.0 x\nq1 Q0 b 2 5.0 x\nq2 Q0 d 1 2.0 x\nq2 Q0 c 2 1.0 x\nq9 Q0 z 1 1.0 x\n", encoding="utf-8"
+    )
     return qrels, run
 
 
@@ -39,8 +41,26 @@ def test_ties_level_and_missing_queries(files, capsys):
 
 def test_level_two_and_intersection(files, capsys):
     qrels, run = files
-    assert main(["eval", str(qrels), str(run), "-m", "RR", "-m", "nDCG@2", "--level", "2", "--intersection",
-                 "--format", "json", "--per-query"]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                str(qrels),
+                str(run),
+                "-m",
+                "RR",
+                "-m",
+                "nDCG@2",
+                "--level",
+                "2",
+                "--intersection",
+                "--format",
+                "json",
+                "--per-query",
+            ]
+        )
+        == 0
+    )
     got = json.loads(capsys.readouterr().out)
     assert got["RR"]["q2"] == 0.5  # d (grade 1) no longer counts at level 2
     assert "q3" not in got["RR"]
@@ -95,7 +115,10 @@ def test_setting_a_bad_level_is_an_argument_error_and_changes_nothing(files, tmp
     assert main(["--db", db, "-q", "level", "-c", "c", "3"]) == 0
     capsys.readouterr()
     assert main(["--db", db, "level", "-c", "c", bad]) == 1
-    assert capsys.readouterr() == ("", f"error: relevance level must be an integer >= 1 (at most 2147483647), got {bad}\n")
+    assert capsys.readouterr() == (
+        "",
+        f"error: relevance level must be an integer >= 1 (at most 2147483647), got {bad}\n",
+    )
     assert main(["--db", db, "level", "-c", "nope", "2"]) == 1
     assert capsys.readouterr().err == "error: no collection named 'nope' (collections: c)\n"
     assert main(["--db", db, "level", "-c", "c"]) == 0
@@ -121,9 +144,7 @@ def test_huge_grade_is_a_file_line_error(files, tmp_path, capsys, grade):
     assert main(["eval", str(qrels), str(run), "-m", "P@1", "-m", "MAP", "-m", "nDCG@10"]) == 1
     out, err = capsys.readouterr()
     assert out == ""
-    assert err == (
-        f"error: {qrels}:2: grade {grade} is outside -2147483648..2147483647 (grade (column 4))\n"
-    )
+    assert err == (f"error: {qrels}:2: grade {grade} is outside -2147483648..2147483647 (grade (column 4))\n")
 
 
 @pytest.mark.parametrize("cutoff", ["99999999999999999999", "2147483648"])
@@ -174,7 +195,10 @@ def test_nul_in_ids_is_a_file_line_error_not_an_abort(files, tmp_path, which):
         bad, what = run, "document id (column 3) 'a\\x00x'"
     done = subprocess.run(
         [sys.executable, "-m", "pooljudge.cli", "eval", str(qrels), str(run), "-m", "P@1", "-m", "nDCG@10"],
-        cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True, timeout=120,
+        cwd=Path(__file__).resolve().parents[1],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 1
     assert done.stdout == ""

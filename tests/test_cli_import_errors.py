@@ -40,43 +40,153 @@ CASES = {
     "qrels: 3 columns": lambda t: ("trec-qrels", write(t, "a.qrels", "q1 0 d1 1\nq1 0 d2\n"), "a.qrels", 2),
     "qrels: non-numeric grade": lambda t: ("trec-qrels", write(t, "a.qrels", "q1 0 d1 high\n"), "a.qrels", 1),
     "qrels: fractional grade": lambda t: ("trec-qrels", write(t, "a.qrels", "q1 0 d1 1\nq1 0 d2 0.5\n"), "a.qrels", 2),
-    "qrels: duplicate pair": lambda t: ("trec-qrels", write(t, "a.qrels", "q1 0 d1 1\nq2 0 d1 1\nq1 0 d1 0\n"), "a.qrels", 3),
+    "qrels: duplicate pair": lambda t: (
+        "trec-qrels",
+        write(t, "a.qrels", "q1 0 d1 1\nq2 0 d1 1\nq1 0 d1 0\n"),
+        "a.qrels",
+        3,
+    ),
     "qrels: empty file": lambda t: ("trec-qrels", write(t, "a.qrels", ""), "a.qrels", 1),
     "qrels: bad UTF-8": lambda t: ("trec-qrels", write(t, "a.qrels", b"q1 0 d1 1\nq1 0 d\xff2 1\n"), "a.qrels", 2),
-    "qrels: gz truncated": lambda t: ("trec-qrels", write(t, "a.qrels.gz", gzip.compress(b"q1 0 d1 1\n" * 2000)[:-30]), "a.qrels.gz", None),
+    "qrels: gz truncated": lambda t: (
+        "trec-qrels",
+        write(t, "a.qrels.gz", gzip.compress(b"q1 0 d1 1\n" * 2000)[:-30]),
+        "a.qrels.gz",
+        None,
+    ),
     "run: 5 columns": lambda t: ("trec-run", write(t, "r.run", "q1 Q0 d1 1 2.5 tag\nq1 Q0 d2 2 2.0\n"), "r.run", 2),
     "run: non-numeric score": lambda t: ("trec-run", write(t, "r.run", "q1 Q0 d1 1 high tag\n"), "r.run", 1),
-    "run: duplicate docid": lambda t: ("trec-run", write(t, "r.run", "q1 Q0 d1 1 3 t\nq1 Q0 d2 2 2 t\nq1 Q0 d1 3 1 t\n"), "r.run", 3),
+    "run: duplicate docid": lambda t: (
+        "trec-run",
+        write(t, "r.run", "q1 Q0 d1 1 3 t\nq1 Q0 d2 2 2 t\nq1 Q0 d1 3 1 t\n"),
+        "r.run",
+        3,
+    ),
     "run: non-integer rank": lambda t: ("trec-run", write(t, "r.run", "q1 Q0 d1 first 3 t\n"), "r.run", 1),
     "run: nan score": lambda t: ("trec-run", write(t, "r.run", "q1 Q0 d1 1 nan t\n"), "r.run", 1),
-    "beir: truncated JSON": lambda t: ("beir", beir(t, corpus=GOOD_CORPUS + '{"_id": "d3", "text": "gam'), "corpus.jsonl", 3),
+    "beir: truncated JSON": lambda t: (
+        "beir",
+        beir(t, corpus=GOOD_CORPUS + '{"_id": "d3", "text": "gam'),
+        "corpus.jsonl",
+        3,
+    ),
     "beir: missing corpus.jsonl": lambda t: ("beir", beir(t, drop=("corpus.jsonl",)), "corpus.jsonl", None),
     "beir: missing queries.jsonl": lambda t: ("beir", beir(t, drop=("queries.jsonl",)), "queries.jsonl", None),
-    "beir: duplicate passage id": lambda t: ("beir", beir(t, corpus=GOOD_CORPUS + '{"_id": "d1", "text": "again"}\n'), "corpus.jsonl", 3),
+    "beir: duplicate passage id": lambda t: (
+        "beir",
+        beir(t, corpus=GOOD_CORPUS + '{"_id": "d1", "text": "again"}\n'),
+        "corpus.jsonl",
+        3,
+    ),
     "beir: text not a string": lambda t: ("beir", beir(t, corpus='{"_id": "d1", "text": 5}\n'), "corpus.jsonl", 1),
-    "beir: qrels score not a number": lambda t: ("beir", beir(t, qrels="query-id\tcorpus-id\tscore\nq1\td1\tyes\n"), "test.tsv", 2),
+    "beir: qrels score not a number": lambda t: (
+        "beir",
+        beir(t, qrels="query-id\tcorpus-id\tscore\nq1\td1\tyes\n"),
+        "test.tsv",
+        2,
+    ),
     "beir: qrels wrong columns": lambda t: ("beir", beir(t, qrels="q1\td1\t1\t9\n"), "test.tsv", 1),
-    "beir: bad UTF-8 in queries": lambda t: ("beir", beir(t, queries=b'{"_id": "q1", "text": "\xc3("}\n'), "queries.jsonl", 1),
-    "msmarco: one column": lambda t: ("msmarco", write(t, "m/collection.tsv", "1\tfirst passage\n2\n"), "collection.tsv", 2),
-    "qa-jsonl: not JSON": lambda t: ("qa-jsonl", write(t, "qa.json", '{"id": 0, "query": "q", "answer": ["a"], "positive": ["p"], "negative": []}\nnot json\n'), "qa.json", 2),
-    "qa-jsonl: positive and negative": lambda t: ("qa-jsonl", write(t, "qa.json", '{"id": 0, "query": "q", "answer": ["a"], "positive": ["p"], "negative": ["p"]}\n'), "qa.json", 1),
+    "beir: bad UTF-8 in queries": lambda t: (
+        "beir",
+        beir(t, queries=b'{"_id": "q1", "text": "\xc3("}\n'),
+        "queries.jsonl",
+        1,
+    ),
+    "msmarco: one column": lambda t: (
+        "msmarco",
+        write(t, "m/collection.tsv", "1\tfirst passage\n2\n"),
+        "collection.tsv",
+        2,
+    ),
+    "qa-jsonl: not JSON": lambda t: (
+        "qa-jsonl",
+        write(t, "qa.json", '{"id": 0, "query": "q", "answer": ["a"], "positive": ["p"], "negative": []}\nnot json\n'),
+        "qa.json",
+        2,
+    ),
+    "qa-jsonl: positive and negative": lambda t: (
+        "qa-jsonl",
+        write(t, "qa.json", '{"id": 0, "query": "q", "answer": ["a"], "positive": ["p"], "negative": ["p"]}\n'),
+        "qa.json",
+        1,
+    ),
     "smart: record without text": lambda t: ("smart", _smart(t), "cran.all.1400", 6),
-    "lecard: truncated JSON": lambda t: ("json-qrels", write(t, "labels.json", '{"1": {"10": 2,\n "11": 1'), "labels.json", 2),
+    "lecard: truncated JSON": lambda t: (
+        "json-qrels",
+        write(t, "labels.json", '{"1": {"10": 2,\n "11": 1'),
+        "labels.json",
+        2,
+    ),
     "json-run: duplicate doc": lambda t: ("json-run", write(t, "pred.json", '{"1": [10, 11, 10]}'), "pred.json", 1),
     # issue 10: grades outside trec_eval's int and positions beyond 64 bits (used to be OverflowError tracebacks)
-    "qrels: grade 2^32+1": lambda t: ("trec-qrels", write(t, "a.qrels", "q1 0 d1 1\nq1 0 d2 4294967297\n"), "a.qrels", 2),
+    "qrels: grade 2^32+1": lambda t: (
+        "trec-qrels",
+        write(t, "a.qrels", "q1 0 d1 1\nq1 0 d2 4294967297\n"),
+        "a.qrels",
+        2,
+    ),
     "qrels: grade 10^20": lambda t: ("trec-qrels", write(t, "a.qrels", f"q1 0 d1 {10**20}\n"), "a.qrels", 1),
-    "qrels: grade below -2^31": lambda t: ("trec-qrels", write(t, "a.qrels", "q1 0 d1 1\nq1 0 d2 -2147483649\n"), "a.qrels", 2),
-    "json-qrels: grade 2^70": lambda t: ("json-qrels", write(t, "labels.json", f'{{"1": {{"10": 2,\n "11": {2**70}}}}}'), "labels.json", 2),
-    "beir: qrels grade 2^31": lambda t: ("beir", beir(t, qrels="query-id\tcorpus-id\tscore\nq1\td1\t2147483648\n"), "test.tsv", 2),
-    "beir: position 2^70": lambda t: ("beir", beir(t, corpus=GOOD_CORPUS + f'{{"_id": "d3", "text": "c", "position": {2**70}}}\n'), "corpus.jsonl", 3),
+    "qrels: grade below -2^31": lambda t: (
+        "trec-qrels",
+        write(t, "a.qrels", "q1 0 d1 1\nq1 0 d2 -2147483649\n"),
+        "a.qrels",
+        2,
+    ),
+    "json-qrels: grade 2^70": lambda t: (
+        "json-qrels",
+        write(t, "labels.json", f'{{"1": {{"10": 2,\n "11": {2**70}}}}}'),
+        "labels.json",
+        2,
+    ),
+    "beir: qrels grade 2^31": lambda t: (
+        "beir",
+        beir(t, qrels="query-id\tcorpus-id\tscore\nq1\td1\t2147483648\n"),
+        "test.tsv",
+        2,
+    ),
+    "beir: position 2^70": lambda t: (
+        "beir",
+        beir(t, corpus=GOOD_CORPUS + f'{{"_id": "d3", "text": "c", "position": {2**70}}}\n'),
+        "corpus.jsonl",
+        3,
+    ),
     # issue 10: ids the collection lacks (a typo in a run scored 0 without a word); refused unless allowed
-    "run: query id the collection lacks": lambda t: ("trec-run", write(t, "r.run", "q1 Q0 d1 1 2 t\nEN-Q01 Q0 d2 2 1 t\n"), "r.run", 2),
-    "run: passage id the collection lacks": lambda t: ("trec-run", write(t, "r.run", "q1 Q0 d1 1 2 t\nq1 Q0 D2 2 1 t\n"), "r.run", 2),
-    "qrels: passage id the collection lacks": lambda t: ("trec-qrels", write(t, "a.qrels", "q1 0 d1 1\nq1 0 d7 1\n"), "a.qrels", 2),
-    "json-run: passage id the collection lacks": lambda t: ("json-run", write(t, "pred.json", '{"q1": ["d1", "d404"]}'), "pred.json", 1),
-    "beir: qrels naming a passage outside the corpus": lambda t: ("beir", beir(t, qrels="query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td9\t1\n"), "test.tsv", 3),
-    "beir: qrels naming a query outside queries": lambda t: ("beir", beir(t, qrels="query-id\tcorpus-id\tscore\nq7\td1\t1\n"), "test.tsv", 2),
+    "run: query id the collection lacks": lambda t: (
+        "trec-run",
+        write(t, "r.run", "q1 Q0 d1 1 2 t\nEN-Q01 Q0 d2 2 1 t\n"),
+        "r.run",
+        2,
+    ),
+    "run: passage id the collection lacks": lambda t: (
+        "trec-run",
+        write(t, "r.run", "q1 Q0 d1 1 2 t\nq1 Q0 D2 2 1 t\n"),
+        "r.run",
+        2,
+    ),
+    "qrels: passage id the collection lacks": lambda t: (
+        "trec-qrels",
+        write(t, "a.qrels", "q1 0 d1 1\nq1 0 d7 1\n"),
+        "a.qrels",
+        2,
+    ),
+    "json-run: passage id the collection lacks": lambda t: (
+        "json-run",
+        write(t, "pred.json", '{"q1": ["d1", "d404"]}'),
+        "pred.json",
+        1,
+    ),
+    "beir: qrels naming a passage outside the corpus": lambda t: (
+        "beir",
+        beir(t, qrels="query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td9\t1\n"),
+        "test.tsv",
+        3,
+    ),
+    "beir: qrels naming a query outside queries": lambda t: (
+        "beir",
+        beir(t, qrels="query-id\tcorpus-id\tscore\nq7\td1\t1\n"),
+        "test.tsv",
+        2,
+    ),
 }
 
 
@@ -114,7 +224,11 @@ def test_malformed_input_names_file_and_line_and_changes_nothing(case, tmp_path,
     fmt, path, filename, line = CASES[case](tmp_path / "in")
     before = _counts(seeded)
     capsys.readouterr()
-    target = ["--collection", "seed", "--merge"] if fmt in ("trec-qrels", "trec-run", "json-run", "json-qrels") else ["--collection", "new"]
+    target = (
+        ["--collection", "seed", "--merge"]
+        if fmt in ("trec-qrels", "trec-run", "json-run", "json-qrels")
+        else ["--collection", "new"]
+    )
     rc = main(["--db", seeded, "-q", "import", "--format", fmt, str(path), *target])
     err = capsys.readouterr().err
     assert rc == 1, err

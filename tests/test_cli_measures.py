@@ -23,18 +23,27 @@ def files(tmp_path):
 def _eval(files, *measures: str) -> subprocess.CompletedProcess:
     qrels, run = files
     args = [a for m in measures for a in ("-m", m)]
-    return subprocess.run([sys.executable, "-m", "pooljudge.cli", "eval", str(qrels), str(run), *args],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "pooljudge.cli", "eval", str(qrels), str(run), *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
-@pytest.mark.parametrize(("measure", "shown"), [
-    ("P@99999999999999999999", "99999999999999999999"),
-    ("P@2147483648", "2147483648"),
-    ("P@0", "0"),
-    ("P@1.5", "'1.5'"),
-    ("P@", "''"),
-    ("P@" + "9" * 5000, "99999999999999999999... (a 5000-digit number)"),
-])
+@pytest.mark.parametrize(
+    ("measure", "shown"),
+    [
+        ("P@99999999999999999999", "99999999999999999999"),
+        ("P@2147483648", "2147483648"),
+        ("P@0", "0"),
+        ("P@1.5", "'1.5'"),
+        ("P@", "''"),
+        ("P@" + "9" * 5000, "99999999999999999999... (a 5000-digit number)"),
+    ],
+)
 def test_bad_cutoff_is_one_clear_error(files, measure, shown):
     done = _eval(files, "MAP", measure)
     assert done.returncode == 1

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import insert, update
+from sqlalchemy import insert
 
 from db.engine import Store, sqlite_url
 from db.models import Collection, QrelsVersion, RunRecord
@@ -13,7 +13,9 @@ def test_collections_prints_stored_names_escaped(tmp_path, capsys):
     db = sqlite_url(tmp_path / "s.db")
     store = Store(db)
     with store.write() as s:  # names stored before they were checked
-        cid = s.execute(insert(Collection).values(name="evil\n\x1b[31mred\tcol", description="")).inserted_primary_key[0]
+        cid = s.execute(insert(Collection).values(name="evil\n\x1b[31mred\tcol", description="")).inserted_primary_key[
+            0
+        ]
         s.execute(insert(RunRecord).values(collection_id=cid, name="run\r\x1b]0;title\x07", source="import", params={}))
         s.execute(insert(QrelsVersion).values(collection_id=cid, name="v\u202e1", source="import"))
     store.dispose()
@@ -44,8 +46,10 @@ def _counts(db):
 
     store = Store(db)
     with store.read() as s:
-        counts = [s.scalar(select(func.count()).select_from(t)) for t in (Collection, RunRecord, RunEntryRecord,
-                                                                           QrelsVersion, QrelsEntry, ImportRecord)]
+        counts = [
+            s.scalar(select(func.count()).select_from(t))
+            for t in (Collection, RunRecord, RunEntryRecord, QrelsVersion, QrelsEntry, ImportRecord)
+        ]
     store.dispose()
     return counts
 
@@ -59,13 +63,18 @@ def test_import_refuses_unknown_ids_unless_allowed_and_reports_them(tmp_path, ca
     run = _write(tmp_path / "bm25.trec", "EN-Q1 Q0 d1 1 2.0 t\nEN-Q01 Q0 d2 2 1.0 t\nEN-Q1 Q0 d404 3 0.5 t\n")
     before = _counts(db)
     assert main(["--db", db, "-q", "import", "-f", "trec-run", str(run), "-c", "c", "--merge"]) == 1
-    assert capsys.readouterr() == ("", (
-        f"error: {run}:2: query id 'EN-Q01' is not in collection 'c' (unknown in the qrels and runs: 1 query id "
-        "('EN-Q01'); 1 passage id ('d404')); nothing was imported: correct the ids, or import with unknown ids "
-        "allowed (--allow-unknown-ids; TREC qrels may judge documents outside the corpus)\n"
-    ))
+    assert capsys.readouterr() == (
+        "",
+        (
+            f"error: {run}:2: query id 'EN-Q01' is not in collection 'c' (unknown in the qrels and runs: 1 query id "
+            "('EN-Q01'); 1 passage id ('d404')); nothing was imported: correct the ids, or import with unknown ids "
+            "allowed (--allow-unknown-ids; TREC qrels may judge documents outside the corpus)\n"
+        ),
+    )
     assert _counts(db) == before
-    assert main(["--db", db, "-q", "import", "-f", "trec-run", str(run), "-c", "c", "--merge", "--allow-unknown-ids"]) == 0
+    assert (
+        main(["--db", db, "-q", "import", "-f", "trec-run", str(run), "-c", "c", "--merge", "--allow-unknown-ids"]) == 0
+    )
     assert capsys.readouterr().out == (
         "collection 'c': 0 passages, 0 queries, 0 qrels entries added (0 passages, 0 queries, 0 qrels already present); "
         "runs: 'bm25' (3 entries); relevance level 1; kept unknown 1 query id and 1 passage id\n"
@@ -97,8 +106,12 @@ def test_import_level_run_name_and_qrels_name(tmp_path, capsys):
         "file or give the run a name (--run-name)\n"
     )
     assert _counts(db) == before
-    assert main(["--db", db, "-q", "import", "-f", "trec-run", str(hidden), "-c", "graded", "--merge",
-                 "--run-name", "bm25"]) == 0
+    assert (
+        main(
+            ["--db", db, "-q", "import", "-f", "trec-run", str(hidden), "-c", "graded", "--merge", "--run-name", "bm25"]
+        )
+        == 0
+    )
     assert "runs: 'bm25' (1 entries); relevance level 2\n" in capsys.readouterr().out
 
 

@@ -11,13 +11,34 @@ from db.queries import iter_passages, iter_queries, list_collections, load_qrels
 from pooljudge.cli import main
 
 CORPUS = [
-    {"_id": "<dbpedia:Arènes_de_Lutèce>", "title": "Arènes de Lutèce", "text": "A Roman amphitheatre in Paris.", "doc_id": "arenes", "position": 0, "language": "en"},
+    {
+        "_id": "<dbpedia:Arènes_de_Lutèce>",
+        "title": "Arènes de Lutèce",
+        "text": "A Roman amphitheatre in Paris.",
+        "doc_id": "arenes",
+        "position": 0,
+        "language": "en",
+    },
     {"_id": "doc 2:b", "title": "", "text": "西安是陕西省的省会。", "doc_id": "xian", "position": 0, "language": "zh"},
-    {"_id": "d3", "title": "Paris", "text": "It lies on the Seine & <b>has</b> bridges.", "doc_id": "arenes", "position": 1, "language": "en"},
+    {
+        "_id": "d3",
+        "title": "Paris",
+        "text": "It lies on the Seine & <b>has</b> bridges.",
+        "doc_id": "arenes",
+        "position": 1,
+        "language": "en",
+    },
 ]
 QUERIES = [
     {"_id": "q1", "text": "roman amphitheatre paris", "split": "test", "language": "en", "type": "ENTITY"},
-    {"_id": "q2", "text": "西安在哪个省", "split": "dev", "language": "zh", "answers": ["陕西", ["陕西省", "陕"]], "translation": "Which province is Xi'an in?"},
+    {
+        "_id": "q2",
+        "text": "西安在哪个省",
+        "split": "dev",
+        "language": "zh",
+        "answers": ["陕西", ["陕西省", "陕"]],
+        "translation": "Which province is Xi'an in?",
+    },
 ]
 
 
@@ -26,10 +47,18 @@ def folder(tmp_path):
     root = tmp_path / "src"
     (root / "qrels").mkdir(parents=True)
     (root / "runs").mkdir()
-    (root / "corpus.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in CORPUS), encoding="utf-8")
-    (root / "queries.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in QUERIES), encoding="utf-8")
-    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\t<dbpedia:Arènes_de_Lutèce>\t3\nq1\td3\t1\n", encoding="utf-8")
-    (root / "qrels" / "dev.tsv").write_text("query-id\tcorpus-id\tscore\nq2\tdoc 2:b\t2\nq2\td3\t-1\n", encoding="utf-8")
+    (root / "corpus.jsonl").write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in CORPUS), encoding="utf-8"
+    )
+    (root / "queries.jsonl").write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in QUERIES), encoding="utf-8"
+    )
+    (root / "qrels" / "test.tsv").write_text(
+        "query-id\tcorpus-id\tscore\nq1\t<dbpedia:Arènes_de_Lutèce>\t3\nq1\td3\t1\n", encoding="utf-8"
+    )
+    (root / "qrels" / "dev.tsv").write_text(
+        "query-id\tcorpus-id\tscore\nq2\tdoc 2:b\t2\nq2\td3\t-1\n", encoding="utf-8"
+    )
     (root / "runs" / "bm25.trec").write_text(
         "q1 Q0 d3 1 2.5 bm25\nq1 Q0 <dbpedia:Arènes_de_Lutèce> 2 2.5 bm25\nq2 Q0 d3 1 0.1 bm25\n", encoding="utf-8"
     )
@@ -73,13 +102,19 @@ def test_export_trec_qrels_graded_and_binary(tmp_path, capsys):
     graded, binary = tmp_path / "g.qrels", tmp_path / "b.qrels.gz"
     assert main(["--db", db, "export", "qrels", "-c", "q", "-o", str(graded)]) == 0
     assert graded.read_text(encoding="utf-8").splitlines() == [
-        "q1 0 <dbpedia:Été> 2", "q1 0 a 1", "q1 0 c -1", "q2 0 b 3",
+        "q1 0 <dbpedia:Été> 2",
+        "q1 0 a 1",
+        "q1 0 c -1",
+        "q2 0 b 3",
     ]
     assert main(["--db", db, "export", "qrels", "-c", "q", "-o", str(binary), "--level", "2"]) == 0
     import gzip
 
     assert gzip.decompress(binary.read_bytes()).decode("utf-8").splitlines() == [
-        "q1 0 <dbpedia:Été> 1", "q1 0 a 0", "q1 0 c 0", "q2 0 b 1",
+        "q1 0 <dbpedia:Été> 1",
+        "q1 0 a 0",
+        "q1 0 c 0",
+        "q2 0 b 1",
     ]
 
 

@@ -40,8 +40,10 @@ def test_a_failed_import_job_keeps_the_message_not_a_traceback(store, tmp_path):
 
 def _qa(tmp_path):
     path = tmp_path / "qa.json"
-    path.write_text('{"id": 0, "query": "who?", "answer": ["a"], "positive": ["p a"], "negative": ["n"], "answer1": "x"}\n',
-                    encoding="utf-8")
+    path.write_text(
+        '{"id": 0, "query": "who?", "answer": ["a"], "positive": ["p a"], "negative": ["n"], "answer1": "x"}\n',
+        encoding="utf-8",
+    )
     return path
 
 
@@ -105,8 +107,15 @@ def test_an_uploaded_beir_zip_and_trec_run_are_imported_and_their_staging_remove
     result = run_job(store, job)
     assert (result["passages_added"], result["queries_added"], result["qrels_added"]) == (2, 1, 2)
     assert not folder.exists()
-    job, folder = _upload_job(store, tmp_path, "bm25.trec", b"q1 Q0 d1 1 2.0 bm25\nq1 Q0 d2 2 1.0 bm25\n",
-                              format="trec-run", collection="sci", merge=True)
+    job, folder = _upload_job(
+        store,
+        tmp_path,
+        "bm25.trec",
+        b"q1 Q0 d1 1 2.0 bm25\nq1 Q0 d2 2 1.0 bm25\n",
+        format="trec-run",
+        collection="sci",
+        merge=True,
+    )
     assert run_job(store, job)["runs"] == {"bm25": 2}
     assert not folder.exists()
     with store.read() as s:

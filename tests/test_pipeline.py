@@ -17,8 +17,14 @@ from pooljudge.seed import DEMO_DIR, DEMO_NAME
 def test_spec_parsing():
     spec = RetrieverSpec.parse("bm25:chinese=bigram,k1=1.2,stem=false")
     assert (spec.kind, spec.options, spec.default_name()) == (
-        "bm25", {"chinese": "bigram", "k1": 1.2, "stem": False}, "bm25:chinese=bigram,k1=1.2,stem=false")
-    assert RetrieverSpec.parse("dense:pooling=cls,model=/m/bge-small").default_name() == "dense:model=bge-small,pooling=cls"
+        "bm25",
+        {"chinese": "bigram", "k1": 1.2, "stem": False},
+        "bm25:chinese=bigram,k1=1.2,stem=false",
+    )
+    assert (
+        RetrieverSpec.parse("dense:pooling=cls,model=/m/bge-small").default_name()
+        == "dense:model=bge-small,pooling=cls"
+    )
     assert RetrieverSpec.parse("hybrid:fusion=combsum,name=h").default_name() == "h"
     with pytest.raises(ValueError, match="unknown retriever 'splade'"):
         RetrieverSpec.parse("splade")
@@ -31,7 +37,9 @@ def test_spec_parsing():
 def test_retrieve_reuses_the_cached_index(demo, tmp_path):
     _, store = demo
     stages = []
-    name, first, config = retrieve(store, DEMO_NAME, RetrieverSpec.parse("bm25"), k=5, progress=lambda s: stages.append(s) or (lambda d, t: None))
+    name, first, config = retrieve(
+        store, DEMO_NAME, RetrieverSpec.parse("bm25"), k=5, progress=lambda s: stages.append(s) or (lambda d, t: None)
+    )
     assert name == "bm25" and stages == ["indexing bm25", "searching bm25"]
     assert config["class"] == "BM25Retriever" and config["params"]["k1"] == 1.5 and config["analyzer"]["cjk"] == "jieba"
     assert len(first) == 54 and all(len(docs) <= 5 for docs in first.values())
@@ -43,8 +51,30 @@ def test_retrieve_reuses_the_cached_index(demo, tmp_path):
 def test_pool_command_pools_selects_and_prelabels(demo, capsys):
     url, store = demo
     capsys.readouterr()
-    assert main(["--db", url, "-q", "pool", "-c", DEMO_NAME, "--name", "p", "--run", "bm25", "--run", "minilm",
-                 "--depth", "10", "--select", "3", "--prelabel"]) == 0
+    assert (
+        main(
+            [
+                "--db",
+                url,
+                "-q",
+                "pool",
+                "-c",
+                DEMO_NAME,
+                "--name",
+                "p",
+                "--run",
+                "bm25",
+                "--run",
+                "minilm",
+                "--depth",
+                "10",
+                "--select",
+                "3",
+                "--prelabel",
+            ]
+        )
+        == 0
+    )
     assert "pool 'p'" in capsys.readouterr().out
     source = read_beir(DEMO_DIR)
     runs = {name: {} for name in ("bm25", "minilm")}

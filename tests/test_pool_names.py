@@ -52,22 +52,37 @@ def test_a_duplicate_pool_name_stops_before_retrieval_and_a_retry_works(demo, re
     assert "bm25-again" in _runs(store)[0] and _runs(store)[1] == before[1] + 1
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--name", "bad\nname", "--run", "bm25"],
-     "pool name 'bad\\nname' contains a control character (U+000A) at position 4; names must be printable"),
-    (["--name", "p", "-r", "bm25"],
-     f"run 'bm25' already exists in {DEMO_NAME!r}: pool the stored run instead, or name the new one, "
-     "e.g. bm25:name=my-bm25"),
-    (["--name", "p", "-r", "bm25:name=x", "-r", "dense:name=x"],
-     "retrievers 'bm25:name=x' and 'dense:name=x' would both store a run named 'x': give each its own name option"),
-    (["--name", "p", "-r", "bm25:name=x", "--run", "x"],
-     "run name 'x' is given both to a stored run to pool and to the new run of retriever 'bm25:name=x'"),
-    (["--name", "p", "-r", "bm25:name=.trec"],
-     "run name '.trec' is only a file extension (its file has no name before the extension); "
-     "rename the file or give the run a name (--run-name)"),
-    (["--name", "p", "-r", "bm25:name=fine", "--run", "nope"],
-     f"no run named 'nope' in collection {DEMO_NAME!r} (runs: bm25, bm25-bigram, minilm)"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--name", "bad\nname", "--run", "bm25"],
+            "pool name 'bad\\nname' contains a control character (U+000A) at position 4; names must be printable",
+        ),
+        (
+            ["--name", "p", "-r", "bm25"],
+            f"run 'bm25' already exists in {DEMO_NAME!r}: pool the stored run instead, or name the new one, "
+            "e.g. bm25:name=my-bm25",
+        ),
+        (
+            ["--name", "p", "-r", "bm25:name=x", "-r", "dense:name=x"],
+            "retrievers 'bm25:name=x' and 'dense:name=x' would both store a run named 'x': give each its own name option",
+        ),
+        (
+            ["--name", "p", "-r", "bm25:name=x", "--run", "x"],
+            "run name 'x' is given both to a stored run to pool and to the new run of retriever 'bm25:name=x'",
+        ),
+        (
+            ["--name", "p", "-r", "bm25:name=.trec"],
+            "run name '.trec' is only a file extension (its file has no name before the extension); "
+            "rename the file or give the run a name (--run-name)",
+        ),
+        (
+            ["--name", "p", "-r", "bm25:name=fine", "--run", "nope"],
+            f"no run named 'nope' in collection {DEMO_NAME!r} (runs: bm25, bm25-bigram, minilm)",
+        ),
+    ],
+)
 def test_every_name_is_checked_before_any_retrieval(demo, retrievals, capsys, args, message):
     url, store = demo
     before = _runs(store)
@@ -111,7 +126,9 @@ def test_a_pool_saved_concurrently_under_the_same_name_removes_the_staged_run(de
 
     monkeypatch.setattr(pool_job, "_stage_runs", race)
     with store.write() as s:
-        job = create_job(s, "pool", {"collection": DEMO_NAME, "name": "p", "retrievers": ["bm25:name=late"], "depth": 5})
+        job = create_job(
+            s, "pool", {"collection": DEMO_NAME, "name": "p", "retrievers": ["bm25:name=late"], "depth": 5}
+        )
     with pytest.raises(ValueError, match="a pool named 'p' already exists"):
         run_job(store, job)
     with store.read() as s:
@@ -125,10 +142,12 @@ def test_retrieve_refuses_a_taken_run_name_before_indexing(demo, retrievals, cap
     capsys.readouterr()
     assert main(["--db", url, "-q", "retrieve", "-c", DEMO_NAME, "-r", "bm25"]) == 1
     assert capsys.readouterr().err.strip() == (
-        f"error: run 'bm25' already exists in {DEMO_NAME!r}; give the new run another name")
+        f"error: run 'bm25' already exists in {DEMO_NAME!r}; give the new run another name"
+    )
     assert main(["--db", url, "-q", "retrieve", "-c", DEMO_NAME, "-r", "bm25", "--name", "bad\tname"]) == 1
     assert capsys.readouterr().err.strip() == (
-        "error: run name 'bad\\tname' contains a control character (U+0009) at position 4; names must be printable")
+        "error: run name 'bad\\tname' contains a control character (U+0009) at position 4; names must be printable"
+    )
     assert retrievals == [] and _runs(store) == before
 
 
@@ -143,7 +162,8 @@ def test_an_archived_pool_keeps_its_name_and_the_message_says_so(demo, retrieval
     assert _pool(url, "--name", "old", "-r", "bm25:name=bm25-again") == 1
     assert capsys.readouterr().err.strip() == (
         f"error: a pool named 'old' already exists in collection {DEMO_NAME!r} (archived: restore it, or choose "
-        "another name)")
+        "another name)"
+    )
     assert retrievals == []
 
 
@@ -155,7 +175,9 @@ def test_staged_runs_are_published_with_the_pool_or_dropped_on_both_backends(sto
     ensure_demo(store)
     before = _runs(store)
     with store.write() as s:
-        job = create_job(s, "pool", {"collection": DEMO_NAME, "name": "p", "retrievers": ["bm25:name=fresh"], "depth": 5})
+        job = create_job(
+            s, "pool", {"collection": DEMO_NAME, "name": "p", "retrievers": ["bm25:name=fresh"], "depth": 5}
+        )
     result = run_job(store, job)
     assert result["runs"] == ["fresh"] and _runs(store) == (sorted([*before[0], "fresh"]), before[1] + 1)
 
@@ -168,7 +190,9 @@ def test_staged_runs_are_published_with_the_pool_or_dropped_on_both_backends(sto
 
     monkeypatch.setattr(pools, "save_pool", refused)
     with store.write() as s:
-        job = create_job(s, "pool", {"collection": DEMO_NAME, "name": "q", "retrievers": ["bm25:name=late"], "depth": 5})
+        job = create_job(
+            s, "pool", {"collection": DEMO_NAME, "name": "q", "retrievers": ["bm25:name=late"], "depth": 5}
+        )
     with pytest.raises(ValueError, match="refused at save"):
         run_job(store, job)
     assert _runs(store) == (sorted([*before[0], "fresh"]), before[1] + 1)

@@ -14,7 +14,9 @@ def test_the_first_two_commands_are_make_run_and_make_test():
     first = re.search(r"```bash\n(.*?)```", README, re.S).group(1).splitlines()
     assert [line.split("#")[0].strip() for line in first] == ["make run", "make test"]
     makefile = (REPO / "Makefile").read_text(encoding="utf-8")
-    assert re.search(r"^run: setup$", makefile, re.M) and re.search(r"^test: setup chromium postgresql$", makefile, re.M)
+    assert re.search(r"^run: setup$", makefile, re.M) and re.search(
+        r"^test: setup chromium postgresql$", makefile, re.M
+    )
 
 
 def test_every_relative_link_points_into_the_repository():
@@ -28,7 +30,7 @@ def test_every_relative_link_points_into_the_repository():
 
 
 def test_cli_examples_say_how_to_reach_the_venv_and_make_run_its_variables():
-    command_line = README[README.index("## Command line"):]
+    command_line = README[README.index("## Command line") :]
     assert "source .venv/bin/activate" in command_line[:600] and ".venv/bin/pooljudge" in command_line[:600]
     assert "make run PORT=8502 POOLJUDGE_DB=" in README
     makefile = (REPO / "Makefile").read_text(encoding="utf-8")

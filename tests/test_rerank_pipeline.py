@@ -25,8 +25,33 @@ from pooljudge.cli import main  # noqa: E402
 from pooljudge.pipeline import retrieve  # noqa: E402
 from pooljudge.retrievers import RetrieverSpec, split_specs  # noqa: E402
 
-WORDS = ("bread", "river", "market", "cat", "dog", "fish", "money", "music", "the", "a", "of", "and", "is", "in",
-         "old", "new", "big", "small", "good", "what", "about", "tell", "me", ".", "?")
+WORDS = (
+    "bread",
+    "river",
+    "market",
+    "cat",
+    "dog",
+    "fish",
+    "money",
+    "music",
+    "the",
+    "a",
+    "of",
+    "and",
+    "is",
+    "in",
+    "old",
+    "new",
+    "big",
+    "small",
+    "good",
+    "what",
+    "about",
+    "tell",
+    "me",
+    ".",
+    "?",
+)
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS]
 TOPICS = WORDS[:8]
 FILLER = WORDS[8:19]
@@ -54,8 +79,11 @@ def toy_source() -> CollectionSource:
             words = list(rng.choice(FILLER, size=5))
             words.insert(j, topic)
             passages.append(Passage(f"p{t}{j}", " ".join(words) + " .", title="" if j else "the " + topic))
-    queries = [Query(f"q{t}{i}", (f"what about {topic} ?", f"tell me of the {topic} and {TOPICS[t - 1]}")[i])
-               for t, topic in enumerate(TOPICS) for i in range(2)]
+    queries = [
+        Query(f"q{t}{i}", (f"what about {topic} ?", f"tell me of the {topic} and {TOPICS[t - 1]}")[i])
+        for t, topic in enumerate(TOPICS)
+        for i in range(2)
+    ]
     return CollectionSource(passages=lambda: iter(passages), queries=lambda: iter(queries), qrels=lambda: iter(()))
 
 
@@ -105,11 +133,19 @@ def test_rerank_spec_options_ensemble_and_first_stage(models):
     a, b = models
     spec = RetrieverSpec.parse(f"rerank:model={a},first=bm25,depth=50,first_k1=1.2,first_chinese=bigram,max_length=64")
     assert spec.kind == "rerank" and spec.models == [str(a)]
-    assert spec.options == {"model": str(a), "first": "bm25", "depth": 50, "max_length": 64,
-                            "first_k1": 1.2, "first_chinese": "bigram"}
+    assert spec.options == {
+        "model": str(a),
+        "first": "bm25",
+        "depth": 50,
+        "max_length": 64,
+        "first_k1": 1.2,
+        "first_chinese": "bigram",
+    }
     first = spec.first_stage()
     assert (first.kind, first.options) == ("bm25", {"k1": 1.2, "chinese": "bigram", "context": "title"})
-    assert spec.default_name() == "rerank:depth=50,first=bm25,first_chinese=bigram,first_k1=1.2,max_length=64,model=ce-a"
+    assert (
+        spec.default_name() == "rerank:depth=50,first=bm25,first_chinese=bigram,first_k1=1.2,max_length=64,model=ce-a"
+    )
     ensemble = RetrieverSpec.parse(f"rerank:model={a};{b},first=dense,first_pooling=cls,context=none")
     assert ensemble.models == [str(a), str(b)]
     assert ensemble.first_stage().options == {"pooling": "cls", "context": "none"}
@@ -120,23 +156,37 @@ def test_rerank_spec_options_ensemble_and_first_stage(models):
     # a bare word is a registered model's name: resolved later, against the collection
     assert RetrieverSpec.parse("rerank:model=my-reranker").models == ["my-reranker"]
     assert split_specs(f"bm25:k1=1.2; rerank:model={a};{b},depth=5; dense") == [
-        "bm25:k1=1.2", f"rerank:model={a};{b},depth=5", "dense"]
+        "bm25:k1=1.2",
+        f"rerank:model={a};{b},depth=5",
+        "dense",
+    ]
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("rerank", "needs a model: 'rerank' has no model=PATH"),
-    ("rerank:depth=5", "needs a model"),
-    ("rerank:model=/no/such/folder", "model '/no/such/folder' in 'rerank:model=/no/such/folder': no such folder"),
-    ("rerank:model=m,first=rerank", "first=rerank in 'rerank:model=m,first=rerank': a re-ranker cannot be the first"),
-    ("rerank:model=m,first=splade", "option 'first' in 'rerank:model=m,first=splade' must be one of bm25, dense, "
-                                    "hybrid, hierarchical"),
-    ("rerank:model=m,first_k3=1", r"first stage of 'rerank:model=m,first_k3=1' \(first_\* options\): unknown option 'k3'"),
-    ("rerank:model=m,first_k1=high", "option 'k1' must be float"),
-    ("rerank:model=m,depth=0", "option 'depth' must be a positive integer"),
-    ("rerank:model=m,batch_size=0", "option 'batch_size' must be a positive integer"),
-    ("rerank:model=m,context=abstract", "option 'context'"),
-    ("rerank:model=m,first_name=x", "option 'first_name'"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("rerank", "needs a model: 'rerank' has no model=PATH"),
+        ("rerank:depth=5", "needs a model"),
+        ("rerank:model=/no/such/folder", "model '/no/such/folder' in 'rerank:model=/no/such/folder': no such folder"),
+        (
+            "rerank:model=m,first=rerank",
+            "first=rerank in 'rerank:model=m,first=rerank': a re-ranker cannot be the first",
+        ),
+        (
+            "rerank:model=m,first=splade",
+            "option 'first' in 'rerank:model=m,first=splade' must be one of bm25, dense, hybrid, hierarchical",
+        ),
+        (
+            "rerank:model=m,first_k3=1",
+            r"first stage of 'rerank:model=m,first_k3=1' \(first_\* options\): unknown option 'k3'",
+        ),
+        ("rerank:model=m,first_k1=high", "option 'k1' must be float"),
+        ("rerank:model=m,depth=0", "option 'depth' must be a positive integer"),
+        ("rerank:model=m,batch_size=0", "option 'batch_size' must be a positive integer"),
+        ("rerank:model=m,context=abstract", "option 'context'"),
+        ("rerank:model=m,first_name=x", "option 'first_name'"),
+    ],
+)
 def test_bad_rerank_specs_are_refused_when_parsed(text, message):
     with pytest.raises(ValueError, match=message):
         RetrieverSpec.parse(text)
@@ -211,11 +261,29 @@ def test_a_registered_model_name_works_in_index_and_pool(toy, models, capsys):
     from db.trained_models import register_model
 
     with store.write() as s:
-        register_model(s, "toy", name="ce-mine", kind="cross-encoder", path=str(a), base_model=None, params={},
-                       history=[], best={})
+        register_model(
+            s, "toy", name="ce-mine", kind="cross-encoder", path=str(a), base_model=None, params={}, history=[], best={}
+        )
     assert main(["--db", url, "-q", "index", "-c", "toy", "-r", "rerank:model=ce-mine,depth=3"]) == 0
-    assert main(["--db", url, "-q", "pool", "-c", "toy", "--name", "p", "-r", "rerank:model=ce-mine,depth=3,name=re",
-                 "--depth", "2"]) == 0
+    assert (
+        main(
+            [
+                "--db",
+                url,
+                "-q",
+                "pool",
+                "-c",
+                "toy",
+                "--name",
+                "p",
+                "-r",
+                "rerank:model=ce-mine,depth=3,name=re",
+                "--depth",
+                "2",
+            ]
+        )
+        == 0
+    )
     _, by_folder, config = retrieve(store, "toy", RetrieverSpec.parse(f"rerank:model={a},depth=3"), k=100)
     assert config["models"][0]["path"] == str(a.resolve())
     with store.read() as s:
@@ -224,7 +292,9 @@ def test_a_registered_model_name_works_in_index_and_pool(toy, models, capsys):
     assert stored.keys() == by_folder.keys()
     for q, docs in by_folder.items():  # the name gave the same model as its folder: the same run
         assert stored[q] == pytest.approx(docs, rel=1e-6)
-    assert {q: set(docs) for q, docs in pool.items()} == {q: set(trec_ranking(docs)[:2]) for q, docs in by_folder.items()}
+    assert {q: set(docs) for q, docs in pool.items()} == {
+        q: set(trec_ranking(docs)[:2]) for q, docs in by_folder.items()
+    }
 
 
 # --------------------------------------------------------------------------- pool selection
@@ -236,8 +306,8 @@ def save_runs(store) -> dict[str, dict[str, float]]:
 
     ids = [f"p{t}{j}" for t in range(8) for j in range(3)]
     queries = [f"q{t}{i}" for t in range(8) for i in range(2)]
-    r1 = {q: {d: float(24 - n) for n, d in enumerate(ids[(k * 3) % 24:][:6])} for k, q in enumerate(queries)}
-    r2 = {q: {d: float(n) for n, d in enumerate(ids[(k * 5) % 24:][:6])} for k, q in enumerate(queries)}
+    r1 = {q: {d: float(24 - n) for n, d in enumerate(ids[(k * 3) % 24 :][:6])} for k, q in enumerate(queries)}
+    r2 = {q: {d: float(n) for n, d in enumerate(ids[(k * 5) % 24 :][:6])} for k, q in enumerate(queries)}
     with store.write() as s:
         save_run(s, "toy", "r1", r1)
         save_run(s, "toy", "r2", r2)
@@ -258,8 +328,31 @@ def test_pool_select_model_keeps_the_top_n_by_the_cross_encoder(toy, models, cap
     url, store = toy
     a, _ = models
     runs = save_runs(store)
-    assert main(["--db", url, "-q", "pool", "-c", "toy", "--name", "p", "--run", "r1", "--run", "r2", "--depth", "4",
-                 "--select", "3", "--select-model", str(a)]) == 0
+    assert (
+        main(
+            [
+                "--db",
+                url,
+                "-q",
+                "pool",
+                "-c",
+                "toy",
+                "--name",
+                "p",
+                "--run",
+                "r1",
+                "--run",
+                "r2",
+                "--depth",
+                "4",
+                "--select",
+                "3",
+                "--select-model",
+                str(a),
+            ]
+        )
+        == 0
+    )
     assert "48 selected for annotation" in capsys.readouterr().out
     queries, passages = texts(store)
     expected = scores_of(a, queries, passages, depth_pool_docs(runs, 4))
@@ -267,7 +360,9 @@ def test_pool_select_model_keeps_the_top_n_by_the_cross_encoder(toy, models, cap
 
     with store.read() as s:
         _, selection = load_pool(s, "toy", "p")
-    assert {q: [d for d in docs] for q, docs in selection.items()} == {q: trec_ranking(sc)[:3] for q, sc in expected.items()}
+    assert {q: [d for d in docs] for q, docs in selection.items()} == {
+        q: trec_ranking(sc)[:3] for q, sc in expected.items()
+    }
     # not what the runs' own ensemble would have chosen: the model really decided
     from core.pooling import depth_pool, select_top
 
@@ -279,8 +374,33 @@ def test_pool_select_models_as_an_ensemble(toy, models):
     url, store = toy
     a, b = models
     runs = save_runs(store)
-    assert main(["--db", url, "-q", "pool", "-c", "toy", "--name", "p", "--run", "r1", "--run", "r2", "--depth", "4",
-                 "--select", "2", "--select-model", str(a), "--select-model", str(b)]) == 0
+    assert (
+        main(
+            [
+                "--db",
+                url,
+                "-q",
+                "pool",
+                "-c",
+                "toy",
+                "--name",
+                "p",
+                "--run",
+                "r1",
+                "--run",
+                "r2",
+                "--depth",
+                "4",
+                "--select",
+                "2",
+                "--select-model",
+                str(a),
+                "--select-model",
+                str(b),
+            ]
+        )
+        == 0
+    )
     queries, passages = texts(store)
     pool = depth_pool_docs(runs, 4)
     sa, sb = scores_of(a, queries, passages, pool), scores_of(b, queries, passages, pool)
@@ -312,8 +432,33 @@ def test_active_selection_keeps_the_unsure_pairs_and_reports_what_it_saved(toy, 
     above = sum(p > high for p in probs)
     below = sum(p < low for p in probs)
     assert above and below and keep  # the band really splits the pool three ways
-    assert main(["--db", url, "-q", "pool", "-c", "toy", "--name", "act", "--run", "r1", "--run", "r2", "--depth", "4",
-                 "--select-method", "active", "--active-model", str(a), "--active-band", f"{low!r},{high!r}"]) == 0
+    assert (
+        main(
+            [
+                "--db",
+                url,
+                "-q",
+                "pool",
+                "-c",
+                "toy",
+                "--name",
+                "act",
+                "--run",
+                "r1",
+                "--run",
+                "r2",
+                "--depth",
+                "4",
+                "--select-method",
+                "active",
+                "--active-model",
+                str(a),
+                "--active-band",
+                f"{low!r},{high!r}",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert f"active selection: kept {len(keep)} of {len(pairs)} pairs, saved {above + below}" in out
     from db.jobs import list_jobs
@@ -322,31 +467,60 @@ def test_active_selection_keeps_the_unsure_pairs_and_reports_what_it_saved(toy, 
     with store.read() as s:
         job = list_jobs(s, kind="pool")[0]
         _, selection = load_pool(s, "toy", "act")
-    assert job.result["active"] == {"kept": len(keep), "confident_relevant": int(above),
-                                    "confident_irrelevant": int(below), "saved": int(above + below),
-                                    "pairs": len(pairs), "band": [low, high]}
+    assert job.result["active"] == {
+        "kept": len(keep),
+        "confident_relevant": int(above),
+        "confident_irrelevant": int(below),
+        "saved": int(above + below),
+        "pairs": len(pairs),
+        "band": [low, high],
+    }
     assert {(q, d) for q, docs in selection.items() for d in docs} == keep
 
 
-@pytest.mark.parametrize(("extra", "message"), [
-    (["--select-model", "{a}"], "select_by .* needs select"),
-    (["--select", "2", "--select-model", "/no/such/model"], "/no/such/model"),
-    (["--select-method", "active"], "needs active_model"),
-    (["--select-method", "active", "--active-model", "{a}", "--active-band", "0.9,0.1"], "0 <= low < high <= 1"),
-    (["--select-method", "active", "--active-model", "{a}", "--active-band", "0.1,1.5"], "0 <= low < high <= 1"),
-    (["--select-method", "active", "--active-model", "{a}", "--active-band", "x"], "--active-band must be LOW,HIGH"),
-    (["--select-method", "active", "--active-model", "{a}", "--select", "3"], "drop select"),
-    (["--active-model", "{a}"], "go with --select-method active"),
-    (["--select-method", "active", "--active-model", "unregistered"], "unregistered"),
-])
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--select-model", "{a}"], "select_by .* needs select"),
+        (["--select", "2", "--select-model", "/no/such/model"], "/no/such/model"),
+        (["--select-method", "active"], "needs active_model"),
+        (["--select-method", "active", "--active-model", "{a}", "--active-band", "0.9,0.1"], "0 <= low < high <= 1"),
+        (["--select-method", "active", "--active-model", "{a}", "--active-band", "0.1,1.5"], "0 <= low < high <= 1"),
+        (
+            ["--select-method", "active", "--active-model", "{a}", "--active-band", "x"],
+            "--active-band must be LOW,HIGH",
+        ),
+        (["--select-method", "active", "--active-model", "{a}", "--select", "3"], "drop select"),
+        (["--active-model", "{a}"], "go with --select-method active"),
+        (["--select-method", "active", "--active-model", "unregistered"], "unregistered"),
+    ],
+)
 def test_bad_selection_options_are_refused_before_a_job(toy, models, extra, message, capsys):
     import re
 
     url, store = toy
     a, _ = models
     save_runs(store)
-    assert main(["--db", url, "-q", "pool", "-c", "toy", "--name", "p", "--run", "r1", "--depth", "2",
-                 *[e.format(a=a) for e in extra]]) == 1
+    assert (
+        main(
+            [
+                "--db",
+                url,
+                "-q",
+                "pool",
+                "-c",
+                "toy",
+                "--name",
+                "p",
+                "--run",
+                "r1",
+                "--depth",
+                "2",
+                *[e.format(a=a) for e in extra],
+            ]
+        )
+        == 1
+    )
     assert re.search(message, capsys.readouterr().err)
     from db.jobs import list_jobs
 
@@ -372,15 +546,27 @@ def test_the_active_pool_job_on_sqlite_and_postgresql(store, models):
     pairs = [(q, d) for q, docs in pool.items() for d in docs]
     probs = dict(zip(pairs, CrossEncoder(a).probabilities([(queries[q], passages[d]) for q, d in pairs]).tolist()))
     low, high = float(np.quantile(list(probs.values()), 0.3)), float(np.quantile(list(probs.values()), 0.7))
-    params = {"collection": "toy", "name": "act", "runs": ["r1", "r2"], "depth": 3, "select_method": "active",
-              "active_model": str(a), "active_band": [low, high]}
+    params = {
+        "collection": "toy",
+        "name": "act",
+        "runs": ["r1", "r2"],
+        "depth": 3,
+        "select_method": "active",
+        "active_model": str(a),
+        "active_band": [low, high],
+    }
     with store.write() as s:
         job_id = create_job(s, "pool", params, collection_id=collection_id(s, "toy"))
     result = run_job(store, job_id)
     kept = {k for k, p in probs.items() if low <= p <= high}
-    assert result["active"] == {"kept": len(kept), "confident_relevant": sum(p > high for p in probs.values()),
-                                "confident_irrelevant": sum(p < low for p in probs.values()),
-                                "saved": len(probs) - len(kept), "pairs": len(probs), "band": [low, high]}
+    assert result["active"] == {
+        "kept": len(kept),
+        "confident_relevant": sum(p > high for p in probs.values()),
+        "confident_irrelevant": sum(p < low for p in probs.values()),
+        "saved": len(probs) - len(kept),
+        "pairs": len(probs),
+        "band": [low, high],
+    }
     assert result["selected"] == len(kept)
     with store.read() as s:
         _, selection = load_pool(s, "toy", "act")

@@ -22,8 +22,12 @@ from pooljudge.pool_params import PoolJobParams
 from pooljudge.retrievers import RETRIEVERS, RetrieverSpec, register_retriever
 from tests import toy_retriever
 
-PASSAGES = [Passage("p1", "the cat sat on the mat"), Passage("p2", "a dog in the fog"),
-            Passage("p3", "cat and dog together"), Passage("p4", "fish swim")]
+PASSAGES = [
+    Passage("p1", "the cat sat on the mat"),
+    Passage("p2", "a dog in the fog"),
+    Passage("p3", "cat and dog together"),
+    Passage("p4", "fish swim"),
+]
 QUERIES = [Query("q1", "cat"), Query("q2", "dog fish")]
 
 
@@ -55,7 +59,9 @@ def test_a_registered_retriever_kind_parses_builds_and_pools_from_the_cli(toy, c
     assert RetrieverSpec.parse("toy:min_overlap=2").options == {"min_overlap": 2}
     with pytest.raises(ValueError, match="option 'min_overlap' in 'toy:min_overlap=0' must be at least 1"):
         RetrieverSpec.parse("toy:min_overlap=0")
-    with pytest.raises(ValueError, match="unknown option 'k1' for a toy retriever; options: context, min_overlap, name"):
+    with pytest.raises(
+        ValueError, match="unknown option 'k1' for a toy retriever; options: context, min_overlap, name"
+    ):
         RetrieverSpec.parse("toy:k1=1.2")
 
     assert main(["--db", url, "-q", "pool", "-c", "c", "--name", "p", "-r", "toy:name=words", "--depth", "2"]) == 0
@@ -71,8 +77,12 @@ def test_a_registered_retriever_kind_parses_builds_and_pools_from_the_cli(toy, c
         assert load_run(s, "c", "words") == {"q1": {"p1": 1.0, "p3": 1.0}, "q2": {"p2": 1.0, "p3": 1.0, "p4": 1.0}}
         # the run keeps the retriever's describe(): its class, params and the context it was indexed with
         stored = s.scalar(select(RunRecord.params).where(RunRecord.name == "words"))
-    assert stored == {"spec": "toy:name=words", "k": 100, "split": None,
-                      "config": {"class": "ToyRetriever", "params": {"min_overlap": 1}, "context": "title"}}
+    assert stored == {
+        "spec": "toy:name=words",
+        "k": 100,
+        "split": None,
+        "config": {"class": "ToyRetriever", "params": {"min_overlap": 1}, "context": "title"},
+    }
 
     # min_overlap=2: no passage holds two query words ("cat" is one word; none holds both "dog" and "fish")
     assert main(["--db", url, "-q", "pool", "-c", "c", "--name", "p2", "-r", "toy:name=both,min_overlap=2"]) == 0
@@ -81,8 +91,9 @@ def test_a_registered_retriever_kind_parses_builds_and_pools_from_the_cli(toy, c
 
 def test_a_registered_retriever_can_be_a_rerankers_first_stage_and_kinds_are_checked(toy):
     spec = RetrieverSpec.parse("rerank:model=my-model,first=toy,first_min_overlap=2")
-    assert spec.first_stage() == RetrieverSpec("toy", {"min_overlap": 2, "context": "title"},
-                                              "toy:min_overlap=2,context=title")
+    assert spec.first_stage() == RetrieverSpec(
+        "toy", {"min_overlap": 2, "context": "title"}, "toy:min_overlap=2,context=title"
+    )
     with pytest.raises(ValueError, match="a retriever kind 'toy' is already registered"):
         register_retriever("toy", toy_retriever)
     with pytest.raises(TypeError, match="lacks OPTIONS, check, build"):
@@ -104,8 +115,29 @@ def first_method():
 
 def test_a_registered_pooling_method_pools_from_the_cli(toy, first_method):
     url, store = toy
-    assert main(["--db", url, "-q", "pool", "-c", "c", "--name", "f", "-r", "toy:name=words",
-                 "-r", "bm25:name=plain", "--method", "first", "--size", "1"]) == 0
+    assert (
+        main(
+            [
+                "--db",
+                url,
+                "-q",
+                "pool",
+                "-c",
+                "c",
+                "--name",
+                "f",
+                "-r",
+                "toy:name=words",
+                "-r",
+                "bm25:name=plain",
+                "--method",
+                "first",
+                "--size",
+                "1",
+            ]
+        )
+        == 0
+    )
     # the first run (words) alone, its top 1: p3 for q1, p4 for q2 (ties by doc id descending)
     assert pool_pairs(store, "f") == {"q1": {"p3": [("words", 1, 1.0)]}, "q2": {"p4": [("words", 1, 1.0)]}}
     with pytest.raises(ValueError, match="a pooling method named 'first' is already registered"):
@@ -121,12 +153,36 @@ def test_an_unregistered_pooling_method_is_refused(toy, capsys):
 
 def test_pool_job_params_round_trip_through_the_jobs_json():
     """The CLI and the page build PoolJobParams; the job reads the same values back from the stored JSON."""
-    params = PoolJobParams(collection="c", name="p", retrievers=["bm25"], method="rbp", depth=20,
-                           select_method="active", active_model="ce", active_band=[0.2, 0.7], extra={"rbp_p": 0.5})
+    params = PoolJobParams(
+        collection="c",
+        name="p",
+        retrievers=["bm25"],
+        method="rbp",
+        depth=20,
+        select_method="active",
+        active_model="ce",
+        active_band=[0.2, 0.7],
+        extra={"rbp_p": 0.5},
+    )
     as_json = params.as_dict()
-    assert as_json == {"collection": "c", "name": "p", "retrievers": ["bm25"], "runs": [], "k": 100, "method": "rbp",
-                       "depth": 20, "size": None, "select": None, "select_method": "active", "active_model": "ce",
-                       "active_band": [0.2, 0.7], "dedupe": None, "prelabel": False, "split": None, "rbp_p": 0.5}
+    assert as_json == {
+        "collection": "c",
+        "name": "p",
+        "retrievers": ["bm25"],
+        "runs": [],
+        "k": 100,
+        "method": "rbp",
+        "depth": 20,
+        "size": None,
+        "select": None,
+        "select_method": "active",
+        "active_model": "ce",
+        "active_band": [0.2, 0.7],
+        "dedupe": None,
+        "prelabel": False,
+        "split": None,
+        "rbp_p": 0.5,
+    }
     assert PoolJobParams.from_dict(as_json) == params
     assert (params.band, params.models()) == ((0.2, 0.7), ["ce"])
     # an older job's JSON without the optional keys reads with the defaults; unset selection keys stay out

@@ -71,8 +71,7 @@ def test_dapr_keeps_documents_and_chunk_positions(shared_data, db, subset):
     store = Store(db)
     with store.read() as s:
         stored = {
-            ext: (doc, pos)
-            for ext, doc, pos in s.execute(select(Passage.ext_id, Passage.doc_id, Passage.position))
+            ext: (doc, pos) for ext, doc, pos in s.execute(select(Passage.ext_id, Passage.doc_id, Passage.position))
         }
     store.dispose()
     judged = 0
@@ -96,7 +95,7 @@ def test_t2ranking_qrels(shared_data, db):
     for line in test_lines:
         qid, _, pid, label = line.split("\t")
         expected.setdefault(qid, {})[pid] = int(label)
-    assert all(qrels[q] .items() >= expected[q].items() for q in expected)
+    assert all(qrels[q].items() >= expected[q].items() for q in expected)
     assert info.queries == 200
 
 
@@ -108,8 +107,16 @@ def test_lecard_qrels_and_runs(shared_data, db):
     assert info.queries == 107
     # bert.json holds four rankings (JSON lines); bm25 and tfidf lists are stored worst-first
     # (LeCaRD's own metrics.py reverses them), so their ranking is the reversed list.
-    assert sorted(info.runs) == ["bert_1", "bert_2", "bert_3", "bert_4", "bm25_top100", "combined_top100",
-                                 "lm_top100", "tfidf_top100"]
+    assert sorted(info.runs) == [
+        "bert_1",
+        "bert_2",
+        "bert_3",
+        "bert_4",
+        "bm25_top100",
+        "combined_top100",
+        "lm_top100",
+        "tfidf_top100",
+    ]
     bm25 = json.loads((shared_data / "lecard" / "prediction" / "bm25_top100.json").read_text(encoding="utf-8"))
     lm = json.loads((shared_data / "lecard" / "prediction" / "lm_top100.json").read_text(encoding="utf-8"))
     store = Store(db)

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from core.lang import CJK_IDEOGRAPH_CLASS
-from tools.build_demo import Tokenizers
 from tests.core.test_scale import _literal_scales
+from tools.build_demo import Tokenizers
 
 _RANGE = re.compile(f"[{CJK_IDEOGRAPH_CLASS}]-[{CJK_IDEOGRAPH_CLASS}]")
 REPO = Path(__file__).resolve().parents[1]
@@ -25,8 +25,11 @@ SCRIPTS = ["tools/build_demo.py", *sorted(str(p.relative_to(REPO)) for p in (REP
 def _cjk_literals(path: Path) -> list[int]:
     """Lines of ``path`` whose string constants hold a character range between CJK ideographs (``"\\u4e00-\\u9fff"``)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    return [node.lineno for node in ast.walk(tree)
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and _RANGE.search(node.value)]
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and _RANGE.search(node.value)
+    ]
 
 
 @pytest.mark.parametrize("script", SCRIPTS)
@@ -41,7 +44,9 @@ def test_scripts_define_no_cjk_class(script: str) -> None:
 
 def test_the_detectors_find_a_copy(tmp_path: Path) -> None:
     copy = tmp_path / "copy.py"
-    copy.write_text('TEXT = "检索评测"\n_CJK = "\\u3400-\\u4dbf\\u4e00-\\u9fff"\nGRADES = (0, 1, 2, 3)\n', encoding="utf-8")
+    copy.write_text(
+        'TEXT = "检索评测"\n_CJK = "\\u3400-\\u4dbf\\u4e00-\\u9fff"\nGRADES = (0, 1, 2, 3)\n', encoding="utf-8"
+    )
     assert _cjk_literals(copy) == [2]
     assert _literal_scales(copy) == [3]
 

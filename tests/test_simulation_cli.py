@@ -17,8 +17,14 @@ from core.simulation import CSV_COLUMNS
 from db.engine import Store, sqlite_url
 from pooljudge.cli import main
 
-TEXTS = {"d1": "bread of the river", "d2": "a small market", "d3": "the old bread", "d4": "bread and fish",
-         "d5": "music in the market", "d6": "a good dog"}
+TEXTS = {
+    "d1": "bread of the river",
+    "d2": "a small market",
+    "d3": "the old bread",
+    "d4": "bread and fish",
+    "d5": "music in the market",
+    "d6": "a good dog",
+}
 QUERY_TEXTS = {"q1": "what about bread ?", "q2": "tell me of the dog"}
 ORACLE = {"q1": {"d1": 2, "d3": 1, "d4": 1}, "q2": {"d4": 1, "d6": 2, "d5": 0}}
 RUNS = {
@@ -33,16 +39,21 @@ def write_toy(root, runs=RUNS):
     (root / "qrels").mkdir(parents=True)
     (root / "runs").mkdir()
     (root / "corpus.jsonl").write_text(
-        "".join(json.dumps({"_id": d, "title": "", "text": t}) + "\n" for d, t in TEXTS.items()), encoding="utf-8")
+        "".join(json.dumps({"_id": d, "title": "", "text": t}) + "\n" for d, t in TEXTS.items()), encoding="utf-8"
+    )
     (root / "queries.jsonl").write_text(
-        "".join(json.dumps({"_id": q, "text": t}) + "\n" for q, t in QUERY_TEXTS.items()), encoding="utf-8")
+        "".join(json.dumps({"_id": q, "text": t}) + "\n" for q, t in QUERY_TEXTS.items()), encoding="utf-8"
+    )
     (root / "qrels" / "test.tsv").write_text(
         "query-id\tcorpus-id\tscore\n"
-        + "".join(f"{q}\t{d}\t{g}\n" for q, docs in ORACLE.items() for d, g in docs.items()), encoding="utf-8")
+        + "".join(f"{q}\t{d}\t{g}\n" for q, docs in ORACLE.items() for d, g in docs.items()),
+        encoding="utf-8",
+    )
     for name, run in runs.items():
         (root / "runs" / f"{name}.trec").write_text(
             "".join(f"{q} Q0 {d} {i} {s} tag\n" for q, docs in run.items() for i, (d, s) in enumerate(docs.items(), 1)),
-            encoding="utf-8")
+            encoding="utf-8",
+        )
     return root
 
 
@@ -55,8 +66,15 @@ def tiny_cross_encoder(folder):
     folder.mkdir(parents=True)
     vocab = folder / "vocab.txt"
     vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words]) + "\n", encoding="utf-8")
-    config = BertConfig(vocab_size=len(words) + 5, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=37, max_position_embeddings=64, num_labels=1)
+    config = BertConfig(
+        vocab_size=len(words) + 5,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=37,
+        max_position_embeddings=64,
+        num_labels=1,
+    )
     torch.manual_seed(0)
     BertForSequenceClassification(config).eval().save_pretrained(folder)
     BertTokenizerFast(vocab=str(vocab)).save_pretrained(folder)
@@ -66,8 +84,10 @@ def tiny_cross_encoder(folder):
 @pytest.fixture
 def toy_db(tmp_path):
     db = sqlite_url(tmp_path / "s.db")
-    assert main(["--db", db, "-q", "import", "-f", "beir", str(write_toy(tmp_path / "toy")), "-c", "toy",
-                 "--level", "1"]) == 0
+    assert (
+        main(["--db", db, "-q", "import", "-f", "beir", str(write_toy(tmp_path / "toy")), "-c", "toy", "--level", "1"])
+        == 0
+    )
     return db
 
 
@@ -78,35 +98,89 @@ def _rows(path):
 
 def test_csv_rows_and_table(toy_db, tmp_path, capsys):
     out = tmp_path / "sim.csv"
-    assert main(["--db", toy_db, "-q", "simulate-labelling", "-c", "toy", "--depth", "2", "--batch", "3",
-                 "--measure", "P@2", "--strategies", "depth,top-n,random", "--output", str(out)]) == 0
+    assert (
+        main(
+            [
+                "--db",
+                toy_db,
+                "-q",
+                "simulate-labelling",
+                "-c",
+                "toy",
+                "--depth",
+                "2",
+                "--batch",
+                "3",
+                "--measure",
+                "P@2",
+                "--strategies",
+                "depth,top-n,random",
+                "--output",
+                str(out),
+            ]
+        )
+        == 0
+    )
     rows = _rows(out)
     assert tuple(rows[0]) == CSV_COLUMNS
     assert len(rows) == 3 * 3 * 3  # strategies x batches x runs
     depth = [r for r in rows if r["strategy"] == "depth"]
     # batch 1 (q1 d1, d2, d3): A .25, B 0, C .25; tau-b against (.5, .25, 1) = 2 / sqrt(6)
     assert [(r["batch"], r["labelled_pairs"], r["run"], r["metric"], r["full"]) for r in depth[:3]] == [
-        ("1", "3", "A", "0.250000", "0.500000"), ("1", "3", "B", "0.000000", "0.250000"),
-        ("1", "3", "C", "0.250000", "1.000000")]
+        ("1", "3", "A", "0.250000", "0.500000"),
+        ("1", "3", "B", "0.000000", "0.250000"),
+        ("1", "3", "C", "0.250000", "1.000000"),
+    ]
     assert float(depth[0]["tau"]) == pytest.approx(2 / math.sqrt(6), abs=1e-6)
     assert [r["metric"] for r in depth[3:6]] == ["0.500000", "0.250000", "0.750000"] and depth[3]["tau"] == "1.000000"
     assert [(r["labelled_pairs"], r["metric"], r["tau"]) for r in depth[6:]] == [
-        ("8", "0.500000", "1.000000"), ("8", "0.250000", "1.000000"), ("8", "1.000000", "1.000000")]
+        ("8", "0.500000", "1.000000"),
+        ("8", "0.250000", "1.000000"),
+        ("8", "1.000000", "1.000000"),
+    ]
     top_n = [r for r in rows if r["strategy"] == "top-n" and r["batch"] == "1"]
     assert [r["metric"] for r in top_n] == ["0.250000", "0.250000", "0.500000"]
     for r in rows:
         assert float(r["lo"]) <= float(r["metric"]) <= float(r["hi"])
     printed = capsys.readouterr().out.splitlines()
-    assert printed[0] == ("toy: 2 judged queries, 8 pooled pairs (depth 2), 3 runs, P@2, batches of 3; "
-                          "Kendall tau against all labels:")
-    assert printed[1:5] == ["batch\tpairs\tdepth\ttop-n\trandom", "1\t3\t0.8165\t0.8165\t0.8165",
-                            "2\t6\t1.0000\t1.0000\t1.0000", "3\t8\t1.0000\t1.0000\t1.0000"]
+    assert printed[0] == (
+        "toy: 2 judged queries, 8 pooled pairs (depth 2), 3 runs, P@2, batches of 3; Kendall tau against all labels:"
+    )
+    assert printed[1:5] == [
+        "batch\tpairs\tdepth\ttop-n\trandom",
+        "1\t3\t0.8165\t0.8165\t0.8165",
+        "2\t6\t1.0000\t1.0000\t1.0000",
+        "3\t8\t1.0000\t1.0000\t1.0000",
+    ]
     assert printed[5] == "pairs to reach tau >= 0.9: depth 6, top-n 6, random 6"
 
 
 def test_runs_subset_and_stdout_csv(toy_db, capsys):
-    assert main(["--db", toy_db, "-q", "simulate-labelling", "-c", "toy", "--runs", "C,A", "--depth", "2",
-                 "--batch", "8", "--measure", "P@2", "--strategies", "random", "-o", "-"]) == 0
+    assert (
+        main(
+            [
+                "--db",
+                toy_db,
+                "-q",
+                "simulate-labelling",
+                "-c",
+                "toy",
+                "--runs",
+                "C,A",
+                "--depth",
+                "2",
+                "--batch",
+                "8",
+                "--measure",
+                "P@2",
+                "--strategies",
+                "random",
+                "-o",
+                "-",
+            ]
+        )
+        == 0
+    )
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == ",".join(CSV_COLUMNS)
     assert [line.split(",")[6] for line in lines[1:3]] == ["C", "A"]
@@ -118,8 +192,24 @@ def test_simulate_collection_on_both_backends(store, tmp_path):
     from core.simulation import simulate_labelling
     from pooljudge.simulation import simulate_collection
 
-    assert main(["--db", store.url, "-q", "import", "-f", "beir", str(write_toy(tmp_path / "toy")), "-c", "toy",
-                 "--level", "1"]) == 0
+    assert (
+        main(
+            [
+                "--db",
+                store.url,
+                "-q",
+                "import",
+                "-f",
+                "beir",
+                str(write_toy(tmp_path / "toy")),
+                "-c",
+                "toy",
+                "--level",
+                "1",
+            ]
+        )
+        == 0
+    )
     got = simulate_collection(store, "toy", depth=2, batch_size=3, strategies=["depth", "top-n", "random"], seed=4)
     want = simulate_labelling(ORACLE, RUNS, depth=2, batch_size=3, strategies=["depth", "top-n", "random"], seed=4)
     assert got.runs == ["A", "B", "C"] and got.level == 1
@@ -152,11 +242,19 @@ def test_errors_name_the_argument(toy_db, capsys, argv, message):
 def test_active_with_a_tiny_cross_encoder(toy_db, tmp_path, capsys):
     ce = pytest.importorskip("core.training.cross_encoder")
     model = tiny_cross_encoder(tmp_path / "model")
-    pairs = [("q1", "d1"), ("q1", "d2"), ("q1", "d3"), ("q2", "d4"), ("q2", "d5"), ("q2", "d6"), ("q1", "d5"),
-             ("q1", "d4")]
+    pairs = [
+        ("q1", "d1"),
+        ("q1", "d2"),
+        ("q1", "d3"),
+        ("q2", "d4"),
+        ("q2", "d5"),
+        ("q2", "d6"),
+        ("q1", "d5"),
+        ("q1", "d4"),
+    ]
     probs = ce.CrossEncoder(model).probabilities([(QUERY_TEXTS[q], TEXTS[d]) for q, d in pairs])
     # the band just inside the extremes: the most and the least probable pair go to the model
-    low, high = (float(p) for p in sorted(probs)[1::len(probs) - 3])
+    low, high = (float(p) for p in sorted(probs)[1 :: len(probs) - 3])
     from pooljudge.simulation import model_probabilities
 
     store = Store(toy_db)
@@ -164,17 +262,47 @@ def test_active_with_a_tiny_cross_encoder(toy_db, tmp_path, capsys):
     store.dispose()
     assert [stored[q][d] for q, d in pairs] == [float(p) for p in probs]  # the same texts reach the model
     out = tmp_path / "active.csv"
-    assert main(["--db", toy_db, "-q", "simulate-labelling", "-c", "toy", "--depth", "2", "--batch", "2",
-                 "--strategies", "depth,active", "--model", str(model), "--band", f"{low!r},{high!r}",
-                 "-o", str(out)]) == 0
+    assert (
+        main(
+            [
+                "--db",
+                toy_db,
+                "-q",
+                "simulate-labelling",
+                "-c",
+                "toy",
+                "--depth",
+                "2",
+                "--batch",
+                "2",
+                "--strategies",
+                "depth,active",
+                "--model",
+                str(model),
+                "--band",
+                f"{low!r},{high!r}",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     rows = [r for r in _rows(out) if r["strategy"] == "active"]
     assert [r["labelled_pairs"] for r in rows[::3]] == ["2", "4", "6"]
     assert {r["model_labelled"] for r in rows} == {"2"}
     assert "active: 2 pairs labelled by the model instead of annotators" in capsys.readouterr().out
     from core.simulation import simulate_labelling
 
-    want = simulate_labelling(ORACLE, RUNS, depth=2, batch_size=2, strategies=["depth", "active"], level=1,
-                              probabilities=stored, band=(low, high))
+    want = simulate_labelling(
+        ORACLE,
+        RUNS,
+        depth=2,
+        batch_size=2,
+        strategies=["depth", "active"],
+        level=1,
+        probabilities=stored,
+        band=(low, high),
+    )
     assert out.read_text(encoding="utf-8") == want.to_csv()
 
 
@@ -193,8 +321,27 @@ def test_lecard_taus_per_batch(shared_data, tmp_path, capsys):
     assert len(runs) == 8
     out = tmp_path / "lecard.csv"
     # depth 100 pools every run's whole list: every judged pair is in the pool, so the last batch is all labels
-    assert main(["--db", db, "-q", "simulate-labelling", "-c", "lecard", "--depth", "100", "--batch", "1000",
-                 "--strategies", "depth,top-n,random", "-o", str(out)]) == 0
+    assert (
+        main(
+            [
+                "--db",
+                db,
+                "-q",
+                "simulate-labelling",
+                "-c",
+                "lecard",
+                "--depth",
+                "100",
+                "--batch",
+                "1000",
+                "--strategies",
+                "depth,top-n,random",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr().out
     with capsys.disabled():
         print("\n" + printed)

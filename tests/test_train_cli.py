@@ -15,8 +15,22 @@ from pooljudge.cli import main
 from tests.core.training.conftest import tiny_encoder_folder  # noqa: F401  (the shared tiny BERT fixture)
 from tests.training_store import toy_training_folder
 
-FAST = ["--epochs", "2", "--batch-size", "4", "--negatives", "3", "--max-length", "32", "--lr", "5e-4", "--seed", "0",
-        "--device", "cpu"]
+FAST = [
+    "--epochs",
+    "2",
+    "--batch-size",
+    "4",
+    "--negatives",
+    "3",
+    "--max-length",
+    "32",
+    "--lr",
+    "5e-4",
+    "--seed",
+    "0",
+    "--device",
+    "cpu",
+]
 
 
 @pytest.fixture
@@ -27,7 +41,9 @@ def toy(tmp_path, monkeypatch):
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
     torch.set_num_threads(1)
     url = sqlite_url(tmp_path / "s.db")
-    assert main(["--db", url, "-q", "import", "-f", "beir", "-c", "toy", str(toy_training_folder(tmp_path / "toy"))]) == 0
+    assert (
+        main(["--db", url, "-q", "import", "-f", "beir", "-c", "toy", str(toy_training_folder(tmp_path / "toy"))]) == 0
+    )
     store = Store(url)
     yield url, store, tmp_path / "models"
     store.dispose()
@@ -54,8 +70,24 @@ def test_train_cross_encoder_registers_a_model_transformers_loads(toy, tiny_enco
 
     url, store, models = toy
     capsys.readouterr()
-    assert main(["--db", url, "train", "cross-encoder", "-c", "toy", "--name", "rr", "--base", str(tiny_encoder_folder),
-                 *FAST]) == 0
+    assert (
+        main(
+            [
+                "--db",
+                url,
+                "train",
+                "cross-encoder",
+                "-c",
+                "toy",
+                "--name",
+                "rr",
+                "--base",
+                str(tiny_encoder_folder),
+                *FAST,
+            ]
+        )
+        == 0
+    )
     out, err = capsys.readouterr()
     for stage in ("loading labels", "retrieving candidates: indexing bm25", "training", "registering"):
         assert stage in err.splitlines()
@@ -63,11 +95,18 @@ def test_train_cross_encoder_registers_a_model_transformers_loads(toy, tiny_enco
     assert (model.collection, model.name, model.kind) == ("toy", "rr", "cross-encoder")
     assert model.path == str(models / "1" / "rr") and Path(model.path).is_dir()
     assert model.base_model == str(tiny_encoder_folder.resolve())
-    assert model.params["labels"] == "imported" and model.params["split"] == "train" and model.params["eval_split"] == "dev"
+    assert (
+        model.params["labels"] == "imported"
+        and model.params["split"] == "train"
+        and model.params["eval_split"] == "dev"
+    )
     assert model.params["train_queries"] == 24 and model.params["held_out_queries"] == 8
     assert model.params["config"]["epochs"] == 2 and model.params["config"]["learning_rate"] == 5e-4
     assert model.params["candidates_source"]["retriever"] == "bm25"
-    assert [h["step"] for h in model.history] == [6, 12]  # 24 queries x 1 positive (grade 2, level 2) / 4 per step; an evaluation per epoch
+    assert [h["step"] for h in model.history] == [
+        6,
+        12,
+    ]  # 24 queries x 1 positive (grade 2, level 2) / 4 per step; an evaluation per epoch
     best = max(model.history, key=lambda h: h["eval"]["nDCG@10"])
     assert model.best["eval"] == best["eval"] and 0.0 < best["eval"]["nDCG@10"] <= 1.0
     [job] = _jobs(store)
@@ -90,17 +129,57 @@ def test_train_cross_encoder_registers_a_model_transformers_loads(toy, tiny_enco
     assert main(["--db", url, "models", "-c", "toy"]) == 0 and "rr\t" in capsys.readouterr().out
 
     # the same name again: refused before any job is queued, nothing trained
-    assert main(["--db", url, "train", "cross-encoder", "-c", "toy", "--name", "rr", "--base", str(tiny_encoder_folder),
-                 *FAST]) == 1
+    assert (
+        main(
+            [
+                "--db",
+                url,
+                "train",
+                "cross-encoder",
+                "-c",
+                "toy",
+                "--name",
+                "rr",
+                "--base",
+                str(tiny_encoder_folder),
+                *FAST,
+            ]
+        )
+        == 1
+    )
     assert "a model named 'rr' already exists in collection 'toy'" in capsys.readouterr().err
     assert len(_jobs(store)) == 1 and len(_models(store)) == 1
 
 
 def test_candidates_from_a_stored_run_pointwise_and_a_held_out_share(toy, tiny_encoder_folder, capsys):  # noqa: F811
     url, store, _models_dir = toy
-    assert main(["--db", url, "-q", "train", "cross-encoder", "-c", "toy", "--name", "pw", "--base",
-                 str(tiny_encoder_folder), "--candidates", "shuffled", "--loss", "pointwise", "--held-out", "0.25",
-                 "--labels", "imported", *FAST]) == 0
+    assert (
+        main(
+            [
+                "--db",
+                url,
+                "-q",
+                "train",
+                "cross-encoder",
+                "-c",
+                "toy",
+                "--name",
+                "pw",
+                "--base",
+                str(tiny_encoder_folder),
+                "--candidates",
+                "shuffled",
+                "--loss",
+                "pointwise",
+                "--held-out",
+                "0.25",
+                "--labels",
+                "imported",
+                *FAST,
+            ]
+        )
+        == 0
+    )
     [model] = _models(store)
     assert model.params["candidates_source"] == {"run": "shuffled", "depth": 100}
     assert model.params["loss"] == "pointwise" and model.params["held_out"] == 0.25
@@ -120,37 +199,81 @@ def test_a_failed_training_leaves_no_folder_and_the_name_stays_free(toy, tiny_en
 
     monkeypatch.setattr(ce, "train_cross_encoder", broken)
     with pytest.raises(RuntimeError, match="out of memory"):
-        main(["--db", url, "-q", "train", "cross-encoder", "-c", "toy", "--name", "rr", "--base", str(tiny_encoder_folder)])
+        main(
+            [
+                "--db",
+                url,
+                "-q",
+                "train",
+                "cross-encoder",
+                "-c",
+                "toy",
+                "--name",
+                "rr",
+                "--base",
+                str(tiny_encoder_folder),
+            ]
+        )
     [job] = _jobs(store)
     assert job.status == "failed" and "out of memory" in job.error
     assert list((models / "1").iterdir()) == [] and _models(store) == []
     monkeypatch.undo()
     monkeypatch.setenv("POOLJUDGE_MODELS", str(models))
     monkeypatch.setenv("POOLJUDGE_CACHE", str(models.parent / "cache"))
-    assert main(["--db", url, "-q", "train", "cross-encoder", "-c", "toy", "--name", "rr", "--base",
-                 str(tiny_encoder_folder), "--candidates", "shuffled", *FAST]) == 0
+    assert (
+        main(
+            [
+                "--db",
+                url,
+                "-q",
+                "train",
+                "cross-encoder",
+                "-c",
+                "toy",
+                "--name",
+                "rr",
+                "--base",
+                str(tiny_encoder_folder),
+                "--candidates",
+                "shuffled",
+                *FAST,
+            ]
+        )
+        == 0
+    )
     assert [m.name for m in _models(store)] == ["rr"]
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--labels", "v9"], "labels: no qrels version named 'v9' in collection 'toy'"),
-    (["--labels", "final"], "labels: collection 'toy' has no final labels yet"),
-    (["--held-out", "1.5"], "--held-out must be a fraction in (0, 1), got 1.5"),
-    (["--held-out", "0"], "--held-out must be a fraction in (0, 1), got 0.0"),
-    (["--denoise", "0.1,0.9"], "--denoise applies to rocketqav2 only, not cross-encoder"),
-    (["--candidates", "nope:x=1"], "--candidates: no run named 'nope:x=1' in collection 'toy', and not a retriever spec"),
-    (["--base", "no-such-model"], "no model named 'no-such-model' in collection 'toy' (models: none), and "
-                                  "'no-such-model' is not a folder"),
-    (["--epochs", "0"], "--epochs must be positive, got 0"),
-    (["--lr", "-1"], "--learning-rate must be positive, got -1.0"),
-    (["--split", "test"], "--split: no query of split 'test' has a relevant label (splits: 'dev', 'train')"),
-    (["--eval-split", "test"], "--eval-split: no query of split 'test' has a relevant label"),
-    (["--eval-split", "train"], "--eval-split must differ from --split (both 'train')"),
-    (["--split", "test", "--held-out", "0.2"], "--held-out needs at least 2 queries with a relevant label in split "
-                                               "'test' (splits: 'dev', 'train'), found 0"),
-    (["--name", " x"], "model name (--name) ' x' has leading or trailing whitespace"),
-    (["-c", "nope"], "no collection named 'nope' (collections: toy)"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--labels", "v9"], "labels: no qrels version named 'v9' in collection 'toy'"),
+        (["--labels", "final"], "labels: collection 'toy' has no final labels yet"),
+        (["--held-out", "1.5"], "--held-out must be a fraction in (0, 1), got 1.5"),
+        (["--held-out", "0"], "--held-out must be a fraction in (0, 1), got 0.0"),
+        (["--denoise", "0.1,0.9"], "--denoise applies to rocketqav2 only, not cross-encoder"),
+        (
+            ["--candidates", "nope:x=1"],
+            "--candidates: no run named 'nope:x=1' in collection 'toy', and not a retriever spec",
+        ),
+        (
+            ["--base", "no-such-model"],
+            "no model named 'no-such-model' in collection 'toy' (models: none), and 'no-such-model' is not a folder",
+        ),
+        (["--epochs", "0"], "--epochs must be positive, got 0"),
+        (["--lr", "-1"], "--learning-rate must be positive, got -1.0"),
+        (["--split", "test"], "--split: no query of split 'test' has a relevant label (splits: 'dev', 'train')"),
+        (["--eval-split", "test"], "--eval-split: no query of split 'test' has a relevant label"),
+        (["--eval-split", "train"], "--eval-split must differ from --split (both 'train')"),
+        (
+            ["--split", "test", "--held-out", "0.2"],
+            "--held-out needs at least 2 queries with a relevant label in split "
+            "'test' (splits: 'dev', 'train'), found 0",
+        ),
+        (["--name", " x"], "model name (--name) ' x' has leading or trailing whitespace"),
+        (["-c", "nope"], "no collection named 'nope' (collections: toy)"),
+    ],
+)
 def test_bad_arguments_are_named(toy, capsys, args, message):
     url, store, models = toy
     argv = ["--db", url, "-q", "train", "cross-encoder", "-c", "toy", "--name", "m", "--candidates", "shuffled", *args]
@@ -161,11 +284,17 @@ def test_bad_arguments_are_named(toy, capsys, args, message):
 
 def test_unknown_kind_and_bad_numbers_are_usage_errors(toy, capsys):
     url, _store, _models_dir = toy
-    for argv, message in ((["train", "colbert", "-c", "toy", "--name", "m"], "argument kind: invalid choice: 'colbert'"),
-                          (["train", "cross-encoder", "-c", "toy", "--name", "m", "--held-out", "x"],
-                           "argument --held-out: invalid float value: 'x'"),
-                          (["train", "cross-encoder", "-c", "toy", "--name", "m", "--held-out", "0.2", "--eval-split",
-                            "dev"], "argument --eval-split: not allowed with argument --held-out")):
+    for argv, message in (
+        (["train", "colbert", "-c", "toy", "--name", "m"], "argument kind: invalid choice: 'colbert'"),
+        (
+            ["train", "cross-encoder", "-c", "toy", "--name", "m", "--held-out", "x"],
+            "argument --held-out: invalid float value: 'x'",
+        ),
+        (
+            ["train", "cross-encoder", "-c", "toy", "--name", "m", "--held-out", "0.2", "--eval-split", "dev"],
+            "argument --eval-split: not allowed with argument --held-out",
+        ),
+    ):
         with pytest.raises(SystemExit) as exit_:
             main(["--db", url, *argv])
         assert exit_.value.code == 2 and message in capsys.readouterr().err
@@ -178,8 +307,15 @@ def test_models_lists_nothing_yet_and_escapes_names(toy, capsys):
     assert main(["--db", url, "models"]) == 0
     assert capsys.readouterr().out == "no trained models (train one with `pooljudge train`)\n"
     with store.write() as session:  # a name stored before names were checked
-        session.add(TrainedModel(collection_id=1, name="bad\nname\x1b[31m", kind="dual-encoder", path="/m",
-                                 best={"eval": {"nDCG@10": 0.5}}))
+        session.add(
+            TrainedModel(
+                collection_id=1,
+                name="bad\nname\x1b[31m",
+                kind="dual-encoder",
+                path="/m",
+                best={"eval": {"nDCG@10": 0.5}},
+            )
+        )
     assert main(["--db", url, "models"]) == 0
     assert capsys.readouterr().out == "bad\\nname\\x1b[31m\tdual-encoder\ttoy\tnDCG@10 0.5000\t/m\n"
 
@@ -194,8 +330,15 @@ def test_the_train_job_is_a_registered_handler():
 def test_params_round_trip_and_reach_the_trainer_config():
     from pooljudge.training import TrainParams
 
-    params = TrainParams.from_params({"collection": "c", "name": "m", "kind": "rocketqav2", "denoise": [0.1, 0.9],
-                                      "config": {"epochs": 3, "learning_rate": 1e-4, "device": "cpu"}})
+    params = TrainParams.from_params(
+        {
+            "collection": "c",
+            "name": "m",
+            "kind": "rocketqav2",
+            "denoise": [0.1, 0.9],
+            "config": {"epochs": 3, "learning_rate": 1e-4, "device": "cpu"},
+        }
+    )
     assert params.denoise == (0.1, 0.9) and params.config.epochs == 3 and params.config.learning_rate == 1e-4
     assert params.eval_split == "dev" and params.candidates == "bm25" and params.depth == 100
     again = TrainParams.from_params(json.loads(json.dumps(params.as_params())))
@@ -203,8 +346,9 @@ def test_params_round_trip_and_reach_the_trainer_config():
     with pytest.raises(ValueError, match="unknown training setting.s. lr; known: batch_size"):
         TrainParams.from_params({"collection": "c", "name": "m", "kind": "dual-encoder", "config": {"lr": 1}})
     with pytest.raises(ValueError, match="--eval-split and --held-out exclude each other"):
-        TrainParams.from_params({"collection": "c", "name": "m", "kind": "dual-encoder", "eval_split": "dev",
-                                 "held_out": 0.2})
+        TrainParams.from_params(
+            {"collection": "c", "name": "m", "kind": "dual-encoder", "eval_split": "dev", "held_out": 0.2}
+        )
     with pytest.raises(ValueError, match="--denoise must satisfy 0 <= LOW < HIGH <= 1, got 0.9,0.1"):
         TrainParams.from_params({"collection": "c", "name": "m", "kind": "rocketqav2", "denoise": [0.9, 0.1]})
 
@@ -214,16 +358,53 @@ def test_train_dual_encoder_gives_a_dense_retriever(toy, tiny_encoder_folder, ca
     from pooljudge.training import resolve_model
 
     url, store, models = toy
-    assert main(["--db", url, "-q", "train", "dual-encoder", "-c", "toy", "--name", "de", "--base",
-                 str(tiny_encoder_folder), "--candidates", "shuffled", *FAST]) == 0
+    assert (
+        main(
+            [
+                "--db",
+                url,
+                "-q",
+                "train",
+                "dual-encoder",
+                "-c",
+                "toy",
+                "--name",
+                "de",
+                "--base",
+                str(tiny_encoder_folder),
+                "--candidates",
+                "shuffled",
+                *FAST,
+            ]
+        )
+        == 0
+    )
     [model] = _models(store)
     assert (model.kind, model.path) == ("dual-encoder", str(models / "1" / "de"))
     assert resolve_model(store, "toy", "de") == Path(model.path)
     vectors = BiEncoder(model.path).encode(["what about bread ?"])
     assert vectors.shape == (1, 32) and abs(float(np.linalg.norm(vectors[0])) - 1.0) < 1e-5
     capsys.readouterr()
-    assert main(["--db", url, "-q", "retrieve", "-c", "toy", "-r", f"dense:model={model.path}", "--hits", "5",
-                 "--no-store", "-o", "-"]) == 0
+    assert (
+        main(
+            [
+                "--db",
+                url,
+                "-q",
+                "retrieve",
+                "-c",
+                "toy",
+                "-r",
+                f"dense:model={model.path}",
+                "--hits",
+                "5",
+                "--no-store",
+                "-o",
+                "-",
+            ]
+        )
+        == 0
+    )
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 32 * 5 and lines[0].split()[:2] == ["q-bread-0", "Q0"]
 
@@ -236,8 +417,27 @@ def test_train_rocketqav2_from_a_registered_cross_encoder_with_denoising(toy, ti
     url, store, models = toy
     base = ["--base", str(tiny_encoder_folder), "--candidates", "shuffled", *FAST]
     assert main(["--db", url, "-q", "train", "cross-encoder", "-c", "toy", "--name", "rr", *base]) == 0
-    assert main(["--db", url, "-q", "train", "rocketqav2", "-c", "toy", "--name", "rq", "--cross-base", "rr",
-                 "--denoise", "0.1,0.9", *base]) == 0
+    assert (
+        main(
+            [
+                "--db",
+                url,
+                "-q",
+                "train",
+                "rocketqav2",
+                "-c",
+                "toy",
+                "--name",
+                "rq",
+                "--cross-base",
+                "rr",
+                "--denoise",
+                "0.1,0.9",
+                *base,
+            ]
+        )
+        == 0
+    )
     rq = {m.name: m for m in _models(store)}["rq"]
     assert rq.kind == "rocketqav2" and rq.params["denoise"] == [0.1, 0.9]
     assert rq.params["cross_base_path"] == str(models / "1" / "rr")

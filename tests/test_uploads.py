@@ -46,12 +46,21 @@ def _symlink(name: str, target: str) -> zipfile.ZipInfo:
     return info
 
 
-@pytest.mark.parametrize(("member", "message"), [
-    ("/etc/passwd", "my data.zip: member '/etc/passwd' is an absolute path; nothing was imported"),
-    ("C:/Windows/x.txt", "my data.zip: member 'C:/Windows/x.txt' is an absolute path; nothing was imported"),
-    ("beir/../../evil.txt", "my data.zip: member 'beir/../../evil.txt' leaves the folder (..); nothing was imported"),
-    ("beir\\..\\evil.txt", "my data.zip: member 'beir\\\\..\\\\evil.txt' leaves the folder (..); nothing was imported"),
-])
+@pytest.mark.parametrize(
+    ("member", "message"),
+    [
+        ("/etc/passwd", "my data.zip: member '/etc/passwd' is an absolute path; nothing was imported"),
+        ("C:/Windows/x.txt", "my data.zip: member 'C:/Windows/x.txt' is an absolute path; nothing was imported"),
+        (
+            "beir/../../evil.txt",
+            "my data.zip: member 'beir/../../evil.txt' leaves the folder (..); nothing was imported",
+        ),
+        (
+            "beir\\..\\evil.txt",
+            "my data.zip: member 'beir\\\\..\\\\evil.txt' leaves the folder (..); nothing was imported",
+        ),
+    ],
+)
 def test_unsafe_member_paths_are_refused_before_anything_is_written(tmp_path, member, message):
     data = _zip([("beir/corpus.jsonl", b"{}\n"), (member, b"x")])
     with pytest.raises(UploadError) as raised:
@@ -81,7 +90,7 @@ def test_too_many_files_and_a_zip_bomb_are_refused(tmp_path):
 def test_a_zip_whose_headers_understate_sizes_is_refused_as_damaged(tmp_path):
     data = bytearray(_zip([("a.txt", b"a" * 3_000)]))
     central = data.index(b"PK\x01\x02")
-    data[central + 24:central + 28] = (10).to_bytes(4, "little")  # declared: 10 bytes, true: 3,000
+    data[central + 24 : central + 28] = (10).to_bytes(4, "little")  # declared: 10 bytes, true: 3,000
     with pytest.raises(UploadError) as raised:
         _extract(tmp_path, bytes(data))
     assert str(raised.value) == "my data.zip: is damaged (Bad CRC-32 for file 'a.txt'); nothing was imported"

@@ -12,8 +12,15 @@ from pathlib import Path
 
 
 def write_tiny_bert(
-    folder: Path, vocab: Sequence[str], *, seed: int = 0, head: bool = False, intermediate_size: int = 37,
-    max_position_embeddings: int = 64, initializer_range: float = 0.02, dropout: float = 0.1,
+    folder: Path,
+    vocab: Sequence[str],
+    *,
+    seed: int = 0,
+    head: bool = False,
+    intermediate_size: int = 37,
+    max_position_embeddings: int = 64,
+    initializer_range: float = 0.02,
+    dropout: float = 0.1,
 ) -> Path:
     """Write a random BERT over ``vocab`` (``[PAD]``, ``[UNK]``, ``[CLS]``, ``[SEP]`` first) and its tokenizer.
 
@@ -35,9 +42,15 @@ def write_tiny_bert(
     word = next(w for w in vocab if not w.startswith("[") and w.isalpha() and w.isascii())
     assert tokenizer(word)["input_ids"] == [2, list(vocab).index(word), 3]  # the vocab file was really used
     config = BertConfig(
-        vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-        intermediate_size=intermediate_size, max_position_embeddings=max_position_embeddings,
-        initializer_range=initializer_range, hidden_dropout_prob=dropout, attention_probs_dropout_prob=dropout,
+        vocab_size=len(vocab),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=intermediate_size,
+        max_position_embeddings=max_position_embeddings,
+        initializer_range=initializer_range,
+        hidden_dropout_prob=dropout,
+        attention_probs_dropout_prob=dropout,
         **({"num_labels": 1} if head else {}),
     )
     torch.manual_seed(seed)

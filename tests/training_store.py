@@ -16,21 +16,31 @@ from typing import Any
 from sqlalchemy import select
 
 
-def write_beir(folder: Path, *, passages: list[dict[str, Any]], queries: list[dict[str, Any]],
-               qrels: dict[str, dict[str, int]], runs: dict[str, dict[str, dict[str, float]]] | None = None) -> Path:
+def write_beir(
+    folder: Path,
+    *,
+    passages: list[dict[str, Any]],
+    queries: list[dict[str, Any]],
+    qrels: dict[str, dict[str, int]],
+    runs: dict[str, dict[str, dict[str, float]]] | None = None,
+) -> Path:
     """A BEIR folder: passages ``{"_id", "title", "text"}``, queries ``{"_id", "text", "split"}``, one qrels file."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "corpus.jsonl").write_text("".join(json.dumps(p) + "\n" for p in passages), encoding="utf-8")
     (folder / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries), encoding="utf-8")
     if qrels:  # BEIR's reader refuses an empty qrels file
         (folder / "qrels").mkdir(exist_ok=True)
-        lines = ["query-id\tcorpus-id\tscore"] + [f"{q}\t{d}\t{g}" for q, docs in sorted(qrels.items())
-                                                   for d, g in sorted(docs.items())]
+        lines = ["query-id\tcorpus-id\tscore"] + [
+            f"{q}\t{d}\t{g}" for q, docs in sorted(qrels.items()) for d, g in sorted(docs.items())
+        ]
         (folder / "qrels" / "test.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
     for name, run in (runs or {}).items():
         (folder / "runs").mkdir(exist_ok=True)
-        rows = [f"{q} Q0 {d} {rank} {score} {name}" for q, docs in sorted(run.items())
-                for rank, (d, score) in enumerate(sorted(docs.items(), key=lambda x: -x[1]), start=1)]
+        rows = [
+            f"{q} Q0 {d} {rank} {score} {name}"
+            for q, docs in sorted(run.items())
+            for rank, (d, score) in enumerate(sorted(docs.items(), key=lambda x: -x[1]), start=1)
+        ]
         (folder / "runs" / f"{name}.trec").write_text("\n".join(rows) + "\n", encoding="utf-8")
     return folder
 
@@ -41,8 +51,10 @@ def toy_training_folder(folder: Path, *, with_run: bool = True) -> Path:
 
     data = toy_collection()
     passages = [{"_id": pid, "title": "", "text": text} for pid, text in sorted(data.passages.items())]
-    queries = [{"_id": qid, "text": text, "split": "dev" if qid.endswith("-3") else "train"}
-               for qid, text in sorted(data.queries.items())]
+    queries = [
+        {"_id": qid, "text": text, "split": "dev" if qid.endswith("-3") else "train"}
+        for qid, text in sorted(data.queries.items())
+    ]
     runs = {"shuffled": {q: {d: float(len(c) - i) for i, d in enumerate(c)} for q, c in data.candidates.items()}}
     return write_beir(folder, passages=passages, queries=queries, qrels=data.qrels, runs=runs if with_run else None)
 
@@ -55,7 +67,17 @@ def add_final_labels(store, collection: str, labels: dict[tuple[str, str], int |
     with store.write() as session:
         cid = collection_id(session, collection)
         for (qid, pid), grade in labels.items():
-            q = session.scalar(select(QueryRecord.id).where(QueryRecord.collection_id == cid, QueryRecord.ext_id == qid))
+            q = session.scalar(
+                select(QueryRecord.id).where(QueryRecord.collection_id == cid, QueryRecord.ext_id == qid)
+            )
             p = session.scalar(select(Passage.id).where(Passage.collection_id == cid, Passage.ext_id == pid))
-            session.add(FinalLabel(collection_id=cid, query_id=q, passage_id=p, grade=grade,
-                                   method="excluded" if grade is None else "majority", n_labels=3))
+            session.add(
+                FinalLabel(
+                    collection_id=cid,
+                    query_id=q,
+                    passage_id=p,
+                    grade=grade,
+                    method="excluded" if grade is None else "majority",
+                    n_labels=3,
+                )
+            )

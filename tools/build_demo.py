@@ -339,13 +339,11 @@ def summary(demo: Demo) -> list[str]:
         per = {s: sum(q.language == lang and q.split == s for q in queries) for s in SPLIT_ORDER}
         answers = sum(q.language == lang and bool(q.answers) for q in queries)
         lines.append(
-            f"queries {lang}: {sum(per.values())} (" + ", ".join(f"{s} {n}" for s, n in per.items())
+            f"queries {lang}: {sum(per.values())} ("
+            + ", ".join(f"{s} {n}" for s, n in per.items())
             + f"; {answers} with answers)"
         )
-    lines.append(
-        f"qrels: {len(grades)} judgments, "
-        + ", ".join(f"grade {g}: {grades.count(g)}" for g in GRADES)
-    )
+    lines.append(f"qrels: {len(grades)} judgments, " + ", ".join(f"grade {g}: {grades.count(g)}" for g in GRADES))
     for name, run in runs.items():
         lines.append(f"run {name}: {sum(len(r) for r in run.values())} lines, {len(run)} queries")
     return lines

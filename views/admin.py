@@ -45,8 +45,11 @@ with users_tab:
     show_flash("users")
     with store.read() as session:
         accounts = list_users(session)
-    st.dataframe(pd.DataFrame([{"username": a.username, "role": a.role, "active": a.active} for a in accounts]),
-                 hide_index=True, width="stretch")
+    st.dataframe(
+        pd.DataFrame([{"username": a.username, "role": a.role, "active": a.active} for a in accounts]),
+        hide_index=True,
+        width="stretch",
+    )
     add_col, state_col, password_col = st.columns(3)
     with add_col.form("add-user", clear_on_submit=True):
         st.markdown("**Add a user**")
@@ -66,8 +69,12 @@ with users_tab:
         st.markdown("**Disable or enable**")
         others = [a for a in accounts if a.id != account.id]  # an admin cannot lock themselves out
         if others:
-            target = st.selectbox("Account", others, key="state_user",
-                                  format_func=lambda a: f"{a.username} ({a.role}, {'active' if a.active else 'disabled'})")
+            target = st.selectbox(
+                "Account",
+                others,
+                key="state_user",
+                format_func=lambda a: f"{a.username} ({a.role}, {'active' if a.active else 'disabled'})",
+            )
             if st.button("Disable" if target.active else "Enable", key="toggle_user"):
                 try:
                     with store.write() as session:
@@ -75,7 +82,9 @@ with users_tab:
                 except LookupError as exc:
                     st.error(md_escape(str(exc)))
                 else:
-                    flash("users", f"{md_escape(changed.username)} is now {'active' if changed.active else 'disabled'}.")
+                    flash(
+                        "users", f"{md_escape(changed.username)} is now {'active' if changed.active else 'disabled'}."
+                    )
         else:
             st.caption("No other accounts.")
     with password_col.form("reset-password", clear_on_submit=True):
@@ -110,8 +119,12 @@ with assign_tab:
         else:
             with st.form("assign"):
                 selected = {p.name: p.selected for p in pools}
-                pool = st.selectbox("Pool", list(selected), key="assign_pool",
-                                    format_func=lambda name: f"{name} ({selected[name]:,} selected pairs)")
+                pool = st.selectbox(
+                    "Pool",
+                    list(selected),
+                    key="assign_pool",
+                    format_func=lambda name: f"{name} ({selected[name]:,} selected pairs)",
+                )
                 # the selection is kept in the session; an annotator added since the last run joins it
                 # (a widget's default is read only when it is first drawn, so a new one was offered unselected)
                 known = st.session_state.get("assign_known_annotators")
@@ -123,21 +136,39 @@ with assign_tab:
                 st.session_state["assign_known_annotators"] = list(annotators)
                 chosen = st.multiselect("Annotators", annotators, key="assign_annotators")
                 left, middle, right = st.columns(3)
-                per_pair = left.number_input("Annotators per pair", min_value=1, max_value=10, value=3, key="assign_per_pair")
+                per_pair = left.number_input(
+                    "Annotators per pair", min_value=1, max_value=10, value=3, key="assign_per_pair"
+                )
                 package_size = middle.number_input("Package size", min_value=1, value=1000, key="assign_package_size")
                 seed = right.number_input("Seed", min_value=0, value=0, key="assign_seed")
-                group = st.checkbox("Keep the passages of one query together", key="assign_group",
-                                    help="Passages of a query follow one another in a package (queries shuffled); "
-                                    "otherwise every pair is shuffled on its own.")
-                scale = st.radio("Scale", ["graded", "binary"], horizontal=True, key="assign_scale",
-                                 help="graded: 0-3 (keys 0-3); binary: relevant or not (keys N and Y)")
+                group = st.checkbox(
+                    "Keep the passages of one query together",
+                    key="assign_group",
+                    help="Passages of a query follow one another in a package (queries shuffled); "
+                    "otherwise every pair is shuffled on its own.",
+                )
+                scale = st.radio(
+                    "Scale",
+                    ["graded", "binary"],
+                    horizontal=True,
+                    key="assign_scale",
+                    help="graded: 0-3 (keys 0-3); binary: relevant or not (keys N and Y)",
+                )
                 assign = st.form_submit_button("Create assignments", type="primary", key="assign_submit")
             if assign:
                 try:
                     with store.write() as session:
                         summary = create_assignments(
-                            session, info.name, pool, annotators=chosen, per_pair=int(per_pair), seed=int(seed),
-                            package_size=int(package_size), group_by_query=group, scale=scale, by=account.id,
+                            session,
+                            info.name,
+                            pool,
+                            annotators=chosen,
+                            per_pair=int(per_pair),
+                            seed=int(seed),
+                            package_size=int(package_size),
+                            group_by_query=group,
+                            scale=scale,
+                            by=account.id,
                         )
                 except (ValueError, LookupError, PermissionError) as exc:
                     st.error(md_escape(str(exc)))
@@ -148,8 +179,12 @@ with assign_tab:
                     cols[1].metric("New tasks", f"{summary.tasks:,}")
                     cols[2].metric("New packages", f"{len(summary.packages):,}")
                     if summary.per_annotator:
-                        st.dataframe(pd.DataFrame([{"annotator": a, "new tasks": n} for a, n in sorted(summary.per_annotator.items())]),
-                                     hide_index=True)
+                        st.dataframe(
+                            pd.DataFrame(
+                                [{"annotator": a, "new tasks": n} for a, n in sorted(summary.per_annotator.items())]
+                            ),
+                            hide_index=True,
+                        )
                         st.caption("Packages: " + ", ".join(md_escape(p) for p in summary.packages))
 
 with qc_tab:
@@ -163,10 +198,22 @@ with qc_tab:
         st.caption("No packages yet: create assignments first.")
     else:
         st.dataframe(
-            pd.DataFrame([{"package": p.name, "annotator": p.annotator, "collection": p.collection, "status": p.status,
-                           "labelled": f"{p.labelled}/{p.total}", "QC rounds": p.rounds, "last accuracy": p.last_accuracy}
-                          for p in packages]),
-            hide_index=True, width="stretch",
+            pd.DataFrame(
+                [
+                    {
+                        "package": p.name,
+                        "annotator": p.annotator,
+                        "collection": p.collection,
+                        "status": p.status,
+                        "labelled": f"{p.labelled}/{p.total}",
+                        "QC rounds": p.rounds,
+                        "last accuracy": p.last_accuracy,
+                    }
+                    for p in packages
+                ]
+            ),
+            hide_index=True,
+            width="stretch",
         )
     # a returned package comes back once its annotator has answered the disputed items and resubmitted it
     ready = [p for p in packages if p.finished and p.status not in ("in_qc", "passed", "revise")]
@@ -175,21 +222,37 @@ with qc_tab:
         st.caption("No finished package is waiting for review.")
     else:
         with st.form("qc-start"):
-            package = st.selectbox("Finished package", ready, key="qc_package",
-                                   format_func=lambda p: f"{p.name} ({p.annotator}, {p.status})")
-            chosen = st.multiselect("Reviewers (at least two)", reviewers, key="qc_reviewers",
-                                    default=plain_reviewers if len(plain_reviewers) >= 2 else reviewers)
+            package = st.selectbox(
+                "Finished package",
+                ready,
+                key="qc_package",
+                format_func=lambda p: f"{p.name} ({p.annotator}, {p.status})",
+            )
+            chosen = st.multiselect(
+                "Reviewers (at least two)",
+                reviewers,
+                key="qc_reviewers",
+                default=plain_reviewers if len(plain_reviewers) >= 2 else reviewers,
+            )
             left, middle, right = st.columns(3)
             sample = left.number_input("Sample size", min_value=1, value=100, key="qc_sample")
-            threshold = middle.number_input("Pass threshold (accuracy)", min_value=0.0, max_value=1.0, value=0.93,
-                                            step=0.01, key="qc_threshold")
+            threshold = middle.number_input(
+                "Pass threshold (accuracy)", min_value=0.0, max_value=1.0, value=0.93, step=0.01, key="qc_threshold"
+            )
             seed = right.number_input("Seed", min_value=0, value=0, key="qc_seed")
             start = st.form_submit_button("Start QC round", type="primary", key="qc_start")
         if start:
             try:
                 with store.write() as session:
-                    round_id = start_qc_round(session, package.id, reviewers=chosen, sample_size=int(sample),
-                                              seed=int(seed), threshold=float(threshold), by=account.id)
+                    round_id = start_qc_round(
+                        session,
+                        package.id,
+                        reviewers=chosen,
+                        sample_size=int(sample),
+                        seed=int(seed),
+                        threshold=float(threshold),
+                        by=account.id,
+                    )
             except (ValueError, LookupError, PermissionError) as exc:
                 st.error(md_escape(str(exc)))
             else:
@@ -199,16 +262,35 @@ with qc_tab:
         st.caption("No QC rounds yet.")
     else:
         st.dataframe(
-            pd.DataFrame([{"round id": r.id, "package": r.package, "annotator": r.annotator, "round": r.round_no,
-                           "status": r.status, "sample": r.sample_size, "threshold": r.threshold,
-                           "reviewed": ", ".join(f"{u}: {n}/{r.sample_size}" for u, n in r.reviewed.items()),
-                           "accuracy": r.accuracy, "checked": r.n_checked, "decided": r.decided_at} for r in rounds]),
-            hide_index=True, width="stretch",
+            pd.DataFrame(
+                [
+                    {
+                        "round id": r.id,
+                        "package": r.package,
+                        "annotator": r.annotator,
+                        "round": r.round_no,
+                        "status": r.status,
+                        "sample": r.sample_size,
+                        "threshold": r.threshold,
+                        "reviewed": ", ".join(f"{u}: {n}/{r.sample_size}" for u, n in r.reviewed.items()),
+                        "accuracy": r.accuracy,
+                        "checked": r.n_checked,
+                        "decided": r.decided_at,
+                    }
+                    for r in rounds
+                ]
+            ),
+            hide_index=True,
+            width="stretch",
         )
         open_rounds = [r for r in rounds if r.status == "reviewing"]
         if open_rounds:
-            target = st.selectbox("Round under review", open_rounds, key="qc_close_round",
-                                  format_func=lambda r: f"{r.package} round {r.round_no}")
+            target = st.selectbox(
+                "Round under review",
+                open_rounds,
+                key="qc_close_round",
+                format_func=lambda r: f"{r.package} round {r.round_no}",
+            )
             if st.button("Close round and decide", key="qc_close"):
                 try:
                     with store.write() as session:
@@ -229,20 +311,34 @@ with qc_tab:
         st.caption("No decided QC rounds yet.")
     for table in tables:
         accuracy = "n/a" if table.accuracy is None else f"{table.accuracy:.3f}"
-        with st.expander(f"{md_escape(table.package)} ({md_escape(table.annotator)}) · round {table.round_no} · "
-                         f"{table.status} · accuracy {accuracy} on {table.n_checked} pairs · "
-                         f"{len(table.items)} disagreements"):
+        with st.expander(
+            f"{md_escape(table.package)} ({md_escape(table.annotator)}) · round {table.round_no} · "
+            f"{table.status} · accuracy {accuracy} on {table.n_checked} pairs · "
+            f"{len(table.items)} disagreements"
+        ):
             if not table.items:
                 st.caption("The annotator agreed with the reviewers on every checked pair.")
             else:
                 # st.dataframe shows cell text as plain text: nothing to escape
-                st.dataframe(pd.DataFrame([
-                    {"query id": i.query_id, "query": snippet(i.query), "passage id": i.passage_id,
-                     "annotator's label": i.annotator_label,
-                     "reviewers' labels": ", ".join(f"{who}: {g}" for who, g in i.reviewer_labels.items()),
-                     "consensus": "" if i.consensus is None else str(i.consensus),
-                     "reviewers' notes": " | ".join(f"{who}: {note}" for who, note in i.notes.items())}
-                    for i in table.items]), hide_index=True, width="stretch", key=f"qc_disagreements_{table.round_id}")
+                st.dataframe(
+                    pd.DataFrame(
+                        [
+                            {
+                                "query id": i.query_id,
+                                "query": snippet(i.query),
+                                "passage id": i.passage_id,
+                                "annotator's label": i.annotator_label,
+                                "reviewers' labels": ", ".join(f"{who}: {g}" for who, g in i.reviewer_labels.items()),
+                                "consensus": "" if i.consensus is None else str(i.consensus),
+                                "reviewers' notes": " | ".join(f"{who}: {note}" for who, note in i.notes.items()),
+                            }
+                            for i in table.items
+                        ]
+                    ),
+                    hide_index=True,
+                    width="stretch",
+                    key=f"qc_disagreements_{table.round_id}",
+                )
 
 with qrels_tab:
     show_flash("qrels")

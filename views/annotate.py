@@ -26,8 +26,23 @@ import time
 import streamlit as st
 
 from core.scale import BINARY_GUIDE, BINARY_LEVELS, LEVELS, default_guide
-from db.annotation import Forbidden, StaleSubmission, my_packages, next_item, record_judgment, resubmit_package, undo_last
-from db.guidelines import assignment_collection, get_guidelines, is_custom, reset_guidelines, scale_guide, set_guidelines
+from db.annotation import (
+    Forbidden,
+    StaleSubmission,
+    my_packages,
+    next_item,
+    record_judgment,
+    resubmit_package,
+    undo_last,
+)
+from db.guidelines import (
+    assignment_collection,
+    get_guidelines,
+    is_custom,
+    reset_guidelines,
+    scale_guide,
+    set_guidelines,
+)
 from db.navigation import history, open_own_item, overview
 from pooljudge.ui.auth import _in_fragment_run, require_role
 from pooljudge.ui.common import get_store, md_escape
@@ -70,7 +85,7 @@ def _open_history(user_id: int) -> list[int]:
 def _forward(user_id: int, current: int) -> None:
     """After a relabel: the next newer earlier item, or back to new items after the newest."""
     ids = _open_history(user_id)
-    later = ids[ids.index(current) + 1:] if current in ids else []
+    later = ids[ids.index(current) + 1 :] if current in ids else []
     if later:
         state[REVISIT] = later[0]
     else:
@@ -100,8 +115,17 @@ def _submit(user_id: int, assignment_id: int, token: str, grade: int | None, act
     note = state.get(f"note-{token}", "") if action == "flag" else ""
     try:
         with store.write() as session:
-            record_judgment(session, user_id, assignment_id, grade, action=action, note=note, elapsed_ms=elapsed,
-                            token=token, relabel=revisit)
+            record_judgment(
+                session,
+                user_id,
+                assignment_id,
+                grade,
+                action=action,
+                note=note,
+                elapsed_ms=elapsed,
+                token=token,
+                relabel=revisit,
+            )
     except StaleSubmission as exc:
         state[FLASH] = (user_id, f"{exc} Showing the next one.")
         state.pop(REVISIT, None)
@@ -135,7 +159,7 @@ def _previous(user_id: int, token: str) -> None:
     ids = _open_history(user_id)
     current = state.get(REVISIT)
     if current in ids:
-        earlier = ids[:ids.index(current)]
+        earlier = ids[: ids.index(current)]
     else:  # from the new item on screen (which may itself be an item skipped before)
         earlier = [aid for aid in ids if aid != state[VIEW]["assignment_id"]]
     if not earlier:
@@ -206,8 +230,11 @@ def annotation_panel() -> None:
         collection = assignment_collection(session, item.assignment_id) if item is not None else None
     revisit = state.get(REVISIT) is not None
 
-    eta = "" if mine.eta_s is None or not mine.left else (
-        f" · about {_duration(mine.eta_s)} left at your median of {mine.median_s:.0f} s per label")
+    eta = (
+        ""
+        if mine.eta_s is None or not mine.left
+        else (f" · about {_duration(mine.eta_s)} left at your median of {mine.median_s:.0f} s per label")
+    )
     flagged = f" · {mine.flagged} flagged, with the reviewers" if mine.flagged else ""
     st.caption(f"All your work: {mine.done} of {mine.total} labelled · {mine.left} left{flagged}{eta}")
     if item is None:
@@ -224,12 +251,18 @@ def annotation_panel() -> None:
     levels = state[GUIDE]["levels"]
 
     label = "Adjudication" if item.purpose == "fourth" else ("Quality review" if item.purpose == "qc" else "Package")
-    st.progress(item.done / item.total if item.total else 0.0,
-                text=f"{label} {md_escape(item.package)}: {item.done} of {item.total} labelled · item {item.position}")
+    st.progress(
+        item.done / item.total if item.total else 0.0,
+        text=f"{label} {md_escape(item.package)}: {item.done} of {item.total} labelled · item {item.position}",
+    )
     if revisit:
-        mark = "no label" if standing is None else f"your label {_label(item.scale, standing, levels[standing]['name'])}"
-        st.info(f"An earlier item ({mark}). A grade relabels it (a new judgment; the earlier one is kept), the same "
-                "grade keeps it; B goes back to new items.")
+        mark = (
+            "no label" if standing is None else f"your label {_label(item.scale, standing, levels[standing]['name'])}"
+        )
+        st.info(
+            f"An earlier item ({mark}). A grade relabels it (a new judgment; the earlier one is kept), the same "
+            "grade keeps it; B goes back to new items."
+        )
     with st.container(border=True):
         st.caption("Query")
         st.html(verbatim_html(item.query, language=item.query_language))
@@ -244,26 +277,54 @@ def annotation_panel() -> None:
     # columns, so every full name fits at 1280 px and no grade looks bigger; every grade the same type.
     keys = KEYS[item.scale]
     for i in range(0, len(levels), 2):
-        for cell, level in zip(st.columns(2), levels[i:i + 2], strict=False):
+        for cell, level in zip(st.columns(2), levels[i : i + 2], strict=False):
             grade = level["grade"]
-            cell.button(_label(item.scale, grade, level["name"]), key=f"grade-{grade}-{token}", shortcut=keys[grade],
-                        width="stretch", type="secondary", help=md_escape(level["definition"]),
-                        on_click=_submit, args=(me.id, item.assignment_id, token, grade))
+            cell.button(
+                _label(item.scale, grade, level["name"]),
+                key=f"grade-{grade}-{token}",
+                shortcut=keys[grade],
+                width="stretch",
+                type="secondary",
+                help=md_escape(level["definition"]),
+                on_click=_submit,
+                args=(me.id, item.assignment_id, token, grade),
+            )
     actions = st.container(horizontal=True)
-    actions.button("Previous", key=f"previous-{token}", shortcut="p", width="stretch", icon=":material/undo:",
-                   help="Go back to your earlier items to check or relabel them", on_click=_previous,
-                   args=(me.id, token))
+    actions.button(
+        "Previous",
+        key=f"previous-{token}",
+        shortcut="p",
+        width="stretch",
+        icon=":material/undo:",
+        help="Go back to your earlier items to check or relabel them",
+        on_click=_previous,
+        args=(me.id, token),
+    )
     if revisit:
-        actions.button("Back to new items", key=f"back-{token}", shortcut="b", width="stretch",
-                       on_click=_back, args=(token,))
+        actions.button(
+            "Back to new items", key=f"back-{token}", shortcut="b", width="stretch", on_click=_back, args=(token,)
+        )
         return
-    actions.button("Skip", key=f"skip-{token}", shortcut="s", width="stretch",
-                   on_click=_submit, args=(me.id, item.assignment_id, token, None, "skip"))
-    actions.button("Undo last label", key=f"undo-{token}", shortcut="u", width="stretch",
-                   on_click=_undo, args=(me.id, token))
-    actions.button("Flag", key=f"flag-{token}", shortcut="f", width="stretch",
-                   help="Unclear or broken: the item goes to the reviewers and is not shown to you again",
-                   on_click=_submit, args=(me.id, item.assignment_id, token, None, "flag"))
+    actions.button(
+        "Skip",
+        key=f"skip-{token}",
+        shortcut="s",
+        width="stretch",
+        on_click=_submit,
+        args=(me.id, item.assignment_id, token, None, "skip"),
+    )
+    actions.button(
+        "Undo last label", key=f"undo-{token}", shortcut="u", width="stretch", on_click=_undo, args=(me.id, token)
+    )
+    actions.button(
+        "Flag",
+        key=f"flag-{token}",
+        shortcut="f",
+        width="stretch",
+        help="Unclear or broken: the item goes to the reviewers and is not shown to you again",
+        on_click=_submit,
+        args=(me.id, item.assignment_id, token, None, "flag"),
+    )
     with actions.popover("Note for a flag", width="stretch"):
         st.text_area("What is unclear?", key=f"note-{token}")
 
@@ -308,6 +369,7 @@ with st.expander("My earlier items"):
     if not earlier:
         st.caption("Nothing labelled yet.")
     else:
+
         def _describe(entry) -> str:
             said = f"label {entry.grade}" if entry.grade is not None else (entry.mark or "no label")
             return f"{entry.package} · {said} · {entry.query[:60]} | {entry.passage[:60]}"
@@ -325,8 +387,9 @@ if account.role == "admin":
             st.caption("No collections yet.")
         else:
             target = st.selectbox("Guide of collection", names, key="guide_collection")
-            edit_scale = st.radio("Scale", list(SCALE_TITLES), format_func=SCALE_TITLES.get, horizontal=True,
-                                  key="guide_scale")
+            edit_scale = st.radio(
+                "Scale", list(SCALE_TITLES), format_func=SCALE_TITLES.get, horizontal=True, key="guide_scale"
+            )
             with store.read() as session:
                 current = get_guidelines(session, target)
                 custom = is_custom(session, target)
@@ -340,10 +403,17 @@ if account.role == "admin":
                     at = f"{g}-{edit_scale}-{target}"
                     name = st.text_input("Name", level["name"], key=f"guide-name-{at}")
                     definition = st.text_area("Definition", level["definition"], key=f"guide-def-{at}", height=68)
-                    examples = st.text_area("Examples (one per line)", "\n".join(level["examples"]),
-                                            key=f"guide-ex-{at}", height=68)
-                    edited.append({"grade": g, "name": name, "definition": definition,
-                                   "examples": [e for e in examples.splitlines() if e.strip()]})
+                    examples = st.text_area(
+                        "Examples (one per line)", "\n".join(level["examples"]), key=f"guide-ex-{at}", height=68
+                    )
+                    edited.append(
+                        {
+                            "grade": g,
+                            "name": name,
+                            "definition": definition,
+                            "examples": [e for e in examples.splitlines() if e.strip()],
+                        }
+                    )
                 save = st.form_submit_button("Save guide")
             if save:
                 try:

@@ -87,9 +87,13 @@ collections = {c.name: c for c in collections_or_stop(store)}
 left, middle, right = st.columns([2, 2, 1])
 info = collection_box(left, list(collections.values()), key="errors_collection")
 source = qrels_source_box(middle, store, info, key="errors_source")
-level = level_input(right, info, key="errors_level",
-                    help="A passage graded at least this is relevant: a query fails when none is in its top k. "
-                         "Starts at the collection's level, which the Metrics page and `pooljudge eval -c` use too.")
+level = level_input(
+    right,
+    info,
+    key="errors_level",
+    help="A passage graded at least this is relevant: a query fails when none is in its top k. "
+    "Starts at the collection's level, which the Metrics page and `pooljudge eval -c` use too.",
+)
 st.caption(level_caption(level, info.relevance_level))
 level_control(st, store, info, level, account, key="errors_level")
 language = info.language
@@ -105,8 +109,9 @@ def term_frequencies(url: str, collection: str, passages: int) -> dict[str, int]
 
 
 @st.cache_data(ttl=600, show_spinner="Evaluating the runs...", max_entries=64)
-def per_query_values(url: str, collection: str, run: str, measure: str, level: int, qrels_key: tuple,
-                     _qrels: dict) -> dict[str, float]:
+def per_query_values(
+    url: str, collection: str, run: str, measure: str, level: int, qrels_key: tuple, _qrels: dict
+) -> dict[str, float]:
     # keyed by qrels_key (source and label activity), not by hashing every judgment on each rerun
     values = next(iter(evaluate(_qrels, shared_run(url, collection, run), [measure], level=level).values()))
     return {qid: v for qid, v in values.items() if qid != "all"}
@@ -120,8 +125,10 @@ def lookup_texts(url: str, collection: str, qids: tuple[str, ...], docids: tuple
     with store.read() as session:
         if want_q:
             queries = {q.id: q.text for q in iter_queries(session, collection) if q.id in want_q}
-        passages = {p.id: {"text": p.text, "title": p.title, "document": p.doc_id, "position": p.position}
-                    for p in passages_by_id(session, collection, want_d).values()}
+        passages = {
+            p.id: {"text": p.text, "title": p.title, "document": p.doc_id, "position": p.position}
+            for p in passages_by_id(session, collection, want_d).values()
+        }
     return queries, passages
 
 
@@ -165,8 +172,11 @@ def suggest(run: str, pairs: list[dict]) -> None:
     except (NotFound, ValueError) as exc:
         flash(md_escape(str(exc)), "error", where="errors_sample")
     else:
-        flash(f"Stored {count} new suggestion{'s' * (count != 1)} for the {len(pairs)} sampled pairs "
-              "(a suggestion already in the store, even a rejected one, is not stored again).", where="errors_sample")
+        flash(
+            f"Stored {count} new suggestion{'s' * (count != 1)} for the {len(pairs)} sampled pairs "
+            "(a suggestion already in the store, even a rejected one, is not stored again).",
+            where="errors_sample",
+        )
 
 
 def add_tags(qid: str, doc_id: str, run: str | None) -> None:
@@ -177,14 +187,28 @@ def add_tags(qid: str, doc_id: str, run: str | None) -> None:
     try:
         with store.write() as session:
             for category in chosen:
-                tag_pair(session, info.name, qid, doc_id, category, user_id=account.id, run_name=run, note=note.strip(),
-                         extra_categories=list(own), category_name=own.get(category))
+                tag_pair(
+                    session,
+                    info.name,
+                    qid,
+                    doc_id,
+                    category,
+                    user_id=account.id,
+                    run_name=run,
+                    note=note.strip(),
+                    extra_categories=list(own),
+                    category_name=own.get(category),
+                )
     except (NotFound, ValueError) as exc:
         flash(md_escape(str(exc)), "error", where="errors_pair")
     else:
         state["errors_new_tags"], state["errors_note"] = [], ""
-        flash(f"Added {len(chosen)} tag{'s' * (len(chosen) != 1)}: "
-              + ", ".join(md_escape(names.get(c, c)) for c in chosen) + ".", where="errors_pair")
+        flash(
+            f"Added {len(chosen)} tag{'s' * (len(chosen) != 1)}: "
+            + ", ".join(md_escape(names.get(c, c)) for c in chosen)
+            + ".",
+            where="errors_pair",
+        )
 
 
 def define_category() -> None:
@@ -195,8 +219,9 @@ def define_category() -> None:
         return
     try:
         with store.write() as session:
-            create_error_category(session, info.name, key, name, state.get("errors_new_description", ""),
-                                  created_by=account.username)
+            create_error_category(
+                session, info.name, key, name, state.get("errors_new_description", ""), created_by=account.username
+            )
     except (NotFound, ValueError) as exc:
         # the message quotes the key and the name: untrusted
         flash(md_escape(str(exc)), "error", where="errors_define")
@@ -208,8 +233,13 @@ def define_category() -> None:
 def rename_category(key: str) -> None:
     try:
         with store.write() as session:
-            renamed = rename_error_category(session, info.name, key, state.get(f"errors_rename_name::{key}", "").strip(),
-                                            state.get(f"errors_rename_description::{key}", ""))
+            renamed = rename_error_category(
+                session,
+                info.name,
+                key,
+                state.get(f"errors_rename_name::{key}", "").strip(),
+                state.get(f"errors_rename_description::{key}", ""),
+            )
     except (NotFound, ValueError) as exc:
         flash(md_escape(str(exc)), "error", where="errors_categories")
     else:
@@ -276,21 +306,37 @@ def show_context(pair: dict, query: str | None) -> None:
 def show_tag(tag: dict, text: str | None, where: str) -> None:
     """One tag with its evidence, and Confirm / Reject buttons."""
     who = f" · {md_escape(usernames.get(tag['user_id'], '?'))}" if tag["user_id"] is not None else ""
-    st.markdown(f"{STATUS_ICONS[tag['status']]} **{md_escape(names.get(tag['category'], tag['category']))}**  \n"
-                f":small[{tag['status']} · {'detector' if tag['source'] == 'auto' else 'analyst'}{who}]")
+    st.markdown(
+        f"{STATUS_ICONS[tag['status']]} **{md_escape(names.get(tag['category'], tag['category']))}**  \n"
+        f":small[{tag['status']} · {'detector' if tag['source'] == 'auto' else 'analyst'}{who}]"
+    )
     summary = evidence_summary(tag["evidence"], tag["category"])
     if summary:
         show_text(summary, small=True)
     spans = evidence_spans(tag["evidence"], len(text)) if text else []
     if spans:
         # marked_html escapes the text (pooljudge.ui.highlight.escape_text) for st.html
-        st.html(f'<div style="{VERBATIM_STYLE}; font-size: 0.875rem">'
-                f'{marked_html(text, spans, window=30, style=EVIDENCE_MARK)}</div>')
+        st.html(
+            f'<div style="{VERBATIM_STYLE}; font-size: 0.875rem">'
+            f"{marked_html(text, spans, window=30, style=EVIDENCE_MARK)}</div>"
+        )
     with st.container(horizontal=True):
-        st.button("Confirm", key=f"errors_{where}_confirm_{tag['id']}", on_click=decide, icon=":material/check:",
-                  args=(tag["id"], "confirmed", where), disabled=tag["status"] == "confirmed")
-        st.button("Reject", key=f"errors_{where}_reject_{tag['id']}", on_click=decide, icon=":material/close:",
-                  args=(tag["id"], "rejected", where), disabled=tag["status"] == "rejected")
+        st.button(
+            "Confirm",
+            key=f"errors_{where}_confirm_{tag['id']}",
+            on_click=decide,
+            icon=":material/check:",
+            args=(tag["id"], "confirmed", where),
+            disabled=tag["status"] == "confirmed",
+        )
+        st.button(
+            "Reject",
+            key=f"errors_{where}_reject_{tag['id']}",
+            on_click=decide,
+            icon=":material/close:",
+            args=(tag["id"], "rejected", where),
+            disabled=tag["status"] == "rejected",
+        )
 
 
 def show_tags(tags: list[dict], text: str | None, where: str) -> None:
@@ -317,25 +363,61 @@ def draw_sample() -> None:
     """The run, k, N and seed, and the Sample button; a drawn sample goes to session state."""
     cols = st.columns([3, 1, 1, 1])
     run = cols[0].selectbox("Run", info.runs, key="errors_run", persist_state="page")
-    k = int(cols[1].number_input("k", min_value=1, max_value=1000, value=5, key="errors_k", persist_state="page",
-                                 help="A query fails when none of its top k passages is relevant."))
-    n = int(cols[2].number_input("N", min_value=1, max_value=100_000, value=100, key="errors_n", persist_state="page",
-                                 help="Failing queries to sample (all of them when fewer fail)."))
-    seed = int(cols[3].number_input("Seed", min_value=0, max_value=2**31 - 1, value=0, key="errors_seed",
-                                    persist_state="page"))
-    if not st.button("Sample", type="primary", key="errors_sample_button",
-                     help="Draw the sample; nothing is stored until you suggest or add tags."):
+    k = int(
+        cols[1].number_input(
+            "k",
+            min_value=1,
+            max_value=1000,
+            value=5,
+            key="errors_k",
+            persist_state="page",
+            help="A query fails when none of its top k passages is relevant.",
+        )
+    )
+    n = int(
+        cols[2].number_input(
+            "N",
+            min_value=1,
+            max_value=100_000,
+            value=100,
+            key="errors_n",
+            persist_state="page",
+            help="Failing queries to sample (all of them when fewer fail).",
+        )
+    )
+    seed = int(
+        cols[3].number_input("Seed", min_value=0, max_value=2**31 - 1, value=0, key="errors_seed", persist_state="page")
+    )
+    if not st.button(
+        "Sample",
+        type="primary",
+        key="errors_sample_button",
+        help="Draw the sample; nothing is stored until you suggest or add tags.",
+    ):
         return
     qrels = source_qrels()
     if not qrels:
-        st.warning("No judgments in this qrels source yet: choose a frozen version." if source == LIVE
-                   else "This qrels version is empty.")
+        st.warning(
+            "No judgments in this qrels source yet: choose a frozen version."
+            if source == LIVE
+            else "This qrels version is empty."
+        )
         return
     with store.read() as session:
         pairs = sample_error_pairs(session, info.name, run, qrels=qrels, k=k, n=n, level=level, seed=seed)
     failing = failing_queries(qrels, shared_run(store.url, info.name, run), k=k, level=level)
-    state["errors_sample"] = {"collection": info.name, "run": run, "source": source, "k": k, "n": n, "level": level,
-                              "seed": seed, "judged": len(qrels), "failing": len(failing), "pairs": pairs}
+    state["errors_sample"] = {
+        "collection": info.name,
+        "run": run,
+        "source": source,
+        "k": k,
+        "n": n,
+        "level": level,
+        "seed": seed,
+        "judged": len(qrels),
+        "failing": len(failing),
+        "pairs": pairs,
+    }
     state["errors_pair"] = 0
 
 
@@ -343,14 +425,24 @@ def sample_summary(drawn: dict) -> None:
     """The sample's counts and parameters, and the Suggest tags button."""
     pairs = drawn["pairs"]
     cols = st.columns(4)
-    cols[0].metric("Failing queries", f"{drawn['failing']:,}", help="Judged queries with no relevant passage in the top k")
+    cols[0].metric(
+        "Failing queries", f"{drawn['failing']:,}", help="Judged queries with no relevant passage in the top k"
+    )
     cols[1].metric("Judged queries", f"{drawn['judged']:,}")
     cols[2].metric("Sampled queries", f"{len({p['query_id'] for p in pairs}):,}")
     cols[3].metric("Sampled pairs", f"{len(pairs):,}")
-    st.caption(f"Run {md_escape(drawn['run'])} against {md_escape(drawn['source'])}: top {drawn['k']}, relevant "
-               f"at grade ≥ {drawn['level']}, N = {drawn['n']}, seed {drawn['seed']}.")
-    st.button("Suggest tags", key="errors_suggest", on_click=suggest, args=(drawn["run"], pairs),
-              disabled=not pairs, help="Run the detectors on every sampled pair and store their suggestions.")
+    st.caption(
+        f"Run {md_escape(drawn['run'])} against {md_escape(drawn['source'])}: top {drawn['k']}, relevant "
+        f"at grade ≥ {drawn['level']}, N = {drawn['n']}, seed {drawn['seed']}."
+    )
+    st.button(
+        "Suggest tags",
+        key="errors_suggest",
+        on_click=suggest,
+        args=(drawn["run"], pairs),
+        disabled=not pairs,
+        help="Run the detectors on every sampled pair and store their suggestions.",
+    )
     show_flash("errors_sample")
 
 
@@ -365,14 +457,33 @@ def tag_sampled_pairs(drawn: dict) -> None:
     st.progress(done / len(pairs), text=f"{done} of {len(pairs)} pairs have a confirmed tag")
     prev, chooser, after = st.columns([1, 6, 1], vertical_alignment="bottom")
     index = state["errors_pair"]
-    prev.button("Prev", key="errors_prev", on_click=step, args=(-1, len(pairs)), disabled=index == 0,
-                icon=":material/arrow_back:", width="stretch")
-    after.button("Next", key="errors_next", on_click=step, args=(1, len(pairs)), disabled=index == len(pairs) - 1,
-                 icon=":material/arrow_forward:", icon_position="right", width="stretch")
+    prev.button(
+        "Prev",
+        key="errors_prev",
+        on_click=step,
+        args=(-1, len(pairs)),
+        disabled=index == 0,
+        icon=":material/arrow_back:",
+        width="stretch",
+    )
+    after.button(
+        "Next",
+        key="errors_next",
+        on_click=step,
+        args=(1, len(pairs)),
+        disabled=index == len(pairs) - 1,
+        icon=":material/arrow_forward:",
+        icon_position="right",
+        width="stretch",
+    )
     index = chooser.selectbox(
-        "Pair", range(len(pairs)), key="errors_pair",
-        format_func=lambda i: f"{i + 1} of {len(pairs)} · query {pairs[i]['query_id']} · rank {pairs[i]['rank']}"
-                              f" · passage {pairs[i]['doc_id']}",
+        "Pair",
+        range(len(pairs)),
+        key="errors_pair",
+        format_func=lambda i: (
+            f"{i + 1} of {len(pairs)} · query {pairs[i]['query_id']} · rank {pairs[i]['rank']}"
+            f" · passage {pairs[i]['doc_id']}"
+        ),
     )
     pair = pairs[index]
     text_column, tag_column = st.columns([3, 2])
@@ -388,11 +499,17 @@ def tag_sampled_pairs(drawn: dict) -> None:
 
 def add_tags_form(pair: dict, run: str) -> None:
     with st.form("errors_tag_form", border=True):
-        st.multiselect("Add categories", [c.id for c in categories], key="errors_new_tags",
-                       format_func=category_label, placeholder="Choose error categories")
+        st.multiselect(
+            "Add categories",
+            [c.id for c in categories],
+            key="errors_new_tags",
+            format_func=category_label,
+            placeholder="Choose error categories",
+        )
         st.text_input("Note (optional)", key="errors_note")
-        st.form_submit_button("Add tags", key="errors_add_tags", on_click=add_tags,
-                              args=(pair["query_id"], pair["doc_id"], run))
+        st.form_submit_button(
+            "Add tags", key="errors_add_tags", on_click=add_tags, args=(pair["query_id"], pair["doc_id"], run)
+        )
 
 
 def define_form() -> None:
@@ -400,15 +517,26 @@ def define_form() -> None:
     with st.expander("Define a category of your own"):
         show_flash("errors_define")
         with st.form("errors_define_form", border=False):
-            st.text_input("Id", key="errors_new_id", placeholder="e.g. outdated_answer",
-                          help="Lowercase letters, digits and _; what the tags that use it store.")
+            st.text_input(
+                "Id",
+                key="errors_new_id",
+                placeholder="e.g. outdated_answer",
+                help="Lowercase letters, digits and _; what the tags that use it store.",
+            )
             st.text_input("Name", key="errors_new_name", placeholder="e.g. Outdated answer")
-            st.text_area("Description (optional)", key="errors_new_description", height=68,
-                         placeholder="e.g. The passage answered the question once, no longer.")
+            st.text_area(
+                "Description (optional)",
+                key="errors_new_description",
+                height=68,
+                placeholder="e.g. The passage answered the question once, no longer.",
+            )
             st.form_submit_button("Add category", key="errors_define", on_click=define_category)
         if own:
-            st.caption("Your categories: " + ", ".join(f"{md_escape(v)} ({md_escape(c)})" for c, v in own.items())
-                       + ". Rename or delete them on the Categories tab.")
+            st.caption(
+                "Your categories: "
+                + ", ".join(f"{md_escape(v)} ({md_escape(c)})" for c, v in own.items())
+                + ". Rename or delete them on the Categories tab."
+            )
 
 
 def sample_tab() -> None:
@@ -426,9 +554,15 @@ def sample_tab() -> None:
             st.success("No judged query fails at this cut-off: nothing to tag.")
     with st.expander("Category descriptions"):
         st.dataframe(
-            pd.DataFrame([{"group": groups[c.id], "category": c.name, "id": c.id, "description": descriptions[c.id]}
-                          for c in categories]),
-            hide_index=True, width="stretch", key="errors_taxonomy",
+            pd.DataFrame(
+                [
+                    {"group": groups[c.id], "category": c.name, "id": c.id, "description": descriptions[c.id]}
+                    for c in categories
+                ]
+            ),
+            hide_index=True,
+            width="stretch",
+            key="errors_taxonomy",
         )
 
 
@@ -437,21 +571,36 @@ def sample_tab() -> None:
 
 def distribution_section() -> None:
     st.subheader("Error categories")
-    include = st.checkbox("Include suggested tags", key="errors_include_suggested", persist_state="page",
-                          help="Count detector suggestions not yet confirmed or rejected as well.")
+    include = st.checkbox(
+        "Include suggested tags",
+        key="errors_include_suggested",
+        persist_state="page",
+        help="Count detector suggestions not yet confirmed or rejected as well.",
+    )
     with store.read() as session:
-        distribution = category_distribution(session, info.name,
-                                             statuses=("confirmed", "suggested") if include else ("confirmed",))
+        distribution = category_distribution(
+            session, info.name, statuses=("confirmed", "suggested") if include else ("confirmed",)
+        )
     if not distribution:
         st.caption("No tags to count yet: sample a run and tag its pairs.")
         return
-    frame = pd.DataFrame([{"category": c, "name": names.get(c, c), "group": groups.get(c, OWN_GROUP), "pairs": n}
-                          for c, n in distribution.items()])
+    frame = pd.DataFrame(
+        [
+            {"category": c, "name": names.get(c, c), "group": groups.get(c, OWN_GROUP), "pairs": n}
+            for c, n in distribution.items()
+        ]
+    )
     chart = frame.assign(name=frame["name"].map(chart_text))  # plotly draws a few HTML tags in labels
-    figure = px.bar(chart, x="name", y="pairs", color="group", text="pairs",
-                    category_orders={"group": list(GROUP_NAMES.values())},  # a group keeps its colour
-                    labels={"name": "category", "pairs": "(query, passage) pairs"},
-                    title="Tagged pairs per category" + (" (confirmed and suggested)" if include else " (confirmed)"))
+    figure = px.bar(
+        chart,
+        x="name",
+        y="pairs",
+        color="group",
+        text="pairs",
+        category_orders={"group": list(GROUP_NAMES.values())},  # a group keeps its colour
+        labels={"name": "category", "pairs": "(query, passage) pairs"},
+        title="Tagged pairs per category" + (" (confirmed and suggested)" if include else " (confirmed)"),
+    )
     # category, not a number axis, even for names like "2016"
     figure.update_layout(xaxis={"categoryorder": "total descending", "type": "category"})
     st.plotly_chart(figure, width="stretch", key="errors_distribution_chart")
@@ -474,46 +623,92 @@ def metric_section() -> None:
         qrels_key = (source, activity_marker(session, info.name) if source == LIVE else None)
     per_run = {run: per_query_values(store.url, info.name, run, measure, level, qrels_key, qrels) for run in info.runs}
     rows = category_metric_rows(per_run, by_query)
-    long = pd.DataFrame([{**r, "name": chart_text(category_name(r["category"], names)), "run": chart_text(r["run"])}
-                         for r in rows])
-    figure = px.bar(long, x="name", y="mean", color="run", barmode="group", hover_data=["n"],
-                    labels={"name": "category", "mean": measure}, title=f"{measure} per error category and run")
+    long = pd.DataFrame(
+        [{**r, "name": chart_text(category_name(r["category"], names)), "run": chart_text(r["run"])} for r in rows]
+    )
+    figure = px.bar(
+        long,
+        x="name",
+        y="mean",
+        color="run",
+        barmode="group",
+        hover_data=["n"],
+        labels={"name": "category", "mean": measure},
+        title=f"{measure} per error category and run",
+    )
     figure.update_xaxes(type="category")
     st.plotly_chart(figure, width="stretch", key="errors_metric_chart")
     table = pd.DataFrame(category_metric_table(rows, names))
-    st.dataframe(table, hide_index=True, width="stretch", key="errors_metric_table",
-                 column_config={run: st.column_config.NumberColumn(format="%.4f") for run in info.runs})
-    st.caption(f"Every judged query of {md_escape(source)} is evaluated (0 where a run misses it, as trec_eval -c); "
-               "a query counts in each category of its confirmed tags; untagged queries have none. "
-               + level_caption(level, info.relevance_level))
+    st.dataframe(
+        table,
+        hide_index=True,
+        width="stretch",
+        key="errors_metric_table",
+        column_config={run: st.column_config.NumberColumn(format="%.4f") for run in info.runs},
+    )
+    st.caption(
+        f"Every judged query of {md_escape(source)} is evaluated (0 where a run misses it, as trec_eval -c); "
+        "a query counts in each category of its confirmed tags; untagged queries have none. "
+        + level_caption(level, info.relevance_level)
+    )
 
 
 def examples_section() -> None:
     st.subheader("Examples")
     present = [c.id for c in categories if any(t["category"] == c.id for t in all_tags)]
     left, right = st.columns(2)
-    chosen_categories = left.multiselect("Categories", present, format_func=category_label, key="errors_filter_categories",
-                                         placeholder="All categories", persist_state="page")
-    chosen_statuses = right.multiselect("Statuses", list(STATUSES), default=["confirmed", "suggested"],
-                                        key="errors_filter_statuses", placeholder="All statuses", persist_state="page")
-    shown = [t for t in all_tags if (not chosen_categories or t["category"] in chosen_categories)
-             and (not chosen_statuses or t["status"] in chosen_statuses)]
+    chosen_categories = left.multiselect(
+        "Categories",
+        present,
+        format_func=category_label,
+        key="errors_filter_categories",
+        placeholder="All categories",
+        persist_state="page",
+    )
+    chosen_statuses = right.multiselect(
+        "Statuses",
+        list(STATUSES),
+        default=["confirmed", "suggested"],
+        key="errors_filter_statuses",
+        placeholder="All statuses",
+        persist_state="page",
+    )
+    shown = [
+        t
+        for t in all_tags
+        if (not chosen_categories or t["category"] in chosen_categories)
+        and (not chosen_statuses or t["status"] in chosen_statuses)
+    ]
     if not shown:
         st.caption("No tags match.")
         show_flash("errors_drill")
         return
     pair_of = tagged_pairs(shown)
     st.dataframe(
-        blank_missing(pd.DataFrame([  # a detector's tag has no "by", a pair may miss its texts
-            {"tag": t["id"], "query id": t["query_id"], "query": pair_of(t).get("query"),
-             "passage id": t["doc_id"], "passage": shorten(pair_of(t).get("text"), 120),
-             "category": names.get(t["category"], t["category"]), "status": t["status"],
-             "source": "detector" if t["source"] == "auto" else "analyst", "run": t["run"],
-             "evidence": evidence_summary(t["evidence"], t["category"]),
-             "by": usernames.get(t["user_id"]) if t["user_id"] is not None else None, "created": t["created_at"]}
-            for t in shown
-        ])),
-        hide_index=True, width="stretch", key="errors_examples",
+        blank_missing(
+            pd.DataFrame(
+                [  # a detector's tag has no "by", a pair may miss its texts
+                    {
+                        "tag": t["id"],
+                        "query id": t["query_id"],
+                        "query": pair_of(t).get("query"),
+                        "passage id": t["doc_id"],
+                        "passage": shorten(pair_of(t).get("text"), 120),
+                        "category": names.get(t["category"], t["category"]),
+                        "status": t["status"],
+                        "source": "detector" if t["source"] == "auto" else "analyst",
+                        "run": t["run"],
+                        "evidence": evidence_summary(t["evidence"], t["category"]),
+                        "by": usernames.get(t["user_id"]) if t["user_id"] is not None else None,
+                        "created": t["created_at"],
+                    }
+                    for t in shown
+                ]
+            )
+        ),
+        hide_index=True,
+        width="stretch",
+        key="errors_examples",
     )
     drill_down(shown, pair_of)
 
@@ -522,15 +717,24 @@ def tagged_pairs(shown: list[dict]):
     """A function from a tag to its pair with texts: from the sample when it holds the pair, else the store."""
     known = {(p["query_id"], p["doc_id"]): p for p in (sample["pairs"] if sample else [])}
     missing = [t for t in shown if (t["query_id"], t["doc_id"]) not in known]
-    query_texts, passages = lookup_texts(store.url, info.name, tuple(sorted({t["query_id"] for t in missing})),
-                                         tuple(sorted({t["doc_id"] for t in missing})))
+    query_texts, passages = lookup_texts(
+        store.url,
+        info.name,
+        tuple(sorted({t["query_id"] for t in missing})),
+        tuple(sorted({t["doc_id"] for t in missing})),
+    )
 
     def pair_of(tag: dict) -> dict:
         key = (tag["query_id"], tag["doc_id"])
         if key in known:
             return {**known[key], "run": tag["run"]}
-        return {"query_id": tag["query_id"], "doc_id": tag["doc_id"], "query": query_texts.get(tag["query_id"]),
-                "run": tag["run"], **passages.get(tag["doc_id"], {"text": None})}
+        return {
+            "query_id": tag["query_id"],
+            "doc_id": tag["doc_id"],
+            "query": query_texts.get(tag["query_id"]),
+            "run": tag["run"],
+            **passages.get(tag["doc_id"], {"text": None}),
+        }
 
     return pair_of
 
@@ -542,9 +746,13 @@ def drill_down(shown: list[dict], pair_of) -> None:
     if state.get("errors_drill") not in by_id:
         state.pop("errors_drill", None)
     chosen = st.selectbox(
-        "Tag", list(by_id), key="errors_drill",
-        format_func=lambda i: f"#{i} · query {by_id[i]['query_id']} · passage {by_id[i]['doc_id']} · "
-                              f"{names.get(by_id[i]['category'], by_id[i]['category'])} ({by_id[i]['status']})",
+        "Tag",
+        list(by_id),
+        key="errors_drill",
+        format_func=lambda i: (
+            f"#{i} · query {by_id[i]['query_id']} · passage {by_id[i]['doc_id']} · "
+            f"{names.get(by_id[i]['category'], by_id[i]['category'])} ({by_id[i]['status']})"
+        ),
     )
     pair = pair_of(by_id[chosen])
     text_column, tag_column = st.columns([3, 2])
@@ -572,19 +780,39 @@ def categories_tab() -> None:
         st.caption("This collection has no categories of its own yet: define one while tagging a pair.")
         return
     used = {key: sum(t["category"] == key for t in all_tags) for key in stored}
-    st.dataframe(pd.DataFrame([{"id": key, "name": c.name, "description": c.description, "tags": used[key],
-                                "by": c.created_by, "created": c.created_at} for key, c in stored.items()]),
-                 hide_index=True, width="stretch", key="errors_own_categories")
-    key = st.selectbox("Category", list(stored), key="errors_manage",
-                       format_func=lambda k: f"{stored[k].name} ({k})")
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {
+                    "id": key,
+                    "name": c.name,
+                    "description": c.description,
+                    "tags": used[key],
+                    "by": c.created_by,
+                    "created": c.created_at,
+                }
+                for key, c in stored.items()
+            ]
+        ),
+        hide_index=True,
+        width="stretch",
+        key="errors_own_categories",
+    )
+    key = st.selectbox("Category", list(stored), key="errors_manage", format_func=lambda k: f"{stored[k].name} ({k})")
     with st.form("errors_rename_form"):
         # one field per category (its key in the widget key): choosing another starts at that one's text
         st.text_input("Name", value=stored[key].name, key=f"errors_rename_name::{key}")
         st.text_area("Description", value=stored[key].description, key=f"errors_rename_description::{key}", height=68)
         st.form_submit_button("Rename", key="errors_rename", on_click=rename_category, args=(key,))
-    st.button("Delete", key="errors_delete", on_click=delete_category, args=(key,), icon=":material/delete:",
-              disabled=used[key] > 0,
-              help="Only a category no tag uses can go." if used[key] else "Delete this category.")
+    st.button(
+        "Delete",
+        key="errors_delete",
+        on_click=delete_category,
+        args=(key,),
+        icon=":material/delete:",
+        disabled=used[key] > 0,
+        help="Only a category no tag uses can go." if used[key] else "Delete this category.",
+    )
 
 
 # Only the open tab runs (on_change="rerun" makes .open tell which); the URL names it (?errors_tab=Dashboards), so a

@@ -4,13 +4,23 @@ import pandas as pd
 import streamlit as st
 
 from db.queries import corpus_statistics, list_collections, relevance_levels, split_statistics, statistics_marker
-from pooljudge.ui.common import blank_missing, chosen_version, describe_version, fmt_float, get_store, md_escape, qrels_summaries
-from pooljudge.ui.highlight import show_text
 from pooljudge.ui.auth import require_role
+from pooljudge.ui.common import (
+    blank_missing,
+    chosen_version,
+    describe_version,
+    fmt_float,
+    get_store,
+    md_escape,
+    qrels_summaries,
+)
+from pooljudge.ui.highlight import show_text
 
 require_role("admin", "reviewer")
 st.title("pooljudge")
-st.caption("Pool candidates from several retrievers, grade them blind on a 4-level scale, watch trec_eval-exact metrics.")
+st.caption(
+    "Pool candidates from several retrievers, grade them blind on a 4-level scale, watch trec_eval-exact metrics."
+)
 
 store = get_store()
 
@@ -24,8 +34,10 @@ def statistics(store_url: str, marker: tuple, levels: tuple, versions: tuple):
     with store.read() as session:
         collections = list_collections(session)
         return collections, {
-            c.name: (corpus_statistics(session, c.name),
-                     split_statistics(session, c.name, version=chosen.get(c.name), level=c.relevance_level))
+            c.name: (
+                corpus_statistics(session, c.name),
+                split_statistics(session, c.name, version=chosen.get(c.name), level=c.relevance_level),
+            )
             for c in collections
         }
 
@@ -72,8 +84,12 @@ for info in collections:
         st.dataframe(blank_missing(table), hide_index=True, width="stretch")
         st.caption(
             f"Relevant = grade ≥ {info.relevance_level} (the collection's level) in "
-            + (f"qrels version {describe_version(qrels_summaries(store, info)[versions[info.name]], markdown=True)}"
-               " (pick another on Dataset statistics)" if versions.get(info.name) else "no qrels version (none yet)")
+            + (
+                f"qrels version {describe_version(qrels_summaries(store, info)[versions[info.name]], markdown=True)}"
+                " (pick another on Dataset statistics)"
+                if versions.get(info.name)
+                else "no qrels version (none yet)"
+            )
             + ". Runs: "
             + (", ".join(md_escape(r) for r in info.runs) or "none")
         )

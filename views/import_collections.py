@@ -2,15 +2,16 @@
 
 import pandas as pd
 import streamlit as st
+
 from core.errors import FormatError
 from core.formats import FORMATS
 from db.importer import check_regular_input
 from db.jobs import create_job, list_jobs
 from db.queries import import_history
 from pooljudge.jobs import launch
-from pooljudge.uploads import UPLOAD_MAX_MB, ZIP_MAX_BYTES, ZIP_MAX_FILES, discard, stage_upload
-from pooljudge.ui.common import get_store, md_escape
 from pooljudge.ui.auth import require_role
+from pooljudge.ui.common import get_store, md_escape
+from pooljudge.uploads import UPLOAD_MAX_MB, ZIP_MAX_BYTES, ZIP_MAX_FILES, discard, stage_upload
 
 require_role("admin")
 st.title("Import")
@@ -36,8 +37,11 @@ with st.form("import"):
     qrels_name = st.text_input("Qrels version name", value="imported")
     run_name = st.text_input("Run name (a single-run file; default: the file name without extension)")
     level = st.selectbox(
-        "Relevance level of a new collection", [None, 1, 2, 3],
-        format_func=lambda v: "from the qrels: 1 if their grades are 0/1, else 2" if v is None else f"grade >= {v} is relevant",
+        "Relevance level of a new collection",
+        [None, 1, 2, 3],
+        format_func=lambda v: (
+            "from the qrels: 1 if their grades are 0/1, else 2" if v is None else f"grade >= {v} is relevant"
+        ),
         help="Binary measures (MAP, MRR, P, R) count grade >= level as relevant. An existing collection keeps its level.",
     )
     allow_unknown = st.checkbox(
@@ -56,10 +60,17 @@ if submitted:
         else:
             # a private temp folder the job unpacks, reads and removes (pooljudge.uploads)
             staged = stage_upload(upload.name, upload.getvalue())
-            params = {"format": fmt, "path": upload.name, "collection": name.strip(), "merge": merge,
-                      "qrels_name": qrels_name.strip() or "imported", "allow_unknown_ids": allow_unknown,
-                      "level": level, "run_name": run_name.strip() or None,
-                      "upload": {"dir": str(staged), "name": upload.name}}
+            params = {
+                "format": fmt,
+                "path": upload.name,
+                "collection": name.strip(),
+                "merge": merge,
+                "qrels_name": qrels_name.strip() or "imported",
+                "allow_unknown_ids": allow_unknown,
+                "level": level,
+                "run_name": run_name.strip() or None,
+                "upload": {"dir": str(staged), "name": upload.name},
+            }
             try:
                 with store.write() as session:
                     job_id = create_job(session, "import", params)
@@ -74,9 +85,16 @@ if submitted:
         except FormatError as exc:
             st.error(f"Nothing was imported. {md_escape(str(exc))}", icon=":material/error:")
         else:
-            params = {"format": fmt, "path": path.strip(), "collection": name.strip(), "merge": merge,
-                      "qrels_name": qrels_name.strip() or "imported", "allow_unknown_ids": allow_unknown,
-                      "level": level, "run_name": run_name.strip() or None}
+            params = {
+                "format": fmt,
+                "path": path.strip(),
+                "collection": name.strip(),
+                "merge": merge,
+                "qrels_name": qrels_name.strip() or "imported",
+                "allow_unknown_ids": allow_unknown,
+                "level": level,
+                "run_name": run_name.strip() or None,
+            }
             with store.write() as session:
                 job_id = create_job(session, "import", params)
             launch(store, job_id)
@@ -84,12 +102,20 @@ if submitted:
 
 
 def _summary(result: dict) -> str:
-    text = (f"{result['passages_added']:,} passages, {result['queries_added']:,} queries, "
-            f"{result['qrels_added']:,} qrels entries and {len(result['runs'])} runs imported")
+    text = (
+        f"{result['passages_added']:,} passages, {result['queries_added']:,} queries, "
+        f"{result['qrels_added']:,} qrels entries and {len(result['runs'])} runs imported"
+    )
     if result.get("relevance_level") is not None:  # jobs finished before issue 10 lack the newer keys
         text += f"; relevance level {result['relevance_level']}"
-    unknown = [f"{n:,} unknown {kind} id{'s' * (n != 1)}" for kind, n in
-               (("query", result.get("unknown_query_ids", 0)), ("passage", result.get("unknown_passage_ids", 0))) if n]
+    unknown = [
+        f"{n:,} unknown {kind} id{'s' * (n != 1)}"
+        for kind, n in (
+            ("query", result.get("unknown_query_ids", 0)),
+            ("passage", result.get("unknown_passage_ids", 0)),
+        )
+        if n
+    ]
     if unknown:
         text += f"; kept {' and '.join(unknown)}"
     return text
@@ -110,14 +136,18 @@ def import_jobs() -> None:
     if watched - active:  # an import this page watched has ended: refresh the history below too
         st.rerun(scope="app")
     for job in jobs:
-        label = (f"Job {job.id} · {md_escape(job.params.get('format', '?'))} "
-                 f"{md_escape(job.params.get('path', '?'))} → {md_escape(job.params.get('collection', '?'))}")
+        label = (
+            f"Job {job.id} · {md_escape(job.params.get('format', '?'))} "
+            f"{md_escape(job.params.get('path', '?'))} → {md_escape(job.params.get('collection', '?'))}"
+        )
         if job.status in ("queued", "running") and not job.stale:
             count = f"{job.done:,}/{job.total:,}" if job.total else f"{job.done:,} records"
             st.progress(job.fraction or 0.0, text=f"{label}: {md_escape(job.message or job.status)} ({count})")
         elif job.stale:
-            st.warning(f"{label}: the worker stopped reporting (last: {md_escape(job.message)}); "
-                       "nothing of it is visible, and its leftovers are removed automatically")
+            st.warning(
+                f"{label}: the worker stopped reporting (last: {md_escape(job.message)}); "
+                "nothing of it is visible, and its leftovers are removed automatically"
+            )
         elif job.status == "failed":
             st.error(f"{label} failed. Nothing was imported. {md_escape(job.error or '')}", icon=":material/error:")
         elif job.status == "done" and job.result:

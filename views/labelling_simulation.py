@@ -19,9 +19,11 @@ from pooljudge.ui.highlight import chart_text
 MEASURES = ["nDCG@10", "MRR@10", "MAP", "P@10", "R@100", "nDCG@20", "Success@10"]
 STATE = "labelling_simulation"  # {params: SimulationResult}: the last results, so a rerun redraws without recomputing
 KEPT = 4  # results kept per session
-STRATEGY_HELP = ("depth: every run's rank 1 for every query, then rank 2, ...; top-n: each query's pool ranked by "
-                 "the ensemble of the runs (DuReader-retrieval), round-robin over queries; random: a seeded shuffle; "
-                 "active: a cross-encoder's most uncertain pairs first (T2Ranking 4.4)")
+STRATEGY_HELP = (
+    "depth: every run's rank 1 for every query, then rank 2, ...; top-n: each query's pool ranked by "
+    "the ensemble of the runs (DuReader-retrieval), round-robin over queries; random: a seeded shuffle; "
+    "active: a cross-encoder's most uncertain pairs first (T2Ranking 4.4)"
+)
 
 FOLDER = "a folder on the server..."
 
@@ -38,9 +40,11 @@ def registered_cross_encoders(collection: str) -> list[str]:
 
 account = require_role("admin", "reviewer")
 st.title("Labelling simulation")
-st.caption("How many labels are enough? The chosen qrels act as the annotators: pairs are labelled batch by batch "
-           "in each strategy's order, and after every batch the runs are ranked again (unlabelled pairs count as "
-           "non-relevant, as in trec_eval).")
+st.caption(
+    "How many labels are enough? The chosen qrels act as the annotators: pairs are labelled batch by batch "
+    "in each strategy's order, and after every batch the runs are ranked again (unlabelled pairs count as "
+    "non-relevant, as in trec_eval)."
+)
 store = get_store()
 collections = collections_or_stop(store)
 
@@ -56,38 +60,81 @@ if len(info.runs) < 2:
 
 runs = st.multiselect("Runs", info.runs, default=info.runs, key=f"simulation_runs::{info.name}")
 c1, c2, c3, c4 = st.columns(4)
-depth = c1.number_input("Pool depth", min_value=1, max_value=1000, value=20, step=1, key="simulation_depth",
-                        help="Pairs considered: the union of every run's top DEPTH per query.")
-batch = c2.number_input("Batch size (pairs)", min_value=1, max_value=100_000, value=50, step=10,
-                        key="simulation_batch")
+depth = c1.number_input(
+    "Pool depth",
+    min_value=1,
+    max_value=1000,
+    value=20,
+    step=1,
+    key="simulation_depth",
+    help="Pairs considered: the union of every run's top DEPTH per query.",
+)
+batch = c2.number_input("Batch size (pairs)", min_value=1, max_value=100_000, value=50, step=10, key="simulation_batch")
 measure = c3.selectbox("Measure", MEASURES, key="simulation_measure")
-seed = c4.number_input("Seed", min_value=0, max_value=2**31 - 1, value=0, step=1, key="simulation_seed",
-                       help="Seeds the random order and the bootstrap.")
-strategies = st.multiselect("Strategies", list(STRATEGIES), default=["depth", "top-n", "random"],
-                            key="simulation_strategies", help=STRATEGY_HELP)
+seed = c4.number_input(
+    "Seed",
+    min_value=0,
+    max_value=2**31 - 1,
+    value=0,
+    step=1,
+    key="simulation_seed",
+    help="Seeds the random order and the bootstrap.",
+)
+strategies = st.multiselect(
+    "Strategies",
+    list(STRATEGIES),
+    default=["depth", "top-n", "random"],
+    key="simulation_strategies",
+    help=STRATEGY_HELP,
+)
 model, band = None, None
 if "active" in strategies:
     m1, m2 = st.columns([2, 1])
     registered = registered_cross_encoders(info.name)
     if registered:  # stored names are shown as plain option text (a selectbox draws no Markdown)
-        model = m1.selectbox("Cross-encoder for active", [*registered, FOLDER], key=f"simulation_model::{info.name}",
-                             help="A cross-encoder (or RocketQAv2 model) trained on this collection, or a folder.")
+        model = m1.selectbox(
+            "Cross-encoder for active",
+            [*registered, FOLDER],
+            key=f"simulation_model::{info.name}",
+            help="A cross-encoder (or RocketQAv2 model) trained on this collection, or a folder.",
+        )
     if not registered or model == FOLDER:
-        model = m1.text_input("Cross-encoder folder for active", key="simulation_model_folder",
-                              help="A model folder on the server (or a registered model's name).").strip()
-    if m2.checkbox("Model labels its confident pairs", key="simulation_confident",
-                   help="Pairs the model scores outside the band take its label instead of a human's, at no cost."):
+        model = m1.text_input(
+            "Cross-encoder folder for active",
+            key="simulation_model_folder",
+            help="A model folder on the server (or a registered model's name).",
+        ).strip()
+    if m2.checkbox(
+        "Model labels its confident pairs",
+        key="simulation_confident",
+        help="Pairs the model scores outside the band take its label instead of a human's, at no cost.",
+    ):
         band = m2.slider("Confidence band", 0.0, 1.0, (0.1, 0.9), step=0.01, key="simulation_band")
-st.caption(f"Binary measures count grade ≥ {info.relevance_level} as relevant (the collection's level); "
-           f"the oracle is qrels version **{md_escape(version)}**.")
+st.caption(
+    f"Binary measures count grade ≥ {info.relevance_level} as relevant (the collection's level); "
+    f"the oracle is qrels version **{md_escape(version)}**."
+)
 
-params = (info.name, version, tuple(runs), int(depth), int(batch), measure, tuple(strategies), model or None,
-          band, int(seed), info.relevance_level)
+params = (
+    info.name,
+    version,
+    tuple(runs),
+    int(depth),
+    int(batch),
+    measure,
+    tuple(strategies),
+    model or None,
+    band,
+    int(seed),
+    info.relevance_level,
+)
 results: dict = st.session_state.setdefault(STATE, {})
 ready = len(runs) >= 2 and bool(strategies) and ("active" not in strategies or bool(model))
 if not ready:
-    st.caption("Choose at least two runs and one strategy" + (" and a cross-encoder for active." if "active" in
-                                                              strategies and not model else "."))
+    st.caption(
+        "Choose at least two runs and one strategy"
+        + (" and a cross-encoder for active." if "active" in strategies and not model else ".")
+    )
 if st.button("Run simulation", type="primary", disabled=not ready, key="simulation_run"):
     bar = st.progress(0.0, text="Simulating...")
 
@@ -100,9 +147,20 @@ if st.button("Run simulation", type="primary", disabled=not ready, key="simulati
     try:
         with st.spinner("Running the simulation..."):
             result = simulate_collection(
-                store, info.name, qrels=version, runs=runs, depth=int(depth), batch_size=int(batch),
-                strategies=strategies, model=model or None, band=band, measure=measure, level=info.relevance_level,
-                seed=int(seed), progress=progress, model_progress=model_progress,
+                store,
+                info.name,
+                qrels=version,
+                runs=runs,
+                depth=int(depth),
+                batch_size=int(batch),
+                strategies=strategies,
+                model=model or None,
+                band=band,
+                measure=measure,
+                level=info.relevance_level,
+                seed=int(seed),
+                progress=progress,
+                model_progress=model_progress,
             )
     except (ValueError, LookupError) as exc:
         bar.empty()
@@ -127,44 +185,74 @@ st.subheader("Kendall tau against all labels")
 tau_chart = go.Figure()
 for strategy in result.strategies:
     points = result.taus(strategy)
-    tau_chart.add_trace(go.Scatter(x=[p for p, _ in points], y=[t for _, t in points], mode="lines+markers",
-                                   name=strategy))
+    tau_chart.add_trace(
+        go.Scatter(x=[p for p, _ in points], y=[t for _, t in points], mode="lines+markers", name=strategy)
+    )
 tau_chart.add_hline(y=TAU_TARGET, line_dash="dot", annotation_text=f"tau {TAU_TARGET}")
-tau_chart.update_layout(xaxis_title="labelled pairs", yaxis_title="Kendall tau", yaxis_range=[-1.05, 1.05],
-                        height=420, margin={"t": 30})
+tau_chart.update_layout(
+    xaxis_title="labelled pairs", yaxis_title="Kendall tau", yaxis_range=[-1.05, 1.05], height=420, margin={"t": 30}
+)
 st.plotly_chart(tau_chart, key="simulation_tau_chart")
 
 reached = result.pairs_to_reach(TAU_TARGET)
 # st.table, not st.dataframe: a handful of rows, drawn as plain text (readable, printable); strategy names are ours
-table = pd.DataFrame([
-    {"strategy": s, f"pairs to reach tau ≥ {TAU_TARGET}": "never" if n is None else f"{n:,}",
-     "share of the pool": "–" if n is None else f"{n / result.pool_pairs:.1%}",
-     "final tau": f"{result.taus(s)[-1][1]:.4f}", "pairs labelled by the model": f"{result.saved.get(s, 0):,}",
-     "of them wrong": f"{result.model_wrong.get(s, 0):,}"}
-    for s, n in reached.items()
-]).set_index("strategy")
+table = pd.DataFrame(
+    [
+        {
+            "strategy": s,
+            f"pairs to reach tau ≥ {TAU_TARGET}": "never" if n is None else f"{n:,}",
+            "share of the pool": "–" if n is None else f"{n / result.pool_pairs:.1%}",
+            "final tau": f"{result.taus(s)[-1][1]:.4f}",
+            "pairs labelled by the model": f"{result.saved.get(s, 0):,}",
+            "of them wrong": f"{result.model_wrong.get(s, 0):,}",
+        }
+        for s, n in reached.items()
+    ]
+).set_index("strategy")
 st.table(table)
 
 st.subheader("Each run's metric with its bootstrap 95% interval")
 shown = st.selectbox("Strategy", result.strategies, key="simulation_band_strategy")
 band_chart = go.Figure()
-palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
-           "#17becf"]
+palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
 rows = [row for row in result.rows if row.strategy == shown]
 xs = [row.labelled_pairs for row in rows]
 for i, run in enumerate(result.runs):
     colour = palette[i % len(palette)]
     label = chart_text(run)  # a stored name: plotly draws HTML in labels
-    band_chart.add_trace(go.Scatter(x=xs + xs[::-1], y=[r.hi[run] for r in rows] + [r.lo[run] for r in rows][::-1],
-                                    mode="lines", fill="toself", fillcolor=colour, opacity=0.15, line={"width": 0},
-                                    hoverinfo="skip", showlegend=False, legendgroup=label))
-    band_chart.add_trace(go.Scatter(x=xs, y=[r.metric[run] for r in rows], mode="lines+markers", name=label,
-                                    line={"color": colour}, legendgroup=label))
-band_chart.update_layout(xaxis_title="labelled pairs", yaxis_title=chart_text(result.measure), height=420,
-                         margin={"t": 30})
+    band_chart.add_trace(
+        go.Scatter(
+            x=xs + xs[::-1],
+            y=[r.hi[run] for r in rows] + [r.lo[run] for r in rows][::-1],
+            mode="lines",
+            fill="toself",
+            fillcolor=colour,
+            opacity=0.15,
+            line={"width": 0},
+            hoverinfo="skip",
+            showlegend=False,
+            legendgroup=label,
+        )
+    )
+    band_chart.add_trace(
+        go.Scatter(
+            x=xs,
+            y=[r.metric[run] for r in rows],
+            mode="lines+markers",
+            name=label,
+            line={"color": colour},
+            legendgroup=label,
+        )
+    )
+band_chart.update_layout(
+    xaxis_title="labelled pairs", yaxis_title=chart_text(result.measure), height=420, margin={"t": 30}
+)
 st.plotly_chart(band_chart, key="simulation_band_chart")
-st.caption(f"{md_escape(result.measure)} under all labels: " + ", ".join(
-    f"{md_escape(run)} {value:.4f}" for run, value in result.full.items()))
+st.caption(
+    f"{md_escape(result.measure)} under all labels: "
+    + ", ".join(f"{md_escape(run)} {value:.4f}" for run, value in result.full.items())
+)
 
-st.download_button("Download CSV", result.to_csv(), file_name=f"simulation-{info.id}.csv", mime="text/csv",
-                   key="simulation_csv")
+st.download_button(
+    "Download CSV", result.to_csv(), file_name=f"simulation-{info.id}.csv", mime="text/csv", key="simulation_csv"
+)

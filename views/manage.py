@@ -47,8 +47,9 @@ def _label(key: tuple[str, str | None, str]) -> str:
 
 if items:
     with st.form("manage"):
-        key = st.selectbox("Item", [(i.kind, i.collection, i.name) for i in items], format_func=_label,
-                           key="manage_item")
+        key = st.selectbox(
+            "Item", [(i.kind, i.collection, i.name) for i in items], format_func=_label, key="manage_item"
+        )
         new_name = st.text_input("New name (for Rename)", key="manage_new_name")
         archive_col, restore_col, rename_col = st.columns(3)
         do_archive = archive_col.form_submit_button("Archive", key="manage_archive")

@@ -83,18 +83,34 @@ def source_key(name: str) -> tuple:
 
 @st.cache_data(show_spinner="Comparing runs...", max_entries=16)
 def comparison(key: tuple, run_a: str, run_b: str, measures: tuple[str, ...], level: int, _qrels: dict):
-    return compare_runs(_qrels, stored_run(info.name, run_a), stored_run(info.name, run_b), measures,
-                        level=level, n_resamples=RESAMPLES, seed=0)
+    return compare_runs(
+        _qrels,
+        stored_run(info.name, run_a),
+        stored_run(info.name, run_b),
+        measures,
+        level=level,
+        n_resamples=RESAMPLES,
+        seed=0,
+    )
 
 
 @st.cache_data(show_spinner="Evaluating both versions...", max_entries=16)
-def version_comparison(key_a: tuple, key_b: tuple, runs: tuple[str, ...], measures: tuple[str, ...], level: int,
-                       _qrels_a: dict, _qrels_b: dict):
+def version_comparison(
+    key_a: tuple,
+    key_b: tuple,
+    runs: tuple[str, ...],
+    measures: tuple[str, ...],
+    level: int,
+    _qrels_a: dict,
+    _qrels_b: dict,
+):
     return compare_qrels_versions({r: stored_run(info.name, r) for r in runs}, _qrels_a, _qrels_b, measures, level)
 
 
 @st.cache_data(show_spinner="Evaluating per group...", max_entries=32)
-def group_means(key: tuple, run: str, attribute: str, measures: tuple[str, ...], level: int, _qrels: dict, _groups: dict):
+def group_means(
+    key: tuple, run: str, attribute: str, measures: tuple[str, ...], level: int, _qrels: dict, _groups: dict
+):
     return metrics_by_group(_qrels, stored_run(info.name, run), measures, _groups, level)
 
 
@@ -144,6 +160,7 @@ no_qrels = "No judgments in this qrels source yet." if source == LIVE else "This
 
 # ---------------------------------------------------------------------------- leaderboard
 
+
 def evaluate_source(name: str, current: dict) -> tuple[dict, int]:
     # one evaluator per qrels source, shared by the sessions on it and locked (pooljudge.ui.evaluators)
     return leaderboard_results(store.url, info.name, name, tuple(measures), level, current, runs)
@@ -177,13 +194,20 @@ def live_leaderboard() -> None:
 
 
 def leaderboard_tab() -> None:
-    if source == LIVE and st.toggle(f"Refresh every {REFRESH_SECONDS} s", value=True, key="leaderboard_refresh",
-                                    help="Follow new labels as annotators work.", persist_state="page"):
+    if source == LIVE and st.toggle(
+        f"Refresh every {REFRESH_SECONDS} s",
+        value=True,
+        key="leaderboard_refresh",
+        help="Follow new labels as annotators work.",
+        persist_state="page",
+    ):
         live_leaderboard()
     else:
         leaderboard(qrels, source)
 
+
 # ---------------------------------------------------------------------------- per query
+
 
 def per_query_tab() -> None:
     if not qrels:
@@ -192,14 +216,21 @@ def per_query_tab() -> None:
     results = evaluate_source(source, qrels)[0]  # the labels as of this page run (the live board refreshes apart)
     c1, c2 = st.columns([4, 1])
     run = c1.selectbox("Run", info.runs, key="per_query_run", persist_state="page")
-    depth = int(c2.number_input("Top k", min_value=1, max_value=1000, value=10, key="per_query_k", persist_state="page"))
+    depth = int(
+        c2.number_input("Top k", min_value=1, max_value=1000, value=10, key="per_query_k", persist_state="page")
+    )
     qids = sorted(qrels)
     per_query = pd.DataFrame(
-        [{"query": qid, "text": queries[qid].text if qid in queries else "",
-          **{m: results[run][m].get(qid) for m in measures}} for qid in qids]
+        [
+            {
+                "query": qid,
+                "text": queries[qid].text if qid in queries else "",
+                **{m: results[run][m].get(qid) for m in measures},
+            }
+            for qid in qids
+        ]
     )
-    st.dataframe(per_query, hide_index=True, width="stretch", height=280,
-                 column_config={m: MEAN for m in measures})
+    st.dataframe(per_query, hide_index=True, width="stretch", height=280, column_config={m: MEAN for m in measures})
     qid = st.selectbox("Query", qids, format_func=query_choice, key="per_query_query", persist_state="page")
     show_query(qid)
     st.caption(" · ".join(f"{md_escape(m)} {results[run][m].get(qid, 0.0):.4f}" for m in measures))
@@ -215,8 +246,13 @@ def query_ranking(run: str, qid: str, depth: int) -> None:
         passages = passages_by_id(session, info.name, [r.doc_id for r in (*top, *missed)])
     st.markdown(f"**Top {depth} of {md_escape(run)}**")
     if top:
-        st.dataframe(ranking_frame(top, passages), hide_index=True, width="stretch",
-                     column_config={"score": MEAN}, key="per_query_top")
+        st.dataframe(
+            ranking_frame(top, passages),
+            hide_index=True,
+            width="stretch",
+            column_config={"score": MEAN},
+            key="per_query_top",
+        )
     else:
         st.info("This run retrieved nothing for this query.")
     st.markdown(f"**Relevant passages (grade ≥ {level}) missed in the top {depth}**")
@@ -224,13 +260,23 @@ def query_ranking(run: str, qid: str, depth: int) -> None:
         frame = ranking_frame(missed, passages)
         frame["rank"] = [str(r.rank) if r.rank is not None else "not retrieved" for r in missed]
         # a relevant passage the run did not retrieve has no score: a dash, not "None"
-        st.dataframe(blank_missing(frame, {"score": ".4f"}), hide_index=True, width="stretch",
-                     column_config={"score": MEAN}, key="per_query_missed")
+        st.dataframe(
+            blank_missing(frame, {"score": ".4f"}),
+            hide_index=True,
+            width="stretch",
+            column_config={"score": MEAN},
+            key="per_query_missed",
+        )
     else:
-        st.caption("None: every relevant passage is in the top k." if any(g >= level for g in judged.values())
-                   else "This query has no relevant passage at this level.")
+        st.caption(
+            "None: every relevant passage is in the top k."
+            if any(g >= level for g in judged.values())
+            else "This query has no relevant passage at this level."
+        )
+
 
 # ---------------------------------------------------------------------------- compare two runs
+
 
 def compare_tab() -> None:
     if not qrels:
@@ -246,13 +292,27 @@ def compare_tab() -> None:
         st.warning("Choose two different runs.")
         return
     compared = comparison(source_key(source), run_a, run_b, tuple(measures), level, qrels)
-    rows = [{"measure": m, "A": c.a, "B": c.b, "delta (B - A)": c.delta, "wins": c.wins, "losses": c.losses,
-             "ties": c.ties, "t-test p": c.t_test.p_value if c.t_test else None,
-             "randomisation p": c.randomization.p_value if c.randomization else None}
-            for m, c in compared.items()]
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="compare_table",
-                 column_config={"A": MEAN, "B": MEAN, "delta (B - A)": MEAN,
-                                "t-test p": P_VALUE, "randomisation p": P_VALUE})
+    rows = [
+        {
+            "measure": m,
+            "A": c.a,
+            "B": c.b,
+            "delta (B - A)": c.delta,
+            "wins": c.wins,
+            "losses": c.losses,
+            "ties": c.ties,
+            "t-test p": c.t_test.p_value if c.t_test else None,
+            "randomisation p": c.randomization.p_value if c.randomization else None,
+        }
+        for m, c in compared.items()
+    ]
+    st.dataframe(
+        pd.DataFrame(rows),
+        hide_index=True,
+        width="stretch",
+        key="compare_table",
+        column_config={"A": MEAN, "B": MEAN, "delta (B - A)": MEAN, "t-test p": P_VALUE, "randomisation p": P_VALUE},
+    )
     st.caption(
         f"A = {md_escape(run_a)}, B = {md_escape(run_b)}, over {next(iter(compared.values())).n:,} judged "
         f"queries. Wins/losses count queries where B is above/below A. Two-sided paired t-test and paired "
@@ -273,13 +333,20 @@ def delta_chart(measure: str, deltas) -> None:
     chart = pd.DataFrame(sorted(deltas, key=lambda d: (d.delta, d.qid)), columns=["query", "A", "B", "delta"])
     chart["query"] = chart["query"].map(chart_text)  # plotly draws HTML in labels: show the ids as stored
     chart["change"] = ["B better" if d > 0 else "A better" if d < 0 else "tie" for d in chart["delta"]]
-    figure = px.bar(chart, x="query", y="delta", color="change", hover_data=["A", "B"],
-                    color_discrete_map={"B better": "#2a9d8f", "A better": "#e76f51", "tie": "#adb5bd"},
-                    title=f"{measure}: B - A per query, sorted",
-                    labels={"delta": f"{measure} (B - A)"})
+    figure = px.bar(
+        chart,
+        x="query",
+        y="delta",
+        color="change",
+        hover_data=["A", "B"],
+        color_discrete_map={"B better": "#2a9d8f", "A better": "#e76f51", "tie": "#adb5bd"},
+        title=f"{measure}: B - A per query, sorted",
+        labels={"delta": f"{measure} (B - A)"},
+    )
     # a category axis even for numeric ids (TREC's "301"), so the sorted order holds
-    figure.update_xaxes(type="category", categoryorder="array", categoryarray=list(chart["query"]),
-                        showticklabels=len(chart) <= 40)
+    figure.update_xaxes(
+        type="category", categoryorder="array", categoryarray=list(chart["query"]), showticklabels=len(chart) <= 40
+    )
     st.plotly_chart(figure, width="stretch", key="compare_chart")
 
 
@@ -287,14 +354,27 @@ def differing_queries(measure: str, differing, run_a: str, run_b: str) -> None:
     """The queries where the two runs differ most, and the chosen one's top k of both runs side by side."""
     st.markdown(f"**Queries where {md_escape(measure)} differs most**")
     st.dataframe(
-        pd.DataFrame([{"query": d.qid, "text": queries[d.qid].text if d.qid in queries else "",
-                       "A": d.a, "B": d.b, "delta": d.delta} for d in differing]),
-        hide_index=True, width="stretch", key="compare_differing",
+        pd.DataFrame(
+            [
+                {
+                    "query": d.qid,
+                    "text": queries[d.qid].text if d.qid in queries else "",
+                    "A": d.a,
+                    "B": d.b,
+                    "delta": d.delta,
+                }
+                for d in differing
+            ]
+        ),
+        hide_index=True,
+        width="stretch",
+        key="compare_differing",
         column_config={"A": MEAN, "B": MEAN, "delta": MEAN},
     )
     c1, c2 = st.columns([4, 1])
-    qid = c1.selectbox("Query", [d.qid for d in differing], format_func=query_choice, key="compare_query",
-                       persist_state="page")
+    qid = c1.selectbox(
+        "Query", [d.qid for d in differing], format_func=query_choice, key="compare_query", persist_state="page"
+    )
     depth = int(c2.number_input("Top k", min_value=1, max_value=1000, value=10, key="compare_k", persist_state="page"))
     show_query(qid)
     judged = qrels.get(qid, {})
@@ -306,12 +386,18 @@ def differing_queries(measure: str, differing, run_a: str, run_b: str) -> None:
         with column:
             st.markdown(f"**{side}: {md_escape(name)}** · {md_escape(measure)} {value:.4f}")
             if tops[name]:
-                st.dataframe(ranking_frame(tops[name], passages, with_score=False), hide_index=True,
-                             width="stretch", key=f"compare_top_{side}")
+                st.dataframe(
+                    ranking_frame(tops[name], passages, with_score=False),
+                    hide_index=True,
+                    width="stretch",
+                    key=f"compare_top_{side}",
+                )
             else:
                 st.info("This run retrieved nothing for this query.")
 
+
 # ---------------------------------------------------------------------------- qrels versions
+
 
 def versions_tab() -> None:
     versions = [LIVE, *info.qrels_versions]
@@ -319,11 +405,22 @@ def versions_tab() -> None:
         st.info("Comparing qrels needs a frozen or imported qrels version besides the live labels.")
         return
     c1, c2, c3 = st.columns([2, 2, 1])
-    version_a = c1.selectbox("Version A (before)", versions, index=1, key="versions_a",
-                             help="E.g. the original labels.", persist_state="page")
-    version_b = c2.selectbox("Version B (after)", versions, index=0 if len(versions) == 2 else len(versions) - 1,
-                             key="versions_b", help="E.g. the labels after relabelling false negatives.",
-                             persist_state="page")
+    version_a = c1.selectbox(
+        "Version A (before)",
+        versions,
+        index=1,
+        key="versions_a",
+        help="E.g. the original labels.",
+        persist_state="page",
+    )
+    version_b = c2.selectbox(
+        "Version B (after)",
+        versions,
+        index=0 if len(versions) == 2 else len(versions) - 1,
+        key="versions_b",
+        help="E.g. the labels after relabelling false negatives.",
+        persist_state="page",
+    )
     with store.read() as session:
         qrels_a, qrels_b = load_source(session, version_a), load_source(session, version_b)
     if version_a == version_b:
@@ -331,26 +428,49 @@ def versions_tab() -> None:
         return
     if not qrels_a or not qrels_b:
         empty = version_a if not qrels_a else version_b
-        st.warning(f"{md_escape(empty)} holds no judgments" + (
-            " yet: compare once annotators have labelled, or choose two versions." if empty == LIVE else "."))
+        st.warning(
+            f"{md_escape(empty)} holds no judgments"
+            + (" yet: compare once annotators have labelled, or choose two versions." if empty == LIVE else ".")
+        )
         return
-    by_run = version_comparison(source_key(version_a), source_key(version_b), tuple(info.runs),
-                                tuple(measures), level, qrels_a, qrels_b)
-    table = pd.DataFrame([
-        {"run": name, "measure": m, "A": v.a, "B": v.b, "delta (B - A)": v.delta}
-        for name, per in by_run.items() for m, v in per.items()
-    ])
+    by_run = version_comparison(
+        source_key(version_a), source_key(version_b), tuple(info.runs), tuple(measures), level, qrels_a, qrels_b
+    )
+    table = pd.DataFrame(
+        [
+            {"run": name, "measure": m, "A": v.a, "B": v.b, "delta (B - A)": v.delta}
+            for name, per in by_run.items()
+            for m, v in per.items()
+        ]
+    )
     measure = c3.selectbox("Chart", measures, key="versions_measure", persist_state="page")
-    bars = pd.concat([
-        table[table["measure"] == measure].assign(version=chart_text(f"A: {version_a}"), mean=lambda t: t["A"]),
-        table[table["measure"] == measure].assign(version=chart_text(f"B: {version_b}"), mean=lambda t: t["B"]),
-    ])
+    bars = pd.concat(
+        [
+            table[table["measure"] == measure].assign(version=chart_text(f"A: {version_a}"), mean=lambda t: t["A"]),
+            table[table["measure"] == measure].assign(version=chart_text(f"B: {version_b}"), mean=lambda t: t["B"]),
+        ]
+    )
     bars["run"] = bars["run"].map(chart_text)
-    st.plotly_chart(px.bar(bars, x="run", y="mean", color="version", barmode="group",
-                           hover_data={"delta (B - A)": ":.4f"}, title=f"{measure} under both versions")
-                    .update_xaxes(type="category"), width="stretch", key="versions_chart")
-    st.dataframe(table, hide_index=True, width="stretch", key="versions_table",
-                 column_config={"A": MEAN, "B": MEAN, "delta (B - A)": MEAN})
+    st.plotly_chart(
+        px.bar(
+            bars,
+            x="run",
+            y="mean",
+            color="version",
+            barmode="group",
+            hover_data={"delta (B - A)": ":.4f"},
+            title=f"{measure} under both versions",
+        ).update_xaxes(type="category"),
+        width="stretch",
+        key="versions_chart",
+    )
+    st.dataframe(
+        table,
+        hide_index=True,
+        width="stretch",
+        key="versions_table",
+        column_config={"A": MEAN, "B": MEAN, "delta (B - A)": MEAN},
+    )
     st.caption(
         f"A = {md_escape(version_a)} ({len(qrels_a):,} judged queries), B = {md_escape(version_b)} "
         f"({len(qrels_b):,} judged queries); each mean is over the queries judged in that version "
@@ -358,7 +478,9 @@ def versions_tab() -> None:
         "missing labels are filled in."
     )
 
+
 # ---------------------------------------------------------------------------- groups
+
 
 def groups_tab() -> None:
     if not qrels:
@@ -368,9 +490,13 @@ def groups_tab() -> None:
     attribute = c1.selectbox("Group queries by", GROUP_BY, key="groups_by", persist_state="page")
     chosen = c2.multiselect("Runs", info.runs, default=info.runs, key="groups_runs", persist_state="page")
     groups = query_groups(queries.values(), attribute, UNKNOWN)
-    rows = [{"run": name, attribute: group, **row} for name in chosen
-            for group, row in group_means(source_key(source), name, attribute, tuple(measures), level, qrels,
-                                          groups).items()]
+    rows = [
+        {"run": name, attribute: group, **row}
+        for name in chosen
+        for group, row in group_means(
+            source_key(source), name, attribute, tuple(measures), level, qrels, groups
+        ).items()
+    ]
     if not rows:
         st.caption("Choose at least one run.")
         return
@@ -378,29 +504,47 @@ def groups_tab() -> None:
     table["n"] = table["n"].astype(int)
     if attribute == "split":  # splits read best in their usual order, the other attributes alphabetically
         rank = table["split"].map(lambda v: SPLIT_ORDER.index(v) if v in SPLIT_ORDER else len(SPLIT_ORDER))
-        table = (table.assign(_run=table["run"].map(chosen.index), _rank=rank)
-                 .sort_values(["_run", "_rank", "split"], kind="stable").drop(columns=["_run", "_rank"]))
+        table = (
+            table.assign(_run=table["run"].map(chosen.index), _rank=rank)
+            .sort_values(["_run", "_rank", "split"], kind="stable")
+            .drop(columns=["_run", "_rank"])
+        )
     measure = c3.selectbox("Chart", measures, key="groups_measure", persist_state="page")
     # domains, types and run names are stored text: plotly would draw their HTML
     drawn = table.assign(**{attribute: table[attribute].map(chart_text), "run": table["run"].map(chart_text)})
-    st.plotly_chart(px.bar(drawn, x=attribute, y=measure, color="run", barmode="group",
-                           hover_data=["n"], title=f"{measure} per {attribute}").update_xaxes(type="category"),
-                    width="stretch", key="groups_chart")
-    st.dataframe(table, hide_index=True, width="stretch", key="groups_table",
-                 column_config={m: MEAN for m in measures})
+    st.plotly_chart(
+        px.bar(
+            drawn,
+            x=attribute,
+            y=measure,
+            color="run",
+            barmode="group",
+            hover_data=["n"],
+            title=f"{measure} per {attribute}",
+        ).update_xaxes(type="category"),
+        width="stretch",
+        key="groups_chart",
+    )
+    st.dataframe(table, hide_index=True, width="stretch", key="groups_table", column_config={m: MEAN for m in measures})
     st.caption(
         f"n = judged queries of the group. A query without a {attribute} counts as '{UNKNOWN}'"
         + (" (a missing language is detected from the query text)." if attribute == "language" else ".")
         + " Judged queries that are not in the collection's queries form the group 'ungrouped'."
     )
 
+
 # ---------------------------------------------------------------------------- the tabs
 
 # Only the open tab runs (on_change="rerun" makes .open tell which); the URL names it (?metrics_tab=Groups), so
 # a reload or a shared link opens the same tab.  persist_state="page" on the tabs' widgets keeps their choices
 # while another tab is open, as when every tab ran.
-TABS = {"Leaderboard": leaderboard_tab, "Per query": per_query_tab, "Compare runs": compare_tab,
-        "Qrels versions": versions_tab, "Groups": groups_tab}
+TABS = {
+    "Leaderboard": leaderboard_tab,
+    "Per query": per_query_tab,
+    "Compare runs": compare_tab,
+    "Qrels versions": versions_tab,
+    "Groups": groups_tab,
+}
 for tab, draw in zip(st.tabs(list(TABS), key="metrics_tab", on_change="rerun", bind="query-params"), TABS.values()):
     if tab.open:
         with tab:

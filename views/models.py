@@ -26,8 +26,11 @@ from pooljudge.ui.common import blank_missing, collection_box, collections_or_st
 from pooljudge.ui.highlight import chart_text
 from pooljudge.ui.jobs import show_jobs
 
-KINDS = {"cross-encoder": "Cross-encoder re-ranker", "dual-encoder": "Dual encoder (dense retriever)",
-         "rocketqav2": "RocketQAv2: dual encoder + cross-encoder trained jointly"}
+KINDS = {
+    "cross-encoder": "Cross-encoder re-ranker",
+    "dual-encoder": "Dual encoder (dense retriever)",
+    "rocketqav2": "RocketQAv2: dual encoder + cross-encoder trained jointly",
+}
 PACKAGED = "packaged all-MiniLM-L6-v2 (default)"
 FOLDER = "a local model folder (path below)"
 HELD_OUT = "a held-out share of the training split"
@@ -35,12 +38,18 @@ MEASURES = ("nDCG@10", "MRR@10")
 
 account = require_role("admin")
 st.title("Models")
-st.caption("Re-rankers and dense retrievers trained on this collection's labels: their parameters, training curves "
-           "and held-out metrics. Use a re-ranker as `rerank:model=NAME`, a dense retriever as `dense:model=FOLDER`.")
+st.caption(
+    "Re-rankers and dense retrievers trained on this collection's labels: their parameters, training curves "
+    "and held-out metrics. Use a re-ranker as `rerank:model=NAME`, a dense retriever as `dense:model=FOLDER`."
+)
 store = get_store()
 collections = collections_or_stop(store)
-info = collection_box(st, collections, key="models_collection",
-                      format_func=lambda c: f"{c.name} ({c.passages:,} passages, {c.queries} queries)")
+info = collection_box(
+    st,
+    collections,
+    key="models_collection",
+    format_func=lambda c: f"{c.name} ({c.passages:,} passages, {c.queries} queries)",
+)
 
 
 def best_metric(best: dict | None, measure: str) -> float | None:
@@ -67,8 +76,13 @@ def timing(model) -> tuple[float | None, float | None]:
 def query_splits(store_url: str, collection: str) -> list[str]:
     """The collection's query splits, train/dev/test first."""
     with store.read() as session:
-        found = set(session.scalars(select(QueryRecord.split).distinct().where(
-            QueryRecord.collection_id == collection_id(session, collection))))
+        found = set(
+            session.scalars(
+                select(QueryRecord.split)
+                .distinct()
+                .where(QueryRecord.collection_id == collection_id(session, collection))
+            )
+        )
     order = ("train", "dev", "test")
     return sorted(found, key=lambda s: (order.index(s) if s in order else len(order), s))
 
@@ -83,60 +97,114 @@ with st.expander("Train a model", expanded=not models):
     with st.form("train-model"):
         left, right = st.columns(2)
         name = left.text_input("Model name", placeholder="e.g. ce-minilm-v1", key="models_name")
-        with store.read() as session:  # the job's default: the final labels when anyone labelled, else the newest version
+        with (
+            store.read() as session
+        ):  # the job's default: the final labels when anyone labelled, else the newest version
             anyone_labelled = activity_marker(session, info.name)[0] > 0
         labels = right.selectbox(
-            "Labels", [FINAL, *info.qrels_versions[::-1]], key="models_labels",
+            "Labels",
+            [FINAL, *info.qrels_versions[::-1]],
+            key="models_labels",
             index=0 if anyone_labelled or not info.qrels_versions else 1,
             format_func=lambda v: "live final labels" if v == FINAL else f"qrels version {v}",
-            help="The live final labels, or a frozen qrels version.")
+            help="The live final labels, or a frozen qrels version.",
+        )
         split = left.selectbox("Training split", splits, key="models_split")
         # a form does not rerun on a change: every split is offered, the job's check refuses the training split
         eval_options = [s for s in splits if s != "train"] + [HELD_OUT] if len(splits) > 1 else [HELD_OUT]
-        eval_split = right.selectbox("Evaluation split", eval_options, key="models_eval_split",
-                                     index=eval_options.index("dev") if "dev" in eval_options else 0,
-                                     help="Early stopping and the held-out metrics use these queries.")
-        held_out = left.number_input("Held-out share (when evaluating on a share of the training split)",
-                                     min_value=0.05, max_value=0.9, value=0.2, step=0.05, key="models_held_out")
-        candidates = right.selectbox("Candidates (hard negatives and re-ranked lists)", ["bm25", *info.runs],
-                                     key="models_candidates",
-                                     help="A stored run, or BM25 retrieved now (top 100 per query).")
+        eval_split = right.selectbox(
+            "Evaluation split",
+            eval_options,
+            key="models_eval_split",
+            index=eval_options.index("dev") if "dev" in eval_options else 0,
+            help="Early stopping and the held-out metrics use these queries.",
+        )
+        held_out = left.number_input(
+            "Held-out share (when evaluating on a share of the training split)",
+            min_value=0.05,
+            max_value=0.9,
+            value=0.2,
+            step=0.05,
+            key="models_held_out",
+        )
+        candidates = right.selectbox(
+            "Candidates (hard negatives and re-ranked lists)",
+            ["bm25", *info.runs],
+            key="models_candidates",
+            help="A stored run, or BM25 retrieved now (top 100 per query).",
+        )
         with store.read() as session:
             registered = [m.name for m in list_models(session, info.name)]
-        base_choice = left.selectbox("Base model", [PACKAGED, *registered, FOLDER], key="models_base",
-                                     help="Start from the packaged MiniLM weights (a new scoring head for a "
-                                          "re-ranker), a model trained here, or a local Hugging Face folder.")
-        base_path = right.text_input("Local model folder", key="models_base_path",
-                                     placeholder="/models/my-bert (when 'a local model folder' is chosen)")
-        loss = (left.radio("Loss", ["listwise", "pointwise"], horizontal=True, key="models_loss",
-                           help="listwise: softmax over a query's positive and its hard negatives; pointwise: "
-                                "binary cross-entropy on grade >= the collection's relevance level")
-                if kind == "cross-encoder" else None)
+        base_choice = left.selectbox(
+            "Base model",
+            [PACKAGED, *registered, FOLDER],
+            key="models_base",
+            help="Start from the packaged MiniLM weights (a new scoring head for a "
+            "re-ranker), a model trained here, or a local Hugging Face folder.",
+        )
+        base_path = right.text_input(
+            "Local model folder",
+            key="models_base_path",
+            placeholder="/models/my-bert (when 'a local model folder' is chosen)",
+        )
+        loss = (
+            left.radio(
+                "Loss",
+                ["listwise", "pointwise"],
+                horizontal=True,
+                key="models_loss",
+                help="listwise: softmax over a query's positive and its hard negatives; pointwise: "
+                "binary cross-entropy on grade >= the collection's relevance level",
+            )
+            if kind == "cross-encoder"
+            else None
+        )
         a, b, c = st.columns(3)
         epochs = a.number_input("Epochs", min_value=1, max_value=1000, value=2, key="models_epochs")
         batch_size = b.number_input("Batch size", min_value=1, max_value=1024, value=8, key="models_batch")
-        learning_rate = c.number_input("Learning rate", min_value=1e-7, max_value=1.0, value=2e-5, format="%.1e",
-                                       key="models_lr")
-        max_length = a.number_input("Max length (tokens)", min_value=8, max_value=2048, value=256,
-                                    key="models_max_length")
-        negatives = b.number_input("Hard negatives per query", min_value=0, max_value=200, value=7,
-                                   key="models_negatives")
+        learning_rate = c.number_input(
+            "Learning rate", min_value=1e-7, max_value=1.0, value=2e-5, format="%.1e", key="models_lr"
+        )
+        max_length = a.number_input(
+            "Max length (tokens)", min_value=8, max_value=2048, value=256, key="models_max_length"
+        )
+        negatives = b.number_input(
+            "Hard negatives per query", min_value=0, max_value=200, value=7, key="models_negatives"
+        )
         seed = c.number_input("Seed", min_value=0, value=0, key="models_seed")
-        patience = a.number_input("Early-stopping patience (held-out evaluations without a gain)", min_value=1,
-                                  max_value=1000, value=2, key="models_patience")
+        patience = a.number_input(
+            "Early-stopping patience (held-out evaluations without a gain)",
+            min_value=1,
+            max_value=1000,
+            value=2,
+            key="models_patience",
+        )
         submitted = st.form_submit_button("Start training", type="primary")
     if submitted:
         params = {
-            "collection": info.name, "name": name.strip(), "kind": kind, "split": split, "labels": labels,
+            "collection": info.name,
+            "name": name.strip(),
+            "kind": kind,
+            "split": split,
+            "labels": labels,
             "eval_split": None if eval_split == HELD_OUT else eval_split,
             "held_out": float(held_out) if eval_split == HELD_OUT else None,
             "candidates": candidates,
-            "base_model": None if base_choice == PACKAGED else (base_path.strip() or None)
-            if base_choice == FOLDER else base_choice,
+            "base_model": None
+            if base_choice == PACKAGED
+            else (base_path.strip() or None)
+            if base_choice == FOLDER
+            else base_choice,
             "loss": loss,
-            "config": {"epochs": int(epochs), "batch_size": int(batch_size), "learning_rate": float(learning_rate),
-                       "max_length": int(max_length), "negatives": int(negatives), "seed": int(seed),
-                       "patience": int(patience)},
+            "config": {
+                "epochs": int(epochs),
+                "batch_size": int(batch_size),
+                "learning_rate": float(learning_rate),
+                "max_length": int(max_length),
+                "negatives": int(negatives),
+                "seed": int(seed),
+                "patience": int(patience),
+            },
             "created_by": account.username,
         }
         from pooljudge.training import check_train_params
@@ -166,8 +234,10 @@ def _job_result(job) -> str:
     if scores:
         parts.append("held-out " + ", ".join(scores))
     if r.get("seconds") is not None:
-        parts.append(f"{r['seconds']:,.1f} s" + (f", {r['pairs_per_second']:,.1f} pairs/s"
-                                                  if r.get("pairs_per_second") is not None else ""))
+        parts.append(
+            f"{r['seconds']:,.1f} s"
+            + (f", {r['pairs_per_second']:,.1f} pairs/s" if r.get("pairs_per_second") is not None else "")
+        )
     return "; ".join(parts)
 
 
@@ -176,8 +246,14 @@ def job_progress(collection_name: str) -> None:
     require_role("admin")  # every fragment run: a disabled or demoted account stops here
     with store.read() as session:
         jobs = list_jobs(session, kind="train", collection_id=collection_id(session, collection_name), limit=5)
-    show_jobs(jobs, label=_job_label, result=_job_result, state_key="models_jobs_running",
-              idle="No training job running.", unit="step ")
+    show_jobs(
+        jobs,
+        label=_job_label,
+        result=_job_result,
+        state_key="models_jobs_running",
+        idle="No training job running.",
+        unit="step ",
+    )
 
 
 st.subheader("Training jobs")
@@ -192,18 +268,33 @@ rows = []
 for m in models:
     seconds, rate = timing(m)
     # the measures before the long texts (a folder path): a narrow window still shows them
-    rows.append({"name": m.name, "kind": m.kind,
-                 "held-out nDCG@10": best_metric(m.best, "nDCG@10"), "held-out MRR@10": best_metric(m.best, "MRR@10"),
-                 "training s": seconds, "pairs/s": rate, "created": m.created_at, "by": m.created_by,
-                 "base model": m.base_model or "packaged all-MiniLM-L6-v2"})
+    rows.append(
+        {
+            "name": m.name,
+            "kind": m.kind,
+            "held-out nDCG@10": best_metric(m.best, "nDCG@10"),
+            "held-out MRR@10": best_metric(m.best, "MRR@10"),
+            "training s": seconds,
+            "pairs/s": rate,
+            "created": m.created_at,
+            "by": m.created_by,
+            "base model": m.base_model or "packaged all-MiniLM-L6-v2",
+        }
+    )
 # st.dataframe shows cells as plain text: stored names need no escaping here
-st.dataframe(blank_missing(pd.DataFrame(rows), {"held-out nDCG@10": ".4f", "held-out MRR@10": ".4f",
-                                               "training s": ".1f", "pairs/s": ".1f"}),
-             hide_index=True, width="stretch",
-             column_config={"held-out nDCG@10": st.column_config.NumberColumn(format="%.4f"),
-                            "held-out MRR@10": st.column_config.NumberColumn(format="%.4f"),
-                            "training s": st.column_config.NumberColumn(format="%.1f"),
-                            "pairs/s": st.column_config.NumberColumn(format="%.1f")})
+st.dataframe(
+    blank_missing(
+        pd.DataFrame(rows), {"held-out nDCG@10": ".4f", "held-out MRR@10": ".4f", "training s": ".1f", "pairs/s": ".1f"}
+    ),
+    hide_index=True,
+    width="stretch",
+    column_config={
+        "held-out nDCG@10": st.column_config.NumberColumn(format="%.4f"),
+        "held-out MRR@10": st.column_config.NumberColumn(format="%.4f"),
+        "training s": st.column_config.NumberColumn(format="%.1f"),
+        "pairs/s": st.column_config.NumberColumn(format="%.1f"),
+    },
+)
 
 by_name = {m.name: m for m in models}
 if st.session_state.get("models_chosen") not in by_name:  # another collection's model, or archived since
@@ -228,16 +319,32 @@ if history:
     left, right = st.columns(2)
     # the training loss, and for RocketQAv2 its terms (numbers stored next to "loss" in each entry)
     terms = [k for k in ("loss", "kl", "sup") if any(isinstance(h.get(k), (int, float)) for h in history)]
-    losses = pd.DataFrame([{"step": h["step"], "term": t, "value": h.get(t)} for h in history for t in terms
-                           if isinstance(h.get(t), (int, float))])
+    losses = pd.DataFrame(
+        [
+            {"step": h["step"], "term": t, "value": h.get(t)}
+            for h in history
+            for t in terms
+            if isinstance(h.get(t), (int, float))
+        ]
+    )
     if not losses.empty:
-        left.plotly_chart(px.line(losses, x="step", y="value", color="term", markers=True,
-                                  title=f"Training loss: {title}"), width="stretch")
-    evals = pd.DataFrame([{"step": h["step"], "measure": m, "value": (h.get("eval") or {}).get(m)}
-                          for h in history for m in MEASURES if (h.get("eval") or {}).get(m) is not None])
+        left.plotly_chart(
+            px.line(losses, x="step", y="value", color="term", markers=True, title=f"Training loss: {title}"),
+            width="stretch",
+        )
+    evals = pd.DataFrame(
+        [
+            {"step": h["step"], "measure": m, "value": (h.get("eval") or {}).get(m)}
+            for h in history
+            for m in MEASURES
+            if (h.get("eval") or {}).get(m) is not None
+        ]
+    )
     if not evals.empty:
-        right.plotly_chart(px.line(evals, x="step", y="value", color="measure", markers=True,
-                                   title=f"Held-out metrics: {title}"), width="stretch")
+        right.plotly_chart(
+            px.line(evals, x="step", y="value", color="measure", markers=True, title=f"Held-out metrics: {title}"),
+            width="stretch",
+        )
 else:
     st.caption("No training history was recorded for this model.")
 with st.expander("Parameters"):

@@ -4,17 +4,17 @@ import pandas as pd
 import plotly.express as px
 import streamlit as st
 
+from core.pooling import POOLING_METHODS
 from db.jobs import create_job, list_jobs
 from db.pools import list_pools
 from db.queries import collection_id
 from pooljudge.jobs import error_text, launch
-from core.pooling import POOLING_METHODS
 from pooljudge.pool_job import stored_pool_statistics
 from pooljudge.pool_params import DEFAULT_ACTIVE_BAND, PoolJobParams, check_pool_params
 from pooljudge.retrievers import RetrieverSpec, split_specs
+from pooljudge.ui.auth import require_role
 from pooljudge.ui.common import blank_missing, collection_box, collections_or_stop, get_store, md_escape
 from pooljudge.ui.highlight import chart_text
-from pooljudge.ui.auth import require_role
 from pooljudge.ui.jobs import show_jobs
 
 PRESETS = {
@@ -38,16 +38,24 @@ def registered_rerankers(collection_name: str) -> list[str]:
     with store.read() as session:
         return [m.name for m in list_models(session, collection_name) if m.kind in ("cross-encoder", "rocketqav2")]
 
+
 require_role("admin")
 st.title("Pooling")
 store = get_store()
 collections = collections_or_stop(store)
-info = collection_box(st, collections, key="pooling_collection", format_func=lambda c: f"{c.name} ({c.passages:,} passages, {c.queries} queries)")
+info = collection_box(
+    st,
+    collections,
+    key="pooling_collection",
+    format_func=lambda c: f"{c.name} ({c.passages:,} passages, {c.queries} queries)",
+)
 
 with st.expander("Start a new pool", expanded=True):
     with st.form("new-pool"):
         name = st.text_input("Pool name", placeholder="e.g. top5-bm25-dense")
-        presets = st.multiselect("New retrievers to run", list(PRESETS), help="Each becomes a stored run of the collection.")
+        presets = st.multiselect(
+            "New retrievers to run", list(PRESETS), help="Each becomes a stored run of the collection."
+        )
         custom = st.text_input(
             "Other retriever specs (separated by ';')",
             placeholder="bm25:k1=1.2,b=0.6,name=bm25-tuned; dense:model=/models/bge; rerank:model=my-reranker,depth=50",
@@ -55,27 +63,42 @@ with st.expander("Start a new pool", expanded=True):
             "hierarchical[:top_docs=], rerank:model=MODEL[;MODEL2],first=bm25|dense|hybrid|hierarchical,depth=100 "
             "(a cross-encoder, a registered model's name or a folder, re-ranking the first stage's top depth; "
             "several models separated by ';' average their normalised scores; first_* options go to the first stage); "
-            "any retriever: name=RUN_NAME, context=title|keyphrases|title+keyphrases|none")
+            "any retriever: name=RUN_NAME, context=title|keyphrases|title+keyphrases|none",
+        )
         runs = st.multiselect("Stored runs to pool", info.runs, default=info.runs)
         left, right = st.columns(2)
-        method = left.radio("Pooling", list(POOLING_METHODS), horizontal=True,
-                            help="depth: union of every run's top k (TREC); take: Take@N, a fixed budget per query "
-                            "filled rank by rank; rrf/rbp: the best-fused documents per query")
+        method = left.radio(
+            "Pooling",
+            list(POOLING_METHODS),
+            horizontal=True,
+            help="depth: union of every run's top k (TREC); take: Take@N, a fixed budget per query "
+            "filled rank by rank; rrf/rbp: the best-fused documents per query",
+        )
         depth = right.number_input("Depth k / pool size per query", min_value=1, max_value=1000, value=50)
         hits = left.number_input("Hits per new retriever", min_value=1, max_value=1000, value=100)
-        selection_kind = st.radio("Selection", list(SELECTIONS), index=1, horizontal=True,
-                                  help="; ".join(f"{k}: {v}" for k, v in SELECTIONS.items()))
+        selection_kind = st.radio(
+            "Selection",
+            list(SELECTIONS),
+            index=1,
+            horizontal=True,
+            help="; ".join(f"{k}: {v}" for k, v in SELECTIONS.items()),
+        )
         left, right = st.columns(2)
         select = left.number_input("N: top documents per query to annotate", min_value=1, value=5)
         known_models = registered_rerankers(info.name)
-        picked = right.multiselect("Re-ranker / active model (registered)", known_models,
-                                   help="trained cross-encoders of this collection (Models page); re-ranking "
-                                   "averages several, active selection takes one")
+        picked = right.multiselect(
+            "Re-ranker / active model (registered)",
+            known_models,
+            help="trained cross-encoders of this collection (Models page); re-ranking "
+            "averages several, active selection takes one",
+        )
         model_paths = left.text_input("Or model folders (separated by ';')", placeholder="/models/my-cross-encoder")
         band = right.slider("Active band: annotate pairs with probability in", 0.0, 1.0, DEFAULT_ACTIVE_BAND, step=0.01)
         left, right = st.columns(2)
         dedupe = left.selectbox("Near-duplicate removal", ["none", "similarity", "ward"])
-        threshold = right.number_input("Cosine threshold (similarity) / distance (ward)", min_value=0.0, max_value=2.0, value=0.95)
+        threshold = right.number_input(
+            "Cosine threshold (similarity) / distance (ward)", min_value=0.0, max_value=2.0, value=0.95
+        )
         prelabel = st.checkbox("Pre-label candidates by span F1 >= 0.5 with the query's answers (DuReader-retrieval)")
         submitted = st.form_submit_button("Start pooling", type="primary")
     if submitted:
@@ -96,13 +119,24 @@ with st.expander("Start a new pool", expanded=True):
             st.error(md_escape(str(exc)))
         else:
             params = PoolJobParams(
-                collection=info.name, name=name.strip(), retrievers=specs, runs=runs, k=int(hits),
-                method=method, depth=int(depth), size=int(depth),
+                collection=info.name,
+                name=name.strip(),
+                retrievers=specs,
+                runs=runs,
+                k=int(hits),
+                method=method,
+                depth=int(depth),
+                size=int(depth),
                 select=int(select) if selection_kind.startswith("top N") else None,
-                dedupe=None if dedupe == "none" else (
-                    {"method": "similarity", "threshold": threshold} if dedupe == "similarity"
-                    else {"method": "ward", "distance_threshold": threshold}),
-                prelabel=prelabel)
+                dedupe=None
+                if dedupe == "none"
+                else (
+                    {"method": "similarity", "threshold": threshold}
+                    if dedupe == "similarity"
+                    else {"method": "ward", "distance_threshold": threshold}
+                ),
+                prelabel=prelabel,
+            )
             if selection_kind == "top N by re-ranker":
                 params.select_by = models
             elif selection_kind == "active":
@@ -113,7 +147,9 @@ with st.expander("Start a new pool", expanded=True):
                 st.error(md_escape(error_text(exc)))
             else:
                 with store.write() as session:
-                    job_id = create_job(session, "pool", params.as_dict(), collection_id=collection_id(session, info.name))
+                    job_id = create_job(
+                        session, "pool", params.as_dict(), collection_id=collection_id(session, info.name)
+                    )
                 launch(store, job_id)
                 st.toast(f"Pooling job {job_id} started")
 
@@ -123,15 +159,22 @@ def job_progress(collection_name: str) -> None:
     require_role("admin")  # every fragment run: a disabled or demoted account stops here
     with store.read() as session:
         jobs = list_jobs(session, kind="pool", collection_id=collection_id(session, collection_name), limit=5)
-    show_jobs(jobs, label=lambda job: f"Job {job.id} · pool {md_escape(job.params.get('name', '?'))}",
-              result=_pool_summary, state_key="pool_jobs_running", idle="No pooling job running.",
-              details=_active_selection)
+    show_jobs(
+        jobs,
+        label=lambda job: f"Job {job.id} · pool {md_escape(job.params.get('name', '?'))}",
+        result=_pool_summary,
+        state_key="pool_jobs_running",
+        idle="No pooling job running.",
+        details=_active_selection,
+    )
 
 
 def _pool_summary(job) -> str:
     r = job.result
-    return (f"{r['pairs']:,} pairs, {r['selected']:,} selected, {r['duplicates']} near-duplicates removed, "
-            f"{r['prelabels']} pre-labels")
+    return (
+        f"{r['pairs']:,} pairs, {r['selected']:,} selected, {r['duplicates']} near-duplicates removed, "
+        f"{r['prelabels']} pre-labels"
+    )
 
 
 def _active_selection(job) -> None:
@@ -139,13 +182,17 @@ def _active_selection(job) -> None:
         return
     if job.status in ("queued", "running") and not job.stale:
         low, high = job.params.get("active_band") or DEFAULT_ACTIVE_BAND
-        st.caption(f"Active selection with {md_escape(str(job.params.get('active_model')))}: pairs with "
-                   f"probability in [{low:g}, {high:g}] go to annotation")
+        st.caption(
+            f"Active selection with {md_escape(str(job.params.get('active_model')))}: pairs with "
+            f"probability in [{low:g}, {high:g}] go to annotation"
+        )
     elif job.status == "done" and job.result and job.result.get("active"):
         a = job.result["active"]
-        st.info(f"Active selection: kept {a['kept']:,} of {a['pairs']:,} pairs, saved {a['saved']:,} "
-                f"({a['confident_relevant']:,} confidently relevant, {a['confident_irrelevant']:,} "
-                f"confidently not; band [{a['band'][0]:g}, {a['band'][1]:g}])")
+        st.info(
+            f"Active selection: kept {a['kept']:,} of {a['pairs']:,} pairs, saved {a['saved']:,} "
+            f"({a['confident_relevant']:,} confidently relevant, {a['confident_irrelevant']:,} "
+            f"confidently not; band [{a['band'][0]:g}, {a['band'][1]:g}])"
+        )
 
 
 st.subheader("Jobs")
@@ -157,9 +204,13 @@ with store.read() as session:
 if not pools:
     st.caption("No pools yet.")
     st.stop()
-st.dataframe(blank_missing(pd.DataFrame([{k: getattr(p, k) for k in ("name", "method", "pairs", "selected", "created_at")}
-                                        for p in pools])),
-             hide_index=True, width="stretch")
+st.dataframe(
+    blank_missing(
+        pd.DataFrame([{k: getattr(p, k) for k in ("name", "method", "pairs", "selected", "created_at")} for p in pools])
+    ),
+    hide_index=True,
+    width="stretch",
+)
 chosen = st.selectbox("Inspect pool", [p.name for p in pools])
 
 
@@ -171,16 +222,40 @@ def statistics(collection_name: str, pool_name: str):
 
 stats, selected = statistics(info.name, chosen)
 left, right = st.columns(2)
-sizes = pd.DataFrame({"query": list(stats.pool_size), "pooled": list(stats.pool_size.values()),
-                      "selected": [selected.get(q, 0) for q in stats.pool_size]})
+sizes = pd.DataFrame(
+    {
+        "query": list(stats.pool_size),
+        "pooled": list(stats.pool_size.values()),
+        "selected": [selected.get(q, 0) for q in stats.pool_size],
+    }
+)
 left.plotly_chart(px.histogram(sizes, x="pooled", nbins=30, title="Pool size per query"), width="stretch")
 # run names are stored text: plotly would draw their HTML (chart_text), and a category axis keeps "2024" a name
-contrib = pd.DataFrame({"run": [chart_text(r) for r in stats.runs], "contributed": [stats.contributed[r] for r in stats.runs],
-                        "only this run": [stats.unique[r] for r in stats.runs]})
-right.plotly_chart(px.bar(contrib, x="run", y=["contributed", "only this run"], barmode="group",
-                          title="Pairs contributed per run").update_xaxes(type="category"), width="stretch")
+contrib = pd.DataFrame(
+    {
+        "run": [chart_text(r) for r in stats.runs],
+        "contributed": [stats.contributed[r] for r in stats.runs],
+        "only this run": [stats.unique[r] for r in stats.runs],
+    }
+)
+right.plotly_chart(
+    px.bar(
+        contrib, x="run", y=["contributed", "only this run"], barmode="group", title="Pairs contributed per run"
+    ).update_xaxes(type="category"),
+    width="stretch",
+)
 names = [chart_text(r) for r in stats.runs]
 overlap = pd.DataFrame(stats.overlap, index=names, columns=names)
-st.plotly_chart(px.imshow(overlap, text_auto=".2f", zmin=0, zmax=1, color_continuous_scale="Blues",
-                          title="Overlap between runs (mean Jaccard over queries)")
-                .update_xaxes(type="category").update_yaxes(type="category"), width="stretch")
+st.plotly_chart(
+    px.imshow(
+        overlap,
+        text_auto=".2f",
+        zmin=0,
+        zmax=1,
+        color_continuous_scale="Blues",
+        title="Overlap between runs (mean Jaccard over queries)",
+    )
+    .update_xaxes(type="category")
+    .update_yaxes(type="category"),
+    width="stretch",
+)

@@ -48,8 +48,18 @@ from pooljudge.ui.highlight import chart_text, show_text
 
 account = require_role("reviewer", "admin")
 VIEWS = {"graded": "graded 0-3", "binary_ge1": "binary (>= 1)", "binary_ge2": "binary (>= 2)"}
-STATS = ["Fleiss κ", "Cohen κ", "Cohen κ quadratic", "Krippendorff α", "unanimity", "agrees with majority",
-         "mean |label - majority|", "mean label", "accuracy", "last accuracy"]
+STATS = [
+    "Fleiss κ",
+    "Cohen κ",
+    "Cohen κ quadratic",
+    "Krippendorff α",
+    "unanimity",
+    "agrees with majority",
+    "mean |label - majority|",
+    "mean label",
+    "accuracy",
+    "last accuracy",
+]
 FORMAT = {name: st.column_config.NumberColumn(format="%.3f") for name in STATS}
 FORMAT["median seconds / item"] = st.column_config.NumberColumn(format="%.1f")
 
@@ -81,9 +91,12 @@ def tables(url: str, collection: str, marker: tuple, writes: int) -> dict:
     # writes: this session's reassignments, which move no judgment and so leave the marker unchanged
     with store.read() as session:
         return {
-            "queue": adjudication_queue(session, collection), "excluded": excluded_pairs(session, collection),
-            "pairs": reviewable_pairs(session, collection), "throughput": throughput(session, collection),
-            "flagged": flagged(session, collection), "distribution": final_label_distribution(session, collection),
+            "queue": adjudication_queue(session, collection),
+            "excluded": excluded_pairs(session, collection),
+            "pairs": reviewable_pairs(session, collection),
+            "throughput": throughput(session, collection),
+            "flagged": flagged(session, collection),
+            "distribution": final_label_distribution(session, collection),
             "table": review_table(session, collection),
         }
 
@@ -162,38 +175,63 @@ with agreement_tab:
         st.dataframe(
             pd.DataFrame(
                 [
-                    {"labels": VIEWS.get(name, name), "Fleiss κ": s["fleiss_kappa"], "Cohen κ": s["cohen_kappa"],
-                     "Cohen κ quadratic": s["cohen_kappa_quadratic"], "Krippendorff α": s["krippendorff_alpha_ordinal"],
-                     "unanimity": s["unanimity"], "pairs with 2+ labels": s["n_items"], "Fleiss pairs": s["fleiss_n_items"]}
+                    {
+                        "labels": VIEWS.get(name, name),
+                        "Fleiss κ": s["fleiss_kappa"],
+                        "Cohen κ": s["cohen_kappa"],
+                        "Cohen κ quadratic": s["cohen_kappa_quadratic"],
+                        "Krippendorff α": s["krippendorff_alpha_ordinal"],
+                        "unanimity": s["unanimity"],
+                        "pairs with 2+ labels": s["n_items"],
+                        "Fleiss pairs": s["fleiss_n_items"],
+                    }
                     for name, s in report["overall"].items()
                 ]
             ),
-            hide_index=True, width="stretch", column_config=FORMAT,
+            hide_index=True,
+            width="stretch",
+            column_config=FORMAT,
         )
         st.subheader("Per annotator")
         st.dataframe(
             pd.DataFrame(
                 [
-                    {"annotator": a, "pairs": r["n_items"], "Cohen κ": r["cohen_kappa"],
-                     "Cohen κ quadratic": r["cohen_kappa_quadratic"], "agrees with majority": r["majority_agreement"],
-                     "mean |label - majority|": r["majority_mean_abs_diff"], "mean label": r["mean_label"],
-                     **{f"label {g}": r["label_counts"][g] for g in GRADES}}
+                    {
+                        "annotator": a,
+                        "pairs": r["n_items"],
+                        "Cohen κ": r["cohen_kappa"],
+                        "Cohen κ quadratic": r["cohen_kappa_quadratic"],
+                        "agrees with majority": r["majority_agreement"],
+                        "mean |label - majority|": r["majority_mean_abs_diff"],
+                        "mean label": r["mean_label"],
+                        **{f"label {g}": r["label_counts"][g] for g in GRADES},
+                    }
                     for a, r in report["per_annotator"].items()
                 ]
             ),
-            hide_index=True, width="stretch", column_config=FORMAT,
+            hide_index=True,
+            width="stretch",
+            column_config=FORMAT,
         )
         st.subheader("Per query")
         st.dataframe(
             pd.DataFrame(
                 [
-                    {"query": q, "pairs": r["n_items"], "labels": r["n_judgments"], "annotators": r["n_annotators"],
-                     "Krippendorff α": r["krippendorff_alpha_ordinal"], "Fleiss κ": r["fleiss_kappa"],
-                     "unanimity": r["unanimity"]}
+                    {
+                        "query": q,
+                        "pairs": r["n_items"],
+                        "labels": r["n_judgments"],
+                        "annotators": r["n_annotators"],
+                        "Krippendorff α": r["krippendorff_alpha_ordinal"],
+                        "Fleiss κ": r["fleiss_kappa"],
+                        "unanimity": r["unanimity"],
+                    }
                     for q, r in report["per_query"].items()
                 ]
             ),
-            hide_index=True, width="stretch", column_config=FORMAT,
+            hide_index=True,
+            width="stretch",
+            column_config=FORMAT,
         )
         st.subheader("Confusion matrix of two annotators")
         shared = [p for p in report["pairs"] if p["n_items"]]
@@ -201,12 +239,17 @@ with agreement_tab:
             st.caption("No two annotators share a pair yet.")
         else:
             chosen = st.selectbox(
-                "Annotator pair", shared, key="confusion_pair",
+                "Annotator pair",
+                shared,
+                key="confusion_pair",
                 format_func=lambda p: f"{p['a']} vs {p['b']} ({p['n_items']} shared, κ {stat(p['cohen_kappa'], 2)})",
             )
             matrix = confusion_matrix(judgments, chosen["a"], chosen["b"], categories=GRADES)
             figure = px.imshow(
-                matrix, x=[str(g) for g in GRADES], y=[str(g) for g in GRADES], text_auto=True,
+                matrix,
+                x=[str(g) for g in GRADES],
+                y=[str(g) for g in GRADES],
+                text_auto=True,
                 color_continuous_scale="Blues",
                 labels={"x": chart_text(chosen["b"]), "y": chart_text(chosen["a"]), "color": "pairs"},
                 title=chart_text(f"{chosen['a']} (rows) vs {chosen['b']} (columns)"),
@@ -218,26 +261,51 @@ with pairs_tab:
     people = sorted({user for p in rows for user in p.labels} | {p.fourth for p in rows if p.fourth})
     f1, f2, f3, f4, f5 = st.columns([3, 2, 2, 2, 2])
     search = f1.text_input("Search query text or id, passage id", key="review_search")
-    annotator = f2.selectbox("Annotator", [None, *people], key="review_annotator",
-                             format_func=lambda u: "any" if u is None else u)
-    state = f3.selectbox("State", [None, *STATES], key="review_state",
-                         format_func=lambda x: "any" if x is None else x.replace("_", " "))
-    final_grade = f4.selectbox("Final label", [None, *GRADES, "excluded"], key="review_final",
-                               format_func=lambda g: "any" if g is None else str(g))
-    label = f5.selectbox("Given label" if annotator is None else f"Label by {annotator}", [None, *GRADES],
-                         key="review_label", format_func=lambda g: "any" if g is None else str(g))
+    annotator = f2.selectbox(
+        "Annotator", [None, *people], key="review_annotator", format_func=lambda u: "any" if u is None else u
+    )
+    state = f3.selectbox(
+        "State", [None, *STATES], key="review_state", format_func=lambda x: "any" if x is None else x.replace("_", " ")
+    )
+    final_grade = f4.selectbox(
+        "Final label",
+        [None, *GRADES, "excluded"],
+        key="review_final",
+        format_func=lambda g: "any" if g is None else str(g),
+    )
+    label = f5.selectbox(
+        "Given label" if annotator is None else f"Label by {annotator}",
+        [None, *GRADES],
+        key="review_label",
+        format_func=lambda g: "any" if g is None else str(g),
+    )
     shown = filter_pairs(rows, search=search, annotator=annotator, state=state, final_grade=final_grade, label=label)
     st.caption(f"{len(shown):,} of {len(rows):,} pairs. Select a row to see the pair and override its final label.")
     if not shown:
         st.info("No pair matches these filters." if rows else "No assigned pairs yet.")
     table = pd.DataFrame(
-        [{"query id": p.qid, "query": p.query, "passage id": p.docid, "labels": labels_text(p.labels),
-          "state": p.state.replace("_", " "), "final": final_text(p.final_grade, p.method), "adjudicator": p.fourth}
-         for p in shown],
+        [
+            {
+                "query id": p.qid,
+                "query": p.query,
+                "passage id": p.docid,
+                "labels": labels_text(p.labels),
+                "state": p.state.replace("_", " "),
+                "final": final_text(p.final_grade, p.method),
+                "adjudicator": p.fourth,
+            }
+            for p in shown
+        ],
         columns=["query id", "query", "passage id", "labels", "state", "final", "adjudicator"],
     )
-    event = st.dataframe(blank_missing(table), hide_index=True, width="stretch", key="review_table",
-                         on_select="rerun", selection_mode="single-row")
+    event = st.dataframe(
+        blank_missing(table),
+        hide_index=True,
+        width="stretch",
+        key="review_table",
+        on_select="rerun",
+        selection_mode="single-row",
+    )
     picked = event.selection.rows if event is not None else []
     chosen_pair = shown[picked[0]] if picked and picked[0] < len(shown) else None
     if chosen_pair is not None and st.session_state.get("review_picked") != (chosen_pair.qid, chosen_pair.docid):
@@ -257,20 +325,38 @@ with pairs_tab:
                 # bound to the pairs on screen when the form was drawn, not to what the filters match now
                 choice = st.session_state["bulk_grade"]
                 grade_value = None if choice == "exclude" else int(choice)
-                ok, results = write(override_labels, account.id, [(q, p, grade_value) for q, p in keys],
-                                    st.session_state.get("bulk_reason", ""), deferred=True)
+                ok, results = write(
+                    override_labels,
+                    account.id,
+                    [(q, p, grade_value) for q, p in keys],
+                    st.session_state.get("bulk_reason", ""),
+                    deferred=True,
+                )
                 if ok:
-                    stored(f"Overrode {count(len(results), 'final label')} "
-                           f"({'excluded' if grade_value is None else grade_value}).")
+                    stored(
+                        f"Overrode {count(len(results), 'final label')} "
+                        f"({'excluded' if grade_value is None else grade_value})."
+                    )
 
             with st.form("bulk_override"):
-                st.caption(f"Override the final label of {count(len(targets), 'pair')} with one reason (each override is "
-                           "stored on its own; the labels stay).")
-                st.radio("Final label", [*GRADES, "exclude"], horizontal=True, key="bulk_grade",
-                         format_func=lambda g: "exclude the pairs" if g == "exclude" else str(g))
+                st.caption(
+                    f"Override the final label of {count(len(targets), 'pair')} with one reason (each override is "
+                    "stored on its own; the labels stay)."
+                )
+                st.radio(
+                    "Final label",
+                    [*GRADES, "exclude"],
+                    horizontal=True,
+                    key="bulk_grade",
+                    format_func=lambda g: "exclude the pairs" if g == "exclude" else str(g),
+                )
                 st.text_area("Reason (required)", key="bulk_reason")
-                st.form_submit_button(f"Override {count(len(targets), 'pair')}", key="bulk_override_submit",
-                                      on_click=bulk_override, args=(shown_keys,))
+                st.form_submit_button(
+                    f"Override {count(len(targets), 'pair')}",
+                    key="bulk_override_submit",
+                    on_click=bulk_override,
+                    args=(shown_keys,),
+                )
             if is_admin:
                 waiting = [(p.query_id, p.passage_id) for p in targets if p.state == "needs_fourth"]
 
@@ -284,12 +370,15 @@ with pairs_tab:
                         stored(f"Gave {count(assigned, 'adjudication')} to {md_escape(who)}.")
 
                 with st.form("bulk_assign"):
-                    st.caption(f"{len(waiting):,} of these pairs wait for a 4th label. Give their adjudication to "
-                               "one account (it must be eligible for every pair: from the pair's pool or the pool's "
-                               "adjudicator list).")
+                    st.caption(
+                        f"{len(waiting):,} of these pairs wait for a 4th label. Give their adjudication to "
+                        "one account (it must be eligible for every pair: from the pair's pool or the pool's "
+                        "adjudicator list)."
+                    )
                     st.selectbox("Account", accounts, key="bulk_assign_user")
-                    st.form_submit_button("Assign adjudications", key="bulk_assign_submit", on_click=bulk_assign,
-                                          args=(waiting,))
+                    st.form_submit_button(
+                        "Assign adjudications", key="bulk_assign_submit", on_click=bulk_assign, args=(waiting,)
+                    )
 
     st.subheader("Override a final label")
     if not data["pairs"]:
@@ -307,26 +396,48 @@ with pairs_tab:
             show_text(pair.title, query=pair.query, language=info.language, bold=True)
             show_text(pair.passage, query=pair.query, language=info.language)
         left, right = st.columns(2)
-        left.dataframe(pd.DataFrame({"annotator": list(pair.labels), "label": list(pair.labels.values())}),
-                       hide_index=True)
-        final = "none yet" if pair.method is None else (
-            f"{pair.final_grade if pair.final_grade is not None else 'excluded'} ({pair.method})")
-        right.markdown(f"**Final label:** {md_escape(final)}  \n**State:** {md_escape(pair.state)}"
-                       + (f"  \n**4th annotator:** {md_escape(pair.fourth)}" if pair.fourth else ""))
+        left.dataframe(
+            pd.DataFrame({"annotator": list(pair.labels), "label": list(pair.labels.values())}), hide_index=True
+        )
+        final = (
+            "none yet"
+            if pair.method is None
+            else (f"{pair.final_grade if pair.final_grade is not None else 'excluded'} ({pair.method})")
+        )
+        right.markdown(
+            f"**Final label:** {md_escape(final)}  \n**State:** {md_escape(pair.state)}"
+            + (f"  \n**4th annotator:** {md_escape(pair.fourth)}" if pair.fourth else "")
+        )
         if pair.reason:
             right.caption("Reason")
             show_text(pair.reason, container=right)
         if pair.overrides:
-            st.dataframe(pd.DataFrame([{**o, "grade": "excluded" if o["grade"] is None else o["grade"]} for o in pair.overrides]),
-                         hide_index=True, width="stretch")
+            st.dataframe(
+                pd.DataFrame(
+                    [{**o, "grade": "excluded" if o["grade"] is None else o["grade"]} for o in pair.overrides]
+                ),
+                hide_index=True,
+                width="stretch",
+            )
         with st.form("override"):
-            grade = st.radio("Final label", [*GRADES, "exclude"], horizontal=True, key="override_grade",
-                             format_func=lambda g: "exclude the pair" if g == "exclude" else str(g))
+            grade = st.radio(
+                "Final label",
+                [*GRADES, "exclude"],
+                horizontal=True,
+                key="override_grade",
+                format_func=lambda g: "exclude the pair" if g == "exclude" else str(g),
+            )
             reason = st.text_area("Reason (required)", key="override_reason")
             submitted = st.form_submit_button("Override", type="primary", key="override_submit")
         if submitted:
-            ok, result = write(override_label, account.id, pair.query_id, pair.passage_id,
-                               None if grade == "exclude" else int(grade), reason)
+            ok, result = write(
+                override_label,
+                account.id,
+                pair.query_id,
+                pair.passage_id,
+                None if grade == "exclude" else int(grade),
+                reason,
+            )
             if ok:
                 outcome = "excluded" if result.grade is None else f"set to {result.grade}"
                 flash(f"Final label of {md_escape(qid)} / {md_escape(docid)} {outcome}.")
@@ -344,39 +455,63 @@ with ranked_tab:
             queries = pool_queries(session, info.name, pool_name)
         texts = {qid: (text, n) for qid, text, n in queries}
         # the query text is shown as plain text in the box (selectbox options are never Markdown)
-        qid = r2.selectbox("Query", list(texts), key="ranked_query",
-                           format_func=lambda q: f"{q} · {texts[q][0][:80]} ({texts[q][1]} passages)")
-        order = r3.selectbox("Order", [None, *runs], key="ranked_order",
-                             format_func=lambda r: "pool order" if r is None else f"rank in run {r}")
+        qid = r2.selectbox(
+            "Query",
+            list(texts),
+            key="ranked_query",
+            format_func=lambda q: f"{q} · {texts[q][0][:80]} ({texts[q][1]} passages)",
+        )
+        order = r3.selectbox(
+            "Order",
+            [None, *runs],
+            key="ranked_order",
+            format_func=lambda r: "pool order" if r is None else f"rank in run {r}",
+        )
         with store.read() as session:
             ranked = ranked_list(session, info.name, pool_name, qid, run=order)
         show_text(ranked.query, language=info.language, bold=True, label=f"Query {ranked.qid}")
-        final_counts = pd.Series([e.final_grade for e in ranked.entries if e.method is not None and e.final_grade is not None],
-                                 dtype="object").value_counts()
-        st.caption(f"{len(ranked.entries)} pooled passages; final labels: "
-                   + (", ".join(f"{g}: {final_counts.get(g, 0)}" for g in GRADES))
-                   + f"; excluded: {sum(1 for e in ranked.entries if e.state == 'excluded')}"
-                   + f"; without a final label: {sum(1 for e in ranked.entries if e.method is None)}.")
+        final_counts = pd.Series(
+            [e.final_grade for e in ranked.entries if e.method is not None and e.final_grade is not None],
+            dtype="object",
+        ).value_counts()
+        st.caption(
+            f"{len(ranked.entries)} pooled passages; final labels: "
+            + (", ".join(f"{g}: {final_counts.get(g, 0)}" for g in GRADES))
+            + f"; excluded: {sum(1 for e in ranked.entries if e.state == 'excluded')}"
+            + f"; without a final label: {sum(1 for e in ranked.entries if e.method is None)}."
+        )
         with st.form("ranked_adjust"):
             for e in ranked.entries:
                 with st.container(border=True):
                     left, right = st.columns([5, 2])
-                    where = f"#{e.position}" + ("" if order is None else
-                                                (f" · rank {e.run_rank}" if e.run_rank else " · not retrieved"))
+                    where = f"#{e.position}" + (
+                        "" if order is None else (f" · rank {e.run_rank}" if e.run_rank else " · not retrieved")
+                    )
                     if e.title:
-                        show_text(e.title, query=ranked.query, language=info.language, bold=True, container=left,
-                                  label=f"{where} · {e.docid}")
+                        show_text(
+                            e.title,
+                            query=ranked.query,
+                            language=info.language,
+                            bold=True,
+                            container=left,
+                            label=f"{where} · {e.docid}",
+                        )
                     else:
                         show_text(e.docid, bold=True, container=left, label=where)
                     show_text(e.passage, query=ranked.query, language=info.language, container=left)
-                    final = final_text(e.final_grade, e.method) or ("not labelled yet" if e.state == "unlabelled"
-                                                                    else e.state.replace("_", " "))
+                    final = final_text(e.final_grade, e.method) or (
+                        "not labelled yet" if e.state == "unlabelled" else e.state.replace("_", " ")
+                    )
                     show_text(f"final: {final}", bold=True, container=right)
-                    show_text(labels_text(e.labels) or "no labels yet", small=True, container=right,
-                              label="labels")
-                    right.selectbox("Set final label", ["keep", *GRADES, "exclude"], key=f"ranked_set_{e.passage_id}",
-                                    format_func=lambda g: "keep as is" if g == "keep" else
-                                    ("exclude" if g == "exclude" else str(g)))
+                    show_text(labels_text(e.labels) or "no labels yet", small=True, container=right, label="labels")
+                    right.selectbox(
+                        "Set final label",
+                        ["keep", *GRADES, "exclude"],
+                        key=f"ranked_set_{e.passage_id}",
+                        format_func=lambda g: (
+                            "keep as is" if g == "keep" else ("exclude" if g == "exclude" else str(g))
+                        ),
+                    )
             ranked_reason = st.text_area("Reason for the labels you set (required)", key="ranked_reason")
             ranked_submit = st.form_submit_button("Apply the labels set", key="ranked_submit")
         if ranked_submit:
@@ -399,18 +534,41 @@ with adjudication_tab:
     st.subheader("Waiting for a 4th annotator")
     if data["queue"]:
         st.dataframe(
-            pd.DataFrame([{"query": p.qid, "passage": p.docid, "labels": labels_text(p.labels), "4th annotator": p.fourth or "-"}
-                          for p in data["queue"]]),
-            hide_index=True, width="stretch", column_config=FORMAT,
+            pd.DataFrame(
+                [
+                    {
+                        "query": p.qid,
+                        "passage": p.docid,
+                        "labels": labels_text(p.labels),
+                        "4th annotator": p.fourth or "-",
+                    }
+                    for p in data["queue"]
+                ]
+            ),
+            hide_index=True,
+            width="stretch",
+            column_config=FORMAT,
         )
     else:
         st.caption("No pair is waiting for a 4th label.")
     st.subheader("Excluded pairs")
     if data["excluded"]:
         st.dataframe(
-            pd.DataFrame([{"query": p.qid, "passage": p.docid, "labels": labels_text(p.labels), "method": p.method,
-                           "reason": p.reason} for p in data["excluded"]]),
-            hide_index=True, width="stretch", column_config=FORMAT,
+            pd.DataFrame(
+                [
+                    {
+                        "query": p.qid,
+                        "passage": p.docid,
+                        "labels": labels_text(p.labels),
+                        "method": p.method,
+                        "reason": p.reason,
+                    }
+                    for p in data["excluded"]
+                ]
+            ),
+            hide_index=True,
+            width="stretch",
+            column_config=FORMAT,
         )
     else:
         st.caption("No excluded pairs.")
@@ -422,18 +580,30 @@ with adjudication_tab:
         else:
             queue = {f"{p.qid} / {p.docid}": p for p in data["queue"]}
             a1, a2 = st.columns(2)
-            open_name = a1.selectbox("Pair", list(queue), key="reassign_pair",
-                                     format_func=lambda n: f"{n} (now: {queue[n].fourth or 'nobody'})")
+            open_name = a1.selectbox(
+                "Pair",
+                list(queue),
+                key="reassign_pair",
+                format_func=lambda n: f"{n} (now: {queue[n].fourth or 'nobody'})",
+            )
             open_pair = queue[open_name]
             with store.read() as session:
                 eligible = eligible_adjudicators(session, open_pair.query_id, open_pair.passage_id)
             # every account is offered and the write checks eligibility: options that changed with each pair
             # would make Streamlit switch the box to another account between the click and the write
-            target = a2.selectbox("Give it to", accounts, index=None, key="reassign_user",
-                                  placeholder="choose an account")
-            a2.caption("Eligible now: " + (", ".join(eligible) if eligible else
-                                           "nobody (the pool's annotators all hold this pair: add an adjudicator "
-                                           "for the pool below, or override the final label)") + ".")
+            target = a2.selectbox(
+                "Give it to", accounts, index=None, key="reassign_user", placeholder="choose an account"
+            )
+            a2.caption(
+                "Eligible now: "
+                + (
+                    ", ".join(eligible)
+                    if eligible
+                    else "nobody (the pool's annotators all hold this pair: add an adjudicator "
+                    "for the pool below, or override the final label)"
+                )
+                + "."
+            )
 
             def reassign(query_id: int, passage_id: int, name: str) -> None:
                 # the pair is the one on screen when the button was drawn, even if the queue changed since
@@ -443,14 +613,22 @@ with adjudication_tab:
                     return
                 ok, previous = write(assign_adjudication, account.id, query_id, passage_id, target, deferred=True)
                 if ok:
-                    stored(f"Adjudication of {md_escape(name)} given to {md_escape(target)}"
-                           + (f" (was {md_escape(previous)})." if previous else "."))
+                    stored(
+                        f"Adjudication of {md_escape(name)} given to {md_escape(target)}"
+                        + (f" (was {md_escape(previous)})." if previous else ".")
+                    )
 
-            st.button("Reassign", key="reassign_submit", on_click=reassign,
-                      args=(open_pair.query_id, open_pair.passage_id, open_name))
+            st.button(
+                "Reassign",
+                key="reassign_submit",
+                on_click=reassign,
+                args=(open_pair.query_id, open_pair.passage_id, open_name),
+            )
         st.subheader("Adjudicators per pool")
-        st.caption("A three-way split goes to one of the pool's own annotators, or, when a list is set here, only "
-                   "to the accounts on it.")
+        st.caption(
+            "A three-way split goes to one of the pool's own annotators, or, when a list is set here, only "
+            "to the accounts on it."
+        )
         with store.read() as session:
             all_pools = [p.name for p in list_pools(session, info.name)]
         if all_pools:
@@ -458,13 +636,20 @@ with adjudication_tab:
             list_pool = b1.selectbox("Pool", all_pools, key="adjudicators_pool")
             with store.read() as session:
                 current = pool_adjudicators(session, info.name, list_pool)
-            wanted = b2.multiselect("Adjudicators (empty: the pool's annotators)", sorted(set(accounts) | set(current)),
-                                    default=current, key=f"adjudicators_{list_pool}")
+            wanted = b2.multiselect(
+                "Adjudicators (empty: the pool's annotators)",
+                sorted(set(accounts) | set(current)),
+                default=current,
+                key=f"adjudicators_{list_pool}",
+            )
             if st.button("Save adjudicators", key="adjudicators_submit"):
                 ok, saved = write(set_pool_adjudicators, info.name, list_pool, wanted, by=account.id)
                 if ok:
-                    flash(f"Adjudicators of pool {md_escape(list_pool)}: "
-                          + (md_escape(", ".join(saved)) if saved else "none (the pool's annotators adjudicate)") + ".")
+                    flash(
+                        f"Adjudicators of pool {md_escape(list_pool)}: "
+                        + (md_escape(", ".join(saved)) if saved else "none (the pool's annotators adjudicate)")
+                        + "."
+                    )
 
 with qc_tab:
     with store.read() as session:
@@ -473,21 +658,51 @@ with qc_tab:
     st.subheader("Packages")
     if packages:
         st.dataframe(
-            pd.DataFrame([{"package": p.name, "annotator": p.annotator, "pool": p.pool, "status": p.status,
-                           "labelled": p.labelled, "total": p.total, "QC rounds": p.rounds,
-                           "last accuracy": p.last_accuracy} for p in packages]),
-            hide_index=True, width="stretch", column_config=FORMAT,
+            pd.DataFrame(
+                [
+                    {
+                        "package": p.name,
+                        "annotator": p.annotator,
+                        "pool": p.pool,
+                        "status": p.status,
+                        "labelled": p.labelled,
+                        "total": p.total,
+                        "QC rounds": p.rounds,
+                        "last accuracy": p.last_accuracy,
+                    }
+                    for p in packages
+                ]
+            ),
+            hide_index=True,
+            width="stretch",
+            column_config=FORMAT,
         )
     else:
         st.caption("No packages yet: create assignments on the Admin page.")
     st.subheader("QC rounds (every round kept)")
     if rounds:
         st.dataframe(
-            pd.DataFrame([{"package": r.package, "annotator": r.annotator, "round": r.round_no, "status": r.status,
-                           "sample": r.sample_size, "threshold": r.threshold, "accuracy": r.accuracy,
-                           "checked": r.n_checked, "reviewed": labels_text(r.reviewed), "started": r.created_at,
-                           "decided": r.decided_at} for r in rounds]),
-            hide_index=True, width="stretch", column_config=FORMAT,
+            pd.DataFrame(
+                [
+                    {
+                        "package": r.package,
+                        "annotator": r.annotator,
+                        "round": r.round_no,
+                        "status": r.status,
+                        "sample": r.sample_size,
+                        "threshold": r.threshold,
+                        "accuracy": r.accuracy,
+                        "checked": r.n_checked,
+                        "reviewed": labels_text(r.reviewed),
+                        "started": r.created_at,
+                        "decided": r.decided_at,
+                    }
+                    for r in rounds
+                ]
+            ),
+            hide_index=True,
+            width="stretch",
+            column_config=FORMAT,
         )
     else:
         st.caption("No QC rounds yet.")
@@ -498,17 +713,44 @@ with throughput_tab:
         st.caption("No labels yet.")
     else:
         # usernames are stored text: plotly would draw their HTML in the legend
-        daily = pd.DataFrame([{"annotator": chart_text(row.annotator), "day": row.day.isoformat(), "labels": row.labels}
-                              for row in work.daily])
-        st.plotly_chart(px.bar(daily, x="day", y="labels", color="annotator", barmode="group",
-                               title="Labels per annotator per day (UTC)"), width="stretch", key="throughput_chart")
+        daily = pd.DataFrame(
+            [
+                {"annotator": chart_text(row.annotator), "day": row.day.isoformat(), "labels": row.labels}
+                for row in work.daily
+            ]
+        )
+        st.plotly_chart(
+            px.bar(
+                daily,
+                x="day",
+                y="labels",
+                color="annotator",
+                barmode="group",
+                title="Labels per annotator per day (UTC)",
+            ),
+            width="stretch",
+            key="throughput_chart",
+        )
     if work.annotators:
         st.dataframe(
-            pd.DataFrame([{"annotator": a, "label events": r.labels, "pairs labelled": r.pairs,
-                           "QC labels": r.qc_labels, "median seconds / item": r.median_seconds,
-                           "skips": r.skips, "flags": r.flags, "undos": r.undos}
-                          for a, r in work.annotators.items()]),
-            hide_index=True, width="stretch", column_config=FORMAT,
+            pd.DataFrame(
+                [
+                    {
+                        "annotator": a,
+                        "label events": r.labels,
+                        "pairs labelled": r.pairs,
+                        "QC labels": r.qc_labels,
+                        "median seconds / item": r.median_seconds,
+                        "skips": r.skips,
+                        "flags": r.flags,
+                        "undos": r.undos,
+                    }
+                    for a, r in work.annotators.items()
+                ]
+            ),
+            hide_index=True,
+            width="stretch",
+            column_config=FORMAT,
         )
     st.subheader("Flagged items")
     if data["flagged"]:
@@ -523,10 +765,20 @@ with labels_tab:
         col.metric(f"Grade {g}", f"{n:,}")
     cols[-2].metric("Excluded", f"{dist.excluded:,}")
     cols[-1].metric("Pending", f"{dist.pending:,}", help="labelled pairs without a final label yet")
-    st.dataframe(pd.DataFrame([{"method": m, "pairs": n} for m, n in dist.by_method.items()]),
-                 hide_index=True)
+    st.dataframe(pd.DataFrame([{"method": m, "pairs": n} for m, n in dist.by_method.items()]), hide_index=True)
     if dist.cells:
-        cells = pd.DataFrame([{**c, "grade": "excluded" if c["grade"] is None else str(c["grade"])} for c in dist.cells])
-        st.plotly_chart(px.bar(cells, x="grade", y="pairs", color="method", title="Final labels by grade and method",
-                               category_orders={"grade": [*map(str, GRADES), "excluded"]}),
-                        width="stretch", key="labels_chart")
+        cells = pd.DataFrame(
+            [{**c, "grade": "excluded" if c["grade"] is None else str(c["grade"])} for c in dist.cells]
+        )
+        st.plotly_chart(
+            px.bar(
+                cells,
+                x="grade",
+                y="pairs",
+                color="method",
+                title="Final labels by grade and method",
+                category_orders={"grade": [*map(str, GRADES), "excluded"]},
+            ),
+            width="stretch",
+            key="labels_chart",
+        )

@@ -7,8 +7,8 @@ import streamlit as st
 
 from core.formats.trec import write_qrels, write_run
 from db.queries import list_runs, load_qrels, load_run
-from pooljudge.ui.common import blank_missing, collection_box, collections_or_stop, get_store, md_escape
 from pooljudge.ui.auth import require_role
+from pooljudge.ui.common import blank_missing, collection_box, collections_or_stop, get_store, md_escape
 
 require_role("admin", "reviewer")
 st.title("Runs and export")
@@ -21,9 +21,15 @@ with store.read() as session:
 if runs:
     table = pd.DataFrame(
         [
-            {"run": r.name, "source": r.source, "retriever": r.params.get("spec", ""),
-             "hits per query": r.params.get("k"), "queries": r.queries, "entries": r.entries,
-             "created": r.created_at}
+            {
+                "run": r.name,
+                "source": r.source,
+                "retriever": r.params.get("spec", ""),
+                "hits per query": r.params.get("k"),
+                "queries": r.queries,
+                "entries": r.entries,
+                "created": r.created_at,
+            }
             for r in runs
         ]
     )
@@ -41,8 +47,12 @@ if runs:
         write_run(data, buffer, tag=run.replace(" ", "_"))
         return buffer.getvalue()
 
-    st.download_button("Download run (TREC)", run_file(info.name, chosen), file_name=f"{chosen}.trec".replace("/", "_"),
-                       mime="text/plain")
+    st.download_button(
+        "Download run (TREC)",
+        run_file(info.name, chosen),
+        file_name=f"{chosen}.trec".replace("/", "_"),
+        mime="text/plain",
+    )
 else:
     st.caption("No runs yet: import one or start a pool on the Pooling page.")
 
@@ -52,8 +62,10 @@ if not info.qrels_versions:
     st.stop()
 version = st.selectbox("Qrels version", info.qrels_versions[::-1])
 level = st.number_input("Binary at level (0 = keep graded labels)", min_value=0, max_value=10, value=0)
-st.caption(f"The collection's relevance level is {info.relevance_level}: the Metrics and Error analysis pages and "
-           f"`pooljudge eval -c` count grade ≥ {info.relevance_level} as relevant.")
+st.caption(
+    f"The collection's relevance level is {info.relevance_level}: the Metrics and Error analysis pages and "
+    f"`pooljudge eval -c` count grade ≥ {info.relevance_level} as relevant."
+)
 
 
 @st.cache_data(ttl=300, show_spinner=False)
@@ -72,5 +84,9 @@ except ValueError as exc:  # ids with whitespace cannot be written to TREC files
 else:
     # graded and binary files of one version must not overwrite each other in a downloads folder
     shape = f"binary-ge{int(level)}" if level else "graded"
-    st.download_button("Download qrels (TREC)", content, file_name=f"{info.name}-{version}-{shape}.qrels".replace("/", "_"),
-                       mime="text/plain")
+    st.download_button(
+        "Download qrels (TREC)",
+        content,
+        file_name=f"{info.name}-{version}-{shape}.qrels".replace("/", "_"),
+        mime="text/plain",
+    )

@@ -71,9 +71,7 @@ def _unanimity(table: _Table) -> float:
     return sum(len(set(row.values())) == 1 for row in multi) / len(multi)
 
 
-def _overall(
-    table: _Table, plain: CohenPairs | None = None, quadratic: CohenPairs | None = None
-) -> dict[str, Any]:
+def _overall(table: _Table, plain: CohenPairs | None = None, quadratic: CohenPairs | None = None) -> dict[str, Any]:
     fleiss = _fleiss(table)
     alpha = _alpha(table, level="ordinal")
     plain = plain if plain is not None else _cohen_pairs(table)

@@ -255,9 +255,7 @@ def binarise(judgments: Iterable[Judgment], at: int = 2) -> list[Judgment]:
 def _binarise_table(table: _Table, at: int) -> _Table:
     lo, hi = table.categories[0], table.categories[-1]
     if not lo < at <= hi:
-        raise ValueError(
-            f"binarising at {at} puts every label of categories {list(table.categories)} in one class"
-        )
+        raise ValueError(f"binarising at {at} puts every label of categories {list(table.categories)} in one class")
     items = {item: {a: int(lab >= at) for a, lab in row.items()} for item, row in table.items.items()}
     by_annotator = {a: {i: int(lab >= at) for i, lab in row.items()} for a, row in table.by_annotator.items()}
     return _Table(BINARY, items, by_annotator, table.n_judgments)
@@ -436,9 +434,7 @@ def _cohen_pairs(table: _Table, *, weights: Weights = None, min_items: int = 2) 
         shared = [item for item in la if item in lb]
         value = NAN
         if len(shared) >= min_items:
-            value = _cohen(
-                [la[i] for i in shared], [lb[i] for i in shared], table.categories, weights
-            )
+            value = _cohen([la[i] for i in shared], [lb[i] for i in shared], table.categories, weights)
         pairs.append(PairKappa(a, b, value, len(shared)))
         if not math.isnan(value):
             total += len(shared) * value
@@ -616,7 +612,6 @@ def _alpha(table: _Table, *, level: str = "ordinal") -> AlphaResult:
             )
         )
     return AlphaResult(_finite_or_nan(value), len(pairable), n_annotators, n_pairable, level)
-
 
 
 __all__ = [

@@ -34,9 +34,9 @@ mean; the functions that take per-query values ignore that key.
 from __future__ import annotations
 
 from core.analysis.breakdowns import (
+    GROUP_ATTRIBUTES,
     UNGROUPED,
     UNTAGGED,
-    GROUP_ATTRIBUTES,
     CategoryMean,
     RankedDoc,
     RelevantPositions,

@@ -60,4 +60,3 @@ def _normalised(block: np.ndarray, what: str, offset: int, dtype: type = np.floa
     if zero.size:
         raise ValueError(f"{what} row {offset + int(zero[0])} is a zero vector (cosine undefined)")
     return x / norms[:, None]
-

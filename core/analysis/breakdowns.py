@@ -60,13 +60,11 @@ class RankedDoc(NamedTuple):
     grade: int | None
 
 
-
 class CategoryMean(NamedTuple):
     """Mean of a measure over the queries of one category, and their number."""
 
     mean: float
     n: int
-
 
 
 @dataclass(frozen=True)
@@ -111,7 +109,6 @@ class RelevantPositions:
     n_single: int
     n_missing: int
     n_unpositioned: int
-
 
 
 # ---------------------------------------------------------------------------- drill-down
@@ -368,7 +365,6 @@ def metrics_by_category(
             buckets.setdefault(t, []).append(v)
     order = sorted(c for c in buckets if c != UNTAGGED) + ([UNTAGGED] if UNTAGGED in buckets else [])
     return {c: CategoryMean(math.fsum(buckets[c]) / len(buckets[c]), len(buckets[c])) for c in order}
-
 
 
 # ---------------------------------------------------------------------------- positions

@@ -38,6 +38,7 @@ __all__ = [
     "sampled_intra_list_similarity",
 ]
 
+
 class LengthStats(NamedTuple):
     """Length statistics of a set of texts, in characters (Unicode code points)."""
 
@@ -58,14 +59,12 @@ class ILSEstimate(NamedTuple):
     n_pairs: int
 
 
-
 class LeakPair(NamedTuple):
     """A training query near-duplicate to an evaluation query."""
 
     train_id: str
     eval_id: str
     similarity: float
-
 
 
 # ---------------------------------------------------------------------------- dataset statistics
@@ -170,9 +169,7 @@ def judged_per_query(qrels: Qrels, *, min_grade: int | None = None) -> dict[str,
     return {qid: sum(g >= min_grade for g in docs.values()) for qid, docs in qrels.items()}
 
 
-
 # ---------------------------------------------------------------------------- embeddings
-
 
 
 def intra_list_similarity(vectors: np.ndarray, *, chunk_size: int = 65536) -> float:
@@ -224,9 +221,7 @@ def intra_list_similarity(vectors: np.ndarray, *, chunk_size: int = 65536) -> fl
     return 2.0 * pair_sum / (n * (n - 1))
 
 
-def sampled_intra_list_similarity(
-    vectors: np.ndarray, *, n_pairs: int = 100_000, seed: int | None = 0
-) -> ILSEstimate:
+def sampled_intra_list_similarity(vectors: np.ndarray, *, n_pairs: int = 100_000, seed: int | None = 0) -> ILSEstimate:
     """Monte Carlo estimate of :func:`intra_list_similarity` from random pairs.
 
     Draws ``n_pairs`` pairs ``(i, j)``, ``i != j``, uniformly with
@@ -432,7 +427,7 @@ def char_bigrams(text: str) -> list[str]:
     """
     grams: list[str] = []
     for run in _WORD_RUN.findall(unicodedata.normalize("NFKC", text).lower()):
-        grams.extend([run] if len(run) == 1 else [run[i:i + 2] for i in range(len(run) - 1)])
+        grams.extend([run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)])
     return grams
 
 
@@ -489,9 +484,12 @@ def find_lexical_leakage(
     except ValueError:  # no text has a letter or digit: no bigram, nothing can match
         return []
     matrix = normalize(matrix.astype(np.float64))
-    sims = (matrix[len(train_ids):] @ matrix[: len(train_ids)].T).tocoo()  # (eval, train), sparse
-    found = [LeakPair(train_ids[c], eval_ids[r], float(v))
-             for r, c, v in zip(sims.row.tolist(), sims.col.tolist(), sims.data.tolist()) if v >= threshold]
+    sims = (matrix[len(train_ids) :] @ matrix[: len(train_ids)].T).tocoo()  # (eval, train), sparse
+    found = [
+        LeakPair(train_ids[c], eval_ids[r], float(v))
+        for r, c, v in zip(sims.row.tolist(), sims.col.tolist(), sims.data.tolist())
+        if v >= threshold
+    ]
     found.sort(key=lambda p: (-p.similarity, p.train_id, p.eval_id))
     return found if top is None else _first_per_eval(found, top)
 
@@ -505,4 +503,3 @@ def _first_per_eval(found: list[LeakPair], top: int) -> list[LeakPair]:
         if seen[pair.eval_id] <= top:
             kept.append(pair)
     return kept
-

@@ -52,14 +52,12 @@ class SignificanceResult(NamedTuple):
     n: int
 
 
-
 class VersionDelta(NamedTuple):
     """A run's mean under qrels version A and B, and ``delta = b - a``."""
 
     a: float
     b: float
     delta: float
-
 
 
 @dataclass(frozen=True)
@@ -83,7 +81,6 @@ class MeasureComparison:
     deltas: list[QueryDelta]
     t_test: SignificanceResult | None = None
     randomization: SignificanceResult | None = None
-
 
 
 def _paired(
@@ -116,7 +113,6 @@ def _paired(
     if xa.size < 2:
         raise ValueError(f"a paired test needs at least 2 queries, got {xa.size}")
     return xa, xb
-
 
 
 # ---------------------------------------------------------------------------- run comparison
@@ -157,9 +153,7 @@ def per_query_deltas(
     if va.keys() != vb.keys():
         only_a = sorted(va.keys() - vb.keys())[:5]
         only_b = sorted(vb.keys() - va.keys())[:5]
-        raise ValueError(
-            f"{key}: the results cover different queries (only in a: {only_a}, only in b: {only_b})"
-        )
+        raise ValueError(f"{key}: the results cover different queries (only in a: {only_a}, only in b: {only_b})")
     rows = [QueryDelta(qid, va[qid], vb[qid], vb[qid] - va[qid]) for qid in va]
     rows.sort(key=lambda r: (-abs(r.delta), r.qid))
     return rows
@@ -433,4 +427,3 @@ def compare_qrels_versions(
         rb = evaluate(qrels_b, run, measures, level=level)
         out[name] = {k: VersionDelta(ra[k][_ALL], rb[k][_ALL], rb[k][_ALL] - ra[k][_ALL]) for k in ra}
     return out
-

@@ -62,7 +62,7 @@ def _definitions(text: str) -> dict[str, str]:
         letters = _acronym_letters(acr)
         if not _is_acronym(acr):
             continue
-        before = list(_EXP_WORD.finditer(text[max(0, m.start() - 300):m.start()]))
+        before = list(_EXP_WORD.finditer(text[max(0, m.start() - 300) : m.start()]))
         offset = max(0, m.start() - 300)
         for k in range(1, min(len(before), 2 * len(letters) + 2) + 1):
             words = [w.group() for w in before[-k:]]
@@ -129,13 +129,15 @@ def detect_acronym(
             continue
         spans = [sp for sp in re.finditer(rf"(?<![A-Za-z0-9]){re.escape(acr)}(?![A-Za-z0-9])", passage)]
         all_spans = sorted({m.span() for m in spans} | set(find_all(passage, exp)))
-        out.append(Suggestion("acronym",
-                              AcronymEvidence(acr, exp, where, idx, in_query, in_passage),
-                              all_spans))
+        out.append(Suggestion("acronym", AcronymEvidence(acr, exp, where, idx, in_query, in_passage), all_spans))
     return out
 
 
-DETECTOR = Detector("acronyms", "acronym", ("query", "passage", "title", "earlier_chunks"), (),
-                    lambda pair: detect_acronym(pair.query, pair.passage, title=pair.title,
-                                                earlier_chunks=pair.earlier_chunks),
-                    AcronymEvidence)
+DETECTOR = Detector(
+    "acronyms",
+    "acronym",
+    ("query", "passage", "title", "earlier_chunks"),
+    (),
+    lambda pair: detect_acronym(pair.query, pair.passage, title=pair.title, earlier_chunks=pair.earlier_chunks),
+    AcronymEvidence,
+)

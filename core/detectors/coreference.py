@@ -50,7 +50,9 @@ _EN_PRONOUN = re.compile(
     r"aircraft|vehicle|system|site|structure|church|network|channel|event|tournament|championship|league|"
     r"law|act|treaty|disease|character|family|king|queen|president|emperor|house|festival|award))\b"
 )
-_ZH_PRONOUN = re.compile(r"(?!其他|其中|其实|其次|此外|那么|这么|那样|这样|他人)(?:他们|她们|它们|该|此|其|他|她|它|这|那)")
+_ZH_PRONOUN = re.compile(
+    r"(?!其他|其中|其实|其次|此外|那么|这么|那样|这样|他人)(?:他们|她们|它们|该|此|其|他|她|它|这|那)"
+)
 _LEADING = re.compile(r"[\s\"'“”‘’«»「」『』《》()（）\[\]【】\-–—:：,，.。]*")
 
 
@@ -109,18 +111,20 @@ def detect_coreference(
         if title.strip() and contains(chunk, title.strip()):
             matched = unique([title.strip(), *matched])
         if matched:
-            return [Suggestion("coreference",
-                               CoreferenceEvidence(ref[0], i, chunk[:300], tuple(matched)), [ref[1]])]
+            return [Suggestion("coreference", CoreferenceEvidence(ref[0], i, chunk[:300], tuple(matched)), [ref[1]])]
     matched = unique(t for t in analyzer.tokenize(title) if t in q_terms)
     if matched:
-        return [Suggestion("coreference",
-                           CoreferenceEvidence(ref[0], None, title, tuple(matched)), [ref[1]])]
+        return [Suggestion("coreference", CoreferenceEvidence(ref[0], None, title, tuple(matched)), [ref[1]])]
     return []
 
 
 DETECTOR = Detector(
-    "coreference", "coreference", ("query", "passage", "title", "earlier_chunks", "analyzer"), (),
-    lambda pair: detect_coreference(pair.query, pair.passage, title=pair.title, earlier_chunks=pair.earlier_chunks,
-                                    analyzer=pair.analyzer),
+    "coreference",
+    "coreference",
+    ("query", "passage", "title", "earlier_chunks", "analyzer"),
+    (),
+    lambda pair: detect_coreference(
+        pair.query, pair.passage, title=pair.title, earlier_chunks=pair.earlier_chunks, analyzer=pair.analyzer
+    ),
     CoreferenceEvidence,
 )

@@ -132,11 +132,20 @@ def detect_entity_mismatch(query: str, passage: str, *, language: str | None = N
     other = [(w, sp) for w, sp in p_ents if not contains(query, w)]
     if not missing or not other:
         return []
-    return [Suggestion("entity_mismatch",
-                       EntityEvidence(tuple(missing), tuple(unique(w for w, _ in other)), method),
-                       sorted({sp for _, sp in other}))]
+    return [
+        Suggestion(
+            "entity_mismatch",
+            EntityEvidence(tuple(missing), tuple(unique(w for w, _ in other)), method),
+            sorted({sp for _, sp in other}),
+        )
+    ]
 
 
-DETECTOR = Detector("entities", "entity_mismatch", ("query", "passage", "language"), (),
-                    lambda pair: detect_entity_mismatch(pair.query, pair.passage, language=pair.language),
-                    EntityEvidence)
+DETECTOR = Detector(
+    "entities",
+    "entity_mismatch",
+    ("query", "passage", "language"),
+    (),
+    lambda pair: detect_entity_mismatch(pair.query, pair.passage, language=pair.language),
+    EntityEvidence,
+)

@@ -131,8 +131,12 @@ def detect_false_negative(
 
 
 DETECTOR = Detector(
-    "false_negatives", "false_negative", ("label", "rank", "score", "depth", "answers", "passage"), ("rank",),
-    lambda pair: detect_false_negative(label=pair.label, rank=pair.rank, score=pair.score, depth=pair.depth,
-                                       answers=pair.answers, passage=pair.passage),
+    "false_negatives",
+    "false_negative",
+    ("label", "rank", "score", "depth", "answers", "passage"),
+    ("rank",),
+    lambda pair: detect_false_negative(
+        label=pair.label, rank=pair.rank, score=pair.score, depth=pair.depth, answers=pair.answers, passage=pair.passage
+    ),
     FalseNegativeEvidence,
 )

@@ -19,9 +19,7 @@ class MainTopicEvidence(Evidence):
         return f"query terms {listing(self.terms)} are in the title '{self.title}' but not in the passage"
 
 
-def detect_main_topic(
-    query: str, passage: str, title: str, *, analyzer: Analyzer | None = None
-) -> list[Suggestion]:
+def detect_main_topic(query: str, passage: str, title: str, *, analyzer: Analyzer | None = None) -> list[Suggestion]:
     """Query terms that are in the document title but not in the passage (DAPR, main topic).
 
     Returns
@@ -37,13 +35,21 @@ def detect_main_topic(
     analyzer = analyzer or analyzer_for("mixed")
     title_terms = set(analyzer.tokenize(title))
     passage_terms = set(analyzer.tokenize(passage))
-    missing = [(t, s, e) for t, s, e in analyzer.tokenize_with_offsets(query)
-               if t in title_terms and t not in passage_terms and t not in ZH_PARTICLES]
+    missing = [
+        (t, s, e)
+        for t, s, e in analyzer.tokenize_with_offsets(query)
+        if t in title_terms and t not in passage_terms and t not in ZH_PARTICLES
+    ]
     if not missing:
         return []
     return [Suggestion("main_topic", MainTopicEvidence(title, tuple(unique(query[s:e] for _, s, e in missing))), [])]
 
 
-DETECTOR = Detector("main_topic", "main_topic", ("query", "passage", "title", "analyzer"), ("title",),
-                    lambda pair: detect_main_topic(pair.query, pair.passage, pair.title, analyzer=pair.analyzer),
-                    MainTopicEvidence)
+DETECTOR = Detector(
+    "main_topic",
+    "main_topic",
+    ("query", "passage", "title", "analyzer"),
+    ("title",),
+    lambda pair: detect_main_topic(pair.query, pair.passage, pair.title, analyzer=pair.analyzer),
+    MainTopicEvidence,
+)

@@ -32,8 +32,21 @@ class NumeralEvidence(Evidence):
 
 
 _ARABIC = re.compile(r"(?<![0-9.])(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?")
-_ZH_DIGITS = {"〇": 0, "○": 0, "零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5,
-              "六": 6, "七": 7, "八": 8, "九": 9}
+_ZH_DIGITS = {
+    "〇": 0,
+    "○": 0,
+    "零": 0,
+    "一": 1,
+    "二": 2,
+    "两": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+}
 _ZH_UNITS = {"十": 10, "百": 100, "千": 1000}
 _ZH_NUMERAL = re.compile("[〇○零一二两三四五六七八九十百千万]+")
 
@@ -70,12 +83,17 @@ def _parse_zh_numeral(s: str) -> int | None:
 # English words: it is as often the unit of time ("a second").
 _ZH_ORDINAL = re.compile("第([0-9]+|[〇○零一二两三四五六七八九十百千万]+)")
 _EN_ORDINAL_WORDS = {
-    w: i for i, w in enumerate(
+    w: i
+    for i, w in enumerate(
         "first _ third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth fourteenth "
-        "fifteenth sixteenth seventeenth eighteenth nineteenth twentieth".split(), 1) if w != "_"
+        "fifteenth sixteenth seventeenth eighteenth nineteenth twentieth".split(),
+        1,
+    )
+    if w != "_"
 }
-_EN_ORDINAL = re.compile(r"(?<![^\W_])(?:([0-9]+)(?:st|nd|rd|th)|(" + "|".join(_EN_ORDINAL_WORDS) + r"))(?![^\W_])",
-                         re.IGNORECASE)
+_EN_ORDINAL = re.compile(
+    r"(?<![^\W_])(?:([0-9]+)(?:st|nd|rd|th)|(" + "|".join(_EN_ORDINAL_WORDS) + r"))(?![^\W_])", re.IGNORECASE
+)
 
 
 def _ordinal_value(digits: str | None, word: str) -> int | None:
@@ -177,5 +195,11 @@ def detect_numeral_mismatch(query: str, passage: str) -> list[Suggestion]:
     return [Suggestion("numeral_mismatch", evidence, sorted(spans))]
 
 
-DETECTOR = Detector("numerals", "numeral_mismatch", ("query", "passage"), (),
-                    lambda pair: detect_numeral_mismatch(pair.query, pair.passage), NumeralEvidence)
+DETECTOR = Detector(
+    "numerals",
+    "numeral_mismatch",
+    ("query", "passage"),
+    (),
+    lambda pair: detect_numeral_mismatch(pair.query, pair.passage),
+    NumeralEvidence,
+)

@@ -14,7 +14,6 @@ from core.detectors import acronyms, coreference, entities, false_negatives, mai
 from core.detectors.base import Detector, Evidence, Pair, Suggestion, check_str, resolve_language
 from core.text import Analyzer, analyzer_for
 
-
 DETECTORS: tuple[Detector, ...] = (
     numerals.DETECTOR,
     entities.DETECTOR,
@@ -96,9 +95,19 @@ def suggest(
     check_str("query", query), check_str("passage", passage), check_str("title", title)
     lang = resolve_language(language, query, passage)
     pair = Pair(
-        query, passage, analyzer or analyzer_for("en" if lang == "en" else "zh"), lang, label=label, score=score,
-        rank=rank, title=title, earlier_chunks=earlier_chunks, term_frequencies=term_frequencies,
-        overlap_threshold=overlap_threshold, depth=depth, answers=answers,
+        query,
+        passage,
+        analyzer or analyzer_for("en" if lang == "en" else "zh"),
+        lang,
+        label=label,
+        score=score,
+        rank=rank,
+        title=title,
+        earlier_chunks=earlier_chunks,
+        term_frequencies=term_frequencies,
+        overlap_threshold=overlap_threshold,
+        depth=depth,
+        answers=answers,
     )
     out = [s for detector in DETECTORS if detector.applies(pair) for s in detector.run(pair)]
     return sorted(out, key=lambda s: s.category)

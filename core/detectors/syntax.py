@@ -34,7 +34,9 @@ class SyntacticEvidence(Evidence):
         return Evidence.summary(self)
 
 
-_ZH_MOTION = frozenset({"去", "到", "回", "至", "往", "飞", "前往", "开往", "飞往", "回到", "到达", "抵达", "返回", "去往"})
+_ZH_MOTION = frozenset(
+    {"去", "到", "回", "至", "往", "飞", "前往", "开往", "飞往", "回到", "到达", "抵达", "返回", "去往"}
+)
 _EN_FROM_TO = re.compile(
     r"\bfrom\s+(?P<a>[^\W\d_][\w'’-]*(?:\s+[^\W\d_][\w'’-]*){0,3}?)\s+to\s+"
     r"(?P<b>[^\W\d_][\w'’-]*(?:\s+[^\W\d_][\w'’-]*){0,3}?)"
@@ -143,12 +145,15 @@ def detect_syntactic_mismatch(query: str, passage: str, *, analyzer: Analyzer | 
             continue
         for pa, pb, psa, psb, spa, spb in p_rel:
             if _same_end(pa, qb) and _same_end(pb, qa):
-                return [Suggestion("syntactic_mismatch",
-                                   SyntacticEvidence((qsa, qsb), (psa, psb)),
-                                   sorted([spa, spb]))]
+                return [Suggestion("syntactic_mismatch", SyntacticEvidence((qsa, qsb), (psa, psb)), sorted([spa, spb]))]
     return []
 
 
-DETECTOR = Detector("syntax", "syntactic_mismatch", ("query", "passage", "analyzer"), (),
-                    lambda pair: detect_syntactic_mismatch(pair.query, pair.passage, analyzer=pair.analyzer),
-                    SyntacticEvidence)
+DETECTOR = Detector(
+    "syntax",
+    "syntactic_mismatch",
+    ("query", "passage", "analyzer"),
+    (),
+    lambda pair: detect_syntactic_mismatch(pair.query, pair.passage, analyzer=pair.analyzer),
+    SyntacticEvidence,
+)

@@ -62,35 +62,72 @@ _SALIENT = "salient_phrase_mismatch"
 
 TAXONOMY: tuple[Category, ...] = (
     # DuReader-retrieval (Qiu et al., EMNLP 2022), Table 10.
-    Category("entity_mismatch", "Salient phrase mismatch: entity", _DR,
-             "The passage is about a different named entity (person, place, organisation, product) "
-             "than the query.", _SALIENT),
-    Category("numeral_mismatch", "Salient phrase mismatch: numeral", _DR,
-             "A number or year in the query differs from the one in the passage.", _SALIENT),
-    Category("modifier_mismatch", "Salient phrase mismatch: modifier", _DR,
-             "A modifier that restricts the query (e.g. 'free', 'for children') is not satisfied "
-             "by the passage.", _SALIENT),
-    Category("syntactic_mismatch", "Syntactic mismatch", _DR,
-             "Query and passage share the key terms but in different roles or order "
-             "(e.g. 'from A to B' versus 'from B to A')."),
-    Category("term_overlap", "Over-sensitivity to term overlap", _DR,
-             "The passage shares many terms with the query but does not meet its need."),
+    Category(
+        "entity_mismatch",
+        "Salient phrase mismatch: entity",
+        _DR,
+        "The passage is about a different named entity (person, place, organisation, product) than the query.",
+        _SALIENT,
+    ),
+    Category(
+        "numeral_mismatch",
+        "Salient phrase mismatch: numeral",
+        _DR,
+        "A number or year in the query differs from the one in the passage.",
+        _SALIENT,
+    ),
+    Category(
+        "modifier_mismatch",
+        "Salient phrase mismatch: modifier",
+        _DR,
+        "A modifier that restricts the query (e.g. 'free', 'for children') is not satisfied by the passage.",
+        _SALIENT,
+    ),
+    Category(
+        "syntactic_mismatch",
+        "Syntactic mismatch",
+        _DR,
+        "Query and passage share the key terms but in different roles or order "
+        "(e.g. 'from A to B' versus 'from B to A').",
+    ),
+    Category(
+        "term_overlap",
+        "Over-sensitivity to term overlap",
+        _DR,
+        "The passage shares many terms with the query but does not meet its need.",
+    ),
     Category("typo", "Typos", _DR, "The query contains a misspelling of a frequent term."),
-    Category("false_negative", "False negative", _DR,
-             "A highly ranked passage is unjudged or labelled irrelevant but may be relevant."),
+    Category(
+        "false_negative",
+        "False negative",
+        _DR,
+        "A highly ranked passage is unjudged or labelled irrelevant but may be relevant.",
+    ),
     Category("other", "Other", _DR, "None of the above."),
     # DAPR (Wang et al., 2024), NQ-hard categories.
-    Category("self_contained", "Self-contained", "dapr",
-             "The passage answers the query without any document context."),
-    Category("coreference", "Coreference resolution", "dapr",
-             "The passage refers to the query's subject by a pronoun or definite description "
-             "whose antecedent is elsewhere in the document."),
-    Category("main_topic", "Main topic", "dapr",
-             "The query names the document's main topic (its title), which the passage does not repeat."),
-    Category("multi_hop", "Multi-hop reasoning", "dapr",
-             "Answering needs facts from several passages of the document."),
-    Category("acronym", "Acronym", "dapr",
-             "An acronym and its expansion are used in different places (query, passage, document)."),
+    Category("self_contained", "Self-contained", "dapr", "The passage answers the query without any document context."),
+    Category(
+        "coreference",
+        "Coreference resolution",
+        "dapr",
+        "The passage refers to the query's subject by a pronoun or definite description "
+        "whose antecedent is elsewhere in the document.",
+    ),
+    Category(
+        "main_topic",
+        "Main topic",
+        "dapr",
+        "The query names the document's main topic (its title), which the passage does not repeat.",
+    ),
+    Category(
+        "multi_hop", "Multi-hop reasoning", "dapr", "Answering needs facts from several passages of the document."
+    ),
+    Category(
+        "acronym",
+        "Acronym",
+        "dapr",
+        "An acronym and its expansion are used in different places (query, passage, document).",
+    ),
 )
 """The built-in taxonomy: DuReader-retrieval Table 10 then DAPR's NQ-hard categories."""
 

@@ -86,14 +86,16 @@ def detect_term_overlap(
         return []
     wanted = set(shared)
     spans = sorted({(s, e) for t, s, e in p_terms if t in wanted})
-    return [Suggestion("term_overlap",
-                       TermOverlapEvidence(round(share, 4), tuple(shared), len(q_terms), label),
-                       spans)]
+    return [Suggestion("term_overlap", TermOverlapEvidence(round(share, 4), tuple(shared), len(q_terms), label), spans)]
 
 
 DETECTOR = Detector(
-    "terms", "term_overlap", ("query", "passage", "label", "overlap_threshold", "analyzer"), ("label",),
-    lambda pair: detect_term_overlap(pair.query, pair.passage, label=pair.label, threshold=pair.overlap_threshold,
-                                     analyzer=pair.analyzer),
+    "terms",
+    "term_overlap",
+    ("query", "passage", "label", "overlap_threshold", "analyzer"),
+    ("label",),
+    lambda pair: detect_term_overlap(
+        pair.query, pair.passage, label=pair.label, threshold=pair.overlap_threshold, analyzer=pair.analyzer
+    ),
     TermOverlapEvidence,
 )

@@ -118,7 +118,6 @@ def _query_words(query: str) -> list[tuple[str, str]]:
     return out
 
 
-
 class _Vocabulary:
     """The collection counts as :func:`detect_typos` reads them: the frequent terms by length, and lookups."""
 
@@ -141,7 +140,7 @@ class _Vocabulary:
                 for term, _ in terms:
                     i = word.find(term)
                     if i >= 0 and term != word:
-                        pieces.extend(p for p in (word[:i], word[i + len(term):]) if p)
+                        pieces.extend(p for p in (word[:i], word[i + len(term) :]) if p)
         return pieces
 
     def correction(self, piece: str) -> tuple[str, int] | None:
@@ -151,8 +150,12 @@ class _Vocabulary:
         best: tuple[str, int] | None = None
         for n in (len(piece) - 1, len(piece), len(piece) + 1):
             for term, count in self.frequent.get(n, ()):
-                if (term != piece and self.count_of(piece) <= self.ratio * count
-                        and levenshtein(piece, term, max_distance=1) == 1 and (best is None or count > best[1])):
+                if (
+                    term != piece
+                    and self.count_of(piece) <= self.ratio * count
+                    and levenshtein(piece, term, max_distance=1) == 1
+                    and (best is None or count > best[1])
+                ):
                     best = (term, count)
         return best
 
@@ -212,5 +215,12 @@ def detect_typos(
             out.append(Suggestion("typo", TypoEvidence(piece, term, 1, count, surface), find_all(passage, term)))
     return out
 
-DETECTOR = Detector("typos", "typo", ("query", "passage", "term_frequencies"), ("term_frequencies",),
-                    lambda pair: detect_typos(pair.query, pair.passage, pair.term_frequencies or {}), TypoEvidence)
+
+DETECTOR = Detector(
+    "typos",
+    "typo",
+    ("query", "passage", "term_frequencies"),
+    ("term_frequencies",),
+    lambda pair: detect_typos(pair.query, pair.passage, pair.term_frequencies or {}),
+    TypoEvidence,
+)

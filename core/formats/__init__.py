@@ -36,28 +36,64 @@ class FormatSpec:
 FORMATS: dict[str, FormatSpec] = {
     spec.name: spec
     for spec in (
-        FormatSpec("beir", "core.formats.beir", "read_beir",
-                   "BEIR folder: corpus.jsonl, queries.jsonl, qrels/*.tsv (+ pooljudge extras, runs/*.trec)"),
+        FormatSpec(
+            "beir",
+            "core.formats.beir",
+            "read_beir",
+            "BEIR folder: corpus.jsonl, queries.jsonl, qrels/*.tsv (+ pooljudge extras, runs/*.trec)",
+        ),
         FormatSpec("trec-qrels", "core.formats.trec", "read_trec_qrels", "TREC qrels file: qid iter docid grade"),
         FormatSpec("trec-run", "core.formats.trec", "read_trec_run", "TREC run file: qid Q0 docid rank score tag"),
-        FormatSpec("msmarco", "core.formats.msmarco", "read_msmarco",
-                   "MS MARCO TSV folder or file: collection.tsv, queries.*.tsv, qrels*.tsv"),
-        FormatSpec("t2ranking", "core.formats.msmarco", "read_t2ranking",
-                   "T2Ranking TSV folder: collection.tsv, queries.*.tsv, qrels.*.tsv (4-level labels)"),
-        FormatSpec("dureader", "core.formats.dureader", "read_dureader",
-                   "DuReader 2.0 MRC JSON lines; paragraphs joined until a passage exceeds 256 chars (DuReader-retrieval)"),
-        FormatSpec("dapr", "core.formats.dapr", "read_dapr",
-                   "DAPR JSONL folder: corpus.jsonl with ordered chunks, {train,dev,test}.jsonl judged chunks"),
-        FormatSpec("smart", "core.formats.smart", "read_smart_folder",
-                   "SMART collection folder (Cranfield/CISI): .I .T .A .B .W records and a qrels file"),
-        FormatSpec("qa-jsonl", "core.formats.qa_jsonl", "read_qa_jsonl",
-                   "query + candidate passages JSONL (RGB refine, fact and int files): "
-                   "{id, query, answer, positive:[...], negative:[...], positive_wrong:[...]}"),
-        FormatSpec("lecard", "core.formats.jsonmaps", "read_lecard",
-                   "LeCaRD folder: query.json, label_top30_dict.json, prediction/*.json"),
+        FormatSpec(
+            "msmarco",
+            "core.formats.msmarco",
+            "read_msmarco",
+            "MS MARCO TSV folder or file: collection.tsv, queries.*.tsv, qrels*.tsv",
+        ),
+        FormatSpec(
+            "t2ranking",
+            "core.formats.msmarco",
+            "read_t2ranking",
+            "T2Ranking TSV folder: collection.tsv, queries.*.tsv, qrels.*.tsv (4-level labels)",
+        ),
+        FormatSpec(
+            "dureader",
+            "core.formats.dureader",
+            "read_dureader",
+            "DuReader 2.0 MRC JSON lines; paragraphs joined until a passage exceeds 256 chars (DuReader-retrieval)",
+        ),
+        FormatSpec(
+            "dapr",
+            "core.formats.dapr",
+            "read_dapr",
+            "DAPR JSONL folder: corpus.jsonl with ordered chunks, {train,dev,test}.jsonl judged chunks",
+        ),
+        FormatSpec(
+            "smart",
+            "core.formats.smart",
+            "read_smart_folder",
+            "SMART collection folder (Cranfield/CISI): .I .T .A .B .W records and a qrels file",
+        ),
+        FormatSpec(
+            "qa-jsonl",
+            "core.formats.qa_jsonl",
+            "read_qa_jsonl",
+            "query + candidate passages JSONL (RGB refine, fact and int files): "
+            "{id, query, answer, positive:[...], negative:[...], positive_wrong:[...]}",
+        ),
+        FormatSpec(
+            "lecard",
+            "core.formats.jsonmaps",
+            "read_lecard",
+            "LeCaRD folder: query.json, label_top30_dict.json, prediction/*.json",
+        ),
         FormatSpec("json-qrels", "core.formats.jsonmaps", "read_json_qrels", "JSON qrels {qid: {docid: grade}}"),
-        FormatSpec("json-run", "core.formats.jsonmaps", "read_json_ranked_run",
-                   "JSON ranked lists {qid: [docid, ...]} (rank-derived scores)"),
+        FormatSpec(
+            "json-run",
+            "core.formats.jsonmaps",
+            "read_json_ranked_run",
+            "JSON ranked lists {qid: [docid, ...]} (rank-derived scores)",
+        ),
     )
 }
 

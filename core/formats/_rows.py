@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 from core.errors import FormatError
-from core.formats._io import Source, shorten, is_blank, iter_lines, open_text_for_write, source_name
+from core.formats._io import Source, is_blank, iter_lines, open_text_for_write, shorten, source_name
 from core.limits import (
     GRADE_RANGE,
     ID_MAX_CHARS,
@@ -109,7 +109,9 @@ def check_id(value: str, what: str, path: str, line: int | None) -> str:
     if bad is not None:
         ch, index = bad.group(), bad.start()
         if ch == "\ufeff":
-            raise FormatError(path, line, f"{what} {value!r} contains a byte-order mark (U+FEFF) at character {index + 1}")
+            raise FormatError(
+                path, line, f"{what} {value!r} contains a byte-order mark (U+FEFF) at character {index + 1}"
+            )
         raise FormatError(
             path, line, f"{what} {value!r} contains the control character U+{ord(ch):04X} at character {index + 1}"
         )
@@ -151,7 +153,9 @@ def check_text(
     if len(value) > limit:
         raise FormatError(path, line, f"{what} is {len(value):,} characters long, the limit is {limit:,}")
     if "\x00" in value:
-        raise FormatError(path, line, f"{what} contains a NUL character (U+0000) at character {value.index(chr(0)) + 1}")
+        raise FormatError(
+            path, line, f"{what} contains a NUL character (U+0000) at character {value.index(chr(0)) + 1}"
+        )
     if not allow_empty and is_blank(value):
         shown = "" if not value.strip() else f" (only invisible characters: {value!r})"
         raise FormatError(path, line, f"{what} is empty{shown}")
@@ -246,9 +250,7 @@ def check_token(value: Any, what: str) -> str:
     if not value:
         raise ValueError(f"{what} is empty")
     if any(ch.isspace() for ch in value):
-        raise ValueError(
-            f"{what} {value!r} contains whitespace and cannot be written to a whitespace-separated file"
-        )
+        raise ValueError(f"{what} {value!r} contains whitespace and cannot be written to a whitespace-separated file")
     return value
 
 

@@ -40,10 +40,10 @@ from core.formats._io import (
     shown_json,
 )
 from core.formats._rows import (
-    check_position_range,
     SeenPairs,
     check_grade,
     check_id,
+    check_position_range,
     check_query_text,
     check_text,
     check_token,
@@ -84,8 +84,12 @@ QRELS_HEADERS = frozenset(
 )
 """Header rows a qrels TSV may start with; the first line is skipped only when it is exactly one of them."""
 _QUERY_TEXT_FIELDS = ("type", "domain", "language", "translation")
-_FIELD_LIMITS = {"type": LABEL_MAX_CHARS, "domain": LABEL_MAX_CHARS, "language": LANGUAGE_MAX_CHARS,
-                 "translation": QUERY_TEXT_MAX_CHARS}
+_FIELD_LIMITS = {
+    "type": LABEL_MAX_CHARS,
+    "domain": LABEL_MAX_CHARS,
+    "language": LANGUAGE_MAX_CHARS,
+    "translation": QUERY_TEXT_MAX_CHARS,
+}
 
 
 # --------------------------------------------------------------------------- records
@@ -229,7 +233,9 @@ def iter_beir_queries(
         qid = check_id(require_str(rec.get("_id"), "_id", name, lineno), "query id '_id'", name, lineno)
         if "text" not in rec:
             raise FormatError(name, lineno, "missing field 'text' (expected {'_id', 'text'})")
-        text = check_query_text(_text(rec["text"], "text", name, lineno, allow_empty=False), "field 'text'", name, lineno)
+        text = check_query_text(
+            _text(rec["text"], "text", name, lineno, allow_empty=False), "field 'text'", name, lineno
+        )
         split = rec.get("split")
         if split is not None:
             if split not in SPLITS:
@@ -263,7 +269,9 @@ def iter_beir_qrels(path: str | os.PathLike[str]) -> Iterator[QrelEntry]:
         blank line inside the file, or an empty file.
     """
     name = os.fspath(path)
-    seen = SeenPairs(name, "duplicate judgment for query {qid!r}, document {docid!r} (already judged at line {earlier})")
+    seen = SeenPairs(
+        name, "duplicate judgment for query {qid!r}, document {docid!r} (already judged at line {earlier})"
+    )
     first = True
     count = 0
     for lineno, cols in iter_rows(name, sep="\t", what="judgments"):

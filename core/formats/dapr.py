@@ -178,9 +178,7 @@ def _query_lines(path: str) -> Iterator[_QueryLine]:
             if (chunk_id, chunk_text) not in doc.chunks:
                 known = dict(doc.chunks)
                 problem = "is not among its chunks" if chunk_id not in known else "has a different text there"
-                raise FormatError(
-                    path, line, f"{what}: chunk {chunk_id!r} {problem} in belonging_doc {doc.id!r}"
-                )
+                raise FormatError(path, line, f"{what}: chunk {chunk_id!r} {problem} in belonging_doc {doc.id!r}")
             judged.append(_Judged(chunk_id, grade, doc))
         yield _QueryLine(line, query_id, text, judged)
 
@@ -196,8 +194,6 @@ def _split_of(path: str) -> str:
             "(.jsonl or .jsonl.gz), or pass query files as a mapping {split: path}",
         )
     return stem
-
-
 
 
 def _find_folder_files(folder: str) -> tuple[str, list[tuple[str, str]]]:

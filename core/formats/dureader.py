@@ -149,7 +149,9 @@ class _Question:
 def _document(value: Any, index: int, name: str, line: int) -> _Document:
     where = f"documents[{index}]"
     if not isinstance(value, dict):
-        raise FormatError(name, line, f"{where} must be an object {{title, paragraphs, ...}}, got {type(value).__name__}")
+        raise FormatError(
+            name, line, f"{where} must be an object {{title, paragraphs, ...}}, got {type(value).__name__}"
+        )
     if "paragraphs" not in value:
         raise FormatError(name, line, f"{where} has no 'paragraphs' (expected a list of strings)")
     paragraphs = value["paragraphs"]
@@ -185,7 +187,9 @@ def _questions(source: Source) -> Iterator[_Question]:
         if question_id in seen:
             raise FormatError(name, line, f"duplicate question_id {question_id!r} (first at line {seen[question_id]})")
         seen[question_id] = line
-        question = check_query_text(require_str(obj["question"], "question", name, line), "field 'question'", name, line)
+        question = check_query_text(
+            require_str(obj["question"], "question", name, line), "field 'question'", name, line
+        )
         question_type = obj["question_type"]
         if question_type not in QUESTION_TYPES:
             raise FormatError(
@@ -271,9 +275,7 @@ def _check_options(max_chars: object, split: object, selected_grade: object) -> 
         raise ValueError(f"max_chars must be a positive integer, got {max_chars!r}")
     if split is not None and split not in SPLITS:
         raise ValueError(f"split must be one of {', '.join(SPLITS)} or None, got {split!r}")
-    if selected_grade is not None and (
-        not is_integer(selected_grade) or not 0 <= selected_grade <= GRADE_MAX
-    ):
+    if selected_grade is not None and (not is_integer(selected_grade) or not 0 <= selected_grade <= GRADE_MAX):
         raise ValueError(f"selected_grade must be None or an integer in 0..{GRADE_MAX}, got {selected_grade!r}")
 
 

@@ -177,8 +177,6 @@ def _ranked_run_streams(
     return [stream(*doc) for doc in docs]
 
 
-
-
 def read_json_qrels(path: str | os.PathLike[str]) -> CollectionSource:
     """A :class:`CollectionSource` with the judgments of a ``{qid: {docid: grade}}`` JSON file.
 

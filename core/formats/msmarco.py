@@ -55,9 +55,13 @@ __all__ = [
 PathArg = str | os.PathLike[str]
 PathsArg = PathArg | Sequence[PathArg] | None
 
-COLLECTION_HEADERS = frozenset({("pid", "para"), ("pid", "text"), ("pid", "passage"), ("id", "text"), ("docid", "text")})
+COLLECTION_HEADERS = frozenset(
+    {("pid", "para"), ("pid", "text"), ("pid", "passage"), ("id", "text"), ("docid", "text")}
+)
 """Header rows of collection files (T2Ranking: ``pid<TAB>para``)."""
-QUERIES_HEADERS = frozenset({("qid", "text"), ("qid", "query"), ("id", "text"), ("query_id", "text"), ("query-id", "text")})
+QUERIES_HEADERS = frozenset(
+    {("qid", "text"), ("qid", "query"), ("id", "text"), ("query_id", "text"), ("query-id", "text")}
+)
 """Header rows of query files (T2Ranking: ``qid<TAB>text``)."""
 QRELS_HEADERS = frozenset(
     {
@@ -340,9 +344,7 @@ def read_msmarco(
             query_files = found_queries if queries is None else query_files
             qrels_files = found_qrels if qrels is None else qrels_files
             if collection is None and not query_files and not qrels_files:
-                raise FormatError(
-                    os.fspath(root), None, "no collection.tsv, queries*.tsv or qrels*.tsv in this folder"
-                )
+                raise FormatError(os.fspath(root), None, "no collection.tsv, queries*.tsv or qrels*.tsv in this folder")
         else:
             collection = os.fspath(root)
     return _msmarco_source(collection, query_files, qrels_files, language, header)

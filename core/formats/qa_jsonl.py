@@ -106,10 +106,6 @@ def text_passage_id(text: str, *, prefix: str = "p") -> str:
     return prefix + hashlib.sha1(normalised.encode("utf-8")).hexdigest()[:16]
 
 
-
-
-
-
 KNOWN_KEYS = ("id", "query", "answer", "fakeanswer", "positive", "positive_wrong", "negative")
 """Keys the reader knows; any other key is ignored and reported once in :attr:`CollectionSource.notes`.
 
@@ -124,7 +120,17 @@ WRONG = "positive_wrong"
 class _Record:
     """One validated line of the file."""
 
-    __slots__ = ("line", "query_id", "query", "answers", "positive", "negative", "wrong", "wrong_also_positive", "unknown")
+    __slots__ = (
+        "line",
+        "query_id",
+        "query",
+        "answers",
+        "positive",
+        "negative",
+        "wrong",
+        "wrong_also_positive",
+        "unknown",
+    )
 
     def __init__(
         self,
@@ -218,7 +224,6 @@ def _answers(obj: dict[str, Any], name: str, line: int) -> list[Any] | None:
     return value
 
 
-
 def _records(source: Source) -> Iterator[_Record]:
     """Validate every line; duplicate query ids and contradictory labels are errors."""
     name = source_name(source)
@@ -226,7 +231,11 @@ def _records(source: Source) -> Iterator[_Record]:
     seen_queries: dict[str, int] = {}
     for line, obj in iter_jsonl(source):
         if not isinstance(obj, dict):
-            raise FormatError(name, line, f"expected a JSON object {{id, query, answer, positive, negative}}, got {type(obj).__name__}")
+            raise FormatError(
+                name,
+                line,
+                f"expected a JSON object {{id, query, answer, positive, negative}}, got {type(obj).__name__}",
+            )
         for key in ("id", "query"):
             if key not in obj:
                 raise FormatError(name, line, f"missing field {key!r}")

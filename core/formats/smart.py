@@ -243,7 +243,9 @@ class _SmartParser:
         if not rec.text:
             blank = not any(part.strip() for lines in rec.fields.values() for part in lines)
             if not (self.allow_empty_records and blank):
-                allowed = " (only a record whose fields are all empty is allowed here)" if self.allow_empty_records else ""
+                allowed = (
+                    " (only a record whose fields are all empty is allowed here)" if self.allow_empty_records else ""
+                )
                 raise FormatError(
                     self.name, rec.line, f"record {rec.id!r} has an empty .W field, expected text{allowed}"
                 )
@@ -333,7 +335,9 @@ def _detect_shape(columns: list[str], name: str, line: int) -> str:
     if len(columns) == 4:
         return "cisi" if any(c in columns[3] for c in ".eE") else "trec"
     raise FormatError(
-        name, line, f"cannot tell the qrels shape from {len(columns)} columns: expected {', or '.join(_SHAPES.values())}"
+        name,
+        line,
+        f"cannot tell the qrels shape from {len(columns)} columns: expected {', or '.join(_SHAPES.values())}",
     )
 
 
@@ -370,11 +374,14 @@ def _qrels(
             grade = grade_map[code]
         elif shape == "cisi":
             qid, docid = columns[0], columns[1]
-            if parse_int(columns[2], "third column", name, lineno) != 0 or parse_float(
-                columns[3], "fourth column", name, lineno
-            ) != 0.0:
+            if (
+                parse_int(columns[2], "third column", name, lineno) != 0
+                or parse_float(columns[3], "fourth column", name, lineno) != 0.0
+            ):
                 raise FormatError(
-                    name, lineno, f"expected the CISI placeholders '0 0.000000' in columns 3-4, got {columns[2]!r} {columns[3]!r}"
+                    name,
+                    lineno,
+                    f"expected the CISI placeholders '0 0.000000' in columns 3-4, got {columns[2]!r} {columns[3]!r}",
                 )
             grade = listed_grade
         else:
@@ -385,7 +392,9 @@ def _qrels(
         check_id(docid, "document id", name, lineno)
         key = (qid, docid)
         if key in seen:
-            raise FormatError(name, lineno, f"duplicate judgment for query {qid!r}, document {docid!r} (first at line {seen[key]})")
+            raise FormatError(
+                name, lineno, f"duplicate judgment for query {qid!r}, document {docid!r} (first at line {seen[key]})"
+            )
         seen[key] = lineno
         yield QrelEntry(qid, docid, grade, origin=f"{name}:{lineno}")
     if not seen:

@@ -79,7 +79,9 @@ def iter_trec_qrels(source: Source) -> Iterator[QrelEntry]:
         middle of the file, an empty file or bad UTF-8.
     """
     name = source_name(source)
-    seen = SeenPairs(name, "duplicate judgment for query {qid!r}, document {docid!r} (already judged at line {earlier})")
+    seen = SeenPairs(
+        name, "duplicate judgment for query {qid!r}, document {docid!r} (already judged at line {earlier})"
+    )
     for lineno, cols in iter_rows(source, sep=None, what="judgments"):
         if len(cols) != 4:
             raise FormatError(
@@ -261,8 +263,6 @@ def run_name_from_path(path: str | os.PathLike[str]) -> str:
         if base.endswith(suffix) and len(base) > len(suffix):
             return base[: -len(suffix)]
     return base
-
-
 
 
 def read_trec_qrels(path: str | os.PathLike[str], name: str | None = None) -> CollectionSource:

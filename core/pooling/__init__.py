@@ -75,4 +75,3 @@ __all__ = [
     "pooling_method",
     "register_pooling_method",
 ]
-

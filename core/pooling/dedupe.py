@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
+
 import numpy as np
 from numpy.typing import ArrayLike
 
 from core.pooling.types import Selection
 from core.validators import real_number
-
 
 # --------------------------------------------------------------------------- near-duplicates
 
@@ -92,7 +92,10 @@ def dedupe_by_clustering(
     ids, x = _unit_rows(doc_ids, embeddings)
     if len(ids) < 2:
         return ids, {}
-    from scipy.cluster.hierarchy import fcluster, linkage  # scipy only when de-duplicating (the CLI imports this package)
+    from scipy.cluster.hierarchy import (  # scipy only when de-duplicating (the CLI imports this package)
+        fcluster,
+        linkage,
+    )
 
     labels = fcluster(linkage(x, method="ward"), t=float(distance_threshold), criterion="distance")
     return _keep_first(ids, labels)

@@ -11,7 +11,6 @@ from core.ranking import rank_positions, trec_ranking
 from core.types import Run
 from core.validators import positive_int, real_number
 
-
 # --------------------------------------------------------------------------- pooling
 
 
@@ -139,9 +138,7 @@ def _rbp_weight(p: float) -> Callable[[int], float]:
     return lambda rank: (1.0 - p) * p ** (rank - 1)
 
 
-def rrf_pool(
-    runs: RunsArg, size: int, k: float = DEFAULT_RRF_K, *, queries: Sequence[str] | None = None
-) -> Pool:
+def rrf_pool(runs: RunsArg, size: int, k: float = DEFAULT_RRF_K, *, queries: Sequence[str] | None = None) -> Pool:
     r"""Pool a fixed budget of ``size`` documents per query, by reciprocal-rank priority.
 
     A document's priority is its RRF score (Cormack et al. 2009) over the
@@ -226,4 +223,3 @@ def rbp_pool(runs: RunsArg, size: int, p: float = 0.8, *, queries: Sequence[str]
     positive_int(size, "size")
     pool, _ = _priority_pool(named, size, queries, _rbp_weight(p))
     return pool
-

@@ -43,8 +43,10 @@ class PoolingMethod:
         """Pool ``runs`` with a job's ``params`` (``depth``, default 50; ``size``; this method's options)."""
         depth = int(params.get("depth") or 50)
         n = depth if self.budget == "depth" or params.get("size") is None else int(params["size"])
-        kwargs = {keyword: typ(params[key] if params.get(key) is not None else default)
-                  for key, (keyword, typ, default) in self.options.items()}
+        kwargs = {
+            keyword: typ(params[key] if params.get(key) is not None else default)
+            for key, (keyword, typ, default) in self.options.items()
+        }
         return self.pool(runs, n, queries=queries, **kwargs)
 
 

@@ -12,12 +12,12 @@ from core.ranking import trec_ranking
 from core.types import Run
 from core.validators import positive_int, real_number
 
-
 # --------------------------------------------------------------------------- selection
 
 
-def _weighted_terms(qid: str, docs: list[str], named: Mapping[str, Run],
-                    w: Mapping[str, float]) -> dict[str, list[float]]:
+def _weighted_terms(
+    qid: str, docs: list[str], named: Mapping[str, Run], w: Mapping[str, float]
+) -> dict[str, list[float]]:
     """Each document's weighted min-max normalised scores, one per scorer that scored any of ``docs``."""
     terms: dict[str, list[float]] = {doc: [] for doc in docs}
     for name, run in named.items():
@@ -35,9 +35,7 @@ def _weighted_terms(qid: str, docs: list[str], named: Mapping[str, Run],
     return terms
 
 
-def ensemble_scores(
-    pool: Pool, scorers: Mapping[str, Run] | Sequence[Run], *, weights: WeightsArg = None
-) -> Run:
+def ensemble_scores(pool: Pool, scorers: Mapping[str, Run] | Sequence[Run], *, weights: WeightsArg = None) -> Run:
     r"""Score every pooled document by a weighted mean of min-max normalised scorer scores.
 
     For query :math:`q` with pooled documents :math:`P_q` and scorers
@@ -238,4 +236,3 @@ def select_uncertain(pool: Pool, probabilities: Run, low: float, high: float) ->
         irrelevant[qid] = [d for d in order if scored[d] < low]
         kept += len(selection[qid])
     return selection, ActiveReport(low, high, kept, relevant, irrelevant)
-

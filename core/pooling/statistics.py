@@ -10,7 +10,6 @@ from core.pooling.types import Pool
 from core.ranking import trec_ranking
 from core.validators import positive_int
 
-
 # --------------------------------------------------------------------------- statistics
 
 
@@ -143,4 +142,3 @@ def pool_statistics(pool: Pool, runs: RunsArg, *, depth: int | None = None) -> P
         unique_per_query=unique_pq,
         overlap=overlap,
     )
-

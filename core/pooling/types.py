@@ -51,10 +51,7 @@ def _all_ranks(runs: Mapping[str, Run], qid: str) -> dict[str, dict[str, int]]:
     return {name: rank_positions(run.get(qid, {})) for name, run in runs.items()}
 
 
-def _provenance(runs: Mapping[str, Run], ranks: Mapping[str, Mapping[str, int]], qid: str, doc: str) -> list[Contribution]:
-    return [
-        Contribution(name, ranks[name][doc], float(runs[name][qid][doc]))
-        for name in runs
-        if doc in ranks[name]
-    ]
-
+def _provenance(
+    runs: Mapping[str, Run], ranks: Mapping[str, Mapping[str, int]], qid: str, doc: str
+) -> list[Contribution]:
+    return [Contribution(name, ranks[name][doc], float(runs[name][qid][doc])) for name in runs if doc in ranks[name]]

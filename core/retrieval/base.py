@@ -69,7 +69,9 @@ def describe_retriever(retriever: Any, **parts: Any) -> dict[str, Any]:
         config["context"] = context
     encoder = getattr(retriever, "encoder", None)
     if encoder is not None:
-        config["encoder"] = dict(getattr(encoder, "params", {})) | {"fingerprint": getattr(encoder, "fingerprint", None)}
+        config["encoder"] = dict(getattr(encoder, "params", {})) | {
+            "fingerprint": getattr(encoder, "fingerprint", None)
+        }
         config["index"] = getattr(retriever, "index_type", None)
     return json.loads(json.dumps(config, default=str))
 

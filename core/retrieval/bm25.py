@@ -185,9 +185,7 @@ class BM25Retriever:
         else:
             method = "okapi" if method is None else method
             if method not in RANK_BM25_METHODS:
-                raise ValueError(
-                    f"method must be one of {', '.join(RANK_BM25_METHODS)} with rank_bm25, got {method!r}"
-                )
+                raise ValueError(f"method must be one of {', '.join(RANK_BM25_METHODS)} with rank_bm25, got {method!r}")
             if idf_method is not None:
                 raise ValueError("idf_method is a bm25s option; rank_bm25 fixes the idf of each method")
         if dtype not in _DTYPES:
@@ -475,9 +473,7 @@ class BM25Retriever:
         ids = self._doc_ids
         return [Hit(ids[r], s) for r, s in zip(rows, scores)]
 
-    def batch_search(
-        self, queries: Mapping[str, str], k: int = 10, *, progress: ProgressCallback | None = None
-    ) -> Run:
+    def batch_search(self, queries: Mapping[str, str], k: int = 10, *, progress: ProgressCallback | None = None) -> Run:
         """``{qid: text}`` -> ``{qid: {doc_id: score}}``; each query's hits in trec order.
 
         Every query gets an entry, empty when nothing matches.

@@ -37,7 +37,7 @@ from typing import Any, Literal
 import numpy as np
 
 from core.atomic import atomic_write, atomic_write_bytes
-from core.retrieval.base import Hit, ProgressCallback, trec_order, describe_retriever
+from core.retrieval.base import Hit, ProgressCallback, describe_retriever, trec_order
 from core.retrieval.encoder import (
     DEFAULT_MODEL_NAME,
     BiEncoder,
@@ -359,9 +359,7 @@ class DenseRetriever:
         vector = self.encoder.encode([query], kind="query")
         return self.search_vectors(vector, k)[0]
 
-    def batch_search(
-        self, queries: Mapping[str, str], k: int = 10, *, progress: ProgressCallback | None = None
-    ) -> Run:
+    def batch_search(self, queries: Mapping[str, str], k: int = 10, *, progress: ProgressCallback | None = None) -> Run:
         """``{qid: text}`` -> ``{qid: {doc_id: score}}``, each query's hits in trec order.
 
         Queries are encoded in batches (``progress(done, total)`` follows the
@@ -443,8 +441,10 @@ class DenseRetriever:
         if check_encoder:
             theirs = meta.get("model_fingerprint")
             ours = getattr(encoder, "model_fingerprint", None)
-            same = (theirs == ours) if (theirs is not None and ours is not None) else (
-                meta.get("fingerprint") == encoder.fingerprint
+            same = (
+                (theirs == ours)
+                if (theirs is not None and ours is not None)
+                else (meta.get("fingerprint") == encoder.fingerprint)
             )
             if not same:
                 raise ValueError(f"{root}: the index was built with another encoder or other encoding settings")

@@ -169,8 +169,6 @@ def model_files_digest(model_path: str | os.PathLike[str]) -> str:
     return h.hexdigest()
 
 
-
-
 # --------------------------------------------------------------------------- encoders
 
 

@@ -79,7 +79,7 @@ import numpy as np
 from core.context import DEFAULT_N_KEYPHRASES, check_context_mode, contextualise, group_by_document
 from core.fusion import DEFAULT_RRF_K, check_alpha, convex
 from core.ranking import rank_positions
-from core.retrieval.base import Hit, ProgressCallback, trec_order, describe_retriever
+from core.retrieval.base import Hit, ProgressCallback, describe_retriever, trec_order
 from core.retrieval.encoder import TextEncoder, encode_cached
 from core.types import Passage, Run
 from core.validators import non_negative_int, positive_int, real_number
@@ -214,8 +214,10 @@ class HierarchicalRetriever:
         return describe_retriever(self)
 
     def __repr__(self) -> str:
-        size = "not indexed" if self._passage_ids is None else (
-            f"{len(self._doc_rows)} documents, {len(self._passage_ids)} passages"
+        size = (
+            "not indexed"
+            if self._passage_ids is None
+            else (f"{len(self._doc_rows)} documents, {len(self._passage_ids)} passages")
         )
         return (
             f"HierarchicalRetriever(name={self.name!r}, top_docs={self.top_docs}, fusion={self.fusion!r}, "
@@ -340,8 +342,9 @@ class HierarchicalRetriever:
 
         self.doc_retriever.index(doc_ids, doc_texts, progress=doc_progress if progress else None)
         # Encode in input order (shares the embedding cache with a dense retriever of the same texts).
-        vectors = encode_cached(self.encoder, texts, kind="passage", cache=self.cache,
-                                progress=encode_progress if progress else None)
+        vectors = encode_cached(
+            self.encoder, texts, kind="passage", cache=self.cache, progress=encode_progress if progress else None
+        )
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         if vectors.ndim != 2 or vectors.shape[0] != n_passages:
             raise ValueError(f"the encoder returned shape {vectors.shape}, expected ({n_passages}, dim)")
@@ -371,9 +374,7 @@ class HierarchicalRetriever:
         for doc_id in doc_scores:
             span = self._doc_rows.get(doc_id)
             if span is None:
-                raise RuntimeError(
-                    f"the document retriever returned {doc_id!r}, which index_passages did not index"
-                )
+                raise RuntimeError(f"the document retriever returned {doc_id!r}, which index_passages did not index")
             rows.extend(range(*span))
             for r in range(*span):
                 doc_of[ids[r]] = doc_id
@@ -411,9 +412,7 @@ class HierarchicalRetriever:
             return []
         return self._fuse(doc_scores, self._encode_queries([query])[0], k)
 
-    def batch_search(
-        self, queries: Mapping[str, str], k: int = 10, *, progress: ProgressCallback | None = None
-    ) -> Run:
+    def batch_search(self, queries: Mapping[str, str], k: int = 10, *, progress: ProgressCallback | None = None) -> Run:
         """``{qid: text}`` -> ``{qid: {passage id: fused score}}``, each query's hits in trec order.
 
         Every query gets an entry (empty when no document matches).

@@ -116,9 +116,7 @@ class HybridRetriever:
         fused = self._fuse(member_runs, k).get("q", {})
         return [Hit(doc, score) for doc, score in fused.items()]
 
-    def batch_search(
-        self, queries: Mapping[str, str], k: int = 10, *, progress: ProgressCallback | None = None
-    ) -> Run:
+    def batch_search(self, queries: Mapping[str, str], k: int = 10, *, progress: ProgressCallback | None = None) -> Run:
         """Top ``k`` fused hits for each query: ``{qid: {docid: fused score}}``.
 
         ``progress(done, total)`` counts member-query searches: ``total`` is
@@ -152,8 +150,9 @@ class HybridRetriever:
 
     def describe(self) -> dict[str, Any]:
         """The fusion and each member's description (:func:`core.retrieval.base.describe_retriever`)."""
-        return describe_retriever(self, fusion=self.fusion,
-                                  members={name: member.describe() for name, member in self.retrievers.items()})
+        return describe_retriever(
+            self, fusion=self.fusion, members={name: member.describe() for name, member in self.retrievers.items()}
+        )
 
     def __repr__(self) -> str:
         alpha = f", alpha={self.alpha}" if self.fusion == "convex" else ""

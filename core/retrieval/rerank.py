@@ -75,12 +75,19 @@ class RerankRetriever:
 
     def describe(self) -> dict[str, Any]:
         """The first stage's description and each cross-encoder's folder and fingerprint (which weights ranked)."""
-        return describe_retriever(self, first=self.first.describe(), models=[
-            {"path": str(e.path), "fingerprint": e.fingerprint, "max_length": e.max_length} for e in self.rerankers])
+        return describe_retriever(
+            self,
+            first=self.first.describe(),
+            models=[
+                {"path": str(e.path), "fingerprint": e.fingerprint, "max_length": e.max_length} for e in self.rerankers
+            ],
+        )
 
     def __repr__(self) -> str:
-        return (f"RerankRetriever(first={getattr(self.first, 'name', type(self.first).__name__)!r}, "
-                f"rerankers={len(self.rerankers)}, depth={self.depth}, name={self.name!r})")
+        return (
+            f"RerankRetriever(first={getattr(self.first, 'name', type(self.first).__name__)!r}, "
+            f"rerankers={len(self.rerankers)}, depth={self.depth}, name={self.name!r})"
+        )
 
     @property
     def params(self) -> dict[str, Any]:
@@ -104,9 +111,7 @@ class RerankRetriever:
         run = self.batch_search({"q": query}, k)
         return [Hit(d, s) for d, s in run["q"].items()]
 
-    def batch_search(
-        self, queries: Mapping[str, str], k: int = 10, *, progress: ProgressCallback | None = None
-    ) -> Run:
+    def batch_search(self, queries: Mapping[str, str], k: int = 10, *, progress: ProgressCallback | None = None) -> Run:
         """``first.batch_search(queries, depth)`` re-scored by the cross-encoders, top ``k`` per query in trec order.
 
         ``progress(done, total)`` runs over ``2 * len(queries)``: the first
@@ -139,8 +144,9 @@ class RerankRetriever:
             if progress is not None:
                 progress(n + (n * done // pairs if pairs else n), total)
 
-        scored = rerank(self.rerankers, queries, candidates, self._texts,
-                        progress=rerank_progress if progress else None)
+        scored = rerank(
+            self.rerankers, queries, candidates, self._texts, progress=rerank_progress if progress else None
+        )
         out: Run = {}
         for qid in queries:
             docs = scored.get(qid, {})

@@ -164,7 +164,7 @@ def length_sorted_batches(lengths: Sequence[int], batch_size: int, seed: int = 0
     """
     positive_int(batch_size, "batch_size")
     order = sorted(range(len(lengths)), key=lambda i: lengths[i])
-    batches = [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+    batches = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
     random.Random(seed).shuffle(batches)
     return batches
 

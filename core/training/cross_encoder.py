@@ -26,9 +26,8 @@ import math
 import os
 import random
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from collections.abc import Iterator
 from typing import Any, Literal
 
 import numpy as np
@@ -148,26 +147,37 @@ class CrossEncoder:
         with torch.random.fork_rng(devices=[]), _quiet_transformers():
             torch.manual_seed(self.seed)
             model, info = AutoModelForSequenceClassification.from_pretrained(
-                path, num_labels=1, local_files_only=True, output_loading_info=True,
+                path,
+                num_labels=1,
+                local_files_only=True,
+                output_loading_info=True,
                 ignore_mismatched_sizes=True,  # a classifier with another label count gets a fresh 1-logit head
             )
         head = ("classifier", "score", "out_proj")
-        missing = [*info.get("missing_keys", ()), *(k[0] if isinstance(k, tuple) else k
-                                                     for k in info.get("mismatched_keys", ()))]
+        missing = [
+            *info.get("missing_keys", ()),
+            *(k[0] if isinstance(k, tuple) else k for k in info.get("mismatched_keys", ())),
+        ]
         self.new_head = any(part in key for key in missing for part in head)
         self.model = model.to(self.device).eval()
 
         limit = getattr(model.config, "max_position_embeddings", None)
         self.max_length = min(max_length, limit) if isinstance(limit, int) and limit > 0 else max_length
         self._uses_token_types = "token_type_ids" in getattr(self.tokenizer, "model_input_names", ())
-        self.fingerprint = content_key([], params={
-            "files": model_files_digest(path), "max_length": self.max_length,
-            "head_seed": self.seed if self.new_head else None,
-        })
+        self.fingerprint = content_key(
+            [],
+            params={
+                "files": model_files_digest(path),
+                "max_length": self.max_length,
+                "head_seed": self.seed if self.new_head else None,
+            },
+        )
 
     def __repr__(self) -> str:
-        return (f"CrossEncoder({str(self.path)!r}, max_length={self.max_length}, device={str(self.device)!r}, "
-                f"new_head={self.new_head})")
+        return (
+            f"CrossEncoder({str(self.path)!r}, max_length={self.max_length}, device={str(self.device)!r}, "
+            f"new_head={self.new_head})"
+        )
 
     @property
     def params(self) -> dict[str, Any]:
@@ -182,11 +192,20 @@ class CrossEncoder:
             return []
         queries = [q for q, _ in pairs]
         texts = [p for _, p in pairs]
-        enc = self.tokenizer(queries, texts, truncation=True, max_length=self.max_length, padding=False,
-                             return_attention_mask=False, return_token_type_ids=self._uses_token_types)
+        enc = self.tokenizer(
+            queries,
+            texts,
+            truncation=True,
+            max_length=self.max_length,
+            padding=False,
+            return_attention_mask=False,
+            return_token_type_ids=self._uses_token_types,
+        )
         types = enc.get("token_type_ids") if self._uses_token_types else None
-        return [{"input_ids": ids, **({"token_type_ids": types[i]} if types is not None else {})}
-                for i, ids in enumerate(enc["input_ids"])]
+        return [
+            {"input_ids": ids, **({"token_type_ids": types[i]} if types is not None else {})}
+            for i, ids in enumerate(enc["input_ids"])
+        ]
 
     def collate(self, rows: Sequence[Mapping[str, list[int]]]) -> dict[str, Any]:
         """Pad tokenised pairs to the longest one and move them to the model's device."""
@@ -241,7 +260,7 @@ class CrossEncoder:
         try:
             with torch.inference_mode():
                 for start in range(0, n, self.batch_size):
-                    idx = order[start:start + self.batch_size]
+                    idx = order[start : start + self.batch_size]
                     out[idx] = self.logits(self.collate([rows[i] for i in idx])).cpu().numpy()
                     done += len(idx)
                     if progress is not None:
@@ -250,8 +269,9 @@ class CrossEncoder:
             self.model.train(was_training)
         return out
 
-    def probabilities(self, pairs: Sequence[tuple[str, str]], *, progress: ProgressCallback | None = None
-                      ) -> np.ndarray:
+    def probabilities(
+        self, pairs: Sequence[tuple[str, str]], *, progress: ProgressCallback | None = None
+    ) -> np.ndarray:
         """``sigmoid(score)``: the probability of relevance under the pointwise (BCE) reading of the logit."""
         scores = self.score(pairs, progress=progress).astype(np.float64)
         return (1.0 / (1.0 + np.exp(-scores))).astype(np.float32)
@@ -336,6 +356,7 @@ def rerank(
     total = len(pairs) * len(encoders)
     all_scores = []
     for m, encoder in enumerate(encoders):
+
         def enc_progress(done: int, _total: int, offset: int = m * len(pairs)) -> None:
             if progress is not None:
                 progress(offset + done, total)
@@ -348,11 +369,11 @@ def rerank(
     start = 0
     for qid in candidates:
         n = len(dict.fromkeys(candidates[qid]))
-        rows = keys[start:start + n]
+        rows = keys[start : start + n]
         if len(encoders) == 1:
-            values = all_scores[0][start:start + n].astype(np.float64)
+            values = all_scores[0][start : start + n].astype(np.float64)
         else:
-            values = np.mean([_minmax(s[start:start + n]) for s in all_scores], axis=0) if n else np.empty(0)
+            values = np.mean([_minmax(s[start : start + n]) for s in all_scores], axis=0) if n else np.empty(0)
         run[qid] = {d: float(v) for (_, d), v in zip(rows, values, strict=True)}
         start += n
     return run
@@ -394,11 +415,15 @@ def _groups(data: LabelledData, negatives: int, rng: random.Random) -> list[tupl
     return out
 
 
-def evaluate_reranker(encoder: CrossEncoder, data: LabelledData, depth: int = EVAL_DEPTH,
-                      progress: ProgressCallback | None = None) -> dict[str, float]:
+def evaluate_reranker(
+    encoder: CrossEncoder, data: LabelledData, depth: int = EVAL_DEPTH, progress: ProgressCallback | None = None
+) -> dict[str, float]:
     """nDCG@10 and MRR@10 of ``encoder`` re-ranking each query's first ``depth`` candidates."""
-    candidates = {q: [d for d in data.candidates.get(q, [])[:depth] if d in data.passages]
-                  for q in data.queries if q in data.qrels}
+    candidates = {
+        q: [d for d in data.candidates.get(q, [])[:depth] if d in data.passages]
+        for q in data.queries
+        if q in data.qrels
+    }
     run = rerank([encoder], data.queries, candidates, data.passages, progress=progress)
     return ranking_metrics(run, data.qrels, data.level)
 
@@ -475,14 +500,22 @@ def train_cross_encoder(
         raise ValueError("train: no query with a text and a relevant passage with a text; nothing to learn from")
     if held_out is not None and not any(held_out.qrels.get(q) and held_out.candidates.get(q) for q in held_out.queries):
         # every evaluation would score 0, and early stopping would end training after `patience` of them
-        raise ValueError("held_out: no query with both labels and candidates to re-rank; pass None to train "
-                         "without a held-out evaluation")
+        raise ValueError(
+            "held_out: no query with both labels and candidates to re-rank; pass None to train "
+            "without a held-out evaluation"
+        )
     out_dir = Path(output)
     started = time.perf_counter()
     seed_everything(config.seed)  # dropout masks draw from torch's generator: seeded, training repeats exactly
 
-    encoder = CrossEncoder(base_model, max_length=config.max_length, batch_size=max(32, config.batch_size),
-                           device=config.device, seed=config.seed, mixed_precision=config.mixed_precision)
+    encoder = CrossEncoder(
+        base_model,
+        max_length=config.max_length,
+        batch_size=max(32, config.batch_size),
+        device=config.device,
+        seed=config.seed,
+        mixed_precision=config.mixed_precision,
+    )
     model = encoder.model
     rng = random.Random(config.seed)
 
@@ -498,8 +531,10 @@ def train_cross_encoder(
 
     decay = [p for n, p in model.named_parameters() if not n.endswith("bias") and "LayerNorm" not in n]
     no_decay = [p for n, p in model.named_parameters() if n.endswith("bias") or "LayerNorm" in n]
-    optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": config.weight_decay},
-                                   {"params": no_decay, "weight_decay": 0.0}], lr=config.learning_rate)
+    optimizer = torch.optim.AdamW(
+        [{"params": decay, "weight_decay": config.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+        lr=config.learning_rate,
+    )
     scheduler = get_linear_schedule_with_warmup(optimizer, math.ceil(config.warmup_ratio * total_steps), total_steps)
     eval_every = config.eval_every or per_epoch
 
@@ -533,13 +568,15 @@ def train_cross_encoder(
                 at = 0
                 for r, i in enumerate(batch_ids):
                     n = len(feats[i])
-                    grid[r, :n] = scores[at:at + n]
+                    grid[r, :n] = scores[at : at + n]
                     mask[r, :n] = True
                     at += n
                 value = losses.listwise_softmax(grid, mask if not bool(mask.all()) else None)
             else:
-                grades = torch.tensor([float(train.qrels.get(examples[i][0], {}).get(examples[i][1][0], 0))
-                                       for i in batch_ids], device=scores.device)
+                grades = torch.tensor(
+                    [float(train.qrels.get(examples[i][0], {}).get(examples[i][1][0], 0)) for i in batch_ids],
+                    device=scores.device,
+                )
                 value = losses.pointwise_bce(scores, grades, train.level)
             value.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -556,8 +593,12 @@ def train_cross_encoder(
 
             last = step >= total_steps
             if step % eval_every == 0 or last:
-                entry: dict[str, Any] = {"step": step, "epoch": epoch, "loss": loss_sum / max(loss_count, 1),
-                                         "eval": evaluate_reranker(encoder, held_out) if held_out is not None else {}}
+                entry: dict[str, Any] = {
+                    "step": step,
+                    "epoch": epoch,
+                    "loss": loss_sum / max(loss_count, 1),
+                    "eval": evaluate_reranker(encoder, held_out) if held_out is not None else {},
+                }
                 loss_sum, loss_count = 0.0, 0
                 history.append(entry)
                 improved = stopper.update(entry["eval"][PRIMARY_METRIC], step) if held_out is not None else last
@@ -577,11 +618,22 @@ def train_cross_encoder(
         encoder.save(out_dir)
     seconds = time.perf_counter() - started
     params = {
-        "loss": loss, "config": config.as_dict(), "base_model": str(encoder.path),
-        "train_queries": len(train.trainable()), "held_out_queries": len(held_out.queries) if held_out else 0,
-        "lists": n_lists, "steps": step, "initial_eval": initial,
+        "loss": loss,
+        "config": config.as_dict(),
+        "base_model": str(encoder.path),
+        "train_queries": len(train.trainable()),
+        "held_out_queries": len(held_out.queries) if held_out else 0,
+        "lists": n_lists,
+        "steps": step,
+        "initial_eval": initial,
     }
-    result = TrainResult(path=out_dir, history=history, best=best, seconds=seconds,
-                         pairs_per_second=pairs_seen / train_seconds if train_seconds > 0 else 0.0, params=params)
+    result = TrainResult(
+        path=out_dir,
+        history=history,
+        best=best,
+        seconds=seconds,
+        pairs_per_second=pairs_seen / train_seconds if train_seconds > 0 else 0.0,
+        params=params,
+    )
     save_training_record(out_dir, {"kind": KIND, "base_model": str(encoder.path), **result.as_dict()})
     return result

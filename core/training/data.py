@@ -50,8 +50,9 @@ class LabelledData:
     def positives(self, qid: str) -> list[str]:
         """The query's relevant passages (grade >= level) that have a text, best grade first, then by id."""
         judged = self.qrels.get(qid, {})
-        return sorted((d for d, g in judged.items() if g >= self.level and d in self.passages),
-                      key=lambda d: (-judged[d], d))
+        return sorted(
+            (d for d, g in judged.items() if g >= self.level and d in self.passages), key=lambda d: (-judged[d], d)
+        )
 
     def negatives(self, qid: str) -> list[str]:
         """Hard negatives: the query's candidates not judged relevant, in candidate order.
@@ -71,9 +72,11 @@ class LabelledData:
         """The same passages, only ``query_ids``' queries, labels and candidates."""
         keep = [q for q in query_ids if q in self.queries]
         return LabelledData(
-            queries={q: self.queries[q] for q in keep}, passages=self.passages,
+            queries={q: self.queries[q] for q in keep},
+            passages=self.passages,
             qrels={q: dict(self.qrels[q]) for q in keep if q in self.qrels},
-            candidates={q: list(self.candidates[q]) for q in keep if q in self.candidates}, level=self.level,
+            candidates={q: list(self.candidates[q]) for q in keep if q in self.candidates},
+            level=self.level,
         )
 
 
@@ -144,6 +147,11 @@ class TrainResult:
     params: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"path": str(self.path), "history": self.history, "best": self.best, "seconds": self.seconds,
-                "pairs_per_second": self.pairs_per_second, "params": self.params}
-
+        return {
+            "path": str(self.path),
+            "history": self.history,
+            "best": self.best,
+            "seconds": self.seconds,
+            "pairs_per_second": self.pairs_per_second,
+            "params": self.params,
+        }

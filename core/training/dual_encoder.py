@@ -79,8 +79,9 @@ class DualEncoder:
         The folder the weights came from.
     """
 
-    def __init__(self, model_path: Any = None, *, pooling: Pooling = "mean", max_length: int = 256,
-                 device: Any = None) -> None:
+    def __init__(
+        self, model_path: Any = None, *, pooling: Pooling = "mean", max_length: int = 256, device: Any = None
+    ) -> None:
         from transformers import AutoModel, AutoTokenizer
 
         path = Path(model_path) if model_path is not None else default_model_path()
@@ -106,8 +107,9 @@ class DualEncoder:
         """
         import torch
 
-        batch = self.tokenizer(list(texts), padding=True, truncation=True, max_length=self.max_length,
-                               return_tensors="pt").to(self.device)
+        batch = self.tokenizer(
+            list(texts), padding=True, truncation=True, max_length=self.max_length, return_tensors="pt"
+        ).to(self.device)
         hidden = self.model(**batch)[0].float()
         if self.pooling == "cls":
             pooled = hidden[:, 0]
@@ -116,8 +118,9 @@ class DualEncoder:
             pooled = (hidden * m).sum(dim=1) / m.sum(dim=1).clamp(min=1e-9)
         return torch.nn.functional.normalize(pooled, p=2, dim=1)
 
-    def encode(self, texts: Sequence[str], *, batch_size: int = _EVAL_BATCH,
-               progress: ProgressCallback | None = None) -> np.ndarray:
+    def encode(
+        self, texts: Sequence[str], *, batch_size: int = _EVAL_BATCH, progress: ProgressCallback | None = None
+    ) -> np.ndarray:
         """``(len(texts), dim)`` float32 unit vectors in input order: eval mode, no gradients, length-sorted batches.
 
         The model's train/eval mode is restored afterwards.
@@ -134,7 +137,7 @@ class DualEncoder:
         try:
             with torch.inference_mode():
                 for start in range(0, len(order), batch_size):
-                    rows = order[start:start + batch_size]
+                    rows = order[start : start + batch_size]
                     out[rows] = self.embed([texts[i] for i in rows]).cpu().numpy()
                     if progress is not None:
                         progress(min(start + batch_size, len(order)), len(order))
@@ -174,7 +177,7 @@ def dense_run(encoder: DualEncoder, data: LabelledData, *, k: int = _EVAL_DEPTH)
     k = min(k, len(pids))
     run: Run = {}
     for start in range(0, len(qids), _QUERY_CHUNK):  # bounds the (queries x passages) score matrix
-        scores = q_vecs[start:start + _QUERY_CHUNK] @ p_vecs.T
+        scores = q_vecs[start : start + _QUERY_CHUNK] @ p_vecs.T
         top = np.argpartition(-scores, k - 1, axis=1)[:, :k]
         for i, row in enumerate(top):
             run[qids[start + i]] = {pids[j]: float(scores[i, j]) for j in row}
@@ -248,10 +251,18 @@ class TrainingLoop:
     ``params`` are the trained parameters (one AdamW over all of them).
     """
 
-    def __init__(self, config: TrainConfig, params: list[Any], device: Any, *,
-                 evaluate: Callable[[], dict[str, float]] | None,
-                 snapshot: Callable[[], Any], train_mode: Callable[[bool], Any],
-                 save: Callable[[Path], Any], progress: ProgressCallback | None) -> None:
+    def __init__(
+        self,
+        config: TrainConfig,
+        params: list[Any],
+        device: Any,
+        *,
+        evaluate: Callable[[], dict[str, float]] | None,
+        snapshot: Callable[[], Any],
+        train_mode: Callable[[bool], Any],
+        save: Callable[[Path], Any],
+        progress: ProgressCallback | None,
+    ) -> None:
         self.config = config
         self.params = params
         self.device = device
@@ -278,8 +289,10 @@ class TrainingLoop:
         # No weight decay on biases and LayerNorm weights (the BERT recipe transformers' Trainer follows).
         decay = [p for p in self.params if p.dim() > 1]
         no_decay = [p for p in self.params if p.dim() <= 1]
-        optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": config.weight_decay},
-                                       {"params": no_decay, "weight_decay": 0.0}], lr=config.learning_rate)
+        optimizer = torch.optim.AdamW(
+            [{"params": decay, "weight_decay": config.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+            lr=config.learning_rate,
+        )
         scheduler = get_linear_schedule_with_warmup(optimizer, int(config.warmup_ratio * total), total)
         stopper = EarlyStopping(config.patience)
         mixed = bool(config.mixed_precision)
@@ -422,17 +435,21 @@ def train_dual_encoder(
             hard_ids += rng.sample(negatives, min(config.negatives, len(negatives)))
         q = dual.embed([train.queries[qid] for qid, _ in batch])
         p = dual.embed([train.passages[pid] for _, pid in batch] + [train.passages[pid] for pid in hard_ids])
-        positives, hard = p[:len(batch)], p[len(batch):]
+        positives, hard = p[: len(batch)], p[len(batch) :]
         # All hard negatives are shared by the whole batch, so one (1, total, d) block
         # serves queries with different numbers of them.
-        loss = in_batch_contrastive(q, positives, hard.unsqueeze(0) if len(hard_ids) else None,
-                                    temperature=temperature)
+        loss = in_batch_contrastive(q, positives, hard.unsqueeze(0) if len(hard_ids) else None, temperature=temperature)
         return loss, len(batch) + len(hard_ids), {}
 
     loop = TrainingLoop(
-        config, [p for p in dual.model.parameters() if p.requires_grad], dual.device,
+        config,
+        [p for p in dual.model.parameters() if p.requires_grad],
+        dual.device,
         evaluate=(lambda: evaluate_dual(dual, held_out)) if held_out is not None else None,
-        snapshot=dual.state, train_mode=dual.model.train, save=dual.save, progress=progress,
+        snapshot=dual.state,
+        train_mode=dual.model.train,
+        save=dual.save,
+        progress=progress,
     )
     loop.run(epoch_batches, step_fn)
     if loop.best_state is not None:
@@ -442,15 +459,29 @@ def train_dual_encoder(
     seconds, rate = _seconds_and_rate(loop, started)
     params = {
         **config.as_dict(),
-        "pooling": pooling, "normalize": True, "temperature": float(temperature),
-        "max_length": dual.max_length, "train_queries": len(qids), "examples": len(items),
+        "pooling": pooling,
+        "normalize": True,
+        "temperature": float(temperature),
+        "max_length": dual.max_length,
+        "train_queries": len(qids),
+        "examples": len(items),
         "held_out_queries": sum(1 for q in held_out.queries if held_out.qrels.get(q)) if held_out else 0,
-        "steps": loop.history[-1]["step"] if loop.history else 0, "initial_eval": initial,
+        "steps": loop.history[-1]["step"] if loop.history else 0,
+        "initial_eval": initial,
     }
     best = loop.best_entry or {}
-    save_training_record(output, {
-        "kind": "dual-encoder", "base_model": str(dual.path), "params": params, "history": loop.history,
-        "best": best, "seconds": seconds, "pairs_per_second": rate,
-    })
-    return TrainResult(path=output, history=loop.history, best=best, seconds=seconds, pairs_per_second=rate,
-                       params=params)
+    save_training_record(
+        output,
+        {
+            "kind": "dual-encoder",
+            "base_model": str(dual.path),
+            "params": params,
+            "history": loop.history,
+            "best": best,
+            "seconds": seconds,
+            "pairs_per_second": rate,
+        },
+    )
+    return TrainResult(
+        path=output, history=loop.history, best=best, seconds=seconds, pairs_per_second=rate, params=params
+    )

@@ -59,8 +59,11 @@ def listwise_softmax(scores: torch.Tensor, mask: torch.Tensor | None = None) -> 
 
 
 def in_batch_contrastive(
-    queries: torch.Tensor, positives: torch.Tensor, hard_negatives: torch.Tensor | None = None,
-    *, temperature: float = 1.0,
+    queries: torch.Tensor,
+    positives: torch.Tensor,
+    hard_negatives: torch.Tensor | None = None,
+    *,
+    temperature: float = 1.0,
 ) -> torch.Tensor:
     """In-batch negatives plus hard negatives (DPR, Karpukhin et al. 2020, eq. 2; RocketQA's cross-batch form).
 
@@ -96,7 +99,9 @@ def in_batch_contrastive(
 
 
 def listwise_kl(
-    dual_scores: torch.Tensor, cross_scores: torch.Tensor, mask: torch.Tensor | None = None,
+    dual_scores: torch.Tensor,
+    cross_scores: torch.Tensor,
+    mask: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """RocketQAv2's dynamic listwise distillation (Ren et al. 2021, eqs. 1-3).
 
@@ -126,8 +131,10 @@ def listwise_kl(
         ``False`` marks padding, left out of both distributions.
     """
     if dual_scores.shape != cross_scores.shape or dual_scores.dim() != 2:
-        raise ValueError(f"dual {tuple(dual_scores.shape)} and cross {tuple(cross_scores.shape)} scores must be "
-                         "two equal (queries, list length) shapes")
+        raise ValueError(
+            f"dual {tuple(dual_scores.shape)} and cross {tuple(cross_scores.shape)} scores must be "
+            "two equal (queries, list length) shapes"
+        )
     if mask is not None:
         dual_scores = dual_scores.masked_fill(~mask, float("-inf"))
         cross_scores = cross_scores.masked_fill(~mask, float("-inf"))

@@ -102,11 +102,15 @@ def _denoise(data: LabelledData, encoder: Any, low: float, high: float) -> tuple
                 qrels.setdefault(qid, {})[pid] = data.level
             kept.append(pid)  # a pseudo-positive stays a candidate: negatives() leaves it out by its grade
         candidates[qid] = kept
-    counts = {"scored": len(pairs), "negatives": sum(v == "negative" for v in verdict.values()),
-              "pseudo_positives": sum(v == "positive" for v in verdict.values()),
-              "dropped": sum(v == "dropped" for v in verdict.values())}
-    denoised = LabelledData(queries=data.queries, passages=data.passages, qrels=qrels, candidates=candidates,
-                            level=data.level)
+    counts = {
+        "scored": len(pairs),
+        "negatives": sum(v == "negative" for v in verdict.values()),
+        "pseudo_positives": sum(v == "positive" for v in verdict.values()),
+        "dropped": sum(v == "dropped" for v in verdict.values()),
+    }
+    denoised = LabelledData(
+        queries=data.queries, passages=data.passages, qrels=qrels, candidates=candidates, level=data.level
+    )
     return denoised, counts
 
 
@@ -147,7 +151,10 @@ def denoise_candidates(data: LabelledData, encoder: Any, low: float, high: float
 
 
 def build_lists(
-    data: LabelledData, batch: Sequence[tuple[str, str]], negatives: int, rng: random.Random,
+    data: LabelledData,
+    batch: Sequence[tuple[str, str]],
+    negatives: int,
+    rng: random.Random,
     all_ids: Sequence[str],
 ) -> tuple[list[list[str]], list[list[bool]]]:
     """Each example's list ``[positive, negative, ...]`` of length ``1 + negatives``, and its mask.
@@ -180,8 +187,13 @@ def _load_cross_encoder(cross_base: Any, config: TrainConfig, device: Any) -> An
     # Imported here: denoise_candidates' callers bring their own encoder.
     from core.training.cross_encoder import CrossEncoder
 
-    return CrossEncoder(cross_base, max_length=config.max_length, device=device, seed=config.seed,
-                        mixed_precision=config.mixed_precision)
+    return CrossEncoder(
+        cross_base,
+        max_length=config.max_length,
+        device=device,
+        seed=config.seed,
+        mixed_precision=config.mixed_precision,
+    )
 
 
 def train_rocketqav2(
@@ -256,8 +268,10 @@ def train_rocketqav2(
             raise ValueError(f"denoise must be a (low, high) pair of probabilities or None, got {denoise!r}")
         low, high = _check_thresholds(*denoise)
         if cross_base is None:
-            raise ValueError("denoise needs a trained cross-encoder as cross_base: the default's new head "
-                             "gives meaningless probabilities")
+            raise ValueError(
+                "denoise needs a trained cross-encoder as cross_base: the default's new head "
+                "gives meaningless probabilities"
+            )
     output = Path(output)
     seed_everything(config.seed)
     dual = DualEncoder(base_model, pooling=pooling, max_length=config.max_length, device=config.device)
@@ -303,9 +317,14 @@ def train_rocketqav2(
 
     params_list = [p for m in (dual.model, cross.model) for p in m.parameters() if p.requires_grad]
     loop = TrainingLoop(
-        config, params_list, dual.device,
+        config,
+        params_list,
+        dual.device,
         evaluate=(lambda: evaluate_dual(dual, held_out)) if held_out is not None else None,
-        snapshot=lambda: (dual.state(), cross_state()), train_mode=train_mode, save=save, progress=progress,
+        snapshot=lambda: (dual.state(), cross_state()),
+        train_mode=train_mode,
+        save=save,
+        progress=progress,
     )
     loop.run(epoch_batches, step_fn)
     if loop.best_state is not None:
@@ -317,22 +336,41 @@ def train_rocketqav2(
     cross_from = str(cross_base) if cross_base is not None else "all-MiniLM-L6-v2 (new head)"
     params = {
         **config.as_dict(),
-        "pooling": pooling, "normalize": True, "temperature": float(temperature),
-        "max_length": dual.max_length, "train_queries": len(qids), "examples": len(items),
+        "pooling": pooling,
+        "normalize": True,
+        "temperature": float(temperature),
+        "max_length": dual.max_length,
+        "train_queries": len(qids),
+        "examples": len(items),
         "held_out_queries": sum(1 for q in held_out.queries if held_out.qrels.get(q)) if held_out else 0,
-        "steps": loop.history[-1]["step"] if loop.history else 0, "initial_eval": initial,
-        "cross_base": cross_from, "cross_encoder": CROSS_ENCODER_FOLDER,
+        "steps": loop.history[-1]["step"] if loop.history else 0,
+        "initial_eval": initial,
+        "cross_base": cross_from,
+        "cross_encoder": CROSS_ENCODER_FOLDER,
         "denoise": None if denoise is None else {"low": low, "high": high, **(counts or {})},
     }
     best = loop.best_entry or {}
-    record = {"kind": "rocketqav2", "base_model": str(dual.path), "params": params, "history": loop.history,
-              "best": best, "seconds": seconds, "pairs_per_second": rate}
+    record = {
+        "kind": "rocketqav2",
+        "base_model": str(dual.path),
+        "params": params,
+        "history": loop.history,
+        "best": best,
+        "seconds": seconds,
+        "pairs_per_second": rate,
+    }
     save_training_record(output, record)
     # The co-trained re-ranker carries its own record, so it can be registered and used on its own.
-    save_training_record(output / CROSS_ENCODER_FOLDER, {
-        **record, "kind": "cross-encoder", "base_model": cross_from,
-        # history and best are the dual encoder's held-out retrieval, which picked this step's weights
-        "params": {**params, "co_trained_with": str(output), "trainer": "rocketqav2", "eval_of": "dual encoder"},
-    })
-    return TrainResult(path=output, history=loop.history, best=best, seconds=seconds, pairs_per_second=rate,
-                       params=params)
+    save_training_record(
+        output / CROSS_ENCODER_FOLDER,
+        {
+            **record,
+            "kind": "cross-encoder",
+            "base_model": cross_from,
+            # history and best are the dual encoder's held-out retrieval, which picked this step's weights
+            "params": {**params, "co_trained_with": str(output), "trainer": "rocketqav2", "eval_of": "dual encoder"},
+        },
+    )
+    return TrainResult(
+        path=output, history=loop.history, best=best, seconds=seconds, pairs_per_second=rate, params=params
+    )

@@ -14,13 +14,15 @@ from db.importer.common import STALE_ENV, STALE_IMPORT_AFTER, _Owned
 from db.importer.writing import _Chunker
 from db.models import (
     Collection,
-    Passage as PassageRow,
     QrelsEntry,
     QrelsVersion,
     QueryRecord,
     RunEntryRecord,
     RunRecord,
     utcnow,
+)
+from db.models import (
+    Passage as PassageRow,
 )
 
 
@@ -38,20 +40,28 @@ def _delete_in_chunks(write, statement: Callable[[int], Any], chunk: int | None)
 
 def _drop_run(write, run_id: int, chunk: int | None) -> None:
     e = RunEntryRecord
-    _delete_in_chunks(write, lambda n: delete(e).where(
-        e.run_id == run_id,
-        tuple_(e.query_id, e.doc_id).in_(select(e.query_id, e.doc_id).where(e.run_id == run_id).limit(n)),
-    ), chunk)
+    _delete_in_chunks(
+        write,
+        lambda n: delete(e).where(
+            e.run_id == run_id,
+            tuple_(e.query_id, e.doc_id).in_(select(e.query_id, e.doc_id).where(e.run_id == run_id).limit(n)),
+        ),
+        chunk,
+    )
     with write.begin() as session:
         session.execute(delete(RunRecord).where(RunRecord.id == run_id))
 
 
 def _drop_version(write, version_id: int, chunk: int | None) -> None:
     e = QrelsEntry
-    _delete_in_chunks(write, lambda n: delete(e).where(
-        e.version_id == version_id,
-        tuple_(e.query_id, e.doc_id).in_(select(e.query_id, e.doc_id).where(e.version_id == version_id).limit(n)),
-    ), chunk)
+    _delete_in_chunks(
+        write,
+        lambda n: delete(e).where(
+            e.version_id == version_id,
+            tuple_(e.query_id, e.doc_id).in_(select(e.query_id, e.doc_id).where(e.version_id == version_id).limit(n)),
+        ),
+        chunk,
+    )
     with write.begin() as session:
         session.execute(delete(QrelsVersion).where(QrelsVersion.id == version_id))
 
@@ -65,9 +75,11 @@ def _drop_collection(write, collection_id: int, chunk: int | None) -> None:
     for version_id in versions:
         _drop_version(write, version_id, chunk)
     for model in (PassageRow, QueryRecord):
-        _delete_in_chunks(write, lambda n, m=model: delete(m).where(
-            m.id.in_(select(m.id).where(m.collection_id == collection_id).limit(n))
-        ), chunk)
+        _delete_in_chunks(
+            write,
+            lambda n, m=model: delete(m).where(m.id.in_(select(m.id).where(m.collection_id == collection_id).limit(n))),
+            chunk,
+        )
     with write.begin() as session:
         # deleting the row itself cascades only into what is left: nothing big
         session.execute(delete(Collection).where(Collection.id == collection_id))
@@ -128,8 +140,11 @@ def drop_stale_imports(engine: Engine, *, stale_after: timedelta | None = None, 
     cutoff = utcnow() - (stale_after if stale_after is not None else _stale_after_default())
     write = _writer(engine)
     with session_factory(engine).begin() as session:
+
         def stale(model):
-            return select(model.id).where(model.status != "ready", or_(model.staged_at.is_(None), model.staged_at < cutoff))
+            return select(model.id).where(
+                model.status != "ready", or_(model.staged_at.is_(None), model.staged_at < cutoff)
+            )
 
         collections = list(session.scalars(stale(Collection)))
         # runs and versions of a stale collection go with it

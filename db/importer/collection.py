@@ -33,18 +33,28 @@ from db.importer.common import (
 from db.models import (
     Collection,
     ImportRecord,
-    Passage as PassageRow,
     QrelsEntry,
     QrelsVersion,
     QueryRecord,
     RunEntryRecord,
     RunRecord,
 )
+from db.models import (
+    Passage as PassageRow,
+)
 
 
 def import_collection(
-    session: Session, source: CollectionSource, *, name: str, format: str, location: str, mode: str = "create",
-    qrels_name: str = "imported", progress: Progress | None = None, allow_unknown_ids: bool = False,
+    session: Session,
+    source: CollectionSource,
+    *,
+    name: str,
+    format: str,
+    location: str,
+    mode: str = "create",
+    qrels_name: str = "imported",
+    progress: Progress | None = None,
+    allow_unknown_ids: bool = False,
     level: int | None = None,
 ) -> ImportSummary:
     """Import ``source`` into the collection ``name``.
@@ -96,15 +106,29 @@ def import_collection(
     summary.notes.extend(source.notes)  # after the streams: readers add notes while they are read
     if summary.qrels_added or summary.qrels_skipped or summary.runs:
         references = _references([source.qrels(), *(stream() for stream in source.runs.values())])
-        _unknown_outcome(_unknown_in_session(session, collection.id, references), summary,
-                         allow=allow_unknown_ids, what="the qrels and runs")
-    _finish_collection(session, collection, summary, level=level, created=created,
-                       version_id=version_id, format=format, location=location, mode=mode)
+        _unknown_outcome(
+            _unknown_in_session(session, collection.id, references),
+            summary,
+            allow=allow_unknown_ids,
+            what="the qrels and runs",
+        )
+    _finish_collection(
+        session,
+        collection,
+        summary,
+        level=level,
+        created=created,
+        version_id=version_id,
+        format=format,
+        location=location,
+        mode=mode,
+    )
     return summary
 
 
-def _open_collection(session: Session, source: CollectionSource, name: str, mode: str,
-                     level: int | None) -> tuple[Collection, bool]:
+def _open_collection(
+    session: Session, source: CollectionSource, name: str, mode: str, level: int | None
+) -> tuple[Collection, bool]:
     """The collection to import into and whether this import created it; refuses what ``mode`` does not allow."""
     collection = session.scalar(select(Collection).where(Collection.name == name))
     if collection is not None and collection.status != "ready":
@@ -122,15 +146,29 @@ def _open_collection(session: Session, source: CollectionSource, name: str, mode
     return collection, True
 
 
-def _finish_collection(session: Session, collection: Collection, summary: ImportSummary, *, level: int | None,
-                       created: bool, version_id: int | None, format: str, location: str, mode: str) -> None:
+def _finish_collection(
+    session: Session,
+    collection: Collection,
+    summary: ImportSummary,
+    *,
+    level: int | None,
+    created: bool,
+    version_id: int | None,
+    format: str,
+    location: str,
+    mode: str,
+) -> None:
     """Set a created collection's relevance level (from its qrels unless ``level`` is given), fill in an unknown
     language, and record the import in the history."""
     if created:
         if level is None:
-            count, highest = (0, None) if version_id is None else session.execute(
-                select(func.count(), func.max(QrelsEntry.grade)).where(QrelsEntry.version_id == version_id)
-            ).one()
+            count, highest = (
+                (0, None)
+                if version_id is None
+                else session.execute(
+                    select(func.count(), func.max(QrelsEntry.grade)).where(QrelsEntry.version_id == version_id)
+                ).one()
+            )
             level = level_for_grades(count, highest)
         collection.relevance_level = level
     summary.relevance_level = collection.relevance_level
@@ -215,7 +253,11 @@ def _drop_existing(session, collection_id, table, chunk, rows, compared, what):
         if stored is None:
             kept.append(row)
             continue
-        changed = [f for f in compared if getattr(stored, f) != row[f] and not (f == "title" and not row[f] and not stored.title)]
+        changed = [
+            f
+            for f in compared
+            if getattr(stored, f) != row[f] and not (f == "title" and not row[f] and not stored.title)
+        ]
         if changed:
             raise _error_at(
                 record.origin,
@@ -226,15 +268,29 @@ def _drop_existing(session, collection_id, table, chunk, rows, compared, what):
 
 def _import_passages(session, collection_id, source, mode, summary, tick) -> None:
     summary.passages_added, summary.passages_skipped = _insert_records(
-        session, collection_id, source.passages, table=PassageRow, to_row=_passage_row,
-        compared=_PASSAGE_FIELDS, what="passage", mode=mode, tick=tick,
+        session,
+        collection_id,
+        source.passages,
+        table=PassageRow,
+        to_row=_passage_row,
+        compared=_PASSAGE_FIELDS,
+        what="passage",
+        mode=mode,
+        tick=tick,
     )
 
 
 def _import_queries(session, collection_id, source, mode, summary, tick) -> None:
     summary.queries_added, summary.queries_skipped = _insert_records(
-        session, collection_id, source.queries, table=QueryRecord, to_row=_query_row,
-        compared=_QUERY_FIELDS, what="query", mode=mode, tick=tick,
+        session,
+        collection_id,
+        source.queries,
+        table=QueryRecord,
+        to_row=_query_row,
+        compared=_QUERY_FIELDS,
+        what="query",
+        mode=mode,
+        tick=tick,
     )
 
 
@@ -260,7 +316,9 @@ def _import_qrels(session, collection_id, source, qrels_name, summary, tick) -> 
         existing = {
             (q, d): g
             for q, d, g in session.execute(
-                select(QrelsEntry.query_id, QrelsEntry.doc_id, QrelsEntry.grade).where(QrelsEntry.version_id == version.id)
+                select(QrelsEntry.query_id, QrelsEntry.doc_id, QrelsEntry.grade).where(
+                    QrelsEntry.version_id == version.id
+                )
             )
         }
     summary.qrels_version = qrels_name
@@ -275,7 +333,9 @@ def _import_qrels(session, collection_id, source, qrels_name, summary, tick) -> 
             for e in chunk:
                 stored = existing.get((e.query_id, e.doc_id))
                 if stored is None:
-                    rows.append({"version_id": version.id, "query_id": e.query_id, "doc_id": e.doc_id, "grade": e.grade})
+                    rows.append(
+                        {"version_id": version.id, "query_id": e.query_id, "doc_id": e.doc_id, "grade": e.grade}
+                    )
                 elif stored != e.grade:
                     raise _error_at(
                         e.origin,
@@ -297,8 +357,14 @@ def _import_qrels(session, collection_id, source, qrels_name, summary, tick) -> 
 
 
 def _import_run(
-    session, collection_id, run_name: str, stream: Callable[[], Iterator[RunEntry]], tick,
-    *, source: str = "import", params: dict[str, Any] | None = None,
+    session,
+    collection_id,
+    run_name: str,
+    stream: Callable[[], Iterator[RunEntry]],
+    tick,
+    *,
+    source: str = "import",
+    params: dict[str, Any] | None = None,
 ) -> int:
     clash = session.scalar(
         select(RunRecord.id).where(RunRecord.collection_id == collection_id, RunRecord.name == run_name)
@@ -329,7 +395,9 @@ def _collection_language(session: Session, collection_id: int) -> str | None:
     """The language of nine passages in ten (of queries when there are no passages), else "mixed"."""
     counts = dict(
         session.execute(
-            select(PassageRow.language, func.count()).where(PassageRow.collection_id == collection_id).group_by(PassageRow.language)
+            select(PassageRow.language, func.count())
+            .where(PassageRow.collection_id == collection_id)
+            .group_by(PassageRow.language)
         ).all()
     )
     if not counts:

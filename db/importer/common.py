@@ -16,7 +16,8 @@ from sqlalchemy.orm import Session
 from core.errors import FormatError
 from core.names import check_name
 from core.types import CollectionSource
-from db.models import Passage as PassageRow, QueryRecord
+from db.models import Passage as PassageRow
+from db.models import QueryRecord
 
 CHUNK = 5_000
 MODES = ("create", "merge")
@@ -168,13 +169,22 @@ class UnknownIds:
         return f"{self.count} {self.kind} id{'s' if self.count != 1 else ''} ({ids})"
 
 
-_IMPORT_HINT = ("nothing was imported: correct the ids, or import with unknown ids allowed (--allow-unknown-ids; "
-                "TREC qrels may judge documents outside the corpus)")
+_IMPORT_HINT = (
+    "nothing was imported: correct the ids, or import with unknown ids allowed (--allow-unknown-ids; "
+    "TREC qrels may judge documents outside the corpus)"
+)
 _RUN_HINT = "nothing was stored: correct the ids, or store the run with allow_unknown_ids=True"
 
 
-def _unknown_outcome(unknown: list[UnknownIds], summary: ImportSummary, *, allow: bool, what: str,
-                     origin_known: bool = True, hint: str = _IMPORT_HINT) -> None:
+def _unknown_outcome(
+    unknown: list[UnknownIds],
+    summary: ImportSummary,
+    *,
+    allow: bool,
+    what: str,
+    origin_known: bool = True,
+    hint: str = _IMPORT_HINT,
+) -> None:
     """Refuse (default) or record in ``summary`` the unknown ids found; note kinds that could not be checked."""
     found = [u for u in unknown if u.count]
     if found and not allow:
@@ -210,7 +220,9 @@ def _has_rows(session: Session, collection_id: int | None, model) -> bool:
     return session.scalar(select(model.id).where(model.collection_id == collection_id).limit(1)) is not None
 
 
-def _unknown_in_session(session: Session, collection_id: int, references: dict[str, dict[str, str | None]]) -> list[UnknownIds]:
+def _unknown_in_session(
+    session: Session, collection_id: int, references: dict[str, dict[str, str | None]]
+) -> list[UnknownIds]:
     """The referenced ids (``{"query": {id: origin}, "passage": {...}}``, in order of first use) the collection lacks."""
     result = []
     for kind, model in (("query", QueryRecord), ("passage", PassageRow)):
@@ -220,7 +232,7 @@ def _unknown_in_session(session: Session, collection_id: int, references: dict[s
         else:
             items = list(references[kind].items())
             for start in range(0, len(items), CHECK_ROWS):
-                chunk = items[start:start + CHECK_ROWS]
+                chunk = items[start : start + CHECK_ROWS]
                 unknown.add(chunk, _known_in_store(session, collection_id, model, [i for i, _ in chunk]))
         result.append(unknown)
     return result

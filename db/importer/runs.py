@@ -28,15 +28,22 @@ from db.importer.common import (
     check_run_name,
 )
 from db.importer.writing import _Chunker, _flip, _heartbeat, _yield_lock
-from db.models import Passage as PassageRow, QueryRecord, RunEntryRecord, RunRecord, utcnow
+from db.models import Passage as PassageRow
+from db.models import QueryRecord, RunEntryRecord, RunRecord, utcnow
 
 if TYPE_CHECKING:
     from db.engine import Store
 
 
 def save_run(
-    session: Session, collection: str, name: str, run: Run, *, source: str = "retriever",
-    params: dict[str, Any] | None = None, allow_unknown_ids: bool = False,
+    session: Session,
+    collection: str,
+    name: str,
+    run: Run,
+    *,
+    source: str = "retriever",
+    params: dict[str, Any] | None = None,
+    allow_unknown_ids: bool = False,
 ) -> int:
     """Store a run produced in this process (e.g. by a retriever); refuses an existing run name.
 
@@ -47,9 +54,14 @@ def save_run(
 
     check_run_name(name)
     cid = collection_id(session, collection)
-    _check_run_ids(run, collection, name, allow_unknown_ids,
-                   lambda kind, model, ids: _known_in_store(session, cid, model, ids),
-                   lambda model: _has_rows(session, cid, model))
+    _check_run_ids(
+        run,
+        collection,
+        name,
+        allow_unknown_ids,
+        lambda kind, model, ids: _known_in_store(session, cid, model, ids),
+        lambda model: _has_rows(session, cid, model),
+    )
     entries = lambda: (RunEntry(q, d, s) for q, docs in run.items() for d, s in docs.items())  # noqa: E731
     return _import_run(session, cid, name, entries, lambda _part, _n: None, source=source, params=params)
 
@@ -65,16 +77,29 @@ def _check_run_ids(run: Run, collection: str, name: str, allow: bool, known, has
         if has_rows(model):
             items = list(refs[kind].items())
             for start in range(0, len(items), CHECK_ROWS):
-                chunk = items[start:start + CHECK_ROWS]
+                chunk = items[start : start + CHECK_ROWS]
                 unknown.add(chunk, known(kind, model, [i for i, _ in chunk]))
         found.append(unknown)
-    _unknown_outcome(found, ImportSummary(collection=collection), allow=False, what=f"run {name!r}", origin_known=False,
-                     hint=_RUN_HINT)
+    _unknown_outcome(
+        found,
+        ImportSummary(collection=collection),
+        allow=False,
+        what=f"run {name!r}",
+        origin_known=False,
+        hint=_RUN_HINT,
+    )
 
 
 def store_run(
-    store: Store, collection: str, name: str, run: Run, *, source: str = "retriever",
-    params: dict[str, Any] | None = None, chunk_rows: int | None = None, allow_unknown_ids: bool = False,
+    store: Store,
+    collection: str,
+    name: str,
+    run: Run,
+    *,
+    source: str = "retriever",
+    params: dict[str, Any] | None = None,
+    chunk_rows: int | None = None,
+    allow_unknown_ids: bool = False,
     publish: bool = True,
 ) -> int:
     """:func:`save_run` without holding the write lock: the run is written in short transactions, invisible
@@ -111,8 +136,14 @@ def store_run(
     try:
         with store.write() as session:
             owned.runs[name] = session.execute(
-                insert(RunRecord).values(collection_id=cid, name=name, source=source, params=params or {},
-                                         status="importing", staged_at=utcnow())
+                insert(RunRecord).values(
+                    collection_id=cid,
+                    name=name,
+                    source=source,
+                    params=params or {},
+                    status="importing",
+                    staged_at=utcnow(),
+                )
             ).inserted_primary_key[0]
     except IntegrityError:
         raise _in_progress(f"run {name!r}") from None
@@ -129,7 +160,9 @@ def store_run(
 
 def _write_run_entries(store: Store, owned: _Owned, rid: int, run: Run, chunk_rows: int | None) -> int:
     """Insert the entries of ``run`` into the staged run ``rid`` in short write transactions; returns how many."""
-    entries = ({"run_id": rid, "query_id": q, "doc_id": d, "score": s} for q, docs in run.items() for d, s in docs.items())
+    entries = (
+        {"run_id": rid, "query_id": q, "doc_id": d, "score": s} for q, docs in run.items() for d, s in docs.items()
+    )
     chunker = _Chunker(chunk_rows)
     count = 0
     while chunk := list(islice(entries, chunker.size)):

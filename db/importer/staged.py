@@ -76,8 +76,12 @@ def check_regular_input(path: str | os.PathLike[str]) -> None:
 
 
 def _kind(mode: int) -> str:
-    for test, what in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device")):
+    for test, what in (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    ):
         if test(mode):
             return what
     return "not a file"
@@ -108,17 +112,36 @@ def import_path(
 
     check_regular_input(path)
     return import_source(
-        store, read_source(format, path), name=name, format=format, location=os.fspath(path), mode=mode,
-        qrels_name=qrels_name, progress=progress, staging_dir=staging_dir, allow_unknown_ids=allow_unknown_ids,
-        level=level, run_name=run_name,
+        store,
+        read_source(format, path),
+        name=name,
+        format=format,
+        location=os.fspath(path),
+        mode=mode,
+        qrels_name=qrels_name,
+        progress=progress,
+        staging_dir=staging_dir,
+        allow_unknown_ids=allow_unknown_ids,
+        level=level,
+        run_name=run_name,
     )
 
 
 def import_source(
-    store: Store, source: CollectionSource, *, name: str, format: str, location: str, mode: str = "create",
-    qrels_name: str = "imported", progress: StagedProgress | None = None,
-    staging_dir: str | os.PathLike[str] | None = None, chunk_rows: int | None = None,
-    allow_unknown_ids: bool = False, level: int | None = None, run_name: str | None = None,
+    store: Store,
+    source: CollectionSource,
+    *,
+    name: str,
+    format: str,
+    location: str,
+    mode: str = "create",
+    qrels_name: str = "imported",
+    progress: StagedProgress | None = None,
+    staging_dir: str | os.PathLike[str] | None = None,
+    chunk_rows: int | None = None,
+    allow_unknown_ids: bool = False,
+    level: int | None = None,
+    run_name: str | None = None,
 ) -> ImportSummary:
     """Import ``source`` into the collection ``name``: validate everything first, then write in short transactions.
 
@@ -166,18 +189,47 @@ def import_source(
     _reserve(store, source, plan, owned, name=name, mode=mode, qrels_name=qrels_name)
     try:
         with _Staging(staging_dir) as staging:
-            _validate(store, staging, source, plan, summary, _beating(store, owned, tick), qrels_name=qrels_name,
-                      allow_unknown_ids=allow_unknown_ids, level=level)
-            _write_staged(store, staging, source, plan, owned, summary, tick, chunk_rows,
-                          format=format, location=location, mode=mode, qrels_name=qrels_name)
+            _validate(
+                store,
+                staging,
+                source,
+                plan,
+                summary,
+                _beating(store, owned, tick),
+                qrels_name=qrels_name,
+                allow_unknown_ids=allow_unknown_ids,
+                level=level,
+            )
+            _write_staged(
+                store,
+                staging,
+                source,
+                plan,
+                owned,
+                summary,
+                tick,
+                chunk_rows,
+                format=format,
+                location=location,
+                mode=mode,
+                qrels_name=qrels_name,
+            )
     except BaseException:
         _drop_owned(_writer(store.engine), owned)
         raise
     return summary
 
 
-def _prepare(store: Store, source: CollectionSource, *, name: str, mode: str, qrels_name: str, level: int | None,
-             run_name: str | None) -> tuple[CollectionSource, _Plan]:
+def _prepare(
+    store: Store,
+    source: CollectionSource,
+    *,
+    name: str,
+    mode: str,
+    qrels_name: str,
+    level: int | None,
+    run_name: str | None,
+) -> tuple[CollectionSource, _Plan]:
     """Check the names and the mode and read what the store holds, before anything is reserved or read.
 
     Returns ``source`` with its run renamed ``run_name`` (when given) and the plan.
@@ -195,8 +247,18 @@ def _prepare(store: Store, source: CollectionSource, *, name: str, mode: str, qr
     return source, plan
 
 
-def _validate(store: Store, staging: _Staging, source: CollectionSource, plan: _Plan, summary: ImportSummary,
-              beating: StagedProgress, *, qrels_name: str, allow_unknown_ids: bool, level: int | None) -> None:
+def _validate(
+    store: Store,
+    staging: _Staging,
+    source: CollectionSource,
+    plan: _Plan,
+    summary: ImportSummary,
+    beating: StagedProgress,
+    *,
+    qrels_name: str,
+    allow_unknown_ids: bool,
+    level: int | None,
+) -> None:
     """Read the input into ``staging`` and check it there and against the store; fill ``summary`` with the counts.
 
     Raises on the first problem (nothing is written to the store here).
@@ -205,8 +267,7 @@ def _validate(store: Store, staging: _Staging, source: CollectionSource, plan: _
     if counts.qrels and plan.version_source not in (None, "import"):
         raise ImportConflict(f"qrels version {qrels_name!r} holds frozen labels; import into another version")
     summary.passages_skipped, summary.queries_skipped, summary.qrels_skipped = (
-        _check_against_store(store, staging, plan, qrels_name, beating)
-        if plan.collection_id is not None else (0, 0, 0)
+        _check_against_store(store, staging, plan, qrels_name, beating) if plan.collection_id is not None else (0, 0, 0)
     )
     summary.passages_added = counts.passages - summary.passages_skipped
     summary.queries_added = counts.queries - summary.queries_skipped
@@ -215,11 +276,15 @@ def _validate(store: Store, staging: _Staging, source: CollectionSource, plan: _
     summary.runs = dict(counts.runs)
     summary.notes.extend(source.notes)  # after the streams: readers add notes while they are read
     if counts.qrels or counts.runs:
-        _unknown_outcome(_staged_unknown(store, staging, plan, beating), summary,
-                         allow=allow_unknown_ids, what="the qrels and runs")
+        _unknown_outcome(
+            _staged_unknown(store, staging, plan, beating), summary, allow=allow_unknown_ids, what="the qrels and runs"
+        )
     if plan.collection_id is None:
-        summary.relevance_level = level if level is not None else level_for_grades(
-            *staging.db.execute("SELECT count(*), max(grade) FROM qrels").fetchone())
+        summary.relevance_level = (
+            level
+            if level is not None
+            else level_for_grades(*staging.db.execute("SELECT count(*), max(grade) FROM qrels").fetchone())
+        )
     else:
         summary.relevance_level = plan.relevance_level
 
@@ -242,8 +307,9 @@ def _beating(store: Store, owned: _Owned, tick: StagedProgress) -> StagedProgres
     return progress
 
 
-def _reserve(store: Store, source: CollectionSource, plan: _Plan, owned: _Owned, *, name: str, mode: str,
-             qrels_name: str) -> None:
+def _reserve(
+    store: Store, source: CollectionSource, plan: _Plan, owned: _Owned, *, name: str, mode: str, qrels_name: str
+) -> None:
     """Create the new collection (when there is none) and the runs, all ``importing``, in one short transaction."""
     try:
         with store.write() as session:
@@ -251,13 +317,19 @@ def _reserve(store: Store, source: CollectionSource, plan: _Plan, owned: _Owned,
             cid = plan.collection_id
             if cid is None:
                 cid = session.execute(
-                    insert(Collection).values(name=name, language=source.language, description=source.description,
-                                              status="importing", staged_at=now)
+                    insert(Collection).values(
+                        name=name,
+                        language=source.language,
+                        description=source.description,
+                        status="importing",
+                        staged_at=now,
+                    )
                 ).inserted_primary_key[0]
             runs = {
                 run_name: session.execute(
-                    insert(RunRecord).values(collection_id=cid, name=run_name, source="import", params={},
-                                             status="importing", staged_at=now)
+                    insert(RunRecord).values(
+                        collection_id=cid, name=run_name, source="import", params={}, status="importing", staged_at=now
+                    )
                 ).inserted_primary_key[0]
                 for run_name in source.runs
             }
@@ -273,8 +345,9 @@ def _reserve(store: Store, source: CollectionSource, plan: _Plan, owned: _Owned,
 
 def _plan(session: Session, name: str, mode: str, qrels_name: str, run_names: list[str]) -> _Plan:
     row = session.execute(
-        select(Collection.id, Collection.status, Collection.language, Collection.relevance_level)
-        .where(Collection.name == name)
+        select(Collection.id, Collection.status, Collection.language, Collection.relevance_level).where(
+            Collection.name == name
+        )
     ).first()
     if row is not None and row.status != "ready":
         raise _in_progress(f"collection {name!r}")
@@ -286,15 +359,18 @@ def _plan(session: Session, name: str, mode: str, qrels_name: str, run_names: li
         return _Plan()
     plan = _Plan(collection_id=row.id, language=row.language, relevance_level=row.relevance_level)
     version = session.execute(
-        select(QrelsVersion.id, QrelsVersion.source, QrelsVersion.status)
-        .where(QrelsVersion.collection_id == row.id, QrelsVersion.name == qrels_name)
+        select(QrelsVersion.id, QrelsVersion.source, QrelsVersion.status).where(
+            QrelsVersion.collection_id == row.id, QrelsVersion.name == qrels_name
+        )
     ).first()
     if version is not None:
         if version.status != "ready":
             raise _in_progress(f"qrels version {qrels_name!r}")
         plan.version_id, plan.version_source = version.id, version.source
     for run_name in run_names:
-        status = session.scalar(select(RunRecord.status).where(RunRecord.collection_id == row.id, RunRecord.name == run_name))
+        status = session.scalar(
+            select(RunRecord.status).where(RunRecord.collection_id == row.id, RunRecord.name == run_name)
+        )
         if status == "ready":
             raise ImportConflict(f"run {run_name!r} already exists in this collection; import it under another name")
         if status is not None:

@@ -26,7 +26,8 @@ from db.importer.common import (
     _known_in_store,
     _Plan,
 )
-from db.models import Passage as PassageRow, QrelsEntry, QueryRecord
+from db.models import Passage as PassageRow
+from db.models import QrelsEntry, QueryRecord
 
 if TYPE_CHECKING:
     from db.engine import Store
@@ -112,38 +113,63 @@ def _stage_source(staging: _Staging, source: CollectionSource, tick: StagedProgr
     counts.qrels = stage("qrels", 5, source.qrels, _staged_qrel, lambda e: (e.query_id, e.doc_id), "qrels entry")
     for index, (run_name, stream) in enumerate(source.runs.items()):
         counts.runs[run_name] = stage(
-            "run_entries", 5, stream, lambda e, i=index: (i, e.query_id, e.doc_id, e.score, e.origin),
-            lambda e: (e.query_id, e.doc_id), "run entry",
+            "run_entries",
+            5,
+            stream,
+            lambda e, i=index: (i, e.query_id, e.doc_id, e.score, e.origin),
+            lambda e: (e.query_id, e.doc_id),
+            "run entry",
         )
     return counts
 
 
 def _staged_passage(p: Passage) -> tuple:
-    return (p.id, p.doc_id, p.position, p.title or "", p.text, p.language or detect_language(p.text[:400] or p.title),
-            p.origin, 0)
+    return (
+        p.id,
+        p.doc_id,
+        p.position,
+        p.title or "",
+        p.text,
+        p.language or detect_language(p.text[:400] or p.title),
+        p.origin,
+        0,
+    )
 
 
 def _staged_query(q: Query) -> tuple:
     answers = None if q.answers is None else json.dumps(q.answers, ensure_ascii=False)
-    return (q.id, q.text, q.split, q.type, q.domain, q.language or detect_language(q.text[:400]), q.translation,
-            answers, q.origin, 0)
+    return (
+        q.id,
+        q.text,
+        q.split,
+        q.type,
+        q.domain,
+        q.language or detect_language(q.text[:400]),
+        q.translation,
+        answers,
+        q.origin,
+        0,
+    )
 
 
 def _staged_qrel(e: QrelEntry) -> tuple:
     return (e.query_id, e.doc_id, e.grade, e.origin, 0)
 
 
-def _check_against_store(store: Store, staging: _Staging, plan: _Plan, qrels_name: str,
-                         tick: StagedProgress) -> tuple[int, int, int]:
+def _check_against_store(
+    store: Store, staging: _Staging, plan: _Plan, qrels_name: str, tick: StagedProgress
+) -> tuple[int, int, int]:
     """Merge: mark records identical to stored ones as skipped, refuse changed ones; read transactions only.
 
     Returns the numbers of passages, queries and qrels entries skipped.
     """
     done = [0]  # records checked so far, for the progress
-    passages = _skip_stored_records(store, staging, plan, "passages", PassageRow, _PASSAGE_FIELDS, "passage", tick,
-                                    done)
-    queries = _skip_stored_records(store, staging, plan, "queries", QueryRecord, _QUERY_FIELDS, "query", tick, done,
-                                   decode=_decode_answers)
+    passages = _skip_stored_records(
+        store, staging, plan, "passages", PassageRow, _PASSAGE_FIELDS, "passage", tick, done
+    )
+    queries = _skip_stored_records(
+        store, staging, plan, "queries", QueryRecord, _QUERY_FIELDS, "query", tick, done, decode=_decode_answers
+    )
     qrels = 0
     if plan.version_id is not None and staging.count("qrels", "1"):
         qrels = _skip_stored_qrels(store, staging, plan.version_id, qrels_name)
@@ -156,8 +182,18 @@ def _decode_answers(values: list) -> list:
     return values
 
 
-def _skip_stored_records(store: Store, staging: _Staging, plan: _Plan, table: str, model, fields: tuple[str, ...],
-                         what: str, tick: StagedProgress, done: list[int], decode=None) -> int:
+def _skip_stored_records(
+    store: Store,
+    staging: _Staging,
+    plan: _Plan,
+    table: str,
+    model,
+    fields: tuple[str, ...],
+    what: str,
+    tick: StagedProgress,
+    done: list[int],
+    decode=None,
+) -> int:
     """Mark the staged passages or queries that the collection holds unchanged as skipped; refuse a changed one.
 
     Reads the store in transactions of :data:`CHECK_ROWS` ids each; returns how many were skipped.
@@ -173,8 +209,9 @@ def _skip_stored_records(store: Store, staging: _Staging, plan: _Plan, table: st
             stored = {
                 r[0]: r[1:]
                 for r in session.execute(
-                    select(model.ext_id, *(getattr(model, f) for f in fields))
-                    .where(model.collection_id == plan.collection_id, model.ext_id.in_([r[1] for r in rows]))
+                    select(model.ext_id, *(getattr(model, f) for f in fields)).where(
+                        model.collection_id == plan.collection_id, model.ext_id.in_([r[1] for r in rows])
+                    )
                 )
             }
         same = []
@@ -184,11 +221,15 @@ def _skip_stored_records(store: Store, staging: _Staging, plan: _Plan, table: st
                 continue
             if decode is not None:
                 values = decode(values)
-            changed = [f for f, new, was in zip(fields, values, old)
-                       if new != was and not (f == "title" and not new and not was)]
+            changed = [
+                f
+                for f, new, was in zip(fields, values, old)
+                if new != was and not (f == "title" and not new and not was)
+            ]
             if changed:
                 raise _error_at(
-                    origin, f"{what} id {ext_id!r} already exists in the collection with a different {', '.join(changed)}"
+                    origin,
+                    f"{what} id {ext_id!r} already exists in the collection with a different {', '.join(changed)}",
                 )
             same.append((rowid,))
         staging.db.executemany(f"UPDATE {table} SET skip = 1 WHERE rowid = ?", same)
@@ -204,7 +245,9 @@ def _skip_stored_qrels(store: Store, staging: _Staging, version_id: int, qrels_n
         existing = {
             (q, d): g
             for q, d, g in session.execute(
-                select(QrelsEntry.query_id, QrelsEntry.doc_id, QrelsEntry.grade).where(QrelsEntry.version_id == version_id)
+                select(QrelsEntry.query_id, QrelsEntry.doc_id, QrelsEntry.grade).where(
+                    QrelsEntry.version_id == version_id
+                )
             )
         }
     same = []
@@ -216,8 +259,9 @@ def _skip_stored_qrels(store: Store, staging: _Staging, version_id: int, qrels_n
             continue
         if stored != grade:
             raise _error_at(
-                origin, f"qrels entry ({query_id!r}, {doc_id!r}) already has grade {stored} in version "
-                f"{qrels_name!r}, this file says {grade}"
+                origin,
+                f"qrels entry ({query_id!r}, {doc_id!r}) already has grade {stored} in version "
+                f"{qrels_name!r}, this file says {grade}",
             )
         same.append((rowid,))
     staging.db.executemany("UPDATE qrels SET skip = 1 WHERE rowid = ?", same)
@@ -232,8 +276,10 @@ def _staged_unknown(store: Store, staging: _Staging, plan: _Plan, tick: StagedPr
     """
     result = []
     done = 0
-    for kind, column, table, model in (("query", "query_id", "queries", QueryRecord),
-                                       ("passage", "doc_id", "passages", PassageRow)):
+    for kind, column, table, model in (
+        ("query", "query_id", "queries", QueryRecord),
+        ("passage", "doc_id", "passages", PassageRow),
+    ):
         unknown = UnknownIds(kind)
         result.append(unknown)
         staged_any = staging.db.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone() is not None

@@ -18,13 +18,15 @@ from db.importer.staging import _Staging
 from db.models import (
     Collection,
     ImportRecord,
-    Passage as PassageRow,
     QrelsEntry,
     QrelsVersion,
     QueryRecord,
     RunEntryRecord,
     RunRecord,
     utcnow,
+)
+from db.models import (
+    Passage as PassageRow,
 )
 
 if TYPE_CHECKING:
@@ -75,10 +77,14 @@ def _heartbeat(session: Session, owned: _Owned) -> None:
     found = expected = 0
     if owned.collection is not None:
         expected += 1
-        found += session.execute(update(Collection).where(Collection.id == owned.collection).values(staged_at=now)).rowcount
+        found += session.execute(
+            update(Collection).where(Collection.id == owned.collection).values(staged_at=now)
+        ).rowcount
     if owned.version is not None:
         expected += 1
-        found += session.execute(update(QrelsVersion).where(QrelsVersion.id == owned.version).values(staged_at=now)).rowcount
+        found += session.execute(
+            update(QrelsVersion).where(QrelsVersion.id == owned.version).values(staged_at=now)
+        ).rowcount
     if owned.runs:
         expected += len(owned.runs)
         found += session.execute(
@@ -96,9 +102,21 @@ _Part = tuple[str, str, tuple, Any, dict[str, Any], tuple[str, ...]]
 {target column: constant}, the staged columns copied, named as in the target)."""
 
 
-def _write_staged(store: Store, staging: _Staging, source: CollectionSource, plan: _Plan, owned: _Owned,
-                  summary: ImportSummary, tick: StagedProgress, chunk_rows: int | None, *, format: str,
-                  location: str, mode: str, qrels_name: str) -> None:
+def _write_staged(
+    store: Store,
+    staging: _Staging,
+    source: CollectionSource,
+    plan: _Plan,
+    owned: _Owned,
+    summary: ImportSummary,
+    tick: StagedProgress,
+    chunk_rows: int | None,
+    *,
+    format: str,
+    location: str,
+    mode: str,
+    qrels_name: str,
+) -> None:
     """Copy the validated rows from ``staging`` into the containers, then flip them visible and record the import."""
     total = summary.passages_added + summary.queries_added + summary.qrels_added + sum(summary.runs.values())
     done = [0]
@@ -106,8 +124,13 @@ def _write_staged(store: Store, staging: _Staging, source: CollectionSource, pla
     if summary.qrels_version is not None and plan.version_id is None:
         with store.write() as session:
             owned.version = session.execute(
-                insert(QrelsVersion).values(collection_id=owned.collection or plan.collection_id, name=qrels_name,
-                                            source="import", status="importing", staged_at=utcnow())
+                insert(QrelsVersion).values(
+                    collection_id=owned.collection or plan.collection_id,
+                    name=qrels_name,
+                    source="import",
+                    status="importing",
+                    staged_at=utcnow(),
+                )
             ).inserted_primary_key[0]
     cid = owned.collection or plan.collection_id
     vid = owned.version or plan.version_id
@@ -120,7 +143,7 @@ def _write_staged(store: Store, staging: _Staging, source: CollectionSource, pla
         # stopped half-way is completed by running it again (what is written is then identical, so skipped);
         # one transaction for them all would hold the write lock for the whole merge, which is what this
         # module exists to avoid.
-        with (_SqliteCopier(store.engine, staging) if fast else _GenericCopier(store, staging)) as copier:
+        with _SqliteCopier(store.engine, staging) if fast else _GenericCopier(store, staging) as copier:
             for table, where, params, model, constants, columns in parts:
                 last = 0
                 top = staging.db.execute(f"SELECT coalesce(max(rowid), 0) FROM {table}").fetchone()[0]
@@ -146,22 +169,44 @@ def _write_staged(store: Store, staging: _Staging, source: CollectionSource, pla
             language = _collection_language(session, cid)
     with store.write() as session:
         _flip(session, owned, cid, language, level=summary.relevance_level)
-        session.add(ImportRecord(collection_id=cid, format=format, source=location, mode=mode, counts=summary.as_dict()))
+        session.add(
+            ImportRecord(collection_id=cid, format=format, source=location, mode=mode, counts=summary.as_dict())
+        )
 
 
 def _copied_parts(source: CollectionSource, owned: _Owned, cid: int, vid: int | None) -> list[_Part]:
     """What :func:`_write_staged` copies, in order: passages, queries, qrels (when there is a version), each run."""
     parts: list[_Part] = [
-        ("passages", "skip = 0", (), PassageRow, {"collection_id": cid},
-         ("ext_id", "doc_id", "position", "title", "text", "language")),
-        ("queries", "skip = 0", (), QueryRecord, {"collection_id": cid},
-         ("ext_id", "text", "split", "type", "domain", "language", "translation", "answers")),
+        (
+            "passages",
+            "skip = 0",
+            (),
+            PassageRow,
+            {"collection_id": cid},
+            ("ext_id", "doc_id", "position", "title", "text", "language"),
+        ),
+        (
+            "queries",
+            "skip = 0",
+            (),
+            QueryRecord,
+            {"collection_id": cid},
+            ("ext_id", "text", "split", "type", "domain", "language", "translation", "answers"),
+        ),
     ]
     if vid is not None:
         parts.append(("qrels", "skip = 0", (), QrelsEntry, {"version_id": vid}, ("query_id", "doc_id", "grade")))
     for index, run_name in enumerate(source.runs):
-        parts.append(("run_entries", "run = ?", (index,), RunEntryRecord, {"run_id": owned.runs[run_name]},
-                      ("query_id", "doc_id", "score")))
+        parts.append(
+            (
+                "run_entries",
+                "run = ?",
+                (index,),
+                RunEntryRecord,
+                {"run_id": owned.runs[run_name]},
+                ("query_id", "doc_id", "score"),
+            )
+        )
     return parts
 
 
@@ -246,7 +291,9 @@ def _flip(session: Session, owned: _Owned, cid: int, language: str | None, *, le
             update(Collection).where(Collection.id == owned.collection).values(**ready, language=language, **extra)
         )
     elif language is not None:
-        session.execute(update(Collection).where(Collection.id == cid, Collection.language.is_(None)).values(language=language))
+        session.execute(
+            update(Collection).where(Collection.id == cid, Collection.language.is_(None)).values(language=language)
+        )
     if owned.version is not None:
         session.execute(update(QrelsVersion).where(QrelsVersion.id == owned.version).values(**ready))
     if owned.runs:

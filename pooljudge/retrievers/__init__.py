@@ -5,9 +5,25 @@ Specs (``bm25:k1=1.2``) parse into :class:`RetrieverSpec`; :func:`build_retrieve
 says what a module holds).  A new kind is one module plus ``register_retriever(kind, module)``.
 """
 
-from pooljudge.retrievers.registry import (RETRIEVERS, build_retriever, context_of, first_stage_kinds, index_retriever,
-                                           register_retriever, retriever_kinds)
+from pooljudge.retrievers.registry import (
+    RETRIEVERS,
+    build_retriever,
+    context_of,
+    first_stage_kinds,
+    index_retriever,
+    register_retriever,
+    retriever_kinds,
+)
 from pooljudge.retrievers.spec import RetrieverSpec, split_specs
 
-__all__ = ["RETRIEVERS", "RetrieverSpec", "build_retriever", "context_of", "first_stage_kinds", "index_retriever",
-           "register_retriever", "retriever_kinds", "split_specs"]
+__all__ = [
+    "RETRIEVERS",
+    "RetrieverSpec",
+    "build_retriever",
+    "context_of",
+    "first_stage_kinds",
+    "index_retriever",
+    "register_retriever",
+    "retriever_kinds",
+    "split_specs",
+]

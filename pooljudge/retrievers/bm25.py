@@ -8,8 +8,18 @@ from typing import Any
 
 from pooljudge.corpus import Corpus
 
-OPTIONS: dict[str, type] = {"chinese": str, "k1": float, "b": float, "method": str, "idf_method": str,
-                            "backend": str, "epsilon": float, "delta": float, "stem": bool, "context": str}
+OPTIONS: dict[str, type] = {
+    "chinese": str,
+    "k1": float,
+    "b": float,
+    "method": str,
+    "idf_method": str,
+    "backend": str,
+    "epsilon": float,
+    "delta": float,
+    "stem": bool,
+    "context": str,
+}
 FIRST_STAGE = True
 """A re-ranker may re-rank it."""
 
@@ -46,8 +56,10 @@ def index(retriever, corpus: Corpus, progress=None):
     from core.retrieval.bm25 import BM25Retriever
 
     texts = corpus.texts_for(retriever.context)
-    key = content_key(texts, params={"ids": content_key(corpus.doc_ids), "bm25": retriever.params,
-                                     "analyzer": retriever.analyzer.params})
+    key = content_key(
+        texts,
+        params={"ids": content_key(corpus.doc_ids), "bm25": retriever.params, "analyzer": retriever.analyzer.params},
+    )
     folder = cache_dir("bm25") / key
     if (folder / "meta.json").exists():
         loaded = BM25Retriever.load(folder, name=retriever.name)

@@ -9,9 +9,18 @@ from typing import Any
 from pooljudge import encoders
 from pooljudge.corpus import Corpus
 
-OPTIONS: dict[str, type] = {"model": str, "pooling": str, "index": str, "max_length": int, "batch_size": int,
-                            "query_prefix": str, "passage_prefix": str, "nprobe": int, "ef_search": int,
-                            "context": str}
+OPTIONS: dict[str, type] = {
+    "model": str,
+    "pooling": str,
+    "index": str,
+    "max_length": int,
+    "batch_size": int,
+    "query_prefix": str,
+    "passage_prefix": str,
+    "nprobe": int,
+    "ef_search": int,
+    "context": str,
+}
 FIRST_STAGE = True
 
 

@@ -11,9 +11,14 @@ from pooljudge.corpus import Corpus
 from pooljudge.retrievers import bm25, dense
 from pooljudge.retrievers.options import check_fusion, check_positive, prefixed
 
-OPTIONS: dict[str, type] = {"top_docs": int, "fusion": str, "alpha": float, "context": str,
-                            **{f"bm25_{k}": v for k, v in bm25.OPTIONS.items() if k != "context"},
-                            **{f"dense_{k}": dense.OPTIONS[k] for k in encoders.ENCODER_OPTIONS}}
+OPTIONS: dict[str, type] = {
+    "top_docs": int,
+    "fusion": str,
+    "alpha": float,
+    "context": str,
+    **{f"bm25_{k}": v for k, v in bm25.OPTIONS.items() if k != "context"},
+    **{f"dense_{k}": dense.OPTIONS[k] for k in encoders.ENCODER_OPTIONS},
+}
 FIRST_STAGE = True
 FUSIONS = ("convex", "rrf")
 
@@ -30,9 +35,13 @@ def build(spec, language: str, *, name: str, resolve: Callable[[str], Path] | No
 
     options = spec.options
     kwargs = {k: options[k] for k in ("top_docs", "fusion", "alpha") if k in options}
-    return HierarchicalRetriever(bm25.bm25_retriever(prefixed(options, "bm25_"), language, "bm25-documents"),
-                                 encoders.encoder_for(prefixed(options, "dense_")),
-                                 context=options.get("context", "title"), name=name, **kwargs)
+    return HierarchicalRetriever(
+        bm25.bm25_retriever(prefixed(options, "bm25_"), language, "bm25-documents"),
+        encoders.encoder_for(prefixed(options, "dense_")),
+        context=options.get("context", "title"),
+        name=name,
+        **kwargs,
+    )
 
 
 def index(retriever, corpus: Corpus, progress=None):

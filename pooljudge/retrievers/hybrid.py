@@ -10,9 +10,14 @@ from pooljudge.corpus import Corpus
 from pooljudge.retrievers import bm25, dense
 from pooljudge.retrievers.options import check_fusion, check_positive, prefixed
 
-OPTIONS: dict[str, type] = {"fusion": str, "depth": int, "alpha": float, "context": str,
-                            **{f"bm25_{k}": v for k, v in bm25.OPTIONS.items()},
-                            **{f"dense_{k}": v for k, v in dense.OPTIONS.items()}}
+OPTIONS: dict[str, type] = {
+    "fusion": str,
+    "depth": int,
+    "alpha": float,
+    "context": str,
+    **{f"bm25_{k}": v for k, v in bm25.OPTIONS.items()},
+    **{f"dense_{k}": v for k, v in dense.OPTIONS.items()},
+}
 FIRST_STAGE = True
 FUSIONS = ("rrf", "combsum", "combmnz", "convex")
 
@@ -33,8 +38,13 @@ def build(spec, language: str, *, name: str, resolve: Callable[[str], Path] | No
     members = [bm25.bm25_retriever(bm25_options, language, "bm25"), dense.dense_retriever(dense_options, "dense")]
     members[0].context = bm25_options.get("context", context)
     members[1].context = dense_options.get("context", context)
-    return HybridRetriever(members, fusion=options.get("fusion", "rrf"), depth=options.get("depth", 100),
-                           alpha=options.get("alpha", 0.5), name=name)
+    return HybridRetriever(
+        members,
+        fusion=options.get("fusion", "rrf"),
+        depth=options.get("depth", 100),
+        alpha=options.get("alpha", 0.5),
+        name=name,
+    )
 
 
 def index(retriever, corpus: Corpus, progress=None):

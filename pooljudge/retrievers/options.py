@@ -49,4 +49,4 @@ def check_fusion(kind: str, options: Mapping[str, Any], text: str, fusions: tupl
 
 def prefixed(options: Mapping[str, Any], prefix: str) -> dict[str, Any]:
     """The options that start with ``prefix`` (a member's ``bm25_k1``), without it (``k1``)."""
-    return {k[len(prefix):]: v for k, v in options.items() if k.startswith(prefix)}
+    return {k[len(prefix) :]: v for k, v in options.items() if k.startswith(prefix)}

@@ -32,7 +32,11 @@ from pooljudge.retrievers import bm25, dense, hierarchical, hybrid, rerank
 Progress = Callable[[int, int], None]
 
 RETRIEVERS: dict[str, ModuleType] = {
-    "bm25": bm25, "dense": dense, "hybrid": hybrid, "hierarchical": hierarchical, "rerank": rerank,
+    "bm25": bm25,
+    "dense": dense,
+    "hybrid": hybrid,
+    "hierarchical": hierarchical,
+    "rerank": rerank,
 }
 """Every retriever kind a spec may name, and its module."""
 
@@ -68,8 +72,9 @@ def kind_module(kind: str) -> ModuleType:
     return RETRIEVERS[kind]
 
 
-def build_retriever(spec: Any, language: str | None, *, name: str | None = None,
-                    resolve: Callable[[str], Path] | None = None) -> Retriever:
+def build_retriever(
+    spec: Any, language: str | None, *, name: str | None = None, resolve: Callable[[str], Path] | None = None
+) -> Retriever:
     """An un-indexed retriever for ``spec`` (:class:`pooljudge.retrievers.spec.RetrieverSpec`).
 
     BM25's analyzer follows the collection ``language`` (default English).  The ``context``

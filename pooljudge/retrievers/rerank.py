@@ -16,8 +16,14 @@ from pooljudge import encoders
 from pooljudge.corpus import Corpus
 from pooljudge.retrievers.options import check_positive
 
-OPTIONS: dict[str, type] = {"model": str, "first": str, "depth": int, "batch_size": int, "max_length": int,
-                            "context": str}
+OPTIONS: dict[str, type] = {
+    "model": str,
+    "first": str,
+    "depth": int,
+    "batch_size": int,
+    "max_length": int,
+    "context": str,
+}
 FIRST_STAGE = False
 """A re-ranker over a re-ranker is refused: put the models in one ensemble instead."""
 RAW_PREFIX = "first_"
@@ -36,13 +42,17 @@ def _looks_like_path(model: str) -> bool:
 
 def _check_models(options: Mapping[str, Any], text: str) -> None:
     if not split_models(options.get("model", "")):
-        raise ValueError(f"a rerank retriever needs a model: {text!r} has no model=PATH (a cross-encoder folder, "
-                         "or a registered model's name; several separated by ';' form an ensemble)")
+        raise ValueError(
+            f"a rerank retriever needs a model: {text!r} has no model=PATH (a cross-encoder folder, "
+            "or a registered model's name; several separated by ';' form an ensemble)"
+        )
     for model in split_models(options["model"]):
         # a registered model's name is resolved later, against its collection; a path must exist now
         if _looks_like_path(model) and not Path(model).expanduser().is_dir():
-            raise ValueError(f"model {model!r} in {text!r}: no such folder (a cross-encoder saved by "
-                             "`pooljudge train cross-encoder`, or any Hugging Face sequence-classification folder)")
+            raise ValueError(
+                f"model {model!r} in {text!r}: no such folder (a cross-encoder saved by "
+                "`pooljudge train cross-encoder`, or any Hugging Face sequence-classification folder)"
+            )
 
 
 def check(options: dict[str, Any], text: str, raw: Mapping[str, str]) -> dict[str, Any]:
@@ -54,8 +64,10 @@ def check(options: dict[str, Any], text: str, raw: Mapping[str, str]) -> dict[st
     _check_models(options, text)
     kind = options.get("first", "bm25")
     if kind == "rerank":
-        raise ValueError(f"first=rerank in {text!r}: a re-ranker cannot be the first stage of another; "
-                         "put the models in one ensemble instead (model=PATH1;PATH2)")
+        raise ValueError(
+            f"first=rerank in {text!r}: a re-ranker cannot be the first stage of another; "
+            "put the models in one ensemble instead (model=PATH1;PATH2)"
+        )
     if kind not in first_stage_kinds():
         raise ValueError(f"option 'first' in {text!r} must be one of {', '.join(first_stage_kinds())}, got {kind!r}")
     check_positive(options, "batch_size", "max_length")
@@ -76,8 +88,10 @@ def build(spec, language: str, *, name: str, resolve: Callable[[str], Path] | No
     options = spec.options
     resolve = resolve or (lambda model: encoders.resolve_model(None, None, model))
     folders = [resolve(m) for m in spec.models]  # an unknown model is refused before anything loads
-    rerankers = [encoders.cross_encoder_for(f, max_length=options.get("max_length"),
-                                            batch_size=options.get("batch_size")) for f in folders]
+    rerankers = [
+        encoders.cross_encoder_for(f, max_length=options.get("max_length"), batch_size=options.get("batch_size"))
+        for f in folders
+    ]
     first_spec = spec.first_stage()
     first = build_retriever(first_spec, language, name=first_spec.kind, resolve=resolve)
     retriever = RerankRetriever(first, rerankers, depth=options.get("depth", 100), name=name)

@@ -64,7 +64,7 @@ class RetrieverSpec:
                 raise ValueError(f"retriever option {item!r} in {text!r} must look like key=value")
             key = key.strip()
             if raw_prefix and key.startswith(raw_prefix):
-                raw[key[len(raw_prefix):]] = value  # checked by the module (a re-ranker's first stage)
+                raw[key[len(raw_prefix) :]] = value  # checked by the module (a re-ranker's first stage)
                 continue
             options[key] = convert(kind, key, value, allowed)
         _check_contexts(options, text.strip())
@@ -80,7 +80,7 @@ class RetrieverSpec:
         """A ``rerank`` spec's first stage: ``first`` with the ``first_*`` options (``context`` defaults to ours)."""
         if self.kind != "rerank":
             raise ValueError(f"a {self.kind} retriever has no first stage")
-        options = {k[len("first_"):]: v for k, v in self.options.items() if k.startswith("first_")}
+        options = {k[len("first_") :]: v for k, v in self.options.items() if k.startswith("first_")}
         options.setdefault("context", self.options.get("context", "title"))
         kind = self.options.get("first", "bm25")
         text = kind + ":" + ",".join(f"{k}={option_text(v)}" for k, v in options.items())

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import secrets
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import streamlit as st
 from sqlalchemy.exc import OperationalError
@@ -41,8 +41,7 @@ _DEAD = "pooljudge_dead_token"  # a token known not to work: st.context.cookies 
 _COOKIE_OP = "pooljudge_cookie_op"  # a cookie write waiting for the browser: {"kind", "nonce", ...}
 _REQUESTED = "pooljudge_requested_page"  # the page a logged-out browser asked for: (url path, query params)
 
-SIGNED_OUT = ("You were signed out: the session ended, or the account was disabled or its role changed. "
-              "Log in again.")
+SIGNED_OUT = "You were signed out: the session ended, or the account was disabled or its role changed. Log in again."
 
 
 def current_account() -> Account | None:
@@ -141,7 +140,7 @@ def sign_in(account: Account, token: str) -> None:
     st.session_state[_TOKEN] = token
     for key in (_NOTICE, _DEAD):
         st.session_state.pop(key, None)
-    expires = datetime.now(timezone.utc) + SESSION_TTL
+    expires = datetime.now(UTC) + SESSION_TTL
     _queue_cookie("set", token=token, expires=expires)
     st.rerun()
 
@@ -176,8 +175,15 @@ def sync_cookie() -> None:
 
     manager = CookieManager(key=f"pooljudge_cookies_{op['nonce']}")
     if op["kind"] == "set":
-        manager.set(COOKIE, op["token"], key=done_key, path="/", expires_at=op["expires"], same_site="strict",
-                    secure=_https() or None)  # HTTPS-only when served over HTTPS; plain HTTP on localhost
+        manager.set(
+            COOKIE,
+            op["token"],
+            key=done_key,
+            path="/",
+            expires_at=op["expires"],
+            same_site="strict",
+            secure=_https() or None,
+        )  # HTTPS-only when served over HTTPS; plain HTTP on localhost
     else:
         try:
             manager.delete(COOKIE, key=done_key)

@@ -66,9 +66,13 @@ def qrels_source_box(container, store: Store, info, *, key: str | None = None) -
 
     with store.read() as session:
         anyone_labelled = activity_marker(session, info.name)[0] > 0  # the id of the last judgment, 0 for none
-    return container.selectbox("Qrels", [LIVE, *info.qrels_versions[::-1]], key=key,
-                               index=0 if anyone_labelled or not info.qrels_versions else 1,
-                               help="Live final labels update as annotators label; versions are frozen snapshots.")
+    return container.selectbox(
+        "Qrels",
+        [LIVE, *info.qrels_versions[::-1]],
+        key=key,
+        index=0 if anyone_labelled or not info.qrels_versions else 1,
+        help="Live final labels update as annotators label; versions are frozen snapshots.",
+    )
 
 
 def load_qrels_source(session, collection: str, source: str) -> dict:
@@ -151,8 +155,9 @@ def fmt_float(value: float | None, digits: int = 1) -> str:
     return "-" if value is None else f"{value:,.{digits}f}"
 
 
-def collection_box(container, collections: Sequence, *, key: str, label: str = "Collection",
-                   format_func: Callable | None = None):
+def collection_box(
+    container, collections: Sequence, *, key: str, label: str = "Collection", format_func: Callable | None = None
+):
     """A selectbox of the collections that starts at the one this session worked on last; returns its ``CollectionInfo``.
 
     The choice follows the user from page to page (:data:`COLLECTION_STATE`)
@@ -189,8 +194,14 @@ def collection_box(container, collections: Sequence, *, key: str, label: str = "
     def remember() -> None:  # only a choice the user makes moves the shared one (a page may hold two boxes)
         st.session_state[COLLECTION_STATE] = st.session_state[key]
 
-    name = container.selectbox(label, names, index=names.index(chosen), key=key, on_change=remember,
-                               format_func=lambda n: format_func(by_name[n]) if format_func else n)
+    name = container.selectbox(
+        label,
+        names,
+        index=names.index(chosen),
+        key=key,
+        on_change=remember,
+        format_func=lambda n: format_func(by_name[n]) if format_func else n,
+    )
     current = state.get(COLLECTION_STATE, name)
     if st.query_params.get(COLLECTION_PARAM) != current:
         st.query_params[COLLECTION_PARAM] = current
@@ -258,10 +269,15 @@ def qrels_version_box(container, store: Store, info, *, key: str) -> str | None:
     if widget in st.session_state and st.session_state[widget] not in summaries:
         del st.session_state[widget]
     start = default_version(summaries, remembered.get(info.name))
-    version = container.selectbox("Qrels version", options, index=options.index(start), key=widget,
-                                  format_func=lambda name: describe_version(summaries[name]),
-                                  help="Every judgment count on this page comes from this version. It starts at the "
-                                       "version picked last, else the newest imported one, else the newest.")
+    version = container.selectbox(
+        "Qrels version",
+        options,
+        index=options.index(start),
+        key=widget,
+        format_func=lambda name: describe_version(summaries[name]),
+        help="Every judgment count on this page comes from this version. It starts at the "
+        "version picked last, else the newest imported one, else the newest.",
+    )
     remembered[info.name] = version
     return version
 

@@ -165,8 +165,12 @@ def evidence_spans(evidence: Mapping[str, Any] | None, length: int) -> list[tupl
     raw = (evidence or {}).get("spans") or []
     spans = []
     for s in raw:
-        if (isinstance(s, (list, tuple)) and len(s) == 2 and all(is_integer(x) for x in s)
-                and 0 <= s[0] < s[1] <= length):
+        if (
+            isinstance(s, (list, tuple))
+            and len(s) == 2
+            and all(is_integer(x) for x in s)
+            and 0 <= s[0] < s[1] <= length
+        ):
             spans.append((s[0], s[1]))
     merged: list[tuple[int, int]] = []
     for start, end in sorted(spans):
@@ -243,7 +247,9 @@ def category_metric_rows(
     return rows
 
 
-def category_metric_table(rows: Sequence[Mapping[str, Any]], names: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+def category_metric_table(
+    rows: Sequence[Mapping[str, Any]], names: Mapping[str, str] | None = None
+) -> list[dict[str, Any]]:
     """The rows of :func:`category_metric_rows` as one row per category, one column per run.
 
     Returns

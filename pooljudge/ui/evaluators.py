@@ -50,14 +50,22 @@ class LockedEvaluator:
 
 
 @st.cache_resource(max_entries=MAX_EVALUATORS, show_spinner=False)
-def shared_evaluator(store_url: str, collection: str, source: str, measures: tuple[str, ...],
-                     level: int) -> LockedEvaluator:
+def shared_evaluator(
+    store_url: str, collection: str, source: str, measures: tuple[str, ...], level: int
+) -> LockedEvaluator:
     """The process-wide evaluator of one qrels ``source`` of a collection (see the module docstring)."""
     return LockedEvaluator(measures, level)
 
 
-def leaderboard_results(store_url: str, collection: str, source: str, measures: tuple[str, ...], level: int,
-                        qrels: Qrels, runs: Mapping[str, Run]) -> tuple[dict[str, Results], int]:
+def leaderboard_results(
+    store_url: str,
+    collection: str,
+    source: str,
+    measures: tuple[str, ...],
+    level: int,
+    qrels: Qrels,
+    runs: Mapping[str, Run],
+) -> tuple[dict[str, Results], int]:
     """Every run of ``runs`` on the ``qrels`` of ``source``: ``({run: {measure: {qid: value, "all": mean}}}, evaluated)``.
 
     Equal to :func:`core.metrics.evaluate` on the whole input; only the (run,

@@ -84,8 +84,15 @@ def _marked(query: str | None, text: str, language: str | None, mark: bool = Tru
     return "".join(parts)
 
 
-def verbatim_html(text: str, *, query: str | None = None, language: str | None = None, bold: bool = False,
-                  small: bool = False, label: str | None = None) -> str:
+def verbatim_html(
+    text: str,
+    *,
+    query: str | None = None,
+    language: str | None = None,
+    bold: bool = False,
+    small: bool = False,
+    label: str | None = None,
+) -> str:
     """A ``<div>`` showing ``text`` exactly as stored (escaped, line breaks and spaces kept), for ``st.html``.
 
     With ``query``, its terms are marked as in :func:`highlighted_html`.
@@ -111,13 +118,22 @@ def chart_text(text: str) -> str:
     return html.escape(text, quote=False)
 
 
-def show_text(text: str, *, query: str | None = None, language: str | None = None, container=None,
-              bold: bool = False, small: bool = False, label: str | None = None) -> None:
+def show_text(
+    text: str,
+    *,
+    query: str | None = None,
+    language: str | None = None,
+    container=None,
+    bold: bool = False,
+    small: bool = False,
+    label: str | None = None,
+) -> None:
     """Render untrusted ``text`` verbatim via ``st.html`` (never Markdown), query terms marked when given.
 
     ``container`` is any Streamlit container or column (default: the page).
     An empty text without a label renders nothing (there is nothing to show).
     """
     if text or label:
-        (container or st).html(verbatim_html(text or "", query=query, language=language, bold=bold, small=small,
-                                             label=label))
+        (container or st).html(
+            verbatim_html(text or "", query=query, language=language, bold=bold, small=small, label=label)
+        )

@@ -21,8 +21,16 @@ def active_jobs(jobs: Sequence[JobInfo]) -> set[int]:
     return {j.id for j in jobs if j.status in ("queued", "running") and not j.stale}
 
 
-def show_jobs(jobs: Sequence[JobInfo], *, label: Callable[[JobInfo], str], result: Callable[[JobInfo], str],
-              state_key: str, idle: str, unit: str = "", details: Callable[[JobInfo], None] | None = None) -> None:
+def show_jobs(
+    jobs: Sequence[JobInfo],
+    *,
+    label: Callable[[JobInfo], str],
+    result: Callable[[JobInfo], str],
+    state_key: str,
+    idle: str,
+    unit: str = "",
+    details: Callable[[JobInfo], None] | None = None,
+) -> None:
     """Draw each job: a progress bar while it runs, a warning when stale, its error, its result.
 
     Parameters

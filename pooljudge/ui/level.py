@@ -25,11 +25,17 @@ def level_input(container, info, *, key: str, label: str = "Relevance level", he
     if state.get(f"{key}__for") != shown_for:
         state[f"{key}__for"] = shown_for
         state[key] = info.relevance_level  # set before the widget exists: the widget takes it as its value
-    return int(container.number_input(
-        label, min_value=1, max_value=CUTOFF_MAX, key=key,
-        help=help or "Binary measures count grade >= level as relevant; nDCG always uses the graded label. "
-                     "Starts at the collection's level, which `pooljudge eval -c` uses too.",
-    ))
+    return int(
+        container.number_input(
+            label,
+            min_value=1,
+            max_value=CUTOFF_MAX,
+            key=key,
+            help=help
+            or "Binary measures count grade >= level as relevant; nDCG always uses the graded label. "
+            "Starts at the collection's level, which `pooljudge eval -c` uses too.",
+        )
+    )
 
 
 def _whose(level: int, collection_level: int) -> str:
@@ -70,7 +76,11 @@ def level_control(container, store, info, level: int, account, *, key: str) -> N
 
     show_flash("level", container)
     if account.role == "admin" and level != info.relevance_level:
-        container.button(f"Make {level} the collection's level", key=f"{key}_save", on_click=_save,
-                         args=(store, info.name, level, account.id),
-                         help=f"Now {info.relevance_level}. The level every page and `pooljudge eval -c` use by "
-                              "default, for everyone.")
+        container.button(
+            f"Make {level} the collection's level",
+            key=f"{key}_save",
+            on_click=_save,
+            args=(store, info.name, level, account.id),
+            help=f"Now {info.relevance_level}. The level every page and `pooljudge eval -c` use by "
+            "default, for everyone.",
+        )

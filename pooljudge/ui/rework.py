@@ -44,8 +44,12 @@ def _answer(store, user_id: int, assignment_id: int, token: str, grade: int) -> 
     """A grade button's callback: store the answer on the item it was drawn with, once."""
     tokens = st.session_state.setdefault(TOKENS, {})
     if tokens.get(assignment_id) != token:
-        flash(md_escape("That press reached an earlier view of the item: nothing was stored."), "warning", where=FLASH,
-              user_id=user_id)
+        flash(
+            md_escape("That press reached an earlier view of the item: nothing was stored."),
+            "warning",
+            where=FLASH,
+            user_id=user_id,
+        )
         return
     try:
         with store.write() as session:
@@ -74,8 +78,10 @@ def _item(store, user_id: int, item: DisputedItem) -> None:
         show_text(item.title, query=item.query, language=item.passage_language, bold=True)
         show_text(item.passage, query=item.query, language=item.passage_language, label=item.passage_id)
         show_text(_label(item.annotator_label, item.scale), label="Your label when reviewed")
-        show_text("; ".join(f"{who}: {_label(g, item.scale)}" for who, g in item.reviewer_labels.items()),
-                  label="Reviewers' labels")
+        show_text(
+            "; ".join(f"{who}: {_label(g, item.scale)}" for who, g in item.reviewer_labels.items()),
+            label="Reviewers' labels",
+        )
         for who, note in item.notes.items():
             show_text(note, label=f"Note from {who}", small=True)
         if item.answered:
@@ -85,25 +91,43 @@ def _item(store, user_id: int, item: DisputedItem) -> None:
         # every grade looks the same: no button is styled to nudge the answer
         row = st.container(horizontal=True)
         for grade in SCALES[item.scale]:
-            row.button(_label(grade, item.scale), key=f"rework-{item.assignment_id}-{grade}-{token}", width="stretch",
-                       on_click=_answer, args=(store, user_id, item.assignment_id, token, grade))
+            row.button(
+                _label(grade, item.scale),
+                key=f"rework-{item.assignment_id}-{grade}-{token}",
+                width="stretch",
+                on_click=_answer,
+                args=(store, user_id, item.assignment_id, token, grade),
+            )
         if item.current_label is not None:
-            row.button("Keep my label", key=f"rework-keep-{item.assignment_id}-{token}", width="stretch",
-                       on_click=_answer, args=(store, user_id, item.assignment_id, token, item.current_label))
+            row.button(
+                "Keep my label",
+                key=f"rework-keep-{item.assignment_id}-{token}",
+                width="stretch",
+                on_click=_answer,
+                args=(store, user_id, item.assignment_id, token, item.current_label),
+            )
 
 
 def _package(store, user_id: int, package: ReworkPackage) -> None:
     st.subheader(f"Rework: package {md_escape(package.name)}")
     accuracy = "n/a" if package.accuracy is None else f"{package.accuracy:.0%}"
-    st.info(f"Quality control round {package.round_no} returned this package: accuracy {accuracy}, "
-            f"below the {package.threshold:.0%} needed. The reviewers disagreed with {len(package.items)} of your "
-            "labels: relabel each one (or keep your label if you stand by it), then resubmit.")
-    st.progress(package.answered / len(package.items) if package.items else 1.0,
-                text=f"{package.answered} of {len(package.items)} disputed items answered")
+    st.info(
+        f"Quality control round {package.round_no} returned this package: accuracy {accuracy}, "
+        f"below the {package.threshold:.0%} needed. The reviewers disagreed with {len(package.items)} of your "
+        "labels: relabel each one (or keep your label if you stand by it), then resubmit."
+    )
+    st.progress(
+        package.answered / len(package.items) if package.items else 1.0,
+        text=f"{package.answered} of {len(package.items)} disputed items answered",
+    )
     for item in package.items:
         _item(store, user_id, item)
-    st.button(f"Resubmit package {md_escape(package.name)}", key=f"rework-resubmit-{package.id}",
-              on_click=_resubmit, args=(store, user_id, package.id, package.name))
+    st.button(
+        f"Resubmit package {md_escape(package.name)}",
+        key=f"rework-resubmit-{package.id}",
+        on_click=_resubmit,
+        args=(store, user_id, package.id, package.name),
+    )
 
 
 def rework_screen(store, account) -> bool:

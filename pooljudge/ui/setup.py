@@ -20,8 +20,10 @@ def first_admin_form() -> None:
     from pooljudge.ui.common import get_store
 
     st.title("Welcome to pooljudge")
-    st.write("This store has no accounts yet. Create the first administrator; add annotators and reviewers "
-             "on the Admin page or with `pooljudge user add`.")
+    st.write(
+        "This store has no accounts yet. Create the first administrator; add annotators and reviewers "
+        "on the Admin page or with `pooljudge user add`."
+    )
     with st.form("first-admin"):
         username = st.text_input("Admin username", value="admin")
         password = st.text_input("Password (at least 8 characters)", type="password")

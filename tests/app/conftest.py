@@ -12,8 +12,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
 import streamlit as st
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from db.engine import Store, sqlite_url
 from db.users import add_user
@@ -22,8 +22,15 @@ REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts"
 CHROMIUM = "/usr/bin/chromium"
 PASSWORD = "correct horse battery"
-ACCOUNTS = {"admin": "admin", "rev1": "reviewer", "rev2": "reviewer",
-            "ann1": "annotator", "ann2": "annotator", "ann3": "annotator", "ann4": "annotator"}
+ACCOUNTS = {
+    "admin": "admin",
+    "rev1": "reviewer",
+    "rev2": "reviewer",
+    "ann1": "annotator",
+    "ann2": "annotator",
+    "ann3": "annotator",
+    "ann4": "annotator",
+}
 
 
 def _free_port() -> int:
@@ -39,9 +46,22 @@ def serve_app(env: dict[str, str], log_path: Path, *, timeout: float = 90, scrip
     port = _free_port()
     with open(log_path, "w+") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", str(script), "--server.headless", "true",
-             "--server.port", str(port), "--browser.gatherUsageStats", "false"],
-            cwd=REPO, env={"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", **env}, stdout=log,
+            [
+                sys.executable,
+                "-m",
+                "streamlit",
+                "run",
+                str(script),
+                "--server.headless",
+                "true",
+                "--server.port",
+                str(port),
+                "--browser.gatherUsageStats",
+                "false",
+            ],
+            cwd=REPO,
+            env={"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", **env},
+            stdout=log,
             stderr=subprocess.STDOUT,
         )
         try:
@@ -71,8 +91,13 @@ def cli(db: str, *args: str) -> str:
     """``pooljudge --db <db> -q ...`` (a SQLite file or a SQLAlchemy URL), as an admin would run it; its stdout."""
     env = {**os.environ, "POOLJUDGE_PASSWORD": PASSWORD}
     env.pop("POOLJUDGE_DB_URL", None)
-    out = subprocess.run([sys.executable, "-m", "pooljudge.cli", "--db", str(db), "-q", *args], env=env,
-                         capture_output=True, text=True, cwd=REPO)
+    out = subprocess.run(
+        [sys.executable, "-m", "pooljudge.cli", "--db", str(db), "-q", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
     assert out.returncode == 0, out.stderr
     return out.stdout
 
@@ -86,10 +111,13 @@ def app_server(tmp_path_factory):
     for name, role in ACCOUNTS.items():
         subprocess.run(
             [sys.executable, "-m", "pooljudge.cli", "--db", str(db), "user", "add", name, "--role", role],
-            env={**env, "POOLJUDGE_PASSWORD": PASSWORD}, check=True, capture_output=True,
+            env={**env, "POOLJUDGE_PASSWORD": PASSWORD},
+            check=True,
+            capture_output=True,
         )
-    subprocess.run([sys.executable, "-m", "pooljudge.cli", "--db", str(db), "-q", "demo"], env=env, check=True,
-                   capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "pooljudge.cli", "--db", str(db), "-q", "demo"], env=env, check=True, capture_output=True
+    )
     with serve_app(env, tmp_path_factory.mktemp("log") / "streamlit.log", timeout=60) as url:
         yield {"url": url, "db": db}
 
@@ -121,8 +149,15 @@ def browser():
     with sync_playwright() as p:
         b = p.chromium.launch(
             executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync", "--no-first-run", "--disable-quic"],
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+                "--disable-quic",
+            ],
         )
         yield b
         b.close()
@@ -154,16 +189,14 @@ def login(page, base_url: str, username: str, password: str = PASSWORD, path: st
     # The session cookie is written by a component, which reruns the app once the browser confirms it;
     # a click during that rerun can be lost, so wait until the cookie is there and the app is idle.
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and not any(
-            c["name"] == "pooljudge_session" for c in page.context.cookies()):
+    while time.monotonic() < deadline and not any(c["name"] == "pooljudge_session" for c in page.context.cookies()):
         page.wait_for_timeout(100)
     _wait_idle(page)
 
 
 def _wait_idle(page, timeout: float = 30_000) -> None:
     """Until Streamlit reports no script running (the status widget is gone)."""
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout)
+    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout)
 
 
 def open_page(page, title: str) -> None:

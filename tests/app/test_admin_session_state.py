@@ -12,8 +12,6 @@ from db.models import Passage as PassageRow
 from tests.app.test_review_admin_pages import ADMIN, NOTE, _open, _plain, db, template  # noqa: F401 (fixtures)
 
 
-
-
 def test_admin_lists_a_version_frozen_in_the_same_session(db):
     at = _open(db, ADMIN, "admin")
     assert "Existing versions: none" in [_plain(c.value) for c in at.caption]
@@ -55,7 +53,9 @@ def test_admin_keeps_each_rounds_disagreement_table(db):
     at.number_input(key="qc_sample").set_value(6)
     at.button(key="qc_start").click().run()
     with db.read() as s:
-        todo = s.execute(select(Assignment.user_id, Assignment.id, Assignment.passage_id).where(Assignment.purpose == "qc")).all()
+        todo = s.execute(
+            select(Assignment.user_id, Assignment.id, Assignment.passage_id).where(Assignment.purpose == "qc")
+        ).all()
         ext = dict(s.execute(select(PassageRow.id, PassageRow.ext_id)).all())
     ann1 = {"d0": 3, "d1": 2, "d2": 0, "d3": 1, "d4": 2, "d5": 0}
     reviewers = dict(ann1, d1=0, d4=3)  # the reviewers disagree with ann1 on d1 and d4: 4/6 < 0.93
@@ -67,19 +67,36 @@ def test_admin_keeps_each_rounds_disagreement_table(db):
     at.run()
     at.button(key="qc_close").click().run()
     assert not at.exception and not at.error
-    assert _plain(at.success[0].value) == ("ann1-p001 round 1: accuracy 0.667 on 6 pairs, decision **revise** "
-                                           "(2 disagreements, listed under Disagreements by round).")
+    assert _plain(at.success[0].value) == (
+        "ann1-p001 round 1: accuracy 0.667 on 6 pairs, decision **revise** "
+        "(2 disagreements, listed under Disagreements by round)."
+    )
     fresh = _open(db, ADMIN, "admin")  # a later session: computed from the store, not a one-time message
     [table] = _disagreement_tables(fresh)
     assert table.to_dict("records") == [
-        {"query id": "q1", "query": "first <script>q</script>", "passage id": "d1", "annotator's label": 2,
-         "reviewers' labels": "rev1: 0, rev2: 0", "consensus": "0", "reviewers' notes": f"rev1: {NOTE}"},
-        {"query id": "q2", "query": "second query", "passage id": "d4", "annotator's label": 2,
-         "reviewers' labels": "rev1: 3, rev2: 3", "consensus": "3", "reviewers' notes": ""},
+        {
+            "query id": "q1",
+            "query": "first <script>q</script>",
+            "passage id": "d1",
+            "annotator's label": 2,
+            "reviewers' labels": "rev1: 0, rev2: 0",
+            "consensus": "0",
+            "reviewers' notes": f"rev1: {NOTE}",
+        },
+        {
+            "query id": "q2",
+            "query": "second query",
+            "passage id": "d4",
+            "annotator's label": 2,
+            "reviewers' labels": "rev1: 3, rev2: 3",
+            "consensus": "3",
+            "reviewers' notes": "",
+        },
     ]
     # a returned package is not offered for a new round until its annotator resubmits it
     assert "qc_package" not in [sb.key for sb in fresh.selectbox]
     assert "No finished package is waiting for review." in [_plain(c.value) for c in fresh.caption]
     [expander] = [e for e in fresh.expander if "round 1" in e.label]
-    assert _plain(expander.label) == ("ann1-p001 (ann1) · round 1 · revise · accuracy 0.667 on 6 pairs · "
-                                      "2 disagreements")
+    assert _plain(expander.label) == (
+        "ann1-p001 (ann1) · round 1 · revise · accuracy 0.667 on 6 pairs · 2 disagreements"
+    )

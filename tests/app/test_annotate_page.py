@@ -58,9 +58,14 @@ def _button(at, label: str):
 
 def _rows(store) -> list[tuple]:
     with store.read() as s:
-        return [tuple(r) for r in s.execute(
-            select(PassageRow.ext_id, Judgment.action, Judgment.grade, Judgment.note)
-            .join(PassageRow, PassageRow.id == Judgment.passage_id).order_by(Judgment.id))]
+        return [
+            tuple(r)
+            for r in s.execute(
+                select(PassageRow.ext_id, Judgment.action, Judgment.grade, Judgment.note)
+                .join(PassageRow, PassageRow.id == Judgment.passage_id)
+                .order_by(Judgment.id)
+            )
+        ]
 
 
 def test_grade_skip_flag_and_undo_land_on_the_item_shown(ann):
@@ -76,8 +81,11 @@ def test_grade_skip_flag_and_undo_land_on_the_item_shown(ann):
     assert third not in (first, second)
     at.text_area[0].input("is *this* <b>relevant</b>?")
     _button(at, "Flag").click().run()
-    assert _rows(store) == [(first, "label", 2, ""), (second, "skip", None, ""),
-                            (third, "flag", None, "is *this* <b>relevant</b>?")]
+    assert _rows(store) == [
+        (first, "label", 2, ""),
+        (second, "skip", None, ""),
+        (third, "flag", None, "is *this* <b>relevant</b>?"),
+    ]
     _button(at, "Undo last label").click().run()  # withdraws the label on the first item, which comes back
     assert _rows(store)[-1] == (first, "undo", None, "")
     assert _shown(at) == first
@@ -93,8 +101,11 @@ def test_an_item_labelled_elsewhere_is_refused_with_a_message(ann):
     at = _open(uid)
     shown = _shown(at)
     with store.write() as s:  # another tab labels the item this page shows
-        aid = s.scalar(select(Assignment.id).join(PassageRow, PassageRow.id == Assignment.passage_id)
-                       .where(PassageRow.ext_id == shown))
+        aid = s.scalar(
+            select(Assignment.id)
+            .join(PassageRow, PassageRow.id == Assignment.passage_id)
+            .where(PassageRow.ext_id == shown)
+        )
         record_judgment(s, uid, aid, 3, token="other-tab")
     _button(at, "1 · On topic, does not meet the need").click().run()
     assert not at.exception

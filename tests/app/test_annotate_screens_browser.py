@@ -25,9 +25,13 @@ from tests.app.conftest import cli, login, screenshot, serve_app
 
 pytestmark = pytest.mark.browser
 
-PASSAGES = {"d1": "Alpha passage about the Eiffel Tower.", "d2": "Bravo passage on the Seine river.",
-            "d3": "Charlie passage with the tower's height, 330 metres.", "d4": "Delta passage on Paris museums.",
-            "d5": "Echo passage about bridges over the Seine."}
+PASSAGES = {
+    "d1": "Alpha passage about the Eiffel Tower.",
+    "d2": "Bravo passage on the Seine river.",
+    "d3": "Charlie passage with the tower's height, 330 metres.",
+    "d4": "Delta passage on Paris museums.",
+    "d5": "Echo passage about bridges over the Seine.",
+}
 MARKERS = {d: t.split()[0] + " passage" for d, t in PASSAGES.items()}
 QUERIES = {"q1": "how tall is the eiffel tower", "q2": "what to see in paris"}
 GRADED_NAMES = ["0 · No match", "1 · On topic, does not meet the need", "2 · Partly satisfies", "3 · Precisely answers"]
@@ -62,23 +66,46 @@ def server(tmp_path_factory):
     data = folder / "data"
     (data / "runs").mkdir(parents=True)
     (data / "corpus.jsonl").write_text(
-        "".join(json.dumps({"_id": d, "title": "", "text": t}) + "\n" for d, t in PASSAGES.items()), encoding="utf-8")
+        "".join(json.dumps({"_id": d, "title": "", "text": t}) + "\n" for d, t in PASSAGES.items()), encoding="utf-8"
+    )
     (data / "queries.jsonl").write_text(
-        "".join(json.dumps({"_id": q, "text": t}) + "\n" for q, t in QUERIES.items()), encoding="utf-8")
+        "".join(json.dumps({"_id": q, "text": t}) + "\n" for q, t in QUERIES.items()), encoding="utf-8"
+    )
     runs = {"g": [("q1", "d1"), ("q1", "d2"), ("q1", "d3")], "b": [("q2", "d4"), ("q2", "d5")]}
     for name, pairs in runs.items():
         (data / "runs" / f"{name}.trec").write_text(
-            "".join(f"{q} Q0 {d} {i + 1} {10 - i}.0 {name}\n" for i, (q, d) in enumerate(pairs)), encoding="utf-8")
+            "".join(f"{q} Q0 {d} {i + 1} {10 - i}.0 {name}\n" for i, (q, d) in enumerate(pairs)), encoding="utf-8"
+        )
     cli(db, "import", "-f", "beir", str(data), "-c", "screens")
     for name, annotator, scale in (("g", "ann1", []), ("b", "ann2", ["--binary"])):
         cli(db, "pool", "-c", "screens", "--name", name, "--run", name, "--depth", "3")
-        cli(db, "assign", "-c", "screens", "--pool", name, "--annotators", annotator, "--per-pair", "1", "--seed", "1",
-            *scale)
+        cli(
+            db,
+            "assign",
+            "-c",
+            "screens",
+            "--pool",
+            name,
+            "--annotators",
+            annotator,
+            "--per-pair",
+            "1",
+            "--seed",
+            "1",
+            *scale,
+        )
     store = Store(sqlite_url(db))
     with store.write() as s:
         admin = s.scalar(select(User.id).where(User.username == "admin"))
-        graded = [{"grade": g, "name": n.split(" · ")[1], "definition": f"Collection rule for grade {g}.",
-                   "examples": [CUSTOM_EXAMPLE] if g == 3 else []} for g, n in enumerate(GRADED_NAMES)]
+        graded = [
+            {
+                "grade": g,
+                "name": n.split(" · ")[1],
+                "definition": f"Collection rule for grade {g}.",
+                "examples": [CUSTOM_EXAMPLE] if g == 3 else [],
+            }
+            for g, n in enumerate(GRADED_NAMES)
+        ]
         set_guidelines(s, admin, "screens", {"graded": graded})
     env = {**os.environ, "POOLJUDGE_DB": str(db)}
     env.pop("POOLJUDGE_DB_URL", None)
@@ -97,12 +124,16 @@ def small_page(browser):
 
 def _rows(store, username: str) -> list[tuple]:
     with store.read() as s:
-        return [tuple(r) for r in s.execute(
-            select(Passage.ext_id, Judgment.action, Judgment.grade)
-            .join(Passage, Passage.id == Judgment.passage_id)
-            .join(User, User.id == Judgment.user_id)
-            .where(User.username == username)
-            .order_by(Judgment.id))]
+        return [
+            tuple(r)
+            for r in s.execute(
+                select(Passage.ext_id, Judgment.action, Judgment.grade)
+                .join(Passage, Passage.id == Judgment.passage_id)
+                .join(User, User.id == Judgment.user_id)
+                .where(User.username == username)
+                .order_by(Judgment.id)
+            )
+        ]
 
 
 def _shown(page) -> str:
@@ -166,8 +197,11 @@ def screenshot_at(page, name: str):
 def _press(page, key: str, gone: str) -> None:
     page.wait_for_timeout(500)  # keyboard shortcuts attach a moment after the buttons mount
     page.keyboard.press(key)
-    page.wait_for_function("(m) => !document.querySelector('[data-testid=\"stMain\"]').innerText.includes(m)",
-                           arg=MARKERS[gone], timeout=30_000)
+    page.wait_for_function(
+        "(m) => !document.querySelector('[data-testid=\"stMain\"]').innerText.includes(m)",
+        arg=MARKERS[gone],
+        timeout=30_000,
+    )
 
 
 def test_previous_relabels_by_keyboard_and_f_flags(server, small_page):

@@ -26,11 +26,12 @@ def annotation_pool(app_server, tmp_path_factory):
     (folder / "qrels").mkdir()
     (folder / "runs").mkdir()
     (folder / "corpus.jsonl").write_text(
-        "".join(json.dumps({"_id": d, "title": "", "text": t}) + "\n" for d, t in PASSAGES.items()), encoding="utf-8")
+        "".join(json.dumps({"_id": d, "title": "", "text": t}) + "\n" for d, t in PASSAGES.items()), encoding="utf-8"
+    )
     (folder / "queries.jsonl").write_text(
-        json.dumps({"_id": "q1", "text": "how tall is the eiffel tower"}) + "\n", encoding="utf-8")
-    (folder / "runs" / "r.trec").write_text(
-        "q1 Q0 d1 1 3.0 r\nq1 Q0 d2 2 2.0 r\nq1 Q0 d3 3 1.0 r\n", encoding="utf-8")
+        json.dumps({"_id": "q1", "text": "how tall is the eiffel tower"}) + "\n", encoding="utf-8"
+    )
+    (folder / "runs" / "r.trec").write_text("q1 Q0 d1 1 3.0 r\nq1 Q0 d2 2 2.0 r\nq1 Q0 d3 3 1.0 r\n", encoding="utf-8")
     db = app_server["db"]
     cli(db, "import", "-f", "beir", str(folder), "-c", "xss")
     cli(db, "pool", "-c", "xss", "--name", "p", "--run", "r", "--depth", "3")
@@ -63,7 +64,9 @@ def _settled(page) -> None:
     show the old and the new copy of the panel side by side)."""
     page.wait_for_function(
         """() => [...document.querySelectorAll('button')].some((b) => b.innerText.includes('No match'))
-            && !document.querySelector('[data-stale="true"]')""", timeout=60_000)
+            && !document.querySelector('[data-stale="true"]')""",
+        timeout=60_000,
+    )
 
 
 def _label_everything(page, answers: dict[str, int]) -> list[str]:
@@ -107,9 +110,15 @@ def test_three_annotators_then_a_fourth(app_server, browser, annotation_pool):
     with store.read() as s:
         ids = dict(s.execute(select(Passage.ext_id, Passage.id).where(Passage.ext_id.in_(list(PASSAGES)))).all())
         users = dict(s.execute(select(User.id, User.username)).all())
-        labels = {(users[u], d): g for u, d, g in s.execute(select(Judgment.user_id, Judgment.passage_id, Judgment.grade))}
-        finals = {d: (g, m) for d, g, m in s.execute(select(FinalLabel.passage_id, FinalLabel.grade, FinalLabel.method))}
-        fourth = s.execute(select(Assignment.user_id, Assignment.passage_id).where(Assignment.purpose == "fourth")).all()
+        labels = {
+            (users[u], d): g for u, d, g in s.execute(select(Judgment.user_id, Judgment.passage_id, Judgment.grade))
+        }
+        finals = {
+            d: (g, m) for d, g, m in s.execute(select(FinalLabel.passage_id, FinalLabel.grade, FinalLabel.method))
+        }
+        fourth = s.execute(
+            select(Assignment.user_id, Assignment.passage_id).where(Assignment.purpose == "fourth")
+        ).all()
     assert labels == {(u, ids[d]): g for u, answers in PLAN.items() for d, g in answers.items()}
     assert finals[ids["d2"]] == (3, "unanimous") and finals[ids["d3"]] == (2, "majority") and ids["d1"] not in finals
     assert [(users[u], p) for u, p in fourth] == [("ann4", ids["d1"])]
@@ -125,7 +134,9 @@ def test_three_annotators_then_a_fourth(app_server, browser, annotation_pool):
     page.get_by_text("Nothing left to label").wait_for(timeout=30_000)
     context.close()
     with store.read() as s:
-        final = s.execute(select(FinalLabel.grade, FinalLabel.method, FinalLabel.n_labels).where(FinalLabel.passage_id == ids["d1"])).one()
+        final = s.execute(
+            select(FinalLabel.grade, FinalLabel.method, FinalLabel.n_labels).where(FinalLabel.passage_id == ids["d1"])
+        ).one()
     store.dispose()
     assert tuple(final) == (1, "adjudicated", 4)
 

@@ -37,8 +37,10 @@ def world(db):
         import_collection(s, source, name="c <i>", format="t", location="m")
         save_pool(s, "c <i>", "g", {"q1": {d: [] for d in ("d1", "d2", "d3")}}, method="depth")
         save_pool(s, "c <i>", "b", {"q2": {"d4": []}}, method="depth")
-        users = {"ann": add_user(s, "ann", "correct horse", "annotator").id,
-                 "bin": add_user(s, "bin", "correct horse", "annotator").id}
+        users = {
+            "ann": add_user(s, "ann", "correct horse", "annotator").id,
+            "bin": add_user(s, "bin", "correct horse", "annotator").id,
+        }
         create_assignments(s, "c <i>", "g", annotators=["ann"], per_pair=1, seed=1)
         create_assignments(s, "c <i>", "b", annotators=["bin"], per_pair=1, seed=1, scale="binary")
     return db, users
@@ -66,10 +68,15 @@ def _shown(at) -> str:
 
 def _rows(store, uid) -> list[tuple]:
     with store.read() as s:
-        return [tuple(r) for r in s.execute(
-            select(PassageRow.ext_id, Judgment.action, Judgment.grade, Judgment.note)
-            .join(PassageRow, PassageRow.id == Judgment.passage_id)
-            .where(Judgment.user_id == uid).order_by(Judgment.id))]
+        return [
+            tuple(r)
+            for r in s.execute(
+                select(PassageRow.ext_id, Judgment.action, Judgment.grade, Judgment.note)
+                .join(PassageRow, PassageRow.id == Judgment.passage_id)
+                .where(Judgment.user_id == uid)
+                .order_by(Judgment.id)
+            )
+        ]
 
 
 def _button(at, label: str):
@@ -114,8 +121,12 @@ def test_an_admin_edits_and_resets_the_guide_and_annotators_see_it_escaped(world
     assert not at.exception and any(m.value.startswith("Saved") for m in at.success)
     with store.read() as s:
         stored = get_guidelines(s, "c <i>")
-    assert stored["graded"][3] == {"grade": 3, "name": "Spot on", "definition": "Answers it **exactly** <b>x</b>",
-                                   "examples": ["first example", "second [link](http://e.org)"]}
+    assert stored["graded"][3] == {
+        "grade": 3,
+        "name": "Spot on",
+        "definition": "Answers it **exactly** <b>x</b>",
+        "examples": ["first example", "second [link](http://e.org)"],
+    }
     ann = _open(users["ann"])
     side = _sidebar(ann)
     assert r"Answers it \*\*exactly\*\* \<b\>x\<\/b\>" in side  # Markdown and HTML shown literally
@@ -187,8 +198,12 @@ def test_a_flagged_item_leaves_the_queue_and_the_list_jumps_to_own_items(world):
     _button(at, "3 · Precisely answers").click().run()
     assert at.success[0].value == "Nothing left to label. Thank you!"
     assert "All your work: 2 of 3 labelled · 0 left · 1 flagged, with the reviewers" in [c.value for c in at.caption]
-    assert _rows(store, uid) == [(first, "flag", None, "unclear <b>"), (second, "skip", None, ""),
-                                 (third, "label", 1, ""), (second, "label", 3, "")]
+    assert _rows(store, uid) == [
+        (first, "flag", None, "unclear <b>"),
+        (second, "skip", None, ""),
+        (third, "label", 1, ""),
+        (second, "label", 3, ""),
+    ]
     # the list of own items, newest first, opens the flagged one to label after all
     jump = at.selectbox(key="annotate_jump")
     assert [o.split(" · ")[1] for o in jump.options] == ["label 1", "label 3", "flag"]
@@ -203,8 +218,9 @@ def test_a_flagged_item_leaves_the_queue_and_the_list_jumps_to_own_items(world):
 def test_my_packages_lists_an_adjudication(world):
     store, users = world
     with store.write() as s:
-        q, d = s.execute(select(Assignment.query_id, Assignment.passage_id).where(Assignment.user_id == users["ann"])
-                         .limit(1)).one()
+        q, d = s.execute(
+            select(Assignment.query_id, Assignment.passage_id).where(Assignment.user_id == users["ann"]).limit(1)
+        ).one()
         s.add(Assignment(query_id=q, passage_id=d, user_id=users["bin"], package="bin-adjudication", purpose="fourth"))
     at = _open(users["bin"])
     assert at.progress[0].proto.text.startswith(r"Adjudication bin\-adjudication: 0 of 1 labelled")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -71,14 +71,15 @@ def test_a_role_change_signs_the_session_out(db, ann):
 
 def test_a_locked_out_login_is_refused_with_the_wait_without_touching_the_hash(db, ann, monkeypatch):
     with db.write() as s:
-        s.add(LoginThrottle(key="user:ann", failures=7,
-                            locked_until=datetime.now(timezone.utc) + timedelta(seconds=60)))
+        s.add(LoginThrottle(key="user:ann", failures=7, locked_until=datetime.now(UTC) + timedelta(seconds=60)))
     monkeypatch.setattr(sessions, "verify_password", lambda *a: pytest.fail("the hash was checked"))
     at = AppTest.from_file(APP, default_timeout=60).run()
     _login(at, "ann", PASSWORD)
     assert not at.exception
     (error,) = at.error
-    assert error.value.startswith("Too many failed logins: wait ") and error.value.endswith(" s before the next attempt.")
+    assert error.value.startswith("Too many failed logins: wait ") and error.value.endswith(
+        " s before the next attempt."
+    )
     assert 55 <= int(error.value.split("wait ")[1].split(" s")[0]) <= 60
     assert "pooljudge_user_id" not in at.session_state
 

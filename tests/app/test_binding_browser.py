@@ -33,9 +33,14 @@ from tests.app.conftest import cli, login, screenshot, serve_app
 pytestmark = pytest.mark.browser
 
 # one marker word per passage, so the page shows which item it is
-PASSAGES = {"d1": "Alpha passage about the Eiffel Tower.", "d2": "Bravo passage on the Seine river.",
-            "d3": "Charlie passage with the tower's height, 330 metres.", "d4": "Delta passage on Paris museums.",
-            "d5": "Echo passage about bridges over the Seine.", "d6": "Foxtrot passage on French cooking."}
+PASSAGES = {
+    "d1": "Alpha passage about the Eiffel Tower.",
+    "d2": "Bravo passage on the Seine river.",
+    "d3": "Charlie passage with the tower's height, 330 metres.",
+    "d4": "Delta passage on Paris museums.",
+    "d5": "Echo passage about bridges over the Seine.",
+    "d6": "Foxtrot passage on French cooking.",
+}
 MARKERS = {d: t.split()[0] + " passage" for d, t in PASSAGES.items()}
 QUERIES = {"q1": "how tall is the eiffel tower", "q2": "what to see in paris", "q3": "paris food"}
 MAIN = '[data-testid="stMain"]'
@@ -52,26 +57,53 @@ def server(tmp_path_factory):
     """
     folder = tmp_path_factory.mktemp("binding")
     db = folder / "pooljudge.db"
-    for name, role in (("admin", "admin"), ("rev1", "reviewer"), ("rev2", "reviewer"), ("ann1", "annotator"),
-                       ("ann2", "annotator"), ("ann3", "annotator"), ("ann4", "annotator"), ("sam", "annotator")):
+    for name, role in (
+        ("admin", "admin"),
+        ("rev1", "reviewer"),
+        ("rev2", "reviewer"),
+        ("ann1", "annotator"),
+        ("ann2", "annotator"),
+        ("ann3", "annotator"),
+        ("ann4", "annotator"),
+        ("sam", "annotator"),
+    ):
         cli(db, "user", "add", name, "--role", role)
     data = folder / "data"
     (data / "runs").mkdir(parents=True)
     (data / "corpus.jsonl").write_text(
-        "".join(json.dumps({"_id": d, "title": "", "text": t}) + "\n" for d, t in PASSAGES.items()), encoding="utf-8")
+        "".join(json.dumps({"_id": d, "title": "", "text": t}) + "\n" for d, t in PASSAGES.items()), encoding="utf-8"
+    )
     (data / "queries.jsonl").write_text(
-        "".join(json.dumps({"_id": q, "text": t}) + "\n" for q, t in QUERIES.items()), encoding="utf-8")
-    runs = {"tabs": [("q1", "d1"), ("q1", "d2"), ("q1", "d3")], "mine": [("q2", "d4")], "split": [("q2", "d5")],
-            "sam": [("q3", "d6"), ("q3", "d1"), ("q3", "d2")]}
+        "".join(json.dumps({"_id": q, "text": t}) + "\n" for q, t in QUERIES.items()), encoding="utf-8"
+    )
+    runs = {
+        "tabs": [("q1", "d1"), ("q1", "d2"), ("q1", "d3")],
+        "mine": [("q2", "d4")],
+        "split": [("q2", "d5")],
+        "sam": [("q3", "d6"), ("q3", "d1"), ("q3", "d2")],
+    }
     for name, pairs in runs.items():
         (data / "runs" / f"{name}.trec").write_text(
-            "".join(f"{q} Q0 {d} {i + 1} {10 - i}.0 {name}\n" for i, (q, d) in enumerate(pairs)), encoding="utf-8")
+            "".join(f"{q} Q0 {d} {i + 1} {10 - i}.0 {name}\n" for i, (q, d) in enumerate(pairs)), encoding="utf-8"
+        )
     cli(db, "import", "-f", "beir", str(data), "-c", "bind")
     holders = {"tabs": ("ann1", 1), "mine": ("ann4", 1), "split": ("ann1,ann2,ann3", 3), "sam": ("sam", 1)}
     for name, (annotators, per_pair) in holders.items():
         cli(db, "pool", "-c", "bind", "--name", name, "--run", name, "--depth", "3")
-        cli(db, "assign", "-c", "bind", "--pool", name, "--annotators", annotators, "--per-pair", str(per_pair),
-             "--seed", "1")
+        cli(
+            db,
+            "assign",
+            "-c",
+            "bind",
+            "--pool",
+            name,
+            "--annotators",
+            annotators,
+            "--per-pair",
+            str(per_pair),
+            "--seed",
+            "1",
+        )
     setup = Store(sqlite_url(db))
     with setup.write() as s:  # ann4 holds no pair of "split": listed as its adjudicator (issue 11)
         set_pool_adjudicators(s, "bind", "split", ["ann4"])
@@ -87,14 +119,17 @@ def server(tmp_path_factory):
 def _rows(store, username: str) -> list[tuple]:
     """The user's judgments as (qid, docid, action, grade), oldest first: exactly what the store holds."""
     with store.read() as s:
-        return [tuple(r) for r in s.execute(
-            select(QueryRecord.ext_id, Passage.ext_id, Judgment.action, Judgment.grade)
-            .join(QueryRecord, QueryRecord.id == Judgment.query_id)
-            .join(Passage, Passage.id == Judgment.passage_id)
-            .join(User, User.id == Judgment.user_id)
-            .where(User.username == username)
-            .order_by(Judgment.id)
-        )]
+        return [
+            tuple(r)
+            for r in s.execute(
+                select(QueryRecord.ext_id, Passage.ext_id, Judgment.action, Judgment.grade)
+                .join(QueryRecord, QueryRecord.id == Judgment.query_id)
+                .join(Passage, Passage.id == Judgment.passage_id)
+                .join(User, User.id == Judgment.user_id)
+                .where(User.username == username)
+                .order_by(Judgment.id)
+            )
+        ]
 
 
 def _shown(page) -> str:
@@ -104,7 +139,10 @@ def _shown(page) -> str:
             const main = document.querySelector('[data-testid="stMain"]');
             return main && !document.querySelector('[data-stale="true"]')
                 && markers.filter((m) => main.innerText.includes(m)).length === 1;
-        }""", arg=list(MARKERS.values()), timeout=60_000)
+        }""",
+        arg=list(MARKERS.values()),
+        timeout=60_000,
+    )
     body = page.locator(MAIN).inner_text()
     [doc] = [d for d, marker in MARKERS.items() if marker in body]
     return doc
@@ -115,25 +153,33 @@ def _ready_for_keys(page) -> None:
     # the old and the new copy of the panel side by side)
     page.wait_for_function(
         """() => [...document.querySelectorAll('button')].some((b) => b.innerText.startsWith('0 · '))
-            && !document.querySelector('[data-stale="true"]')""", timeout=60_000)
+            && !document.querySelector('[data-stale="true"]')""",
+        timeout=60_000,
+    )
     page.wait_for_timeout(1000)  # keyboard shortcuts attach a moment after the buttons first mount
 
 
 def _wait_gone(page, doc: str, timeout: int = 30_000) -> None:
-    page.wait_for_function("(m) => !document.querySelector('[data-testid=\"stMain\"]').innerText.includes(m)",
-                           arg=MARKERS[doc], timeout=timeout)
+    page.wait_for_function(
+        "(m) => !document.querySelector('[data-testid=\"stMain\"]').innerText.includes(m)",
+        arg=MARKERS[doc],
+        timeout=timeout,
+    )
 
 
 def _pair_of(store, username: str, purpose: str) -> list[tuple[str, str]]:
     with store.read() as s:
-        return [tuple(r) for r in s.execute(
-            select(QueryRecord.ext_id, Passage.ext_id)
-            .select_from(Assignment)
-            .join(QueryRecord, QueryRecord.id == Assignment.query_id)
-            .join(Passage, Passage.id == Assignment.passage_id)
-            .join(User, User.id == Assignment.user_id)
-            .where(User.username == username, Assignment.purpose == purpose)
-        )]
+        return [
+            tuple(r)
+            for r in s.execute(
+                select(QueryRecord.ext_id, Passage.ext_id)
+                .select_from(Assignment)
+                .join(QueryRecord, QueryRecord.id == Assignment.query_id)
+                .join(Passage, Passage.id == Assignment.passage_id)
+                .join(User, User.id == Assignment.user_id)
+                .where(User.username == username, Assignment.purpose == purpose)
+            )
+        ]
 
 
 def test_1a_a_second_tab_on_a_labelled_item_stores_nothing_and_moves_on(server, new_page):
@@ -177,8 +223,11 @@ def test_1b_an_adjudication_arriving_meanwhile_never_takes_the_key_press(server,
     with store.write() as s:
         users = dict(s.execute(select(User.username, User.id)).all())
         for name, grade in (("ann1", 0), ("ann2", 1), ("ann3", 2)):
-            aid = s.scalar(select(Assignment.id).join(Passage, Passage.id == Assignment.passage_id)
-                           .where(Assignment.user_id == users[name], Passage.ext_id == "d5"))
+            aid = s.scalar(
+                select(Assignment.id)
+                .join(Passage, Passage.id == Assignment.passage_id)
+                .where(Assignment.user_id == users[name], Passage.ext_id == "d5")
+            )
             record_judgment(s, users[name], aid, grade)
     assert _pair_of(store, "ann4", "fourth") == [("q2", "d5")]  # the adjudication is ann4's now
 
@@ -194,8 +243,11 @@ def test_1b_an_adjudication_arriving_meanwhile_never_takes_the_key_press(server,
     page.get_by_text("Nothing left to label").wait_for(timeout=30_000)
     assert _rows(store, "ann4") == [("q2", "d4", "label", 2), ("q2", "d5", "label", 1)]
     with store.read() as s:
-        final = s.execute(select(FinalLabel.grade, FinalLabel.method, FinalLabel.n_labels)
-                          .join(Passage, Passage.id == FinalLabel.passage_id).where(Passage.ext_id == "d5")).one()
+        final = s.execute(
+            select(FinalLabel.grade, FinalLabel.method, FinalLabel.n_labels)
+            .join(Passage, Passage.id == FinalLabel.passage_id)
+            .where(Passage.ext_id == "d5")
+        ).one()
     assert tuple(final) == (1, "adjudicated", 4)
 
 
@@ -243,8 +295,9 @@ def test_2_a_disabled_or_demoted_reviewers_metrics_page_stops_refreshing(server,
     try:
         for page in (disabled, demoted):  # no interaction: the 10 s refresh alone must notice
             page.get_by_text(SIGNED_OUT).first.wait_for(timeout=35_000)
-            page.wait_for_function("(t) => !document.body.innerText.match(new RegExp(t))", arg=board.pattern,
-                                   timeout=15_000)
+            page.wait_for_function(
+                "(t) => !document.body.innerText.match(new RegExp(t))", arg=board.pattern, timeout=15_000
+            )
         screenshot(demoted, "binding-demoted-reviewer-metrics")
         # and it stays stopped through the next refreshes
         demoted.wait_for_timeout(11_000)

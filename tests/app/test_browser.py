@@ -16,22 +16,32 @@ def test_first_start_shows_the_demo_collection_with_statistics(app_server, page)
     page.get_by_text("demo-bilingual").first.wait_for(timeout=60_000)
     page.get_by_text("Avg passage chars").first.wait_for()
     # the demo's own box: other browser tests share this server and may have imported collections before
-    box = page.locator('[data-testid="stVerticalBlock"]').filter(
-        has=page.get_by_role("heading", name="demo-bilingual", exact=True)).last
+    box = (
+        page.locator('[data-testid="stVerticalBlock"]')
+        .filter(has=page.get_by_role("heading", name="demo-bilingual", exact=True))
+        .last
+    )
     grid = box.locator('[data-testid="stDataFrame"]').first
     grid.wait_for()
     screenshot(page, "home")
-    metrics = {m.locator('[data-testid="stMetricLabel"]').inner_text().strip():
-               m.locator('[data-testid="stMetricValue"]').inner_text().strip()
-               for m in box.locator('[data-testid="stMetric"]').all()}
+    metrics = {
+        m.locator('[data-testid="stMetricLabel"]').inner_text().strip(): m.locator('[data-testid="stMetricValue"]')
+        .inner_text()
+        .strip()
+        for m in box.locator('[data-testid="stMetric"]').all()
+    }
     assert {k: metrics.get(k) for k in ("Passages", "Documents", "Queries", "Language")} == {
-        "Passages": "311", "Documents": "65", "Queries": "54", "Language": "mixed"}
+        "Passages": "311",
+        "Documents": "65",
+        "Queries": "54",
+        "Language": "mixed",
+    }
     # the per-split table (a canvas grid, also drawn as an accessible table whose cells hold the values): the demo's
     # three splits with their queries, judged queries, judged pairs and relevant passages (grade >= 2, its level)
     cells = grid.locator('td[role="gridcell"]')
     cells.filter(has_text=re.compile("^train$")).first.wait_for(state="attached", timeout=30_000)
     values = cells.all_text_contents()
-    rows = {values[i]: values[i + 1:i + 5] for i in range(0, len(values), 8)}
+    rows = {values[i]: values[i + 1 : i + 5] for i in range(0, len(values), 8)}
     assert rows == {"train": ["7", "7", "50", "12"], "dev": ["10", "10", "73", "13"], "test": ["37", "37", "276", "51"]}
 
 
@@ -55,7 +65,9 @@ def test_pooling_runs_in_the_background_and_shows_statistics(app_server, page):
     login(page, app_server["url"], "admin")
     open_page(page, "Pooling")
     page.get_by_label("Pool name").fill("browser-pool")
-    page.get_by_label("Other retriever specs (separated by ';')", exact=True).fill("bm25:chinese=bigram,name=bigram-browser")
+    page.get_by_label("Other retriever specs (separated by ';')", exact=True).fill(
+        "bm25:chinese=bigram,name=bigram-browser"
+    )
     page.get_by_label("Depth k / pool size per query").fill("10")
     page.get_by_role("button", name="Start pooling").click()
     page.get_by_text("pool browser-pool").first.wait_for(timeout=30_000)

@@ -14,7 +14,6 @@ import json
 import pytest
 import streamlit as st
 from sqlalchemy import select
-from streamlit.testing.v1 import AppTest
 
 from core.types import CollectionSource, Passage, Query
 from db.annotation import create_assignments, record_judgment
@@ -52,14 +51,26 @@ def test_chart_text_escapes_what_plotly_reads_and_nothing_else():
 @pytest.fixture
 def collection(db):
     with db.write() as s:
-        import_collection(s, CollectionSource(
-            passages=lambda: iter([Passage(f"d{i}", f"passage {i}") for i in range(3)]),
-            queries=lambda: iter([Query("q1", "query one")]), qrels=lambda: iter(())),
-            name="c", format="test", location="mem")
+        import_collection(
+            s,
+            CollectionSource(
+                passages=lambda: iter([Passage(f"d{i}", f"passage {i}") for i in range(3)]),
+                queries=lambda: iter([Query("q1", "query one")]),
+                qrels=lambda: iter(()),
+            ),
+            name="c",
+            format="test",
+            location="mem",
+        )
         save_run(s, "c", RUN, {"q1": {"d0": 2.0, "d1": 1.0}})
         save_run(s, "c", "2024", {"q1": {"d1": 2.0, "d2": 1.0}})
-        save_pool(s, "c", "p", {"q1": {"d0": [(RUN, 1, 2.0)], "d1": [(RUN, 2, 1.0), ("2024", 1, 2.0)],
-                                       "d2": [("2024", 2, 1.0)]}}, method="depth")
+        save_pool(
+            s,
+            "c",
+            "p",
+            {"q1": {"d0": [(RUN, 1, 2.0)], "d1": [(RUN, 2, 1.0), ("2024", 1, 2.0)], "d2": [("2024", 2, 1.0)]}},
+            method="depth",
+        )
     return db
 
 

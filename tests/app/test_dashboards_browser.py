@@ -19,8 +19,13 @@ DEMO = "demo-bilingual"
 
 
 def _cli(app_server, *args, input_text=None):
-    return subprocess.run([sys.executable, "-m", "pooljudge.cli", "--db", str(app_server["db"]), "-q", *args],
-                          check=True, capture_output=True, text=True, input=input_text)
+    return subprocess.run(
+        [sys.executable, "-m", "pooljudge.cli", "--db", str(app_server["db"]), "-q", *args],
+        check=True,
+        capture_output=True,
+        text=True,
+        input=input_text,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -176,8 +181,11 @@ def test_live_leaderboard_follows_new_labels_without_interaction(app_server, pag
     with store.write() as s:
         for username in ("ann1", "ann2", "ann3"):
             uid = s.scalar(select(User.id).where(User.username == username))
-            aid = s.scalar(select(Assignment.id).join(QueryRecord, QueryRecord.id == Assignment.query_id)
-                           .where(Assignment.user_id == uid, QueryRecord.ext_id == qid))
+            aid = s.scalar(
+                select(Assignment.id)
+                .join(QueryRecord, QueryRecord.id == Assignment.query_id)
+                .where(Assignment.user_id == uid, QueryRecord.ext_id == qid)
+            )
             record_judgment(s, uid, aid, 2)
     store.dispose()
     # no click, no reload: the fragment reruns every 10 s

@@ -67,34 +67,56 @@ def test_evidence_summary_of_stored_suggestions():
     [numeral] = detect_numeral_mismatch("最近有什么好听的歌2016", SONGS_2017)
     assert evidence_summary(numeral.to_dict()) == "query has 2016; passage has 2017"
     cases = {
-        "entity_mismatch": ({"query": ["淘宝"], "passage": ["支付宝"], "method": "jieba_pos"},
-                            "query entity 淘宝 not in the passage; passage has 支付宝"),
-        "syntactic_mismatch": ({"query": ["台北", "瑞芳"], "passage": ["瑞芳", "台北"], "relation": "from-to"},
-                               "query: 台北 → 瑞芳; passage: 瑞芳 → 台北"),
-        "term_overlap": ({"overlap": 0.75, "shared": ["修改", "实名", "认证"], "query_terms": 4, "label": 0},
-                         "75% of the query terms in the passage (修改, 实名, 认证); label 0"),
-        "typo": ({"query_term": "ipone", "correction": "iphone", "distance": 1, "frequency": 50, "word": "ipone"},
-                 "'ipone' may be a typo of 'iphone' (used 50 times)"),
+        "entity_mismatch": (
+            {"query": ["淘宝"], "passage": ["支付宝"], "method": "jieba_pos"},
+            "query entity 淘宝 not in the passage; passage has 支付宝",
+        ),
+        "syntactic_mismatch": (
+            {"query": ["台北", "瑞芳"], "passage": ["瑞芳", "台北"], "relation": "from-to"},
+            "query: 台北 → 瑞芳; passage: 瑞芳 → 台北",
+        ),
+        "term_overlap": (
+            {"overlap": 0.75, "shared": ["修改", "实名", "认证"], "query_terms": 4, "label": 0},
+            "75% of the query terms in the passage (修改, 实名, 认证); label 0",
+        ),
+        "typo": (
+            {"query_term": "ipone", "correction": "iphone", "distance": 1, "frequency": 50, "word": "ipone"},
+            "'ipone' may be a typo of 'iphone' (used 50 times)",
+        ),
         "false_negative": ({"rank": 2, "score": 1.0, "label": None}, "rank 2, unjudged"),
-        "main_topic": ({"title": "Eiffel Tower", "terms": ["eiffel", "tower"]},
-                       "query terms eiffel, tower are in the title 'Eiffel Tower' but not in the passage"),
-        "acronym": ({"acronym": "ISS", "expansion": "International Space Station", "defined_in": "chunk"},
-                    "ISS = International Space Station (defined in chunk)"),
+        "main_topic": (
+            {"title": "Eiffel Tower", "terms": ["eiffel", "tower"]},
+            "query terms eiffel, tower are in the title 'Eiffel Tower' but not in the passage",
+        ),
+        "acronym": (
+            {"acronym": "ISS", "expansion": "International Space Station", "defined_in": "chunk"},
+            "ISS = International Space Station (defined in chunk)",
+        ),
     }
     for category, (evidence, text) in cases.items():
         assert evidence_summary({"category": category, "evidence": evidence, "spans": []}) == text, category
     assert evidence_summary({"category": "false_negative", "evidence": {"rank": 1, "label": 0}}) == "rank 1, label 0"
-    assert (evidence_summary({"category": "false_negative", "evidence": {"rank": 1, "label": None, "answer": "2487万"}})
-            == "rank 1, unjudged, contains the answer '2487万'")
+    assert (
+        evidence_summary({"category": "false_negative", "evidence": {"rank": 1, "label": None, "answer": "2487万"}})
+        == "rank 1, unjudged, contains the answer '2487万'"
+    )
 
 
 def test_evidence_summary_of_coreference_notes_and_unknowns():
-    got = suggest("when was the eiffel tower completed", "It was completed in 1889.", title="Eiffel Tower",
-                  earlier_chunks=["The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris."])
+    got = suggest(
+        "when was the eiffel tower completed",
+        "It was completed in 1889.",
+        title="Eiffel Tower",
+        earlier_chunks=["The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris."],
+    )
     [coref] = [s for s in got if s.category == "coreference"]
     assert evidence_summary(coref.to_dict()) == (
-        "'It' refers back to earlier passage 0: The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris.")
-    title_only = {"category": "coreference", "evidence": {"reference": "He", "antecedent_chunk": None, "antecedent": "Bob"}}
+        "'It' refers back to earlier passage 0: The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris."
+    )
+    title_only = {
+        "category": "coreference",
+        "evidence": {"reference": "He", "antecedent_chunk": None, "antecedent": "Bob"},
+    }
     assert evidence_summary(title_only) == "'He' refers back to the title: Bob"
     assert evidence_summary({"note": "  looks outdated "}) == "note: looks outdated"
     assert evidence_summary({"note": ""}) == ""
@@ -113,18 +135,19 @@ def test_evidence_spans_clean_and_merge():
 def test_marked_html_escapes_and_windows():
     text = "<b>2017</b> it's *new*\nline"
     # escaped by pooljudge.ui.highlight.escape_text: HTML only, for st.html (no Markdown runs over it)
-    assert marked_html(text, [(3, 7)]) == (
-        "&lt;b&gt;<mark>2017</mark>&lt;/b&gt; it's *new*<br>line")
+    assert marked_html(text, [(3, 7)]) == ("&lt;b&gt;<mark>2017</mark>&lt;/b&gt; it's *new*<br>line")
     assert "<b>" not in marked_html(text, [])
     long = "a" * 50 + "2017" + "b" * 50 + "2016" + "c" * 50
     assert marked_html(long, [(50, 54), (104, 108)], window=3) == (
-        "… aaa<mark>2017</mark>bbb … bbb<mark>2016</mark>ccc …")
+        "… aaa<mark>2017</mark>bbb … bbb<mark>2016</mark>ccc …"
+    )
     # windows that touch are joined; a window at the start has no leading ellipsis
     assert marked_html("2017 and 2016 x", [(0, 4), (9, 13)], window=5) == "<mark>2017</mark> and <mark>2016</mark> x"
     assert marked_html("abc", [], window=2) == "abc"
     # a trusted style for the marks, escaped as an attribute value
     assert marked_html("a-2017", [(2, 6)], style="background-color: #ffd8cc") == (
-        'a-<mark style="background-color: #ffd8cc">2017</mark>')
+        'a-<mark style="background-color: #ffd8cc">2017</mark>'
+    )
     assert marked_html("a\r\nb", []) == "a<br>b"  # every line break, as highlight writes them
 
 
@@ -141,8 +164,12 @@ PER_RUN = {
     "bm25": {"q1": 0.0, "q2": 0.0, "q3": 0.0, "q4": 0.0, "q5": 1.0, "all": 0.2},
     "dense": {"q1": 0.5, "q2": 1.0, "q3": 0.5, "q4": 0.0, "q5": 0.5, "all": 0.5},
 }
-CATEGORIES = {"q1": {"numeral_mismatch"}, "q2": {"entity_mismatch", "numeral_mismatch"}, "q3": {"coreference"},
-              "q9": {"typo"}}
+CATEGORIES = {
+    "q1": {"numeral_mismatch"},
+    "q2": {"entity_mismatch", "numeral_mismatch"},
+    "q3": {"coreference"},
+    "q9": {"typo"},
+}
 
 
 def test_category_metric_rows_by_hand():
@@ -163,9 +190,20 @@ def test_category_metric_table_by_hand():
     table = category_metric_table(category_metric_rows(PER_RUN, CATEGORIES), {"coreference": "Coref"})
     assert table == [
         {"category": "coreference", "name": "Coref", "queries": 1, "bm25": 0.0, "dense": 0.5},
-        {"category": "entity_mismatch", "name": "Salient phrase mismatch: entity", "queries": 1, "bm25": 0.0, "dense": 1.0},
-        {"category": "numeral_mismatch", "name": "Salient phrase mismatch: numeral", "queries": 2, "bm25": 0.0,
-         "dense": 0.75},
+        {
+            "category": "entity_mismatch",
+            "name": "Salient phrase mismatch: entity",
+            "queries": 1,
+            "bm25": 0.0,
+            "dense": 1.0,
+        },
+        {
+            "category": "numeral_mismatch",
+            "name": "Salient phrase mismatch: numeral",
+            "queries": 2,
+            "bm25": 0.0,
+            "dense": 0.75,
+        },
         {"category": UNTAGGED, "name": UNTAGGED_NAME, "queries": 2, "bm25": 0.5, "dense": 0.25},
     ]
     assert category_metric_table([]) == []

@@ -53,13 +53,25 @@ QUERIES = [
     Query("q4", "<script>alert('q')</script> tower"),
     Query("q5", "2016 好听的歌"),
 ]
-QRELS = [QrelEntry("q1", "s16", 2), QrelEntry("q1", "s17", 0), QrelEntry("q2", "taobao", 2), QrelEntry("q2", "alipay", 0),
-         QrelEntry("q3", "e1", 2), QrelEntry("q4", "e1", 2), QrelEntry("q5", "s16", 2),
-         QrelEntry("q5", "x", 1)]  # relevant at level 1 only: dense ranks it first for q5
+QRELS = [
+    QrelEntry("q1", "s16", 2),
+    QrelEntry("q1", "s17", 0),
+    QrelEntry("q2", "taobao", 2),
+    QrelEntry("q2", "alipay", 0),
+    QrelEntry("q3", "e1", 2),
+    QrelEntry("q4", "e1", 2),
+    QrelEntry("q5", "s16", 2),
+    QrelEntry("q5", "x", 1),
+]  # relevant at level 1 only: dense ranks it first for q5
 # every query but q5 misses its relevant passage in the top 5
 BM25 = {"q1": {"s17": 3.0, "x": 1.0}, "q2": {"alipay": 2.0}, "q3": {"e2": 5.0}, "q4": {"x": 1.0}, "q5": {"s16": 1.0}}
 # reciprocal ranks at level 2: q1 0.5, q2 1, q3 0.5, q4 0 (not in the run), q5 0.5 (1 at level 1)
-DENSE = {"q1": {"s17": 2.0, "s16": 1.0}, "q2": {"taobao": 1.0}, "q3": {"e2": 2.0, "e1": 1.0}, "q5": {"x": 2.0, "s16": 1.0}}
+DENSE = {
+    "q1": {"s17": 2.0, "s16": 1.0},
+    "q2": {"taobao": 1.0},
+    "q3": {"e2": 2.0, "e1": 1.0},
+    "q5": {"x": 2.0, "s16": 1.0},
+}
 
 
 def seed(store: Store, *, dense: bool = False) -> None:
@@ -154,7 +166,11 @@ def test_sample_shows_failing_queries_and_pairs_and_stores_nothing(db):
     # k = 1 and level = 1: q1's top passage s17 is labelled 0, so still failing; nothing passes but q5
     at = sampled(db, k=1, level=1)
     with db.read() as s:
-        assert metrics(at)["Failing queries"] == str(len(failing_queries(qrels, load_run(s, C, "bm25"), k=1, level=1))) == "4"
+        assert (
+            metrics(at)["Failing queries"]
+            == str(len(failing_queries(qrels, load_run(s, C, "bm25"), k=1, level=1)))
+            == "4"
+        )
     assert metrics(at)["Sampled pairs"] == "4"  # one pair per query at k = 1
 
 
@@ -166,20 +182,34 @@ def test_suggest_tags_stores_exactly_what_suggest_tags_produces(db, tmp_path):
         qrels = load_qrels(s, C, "imported")
         pairs = sample_error_pairs(s, C, "bm25", qrels=qrels)
         expected_count = suggest_tags(s, C, "bm25", pairs, term_frequencies=collection_term_frequencies(s, C))
-        expected = [(t["query_id"], t["doc_id"], t["category"], t["status"], t["source"], t["run"], t["evidence"])
-                    for t in list_tags(s, C)]
+        expected = [
+            (t["query_id"], t["doc_id"], t["category"], t["status"], t["source"], t["run"], t["evidence"])
+            for t in list_tags(s, C)
+        ]
     reference.dispose()
 
     at = sampled(db)
     at.button(key="errors_suggest").click().run()
     assert not at.exception
     assert at.success[0].value.startswith(f"Stored {expected_count} new suggestions for the 5 sampled pairs")
-    stored = [(t["query_id"], t["doc_id"], t["category"], t["status"], t["source"], t["run"], t["evidence"]) for t in tags(db)]
+    stored = [
+        (t["query_id"], t["doc_id"], t["category"], t["status"], t["source"], t["run"], t["evidence"]) for t in tags(db)
+    ]
     assert stored == expected and expected_count == 10
-    assert ("q1", "s17", "numeral_mismatch", "suggested", "auto", "bm25",
-            {"category": "numeral_mismatch", "evidence": {"query": ["2016"], "passage": ["2017"]}, "spans": [[0, 4]]}) in stored
-    assert {(q, d, c) for q, d, c, *_ in stored} >= {("q2", "alipay", "entity_mismatch"), ("q3", "e2", "coreference"),
-                                                   ("q3", "e2", "main_topic")}
+    assert (
+        "q1",
+        "s17",
+        "numeral_mismatch",
+        "suggested",
+        "auto",
+        "bm25",
+        {"category": "numeral_mismatch", "evidence": {"query": ["2016"], "passage": ["2017"]}, "spans": [[0, 4]]},
+    ) in stored
+    assert {(q, d, c) for q, d, c, *_ in stored} >= {
+        ("q2", "alipay", "entity_mismatch"),
+        ("q3", "e2", "coreference"),
+        ("q3", "e2", "main_topic"),
+    }
     # the first pair (q1, s17) now shows its suggestions with their evidence text and the 2017 span marked
     shown = texts(at)
     assert "query has 2016; passage has 2017" in visible(at)
@@ -225,7 +255,9 @@ def test_prev_next_step_through_the_pairs(db):
     assert "Passage e2 · rank 1, score 5 · unjudged" in [c.value for c in at.caption]
     # the DAPR pair shows its document context: the earlier passage of document E
     assert "Document E, passage 2" in [c.value for c in at.caption]
-    assert [e.label for e in at.expander if e.label.startswith("Document context")] == ["Document context: 1 earlier passage"]
+    assert [e.label for e in at.expander if e.label.startswith("Document context")] == [
+        "Document context: 1 earlier passage"
+    ]
     assert any("wrought-iron lattice <mark>tower</mark>" in h.value for h in at.html)
 
 
@@ -251,11 +283,30 @@ def test_analyst_tags_with_a_user_defined_category(db):
     at.button(key="errors_add_tags").click().run()
     assert not at.exception
     stored = tags(db)
-    assert [(t["query_id"], t["doc_id"], t["category"], t["status"], t["source"], t["user_id"], t["run"], t["evidence"])
-            for t in stored] == [
-        ("q1", "s17", "modifier_mismatch", "confirmed", "analyst", db.admin_id, "bm25", {"note": "2016 <b>vs</b> 2017"}),
-        ("q1", "s17", "outdated_answer", "confirmed", "analyst", db.admin_id, "bm25",
-         {"note": "2016 <b>vs</b> 2017", "category_name": "Outdated answer"}),
+    assert [
+        (t["query_id"], t["doc_id"], t["category"], t["status"], t["source"], t["user_id"], t["run"], t["evidence"])
+        for t in stored
+    ] == [
+        (
+            "q1",
+            "s17",
+            "modifier_mismatch",
+            "confirmed",
+            "analyst",
+            db.admin_id,
+            "bm25",
+            {"note": "2016 <b>vs</b> 2017"},
+        ),
+        (
+            "q1",
+            "s17",
+            "outdated_answer",
+            "confirmed",
+            "analyst",
+            db.admin_id,
+            "bm25",
+            {"note": "2016 <b>vs</b> 2017", "category_name": "Outdated answer"},
+        ),
     ]
     assert at.multiselect(key="errors_new_tags").value == []  # cleared for the next pair
     shown = texts(at)
@@ -278,7 +329,9 @@ def test_analyst_tags_with_a_user_defined_category(db):
     fresh.multiselect(key="errors_new_tags").select("outdated_answer")
     fresh.button(key="errors_add_tags").click().run()
     assert [(t["query_id"], t["doc_id"], t["category"]) for t in tags(db, category="outdated_answer")] == [
-        ("q1", "s17", "outdated_answer"), ("q1", "x", "outdated_answer")]
+        ("q1", "s17", "outdated_answer"),
+        ("q1", "x", "outdated_answer"),
+    ]
 
 
 def _hand_tagging(store: Store) -> dict[str, int]:
@@ -307,12 +360,17 @@ def test_category_distribution_dashboard_equals_the_store(db):
     assert confirmed == {"numeral_mismatch": 2, "coreference": 1, "entity_mismatch": 1}
     table = frame_with(at, "pairs")
     assert dict(zip(table["category"], table["pairs"])) == confirmed
-    assert list(table["name"]) == ["Salient phrase mismatch: numeral", "Coreference resolution",
-                                   "Salient phrase mismatch: entity"]
+    assert list(table["name"]) == [
+        "Salient phrase mismatch: numeral",
+        "Coreference resolution",
+        "Salient phrase mismatch: entity",
+    ]
     assert list(table["group"]) == ["DuReader-retrieval", "DAPR", "DuReader-retrieval"]
     assert chart_bars(at, "Tagged pairs per category") == {
-        ("DuReader-retrieval", "Salient phrase mismatch: numeral"): 2, ("DuReader-retrieval", "Salient phrase mismatch: entity"): 1,
-        ("DAPR", "Coreference resolution"): 1}
+        ("DuReader-retrieval", "Salient phrase mismatch: numeral"): 2,
+        ("DuReader-retrieval", "Salient phrase mismatch: entity"): 1,
+        ("DAPR", "Coreference resolution"): 1,
+    }
     at.checkbox(key="errors_include_suggested").check().run()
     table = frame_with(at, "pairs")
     assert dict(zip(table["category"], table["pairs"])) == both == {**confirmed, "typo": 1}
@@ -330,16 +388,31 @@ def test_metric_per_category_per_run_by_hand(db):
     # numeral {q1, q2}, entity {q2}, coreference {q3}; untagged {q4 (its tag rejected), q5 (suggested only)}
     assert table.to_dict("records") == [
         {"category": "coreference", "name": "Coreference resolution", "queries": 1, "bm25": 0.0, "dense": 0.5},
-        {"category": "entity_mismatch", "name": "Salient phrase mismatch: entity", "queries": 1, "bm25": 0.0, "dense": 1.0},
-        {"category": "numeral_mismatch", "name": "Salient phrase mismatch: numeral", "queries": 2, "bm25": 0.0,
-         "dense": 0.75},
+        {
+            "category": "entity_mismatch",
+            "name": "Salient phrase mismatch: entity",
+            "queries": 1,
+            "bm25": 0.0,
+            "dense": 1.0,
+        },
+        {
+            "category": "numeral_mismatch",
+            "name": "Salient phrase mismatch: numeral",
+            "queries": 2,
+            "bm25": 0.0,
+            "dense": 0.75,
+        },
         {"category": "untagged", "name": "Untagged (no confirmed tag)", "queries": 2, "bm25": 0.5, "dense": 0.25},
     ]
     assert chart_bars(at, "MRR@10 per error category and run") == {
-        ("bm25", "Coreference resolution"): 0.0, ("bm25", "Salient phrase mismatch: entity"): 0.0,
-        ("bm25", "Salient phrase mismatch: numeral"): 0.0, ("bm25", "Untagged (no confirmed tag)"): 0.5,
-        ("dense", "Coreference resolution"): 0.5, ("dense", "Salient phrase mismatch: entity"): 1.0,
-        ("dense", "Salient phrase mismatch: numeral"): 0.75, ("dense", "Untagged (no confirmed tag)"): 0.25,
+        ("bm25", "Coreference resolution"): 0.0,
+        ("bm25", "Salient phrase mismatch: entity"): 0.0,
+        ("bm25", "Salient phrase mismatch: numeral"): 0.0,
+        ("bm25", "Untagged (no confirmed tag)"): 0.5,
+        ("dense", "Coreference resolution"): 0.5,
+        ("dense", "Salient phrase mismatch: entity"): 1.0,
+        ("dense", "Salient phrase mismatch: numeral"): 0.75,
+        ("dense", "Untagged (no confirmed tag)"): 0.25,
     }
     [chart] = [c for c in at.get("plotly_chart") if "MRR@10 per error category and run" in c.proto.spec]
     assert json.loads(chart.proto.spec)["layout"]["barmode"] == "group"
@@ -354,7 +427,9 @@ def test_examples_table_filters_and_drill_down(db):
     ids = _hand_tagging(db)
     at = dashboards(open_as_admin(db, PAGE, default_timeout=60))
     examples = frame_with(at, "evidence")
-    assert list(examples["tag"]) == [t["id"] for t in tags(db) if t["status"] != "rejected"]  # default: confirmed, suggested
+    assert list(examples["tag"]) == [
+        t["id"] for t in tags(db) if t["status"] != "rejected"
+    ]  # default: confirmed, suggested
     first = examples.iloc[0].to_dict()
     assert first["query"] == "最近有什么好听的歌2016" and first["passage"] == SONGS_2017
     assert first["category"] == "Salient phrase mismatch: numeral" and first["status"] == "confirmed"
@@ -363,7 +438,10 @@ def test_examples_table_filters_and_drill_down(db):
     at.multiselect(key="errors_filter_categories").select("numeral_mismatch").run()
     examples = frame_with(at, "evidence")
     assert list(examples["query id"]) == ["q1", "q2"]
-    assert list(examples["evidence"]) == ["", "note: <script>alert(2)</script>"]  # raw in a dataframe cell: rendered as text
+    assert list(examples["evidence"]) == [
+        "",
+        "note: <script>alert(2)</script>",
+    ]  # raw in a dataframe cell: rendered as text
     at.multiselect(key="errors_filter_statuses").set_value(["rejected"]).run()
     at.multiselect(key="errors_filter_categories").set_value([]).run()
     examples = frame_with(at, "evidence")
@@ -431,16 +509,21 @@ def test_chart_labels_show_the_stored_text(db):
     seed(db)
     with db.write() as s:
         save_run(s, C, '<i>run</i> "2"', DENSE)
-        tag_pair(s, C, "q1", "s17", "own_cat", user_id=db.admin_id, extra_categories=["own_cat"],
-                 category_name=STORED_LABEL)
+        tag_pair(
+            s, C, "q1", "s17", "own_cat", user_id=db.admin_id, extra_categories=["own_cat"], category_name=STORED_LABEL
+        )
         tag_pair(s, C, "q2", "alipay", "numeral_mismatch", user_id=db.admin_id)
     at = dashboards(open_as_admin(db, PAGE, default_timeout=60))
     at.selectbox(key="errors_source").select("imported").run()
     at.selectbox(key="errors_measure").select("MRR@10").run()
     assert not at.exception
-    [distribution] = [json.loads(c.proto.spec) for c in at.get("plotly_chart") if "Tagged pairs per category" in c.proto.spec]
+    [distribution] = [
+        json.loads(c.proto.spec) for c in at.get("plotly_chart") if "Tagged pairs per category" in c.proto.spec
+    ]
     assert sorted(x for trace in distribution["data"] for x in trace["x"]) == [
-        CHART_LABEL, "Salient phrase mismatch: numeral"]
+        CHART_LABEL,
+        "Salient phrase mismatch: numeral",
+    ]
     assert distribution["layout"]["xaxis"]["type"] == "category"
     bars = chart_bars(at, "MRR@10 per error category and run")
     # the run (DENSE) on q1 ranks s16 (grade 2) second
@@ -457,7 +540,8 @@ def test_the_level_starts_at_the_collections(db):
     at = open_as_admin(db, PAGE, default_timeout=60)
     assert at.number_input(key="errors_level").value == 2
     assert "Binary measures count grade ≥ 2 as relevant (the collection's level); nDCG uses the graded labels." in [
-        c.value for c in at.caption]
+        c.value for c in at.caption
+    ]
     assert metrics(sampled(db))["Failing queries"] == "4"  # q5 finds s16 (grade 2)
     with db.write() as s:
         set_relevance_level(s, C, 3)
@@ -495,7 +579,11 @@ def test_a_category_defined_on_the_page_is_stored_and_survives_a_new_session(db)
     with db.read() as s:
         [stored] = list_error_categories(s, C)
     assert (stored.key, stored.name, stored.description, stored.created_by) == (
-        "outdated_answer", "Outdated answer", "True once, no longer.", "admin")
+        "outdated_answer",
+        "Outdated answer",
+        "True once, no longer.",
+        "admin",
+    )
     assert tags(db) == []  # stored without any tag
 
     fresh = sampled(db)  # a new session, no tag uses the category: it comes from the store
@@ -526,7 +614,9 @@ def test_the_categories_tab_renames_and_deletes_only_unused_categories(db):
     _categories_tab(at)
     table = frame_with(at, "tags")
     assert list(zip(table["id"], table["name"], table["tags"], table["by"])) == [
-        ("outdated_answer", "Outdated answer", 1, "admin"), ("evil", "<script>x</script> **b**", 0, "admin")]
+        ("outdated_answer", "Outdated answer", 1, "admin"),
+        ("evil", "<script>x</script> **b**", 0, "admin"),
+    ]
     assert at.button(key="errors_delete").disabled  # the first, used by a tag
     at.selectbox(key="errors_manage").select("evil").run()
     at.text_input(key="errors_rename_name::evil").input("Evil <b>twin</b>")
@@ -536,7 +626,9 @@ def test_the_categories_tab_renames_and_deletes_only_unused_categories(db):
     assert [s.value for s in at.success] == ["Category evil is now called Evil \\<b\\>twin\\<\\/b\\>."]
     with db.read() as s:
         assert [(c.key, c.name, c.description) for c in list_error_categories(s, C)] == [
-            ("outdated_answer", "Outdated answer", ""), ("evil", "Evil <b>twin</b>", "made up")]
+            ("outdated_answer", "Outdated answer", ""),
+            ("evil", "Evil <b>twin</b>", "made up"),
+        ]
     assert not any(RAW_TAG.search(t) for t in texts(at) + [s.value for s in at.success])
 
     at.selectbox(key="errors_manage").select("evil").run()
@@ -554,7 +646,12 @@ def test_only_the_open_tab_runs(db):
     assert "Tag each pair" in [h.value for h in at.subheader]
     assert not at.get("plotly_chart") and "Error categories" not in [h.value for h in at.subheader]
     at = dashboards(at)
-    assert [h.value for h in at.subheader] == ["Error categories", "Metric per error category", "Examples", "Drill-down"]
+    assert [h.value for h in at.subheader] == [
+        "Error categories",
+        "Metric per error category",
+        "Examples",
+        "Drill-down",
+    ]
     assert not at.metric and "errors_pair" not in [b.key for b in at.selectbox]  # the sample tab did not run
     at.session_state["errors_tab"] = "Sample and tag"
     at.run()

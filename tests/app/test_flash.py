@@ -28,7 +28,9 @@ def test_a_flash_shows_once_on_the_next_run_in_its_slot():
     at.button(key="store").click().run()  # flashed during this run: shown by the next
     assert not at.success
     at.run()
-    assert [s.value for s in at.success] == ["Stored **3** labels."] and at.session_state["shown"] == "Stored **3** labels."
+    assert [s.value for s in at.success] == ["Stored **3** labels."] and at.session_state[
+        "shown"
+    ] == "Stored **3** labels."
     at.run()
     assert not at.success  # once
     at.button(key="refuse").click().run()

@@ -28,7 +28,7 @@ def hl(*args, **kwargs) -> str:
     """highlighted_html's output inside its one wrapping span."""
     out = highlighted_html(*args, **kwargs)
     assert out.startswith(SPAN) and out.endswith("</span>") and out.count("<span") == 1
-    return out[len(SPAN):-len("</span>")]
+    return out[len(SPAN) : -len("</span>")]
 
 
 def _text_of(fragment: str) -> str:
@@ -103,7 +103,9 @@ def test_md_escape_leaves_no_markdown_syntax(case):
     out = md_escape(TRICKY[case])
     unescaped = re.sub(r"\\(.)", r"\1", out).replace(WORD_JOINER, "")  # what Markdown's escapes resolve to
     assert unescaped == TRICKY[case]
-    assert re.fullmatch(r"(\\[!-/:-@\[-`{-~]|[^!-/:-@\[-`{-~])*", out.replace(WORD_JOINER, ""))  # all punctuation escaped
+    assert re.fullmatch(
+        r"(\\[!-/:-@\[-`{-~]|[^!-/:-@\[-`{-~])*", out.replace(WORD_JOINER, "")
+    )  # all punctuation escaped
     assert not STREAMLIT_EMOJI_GATE.search(out)  # so ":smile:" in the parsed text is never looked up
     parsed = re.sub(r"\\(.)", r"\1", out)  # the text node remark-gfm and remark-emoji search
     assert not GFM_WWW_OR_URL.search(parsed) and not GFM_EMAIL.search(parsed)
@@ -115,4 +117,4 @@ def test_md_escape_keeps_cjk_and_plain_words():
 
 def test_verbatim_html_label_is_escaped_too():
     assert verbatim_html("a *b*", label="<q1>").endswith("><b>&lt;q1&gt;</b> · a *b*</div>")
-    assert 'font-size: 0.875rem' in verbatim_html("note", small=True)
+    assert "font-size: 0.875rem" in verbatim_html("note", small=True)

@@ -26,15 +26,34 @@ def test_the_form_passes_the_checkbox_the_level_and_the_run_name_to_the_job(db, 
     assert not at.exception and not at.error
     with db.read() as s:
         [job] = list_jobs(s, kind="import")
-    assert job.params == {"format": "trec-run", "path": str(run), "collection": "c", "merge": False,
-                          "qrels_name": "imported", "allow_unknown_ids": True, "level": 1, "run_name": "my run"}
+    assert job.params == {
+        "format": "trec-run",
+        "path": str(run),
+        "collection": "c",
+        "merge": False,
+        "qrels_name": "imported",
+        "allow_unknown_ids": True,
+        "level": 1,
+        "run_name": "my run",
+    }
 
 
 def test_a_finished_job_shows_level_unknown_ids_and_escaped_notes(db):
-    result = {"collection": "c", "passages_added": 3, "passages_skipped": 0, "queries_added": 2, "queries_skipped": 0,
-              "qrels_added": 4, "qrels_skipped": 0, "qrels_version": "imported", "runs": {"bm25": 3},
-              "relevance_level": 1, "unknown_query_ids": 1, "unknown_passage_ids": 12,
-              "notes": ["qa.jsonl: ignored key '<b>answer1</b>' (first at line 3)"]}
+    result = {
+        "collection": "c",
+        "passages_added": 3,
+        "passages_skipped": 0,
+        "queries_added": 2,
+        "queries_skipped": 0,
+        "qrels_added": 4,
+        "qrels_skipped": 0,
+        "qrels_version": "imported",
+        "runs": {"bm25": 3},
+        "relevance_level": 1,
+        "unknown_query_ids": 1,
+        "unknown_passage_ids": 12,
+        "notes": ["qa.jsonl: ignored key '<b>answer1</b>' (first at line 3)"],
+    }
     with db.write() as s:
         job = create_job(s, "import", {"format": "beir", "path": "/in/c", "collection": "c"})
         start_job(s, job)
@@ -42,8 +61,9 @@ def test_a_finished_job_shows_level_unknown_ids_and_escaped_notes(db):
     at = open_as_admin(db, PAGE)
     assert not at.exception
     [success] = at.success
-    assert success.value.endswith("4 qrels entries and 1 runs imported; relevance level 1; kept 1 unknown query id "
-                                  "and 12 unknown passage ids.")
+    assert success.value.endswith(
+        "4 qrels entries and 1 runs imported; relevance level 1; kept 1 unknown query id and 12 unknown passage ids."
+    )
     [note] = at.info
     assert note.value == r"Note: qa\.jsonl\: ignored key \'\<b\>answer1\<\/b\>\' \(first at line 3\)"
 
@@ -57,6 +77,7 @@ def test_the_form_asks_for_an_upload_or_a_path_and_a_name(db, tmp_path, monkeypa
     at.text_input[1].input("c")
     at.button[0].click().run()
     assert [e.value for e in at.error] == [
-        "Give a collection name, and either a file to upload or a path on the server (not both)."]
+        "Give a collection name, and either a file to upload or a path on the server (not both)."
+    ]
     with db.read() as s:
         assert list_jobs(s, kind="import") == []

@@ -22,8 +22,9 @@ def _plain(elements) -> list[str]:
 
 
 def _collections(db, *names):
-    source = CollectionSource(passages=lambda: iter([Passage("d1", "text")]), queries=lambda: iter([Query("q1", "q")]),
-                              qrels=lambda: iter(()))
+    source = CollectionSource(
+        passages=lambda: iter([Passage("d1", "text")]), queries=lambda: iter([Query("q1", "q")]), qrels=lambda: iter(())
+    )
     with db.write() as s:
         for name in names:
             import_collection(s, source, name=name, format="t", location="m")

@@ -35,9 +35,18 @@ QUERIES = [
 ]
 IMPORTED = {"q1": {"d1": 3, "d2": 0, "d3": 2}, "q2": {"d4": 2, "d5": 1}, "q3": {"d6": 2, "d1": 0}, "q4": {"d2": 2}}
 # after relabelling two false negatives: (q1, d4) and (q2, d6)
-RELABELLED = {"q1": {**IMPORTED["q1"], "d4": 2}, "q2": {**IMPORTED["q2"], "d6": 2}, "q3": IMPORTED["q3"], "q4": IMPORTED["q4"]}
-BM25 = {"q1": {"d2": 0.9, "d1": 0.8, "d4": 0.7, "d5": 0.6}, "q2": {"d4": 0.9, "d5": 0.5},
-        "q3": {"d1": 0.9, "d6": 0.1}, "q4": {"d3": 1.0}}
+RELABELLED = {
+    "q1": {**IMPORTED["q1"], "d4": 2},
+    "q2": {**IMPORTED["q2"], "d6": 2},
+    "q3": IMPORTED["q3"],
+    "q4": IMPORTED["q4"],
+}
+BM25 = {
+    "q1": {"d2": 0.9, "d1": 0.8, "d4": 0.7, "d5": 0.6},
+    "q2": {"d4": 0.9, "d5": 0.5},
+    "q3": {"d1": 0.9, "d6": 0.1},
+    "q4": {"d3": 1.0},
+}
 DENSE = {"q1": {"d1": 0.9, "d3": 0.8}, "q2": {"d5": 0.9, "d6": 0.8, "d4": 0.7}, "q3": {"d6": 0.9}, "q4": {"d2": 0.5}}
 
 
@@ -56,11 +65,24 @@ def _fresh_data_cache():
 @pytest.fixture
 def seeded(db):
     with db.write() as s:
-        import_collection(s, CollectionSource(passages=lambda: iter(PASSAGES), queries=lambda: iter(QUERIES),
-                                              qrels=_qrels_source(IMPORTED)), name=NAME, format="test", location="mem")
-        import_collection(s, CollectionSource(passages=lambda: iter(()), queries=lambda: iter(()),
-                                              qrels=_qrels_source(RELABELLED)),
-                          name=NAME, format="test", location="mem", mode="merge", qrels_name="relabelled")
+        import_collection(
+            s,
+            CollectionSource(
+                passages=lambda: iter(PASSAGES), queries=lambda: iter(QUERIES), qrels=_qrels_source(IMPORTED)
+            ),
+            name=NAME,
+            format="test",
+            location="mem",
+        )
+        import_collection(
+            s,
+            CollectionSource(passages=lambda: iter(()), queries=lambda: iter(()), qrels=_qrels_source(RELABELLED)),
+            name=NAME,
+            format="test",
+            location="mem",
+            mode="merge",
+            qrels_name="relabelled",
+        )
         save_run(s, NAME, "bm25", BM25)
         save_run(s, NAME, "dense", DENSE)
     return db
@@ -288,12 +310,23 @@ def test_metrics_page_equals_eval_and_follows_new_labels(db):
     from db.annotation import create_assignments, record_judgment
     from db.models import Assignment
     from db.pools import save_pool
+
     with db.write() as s:  # the collection of tests/app/test_pages.py's _seed
-        import_collection(s, CollectionSource(
-            passages=lambda: iter([Passage("d1", "abcd", doc_id="A", position=0), Passage("d2", "abcdefgh", doc_id="A", position=1)]),
-            queries=lambda: iter([Query("q1", "<script>x</script>", split="test"), Query("q2", "xy", split="train")]),
-            qrels=_qrels_source({"q1": {"d1": 2, "d2": 0}, "q2": {"d2": 1}}),
-        ), name="tiny *collection*", format="test", location="mem")
+        import_collection(
+            s,
+            CollectionSource(
+                passages=lambda: iter(
+                    [Passage("d1", "abcd", doc_id="A", position=0), Passage("d2", "abcdefgh", doc_id="A", position=1)]
+                ),
+                queries=lambda: iter(
+                    [Query("q1", "<script>x</script>", split="test"), Query("q2", "xy", split="train")]
+                ),
+                qrels=_qrels_source({"q1": {"d1": 2, "d2": 0}, "q2": {"d2": 1}}),
+            ),
+            name="tiny *collection*",
+            format="test",
+            location="mem",
+        )
     run = {"q1": {"d1": 2.0, "d2": 1.0}, "q2": {"d2": 3.0, "d1": 1.0}}
     with db.write() as s:
         save_run(s, "tiny *collection*", "r", run)
@@ -332,12 +365,17 @@ def _eval_cli(db, collection, run, capsys, *extra):
     capsys.readouterr()
     assert main(["--db", db.url, "eval", "-c", collection, "latest", run, *extra]) == 0
     out, err = capsys.readouterr()
-    return {m: v for m, q, v in (line.split("\t") for line in out.splitlines()) if q == "all" and m in SHARED_MEASURES}, err
+    return {
+        m: v for m, q, v in (line.split("\t") for line in out.splitlines()) if q == "all" and m in SHARED_MEASURES
+    }, err
 
 
 def _page_means(at):
     board = _tab(at, "Leaderboard").dataframe[0].value
-    return {name: {m: f"{board[board['run'] == name][m].iloc[0]:.4f}" for m in SHARED_MEASURES} for name in ("bm25", "dense")}
+    return {
+        name: {m: f"{board[board['run'] == name][m].iloc[0]:.4f}" for m in SHARED_MEASURES}
+        for name in ("bm25", "dense")
+    }
 
 
 @pytest.fixture
@@ -345,9 +383,15 @@ def two_levels(seeded):
     from db.queries import set_relevance_level
 
     with seeded.write() as s:  # the newest labels and the runs in a collection whose level is 1
-        import_collection(s, CollectionSource(passages=lambda: iter(PASSAGES), queries=lambda: iter(QUERIES),
-                                              qrels=_qrels_source(RELABELLED)), name="binary", format="test",
-                          location="mem")
+        import_collection(
+            s,
+            CollectionSource(
+                passages=lambda: iter(PASSAGES), queries=lambda: iter(QUERIES), qrels=_qrels_source(RELABELLED)
+            ),
+            name="binary",
+            format="test",
+            location="mem",
+        )
         save_run(s, "binary", "bm25", BM25)
         save_run(s, "binary", "dense", DENSE)
         set_relevance_level(s, "binary", 1)
@@ -362,7 +406,8 @@ def test_metrics_page_and_eval_print_the_same_numbers_at_the_collections_level(t
     assert at.selectbox[0].value == "binary" and at.selectbox[1].value == "imported"
     assert at.number_input(key="metrics_level").value == 1
     assert "Binary measures count grade ≥ 1 as relevant (the collection's level); nDCG uses the graded labels." in [
-        c.value for c in at.caption]
+        c.value for c in at.caption
+    ]
     at_level = {}
     for index, (name, level) in enumerate([("binary", 1), (NAME, 2)]):
         if index:
@@ -390,8 +435,10 @@ def test_an_admin_changes_the_collections_level_on_the_metrics_page(two_levels, 
     at = open_as_admin(db, PAGE)
     assert not at.button  # the shown level is the collection's: nothing to save
     at.number_input(key="metrics_level").set_value(2).run()
-    assert "Binary measures count grade ≥ 2 as relevant (the collection's level is 1); nDCG uses the graded labels." in [
-        c.value for c in at.caption]
+    assert (
+        "Binary measures count grade ≥ 2 as relevant (the collection's level is 1); nDCG uses the graded labels."
+        in [c.value for c in at.caption]
+    )
     assert _page_means(at)["bm25"]["MAP"] == "0.3472"  # a view at level 2; the collection keeps 1
     with db.read() as s:
         assert relevance_level(s, "binary") == 1
@@ -417,8 +464,10 @@ def test_a_reviewer_sees_the_level_but_cannot_change_the_collections(two_levels)
     at.run()
     at.number_input(key="metrics_level").set_value(3).run()
     assert not at.exception and not at.button
-    assert "Binary measures count grade ≥ 3 as relevant (the collection's level is 1); nDCG uses the graded labels." in [
-        c.value for c in at.caption]
+    assert (
+        "Binary measures count grade ≥ 3 as relevant (the collection's level is 1); nDCG uses the graded labels."
+        in [c.value for c in at.caption]
+    )
     # another collection starts at its own level, and coming back at this one's again
     at.selectbox[0].select(NAME).run()
     assert at.number_input(key="metrics_level").value == 2
@@ -440,15 +489,32 @@ def _chart(at, title):
 
 def test_chart_labels_show_the_stored_text(db):
     # plotly draws <b> bold and decodes &amp;: the page hands it &lt;b&gt; (drawn as <b>) and leaves quotes alone
-    queries = [Query("<b>q1</b>", "one", split="test", domain="<b>dom</b>"),
-               Query('q"2"&', "two", split="test", domain='say "hi"')]
+    queries = [
+        Query("<b>q1</b>", "one", split="test", domain="<b>dom</b>"),
+        Query('q"2"&', "two", split="test", domain='say "hi"'),
+    ]
     qrels = {"<b>q1</b>": {"d1": 2}, 'q"2"&': {"d2": 2}}
     with db.write() as s:
-        import_collection(s, CollectionSource(passages=lambda: iter(PASSAGES[:2]), queries=lambda: iter(queries),
-                                              qrels=_qrels_source(qrels)), name="odd", format="test", location="mem")
-        import_collection(s, CollectionSource(passages=lambda: iter(()), queries=lambda: iter(()),
-                                              qrels=_qrels_source({**qrels, 'q"2"&': {"d2": 0}})),
-                          name="odd", format="test", location="mem", mode="merge", qrels_name="<v> & w")
+        import_collection(
+            s,
+            CollectionSource(
+                passages=lambda: iter(PASSAGES[:2]), queries=lambda: iter(queries), qrels=_qrels_source(qrels)
+            ),
+            name="odd",
+            format="test",
+            location="mem",
+        )
+        import_collection(
+            s,
+            CollectionSource(
+                passages=lambda: iter(()), queries=lambda: iter(()), qrels=_qrels_source({**qrels, 'q"2"&': {"d2": 0}})
+            ),
+            name="odd",
+            format="test",
+            location="mem",
+            mode="merge",
+            qrels_name="<v> & w",
+        )
         save_run(s, "odd", "plain", {"<b>q1</b>": {"d1": 1.0}, 'q"2"&': {"d1": 1.0, "d2": 0.5}})
         save_run(s, "odd", ODD_RUN, {"<b>q1</b>": {"d2": 1.0, "d1": 0.5}, 'q"2"&': {"d2": 1.0}})
     at = _open_on(db, "imported")
@@ -459,7 +525,8 @@ def test_chart_labels_show_the_stored_text(db):
     assert not at.exception
     groups = _chart(at, "MRR@10 per domain")
     assert {(t["name"], x) for t in groups["data"] for x in t["x"]} == {
-        (run, domain) for run in ("plain", escaped_run) for domain in ("&lt;b&gt;dom&lt;/b&gt;", 'say "hi"')}
+        (run, domain) for run in ("plain", escaped_run) for domain in ("&lt;b&gt;dom&lt;/b&gt;", 'say "hi"')
+    }
     assert groups["layout"]["xaxis"]["type"] == "category"
     assert set(_tab(at, "Groups").dataframe[0].value["domain"]) == {"<b>dom</b>", 'say "hi"'}  # the table: raw
 

@@ -23,8 +23,14 @@ pytestmark = pytest.mark.browser
 TOPICS = ("bread", "river", "market", "cat", "dog", "fish", "money", "music")
 FILLER = ("the", "a", "of", "and", "is", "in", "at", "to", "on", "old", "new", "big", "small", "good", "very")
 TEMPLATES = ("what about {kw}", "tell me of the {kw}", "{kw} please", "is a {kw} good")
-VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]",
-         *sorted({*TOPICS, *FILLER, "what", "about", "tell", "me", "please", "?", "."})]
+VOCAB = [
+    "[PAD]",
+    "[UNK]",
+    "[CLS]",
+    "[SEP]",
+    "[MASK]",
+    *sorted({*TOPICS, *FILLER, "what", "about", "tell", "me", "please", "?", "."}),
+]
 NAME = "toy-ce"
 
 
@@ -37,8 +43,11 @@ def _toy_source() -> CollectionSource:
             words = [rng.choice(FILLER) for _ in range(rng.randint(4, 8))]
             words.insert(rng.randint(0, len(words)), topic)
             passages.append(Passage(f"p-{topic}-{j}", " ".join(words) + " ."))
-    queries = [Query(f"q-{topic}-{i}", t.format(kw=topic), split="dev" if i == 3 else "train")
-               for topic in TOPICS for i, t in enumerate(TEMPLATES)]
+    queries = [
+        Query(f"q-{topic}-{i}", t.format(kw=topic), split="dev" if i == 3 else "train")
+        for topic in TOPICS
+        for i, t in enumerate(TEMPLATES)
+    ]
     qrels = [QrelEntry(q.id, f"p-{q.id.split('-')[1]}-{j}", 2 if j == 0 else 1) for q in queries for j in range(3)]
     return CollectionSource(passages=lambda: iter(passages), queries=lambda: iter(queries), qrels=lambda: iter(qrels))
 
@@ -60,8 +69,13 @@ def server(tmp_path_factory):
         add_user(s, "admin", PASSWORD, "admin")
         import_collection(s, _toy_source(), name="toy", format="t", location="m", qrels_name="gold")
     _tiny_base(folder / "tiny-base")
-    env = {**os.environ, "POOLJUDGE_DB": str(db), "POOLJUDGE_MODELS": str(folder / "models"),
-           "POOLJUDGE_JOB_LOGS": str(folder), "OMP_NUM_THREADS": "1"}
+    env = {
+        **os.environ,
+        "POOLJUDGE_DB": str(db),
+        "POOLJUDGE_MODELS": str(folder / "models"),
+        "POOLJUDGE_JOB_LOGS": str(folder),
+        "OMP_NUM_THREADS": "1",
+    }
     env.pop("POOLJUDGE_DB_URL", None)
     with serve_app(env, folder / "streamlit.log") as url:
         yield {"url": url, "store": store, "folder": folder}

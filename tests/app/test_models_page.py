@@ -33,25 +33,52 @@ RQ_HISTORY = [
 def _collection(db, *, splits=("train", "dev")) -> None:
     queries = [Query(f"q{i}", f"query {i}", split=splits[i % len(splits)]) for i in range(6)]
     with db.write() as s:
-        import_collection(s, CollectionSource(
-            passages=lambda: iter([Passage(f"d{i}", f"passage {i}") for i in range(10)]),
-            queries=lambda: iter(queries),
-            qrels=lambda: iter([QrelEntry(f"q{i}", f"d{i}", 2) for i in range(6)])),
-            name="c", format="test", location="mem", qrels_name="gold")
+        import_collection(
+            s,
+            CollectionSource(
+                passages=lambda: iter([Passage(f"d{i}", f"passage {i}") for i in range(10)]),
+                queries=lambda: iter(queries),
+                qrels=lambda: iter([QrelEntry(f"q{i}", f"d{i}", 2) for i in range(6)]),
+            ),
+            name="c",
+            format="test",
+            location="mem",
+            qrels_name="gold",
+        )
         save_run(s, "c", "bm25-run", {"q0": {"d0": 2.0, "d1": 1.0}})
 
 
 def _register(db, tmp_path) -> None:
     with db.write() as s:
-        register_model(s, "c", name=ODD, kind="cross-encoder", path=str(tmp_path / "m<1>"), base_model=None,
-                       params={"config": {"epochs": 2, "seed": 0}, "loss": "listwise"}, history=CE_HISTORY,
-                       best=CE_HISTORY[1], created_by="admin")
-        register_model(s, "c", name="rq", kind="rocketqav2", path=str(tmp_path / "rq"), base_model="/models/bert",
-                       params={"config": {"epochs": 1}}, history=RQ_HISTORY, best=RQ_HISTORY[1], created_by="admin")
+        register_model(
+            s,
+            "c",
+            name=ODD,
+            kind="cross-encoder",
+            path=str(tmp_path / "m<1>"),
+            base_model=None,
+            params={"config": {"epochs": 2, "seed": 0}, "loss": "listwise"},
+            history=CE_HISTORY,
+            best=CE_HISTORY[1],
+            created_by="admin",
+        )
+        register_model(
+            s,
+            "c",
+            name="rq",
+            kind="rocketqav2",
+            path=str(tmp_path / "rq"),
+            base_model="/models/bert",
+            params={"config": {"epochs": 1}},
+            history=RQ_HISTORY,
+            best=RQ_HISTORY[1],
+            created_by="admin",
+        )
     # the trainers' record next to the weights gives the training time and speed
     (tmp_path / "m<1>").mkdir()
     (tmp_path / "m<1>" / "pooljudge_training.json").write_text(
-        json.dumps({"seconds": 12.5, "pairs_per_second": 40.25}), encoding="utf-8")
+        json.dumps({"seconds": 12.5, "pairs_per_second": 40.25}), encoding="utf-8"
+    )
 
 
 def _values(array) -> list:
@@ -98,7 +125,10 @@ def test_a_cross_encoder_shows_its_curves_folder_and_rerank_spec(db, tmp_path):
     loss = _spec(at, "Training loss")
     assert loss["layout"]["title"]["text"] == "Training loss: ce&lt;b&gt;x&lt;/b&gt;*v1*"  # chart_text
     assert _traces(loss) == {"loss": ([2, 4, 6], [0.69, 0.52, 0.41])}
-    assert _traces(_spec(at, "Held-out metrics")) == {"nDCG@10": ([2, 4, 6], [0.40, 0.55, 0.50]), "MRR@10": ([2, 4, 6], [0.35, 0.50, 0.45])}
+    assert _traces(_spec(at, "Held-out metrics")) == {
+        "nDCG@10": ([2, 4, 6], [0.40, 0.55, 0.50]),
+        "MRR@10": ([2, 4, 6], [0.35, 0.50, 0.45]),
+    }
     assert at.json[0].value and json.loads(at.json[0].value)["params"]["loss"] == "listwise"
 
 
@@ -108,7 +138,11 @@ def test_rocketqav2_shows_its_kl_and_supervised_terms_and_both_uses(db, tmp_path
     at = open_as_admin(db, PAGE)
     at.selectbox(key="models_chosen").set_value("rq").run()
     assert not at.exception
-    assert _traces(_spec(at, "Training loss")) == {"loss": ([5, 10], [1.5, 1.1]), "kl": ([5, 10], [0.9, 0.7]), "sup": ([5, 10], [0.6, 0.4])}
+    assert _traces(_spec(at, "Training loss")) == {
+        "loss": ([5, 10], [1.5, 1.1]),
+        "kl": ([5, 10], [0.9, 0.7]),
+        "sup": ([5, 10], [0.6, 0.4]),
+    }
     usage = [c.value for c in at.code if "model=" in c.value]
     # the dual encoder by its folder, the co-trained cross-encoder by the model's name (resolved to cross-encoder/)
     assert usage == [f"dense:model={tmp_path / 'rq'}\nrerank:model=rq,first=bm25,depth=100"]
@@ -117,8 +151,17 @@ def test_rocketqav2_shows_its_kl_and_supervised_terms_and_both_uses(db, tmp_path
 def test_a_dual_encoder_is_used_by_its_folder(db, tmp_path):
     _collection(db)
     with db.write() as s:
-        register_model(s, "c", name="de", kind="dual-encoder", path=str(tmp_path / "de"), base_model=None,
-                       params={}, history=[], best={})
+        register_model(
+            s,
+            "c",
+            name="de",
+            kind="dual-encoder",
+            path=str(tmp_path / "de"),
+            base_model=None,
+            params={},
+            history=[],
+            best={},
+        )
     at = open_as_admin(db, PAGE)
     assert not at.exception
     assert [c.value for c in at.code if "model=" in c.value] == [f"dense:model={tmp_path / 'de'}"]
@@ -149,26 +192,39 @@ def test_the_jobs_list_shows_progress_errors_escaped_and_results(db):
     _collection(db)
     with db.write() as s:
         cid = collection_id(s, "c")
-        running = create_job(s, "train", {"collection": "c", "name": "run*ning", "kind": "cross-encoder"},
-                             collection_id=cid)
+        running = create_job(
+            s, "train", {"collection": "c", "name": "run*ning", "kind": "cross-encoder"}, collection_id=cid
+        )
         failed = create_job(s, "train", {"collection": "c", "name": "bad", "kind": "dual-encoder"}, collection_id=cid)
         done = create_job(s, "train", {"collection": "c", "name": "ok", "kind": "cross-encoder"}, collection_id=cid)
         for job in (running, failed, done):
             start_job(s, job)
         report_progress(s, running, 3, 12, "Training")
         fail_job(s, failed, "base model: no folder [x](http://e.org)")
-        finish_job(s, done, {"model": "ok", "path": "/m/ok", "kind": "cross-encoder", "seconds": 8.25,
-                             "pairs_per_second": 31.5, "best": {"step": 4, "eval": {"nDCG@10": 0.5, "MRR@10": 0.25}}})
+        finish_job(
+            s,
+            done,
+            {
+                "model": "ok",
+                "path": "/m/ok",
+                "kind": "cross-encoder",
+                "seconds": 8.25,
+                "pairs_per_second": 31.5,
+                "best": {"step": 4, "eval": {"nDCG@10": 0.5, "MRR@10": 0.25}},
+            },
+        )
     at = open_as_admin(db, PAGE)
     assert not at.exception
     [bar] = at.get("progress")
     assert bar.proto.text == f"Job {running} · cross\\-encoder run\\*ning: Training (step 3/12)"
     assert bar.proto.value == 25
     assert [e.value for e in at.error] == [
-        f"Job {failed} · dual\\-encoder bad failed: {md_escape('base model: no folder [x](http://e.org)')}"]
+        f"Job {failed} · dual\\-encoder bad failed: {md_escape('base model: no folder [x](http://e.org)')}"
+    ]
     assert [s.value for s in at.success] == [
         f"Job {done} · cross\\-encoder ok: model ok trained; held-out nDCG@10 0.5000, MRR@10 0.2500; "
-        "8.2 s, 31.5 pairs/s"]
+        "8.2 s, 31.5 pairs/s"
+    ]
 
 
 def test_a_taken_name_is_refused_and_no_job_starts(db, tmp_path, monkeypatch):
@@ -184,7 +240,8 @@ def test_a_taken_name_is_refused_and_no_job_starts(db, tmp_path, monkeypatch):
     at.button[0].click().run()
     assert not at.exception
     assert [e.value for e in at.error] == [
-        md_escape("a model named 'rq' already exists in collection 'c'; choose another name")]
+        md_escape("a model named 'rq' already exists in collection 'c'; choose another name")
+    ]
     with db.read() as s:
         assert list_jobs(s, kind="train") == []
     assert launched == []
@@ -216,9 +273,17 @@ def test_the_form_queues_a_train_job_with_the_contract_params(db, tmp_path, monk
         [job] = list_jobs(s, kind="train")
     assert launched == [job.id]
     p = job.params
-    assert (p["collection"], p["name"], p["kind"], p["split"], p["eval_split"], p["labels"], p["candidates"],
-            p["base_model"], p["loss"]) == ("c", "ce-1", "cross-encoder", "train", "dev", "gold", "bm25-run",
-                                            str(base), "pointwise")
+    assert (
+        p["collection"],
+        p["name"],
+        p["kind"],
+        p["split"],
+        p["eval_split"],
+        p["labels"],
+        p["candidates"],
+        p["base_model"],
+        p["loss"],
+    ) == ("c", "ce-1", "cross-encoder", "train", "dev", "gold", "bm25-run", str(base), "pointwise")
     assert p["config"]["epochs"] == 3 and p["config"]["seed"] == 7 and p["config"]["batch_size"] == 8
     assert p["config"]["patience"] == 50 and p["created_by"] == "admin"
 
@@ -261,18 +326,42 @@ def test_a_local_folder_needs_its_path_and_one_split_trains_on_a_held_out_share(
     assert launched == [job.id]
     p = job.params
     assert (p["kind"], p["split"], p["eval_split"], p["held_out"], p["base_model"], p["loss"], p["labels"]) == (
-        "dual-encoder", "test", None, 0.25, None, "listwise", "gold")
+        "dual-encoder",
+        "test",
+        None,
+        0.25,
+        None,
+        "listwise",
+        "gold",
+    )
 
 
 def test_switching_collections_shows_the_other_collections_models(db, tmp_path):
     _collection(db)
     _register(db, tmp_path)
     with db.write() as s:
-        import_collection(s, CollectionSource(passages=lambda: iter([Passage("x", "x")]),
-                                              queries=lambda: iter([Query("q", "q", split="train")]),
-                                              qrels=lambda: iter(())), name="d", format="test", location="mem")
-        register_model(s, "d", name="other", kind="dual-encoder", path=str(tmp_path / "other"), base_model=None,
-                       params={}, history=[], best={})
+        import_collection(
+            s,
+            CollectionSource(
+                passages=lambda: iter([Passage("x", "x")]),
+                queries=lambda: iter([Query("q", "q", split="train")]),
+                qrels=lambda: iter(()),
+            ),
+            name="d",
+            format="test",
+            location="mem",
+        )
+        register_model(
+            s,
+            "d",
+            name="other",
+            kind="dual-encoder",
+            path=str(tmp_path / "other"),
+            base_model=None,
+            params={},
+            history=[],
+            best={},
+        )
     at = open_as_admin(db, PAGE)
     at.selectbox(key="models_chosen").set_value("rq").run()
     at.selectbox(key="models_collection").set_value("d").run()

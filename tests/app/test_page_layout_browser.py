@@ -56,10 +56,15 @@ def _store(tmp_path: Path) -> dict[str, str]:
     env = {**os.environ, "POOLJUDGE_DB": str(db), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     env.pop("POOLJUDGE_DB_URL", None)
     for name in USER_OF_ROLE.values():
-        subprocess.run([sys.executable, "-m", "pooljudge.cli", "--db", str(db), "user", "add", name, "--role",
-                        ACCOUNTS[name]], env={**env, "POOLJUDGE_PASSWORD": PASSWORD}, check=True, capture_output=True)
-    subprocess.run([sys.executable, "-m", "pooljudge.cli", "--db", str(db), "-q", "demo"], env=env, check=True,
-                   capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "pooljudge.cli", "--db", str(db), "user", "add", name, "--role", ACCOUNTS[name]],
+            env={**env, "POOLJUDGE_PASSWORD": PASSWORD},
+            check=True,
+            capture_output=True,
+        )
+    subprocess.run(
+        [sys.executable, "-m", "pooljudge.cli", "--db", str(db), "-q", "demo"], env=env, check=True, capture_output=True
+    )
     return env
 
 
@@ -117,8 +122,10 @@ def _role_problems(browser, base: str, role: str) -> list[str]:
             _settle(page, page.get_by_text(f"Logged in as {user}"))
             page.locator("h1", has_text=re.compile(f"^{re.escape(expected)}$")).first.wait_for(timeout=60_000)
         except Exception as exc:  # noqa: BLE001
-            problems.append(f"/{path} as {role}: expected app.py's sidebar and the title {expected!r}, got "
-                            f"{_titles(page)} ({type(exc).__name__})")
+            problems.append(
+                f"/{path} as {role}: expected app.py's sidebar and the title {expected!r}, got "
+                f"{_titles(page)} ({type(exc).__name__})"
+            )
             continue
         if role not in roles and title in _titles(page):
             problems.append(f"/{path} as {role}: a page this role is not offered ran")
@@ -157,4 +164,5 @@ def test_a_pages_folder_would_be_served_without_app_py(browser, tmp_path):
     problems = deep_link_problems(browser, script, tmp_path, roles=())
     bypassed = [p for p in problems if "app.py did not run" in p]
     assert "/pooling logged out" in " ".join(bypassed), (
-        "a pages/ folder no longer bypasses app.py: the pages may move to pages/ (issue 13)\n" + "\n".join(problems))
+        "a pages/ folder no longer bypasses app.py: the pages may move to pages/ (issue 13)\n" + "\n".join(problems)
+    )

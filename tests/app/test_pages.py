@@ -19,7 +19,9 @@ REPO_PAGES = str(Path(__file__).resolve().parents[2] / "views")
 
 def _seed(store):
     source = CollectionSource(
-        passages=lambda: iter([Passage("d1", "abcd", doc_id="A", position=0), Passage("d2", "abcdefgh", doc_id="A", position=1)]),
+        passages=lambda: iter(
+            [Passage("d1", "abcd", doc_id="A", position=0), Passage("d2", "abcdefgh", doc_id="A", position=1)]
+        ),
         queries=lambda: iter([Query("q1", "<script>x</script>", split="test"), Query("q2", "xy", split="train")]),
         qrels=lambda: iter([QrelEntry("q1", "d1", 2), QrelEntry("q1", "d2", 0), QrelEntry("q2", "d2", 1)]),
     )
@@ -41,8 +43,10 @@ def test_home_lists_collections_with_split_statistics(db):
     # relevant at the collection's level, 2 for graded labels: train's only label is a 1
     # a missing value shows as a dash, not "None" (issue 11)
     assert list(table["avg relevant passage chars"]) == ["\u2013", "4.0"]
-    assert ("Relevant = grade ≥ 2 (the collection's level) in qrels version imported (imported, 3 judgments) "
-            "(pick another on Dataset statistics). Runs: none") in [c.value for c in at.caption]
+    assert (
+        "Relevant = grade ≥ 2 (the collection's level) in qrels version imported (imported, 3 judgments) "
+        "(pick another on Dataset statistics). Runs: none"
+    ) in [c.value for c in at.caption]
     assert list(table["avg query chars"]) == [2.0, float(len("<script>x</script>"))]
 
 
@@ -108,8 +112,13 @@ def test_runs_page_lists_runs_with_their_configuration(db):
 
     _seed(db)
     with db.write() as s:
-        save_run(s, "tiny *collection*", "bm25:k1=1.2", {"q1": {"d1": 2.0, "d2": 1.0}, "q2": {"d2": 0.5}},
-                 params={"spec": "bm25:k1=1.2", "k": 10, "config": {"class": "BM25Retriever", "params": {"k1": 1.2}}})
+        save_run(
+            s,
+            "tiny *collection*",
+            "bm25:k1=1.2",
+            {"q1": {"d1": 2.0, "d2": 1.0}, "q2": {"d2": 0.5}},
+            params={"spec": "bm25:k1=1.2", "k": 10, "config": {"class": "BM25Retriever", "params": {"k1": 1.2}}},
+        )
     at = _open(db, f"{REPO_PAGES}/runs.py", default_timeout=30)
     assert not at.exception
     table = at.dataframe[0].value

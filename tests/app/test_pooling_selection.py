@@ -19,10 +19,17 @@ def page(db, monkeypatch, tmp_path):
     launched: list[int] = []
     monkeypatch.setattr(pooljudge.jobs, "launch", lambda store, job_id: launched.append(job_id))
     with db.write() as s:
-        import_collection(s, CollectionSource(
-            passages=lambda: iter([Passage(f"d{i}", f"passage {i}") for i in range(3)]),
-            queries=lambda: iter([Query("q1", "query one")]), qrels=lambda: iter(())),
-            name="c", format="test", location="mem")
+        import_collection(
+            s,
+            CollectionSource(
+                passages=lambda: iter([Passage(f"d{i}", f"passage {i}") for i in range(3)]),
+                queries=lambda: iter([Query("q1", "query one")]),
+                qrels=lambda: iter(()),
+            ),
+            name="c",
+            format="test",
+            location="mem",
+        )
         save_run(s, "c", "bm25", {"q1": {"d0": 2.0, "d1": 1.0}})
     model = tmp_path / "ce"
     model.mkdir()  # only its existence is checked before the job
@@ -69,15 +76,20 @@ def test_active_selection_with_a_band(page, db):
     assert not at.exception and not at.error
     [params] = job_params(db)
     assert params["select"] is None
-    assert (params["select_method"], params["active_model"], params["active_band"]) == ("active", str(model), [0.2, 0.7])
+    assert (params["select_method"], params["active_model"], params["active_band"]) == (
+        "active",
+        str(model),
+        [0.2, 0.7],
+    )
 
 
 def test_a_model_selection_without_a_model_or_with_a_missing_folder_starts_no_job(page, db):
     at, launched, _ = page
     selection(at, "active")
     at.button[0].click().run()
-    assert [e.value for e in at.error] == [md_escape("selection 'active' needs a model: pick a registered one or "
-                                                     "give a folder")]
+    assert [e.value for e in at.error] == [
+        md_escape("selection 'active' needs a model: pick a registered one or give a folder")
+    ]
     next(t for t in at.text_input if t.label.startswith("Or model folders")).set_value("/no/such/ce")
     at.button[0].click().run()
     assert len(at.error) == 1 and md_escape("/no/such/ce") in at.error[0].value  # escaped, named
@@ -90,34 +102,69 @@ def test_the_done_job_shows_the_active_report(page, db):
     from db.queries import collection_id
 
     with db.write() as s:
-        job_id = create_job(s, "pool", {"collection": "c", "name": "a", "select_method": "active",
-                                        "active_model": str(model), "active_band": [0.1, 0.9]},
-                            collection_id=collection_id(s, "c"))
+        job_id = create_job(
+            s,
+            "pool",
+            {
+                "collection": "c",
+                "name": "a",
+                "select_method": "active",
+                "active_model": str(model),
+                "active_band": [0.1, 0.9],
+            },
+            collection_id=collection_id(s, "c"),
+        )
     with db.write() as s:
-        finish_job(s, job_id, {"pool": "a", "pairs": 10, "selected": 4, "duplicates": 0, "prelabels": 0,
-                               "active": {"kept": 4, "confident_relevant": 2, "confident_irrelevant": 4, "saved": 6,
-                                          "pairs": 10, "band": [0.1, 0.9]}})
+        finish_job(
+            s,
+            job_id,
+            {
+                "pool": "a",
+                "pairs": 10,
+                "selected": 4,
+                "duplicates": 0,
+                "prelabels": 0,
+                "active": {
+                    "kept": 4,
+                    "confident_relevant": 2,
+                    "confident_irrelevant": 4,
+                    "saved": 6,
+                    "pairs": 10,
+                    "band": [0.1, 0.9],
+                },
+            },
+        )
     at.run()
-    assert any("Active selection: kept 4 of 10 pairs, saved 6 (2 confidently relevant, 4 confidently not; "
-               "band [0.1, 0.9])" in i.value for i in at.info)
+    assert any(
+        "Active selection: kept 4 of 10 pairs, saved 6 (2 confidently relevant, 4 confidently not; "
+        "band [0.1, 0.9])" in i.value
+        for i in at.info
+    )
 
 
 def test_a_registered_reranker_is_offered_by_name(db, monkeypatch, tmp_path):
-    from db.trained_models import register_model
-
     import pooljudge.jobs
+    from db.trained_models import register_model
 
     monkeypatch.setattr(pooljudge.jobs, "launch", lambda store, job_id: None)
     with db.write() as s:
-        import_collection(s, CollectionSource(
-            passages=lambda: iter([Passage(f"d{i}", f"passage {i}") for i in range(3)]),
-            queries=lambda: iter([Query("q1", "query one")]), qrels=lambda: iter(())),
-            name="c", format="test", location="mem")
+        import_collection(
+            s,
+            CollectionSource(
+                passages=lambda: iter([Passage(f"d{i}", f"passage {i}") for i in range(3)]),
+                queries=lambda: iter([Query("q1", "query one")]),
+                qrels=lambda: iter(()),
+            ),
+            name="c",
+            format="test",
+            location="mem",
+        )
         save_run(s, "c", "bm25", {"q1": {"d0": 2.0, "d1": 1.0}})
         for name, kind in (("ce-1", "cross-encoder"), ("de-1", "dual-encoder")):
             (tmp_path / name).mkdir()
-            register_model(s, "c", name=name, kind=kind, path=str(tmp_path / name), base_model=None, params={},
-                           history=[], best={})
+            register_model(
+                s, "c", name=name, kind=kind, path=str(tmp_path / name), base_model=None, params={}, history=[], best={}
+            )
     at = open_as_admin(db, VIEWS / "pooling.py")
     at.text_input[0].set_value("p")
     picker = next(m for m in at.multiselect if m.label.startswith("Re-ranker"))

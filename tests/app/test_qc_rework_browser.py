@@ -52,8 +52,10 @@ def server(tmp_path_factory):
     with store.write() as s:
         import_collection(s, source, name="tower", format="t", location="m")
         save_pool(s, "tower", "p", {"q1": {d: [] for d in PASSAGES}}, method="depth")
-        ids = {n: add_user(s, n, PASSWORD, r).id for n, r in (
-            ("admin", "admin"), ("rev1", "reviewer"), ("rev2", "reviewer"), ("ann1", "annotator"))}
+        ids = {
+            n: add_user(s, n, PASSWORD, r).id
+            for n, r in (("admin", "admin"), ("rev1", "reviewer"), ("rev2", "reviewer"), ("ann1", "annotator"))
+        }
         create_assignments(s, "tower", "p", annotators=["ann1"], per_pair=1, seed=3, package_size=5)
     env = {**os.environ, "POOLJUDGE_DB": str(db)}
     env.pop("POOLJUDGE_DB_URL", None)
@@ -66,8 +68,10 @@ def _setup_failing_round(store, ids) -> tuple[int, dict[str, int]]:
     """ann1 labels the package with two planted errors; round 1 samples all five; both reviewers label the truth."""
     with store.read() as s:
         ext = dict(s.execute(select(PassageRow.id, PassageRow.ext_id)).all())
-        own = {ext[p]: a for a, p in s.execute(select(Assignment.id, Assignment.passage_id)
-                                               .where(Assignment.user_id == ids["ann1"]))}
+        own = {
+            ext[p]: a
+            for a, p in s.execute(select(Assignment.id, Assignment.passage_id).where(Assignment.user_id == ids["ann1"]))
+        }
         package = s.scalar(select(Package.id).where(Package.user_id == ids["ann1"]))
     for doc, aid in own.items():
         with store.write() as s:
@@ -82,8 +86,9 @@ def _setup_failing_round(store, ids) -> tuple[int, dict[str, int]]:
                 break
             doc = next(d for d, t in PASSAGES.items() if t == item.passage)
             with store.write() as s:
-                record_judgment(s, ids[rev], item.assignment_id, TRUTH[doc],
-                                note=NOTE if (rev, doc) == ("rev1", "d1") else "")
+                record_judgment(
+                    s, ids[rev], item.assignment_id, TRUTH[doc], note=NOTE if (rev, doc) == ("rev1", "d1") else ""
+                )
     return package, own
 
 
@@ -92,8 +97,11 @@ def _qc_tab(page) -> None:
 
 
 def _idle(page) -> None:
-    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
-                           " && !document.querySelector('[data-stale=\"true\"]')", timeout=60_000)
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
+        " && !document.querySelector('[data-stale=\"true\"]')",
+        timeout=60_000,
+    )
 
 
 def test_a_returned_package_is_reworked_and_passes_the_next_round(server, new_page):
@@ -107,8 +115,12 @@ def test_a_returned_package_is_reworked_and_passes_the_next_round(server, new_pa
     _qc_tab(admin)
     admin.get_by_role("button", name="Close round and decide").click()
     admin.get_by_text("accuracy 0.600 on 5 pairs, decision revise", exact=False).wait_for(timeout=60_000)
-    admin.get_by_text(re.compile(r"ann1-p001 \(ann1\) · round 1 · revise · accuracy 0\.600 on 5 pairs · "
-                                 r"2 disagreements")).wait_for(timeout=30_000)
+    admin.get_by_text(
+        re.compile(
+            r"ann1-p001 \(ann1\) · round 1 · revise · accuracy 0\.600 on 5 pairs · "
+            r"2 disagreements"
+        )
+    ).wait_for(timeout=30_000)
 
     # the annotator sees exactly the two disputed items, texts verbatim, with the reviewers' labels and note
     ann = new_page()
@@ -118,7 +130,8 @@ def test_a_returned_package_is_reworked_and_passes_the_next_round(server, new_pa
     ann.get_by_text("0 of 2 disputed items answered").wait_for(timeout=60_000)
     for doc in PLANTED:
         ann.locator(f".st-key-rework-item-{own[doc]}").get_by_role("button", name="Keep my label").wait_for(
-            timeout=60_000)
+            timeout=60_000
+        )
     ann.get_by_text("Nothing left to label").wait_for(timeout=60_000)
     _idle(ann)
     main = ann.locator('[data-testid="stMain"]')
@@ -143,8 +156,9 @@ def test_a_returned_package_is_reworked_and_passes_the_next_round(server, new_pa
 
     # resubmitting with nothing answered is refused, with the pairs named
     ann.get_by_role("button", name="Resubmit package ann1-p001").click()
-    ann.get_by_text("2 disputed item(s) not yet relabelled or confirmed (q1 / d1, q1 / d3)",
-                    exact=False).wait_for(timeout=60_000)
+    ann.get_by_text("2 disputed item(s) not yet relabelled or confirmed (q1 / d1, q1 / d3)", exact=False).wait_for(
+        timeout=60_000
+    )
     with store.read() as s:
         assert s.get(Package, package).status == "revise"
 

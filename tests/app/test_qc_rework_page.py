@@ -41,8 +41,10 @@ def returned(db):
     with db.write() as s:
         import_collection(s, source, name="c", format="t", location="m")
         save_pool(s, "c", "p", {"q1": {d: [] for d in TEXTS}}, method="depth")
-        ids = {n: add_user(s, n, "correct horse", r).id
-               for n, r in (("ann", "annotator"), ("rev1", "reviewer"), ("rev2", "reviewer"))}
+        ids = {
+            n: add_user(s, n, "correct horse", r).id
+            for n, r in (("ann", "annotator"), ("rev1", "reviewer"), ("rev2", "reviewer"))
+        }
         create_assignments(s, "c", "p", annotators=["ann"], per_pair=1, seed=1)
         ext = dict(s.execute(select(PassageRow.id, PassageRow.ext_id)).all())
         own = {ext[p]: a for a, p in s.execute(select(Assignment.id, Assignment.passage_id))}
@@ -56,8 +58,9 @@ def returned(db):
         while (item := _next(db, ids[rev])) is not None:
             doc = next(d for d, t in TEXTS.items() if t == item.passage)
             with db.write() as s:
-                record_judgment(s, ids[rev], item.assignment_id, TRUTH[doc],
-                                note=NOTE if (rev, doc) == ("rev1", "d1") else "")
+                record_judgment(
+                    s, ids[rev], item.assignment_id, TRUTH[doc], note=NOTE if (rev, doc) == ("rev1", "d1") else ""
+                )
     with db.write() as s:
         close_qc_round(s, round_id)
     return db, ids, own, package
@@ -86,8 +89,11 @@ def _plain(text: str) -> str:
 
 def _ann_labels(store, uid):
     with store.read() as s:
-        return s.execute(select(Judgment.assignment_id, Judgment.grade, Judgment.note)
-                         .where(Judgment.user_id == uid).order_by(Judgment.id)).all()
+        return s.execute(
+            select(Judgment.assignment_id, Judgment.grade, Judgment.note)
+            .where(Judgment.user_id == uid)
+            .order_by(Judgment.id)
+        ).all()
 
 
 def test_the_rework_screen_shows_the_disputed_item_and_stores_one_answer_per_press(returned):
@@ -110,7 +116,7 @@ def test_the_rework_screen_shows_the_disputed_item_and_stores_one_answer_per_pre
     stale.click().run()
     assert not at.exception
     after = _ann_labels(store, ids["ann"])
-    assert after[len(before):] == [(own["d1"], 3, "")]
+    assert after[len(before) :] == [(own["d1"], 3, "")]
     assert "Answered: your label now · 3 · Precisely answers" in _shown(at)
     # the button of the earlier render is gone: a fresh token was drawn for the item
     assert stale.key not in [b.key for b in at.button]
@@ -126,7 +132,8 @@ def test_an_early_resubmission_is_refused_and_keep_my_label_counts_as_an_answer(
     at = _open(ids["ann"])
     at.button(key=f"rework-resubmit-{package}").click().run()
     assert [_plain(e.value) for e in at.error] == [
-        "package ann-p001 was not resubmitted: 1 disputed item(s) not yet relabelled or confirmed (q1 / d1)"]
+        "package ann-p001 was not resubmitted: 1 disputed item(s) not yet relabelled or confirmed (q1 / d1)"
+    ]
     with store.read() as s:
         assert s.get(Package, package).status == "revise"
     next(b for b in at.button if b.label == "Keep my label").click().run()

@@ -55,9 +55,18 @@ def template(tmp_path_factory):
         import_collection(s, source, name="c", format="t", location="m")
         save_pool(s, "c", "p", {"q1": {d: [] for d in DOCS[:3]}, "q2": {d: [] for d in DOCS[3:6]}}, method="depth")
         save_pool(s, "c", "p2", {"q1": {"d6": []}, "q2": {"d7": []}}, method="depth")
-        ids = {name: add_user(s, name, "correct horse", role).id for name, role in (
-            ("admin", "admin"), ("rev1", "reviewer"), ("rev2", "reviewer"),
-            ("ann1", "annotator"), ("ann2", "annotator"), ("ann3", "annotator"), ("ann4", "annotator"))}
+        ids = {
+            name: add_user(s, name, "correct horse", role).id
+            for name, role in (
+                ("admin", "admin"),
+                ("rev1", "reviewer"),
+                ("rev2", "reviewer"),
+                ("ann1", "annotator"),
+                ("ann2", "annotator"),
+                ("ann3", "annotator"),
+                ("ann4", "annotator"),
+            )
+        }
         create_assignments(s, "c", "p", annotators=["ann1", "ann2", "ann3"], seed=1, package_size=6)
         set_pool_adjudicators(s, "c", "p", ["ann4"])  # ann4 labels none of p: listed as its adjudicator
     store.ids = ids
@@ -102,7 +111,9 @@ def _judge(store, user, doc, grade, **kw):
     with store.write() as s:
         q, d = _pair(s, doc)
         uid = store.ids[user]
-        aid = s.scalar(select(Assignment.id).where(Assignment.user_id == uid, Assignment.query_id == q, Assignment.passage_id == d))
+        aid = s.scalar(
+            select(Assignment.id).where(Assignment.user_id == uid, Assignment.query_id == q, Assignment.passage_id == d)
+        )
         record_judgment(s, uid, aid, grade, **kw)
 
 
@@ -163,10 +174,20 @@ def test_reviewer_cannot_open_admin(db):
 
 
 TABLES = {  # a column that only this table has
-    "agreement_views": "Fleiss pairs", "agreement_annotators": "agrees with majority", "agreement_queries": "unanimity",
-    "queue_table": "4th annotator", "excluded_table": "method", "pair_labels": "label", "pair_overrides": "reviewer",
-    "qc_packages": "QC rounds", "qc_rounds": "round", "throughput_table": "median seconds / item",
-    "flagged_table": "note", "labels_methods": "method", "users_table": "username", "assign_per_annotator": "new tasks",
+    "agreement_views": "Fleiss pairs",
+    "agreement_annotators": "agrees with majority",
+    "agreement_queries": "unanimity",
+    "queue_table": "4th annotator",
+    "excluded_table": "method",
+    "pair_labels": "label",
+    "pair_overrides": "reviewer",
+    "qc_packages": "QC rounds",
+    "qc_rounds": "round",
+    "throughput_table": "median seconds / item",
+    "flagged_table": "note",
+    "labels_methods": "method",
+    "users_table": "username",
+    "assign_per_annotator": "new tasks",
 }
 
 
@@ -215,13 +236,18 @@ def test_review_dashboards_match_the_store(db):
     # the confusion heatmap of the first annotator pair with shared items
     charts = {c.proto.id.rsplit("-", 1)[-1]: c for c in at.get("plotly_chart")}
     assert set(charts) == {"confusion_heatmap", "throughput_chart", "labels_chart"}
-    assert at.selectbox(key="confusion_pair").value["a"] == "ann1" and at.selectbox(key="confusion_pair").value["b"] == "ann2"
+    assert (
+        at.selectbox(key="confusion_pair").value["a"] == "ann1"
+        and at.selectbox(key="confusion_pair").value["b"] == "ann2"
+    )
     expected = confusion_matrix(judgments, "ann1", "ann2")
     assert _z(charts["confusion_heatmap"]) == expected
 
     # adjudication: d2 (0, 1, 2) waits for ann4; no excluded pairs yet
     queue = _table(at, "queue_table")
-    assert queue.to_dict("records") == [{"query": "q1", "passage": "d2", "labels": "ann1: 0, ann2: 1, ann3: 2", "4th annotator": "ann4"}]
+    assert queue.to_dict("records") == [
+        {"query": "q1", "passage": "d2", "labels": "ann1: 0, ann2: 1, ann3: 2", "4th annotator": "ann4"}
+    ]
     assert any(c.value == "No excluded pairs." for c in at.caption)
     # the chosen pair's texts are shown literally, never as HTML
     assert "first <script>q</script>" in _verbatim(at)
@@ -242,8 +268,11 @@ def test_review_dashboards_match_the_store(db):
     assert metrics["Grade 2"] == "1" and metrics["Grade 1"] == "1" and metrics["Grade 0"] == "0"
     assert metrics["Excluded"] == "0" and metrics["Pending"] == str(dist.pending) == "3"
     methods = _table(at, "labels_methods")
-    assert dict(zip(methods["method"], methods["pairs"])) == dist.by_method == {
-        "unanimous": 2, "majority": 1, "adjudicated": 0, "excluded": 0, "overridden": 0}
+    assert (
+        dict(zip(methods["method"], methods["pairs"]))
+        == dist.by_method
+        == {"unanimous": 2, "majority": 1, "adjudicated": 0, "excluded": 0, "overridden": 0}
+    )
 
 
 def test_reviewer_overrides_a_final_label_with_a_reason(db):
@@ -252,7 +281,10 @@ def test_reviewer_overrides_a_final_label_with_a_reason(db):
     at.selectbox(key="override_passage").select("d3").run()
     assert "second query" in _verbatim(at) and "passage <b>d3</b> text" in _verbatim(at)
     assert _table(at, "pair_labels").to_dict("records") == [
-        {"annotator": "ann1", "label": 1}, {"annotator": "ann2", "label": 1}, {"annotator": "ann3", "label": 1}]
+        {"annotator": "ann1", "label": 1},
+        {"annotator": "ann2", "label": 1},
+        {"annotator": "ann3", "label": 1},
+    ]
     at.radio(key="override_grade").set_value(2)
     at.button(key="override_submit").click().run()
     assert [e.value for e in at.error] == ["an override needs a reason"]  # nothing stored without a reason
@@ -264,7 +296,12 @@ def test_reviewer_overrides_a_final_label_with_a_reason(db):
     with db.read() as s:
         q, d = _pair(s, "d3")
         row = s.scalar(select(FinalLabel).where(FinalLabel.query_id == q, FinalLabel.passage_id == d))
-        assert (row.grade, row.method, row.reason, row.decided_by) == (2, "overridden", "answers it <b>partly</b>", db.ids["rev2"])
+        assert (row.grade, row.method, row.reason, row.decided_by) == (
+            2,
+            "overridden",
+            "answers it <b>partly</b>",
+            db.ids["rev2"],
+        )
     overrides = _table(at, "pair_overrides")
     assert list(overrides["reviewer"]) == ["rev2"] and list(overrides["reason"]) == ["answers it <b>partly</b>"]
     assert {m.label: m.value for m in at.metric}["Grade 2"] == "2"  # cached tables refreshed after the override
@@ -291,8 +328,11 @@ def test_admin_adds_a_user_and_resets_a_password(db):
     with db.read() as s:
         assert s.scalar(select(User.role).where(User.username == "<b>ann5</b>")) == "reviewer"
     # disable, then reset a password
-    at.selectbox(key="state_user").select_index([o for o in at.selectbox(key="state_user").options].index(
-        next(o for o in at.selectbox(key="state_user").options if o.startswith("ann4")))).run()
+    at.selectbox(key="state_user").select_index(
+        [o for o in at.selectbox(key="state_user").options].index(
+            next(o for o in at.selectbox(key="state_user").options if o.startswith("ann4"))
+        )
+    ).run()
     at.button(key="toggle_user").click().run()
     with db.read() as s:
         assert s.scalar(select(User.active).where(User.username == "ann4")) is False
@@ -318,9 +358,11 @@ def test_admin_creates_assignments_through_the_form(db):
     assert (metrics["Pairs"], metrics["New tasks"]) == ("2", "6")
     with db.read() as s:
         rows = s.execute(
-            select(User.username, func.count()).join(Assignment, Assignment.user_id == User.id)
+            select(User.username, func.count())
+            .join(Assignment, Assignment.user_id == User.id)
             .join(PassageRow, PassageRow.id == Assignment.passage_id)
-            .where(PassageRow.ext_id.in_(["d6", "d7"])).group_by(User.username)
+            .where(PassageRow.ext_id.in_(["d6", "d7"]))
+            .group_by(User.username)
         ).all()
         new_packages = s.scalar(select(func.count()).select_from(Package)) - 3
     assert dict(rows) == {"ann2": 2, "ann3": 2, "ann4": 2}
@@ -343,7 +385,9 @@ def test_admin_runs_a_qc_round_and_freezes_qrels(db):
         assert pkg.status == "in_qc"
     # reviewers agree with ann1 on every sampled pair
     with db.read() as s:
-        todo = s.execute(select(Assignment.user_id, Assignment.id, Assignment.passage_id).where(Assignment.purpose == "qc")).all()
+        todo = s.execute(
+            select(Assignment.user_id, Assignment.id, Assignment.passage_id).where(Assignment.purpose == "qc")
+        ).all()
         ext = dict(s.execute(select(PassageRow.id, PassageRow.ext_id)).all())
     ann1 = {"d0": 3, "d1": 2, "d2": 0, "d3": 1, "d4": 2, "d5": 0}
     for uid, aid, pid in todo:

@@ -51,17 +51,25 @@ def server(tmp_path_factory):
     )
     with store.write() as s:
         import_collection(s, source, name="tower", format="t", location="m")
-        save_pool(s, "tower", "p", {q: {d: [] for d, (qq, _t) in PASSAGES.items() if qq == q} for q in QUERIES},
-                  method="depth")
-        ids = {n: add_user(s, n, PASSWORD, r).id for n, r in (
-            ("rev1", "reviewer"), ("ann1", "annotator"), ("ann2", "annotator"), ("ann3", "annotator"))}
+        save_pool(
+            s,
+            "tower",
+            "p",
+            {q: {d: [] for d, (qq, _t) in PASSAGES.items() if qq == q} for q in QUERIES},
+            method="depth",
+        )
+        ids = {
+            n: add_user(s, n, PASSWORD, r).id
+            for n, r in (("rev1", "reviewer"), ("ann1", "annotator"), ("ann2", "annotator"), ("ann3", "annotator"))
+        }
         create_assignments(s, "tower", "p", annotators=["ann1", "ann2", "ann3"], seed=3, package_size=10)
     for doc, grades in LABELS.items():
         for name, grade in zip(("ann1", "ann2", "ann3"), grades):
             with store.write() as s:
                 pid = s.scalar(select(PassageRow.id).where(PassageRow.ext_id == doc))
-                aid = s.scalar(select(Assignment.id).where(Assignment.user_id == ids[name],
-                                                           Assignment.passage_id == pid))
+                aid = s.scalar(
+                    select(Assignment.id).where(Assignment.user_id == ids[name], Assignment.passage_id == pid)
+                )
                 record_judgment(s, ids[name], aid, grade)
     env = {**os.environ, "POOLJUDGE_DB": str(db)}
     env.pop("POOLJUDGE_DB_URL", None)
@@ -135,15 +143,23 @@ def test_review_filters_and_the_ranked_list_view(server, page):
     # the whole pooled list in bm25's order, every final label and every annotator's label at once
     order = [text.index(f"#{i} · rank {i} · {d}") for i, d in ((1, "d2"), (2, "d0"), (3, "d1"))]
     assert order == sorted(order)
-    for shown in ("final: 2 (majority)", "final: 3 (unanimous)", "final: needs fourth",
-                  "labels · ann1: 0, ann2: 1, ann3: 2", "Paris lies on the Seine <i>river</i>.",
-                  "3 pooled passages"):
+    for shown in (
+        "final: 2 (majority)",
+        "final: 3 (unanimous)",
+        "final: needs fourth",
+        "labels · ann1: 0, ann2: 1, ann3: 2",
+        "Paris lies on the Seine <i>river</i>.",
+        "3 pooled passages",
+    ):
         assert shown in text, shown
     assert panel.locator("i", has_text="river").count() == 0  # passage HTML is shown as text, never rendered
 
     # adjust a label right there: the split d1 becomes 0, with a reason
-    _pick(page, panel.locator('[data-testid="stSelectbox"]').filter(has_text="Set final label").nth(2)
-          .get_by_role("combobox"), "0")
+    _pick(
+        page,
+        panel.locator('[data-testid="stSelectbox"]').filter(has_text="Set final label").nth(2).get_by_role("combobox"),
+        "0",
+    )
     panel.get_by_label("Reason for the labels you set (required)").fill("only the river is named")
     panel.get_by_role("button", name="Apply the labels set").click()
     page.get_by_text("Set 1 final label of query q1.").wait_for(timeout=60_000)
@@ -153,8 +169,12 @@ def test_review_filters_and_the_ranked_list_view(server, page):
     with store.read() as s:
         q1 = s.scalar(select(QueryRecord.id).where(QueryRecord.ext_id == "q1"))
         d1 = s.scalar(select(PassageRow.id).where(PassageRow.ext_id == "d1"))
-        override = s.execute(select(LabelOverride.grade, LabelOverride.reason)
-                             .where(LabelOverride.query_id == q1, LabelOverride.passage_id == d1)).one()
-        final = s.execute(select(FinalLabel.grade, FinalLabel.method)
-                          .where(FinalLabel.query_id == q1, FinalLabel.passage_id == d1)).one()
+        override = s.execute(
+            select(LabelOverride.grade, LabelOverride.reason).where(
+                LabelOverride.query_id == q1, LabelOverride.passage_id == d1
+            )
+        ).one()
+        final = s.execute(
+            select(FinalLabel.grade, FinalLabel.method).where(FinalLabel.query_id == q1, FinalLabel.passage_id == d1)
+        ).one()
     assert tuple(override) == (0, "only the river is named") and tuple(final) == (0, "overridden")

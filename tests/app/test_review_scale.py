@@ -41,18 +41,29 @@ def template(tmp_path_factory):
     )
     with store.write() as s:
         import_collection(s, source, name="c", format="t", location="m")
-        save_pool(s, "c", "p", {q: {d: [] for d, qq in QUERY_OF.items() if qq == q} for q in ("q1", "q2")},
-                  method="depth")
-        ids = {n: add_user(s, n, "correct horse", r).id for n, r in (
-            ("admin", "admin"), ("rev1", "reviewer"), *((a, "annotator") for a in ANNOTATORS), ("other", "annotator"))}
+        save_pool(
+            s, "c", "p", {q: {d: [] for d, qq in QUERY_OF.items() if qq == q} for q in ("q1", "q2")}, method="depth"
+        )
+        ids = {
+            n: add_user(s, n, "correct horse", r).id
+            for n, r in (
+                ("admin", "admin"),
+                ("rev1", "reviewer"),
+                *((a, "annotator") for a in ANNOTATORS),
+                ("other", "annotator"),
+            )
+        }
         create_assignments(s, "c", "p", annotators=ANNOTATORS, seed=2, package_size=10)
     for doc, grades in GRADES.items():
         holders = _holders(store, doc, "label")
         for name, grade in zip(holders, grades):
             with store.write() as s:
                 q, d = _pair(s, doc)
-                aid = s.scalar(select(Assignment.id).where(Assignment.user_id == ids[name], Assignment.query_id == q,
-                                                           Assignment.passage_id == d))
+                aid = s.scalar(
+                    select(Assignment.id).where(
+                        Assignment.user_id == ids[name], Assignment.query_id == q, Assignment.passage_id == d
+                    )
+                )
                 record_judgment(s, ids[name], aid, grade)
     store.dispose()
     return path, ids
@@ -84,9 +95,14 @@ def _pair(s, doc):
 def _holders(store, doc, purpose):
     with store.read() as s:
         q, d = _pair(s, doc)
-        return list(s.scalars(select(User.username).join(Assignment, Assignment.user_id == User.id)
-                              .where(Assignment.query_id == q, Assignment.passage_id == d, Assignment.purpose == purpose)
-                              .order_by(User.username)))
+        return list(
+            s.scalars(
+                select(User.username)
+                .join(Assignment, Assignment.user_id == User.id)
+                .where(Assignment.query_id == q, Assignment.passage_id == d, Assignment.purpose == purpose)
+                .order_by(User.username)
+            )
+        )
 
 
 def _open(store, user):
@@ -166,12 +182,20 @@ def test_bulk_override_of_the_filtered_pairs_with_one_reason(db):
     assert not at.exception and not at.error
     assert [_plain(s.value) for s in at.success] == ["Overrode 2 final labels (1)."]
     with db.read() as s:
-        rows = s.execute(select(PassageRow.ext_id, LabelOverride.grade, LabelOverride.reason, LabelOverride.user_id)
-                         .join(PassageRow, PassageRow.id == LabelOverride.passage_id).order_by(PassageRow.ext_id)).all()
-        finals = s.execute(select(PassageRow.ext_id, FinalLabel.grade, FinalLabel.method)
-                           .join(PassageRow, PassageRow.id == FinalLabel.passage_id).order_by(PassageRow.ext_id)).all()
-    assert [tuple(r) for r in rows] == [("d1", 1, "both <i>on topic</i> only", db.ids["rev1"]),
-                                        ("d4", 1, "both <i>on topic</i> only", db.ids["rev1"])]
+        rows = s.execute(
+            select(PassageRow.ext_id, LabelOverride.grade, LabelOverride.reason, LabelOverride.user_id)
+            .join(PassageRow, PassageRow.id == LabelOverride.passage_id)
+            .order_by(PassageRow.ext_id)
+        ).all()
+        finals = s.execute(
+            select(PassageRow.ext_id, FinalLabel.grade, FinalLabel.method)
+            .join(PassageRow, PassageRow.id == FinalLabel.passage_id)
+            .order_by(PassageRow.ext_id)
+        ).all()
+    assert [tuple(r) for r in rows] == [
+        ("d1", 1, "both <i>on topic</i> only", db.ids["rev1"]),
+        ("d4", 1, "both <i>on topic</i> only", db.ids["rev1"]),
+    ]
     assert [tuple(f) for f in finals if f[0] in ("d1", "d4")] == [("d1", 1, "overridden"), ("d4", 1, "overridden")]
     assert _pairs(at).empty  # the tables refreshed: no pair needs a 4th any more
     # a subset chosen by name: only those are overridden
@@ -248,8 +272,10 @@ def test_admin_sets_a_pools_adjudicators_and_assigns_waiting_pairs_in_bulk(db):
 def test_ranked_list_shows_a_querys_pool_with_every_label_and_adjusts_labels(db):
     at = _open(db, "rev1")
     assert at.selectbox(key="ranked_pool").value == "p"
-    assert at.selectbox(key="ranked_query").options == ["q1 · tall <script>towers</script> (3 passages)",
-                                                        "q2 · second query (3 passages)"]
+    assert at.selectbox(key="ranked_query").options == [
+        "q1 · tall <script>towers</script> (3 passages)",
+        "q2 · second query (3 passages)",
+    ]
     shown = _verbatim(at)
     assert "Query q1 · tall <script>towers</script>" in shown
     assert "#1 · d0 · Td0" in shown and "#2 · d1 · Td1" in shown and "#3 · d2 · Td2" in shown
@@ -271,6 +297,9 @@ def test_ranked_list_shows_a_querys_pool_with_every_label_and_adjusts_labels(db)
     assert "final: 2 (overridden)" in shown and "final: excluded (overridden)" in shown
     assert at.selectbox(key=f"ranked_set_{d1}").value == "keep"  # the boxes start again from "keep"
     with db.read() as s:
-        assert s.scalar(select(func.count()).select_from(LabelOverride).where(LabelOverride.reason == "read side by side")) == 2
+        assert (
+            s.scalar(select(func.count()).select_from(LabelOverride).where(LabelOverride.reason == "read side by side"))
+            == 2
+        )
     at.selectbox(key="ranked_query").select_index(1).run()
     assert "Query q2 · second query" in _verbatim(at) and "final: not labelled yet" in _verbatim(at)

@@ -17,13 +17,16 @@ from sqlalchemy import func, select
 
 from db.engine import Store, sqlite_url
 from db.models import AuthSession, Judgment, User
-from tests.app.conftest import PASSWORD, REPO, login, serve_app, screenshot
+from tests.app.conftest import PASSWORD, REPO, login, screenshot, serve_app
 
 pytestmark = pytest.mark.browser
 
 COOKIE = "pooljudge_session"
-PASSAGES = {"d1": "Alpha passage about the Eiffel Tower.", "d2": "Bravo passage on the Seine river.",
-            "d3": "Charlie passage with the tower's height, 330 metres."}
+PASSAGES = {
+    "d1": "Alpha passage about the Eiffel Tower.",
+    "d2": "Bravo passage on the Seine river.",
+    "d3": "Charlie passage with the tower's height, 330 metres.",
+}
 MARKERS = {d: t.split()[0] + " passage" for d, t in PASSAGES.items()}
 ANNOTATOR = "sam"
 SIGNED_OUT = "You were signed out"
@@ -33,8 +36,13 @@ COOKIE_COMPONENTS_GONE = "() => document.querySelectorAll('iframe[title*=\"cooki
 def _cli(db, *args, check=True):
     env = {**os.environ, "POOLJUDGE_PASSWORD": PASSWORD}
     env.pop("POOLJUDGE_DB_URL", None)
-    out = subprocess.run([sys.executable, "-m", "pooljudge.cli", "--db", str(db), "-q", *args], env=env,
-                         capture_output=True, text=True, cwd=REPO)
+    out = subprocess.run(
+        [sys.executable, "-m", "pooljudge.cli", "--db", str(db), "-q", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
     if check:
         assert out.returncode == 0, out.stderr
     return out
@@ -51,9 +59,11 @@ def server(tmp_path_factory):
     (data / "runs").mkdir(parents=True)
     (data / "qrels").mkdir()
     (data / "corpus.jsonl").write_text(
-        "".join(json.dumps({"_id": d, "title": "", "text": t}) + "\n" for d, t in PASSAGES.items()), encoding="utf-8")
-    (data / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "how tall is the eiffel tower"}) + "\n",
-                                        encoding="utf-8")
+        "".join(json.dumps({"_id": d, "title": "", "text": t}) + "\n" for d, t in PASSAGES.items()), encoding="utf-8"
+    )
+    (data / "queries.jsonl").write_text(
+        json.dumps({"_id": "q1", "text": "how tall is the eiffel tower"}) + "\n", encoding="utf-8"
+    )
     (data / "runs" / "r.trec").write_text("q1 Q0 d1 1 3.0 r\nq1 Q0 d2 2 2.0 r\nq1 Q0 d3 3 1.0 r\n", encoding="utf-8")
     _cli(db, "import", "-f", "beir", str(data), "-c", "sess")
     _cli(db, "pool", "-c", "sess", "--name", "p", "--run", "r", "--depth", "3")
@@ -87,7 +97,10 @@ def _shown_passage(page) -> str:
         """(markers) => {
             const main = document.querySelector('[data-testid="stMain"]');
             return main && markers.some((m) => main.innerText.includes(m));
-        }""", arg=list(MARKERS.values()), timeout=60_000)
+        }""",
+        arg=list(MARKERS.values()),
+        timeout=60_000,
+    )
     body = page.locator('[data-testid="stMain"]').inner_text()
     shown = [d for d, marker in MARKERS.items() if marker in body]
     assert len(shown) == 1, body
@@ -101,8 +114,12 @@ def _login_screen(page, timeout: int = 60_000) -> None:
 
 def _judgments(store, username: str) -> int:
     with store.read() as s:
-        return s.scalar(select(func.count()).select_from(Judgment).join(User, User.id == Judgment.user_id)
-                        .where(User.username == username))
+        return s.scalar(
+            select(func.count())
+            .select_from(Judgment)
+            .join(User, User.id == Judgment.user_id)
+            .where(User.username == username)
+        )
 
 
 def test_a_reload_keeps_the_annotator_signed_in_on_the_same_item(server, new_page):
@@ -131,8 +148,11 @@ def test_a_reload_keeps_the_annotator_signed_in_on_the_same_item(server, new_pag
     n = _judgments(server["store"], ANNOTATOR)
     page.wait_for_timeout(1000)  # keyboard shortcuts attach a moment after the buttons first mount
     page.keyboard.press("2")
-    page.wait_for_function("(m) => !document.querySelector('[data-testid=\"stMain\"]').innerText.includes(m)",
-                           arg=MARKERS[before], timeout=30_000)
+    page.wait_for_function(
+        "(m) => !document.querySelector('[data-testid=\"stMain\"]').innerText.includes(m)",
+        arg=MARKERS[before],
+        timeout=30_000,
+    )
     assert _judgments(server["store"], ANNOTATOR) == n + 1
 
 
@@ -161,8 +181,14 @@ def test_disable_signs_out_every_open_page_and_enable_allows_a_new_login(server,
     store = server["store"]
     with store.read() as s:
         uid = s.scalar(select(User.id).where(User.username == ANNOTATOR))
-        assert s.scalar(select(func.count()).select_from(AuthSession)
-                        .where(AuthSession.user_id == uid, AuthSession.revoked_at.is_(None))) >= 2
+        assert (
+            s.scalar(
+                select(func.count())
+                .select_from(AuthSession)
+                .where(AuthSession.user_id == uid, AuthSession.revoked_at.is_(None))
+            )
+            >= 2
+        )
 
     _cli(server["db"], "user", "disable", ANNOTATOR)
     n = _judgments(store, ANNOTATOR)
@@ -181,8 +207,14 @@ def test_disable_signs_out_every_open_page_and_enable_allows_a_new_login(server,
         pages[1].reload()
         _login_screen(pages[1])
         with store.read() as s:
-            assert s.scalar(select(func.count()).select_from(AuthSession)
-                            .where(AuthSession.user_id == uid, AuthSession.revoked_at.is_(None))) == 0
+            assert (
+                s.scalar(
+                    select(func.count())
+                    .select_from(AuthSession)
+                    .where(AuthSession.user_id == uid, AuthSession.revoked_at.is_(None))
+                )
+                == 0
+            )
     finally:
         _cli(server["db"], "user", "enable", ANNOTATOR)
     login(pages[0], server["url"], ANNOTATOR)
@@ -253,4 +285,3 @@ def test_a_username_is_shown_verbatim_in_the_sidebar(server, new_page):
         pytest.fail(page.inner_text("body"))
     assert f"Logged in as {name} (annotator)" in sidebar.inner_text().replace("\u2060", "")
     assert page.locator('img[src*="x.png"]').count() == 0
-

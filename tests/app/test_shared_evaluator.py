@@ -35,8 +35,14 @@ def _qrels(seed: int, prefix: str, queries: int = 200) -> dict:
 
 def _runs(queries: int = 200) -> dict:
     rng = random.Random(7)
-    return {name: {f"{p}{i}": {f"d{j}": rng.random() for j in rng.sample(range(40), 15)}
-                   for p in ("q", "x") for i in range(queries)} for name in ("bm25", "dense")}
+    return {
+        name: {
+            f"{p}{i}": {f"d{j}": rng.random() for j in rng.sample(range(40), 15)}
+            for p in ("q", "x")
+            for i in range(queries)
+        }
+        for name in ("bm25", "dense")
+    }
 
 
 def _relabel(qrels: dict, seed: int) -> dict:
@@ -68,8 +74,9 @@ def test_two_sessions_evaluating_at_once_each_get_their_own_exact_numbers(same_s
         for i in range(ROUNDS):
             state = i % 3
             try:
-                got, evaluated = leaderboard_results("sqlite:///x", "c", sources[index], MEASURES, 2,
-                                                     states[index][state], runs)
+                got, evaluated = leaderboard_results(
+                    "sqlite:///x", "c", sources[index], MEASURES, 2, states[index][state], runs
+                )
             except Exception as exc:  # noqa: BLE001  (the failure this test is about)
                 failures.append(f"session {index}: {exc!r}")
                 return
@@ -89,11 +96,13 @@ def test_two_sessions_evaluating_at_once_each_get_their_own_exact_numbers(same_s
 def test_one_evaluator_per_source_measures_and_level_shared_by_sessions():
     a = shared_evaluator("sqlite:///x", "c", "live final labels", MEASURES, 2)
     assert shared_evaluator("sqlite:///x", "c", "live final labels", MEASURES, 2) is a  # every session's
-    others = [shared_evaluator("sqlite:///x", "c", "imported", MEASURES, 2),
-              shared_evaluator("sqlite:///x", "c", "live final labels", MEASURES, 1),
-              shared_evaluator("sqlite:///x", "c", "live final labels", MEASURES[:2], 2),
-              shared_evaluator("sqlite:///x", "d", "live final labels", MEASURES, 2),
-              shared_evaluator("sqlite:///y", "c", "live final labels", MEASURES, 2)]
+    others = [
+        shared_evaluator("sqlite:///x", "c", "imported", MEASURES, 2),
+        shared_evaluator("sqlite:///x", "c", "live final labels", MEASURES, 1),
+        shared_evaluator("sqlite:///x", "c", "live final labels", MEASURES[:2], 2),
+        shared_evaluator("sqlite:///x", "d", "live final labels", MEASURES, 2),
+        shared_evaluator("sqlite:///y", "c", "live final labels", MEASURES, 2),
+    ]
     assert len({id(e) for e in [a, *others]}) == 6
     assert all(isinstance(e, LockedEvaluator) for e in others)
 

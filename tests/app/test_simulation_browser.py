@@ -84,7 +84,9 @@ def test_simulation_page_runs_and_plots(server, page):
     assert main.locator('[data-testid="stMetricValue"]').all_text_contents()[:3] == ["2", "8", "3"]
     full = ", ".join(f"{run} {value:.4f}" for run, value in expected.full.items())
     caption = main.get_by_text("under all labels:").inner_text()
-    assert caption.replace("\u2060", "") == f"nDCG@10 under all labels: {full}"  # md_escape's word joiners are invisible
+    assert (
+        caption.replace("\u2060", "") == f"nDCG@10 under all labels: {full}"
+    )  # md_escape's word joiners are invisible
     assert page.get_by_role("button", name="Download CSV").is_visible()
     path = screenshot(page, "labelling-simulation")
     assert path.stat().st_size > 20_000

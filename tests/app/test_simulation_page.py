@@ -16,8 +16,24 @@ TOY_RUNS = {"A": RUNS["A"], "B": RUNS["B"], ODD: RUNS["C"]}
 
 @pytest.fixture
 def toy(db, tmp_path):
-    assert main(["--db", db.url, "-q", "import", "-f", "beir", str(write_toy(tmp_path / "toy", TOY_RUNS)), "-c",
-                 "toy", "--level", "1"]) == 0
+    assert (
+        main(
+            [
+                "--db",
+                db.url,
+                "-q",
+                "import",
+                "-f",
+                "beir",
+                str(write_toy(tmp_path / "toy", TOY_RUNS)),
+                "-c",
+                "toy",
+                "--level",
+                "1",
+            ]
+        )
+        == 0
+    )
     return db
 
 
@@ -41,7 +57,8 @@ def test_runs_and_shows_the_stop_hint(toy):
     assert not at.exception and not at.error
     want = simulate_labelling(ORACLE, TOY_RUNS, depth=2, batch_size=3)
     assert _table(at) == {
-        "depth": ["6", "75.0%", "1.0000", "0", "0"], "top-n": ["3", "37.5%", "1.0000", "0", "0"],
+        "depth": ["6", "75.0%", "1.0000", "0", "0"],
+        "top-n": ["3", "37.5%", "1.0000", "0", "0"],
         "random": ["3", "37.5%", "1.0000", "0", "0"],
     }
     assert [m.value for m in at.metric] == ["2", "8", "3"]
@@ -85,10 +102,28 @@ def test_registered_cross_encoder_is_offered(toy, tmp_path):
 
     model = tiny_cross_encoder(tmp_path / "model")
     with toy.write() as session:
-        register_model(session, "toy", name="ce <1>", kind="cross-encoder", path=str(model), base_model=None,
-                       params={}, history=[], best={})
-        register_model(session, "toy", name="dense", kind="dual-encoder", path=str(tmp_path), base_model=None,
-                       params={}, history=[], best={})
+        register_model(
+            session,
+            "toy",
+            name="ce <1>",
+            kind="cross-encoder",
+            path=str(model),
+            base_model=None,
+            params={},
+            history=[],
+            best={},
+        )
+        register_model(
+            session,
+            "toy",
+            name="dense",
+            kind="dual-encoder",
+            path=str(tmp_path),
+            base_model=None,
+            params={},
+            history=[],
+            best={},
+        )
     at = _configure(open_as_admin(toy, PAGE, default_timeout=60), strategies=["active"])
     box = at.selectbox(key="simulation_model::toy")
     assert box.options == ["ce <1>", "a folder on the server..."]  # the dual encoder is not offered

@@ -24,8 +24,13 @@ FIRST, SECOND = "alpha-set", "beta-set"  # listed by name: FIRST is every page's
 def _cli(db, *args):
     env = {**os.environ, "POOLJUDGE_PASSWORD": PASSWORD}
     env.pop("POOLJUDGE_DB_URL", None)
-    out = subprocess.run([sys.executable, "-m", "pooljudge.cli", "--db", str(db), "-q", *args], env=env,
-                         capture_output=True, text=True, cwd=REPO)
+    out = subprocess.run(
+        [sys.executable, "-m", "pooljudge.cli", "--db", str(db), "-q", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
     assert out.returncode == 0, out.stderr
 
 
@@ -41,7 +46,8 @@ def server(tmp_path_factory):
         (data / "qrels").mkdir()
         (data / "corpus.jsonl").write_text(
             "".join(json.dumps({"_id": f"d{i}", "title": "", "text": f"{name} passage {i}"}) + "\n" for i in range(3)),
-            encoding="utf-8")
+            encoding="utf-8",
+        )
         (data / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": f"about {name}"}) + "\n", encoding="utf-8")
         (data / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td0\t2\n", encoding="utf-8")
         (data / "runs" / "r.trec").write_text("q1 Q0 d0 1 3.0 r\nq1 Q0 d1 2 2.0 r\n", encoding="utf-8")
@@ -66,7 +72,9 @@ def _shows(page, name: str, timeout: int = 60_000) -> None:
                    const shown = box.innerText + ' ' + [...box.querySelectorAll('input')].map((i) => i.value).join(' ');
                    return box.innerText.includes('Collection') && shown.includes(name) && !shown.includes(other);
                })""",
-        arg=[name, other], timeout=timeout)
+        arg=[name, other],
+        timeout=timeout,
+    )
 
 
 def test_a_picked_collection_holds_on_the_other_pages(server, new_page):
@@ -101,7 +109,10 @@ def test_a_deep_link_opened_logged_out_lands_on_its_page_after_login(server, new
     _wait_idle(page)
     assert page.get_by_role("heading", name="pooljudge", exact=True).count() == 0  # not Home, not the login screen
     # the page has finished drawing: the level input shows the collection's level, the leaderboard its run
-    page.wait_for_function("""() => [...document.querySelectorAll('[data-testid="stNumberInput"] input')]
-                                  .some((i) => i.value === '2')""", timeout=60_000)
+    page.wait_for_function(
+        """() => [...document.querySelectorAll('[data-testid="stNumberInput"] input')]
+                                  .some((i) => i.value === '2')""",
+        timeout=60_000,
+    )
     page.get_by_text("1 judged queries (imported)").wait_for(timeout=60_000)
     screenshot(page, "state-deep-link-after-login")

@@ -72,9 +72,14 @@ def test_the_collection_picked_on_one_page_holds_on_the_others(two):
     assert at.selectbox(key="runs_collection").value == "alpha"  # nothing picked yet: the first
     at.selectbox(key="runs_collection").select("beta").run()
     assert at.query_params["collection"] == "beta"  # the URL carries it: a reload or a link keeps it
-    for view, key in (("metrics.py", "metrics_collection"), ("errors.py", "errors_collection"),
-                      ("dataset_statistics.py", "stats_collection"), ("review.py", "review_collection"),
-                      ("pooling.py", "pooling_collection"), ("runs.py", "runs_collection")):
+    for view, key in (
+        ("metrics.py", "metrics_collection"),
+        ("errors.py", "errors_collection"),
+        ("dataset_statistics.py", "stats_collection"),
+        ("review.py", "review_collection"),
+        ("pooling.py", "pooling_collection"),
+        ("runs.py", "runs_collection"),
+    ):
         _go(at, view)
         assert at.selectbox(key=key).value == "beta", view
         assert at.session_state[COLLECTION_STATE] == "beta"
@@ -138,8 +143,10 @@ def test_the_default_version_is_stable(two):
     with two.read() as s:
         summaries = version_summaries(s, "alpha")
     assert list(summaries) == ["imported"] and summaries["imported"].judgments == 4
-    frozen = {"imported": summaries["imported"],
-              "pool": VersionSummary("pool", "frozen", 1, summaries["imported"].created_at)}
+    frozen = {
+        "imported": summaries["imported"],
+        "pool": VersionSummary("pool", "frozen", 1, summaries["imported"].created_at),
+    }
     assert default_version(frozen) == "imported"  # a newer freeze does not replace the imported judgments
     assert default_version(frozen, "pool") == "pool"  # the one picked last wins
     assert default_version(frozen, "archived one") == "imported"
@@ -164,14 +171,17 @@ def test_statistics_name_their_version_and_a_pick_follows_to_home(two):
     assert box.value == "imported"
     per_split = next(d.value for d in at.dataframe if "judged pairs" in d.value.columns)
     assert list(per_split["judged pairs"]) == [0, 4]
-    assert any(c.value.startswith("4 passages in the corpus; judgments from qrels version imported (imported, "
-                                  "4 judgments).") for c in at.caption)
+    assert any(
+        c.value.startswith("4 passages in the corpus; judgments from qrels version imported (imported, 4 judgments).")
+        for c in at.caption
+    )
 
     box.select("pool-labels").run()
     per_split = next(d.value for d in at.dataframe if "judged pairs" in d.value.columns)
     assert list(per_split["judged pairs"]) == [0, 1]
-    assert any("judgments from qrels version pool\\-labels (frozen final labels, 1 judgment)." in c.value
-               for c in at.caption)
+    assert any(
+        "judgments from qrels version pool\\-labels (frozen final labels, 1 judgment)." in c.value for c in at.caption
+    )
 
     _go(at, "home.py")  # the pick follows: Home counts the same version, and names it
     home = [c.value for c in at.caption if c.value.startswith("Relevant")]

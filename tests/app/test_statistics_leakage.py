@@ -15,11 +15,16 @@ def test_demo_leakage_flags_only_the_paraphrase_and_names_its_methods(db):
     # the bundled English encoder alone flagged 4 of 7 (zh-q25..27 falsely, 黄山 / 高血压 at 0.86)
     assert list(zip(leaks["train_id"], leaks["eval_id"], leaks["method"])) == [("en-q27", "en-q01", "encoder")]
     assert page.metric[0].value == "1 of 7"
-    assert md_escape("train queries compared: 4 by all-MiniLM-L6-v2 embedding cosine >= 0.5; 3 Chinese by "
-                     "character-bigram cosine >= 0.4 (lexical, against the Chinese dev/test queries only)") in [
-        c.value for c in page.caption]
+    assert md_escape(
+        "train queries compared: 4 by all-MiniLM-L6-v2 embedding cosine >= 0.5; 3 Chinese by "
+        "character-bigram cosine >= 0.4 (lexical, against the Chinese dev/test queries only)"
+    ) in [c.value for c in page.caption]
     page.slider(key="stats_lexical_threshold").set_value(0.1).run()  # 黄山的最高峰是哪座 shares 是哪 with two
     leaks = next(d.value for d in page.dataframe if "train_query" in d.value.columns)
     assert sorted(zip(leaks["train_id"], leaks["eval_id"], leaks["method"])) == [
-        ("en-q27", "en-q01", "encoder"), ("zh-q26", "zh-q01", "char-bigram"), ("zh-q26", "zh-q06", "char-bigram"),
-        ("zh-q27", "zh-q01", "char-bigram"), ("zh-q27", "zh-q06", "char-bigram")]
+        ("en-q27", "en-q01", "encoder"),
+        ("zh-q26", "zh-q01", "char-bigram"),
+        ("zh-q26", "zh-q06", "char-bigram"),
+        ("zh-q27", "zh-q01", "char-bigram"),
+        ("zh-q27", "zh-q06", "char-bigram"),
+    ]

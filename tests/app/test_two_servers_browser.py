@@ -25,15 +25,19 @@ from tests.app.conftest import PASSWORD, cli, login, screenshot, serve_app
 
 pytestmark = pytest.mark.browser
 
-PASSAGES = {"d1": "Amber passage: the Eiffel Tower is 330 metres tall.",
-            "d2": "Basalt passage: Paris lies on the Seine.",
-            "d3": "Cobalt passage: the tower was finished in 1889.",
-            "d4": "Dune passage: French cooking uses butter."}
+PASSAGES = {
+    "d1": "Amber passage: the Eiffel Tower is 330 metres tall.",
+    "d2": "Basalt passage: Paris lies on the Seine.",
+    "d3": "Cobalt passage: the tower was finished in 1889.",
+    "d4": "Dune passage: French cooking uses butter.",
+}
 MARKERS = {d: t.split(":")[0] for d, t in PASSAGES.items()}
 # the grade each annotator presses on each passage; no pair splits three ways, so no 4th annotator
-PLAN = {"ann1": {"d1": 3, "d2": 0, "d3": 2, "d4": 1},
-        "ann2": {"d1": 3, "d2": 1, "d3": 2, "d4": 1},
-        "ann3": {"d1": 2, "d2": 0, "d3": 2, "d4": 1}}
+PLAN = {
+    "ann1": {"d1": 3, "d2": 0, "d3": 2, "d4": 1},
+    "ann2": {"d1": 3, "d2": 1, "d3": 2, "d4": 1},
+    "ann3": {"d1": 2, "d2": 0, "d3": 2, "d4": 1},
+}
 FINALS = {"d1": (3, "majority"), "d2": (0, "majority"), "d3": (2, "unanimous"), "d4": (1, "unanimous")}
 MAIN = '[data-testid="stMain"]'
 
@@ -51,15 +55,17 @@ def two_servers(pg_databases, tmp_path_factory):
     data = folder / "data"
     (data / "runs").mkdir(parents=True)
     (data / "corpus.jsonl").write_text(
-        "".join(json.dumps({"_id": d, "title": "", "text": t}) + "\n" for d, t in PASSAGES.items()), encoding="utf-8")
-    (data / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "eiffel tower paris"}) + "\n",
-                                        encoding="utf-8")
+        "".join(json.dumps({"_id": d, "title": "", "text": t}) + "\n" for d, t in PASSAGES.items()), encoding="utf-8"
+    )
+    (data / "queries.jsonl").write_text(
+        json.dumps({"_id": "q1", "text": "eiffel tower paris"}) + "\n", encoding="utf-8"
+    )
     (data / "runs" / "r.trec").write_text(
-        "".join(f"q1 Q0 {d} {i + 1} {10 - i}.0 r\n" for i, d in enumerate(PASSAGES)), encoding="utf-8")
+        "".join(f"q1 Q0 {d} {i + 1} {10 - i}.0 r\n" for i, d in enumerate(PASSAGES)), encoding="utf-8"
+    )
     cli(url, "import", "-f", "beir", str(data), "-c", "shared")
     cli(url, "pool", "-c", "shared", "--name", "p", "--run", "r", "--depth", "4")
-    cli(url, "assign", "-c", "shared", "--pool", "p", "--annotators", ",".join(PLAN), "--per-pair", "3",
-        "--seed", "1")
+    cli(url, "assign", "-c", "shared", "--pool", "p", "--annotators", ",".join(PLAN), "--per-pair", "3", "--seed", "1")
     env = {k: v for k, v in os.environ.items() if k != "POOLJUDGE_DB"}
     env["POOLJUDGE_DB_URL"] = url
     with contextlib.ExitStack() as stack:
@@ -76,7 +82,10 @@ def _shown(page) -> str:
             const main = document.querySelector('[data-testid="stMain"]');
             return main && !document.querySelector('[data-stale="true"]')
                 && markers.filter((m) => main.innerText.includes(m)).length === 1;
-        }""", arg=list(MARKERS.values()), timeout=60_000)
+        }""",
+        arg=list(MARKERS.values()),
+        timeout=60_000,
+    )
     body = page.locator(MAIN).inner_text()
     [doc] = [d for d, marker in MARKERS.items() if marker in body]
     return doc
@@ -90,8 +99,11 @@ def _press(page, user: str, pressed: dict) -> None:
     page.wait_for_timeout(1000)  # keyboard shortcuts attach a moment after the buttons mount
     page.keyboard.press(str(PLAN[user][doc]))
     pressed[(user, doc)] = PLAN[user][doc]
-    page.wait_for_function("(m) => !document.querySelector('[data-testid=\"stMain\"]').innerText.includes(m)",
-                           arg=MARKERS[doc], timeout=60_000)
+    page.wait_for_function(
+        "(m) => !document.querySelector('[data-testid=\"stMain\"]').innerText.includes(m)",
+        arg=MARKERS[doc],
+        timeout=60_000,
+    )
 
 
 def _open(browser, base_url: str, user: str):
@@ -105,8 +117,9 @@ def test_two_servers_on_one_postgresql_store_keep_every_label_exact(two_servers,
     pressed: dict[tuple[str, str], int] = {}
     contexts = []
     try:
-        (ca, ann1), (cb, ann2), (c3, ann3) = (_open(browser, two_servers[s], u)
-                                              for s, u in (("A", "ann1"), ("B", "ann2"), ("B", "ann3")))
+        (ca, ann1), (cb, ann2), (c3, ann3) = (
+            _open(browser, two_servers[s], u) for s, u in (("A", "ann1"), ("B", "ann2"), ("B", "ann3"))
+        )
         contexts += [ca, cb, c3]
         for _ in range(len(PASSAGES)):  # ann1 on A and ann2 on B, in turn
             _press(ann1, "ann1", pressed)
@@ -132,12 +145,15 @@ def test_two_servers_on_one_postgresql_store_keep_every_label_exact(two_servers,
     with two_servers["store"].read() as s:
         docs = dict(s.execute(select(Passage.id, Passage.ext_id)).all())
         users = dict(s.execute(select(User.id, User.username)).all())
-        rows = s.execute(select(Judgment.user_id, Judgment.passage_id, Judgment.action, Judgment.grade,
-                                Judgment.assignment_id)).all()
+        rows = s.execute(
+            select(Judgment.user_id, Judgment.passage_id, Judgment.action, Judgment.grade, Judgment.assignment_id)
+        ).all()
         owner = dict(s.execute(select(Assignment.id, Assignment.user_id)).all())
-        finals = {docs[p]: (g, m) for p, g, m in s.execute(select(FinalLabel.passage_id, FinalLabel.grade,
-                                                                   FinalLabel.method))}
+        finals = {
+            docs[p]: (g, m) for p, g, m in s.execute(select(FinalLabel.passage_id, FinalLabel.grade, FinalLabel.method))
+        }
     assert sorted((users[u], docs[p], a, g) for u, p, a, g, _ in rows) == sorted(
-        (u, d, "label", g) for (u, d), g in pressed.items())  # one judgment per press, nothing else
+        (u, d, "label", g) for (u, d), g in pressed.items()
+    )  # one judgment per press, nothing else
     assert all(owner[aid] == uid for uid, _, _, _, aid in rows)  # each on the annotator's own assignment
     assert finals == FINALS

@@ -35,8 +35,11 @@ def server(tmp_path_factory):
     folder = tmp_path_factory.mktemp("upload-archive")
     db = folder / "store.db"
     store = Store(sqlite_url(db))
-    source = CollectionSource(passages=lambda: iter([Passage(f"d{i}", f"passage {i}") for i in range(4)]),
-                              queries=lambda: iter([Query("q1", "first query")]), qrels=lambda: iter(()))
+    source = CollectionSource(
+        passages=lambda: iter([Passage(f"d{i}", f"passage {i}") for i in range(4)]),
+        queries=lambda: iter([Query("q1", "first query")]),
+        qrels=lambda: iter(()),
+    )
     with store.write() as s:
         add_user(s, "admin", PASSWORD, "admin")
         ids = [add_user(s, name, PASSWORD, "annotator").id for name in ANNOTATORS]
@@ -84,8 +87,7 @@ def _upload(page, path, fmt: str) -> None:
     page.locator('input[type="file"]').set_input_files(str(path))
     # the file travels to the server as soon as it is chosen: wait until the uploader lists it
     page.locator(f'[data-testid="stFileChipName"][title="{path.name}"]').wait_for(timeout=60_000)
-    page.wait_for_function("() => !document.querySelector('[data-testid=\"stFileChipIconSpinner\"]')",
-                           timeout=60_000)
+    page.wait_for_function("() => !document.querySelector('[data-testid=\"stFileChipIconSpinner\"]')", timeout=60_000)
     format_box = page.get_by_role("combobox").first
     for _ in range(10):
         format_box.click()
@@ -103,9 +105,12 @@ def test_upload_a_zipped_beir_folder_and_a_trec_run_through_the_browser(server, 
     folder = server["folder"]
     beir = folder / "scifact.zip"
     with zipfile.ZipFile(beir, "w", zipfile.ZIP_DEFLATED) as zf:
-        zf.writestr("scifact/corpus.jsonl", '{"_id": "u1", "text": "uploaded alpha"}\n'
-                                            '{"_id": "u2", "text": "uploaded beta"}\n'
-                                            '{"_id": "u3", "text": "uploaded gamma"}\n')
+        zf.writestr(
+            "scifact/corpus.jsonl",
+            '{"_id": "u1", "text": "uploaded alpha"}\n'
+            '{"_id": "u2", "text": "uploaded beta"}\n'
+            '{"_id": "u3", "text": "uploaded gamma"}\n',
+        )
         zf.writestr("scifact/queries.jsonl", '{"_id": "uq1", "text": "alpha?"}\n')
         zf.writestr("scifact/qrels/test.tsv", "query-id\tcorpus-id\tscore\nuq1\tu1\t1\nuq1\tu2\t0\n")
     run = folder / "bm25.trec"
@@ -125,7 +130,8 @@ def test_upload_a_zipped_beir_folder_and_a_trec_run_through_the_browser(server, 
     page.get_by_text("Merge into an existing collection").click()
     page.get_by_role("button", name="Import").click()
     page.get_by_text("→ uploaded: 0 passages, 0 queries, 0 qrels entries and 1 runs imported").first.wait_for(
-        timeout=120_000)
+        timeout=120_000
+    )
     screenshot(page, "upload-import-done")
     store = server["store"]
     with store.read() as s:

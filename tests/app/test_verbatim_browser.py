@@ -29,7 +29,7 @@ TITLE = "Eiffel **Tower** :red[title] <i>not italic</i> ann@example.org"
 PASSAGE = (
     "Tower facts: https://en.wikipedia.org/wiki/Eiffel_Tower_(Paris) and www.example.com,\n"
     "mail tower.facts@example.org :smile: :red[tall] **bold** <b>not bold</b> $x^2$ :material/home:\n"
-    "[link](http://e.com) ![img](http://127.0.0.1:9/remote.png) <img src=\"http://127.0.0.1:9/x.png\">\n"
+    '[link](http://e.com) ![img](http://127.0.0.1:9/remote.png) <img src="http://127.0.0.1:9/x.png">\n'
     "埃菲尔铁塔高330米，tower 在巴黎。\n"
     "\n"
     "  two  spaces,\tand an indented line"
@@ -55,10 +55,15 @@ def verbatim_app(tmp_path_factory):
     folder = tmp_path_factory.mktemp("verbatim-beir")
     (folder / "runs").mkdir()
     (folder / "corpus.jsonl").write_text(
-        json.dumps({"_id": "d1", "title": TITLE, "text": PASSAGE}, ensure_ascii=False) + "\n"
-        + json.dumps({"_id": "d2", "title": "", "text": "An unrelated passage."}) + "\n", encoding="utf-8")
-    (folder / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": QUERY}, ensure_ascii=False) + "\n",
-                                          encoding="utf-8")
+        json.dumps({"_id": "d1", "title": TITLE, "text": PASSAGE}, ensure_ascii=False)
+        + "\n"
+        + json.dumps({"_id": "d2", "title": "", "text": "An unrelated passage."})
+        + "\n",
+        encoding="utf-8",
+    )
+    (folder / "queries.jsonl").write_text(
+        json.dumps({"_id": "q1", "text": QUERY}, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
     (folder / "runs" / "r.trec").write_text("q1 Q0 d1 1 2.0 r\nq1 Q0 d2 2 1.0 r\n", encoding="utf-8")
     db = tmp_path_factory.mktemp("verbatim-store") / "pooljudge.db"
     for name, role in (("admin", "admin"), ("rev1", "reviewer"), ("ann1", "annotator")):
@@ -66,8 +71,9 @@ def verbatim_app(tmp_path_factory):
     cli(db, "import", "-f", "beir", str(folder), "-c", "tricky")  # the store is not empty: no demo is loaded
     cli(db, "pool", "-c", "tricky", "--name", "p", "--run", "r", "--depth", "1")  # d1 only
     cli(db, "assign", "-c", "tricky", "--pool", "p", "--annotators", "ann1", "--per-pair", "1", "--seed", "1")
-    with _serve(REPO / "app.py", tmp_path_factory.mktemp("verbatim-log") / "streamlit.log",
-                {"POOLJUDGE_DB": str(db)}) as url:
+    with _serve(
+        REPO / "app.py", tmp_path_factory.mktemp("verbatim-log") / "streamlit.log", {"POOLJUDGE_DB": str(db)}
+    ) as url:
         yield url
 
 
@@ -76,7 +82,9 @@ def _html_with(page, text: str, timeout: int = 60_000):
     selector = '[data-testid="stMain"] [data-testid="stHtml"]'
     page.wait_for_function(
         """([selector, text]) => [...document.querySelectorAll(selector)].some((e) => e.innerText.includes(text))""",
-        arg=[selector, text], timeout=timeout)
+        arg=[selector, text],
+        timeout=timeout,
+    )
     return page.locator(selector).filter(has_text=text).first
 
 
@@ -149,13 +157,21 @@ def test_md_escape_labels_render_literally(tmp_path, page):
     with _serve(script, tmp_path / "streamlit.log", {"PYTHONPATH": str(REPO)}) as url:
         page.goto(url)
         page.get_by_text("end of page").wait_for(timeout=60_000)
-        selectors = ['[data-testid="stMarkdown"]:not(:has(h1))', '[data-testid="stCaptionContainer"]',
-                     '[data-testid="stAlert"]', '[data-testid="stExpander"] summary [data-testid="stMarkdownContainer"]',
-                     '[data-testid="stButton"]', '[data-testid="stTab"]', '[data-testid="stMetricValue"]']
+        selectors = [
+            '[data-testid="stMarkdown"]:not(:has(h1))',
+            '[data-testid="stCaptionContainer"]',
+            '[data-testid="stAlert"]',
+            '[data-testid="stExpander"] summary [data-testid="stMarkdownContainer"]',
+            '[data-testid="stButton"]',
+            '[data-testid="stTab"]',
+            '[data-testid="stMetricValue"]',
+        ]
         for selector in selectors:
             element = page.locator(selector).first
             element.wait_for(timeout=30_000)
             assert element.inner_text().replace("\u2060", "").strip() == LABEL, selector
-            made_up = element.evaluate("(e) => [...e.querySelectorAll('a, img, .katex, span[role=img], "
-                                       "[style*=color], strong, b')].map((x) => x.outerHTML)")
+            made_up = element.evaluate(
+                "(e) => [...e.querySelectorAll('a, img, .katex, span[role=img], "
+                "[style*=color], strong, b')].map((x) => x.outerHTML)"
+            )
             assert made_up == [], selector

@@ -9,8 +9,10 @@ from core.pooling import Contribution, select_uncertain
 
 def pool_of(docs_per_query: dict[str, list[str]]):
     """A pool where every document came from one run, at its list position."""
-    return {q: {d: [Contribution("r", rank, 1.0 / rank)] for rank, d in enumerate(docs, start=1)}
-            for q, docs in docs_per_query.items()}
+    return {
+        q: {d: [Contribution("r", rank, 1.0 / rank)] for rank, d in enumerate(docs, start=1)}
+        for q, docs in docs_per_query.items()
+    }
 
 
 POOL = pool_of({"q1": ["a", "b", "c", "d", "e"], "q2": ["f", "g", "h"]})
@@ -27,8 +29,14 @@ def test_keeps_the_band_inclusive_and_reports_the_confident_pairs():
     assert report.confident_relevant == {"q1": ["a"], "q2": ["g"]}
     assert report.confident_irrelevant == {"q1": ["e"], "q2": ["h"]}
     assert (report.kept, report.saved, report.total) == (4, 4, 8)
-    assert report.as_dict() == {"kept": 4, "confident_relevant": 2, "confident_irrelevant": 2, "saved": 4,
-                                "pairs": 8, "band": [0.1, 0.9]}
+    assert report.as_dict() == {
+        "kept": 4,
+        "confident_relevant": 2,
+        "confident_irrelevant": 2,
+        "saved": 4,
+        "pairs": 8,
+        "band": [0.1, 0.9],
+    }
 
 
 def test_a_narrower_band_keeps_fewer():
@@ -46,9 +54,15 @@ def test_unscored_pairs_are_kept_after_the_scored_ones_and_ties_go_by_doc_id_des
     assert (report.kept, report.saved) == (5, 0)
 
 
-@pytest.mark.parametrize(("low", "high", "message"), [
-    (0.9, 0.1, "0 <= low < high <= 1"), (0.5, 0.5, "0 <= low < high <= 1"), (-0.1, 0.5, "0 <= low < high <= 1"),
-    (0.1, 1.5, "0 <= low < high <= 1")])
+@pytest.mark.parametrize(
+    ("low", "high", "message"),
+    [
+        (0.9, 0.1, "0 <= low < high <= 1"),
+        (0.5, 0.5, "0 <= low < high <= 1"),
+        (-0.1, 0.5, "0 <= low < high <= 1"),
+        (0.1, 1.5, "0 <= low < high <= 1"),
+    ],
+)
 def test_a_bad_band_is_refused(low, high, message):
     with pytest.raises(ValueError, match=message):
         select_uncertain(POOL, PROBS, low, high)

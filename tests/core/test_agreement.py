@@ -29,9 +29,7 @@ from core.agreement import (
 
 
 def two_annotators(a_labels, b_labels):
-    return [(f"i{k}", "a", la) for k, la in enumerate(a_labels)] + [
-        (f"i{k}", "b", lb) for k, lb in enumerate(b_labels)
-    ]
+    return [(f"i{k}", "a", la) for k, la in enumerate(a_labels)] + [(f"i{k}", "b", lb) for k, lb in enumerate(b_labels)]
 
 
 def hand_kappa(a_labels, b_labels, categories, weights=None):
@@ -187,9 +185,7 @@ KRIPPENDORFF_2011 = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("level", "expected"), [("nominal", 0.743), ("ordinal", 0.815), ("interval", 0.849)]
-)
+@pytest.mark.parametrize(("level", "expected"), [("nominal", 0.743), ("ordinal", 0.815), ("interval", 0.849)])
 def test_krippendorff_2011_example(level, expected):
     judgments = [
         (f"unit{u}", f"observer{o}", int(v))
@@ -211,9 +207,7 @@ def test_krippendorff_binary_by_hand():
     # alpha = 1 - (2/12)/(70/132) = 24/35 (same for every level on binary data).
     judgments = two_annotators([0, 0, 1, 1, 1, 0], [0, 0, 1, 1, 0, 0])
     for level in ("nominal", "ordinal", "interval"):
-        assert krippendorff_alpha(judgments, level=level, categories=(0, 1)).value == pytest.approx(
-            24 / 35, abs=1e-12
-        )
+        assert krippendorff_alpha(judgments, level=level, categories=(0, 1)).value == pytest.approx(24 / 35, abs=1e-12)
 
 
 # ---------------------------------------------------------------------------
@@ -309,9 +303,7 @@ def test_per_annotator_on_small_set():
     assert per["B"]["cohen_kappa"] == pytest.approx((k_ab + k_bc) / 2, abs=1e-12)
     assert per["C"]["cohen_kappa"] == pytest.approx((k_ac + k_bc) / 2, abs=1e-12)
     assert math.isnan(per["D"]["cohen_kappa"]) and per["D"]["n_pairs"] == 0
-    assert report["overall"]["graded"]["cohen_kappa"] == pytest.approx(
-        (k_ab + k_ac + k_bc) / 3, abs=1e-12
-    )
+    assert report["overall"]["graded"]["cohen_kappa"] == pytest.approx((k_ab + k_ac + k_bc) / 3, abs=1e-12)
     # Majority of the others (strict, at least two other labels):
     # A: q1d1 (0=0 yes), q1d2 (B3 C2: none), q1d3 (B2 C3 D2 -> 2, A1 no), q2 x2 yes -> 3/4
     # B: q1d1 yes, q1d2 none, q1d3 (A1 C3 D2: none), q2 x2 yes -> 3/3

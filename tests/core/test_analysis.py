@@ -9,15 +9,15 @@ import pytest
 from scipy import stats
 
 from core.analysis import (
+    LEXICAL_LEAKAGE_THRESHOLD,
     UNGROUPED,
     UNTAGGED,
     CategoryMean,
     LeakPair,
     QueryDelta,
+    char_bigrams,
     compare_qrels_versions,
     compare_runs,
-    LEXICAL_LEAKAGE_THRESHOLD,
-    char_bigrams,
     find_leakage,
     find_lexical_leakage,
     intra_list_similarity,
@@ -472,10 +472,13 @@ def test_find_lexical_leakage_exact_cosines_on_the_demo_queries():
     evals = {"zh-q10": "高血压的诊断标准是什么", "zh-q01": "故宫是哪一年开始修建的"}
     pairs = find_lexical_leakage(list(train), list(train.values()), list(evals), list(evals.values()))
     # 高血压的诊断标准 has 7 bigrams, all among the 10 of 高血压的诊断标准是什么: 7 / sqrt(7 * 10)
-    assert pairs == [LeakPair("p3", "zh-q10", pytest.approx(7 / math.sqrt(70))),
-                     LeakPair("p1", "zh-q01", pytest.approx(5 / math.sqrt(9 * 10)))]
-    everything = find_lexical_leakage(list(train), list(train.values()), list(evals), list(evals.values()),
-                                      threshold=1e-9)
+    assert pairs == [
+        LeakPair("p3", "zh-q10", pytest.approx(7 / math.sqrt(70))),
+        LeakPair("p1", "zh-q01", pytest.approx(5 / math.sqrt(9 * 10))),
+    ]
+    everything = find_lexical_leakage(
+        list(train), list(train.values()), list(evals), list(evals.values()), threshold=1e-9
+    )
     assert ("zh-q27", "zh-q01", pytest.approx(1 / math.sqrt(8 * 10))) in [tuple(p) for p in everything]  # 是哪
     assert ("zh-q27", "zh-q10") not in [(p.train_id, p.eval_id) for p in everything]  # nothing shared
 
@@ -483,8 +486,10 @@ def test_find_lexical_leakage_exact_cosines_on_the_demo_queries():
 def test_find_lexical_leakage_top_inclusive_threshold_and_errors():
     pairs = find_lexical_leakage(["a", "b", "c"], ["饺子馅", "饺子皮", "包子"], ["e"], ["饺子"], threshold=1e-9)
     assert [(p.train_id, round(p.similarity, 4)) for p in pairs] == [("a", 0.7071), ("b", 0.7071)]
-    assert [p.train_id for p in find_lexical_leakage(["a", "b"], ["饺子馅", "饺子皮"], ["e"], ["饺子"], top=1,
-                                                    threshold=0.1)] == ["a"]  # ties by train id
+    assert [
+        p.train_id
+        for p in find_lexical_leakage(["a", "b"], ["饺子馅", "饺子皮"], ["e"], ["饺子"], top=1, threshold=0.1)
+    ] == ["a"]  # ties by train id
     assert find_lexical_leakage(["a"], ["饺子"], ["e"], ["饺子"], threshold=1.0)[0].similarity == pytest.approx(1.0)
     assert find_lexical_leakage(["a"], ["？"], ["e"], ["！"]) == []  # no bigram at all
     assert find_lexical_leakage([], [], ["e"], ["饺子"]) == []

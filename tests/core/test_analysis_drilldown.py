@@ -46,4 +46,7 @@ def test_missed_relevant_lists_relevant_outside_the_top_k_with_their_run_rank():
     assert [r.doc_id for r in missed_relevant(SCORES, JUDGED, 2, level=1)] == ["d1", "d4", "d9"]
     assert [r.doc_id for r in missed_relevant(SCORES, JUDGED, 4, level=2)] == ["d4", "d9"]
     assert missed_relevant(SCORES, JUDGED, 5, level=3) == []
-    assert missed_relevant({}, {"x": 1, "y": 2}, 3, level=1) == [RankedDoc(None, "y", None, 2), RankedDoc(None, "x", None, 1)]
+    assert missed_relevant({}, {"x": 1, "y": 2}, 3, level=1) == [
+        RankedDoc(None, "y", None, 2),
+        RankedDoc(None, "x", None, 1),
+    ]

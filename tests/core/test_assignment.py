@@ -144,7 +144,13 @@ def test_packages_and_orders() -> None:
 
 @pytest.mark.parametrize(
     ("n", "size", "expected"),
-    [(2500, 1000, [834, 833, 833]), (2000, 1000, [1000, 1000]), (999, 1000, [999]), (1001, 1000, [501, 500]), (0, 5, [])],
+    [
+        (2500, 1000, [834, 833, 833]),
+        (2000, 1000, [1000, 1000]),
+        (999, 1000, [999]),
+        (1001, 1000, [501, 500]),
+        (0, 5, []),
+    ],
 )
 def test_split_packages_sizes(n: int, size: int, expected: list[int]) -> None:
     items = [("q", str(i)) for i in range(n)]
@@ -154,8 +160,20 @@ def test_split_packages_sizes(n: int, size: int, expected: list[int]) -> None:
 
 
 def test_split_packages_by_query_never_splits_a_query() -> None:
-    items = [("a", "1"), ("a", "2"), ("a", "3"), ("b", "1"), ("b", "2"), ("b", "3"),
-             ("c", "1"), ("c", "2"), ("d", "1"), ("d", "2"), ("d", "3"), ("d", "4")]
+    items = [
+        ("a", "1"),
+        ("a", "2"),
+        ("a", "3"),
+        ("b", "1"),
+        ("b", "2"),
+        ("b", "3"),
+        ("c", "1"),
+        ("c", "2"),
+        ("d", "1"),
+        ("d", "2"),
+        ("d", "3"),
+        ("d", "4"),
+    ]
     # n=12, size 5 -> 3 packages; even cuts at 4 and 8 move to query boundaries 3 and 8.
     packages = split_packages(items, 5, group_by_query=True)
     assert [len(p) for p in packages] == [3, 5, 4]

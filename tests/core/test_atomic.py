@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-import stat
 import re
+import stat
 from pathlib import Path
 
 import numpy as np
@@ -53,7 +53,9 @@ def test_a_write_is_flushed_fsynced_then_replaces_the_file(tmp_path, monkeypatch
     events = []
     real_fsync, real_replace = os.fsync, os.replace
     monkeypatch.setattr(atomic.os, "fsync", lambda fd: events.append("fsync") or real_fsync(fd))
-    monkeypatch.setattr(atomic.os, "replace", lambda a, b: events.append(("replace", Path(a).parent, Path(b))) or real_replace(a, b))
+    monkeypatch.setattr(
+        atomic.os, "replace", lambda a, b: events.append(("replace", Path(a).parent, Path(b))) or real_replace(a, b)
+    )
     assert atomic_write_bytes(path, b'{"new": 1}') == path
     assert path.read_bytes() == b'{"new": 1}'
     assert events[0] == "fsync"  # the data before the rename
@@ -131,8 +133,9 @@ def test_a_failing_bm25_index_save_leaves_no_staging_folder(tmp_path, monkeypatc
     from pooljudge.retrievers import index_retriever
 
     monkeypatch.setenv("POOLJUDGE_CACHE", str(tmp_path))
-    corpus = Corpus(collection="c", language="en", doc_ids=["d1", "d2"], texts=["apple pie", "pear tart"],
-                    queries={}, answers={})
+    corpus = Corpus(
+        collection="c", language="en", doc_ids=["d1", "d2"], texts=["apple pie", "pear tart"], queries={}, answers={}
+    )
 
     def broken_save(self, folder):
         (Path(folder) / "half.npy").write_bytes(b"x")
@@ -151,8 +154,13 @@ def test_a_failing_bm25_index_save_leaves_no_staging_folder(tmp_path, monkeypatc
 
 def test_no_other_atomic_write_helpers_remain():
     pattern = re.compile(r"os\.replace\(|os\.rename\(|mkstemp\(|mkdtemp\(|def _atomic_write")
-    out = [f"{p.relative_to(ROOT)}:{n}" for folder in ("core", "pooljudge")
-           for p in sorted((ROOT / folder).rglob("*.py")) if "formats" not in p.parts
-           for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if pattern.search(line)]
+    out = [
+        f"{p.relative_to(ROOT)}:{n}"
+        for folder in ("core", "pooljudge")
+        for p in sorted((ROOT / folder).rglob("*.py"))
+        if "formats" not in p.parts
+        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if pattern.search(line)
+    ]
     # pooljudge/uploads.py's mkdtemp is a private folder for an upload being unpacked, not an atomic write
     assert sorted({line.split(":")[0] for line in out}) == ["core/atomic.py", "pooljudge/uploads.py"]

@@ -53,4 +53,3 @@ def test_no_core_module_over_700_lines() -> None:
 def test_no_new_core_function_over_60_lines() -> None:
     long = _long_functions()
     assert set(long) - KNOWN_LONG == set(), f"split these into named helpers: {long}"
-

@@ -103,7 +103,16 @@ def test_chinese_keyphrases_with_jieba() -> None:
     ]
     analyzer = default_keyphrase_analyzer()
     assert analyzer.tokenize(passages[1].text) == [
-        "我们", "看到", "成年", "熊猫", "吃", "很多", "竹子", "我们", "很", "开心",
+        "我们",
+        "看到",
+        "成年",
+        "熊猫",
+        "吃",
+        "很多",
+        "竹子",
+        "我们",
+        "很",
+        "开心",
     ]
     # Single characters (是 的 吃 有 很) are never candidates; 我们 is a bm25s Chinese stopword.
     # X: 熊猫 tf 3 (5.08), 竹子 tf 2 (3.39), then 国宝 喜欢 看到 成年 开心 at 1.693:

@@ -34,25 +34,37 @@ bench = _bench()
 # --------------------------------------------------------------------------- ordinals and from-to, missed before
 
 
-@pytest.mark.parametrize("query, passage, q_value, p_value, marked", [
-    ("第三届进博会什么时候举办", "第五届中国国际进口博览会于2022年11月在上海举办。", "3", "5", "第五"),
-    ("第3次全国人口普查", "第七次全国人口普查结果", "3", "7", "第七"),
-    ("第二十三届冬奥会", "第２４届冬奥会", "23", "24", "第２４"),  # full-width digits through NFKC
-    ("who won the third season of the voice", "The fifth season of The Voice was won by Jordan Smith.", "3", "5", "fifth"),
-    ("the 3rd Olympic Games", "The 21st Olympic Games", "3", "21", "21st"),
-])
+@pytest.mark.parametrize(
+    "query, passage, q_value, p_value, marked",
+    [
+        ("第三届进博会什么时候举办", "第五届中国国际进口博览会于2022年11月在上海举办。", "3", "5", "第五"),
+        ("第3次全国人口普查", "第七次全国人口普查结果", "3", "7", "第七"),
+        ("第二十三届冬奥会", "第２４届冬奥会", "23", "24", "第２４"),  # full-width digits through NFKC
+        (
+            "who won the third season of the voice",
+            "The fifth season of The Voice was won by Jordan Smith.",
+            "3",
+            "5",
+            "fifth",
+        ),
+        ("the 3rd Olympic Games", "The 21st Olympic Games", "3", "21", "21st"),
+    ],
+)
 def test_ordinals_that_differ_are_a_numeral_mismatch(query, passage, q_value, p_value, marked) -> None:
     [s] = detect_numeral_mismatch(query, passage)
     assert s.evidence == {"query": [q_value], "passage": [p_value]}
     assert [passage[a:b] for a, b in s.spans] == [marked]
 
 
-@pytest.mark.parametrize("query, passage", [
-    ("第三届进博会成交额", "第三届进博会累计意向成交726.2亿美元。"),
-    ("第3届进博会", "第三届进博会"),
-    ("when was the 3rd Olympic Games", "The third Olympic Games took place in St. Louis in 1904."),
-    ("第三届进博会", "进博会共举办了5次"),  # an ordinal is not compared with a count
-])
+@pytest.mark.parametrize(
+    "query, passage",
+    [
+        ("第三届进博会成交额", "第三届进博会累计意向成交726.2亿美元。"),
+        ("第3届进博会", "第三届进博会"),
+        ("when was the 3rd Olympic Games", "The third Olympic Games took place in St. Louis in 1904."),
+        ("第三届进博会", "进博会共举办了5次"),  # an ordinal is not compared with a count
+    ],
+)
 def test_equal_ordinals_are_silent(query, passage) -> None:
     assert detect_numeral_mismatch(query, passage) == []
 
@@ -62,12 +74,16 @@ def test_english_from_to_reversal_with_a_verb_after_the_passage_end() -> None:
     [s] = detect_syntactic_mismatch("flights from Beijing to Shanghai", passage)
     assert s.evidence == {"query": ["Beijing", "Shanghai"], "passage": ["Shanghai", "Beijing"], "relation": "from-to"}
     assert [passage[a:b] for a, b in s.spans] == ["Shanghai", "Beijing"]
-    assert detect_syntactic_mismatch("flights from Beijing to Shanghai", "Flights from Beijing to Shanghai depart hourly.") == []
+    assert (
+        detect_syntactic_mismatch("flights from Beijing to Shanghai", "Flights from Beijing to Shanghai depart hourly.")
+        == []
+    )
 
 
 def test_english_from_to_reversal_with_a_longer_passage_end() -> None:
-    [s] = detect_syntactic_mismatch("distance from new york to boston",
-                                    "The drive from Boston to New York City covers about 215 miles.")
+    [s] = detect_syntactic_mismatch(
+        "distance from new york to boston", "The drive from Boston to New York City covers about 215 miles."
+    )
     assert s.evidence["passage"] == ["Boston", "New York City"]
 
 

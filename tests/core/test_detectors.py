@@ -54,15 +54,30 @@ ISS_P = "The ISS was launched in 1998 and has been continuously occupied since 2
 
 def test_taxonomy_has_both_sources() -> None:
     ids = category_ids()
-    for cid in ("entity_mismatch", "numeral_mismatch", "modifier_mismatch", "syntactic_mismatch",
-                "term_overlap", "typo", "false_negative", "other",
-                "self_contained", "coreference", "main_topic", "multi_hop", "acronym"):
+    for cid in (
+        "entity_mismatch",
+        "numeral_mismatch",
+        "modifier_mismatch",
+        "syntactic_mismatch",
+        "term_overlap",
+        "typo",
+        "false_negative",
+        "other",
+        "self_contained",
+        "coreference",
+        "main_topic",
+        "multi_hop",
+        "acronym",
+    ):
         assert cid in ids
     assert len(ids) == len(set(ids)) == 13
     groups = {c.id: c.group for c in TAXONOMY}
     assert groups["numeral_mismatch"] == "dureader_retrieval" and groups["acronym"] == "dapr"
     assert {c.id for c in TAXONOMY if c.parent == "salient_phrase_mismatch"} == {
-        "entity_mismatch", "numeral_mismatch", "modifier_mismatch"}
+        "entity_mismatch",
+        "numeral_mismatch",
+        "modifier_mismatch",
+    }
 
 
 def test_merge_categories() -> None:
@@ -195,8 +210,13 @@ def test_levenshtein() -> None:
 
 def test_typo_dureader_case() -> None:
     [s] = detect_typos("iponeiPhone怎么截图", IPHONE, TF)
-    assert s.evidence == {"query_term": "ipone", "correction": "iphone", "distance": 1,
-                          "frequency": 50, "word": "iponeiPhone"}
+    assert s.evidence == {
+        "query_term": "ipone",
+        "correction": "iphone",
+        "distance": 1,
+        "frequency": 50,
+        "word": "iponeiPhone",
+    }
     assert [IPHONE[a:b] for a, b in s.spans] == ["iPhone"]
     [s] = detect_typos("ipone截图", IPHONE, TF)
     assert s.evidence["query_term"] == "ipone"
@@ -223,8 +243,13 @@ def test_typo_cjk_word_with_extension_a(monkeypatch: pytest.MonkeyPatch) -> None
     # 皇帝, by the one definition in core.lang (the detectors once checked only U+4E00-U+9FFF)
     monkeypatch.setattr("core.detectors.typos.jieba_tokenizer", lambda: _KeepWords())
     [s] = detect_typos("刘䶮皇帝", "南汉刘䶮皇后", {"刘䶮皇后": 50})
-    assert s.evidence == {"query_term": "刘䶮皇帝", "correction": "刘䶮皇后", "distance": 1,
-                          "frequency": 50, "word": "刘䶮皇帝"}
+    assert s.evidence == {
+        "query_term": "刘䶮皇帝",
+        "correction": "刘䶮皇后",
+        "distance": 1,
+        "frequency": 50,
+        "word": "刘䶮皇帝",
+    }
     assert s.spans == [(2, 6)]
     # a query of Extension A characters only is Chinese too
     [s] = detect_typos("㐀㐁㐂㐃", "㐀㐁㐂㐄", {"㐀㐁㐂㐄": 50})
@@ -282,7 +307,9 @@ def test_main_topic() -> None:
 
 
 def test_coreference() -> None:
-    [s] = detect_coreference(EIFFEL_Q, EIFFEL_P, title=EIFFEL_TITLE, earlier_chunks=["Unrelated intro.", *EIFFEL_CHUNKS])
+    [s] = detect_coreference(
+        EIFFEL_Q, EIFFEL_P, title=EIFFEL_TITLE, earlier_chunks=["Unrelated intro.", *EIFFEL_CHUNKS]
+    )
     assert s.evidence["reference"] == "It"
     assert s.evidence["antecedent_chunk"] == 1
     assert s.evidence["antecedent"] == EIFFEL_CHUNKS[0]
@@ -307,8 +334,14 @@ def test_coreference_silent() -> None:
 
 def test_acronym() -> None:
     [s] = detect_acronym(ISS_Q, ISS_P, title="Space station", earlier_chunks=ISS_CHUNKS)
-    assert s.evidence == {"acronym": "ISS", "expansion": "International Space Station",
-                          "defined_in": "earlier_chunk", "chunk_index": 0, "in_query": True, "in_passage": True}
+    assert s.evidence == {
+        "acronym": "ISS",
+        "expansion": "International Space Station",
+        "defined_in": "earlier_chunk",
+        "chunk_index": 0,
+        "in_query": True,
+        "in_passage": True,
+    }
     assert [ISS_P[a:b] for a, b in s.spans] == ["ISS"]
     # a lower-case query acronym, the passage using the expansion
     p = "The International Space Station was launched in 1998."
@@ -353,8 +386,25 @@ def test_suggest_clean_pairs_silent() -> None:
     assert suggest(EIFFEL_Q, EIFFEL_CLEAN, label=3, title=EIFFEL_TITLE, earlier_chunks=EIFFEL_CHUNKS) == []
 
 
-@pytest.mark.parametrize("text", ["", " ", "\x00\x01", "😀🎉", "()", "(A)", "ＡＢＣ（ＤＥ）", "ﬁ" * 50,
-                                  "从从从到到到", "from to from to", "十万万", "零零", "1." * 200, "é\u0301\u0301"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        " ",
+        "\x00\x01",
+        "😀🎉",
+        "()",
+        "(A)",
+        "ＡＢＣ（ＤＥ）",
+        "ﬁ" * 50,
+        "从从从到到到",
+        "from to from to",
+        "十万万",
+        "零零",
+        "1." * 200,
+        "é\u0301\u0301",
+    ],
+)
 def test_odd_text_never_raises(text: str) -> None:
     for q, p in ((text, text), (text, "正常的文本 normal text"), ("normal query 2016", text)):
         got = suggest(q, p, label=0, rank=1, title=text, earlier_chunks=[text], term_frequencies=TF)
@@ -400,12 +450,22 @@ def test_registry_lists_every_detector_once() -> None:
     from core.detectors import DETECTORS
 
     assert [(d.name, d.category) for d in DETECTORS] == [
-        ("numerals", "numeral_mismatch"), ("entities", "entity_mismatch"), ("syntax", "syntactic_mismatch"),
-        ("terms", "term_overlap"), ("typos", "typo"), ("false_negatives", "false_negative"),
-        ("main_topic", "main_topic"), ("coreference", "coreference"), ("acronyms", "acronym"),
+        ("numerals", "numeral_mismatch"),
+        ("entities", "entity_mismatch"),
+        ("syntax", "syntactic_mismatch"),
+        ("terms", "term_overlap"),
+        ("typos", "typo"),
+        ("false_negatives", "false_negative"),
+        ("main_topic", "main_topic"),
+        ("coreference", "coreference"),
+        ("acronyms", "acronym"),
     ]
     assert {d.name: d.requires for d in DETECTORS if d.requires} == {
-        "terms": ("label",), "typos": ("term_frequencies",), "false_negatives": ("rank",), "main_topic": ("title",)}
+        "terms": ("label",),
+        "typos": ("term_frequencies",),
+        "false_negatives": ("rank",),
+        "main_topic": ("title",),
+    }
     assert all(set(d.requires) <= set(d.inputs) for d in DETECTORS)
     assert set(category_ids()) >= {d.category for d in DETECTORS}
 

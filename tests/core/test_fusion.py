@@ -225,7 +225,9 @@ def test_hybrid_combsum_with_weights_and_batch_progress() -> None:
     bm25, dense = members()
     hybrid = HybridRetriever({"lex": bm25, "sem": dense}, fusion="combsum", weights={"lex": 1.0, "sem": 3.0}, depth=3)
     calls: list[tuple[int, int]] = []
-    run = hybrid.batch_search({"q1": "apple", "q2": "pear", "q3": "none"}, k=2, progress=lambda d, t: calls.append((d, t)))
+    run = hybrid.batch_search(
+        {"q1": "apple", "q2": "pear", "q3": "none"}, k=2, progress=lambda d, t: calls.append((d, t))
+    )
     # lex: d1 1, d2 0.5, d3 0; sem: d3 1, d1 7/8, d4 0 -> d1 1 + 3*7/8, d2 0.5, d3 3, d4 0
     assert run["q1"] == pytest.approx({"d1": 3.625, "d3": 3.0})
     assert list(run["q1"]) == ["d1", "d3"]

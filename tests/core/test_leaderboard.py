@@ -14,8 +14,11 @@ def _data(seed=3, queries=40):
     rng = random.Random(seed)
     qrels = {f"q{i}": {f"d{j}": rng.choice([0, 1, 2, 3]) for j in rng.sample(range(60), 8)} for i in range(queries)}
     runs = {
-        name: {f"q{i}": {f"d{j}": rng.choice([0.5, 1.0, 1.5, 2.0]) for j in rng.sample(range(60), 20)}
-               for i in range(queries) if rng.random() > 0.1}
+        name: {
+            f"q{i}": {f"d{j}": rng.choice([0.5, 1.0, 1.5, 2.0]) for j in rng.sample(range(60), 20)}
+            for i in range(queries)
+            if rng.random() > 0.1
+        }
         for name in ("a", "b", "c")
     }
     return qrels, runs

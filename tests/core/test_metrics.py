@@ -445,9 +445,7 @@ def check_against_references(qrels, run, levels, *, with_exp=True):
                 # the linear reference double-checks the documented formula
                 assert res[f"nDCG@{k}"][q] == pytest.approx(ref_ndcg(ranked, judged, k, lin_gain), abs=1e-9)
                 if with_exp:
-                    assert res[f"nDCG_exp@{k}"][q] == pytest.approx(
-                        ref_ndcg(ranked, judged, k, exp_gain), abs=1e-9
-                    )
+                    assert res[f"nDCG_exp@{k}"][q] == pytest.approx(ref_ndcg(ranked, judged, k, exp_gain), abs=1e-9)
             if with_exp:
                 assert res["nDCG_exp"][q] == pytest.approx(ref_ndcg(ranked, judged, 10**9, exp_gain), abs=1e-9)
             assert res["RR"][q] == pytest.approx(ref_rr_at(ranked, judged, level, 10**9), abs=1e-9)

@@ -23,15 +23,27 @@ def test_production_parameters_are_argon2_cffis_rfc_9106_defaults():
 
 def test_a_process_without_the_variable_hashes_at_production_cost():
     env = {k: v for k, v in os.environ.items() if k != passwords.TEST_PARAMETERS_ENV}
-    out = subprocess.run([sys.executable, "-c", "from core.passwords import hash_password; print(hash_password('correct horse'))"],
-                         cwd=REPO, env=env, check=True, capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", "from core.passwords import hash_password; print(hash_password('correct horse'))"],
+        cwd=REPO,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     assert out.startswith("$argon2id$v=19$m=65536,t=3,p=4$")
 
 
 def test_only_the_value_1_turns_it_cheap():
     env = {**os.environ, passwords.TEST_PARAMETERS_ENV: "yes"}
-    out = subprocess.run([sys.executable, "-c", "from core.passwords import hash_password; print(hash_password('correct horse'))"],
-                         cwd=REPO, env=env, check=True, capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", "from core.passwords import hash_password; print(hash_password('correct horse'))"],
+        cwd=REPO,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     assert out.startswith("$argon2id$v=19$m=65536,t=3,p=4$")
 
 

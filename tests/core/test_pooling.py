@@ -281,9 +281,7 @@ def _raw_lecard_lists() -> dict[str, dict[str, list[str]]]:
         for k, obj in enumerate(objects, start=1):
             name = path.stem if len(objects) == 1 else f"{path.stem}_{k}"
             ascending = path.stem in ("bm25_top100", "tfidf_top100")  # stored worst first
-            lists[name] = {
-                qid: [str(d) for d in (reversed(docs) if ascending else docs)] for qid, docs in obj.items()
-            }
+            lists[name] = {qid: [str(d) for d in (reversed(docs) if ascending else docs)] for qid, docs in obj.items()}
     return lists
 
 
@@ -301,16 +299,20 @@ def test_lecard_depth30_pool_matches_raw_json() -> None:
             run.setdefault(entry.query_id, {})[entry.doc_id] = entry.score
         runs[name] = run
     raw = _raw_lecard_lists()
-    assert sorted(runs) == sorted(raw) == [
-        "bert_1",
-        "bert_2",
-        "bert_3",
-        "bert_4",
-        "bm25_top100",
-        "combined_top100",
-        "lm_top100",
-        "tfidf_top100",
-    ]
+    assert (
+        sorted(runs)
+        == sorted(raw)
+        == [
+            "bert_1",
+            "bert_2",
+            "bert_3",
+            "bert_4",
+            "bm25_top100",
+            "combined_top100",
+            "lm_top100",
+            "tfidf_top100",
+        ]
+    )
 
     pool = depth_pool(runs, 30)
 
@@ -326,7 +328,7 @@ def test_lecard_depth30_pool_matches_raw_json() -> None:
     assert got == expected
     # scores are LeCaRD's rank-derived n - i
     for qid, docs in pool.items():
-        for doc, contributions in docs.items():
+        for contributions in docs.values():
             for c in contributions:
                 n = len(raw[c.run][qid])
                 assert c.score == n - (c.rank - 1)

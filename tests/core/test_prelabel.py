@@ -122,12 +122,18 @@ def test_alternative_answers_as_in_rgb() -> None:
 
 def test_passage_forms_and_order() -> None:
     pairs = [("p1", "他在北京工作"), ("p2", "北京")]
-    assert prelabel(["北京市"], pairs) == [PreLabel("p2", pytest.approx(0.8), "北京市"), PreLabel("p1", pytest.approx(0.8), "北京市")]
+    assert prelabel(["北京市"], pairs) == [
+        PreLabel("p2", pytest.approx(0.8), "北京市"),
+        PreLabel("p1", pytest.approx(0.8), "北京市"),
+    ]
     objects = [Passage(id="x", text="12人死亡"), Passage(id="y", text="12 people")]
     # x is Chinese (char level): 1.0; y is English (token level): "12" vs ["12人"] -> 0
     assert prelabel("12人", objects) == [PreLabel("x", 1.0, "12人")]
     # forcing char level on y: 1, 2 overlap -> 2*2 / (2 + 3) = 0.8
-    assert prelabel("12人", objects, level="char") == [PreLabel("x", 1.0, "12人"), PreLabel("y", pytest.approx(0.8), "12人")]
+    assert prelabel("12人", objects, level="char") == [
+        PreLabel("x", 1.0, "12人"),
+        PreLabel("y", pytest.approx(0.8), "12人"),
+    ]
 
 
 @pytest.mark.parametrize("answers", [None, [], "", [""], ["   "], [[]], [["", " "]]])

@@ -17,7 +17,7 @@ from core.qc import (
     sample_for_qc,
 )
 
-PACKAGE = [("q%02d" % (i // 10), "d%03d" % i) for i in range(100)]
+PACKAGE = [(f"q{i // 10:02d}", f"d{i:03d}") for i in range(100)]
 TRUTH = {p: i % 4 for i, p in enumerate(PACKAGE)}
 REVIEWS = {p: {"rev1": g, "rev2": g} for p, g in TRUTH.items()}
 

@@ -99,11 +99,14 @@ def test_the_drill_down_shows_the_ranks_the_measures_count():
     assert failing_queries(QRELS, RUN, k=1, level=1) == []  # d2 (relevant) is at rank 1, as RR = 1 says
 
 
-@pytest.mark.parametrize("scores", [
-    {"a": 0.1, "b": 0.1 + 1e-12, "c": 0.1 - 1e-12, "d": 0.3},
-    {"x": 3.0e38, "y": 4.0e38, "z": 5.0e38},  # beyond float32's range: all +inf, a tie
-    {"a": -0.0, "b": 0.0},
-])
+@pytest.mark.parametrize(
+    "scores",
+    [
+        {"a": 0.1, "b": 0.1 + 1e-12, "c": 0.1 - 1e-12, "d": 0.3},
+        {"x": 3.0e38, "y": 4.0e38, "z": 5.0e38},  # beyond float32's range: all +inf, a tie
+        {"a": -0.0, "b": 0.0},
+    ],
+)
 def test_every_rank_matches_pytrec_eval_rank_by_rank(scores):
     """For each document, RR with only that document relevant is 1/rank: the measures' own ranks."""
     run = {"q": scores}
@@ -120,9 +123,13 @@ def test_every_rank_matches_pytrec_eval_rank_by_rank(scores):
 def test_ranks_are_computed_in_one_place():
     """No module sorts by score itself: core.ranking is the only home of the order."""
     pattern = re.compile(r"def trec_ranking|def trec_order|def rank_positions|ranked\.sort\(|float32\)\.tolist")
-    out = [f"{p.relative_to(ROOT)}:{n}" for folder in ("core", "db", "views", "pooljudge")
-           for p in sorted((ROOT / folder).rglob("*.py"))
-           for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if pattern.search(line)]
+    out = [
+        f"{p.relative_to(ROOT)}:{n}"
+        for folder in ("core", "db", "views", "pooljudge")
+        for p in sorted((ROOT / folder).rglob("*.py"))
+        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if pattern.search(line)
+    ]
     # trec_order is the Hit adapter over trec_ranking
     assert [line.split(":")[0] for line in out] == ["core/ranking.py", "core/ranking.py", "core/retrieval/base.py"]
 

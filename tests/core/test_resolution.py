@@ -84,9 +84,7 @@ def test_five_annotators() -> None:
     assert resolve([1, 1, 1, 2, 3], required=5).method == "majority"
     assert resolve([1, 1, 2, 2, 3], required=5).state == "needs_fourth"  # i.e. one more
     assert resolve([1, 1, 2, 2, 3], required=5).is_final is False
-    assert resolve([1, 1, 2, 2, 3, 1], required=5) == Resolution(
-        "resolved", 1, "adjudicated", 6, {1: 3, 2: 2, 3: 1}
-    )
+    assert resolve([1, 1, 2, 2, 3, 1], required=5) == Resolution("resolved", 1, "adjudicated", 6, {1: 3, 2: 2, 3: 1})
     assert resolve([1, 1, 2, 2, 3, 3], required=5).state == "excluded"
     assert resolve([1, 1, 1, 1], required=5).state == "pending"
 
@@ -115,7 +113,11 @@ def test_override_requires_a_reason() -> None:
         apply_override(r, 2, "   ")
     o = apply_override(r, 2, "  passage answers the question in its last sentence ")
     assert o == Resolution(
-        "resolved", 2, "overridden", 4, {0: 1, 1: 1, 2: 1, 3: 1},
+        "resolved",
+        2,
+        "overridden",
+        4,
+        {0: 1, 1: 1, 2: 1, 3: 1},
         "passage answers the question in its last sentence",
     )
     assert r.state == "excluded"  # the original is untouched

@@ -20,7 +20,11 @@ REPO = Path(__file__).resolve().parents[2]
 def test_graded_scale_names_and_definitions() -> None:
     assert GRADES == (0, 1, 2, 3)
     assert [(lv.grade, lv.name) for lv in LEVELS] == [
-        (0, "No match"), (1, "On topic, does not meet the need"), (2, "Partly satisfies"), (3, "Precisely answers")]
+        (0, "No match"),
+        (1, "On topic, does not meet the need"),
+        (2, "Partly satisfies"),
+        (3, "Precisely answers"),
+    ]
     assert LEVELS[0].definition == "The passage has nothing to do with the query."
     assert LEVELS[3].definition == "Contains the exact answer to the query."
     assert LEVELS[3].example == "Passage: the Eiffel Tower is 330 metres tall including its antennas."
@@ -57,8 +61,11 @@ def _literal_scales(path: Path) -> list[int]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     lines = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Tuple | ast.List) and len(node.elts) in (2, 4) and all(
-                isinstance(e, ast.Constant) and type(e.value) is int for e in node.elts):
+        if (
+            isinstance(node, ast.Tuple | ast.List)
+            and len(node.elts) in (2, 4)
+            and all(isinstance(e, ast.Constant) and type(e.value) is int for e in node.elts)
+        ):
             if [e.value for e in node.elts] in ([0, 1, 2, 3], [0, 1]):
                 lines.append(node.lineno)
         if isinstance(node, ast.Constant) and node.value in ("No match", "Precisely answers", "Not relevant"):
@@ -66,8 +73,18 @@ def _literal_scales(path: Path) -> list[int]:
     return lines
 
 
-@pytest.mark.parametrize("module", ["core/agreement/statistics.py", "core/agreement/report.py", "core/resolution.py", "db/review.py", "db/annotation.py",
-                                    "views/review.py", "views/annotate.py"])
+@pytest.mark.parametrize(
+    "module",
+    [
+        "core/agreement/statistics.py",
+        "core/agreement/report.py",
+        "core/resolution.py",
+        "db/review.py",
+        "db/annotation.py",
+        "views/review.py",
+        "views/annotate.py",
+    ],
+)
 def test_no_module_defines_its_own_scale(module: str) -> None:
     assert _literal_scales(REPO / module) == [], f"{module} spells out the scale; import it from core.scale"
 

@@ -50,14 +50,29 @@ def test_top_n_order_round_robin_by_ensemble():
     # q2: A d4 1, d5 0; B d5 1, d4 .5, d6 0; C d6 = d4 (equal scores: both 1)
     #   sums: d4 2.5, d5 1, d6 1 (tie: d6 first)
     assert top_n_order(RUNS, QUERIES, 2) == [
-        ("q1", "d2"), ("q2", "d4"), ("q1", "d3"), ("q2", "d6"), ("q1", "d1"), ("q2", "d5"), ("q1", "d5"), ("q1", "d4"),
+        ("q1", "d2"),
+        ("q2", "d4"),
+        ("q1", "d3"),
+        ("q2", "d6"),
+        ("q1", "d1"),
+        ("q2", "d5"),
+        ("q1", "d5"),
+        ("q1", "d4"),
     ]
 
 
 def test_random_order_is_a_seeded_permutation():
     order = random_order(DEPTH, 0)
-    assert order == [("q1", "d3"), ("q2", "d5"), ("q2", "d4"), ("q1", "d5"), ("q2", "d6"), ("q1", "d1"),
-                     ("q1", "d2"), ("q1", "d4")]
+    assert order == [
+        ("q1", "d3"),
+        ("q2", "d5"),
+        ("q2", "d4"),
+        ("q1", "d5"),
+        ("q2", "d6"),
+        ("q1", "d1"),
+        ("q1", "d2"),
+        ("q1", "d4"),
+    ]
     assert random_order(DEPTH, 0) == order and sorted(order) == sorted(DEPTH)
     assert random_order(DEPTH, 1) != order
 
@@ -65,8 +80,16 @@ def test_random_order_is_a_seeded_permutation():
 def test_active_order_most_uncertain_first_and_band():
     # |p - .5|: q1d3 .05, q2d5 .1, q2d4 .15, q1d5 .2, q1d2 .3, q1d1 .4, q1d4 .45, q2d6 .47
     human, confident = active_order(DEPTH, PROBS)
-    assert human == [("q1", "d3"), ("q2", "d5"), ("q2", "d4"), ("q1", "d5"), ("q1", "d2"), ("q1", "d1"),
-                     ("q1", "d4"), ("q2", "d6")]
+    assert human == [
+        ("q1", "d3"),
+        ("q2", "d5"),
+        ("q2", "d4"),
+        ("q1", "d5"),
+        ("q1", "d2"),
+        ("q1", "d1"),
+        ("q1", "d4"),
+        ("q2", "d6"),
+    ]
     assert confident == []
     human, confident = active_order(DEPTH, PROBS, band=(0.1, 0.9))
     assert human == [("q1", "d3"), ("q2", "d5"), ("q2", "d4"), ("q1", "d5"), ("q1", "d2"), ("q1", "d1")]  # .9 is in
@@ -126,8 +149,9 @@ def test_top_n_batch_by_hand():
 
 
 def test_active_with_band_labels_confident_pairs_for_free():
-    result = simulate_labelling(ORACLE, RUNS, depth=2, measure="P@2", batch_size=3, strategies=["active"],
-                                probabilities=PROBS, band=(0.1, 0.9))
+    result = simulate_labelling(
+        ORACLE, RUNS, depth=2, measure="P@2", batch_size=3, strategies=["active"], probabilities=PROBS, band=(0.1, 0.9)
+    )
     # q2 d6 (.97 > .9) is labelled relevant (grade = level 1), q1 d4 (.05 < .1) non-relevant: the oracle says 1
     assert result.saved == {"active": 2} and result.model_wrong == {"active": 1}
     rows = result.rows
@@ -165,9 +189,19 @@ def test_records_and_csv():
     result = simulate_labelling(ORACLE, RUNS, depth=2, measure="P@2", batch_size=3, strategies=["depth"])
     records = result.records()
     assert len(records) == 3 * 3 and tuple(records[0]) == CSV_COLUMNS
-    assert records[1] == {"strategy": "depth", "batch": 1, "labelled_pairs": 3, "model_labelled": 0,
-                          "relevant_found": 2, "tau": pytest.approx(0.816496580927726), "run": "B", "metric": 0.0,
-                          "lo": 0.0, "hi": 0.0, "full": 0.25}
+    assert records[1] == {
+        "strategy": "depth",
+        "batch": 1,
+        "labelled_pairs": 3,
+        "model_labelled": 0,
+        "relevant_found": 2,
+        "tau": pytest.approx(0.816496580927726),
+        "run": "B",
+        "metric": 0.0,
+        "lo": 0.0,
+        "hi": 0.0,
+        "full": 0.25,
+    }
     lines = result.to_csv().splitlines()
     assert lines[0] == ",".join(CSV_COLUMNS)
     assert lines[1] == "depth,1,3,0,2,0.816497,A,0.250000,0.000000,0.500000,0.500000"
@@ -211,8 +245,14 @@ def test_errors_runs_and_oracle():
 
 def test_progress_counts_every_batch():
     calls = []
-    simulate_labelling(ORACLE, RUNS, depth=2, batch_size=3, strategies=["depth", "random"],
-                       progress=lambda done, total: calls.append((done, total)))
+    simulate_labelling(
+        ORACLE,
+        RUNS,
+        depth=2,
+        batch_size=3,
+        strategies=["depth", "random"],
+        progress=lambda done, total: calls.append((done, total)),
+    )
     assert calls == [(1, 6), (2, 6), (3, 6), (4, 6), (5, 6), (6, 6)]
 
 
@@ -222,8 +262,10 @@ def test_incremental_evaluation_equals_evaluating_every_prefix():
     docs = [f"d{i}" for i in range(30)]
     queries = [f"q{i}" for i in range(6)]
     oracle = {q: {str(d): int(rng.integers(0, 4)) for d in rng.choice(docs, 12, replace=False)} for q in queries}
-    runs = {name: {q: {str(d): float(rng.random()) for d in rng.choice(docs, 15, replace=False)} for q in queries}
-            for name in ("r1", "r2", "r3", "r4")}
+    runs = {
+        name: {q: {str(d): float(rng.random()) for d in rng.choice(docs, 15, replace=False)} for q in queries}
+        for name in ("r1", "r2", "r3", "r4")
+    }
     result = simulate_labelling(oracle, runs, depth=8, batch_size=7, measure="MAP", level=2, strategies=["depth"])
     order = depth_order(runs, sorted(queries), 8)
     for row in result.rows:

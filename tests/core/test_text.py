@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from core.text import (
-    common_cjk_runs,
     Analyzer,
     analyzer_for,
+    common_cjk_runs,
     highlight_spans,
     merge_spans,
 )
@@ -71,11 +71,34 @@ def test_other_scripts_are_words() -> None:
 
 def test_jieba_precise_mode() -> None:
     assert ZH.tokenize(CLAUSE) == ["印控", "克什米尔地区", "寺庙", "踩踏", "事故", "死亡", "人数"]
-    assert ZH.tokenize(SENTENCE) == ["北京大学", "的", "学生", "使用", "bert", "模型", "进行", "检索", "效果", "很", "好"]
+    assert ZH.tokenize(SENTENCE) == [
+        "北京大学",
+        "的",
+        "学生",
+        "使用",
+        "bert",
+        "模型",
+        "进行",
+        "检索",
+        "效果",
+        "很",
+        "好",
+    ]
 
 
 def test_jieba_search_mode_adds_subwords() -> None:
-    assert SEARCH.tokenize(CLAUSE) == ["印控", "克什", "米尔", "地区", "克什米尔地区", "寺庙", "踩踏", "事故", "死亡", "人数"]
+    assert SEARCH.tokenize(CLAUSE) == [
+        "印控",
+        "克什",
+        "米尔",
+        "地区",
+        "克什米尔地区",
+        "寺庙",
+        "踩踏",
+        "事故",
+        "死亡",
+        "人数",
+    ]
 
 
 def test_cjk_bigrams() -> None:
@@ -242,8 +265,10 @@ def test_highlight_ignores_given_terms() -> None:
 
 JIAOZI_QUERY = "除夕为什么要吃饺子"  # demo query zh-q09
 JIAOZI_EVE = "春节前一天晚上，北方人家家户户包饺子吃，寓意更岁交子。"  # jieba: ... 包 / 饺子 / 吃 ...
-CHUNJIE = ("在中国北方，除夕夜吃饺子是重要的习俗，因为饺子形似元宝，寓意招财进宝。"  # demo passage zh-chunjie-2
-           "有的人家会把一枚硬币包进饺子里，吃到的人被认为来年会有好运。")
+CHUNJIE = (
+    "在中国北方，除夕夜吃饺子是重要的习俗，因为饺子形似元宝，寓意招财进宝。"  # demo passage zh-chunjie-2
+    "有的人家会把一枚硬币包进饺子里，吃到的人被认为来年会有好运。"
+)
 
 
 def test_chinese_words_segmented_differently_still_match() -> None:
@@ -264,7 +289,11 @@ def test_common_runs_trim_function_words_of_the_passage_only() -> None:
     assert [text[s:e] for s, e in spans] == ["故宫", "修建"]
     # 除 is a function word on its own, not as the first character of 除夕夜
     assert [CHUNJIE[s:e] for s, e in highlight_spans(JIAOZI_QUERY, CHUNJIE, ZH, ignore={"除", "要", "为什么"})] == [
-        "除夕", "吃饺子", "饺子", "饺子"]
+        "除夕",
+        "吃饺子",
+        "饺子",
+        "饺子",
+    ]
 
 
 def test_common_runs_need_two_characters_within_one_query_run() -> None:

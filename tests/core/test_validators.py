@@ -33,10 +33,13 @@ def test_out_of_range_is_a_plain_value_error_naming_the_argument():
         v.positive_int(0, "depth")
     assert str(info.value) == "depth must be a positive integer, got 0"
     assert not isinstance(info.value, TypeError)
-    assert str(pytest.raises(ValueError, v.non_negative_int, -1, "n").value) == "n must be a non-negative integer, got -1"
+    assert (
+        str(pytest.raises(ValueError, v.non_negative_int, -1, "n").value) == "n must be a non-negative integer, got -1"
+    )
     assert v.non_negative_int(0, "n") == 0
     assert str(pytest.raises(ValueError, v.optional_positive_int, 0, "depth").value) == (
-        "depth must be a positive integer or None, got 0")
+        "depth must be a positive integer or None, got 0"
+    )
     assert v.optional_positive_int(None, "depth") is None
 
 
@@ -44,7 +47,8 @@ def test_int_in_range_messages():
     assert v.int_in_range(5, "size", 1) == 5
     assert str(pytest.raises(ValueError, v.int_in_range, 0, "size", 1).value) == "size must be an integer >= 1, got 0"
     assert str(pytest.raises(ValueError, v.int_in_range, 2**31, "level", 1, 2**31 - 1).value) == (
-        "level must be an integer >= 1 (at most 2147483647), got 2147483648")
+        "level must be an integer >= 1 (at most 2147483647), got 2147483648"
+    )
     assert v.int_in_range(2**31 - 1, "level", 1, 2**31 - 1) == 2**31 - 1
     assert str(pytest.raises(ValueError, v.integer, True, "seed").value) == "seed must be an integer, got True"
 
@@ -56,7 +60,11 @@ def test_int_in_range_messages():
         (math.nan, {"low": 0, "high": 1}, "alpha must be a number in [0, 1], got nan"),
         (math.inf, {"low": 0}, "alpha must be a finite number >= 0, got inf"),
         (-0.5, {"low": 0}, "alpha must be a finite number >= 0, got -0.5"),
-        (1, {"low": 0, "high": 1, "low_open": True, "high_open": True}, "alpha must be a number strictly between 0 and 1, got 1"),
+        (
+            1,
+            {"low": 0, "high": 1, "low_open": True, "high_open": True},
+            "alpha must be a number strictly between 0 and 1, got 1",
+        ),
         (0, {"low": 0, "high": 1, "low_open": True}, "alpha must be a number in (0, 1], got 0"),
         (math.nan, {}, "alpha must be a finite number, got nan"),
         (True, {"low": 0, "high": 1}, "alpha must be a number in [0, 1], got True"),
@@ -79,7 +87,9 @@ def test_real_number_accepts_bounds_and_numpy_scalars():
 def test_pair():
     assert v.pair(("q1", "d1")) == ("q1", "d1")
     for bad in (["q1", "d1"], ("q1",), ("q1", 2), "q1"):
-        with pytest.raises(ValueError, match=re.escape(f"a pair must be a (query_id, doc_id) tuple of str, got {bad!r}")):
+        with pytest.raises(
+            ValueError, match=re.escape(f"a pair must be a (query_id, doc_id) tuple of str, got {bad!r}")
+        ):
             v.pair(bad)
 
 
@@ -108,11 +118,14 @@ def test_no_private_copies_of_the_checks_remain_in_core():
     """
     pattern = re.compile(r"isinstance\([^)]*, bool\)|def _check_(pair|positive_int|k|int|seed)\b")
     files = [p for p in sorted((ROOT / "core").rglob("*.py")) if p.parts[-2] != "formats"]
-    left = [f"{p.relative_to(ROOT)}:{n}" for p in [*files, ROOT / "pooljudge" / "pipeline.py"]
-            for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
-            if pattern.search(line)
-            and p.name not in ("validators.py", "text.py")
-            and "isinstance(value, bool):" not in line]  # pipeline.py prints a bool option as true/false
+    left = [
+        f"{p.relative_to(ROOT)}:{n}"
+        for p in [*files, ROOT / "pooljudge" / "pipeline.py"]
+        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if pattern.search(line)
+        and p.name not in ("validators.py", "text.py")
+        and "isinstance(value, bool):" not in line
+    ]  # pipeline.py prints a bool option as true/false
     assert left == []
 
 

@@ -58,15 +58,23 @@ def _pair(s, doc):
 def _holders(store, doc, purpose="label"):
     with store.read() as s:
         q, d = _pair(s, doc)
-        return sorted(s.scalars(select(User.username).join(Assignment, Assignment.user_id == User.id)
-                                .where(Assignment.query_id == q, Assignment.passage_id == d, Assignment.purpose == purpose)))
+        return sorted(
+            s.scalars(
+                select(User.username)
+                .join(Assignment, Assignment.user_id == User.id)
+                .where(Assignment.query_id == q, Assignment.passage_id == d, Assignment.purpose == purpose)
+            )
+        )
 
 
 def _label(store, users, name, doc, grade):
     with store.write() as s:
         q, d = _pair(s, doc)
-        aid = s.scalar(select(Assignment.id).where(Assignment.user_id == users[name], Assignment.query_id == q,
-                                                   Assignment.passage_id == d))
+        aid = s.scalar(
+            select(Assignment.id).where(
+                Assignment.user_id == users[name], Assignment.query_id == q, Assignment.passage_id == d
+            )
+        )
         return record_judgment(s, users[name], aid, grade)
 
 
@@ -109,7 +117,9 @@ def test_the_adjudicator_list_wins_and_an_inactive_list_leaves_the_pair_waiting(
     _split(store, users, "d5")  # the list's only member is disabled: the pair waits, it does not fall back
     assert _holders(store, "d5", "fourth") == []
     with store.read() as s:
-        assert [(p.qid, p.docid, p.fourth) for p in adjudication_queue(s, "c") if p.docid == "d5"] == [("q2", "d5", None)]
+        assert [(p.qid, p.docid, p.fourth) for p in adjudication_queue(s, "c") if p.docid == "d5"] == [
+            ("q2", "d5", None)
+        ]
     with store.write() as s:  # an empty list: the pool's own annotators adjudicate again
         assert set_pool_adjudicators(s, "c", "en", []) == []
     _split(store, users, "d1")
@@ -149,7 +159,9 @@ def test_an_admin_reassigns_an_open_adjudication_within_the_pool(world):
     with store.read() as s:
         q, d = _pair(s, "d0")
         assert eligible_adjudicators(s, q, d) == [other]
-        old_aid = s.scalar(select(Assignment.id).where(Assignment.user_id == users[first], Assignment.purpose == "fourth"))
+        old_aid = s.scalar(
+            select(Assignment.id).where(Assignment.user_id == users[first], Assignment.purpose == "fourth")
+        )
     # refused: an annotator of the other pool, a labeller, the holder, a reviewer, a disabled admin
     for target, message in (
         ("zh1", f"zh1 may not adjudicate q1 / d0 (eligible: {other})"),
@@ -241,7 +253,9 @@ def test_bulk_override_with_one_reason_is_one_transaction(world):
     with pytest.raises(ValueError, match="an override needs a reason"):
         with store.write() as s:
             override_labels(s, users["rev1"], [(*a, 2)], "  ")
-    with pytest.raises(ValueError, match=r"^q2 / d5: label 7 is not one of the allowed levels \[0, 1, 2, 3\]$"):  # the third is refused: none stored
+    with pytest.raises(
+        ValueError, match=r"^q2 / d5: label 7 is not one of the allowed levels \[0, 1, 2, 3\]$"
+    ):  # the third is refused: none stored
         with store.write() as s:
             override_labels(s, users["rev1"], [(*a, 2), (*b, None), (*c, 7)], "batch check")
     with pytest.raises(SignedOut, match="this annotator account may not override final labels"):
@@ -252,14 +266,27 @@ def test_bulk_override_with_one_reason_is_one_transaction(world):
     with store.write() as s:
         results = override_labels(s, users["rev1"], [(*a, 2), (*b, None), (*c, 0)], "  batch check ")
     assert [(r.state, r.grade, r.method) for r in results] == [
-        ("resolved", 2, "overridden"), ("excluded", None, "overridden"), ("resolved", 0, "overridden")]
+        ("resolved", 2, "overridden"),
+        ("excluded", None, "overridden"),
+        ("resolved", 0, "overridden"),
+    ]
     with store.read() as s:
-        rows = s.execute(select(LabelOverride.grade, LabelOverride.reason, LabelOverride.user_id).order_by(LabelOverride.id)).all()
-        assert [tuple(r) for r in rows] == [(2, "batch check", users["rev1"]), (-1, "batch check", users["rev1"]),
-                                           (0, "batch check", users["rev1"])]
-        finals = s.execute(select(FinalLabel.grade, FinalLabel.method, FinalLabel.reason).order_by(FinalLabel.passage_id)).all()
-        assert [tuple(f) for f in finals] == [(2, "overridden", "batch check"), (None, "overridden", "batch check"),
-                                             (0, "overridden", "batch check")]
+        rows = s.execute(
+            select(LabelOverride.grade, LabelOverride.reason, LabelOverride.user_id).order_by(LabelOverride.id)
+        ).all()
+        assert [tuple(r) for r in rows] == [
+            (2, "batch check", users["rev1"]),
+            (-1, "batch check", users["rev1"]),
+            (0, "batch check", users["rev1"]),
+        ]
+        finals = s.execute(
+            select(FinalLabel.grade, FinalLabel.method, FinalLabel.reason).order_by(FinalLabel.passage_id)
+        ).all()
+        assert [tuple(f) for f in finals] == [
+            (2, "overridden", "batch check"),
+            (None, "overridden", "batch check"),
+            (0, "overridden", "batch check"),
+        ]
     # the split pair's open adjudication is settled by the override: it can no longer be reassigned
     from db.adjudication import assign_adjudication
 

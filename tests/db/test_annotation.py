@@ -6,6 +6,7 @@ import pytest
 from sqlalchemy import func, select
 
 from core.types import CollectionSource, Passage, Query
+from db.adjudication import set_pool_adjudicators
 from db.annotation import (
     Forbidden,
     SignedOut,
@@ -21,7 +22,6 @@ from db.annotation import (
     start_qc_round,
     undo_last,
 )
-from db.adjudication import set_pool_adjudicators
 from db.importer import import_collection
 from db.models import Assignment, FinalLabel, Judgment, Package, QcRound, QueryRecord
 from db.models import Passage as PassageRow
@@ -66,7 +66,11 @@ def _pair_ids(store, qid, did):
 def _assignment(store, user_id, qid, did):
     q, d = _pair_ids(store, qid, did)
     with store.read() as s:
-        return s.scalar(select(Assignment.id).where(Assignment.user_id == user_id, Assignment.query_id == q, Assignment.passage_id == d))
+        return s.scalar(
+            select(Assignment.id).where(
+                Assignment.user_id == user_id, Assignment.query_id == q, Assignment.passage_id == d
+            )
+        )
 
 
 def _label(store, user_id, qid, did, grade, **kw):
@@ -86,8 +90,17 @@ def test_every_pair_gets_three_distinct_annotators_in_packages(world):
     summary = _assign(store, package_size=4)
     assert (summary.pairs, summary.tasks) == (10, 30)
     assert summary.per_annotator == {"ann1": 10, "ann2": 10, "ann3": 10}
-    assert summary.packages == ["ann1-p001", "ann1-p002", "ann1-p003", "ann2-p001", "ann2-p002", "ann2-p003",
-                                "ann3-p001", "ann3-p002", "ann3-p003"]
+    assert summary.packages == [
+        "ann1-p001",
+        "ann1-p002",
+        "ann1-p003",
+        "ann2-p001",
+        "ann2-p002",
+        "ann2-p003",
+        "ann3-p001",
+        "ann3-p002",
+        "ann3-p003",
+    ]
     with store.read() as s:
         holders = {}
         for q, d, u in s.execute(select(Assignment.query_id, Assignment.passage_id, Assignment.user_id)):
@@ -102,8 +115,20 @@ def test_items_are_blind_and_owned(world):
     _assign(store)
     with store.read() as s:
         item = next_item(s, users["ann1"])
-    assert set(vars(item)) == {"assignment_id", "query", "query_language", "title", "passage", "passage_language",
-                               "package", "position", "total", "done", "purpose", "scale"}
+    assert set(vars(item)) == {
+        "assignment_id",
+        "query",
+        "query_language",
+        "title",
+        "passage",
+        "passage_language",
+        "package",
+        "position",
+        "total",
+        "done",
+        "purpose",
+        "scale",
+    }
     assert item.passage.startswith("passage text") and (item.done, item.total, item.position) == (0, 10, 1)
     with pytest.raises(Forbidden):
         with store.write() as s:
@@ -443,8 +468,10 @@ def test_a_split_with_nobody_left_to_adjudicate_keeps_the_label_and_waits_for_a_
         _label(store, users[name], "q1", "d0", grade)
     q, d = _pair_ids(store, "q1", "d0")
     with store.read() as s:
-        assert s.scalar(select(func.count()).select_from(Judgment).where(Judgment.query_id == q,
-                                                                         Judgment.passage_id == d)) == 3
+        assert (
+            s.scalar(select(func.count()).select_from(Judgment).where(Judgment.query_id == q, Judgment.passage_id == d))
+            == 3
+        )
         assert s.scalar(select(func.count()).select_from(Assignment).where(Assignment.purpose == "fourth")) == 0
         waiting = [(p.qid, p.docid, p.fourth) for p in adjudication_queue(s, "c")]
     assert waiting == [("q1", "d0", None)]

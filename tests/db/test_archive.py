@@ -35,7 +35,9 @@ def world(store):
         create_assignments(s, "c", "p", annotators=["ann1", "ann2", "ann3"], seed=7)
     with store.write() as s:
         for user in ("ann1", "ann2", "ann3"):
-            for aid in s.scalars(select(Assignment.id).where(Assignment.user_id == users[user]).order_by(Assignment.id)):
+            for aid in s.scalars(
+                select(Assignment.id).where(Assignment.user_id == users[user]).order_by(Assignment.id)
+            ):
                 record_judgment(s, users[user], aid, 2, elapsed_ms=900)
         freeze_qrels(s, "c", "v1")
     return store, users
@@ -43,8 +45,12 @@ def world(store):
 
 def _counts(store):
     with store.read() as s:
-        return (s.scalar(select(func.count()).select_from(Judgment)), len(list(iter_judgments(s, "c"))),
-                load_qrels(s, "c", "v1"), sorted(s.scalars(select(Package.status))))
+        return (
+            s.scalar(select(func.count()).select_from(Judgment)),
+            len(list(iter_judgments(s, "c"))),
+            load_qrels(s, "c", "v1"),
+            sorted(s.scalars(select(Package.status))),
+        )
 
 
 def test_archiving_a_collection_hides_it_and_restoring_brings_it_back_with_its_judgments(world):
@@ -81,7 +87,10 @@ def test_archived_runs_pools_and_qrels_versions_leave_the_listings(world):
         assert load_qrels(s, "c") == {}  # the default (newest shown) version skips an archived one
         assert load_qrels(s, "c", "v1") == {"q1": {"d0": 2, "d1": 2, "d2": 2}}
         assert sorted((i.kind, i.name, i.archived_by) for i in list_items(s, archived_only=True)) == [
-            ("pool", "p", "alice (cli)"), ("qrels", "v1", "alice (cli)"), ("run", "bm25", "alice (cli)")]
+            ("pool", "p", "alice (cli)"),
+            ("qrels", "v1", "alice (cli)"),
+            ("run", "bm25", "alice (cli)"),
+        ]
     with store.write() as s:
         for kind, name in (("run", "bm25"), ("pool", "p"), ("qrels", "v1")):
             restore(s, kind, name, collection="c")
@@ -94,7 +103,9 @@ def test_archive_and_restore_refuse_what_makes_no_sense(world):
     store, users = world
     with store.write() as s:
         archive(s, "collection", "c", by="x")
-    with pytest.raises(ValueError, match=r"^collection 'c' is already archived \(by x at \d{4}-\d\d-\d\d \d\d:\d\d UTC\)$"):
+    with pytest.raises(
+        ValueError, match=r"^collection 'c' is already archived \(by x at \d{4}-\d\d-\d\d \d\d:\d\d UTC\)$"
+    ):
         with store.write() as s:
             archive(s, "collection", "c", by="y")
     with pytest.raises(ValueError, match=r"^collection 'other' is not archived$"):
@@ -118,9 +129,11 @@ def test_every_action_rechecks_the_acting_account_in_the_write(world):
             archive(s, "collection", "c", acting_user_id=users["rev"])
     with store.write() as s:
         set_active(s, "admin", False)
-    for action in (lambda s: archive(s, "collection", "c", acting_user_id=users["admin"]),
-                   lambda s: restore(s, "collection", "c", acting_user_id=users["admin"]),
-                   lambda s: rename(s, "collection", "c", "d", acting_user_id=users["admin"])):
+    for action in (
+        lambda s: archive(s, "collection", "c", acting_user_id=users["admin"]),
+        lambda s: restore(s, "collection", "c", acting_user_id=users["admin"]),
+        lambda s: rename(s, "collection", "c", "d", acting_user_id=users["admin"]),
+    ):
         with pytest.raises(SignedOut, match="signed out"):
             with store.write() as s:
                 action(s)
@@ -139,12 +152,17 @@ def test_rename_checks_the_name_and_refuses_a_clash(world):
     with store.read() as s:
         [info] = [c for c in list_collections(s) if c.name == "renamed"]
         assert (info.runs, info.qrels_versions, [p.name for p in list_pools(s, "renamed")]) == (
-            ["bm25-k1"], ["first"], ["pool-1"])
+            ["bm25-k1"],
+            ["first"],
+            ["pool-1"],
+        )
         assert len(list(iter_judgments(s, "renamed"))) == before[1]
         assert load_qrels(s, "renamed", "first") == before[2]
     with store.write() as s:
         archive(s, "collection", "other", by="x")
-    with pytest.raises(ValueError, match=r"^a collection named 'other' already exists \(archived\); nothing was renamed$"):
+    with pytest.raises(
+        ValueError, match=r"^a collection named 'other' already exists \(archived\); nothing was renamed$"
+    ):
         with store.write() as s:
             rename(s, "collection", "renamed", "other")
     with pytest.raises(ValueError, match=r"^new run name must not be empty$"):

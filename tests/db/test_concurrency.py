@@ -65,8 +65,13 @@ def test_twenty_writers_lose_and_duplicate_nothing(store_url):
             add_user(s, name, "correct horse", "annotator")
         create_assignments(s, "c", "p", per_pair=WORKERS, seed=1)
     procs = [
-        subprocess.Popen([sys.executable, "-c", WORKER, url, name], cwd=REPO, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, "-c", WORKER, url, name],
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for name in names
     ]
     results = []

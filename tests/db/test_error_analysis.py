@@ -75,10 +75,32 @@ def test_sample_exact_for_small_case(world):
     with world.read() as s:
         pairs = sample_error_pairs(s, "c", "bm25", qrels=QRELS, k=2)
     assert pairs == [
-        {"query_id": "q1", "query": "Eiffel Tower height", "answers": None, "doc_id": "e2", "rank": 1, "score": 3.0, "label": 0,
-         "text": "It is 330 metres tall.", "title": "Eiffel Tower", "document": "E", "position": 1},
-        {"query_id": "q1", "query": "Eiffel Tower height", "answers": None, "doc_id": "e1", "rank": 2, "score": 2.0, "label": 1,
-         "text": "The Eiffel Tower is in Paris.", "title": "Eiffel Tower", "document": "E", "position": 0},
+        {
+            "query_id": "q1",
+            "query": "Eiffel Tower height",
+            "answers": None,
+            "doc_id": "e2",
+            "rank": 1,
+            "score": 3.0,
+            "label": 0,
+            "text": "It is 330 metres tall.",
+            "title": "Eiffel Tower",
+            "document": "E",
+            "position": 1,
+        },
+        {
+            "query_id": "q1",
+            "query": "Eiffel Tower height",
+            "answers": None,
+            "doc_id": "e1",
+            "rank": 2,
+            "score": 2.0,
+            "label": 1,
+            "text": "The Eiffel Tower is in Paris.",
+            "title": "Eiffel Tower",
+            "document": "E",
+            "position": 0,
+        },
     ]
 
 
@@ -86,9 +108,25 @@ def test_sample_lists_passages_the_store_lacks(world):
     qrels = {"q1": {"nothing": 2}}
     with world.read() as s:
         pairs = sample_error_pairs(s, "c", "bm25", qrels=qrels, k=4)
-    assert [(p["doc_id"], p["rank"], p["label"]) for p in pairs] == [("e2", 1, None), ("e1", 2, None), ("x1", 3, None), ("ghost", 4, None)]
-    assert pairs[3] == {"query_id": "q1", "query": "Eiffel Tower height", "answers": None, "doc_id": "ghost", "rank": 4, "score": 0.5,
-                        "label": None, "text": None, "title": None, "document": None, "position": None}
+    assert [(p["doc_id"], p["rank"], p["label"]) for p in pairs] == [
+        ("e2", 1, None),
+        ("e1", 2, None),
+        ("x1", 3, None),
+        ("ghost", 4, None),
+    ]
+    assert pairs[3] == {
+        "query_id": "q1",
+        "query": "Eiffel Tower height",
+        "answers": None,
+        "doc_id": "ghost",
+        "rank": 4,
+        "score": 0.5,
+        "label": None,
+        "text": None,
+        "title": None,
+        "document": None,
+        "position": None,
+    }
 
 
 def test_sample_is_seeded(world):
@@ -136,8 +174,11 @@ def test_suggest_tags_numeral_and_coreference(world):
         listed = list_tags(s, "c", status="suggested")
     assert {t["status"] for t in listed} == {"suggested"} and {t["run"] for t in listed} == {"bm25"}
     numeral = next(t for t in listed if t["category"] == "numeral_mismatch")
-    assert numeral["evidence"] == {"category": "numeral_mismatch", "evidence": {"query": ["2016"], "passage": ["2017"]},
-                                   "spans": [[17, 21]]}
+    assert numeral["evidence"] == {
+        "category": "numeral_mismatch",
+        "evidence": {"query": ["2016"], "passage": ["2017"]},
+        "spans": [[17, 21]],
+    }
     coref = next(t for t in listed if t["category"] == "coreference")
     # the antecedent is the earlier chunk of the same document, which names the title
     assert coref["evidence"]["evidence"]["reference"] == "It"
@@ -208,9 +249,17 @@ def test_analyst_tags_status_and_distribution(world):
         dist_all = category_distribution(s, "c", statuses=("confirmed", "rejected"))
         per_query = query_categories(s, "c")
     assert [t["id"] for t in tags] == [t1, t2, t3, t4, t5]
-    assert {k: tags[0][k] for k in ("query_id", "doc_id", "run", "category", "status", "source", "evidence", "user_id")} == {
-        "query_id": "q1", "doc_id": "e2", "run": "bm25", "category": "coreference", "status": "confirmed",
-        "source": "analyst", "evidence": {"note": "It = the tower"}, "user_id": None,
+    assert {
+        k: tags[0][k] for k in ("query_id", "doc_id", "run", "category", "status", "source", "evidence", "user_id")
+    } == {
+        "query_id": "q1",
+        "doc_id": "e2",
+        "run": "bm25",
+        "category": "coreference",
+        "status": "confirmed",
+        "source": "analyst",
+        "evidence": {"note": "It = the tower"},
+        "user_id": None,
     }
     assert [t["id"] for t in confirmed] == [t1, t3, t4, t5]
     assert [t["id"] for t in rejected] == [t2]
@@ -243,14 +292,21 @@ def test_earlier_chunks_are_the_passages_before_the_position(world):
     with world.read() as s:
         assert earlier_chunks(s, "c", "E", 1) == [(0, "The Eiffel Tower is in Paris.")]
         assert earlier_chunks(s, "c", "E", 0) == []
-        assert earlier_chunks(s, "c", "A", 5) == [(0, "Apple revenue in 2017 was large."),
-                                                         (1, "Apple revenue in 2016 was larger.")]
+        assert earlier_chunks(s, "c", "A", 5) == [
+            (0, "Apple revenue in 2017 was large."),
+            (1, "Apple revenue in 2016 was larger."),
+        ]
 
 
 def test_false_negative_suggestions_need_the_answer_when_the_query_has_one(store):
     source = CollectionSource(
-        passages=lambda: iter([Passage("p1", "The tower is 330 metres tall."), Passage("p2", "The tower is in Paris."),
-                               Passage("p3", "Gustave Eiffel built it.")]),
+        passages=lambda: iter(
+            [
+                Passage("p1", "The tower is 330 metres tall."),
+                Passage("p2", "The tower is in Paris."),
+                Passage("p3", "Gustave Eiffel built it."),
+            ]
+        ),
         queries=lambda: iter([Query("q", "How tall is the Eiffel Tower?", answers=[["330 m", "330 metres"]])]),
         qrels=lambda: iter(()),
     )
@@ -264,4 +320,6 @@ def test_false_negative_suggestions_need_the_answer_when_the_query_has_one(store
         suggest_tags(s, "ans", "r", pairs)
     with store.read() as s:
         negatives = list_tags(s, "ans", category="false_negative")
-    assert [(t["doc_id"], t["evidence"]["evidence"]["answer"]) for t in negatives] == [("p1", "330 m")]  # the first answer found
+    assert [(t["doc_id"], t["evidence"]["evidence"]["answer"]) for t in negatives] == [
+        ("p1", "330 m")
+    ]  # the first answer found

@@ -8,19 +8,31 @@ from sqlalchemy import select, update
 from core.scale import default_guide
 from core.types import CollectionSource, Passage, Query
 from db.annotation import SignedOut, create_assignments
-from db.guidelines import assignment_collection, get_guidelines, is_custom, reset_guidelines, scale_guide, set_guidelines
+from db.guidelines import (
+    assignment_collection,
+    get_guidelines,
+    is_custom,
+    reset_guidelines,
+    scale_guide,
+    set_guidelines,
+)
 from db.importer import import_collection
 from db.models import Assignment, Collection
 from db.queries import NotFound
 from db.users import add_user, set_active
 
-GRADED = [{"grade": g, "name": f"G{g} <b>bold</b>", "definition": f"def {g}", "examples": [f"ex {g}"]} for g in range(4)]
+GRADED = [
+    {"grade": g, "name": f"G{g} <b>bold</b>", "definition": f"def {g}", "examples": [f"ex {g}"]} for g in range(4)
+]
 
 
 @pytest.fixture
 def world(store):
-    source = CollectionSource(passages=lambda: iter([Passage("d1", "text")]),
-                              queries=lambda: iter([Query("q1", "query")]), qrels=lambda: iter(()))
+    source = CollectionSource(
+        passages=lambda: iter([Passage("d1", "text")]),
+        queries=lambda: iter([Query("q1", "query")]),
+        qrels=lambda: iter(()),
+    )
     with store.write() as s:
         for name in ("c", "other"):
             import_collection(s, source, name=name, format="t", location="m")

@@ -14,10 +14,17 @@ from sqlalchemy import func, select
 
 from core.errors import FormatError
 from db.importer import import_path
-from db.models import Collection, Passage as PassageRow, QrelsEntry, QueryRecord
+from db.models import Collection, QrelsEntry, QueryRecord
+from db.models import Passage as PassageRow
 from db.queries import iter_passages, iter_queries, load_qrels
 from tests.core.formats.test_qa_jsonl import (
-    F_P1, F_P2, F_W1, FACT_LINES, INT_LINES, LINES, _pid,
+    F_P1,
+    F_P2,
+    F_W1,
+    FACT_LINES,
+    INT_LINES,
+    LINES,
+    _pid,
 )
 
 
@@ -28,21 +35,35 @@ def _write(path: Path, lines: list[dict]) -> Path:
 
 def _counts(store) -> dict[str, int]:
     with store.read() as s:
-        return {t.__tablename__: s.scalar(select(func.count()).select_from(t))
-                for t in (Collection, PassageRow, QueryRecord, QrelsEntry)}
+        return {
+            t.__tablename__: s.scalar(select(func.count()).select_from(t))
+            for t in (Collection, PassageRow, QueryRecord, QrelsEntry)
+        }
 
 
 @pytest.mark.parametrize(
     ("shape", "lines", "passages", "answers", "grades"),
     [
         ("refine", LINES, 4, [["12人"], [["12", "twelve"]]], {"0": {1: 2, 0: 1}, "1": {1: 2, 0: 2}}),
-        ("fact", FACT_LINES, 7, [["Tampa, Florida"], [["July 21 2017", "Jul 21, 2017"]]],
-         {"0": {1: 2, 0: 3}, "1": {1: 1, 0: 2}}),
-        ("int", INT_LINES, 8, [[["1313851", "131万"], ["187万", "186.35万"]], ["1月3日", "1月12日"]],
-         {"0": {1: 3, 0: 1}, "1": {1: 3, 0: 2}}),
+        (
+            "fact",
+            FACT_LINES,
+            7,
+            [["Tampa, Florida"], [["July 21 2017", "Jul 21, 2017"]]],
+            {"0": {1: 2, 0: 3}, "1": {1: 1, 0: 2}},
+        ),
+        (
+            "int",
+            INT_LINES,
+            8,
+            [[["1313851", "131万"], ["187万", "186.35万"]], ["1月3日", "1月12日"]],
+            {"0": {1: 3, 0: 1}, "1": {1: 3, 0: 2}},
+        ),
     ],
 )
-def test_rgb_shapes_import_with_the_right_passage_and_answer_counts(tmp_path, store, shape, lines, passages, answers, grades):
+def test_rgb_shapes_import_with_the_right_passage_and_answer_counts(
+    tmp_path, store, shape, lines, passages, answers, grades
+):
     path = _write(tmp_path / f"{shape}.json", lines)
     summary = import_path(store, "qa-jsonl", path, name=f"rgb-{shape}")
     assert (summary.passages_added, summary.queries_added) == (passages, 2)

@@ -28,7 +28,18 @@ from db.importer import (
     import_path,
     import_source,
 )
-from db.models import Collection, ImportRecord, Passage as PassageRow, QrelsEntry, QrelsVersion, QueryRecord, RunEntryRecord, RunRecord, User, utcnow
+from db.models import (
+    Collection,
+    ImportRecord,
+    QrelsEntry,
+    QrelsVersion,
+    QueryRecord,
+    RunEntryRecord,
+    RunRecord,
+    User,
+    utcnow,
+)
+from db.models import Passage as PassageRow
 from db.queries import NotFound, collection_id, import_history, list_collections, list_runs, load_qrels, load_run
 
 REPO = Path(__file__).resolve().parents[2]
@@ -46,9 +57,25 @@ def _tsv(path: Path, n: int) -> Path:
 
 def _cli_import(url: str, path: Path, name: str, fmt: str = "msmarco", env: dict | None = None) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "pooljudge.cli", "--db", url, "--quiet", "import", "--format", fmt, str(path),
-         "--collection", name],
-        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})},
+        [
+            sys.executable,
+            "-m",
+            "pooljudge.cli",
+            "--db",
+            url,
+            "--quiet",
+            "import",
+            "--format",
+            fmt,
+            str(path),
+            "--collection",
+            name,
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **(env or {})},
     )
 
 
@@ -56,13 +83,24 @@ def _counts(store) -> dict[str, int]:
     with store.read() as s:
         return {
             t.__tablename__: s.scalar(select(func.count()).select_from(t))
-            for t in (Collection, PassageRow, QueryRecord, QrelsVersion, QrelsEntry, RunRecord, RunEntryRecord, ImportRecord)
+            for t in (
+                Collection,
+                PassageRow,
+                QueryRecord,
+                QrelsVersion,
+                QrelsEntry,
+                RunRecord,
+                RunEntryRecord,
+                ImportRecord,
+            )
         }
 
 
 def _source(passages=(), queries=(), qrels=(), runs=None) -> CollectionSource:
     return CollectionSource(
-        passages=lambda: iter(list(passages)), queries=lambda: iter(list(queries)), qrels=lambda: iter(list(qrels)),
+        passages=lambda: iter(list(passages)),
+        queries=lambda: iter(list(queries)),
+        qrels=lambda: iter(list(qrels)),
         runs={name: (lambda entries=entries: iter(list(entries))) for name, entries in (runs or {}).items()},
     )
 
@@ -186,7 +224,9 @@ def test_store_open_removes_stale_leftovers(tmp_path, monkeypatch):
     url = sqlite_url(tmp_path / "s.db")
     store = Store(url)
     with store.write() as s:
-        cid = s.execute(insert(Collection).values(name="half", status="importing", staged_at=utcnow() - timedelta(hours=1))).inserted_primary_key[0]
+        cid = s.execute(
+            insert(Collection).values(name="half", status="importing", staged_at=utcnow() - timedelta(hours=1))
+        ).inserted_primary_key[0]
         s.execute(insert(PassageRow), [{"collection_id": cid, "ext_id": str(i), "text": "t"} for i in range(3)])
         s.execute(insert(Collection).values(name="live", status="importing", staged_at=utcnow()))
     store.dispose()
@@ -202,14 +242,32 @@ def test_store_open_removes_stale_leftovers(tmp_path, monkeypatch):
 
 def test_readers_ignore_containers_still_importing(store):
     with store.write() as s:
-        import_collection(s, _source([Passage("d1", "x")], [Query("q1", "y")], [QrelEntry("q1", "d1", 1)], {"bm25": [RunEntry("q1", "d1", 1.0)]}),
-                          name="c", format="t", location="m")
+        import_collection(
+            s,
+            _source(
+                [Passage("d1", "x")],
+                [Query("q1", "y")],
+                [QrelEntry("q1", "d1", 1)],
+                {"bm25": [RunEntry("q1", "d1", 1.0)]},
+            ),
+            name="c",
+            format="t",
+            location="m",
+        )
         cid = s.scalar(select(Collection.id))
-        hidden = s.execute(insert(Collection).values(name="hidden", status="importing", staged_at=utcnow())).inserted_primary_key[0]
+        hidden = s.execute(
+            insert(Collection).values(name="hidden", status="importing", staged_at=utcnow())
+        ).inserted_primary_key[0]
         s.execute(insert(ImportRecord).values(collection_id=hidden, format="t", source="m", mode="create", counts={}))
-        rid = s.execute(insert(RunRecord).values(collection_id=cid, name="staged-run", status="importing", staged_at=utcnow(), params={})).inserted_primary_key[0]
+        rid = s.execute(
+            insert(RunRecord).values(
+                collection_id=cid, name="staged-run", status="importing", staged_at=utcnow(), params={}
+            )
+        ).inserted_primary_key[0]
         s.execute(insert(RunEntryRecord).values(run_id=rid, query_id="q1", doc_id="d1", score=2.0))
-        vid = s.execute(insert(QrelsVersion).values(collection_id=cid, name="staged-qrels", status="importing", staged_at=utcnow())).inserted_primary_key[0]
+        vid = s.execute(
+            insert(QrelsVersion).values(collection_id=cid, name="staged-qrels", status="importing", staged_at=utcnow())
+        ).inserted_primary_key[0]
         s.execute(insert(QrelsEntry).values(version_id=vid, query_id="q1", doc_id="d1", grade=3))
     with store.read() as s:
         [info] = list_collections(s)
@@ -247,9 +305,21 @@ def test_a_staged_import_writes_in_short_transactions_and_flips_once(store):
         with store.read() as s:
             statuses.append((stage, s.scalar(select(Collection.status))))
 
-    summary = import_source(store, _source(passages, [Query("q1", "x")], [QrelEntry("q1", "d1", 2)], runs),
-                            name="c", format="t", location="m", progress=progress, chunk_rows=1_000)
-    assert (summary.passages_added, summary.queries_added, summary.qrels_added, summary.runs) == (5_000, 1, 1, {"r": 3_000})
+    summary = import_source(
+        store,
+        _source(passages, [Query("q1", "x")], [QrelEntry("q1", "d1", 2)], runs),
+        name="c",
+        format="t",
+        location="m",
+        progress=progress,
+        chunk_rows=1_000,
+    )
+    assert (summary.passages_added, summary.queries_added, summary.qrels_added, summary.runs) == (
+        5_000,
+        1,
+        1,
+        {"r": 3_000},
+    )
     writing = [status for stage, status in statuses if stage == "writing"]
     # the name is reserved before the input is read: an invisible collection until the flip
     assert len(writing) >= 10 and set(writing) == {"importing"}
@@ -270,8 +340,14 @@ def test_a_merge_writes_new_runs_invisibly_and_keeps_the_store_on_error(store):
     with pytest.raises(FormatError, match="r.run:2"):
         import_source(store, _source(runs={"r": bad_run}), name="c", format="t", location="m", mode="merge")
     assert _counts(store) == before
-    summary = import_source(store, _source([Passage("d1", "x"), Passage("d2", "z")], runs={"r": bad_run[:1]}),
-                            name="c", format="t", location="m", mode="merge")
+    summary = import_source(
+        store,
+        _source([Passage("d1", "x"), Passage("d2", "z")], runs={"r": bad_run[:1]}),
+        name="c",
+        format="t",
+        location="m",
+        mode="merge",
+    )
     assert (summary.passages_added, summary.passages_skipped, summary.runs) == (1, 1, {"r": 1})
     with store.read() as s:
         assert load_run(s, "c", "r") == {"q1": {"d1": 1.0}}
@@ -300,13 +376,22 @@ def test_store_run_writes_a_retriever_run_in_chunks_and_refuses_a_taken_name(sto
     from db.importer import store_run
 
     with store.write() as s:
-        import_collection(s, _source([Passage(f"d{j}", "x") for j in range(50)], [Query(f"q{i}", "y") for i in range(100)]),
-                          name="c", format="t", location="m")
+        import_collection(
+            s,
+            _source([Passage(f"d{j}", "x") for j in range(50)], [Query(f"q{i}", "y") for i in range(100)]),
+            name="c",
+            format="t",
+            location="m",
+        )
     run = {f"q{i}": {f"d{j}": float(j) for j in range(50)} for i in range(100)}
     assert store_run(store, "c", "bm25", run, params={"k": 50}, chunk_rows=700) == 5_000
     with store.read() as s:
         assert load_run(s, "c", "bm25") == run
-        assert s.execute(select(RunRecord.status, RunRecord.source, RunRecord.params)).one() == ("ready", "retriever", {"k": 50})
+        assert s.execute(select(RunRecord.status, RunRecord.source, RunRecord.params)).one() == (
+            "ready",
+            "retriever",
+            {"k": 50},
+        )
     with pytest.raises(ImportConflict, match="already exists"):
         store_run(store, "c", "bm25", run)
     with store.write() as s:
@@ -333,11 +418,18 @@ def test_a_merge_stopped_half_way_is_completed_by_running_it_again(store, monkey
 
     monkeypatch.setattr(importer, "_heartbeat", failing)
     with pytest.raises(RuntimeError):
-        import_source(store, _source(passages, queries), name="c", format="t", location="m", mode="merge", chunk_rows=1_000)
+        import_source(
+            store, _source(passages, queries), name="c", format="t", location="m", mode="merge", chunk_rows=1_000
+        )
     assert _counts(store)["passages"] == 2_000  # d0 plus the two chunks written before the failure
     monkeypatch.setattr(importer, "_heartbeat", real)
     summary = import_source(store, _source(passages, queries), name="c", format="t", location="m", mode="merge")
-    assert (summary.passages_added, summary.passages_skipped, summary.queries_added, summary.queries_skipped) == (3_000, 2_000, 0, 2)
+    assert (summary.passages_added, summary.passages_skipped, summary.queries_added, summary.queries_skipped) == (
+        3_000,
+        2_000,
+        0,
+        2,
+    )
     with store.read() as s:
         assert [p.ext_id for p in s.scalars(select(PassageRow).order_by(PassageRow.id))] == [p.id for p in passages]
 
@@ -346,18 +438,40 @@ def test_drop_stale_imports_removes_only_stale_staged_containers(store):
     """On both stores: a stale staged collection with everything in it, a stale run and qrels version of a ready
     collection go; a fresh staged collection and everything ready stay."""
     with store.write() as s:
-        import_collection(s, _source([Passage("d1", "x")], [Query("q1", "y")], [QrelEntry("q1", "d1", 1)], {"bm25": [RunEntry("q1", "d1", 1.0)]}),
-                          name="c", format="t", location="m")
+        import_collection(
+            s,
+            _source(
+                [Passage("d1", "x")],
+                [Query("q1", "y")],
+                [QrelEntry("q1", "d1", 1)],
+                {"bm25": [RunEntry("q1", "d1", 1.0)]},
+            ),
+            name="c",
+            format="t",
+            location="m",
+        )
         ready = s.scalar(select(Collection.id))
         old = utcnow() - timedelta(minutes=10)
-        half = s.execute(insert(Collection).values(name="half", status="importing", staged_at=old)).inserted_primary_key[0]
+        half = s.execute(
+            insert(Collection).values(name="half", status="importing", staged_at=old)
+        ).inserted_primary_key[0]
         s.execute(insert(PassageRow), [{"collection_id": half, "ext_id": f"p{i}", "text": "t"} for i in range(250)])
         s.execute(insert(QueryRecord), [{"collection_id": half, "ext_id": f"q{i}", "text": "t"} for i in range(30)])
         for cid, name in ((half, "r"), (ready, "staged-run")):
-            rid = s.execute(insert(RunRecord).values(collection_id=cid, name=name, status="importing", staged_at=old, params={})).inserted_primary_key[0]
-            s.execute(insert(RunEntryRecord), [{"run_id": rid, "query_id": f"q{i % 7}", "doc_id": f"p{i}", "score": 1.0} for i in range(120)])
-        vid = s.execute(insert(QrelsVersion).values(collection_id=ready, name="staged-qrels", status="importing", staged_at=old)).inserted_primary_key[0]
-        s.execute(insert(QrelsEntry), [{"version_id": vid, "query_id": f"q{i % 5}", "doc_id": f"p{i}", "grade": 1} for i in range(90)])
+            rid = s.execute(
+                insert(RunRecord).values(collection_id=cid, name=name, status="importing", staged_at=old, params={})
+            ).inserted_primary_key[0]
+            s.execute(
+                insert(RunEntryRecord),
+                [{"run_id": rid, "query_id": f"q{i % 7}", "doc_id": f"p{i}", "score": 1.0} for i in range(120)],
+            )
+        vid = s.execute(
+            insert(QrelsVersion).values(collection_id=ready, name="staged-qrels", status="importing", staged_at=old)
+        ).inserted_primary_key[0]
+        s.execute(
+            insert(QrelsEntry),
+            [{"version_id": vid, "query_id": f"q{i % 5}", "doc_id": f"p{i}", "grade": 1} for i in range(90)],
+        )
         s.execute(insert(Collection).values(name="live", status="importing", staged_at=utcnow()))
     assert drop_stale_imports(store.engine, stale_after=timedelta(minutes=30), chunk=40) == 0  # none that old
     assert drop_stale_imports(store.engine, chunk=40) == 3  # older than the default 5 minutes
@@ -366,7 +480,14 @@ def test_drop_stale_imports_removes_only_stale_staged_containers(store):
         assert list(s.scalars(select(RunRecord.name))) == ["bm25"]
         assert list(s.scalars(select(QrelsVersion.name))) == ["imported"]
     assert {k: v for k, v in _counts(store).items() if k != "imports"} == {
-        "collections": 2, "passages": 1, "queries": 1, "qrels_versions": 1, "qrels_entries": 1, "runs": 1, "run_entries": 1}
+        "collections": 2,
+        "passages": 1,
+        "queries": 1,
+        "qrels_versions": 1,
+        "qrels_entries": 1,
+        "runs": 1,
+        "run_entries": 1,
+    }
 
 
 def test_a_second_import_of_the_same_name_is_refused_while_the_first_is_still_reading(store):

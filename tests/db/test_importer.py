@@ -12,8 +12,17 @@ from sqlalchemy import func, select
 from core.errors import FormatError
 from core.types import CollectionSource, Passage, QrelEntry, Query, RunEntry
 from db.importer import ImportConflict, import_collection, import_source
-from db.models import Collection, Passage as PassageRow, QrelsEntry, QueryRecord, RunEntryRecord
-from db.queries import corpus_statistics, iter_passages, iter_queries, list_collections, load_qrels, load_run, split_statistics
+from db.models import Collection, QrelsEntry, QueryRecord, RunEntryRecord
+from db.models import Passage as PassageRow
+from db.queries import (
+    corpus_statistics,
+    iter_passages,
+    iter_queries,
+    list_collections,
+    load_qrels,
+    load_run,
+    split_statistics,
+)
 
 
 def _source(passages=(), queries=(), qrels=(), runs=None, language=None) -> CollectionSource:
@@ -35,7 +44,12 @@ QUERIES = [
     Query("q1", "capital of france", split="test", origin="q.jsonl:1"),
     Query("q2", "西安在哪个省", split="train", answers=["陕西", ["陕西省", "陕"]], origin="q.jsonl:2"),
 ]
-QRELS = [QrelEntry("q1", "d1", 3), QrelEntry("q1", "d2", 1), QrelEntry("q2", "<dbpedia:Arènes>", 2), QrelEntry("q2", "d9", -1)]
+QRELS = [
+    QrelEntry("q1", "d1", 3),
+    QrelEntry("q1", "d2", 1),
+    QrelEntry("q2", "<dbpedia:Arènes>", 2),
+    QrelEntry("q2", "d9", -1),
+]
 RUN = [RunEntry("q1", "d2", 1.5), RunEntry("q1", "d1", 1.5), RunEntry("q2", "d1", 0.25)]
 
 
@@ -57,16 +71,26 @@ def load(request, store):
 def _counts(store):
     with store.read() as s:
         return tuple(
-            s.scalar(select(func.count()).select_from(t)) for t in (Collection, PassageRow, QueryRecord, QrelsEntry, RunEntryRecord)
+            s.scalar(select(func.count()).select_from(t))
+            for t in (Collection, PassageRow, QueryRecord, QrelsEntry, RunEntryRecord)
         )
 
 
 def test_import_round_trips_every_field(store, load):
     summary = load(_source(PASSAGES, QUERIES, QRELS, {"bm25": RUN}), name="c", format="test", location="mem")
     assert summary.as_dict() == {
-        "collection": "c", "passages_added": 3, "passages_skipped": 0, "queries_added": 2, "queries_skipped": 0,
-        "qrels_added": 4, "qrels_skipped": 0, "qrels_version": "imported", "runs": {"bm25": 3},
-        "relevance_level": 2, "unknown_query_ids": 0, "unknown_passage_ids": 1,
+        "collection": "c",
+        "passages_added": 3,
+        "passages_skipped": 0,
+        "queries_added": 2,
+        "queries_skipped": 0,
+        "qrels_added": 4,
+        "qrels_skipped": 0,
+        "qrels_version": "imported",
+        "runs": {"bm25": 3},
+        "relevance_level": 2,
+        "unknown_query_ids": 0,
+        "unknown_passage_ids": 1,
         "notes": ["kept unknown ids (allowed) in the qrels and runs: 1 passage id ('d9')"],
     }
     with store.read() as s:
@@ -83,7 +107,13 @@ def test_import_round_trips_every_field(store, load):
         assert load_run(s, "c", "bm25") == {"q1": {"d2": 1.5, "d1": 1.5}, "q2": {"d1": 0.25}}
         [info] = list_collections(s)
         assert (info.name, info.language, info.passages, info.queries, info.runs, info.qrels_versions) == (
-            "c", "mixed", 3, 2, ["bm25"], ["imported"])
+            "c",
+            "mixed",
+            3,
+            2,
+            ["bm25"],
+            ["imported"],
+        )
 
 
 def test_statistics_per_split(store, load):
@@ -91,7 +121,13 @@ def test_statistics_per_split(store, load):
     with store.read() as s:
         train, test = split_statistics(s, "c", level=1)
         corpus = corpus_statistics(s, "c")
-    assert (train.split, train.queries, train.judged_pairs, train.relevant_pairs, train.relevant_passages) == ("train", 1, 2, 1, 1)
+    assert (train.split, train.queries, train.judged_pairs, train.relevant_pairs, train.relevant_passages) == (
+        "train",
+        1,
+        2,
+        1,
+        1,
+    )
     assert train.avg_query_chars == len("西安在哪个省")
     assert train.avg_relevant_passage_chars == len("西安是陕西省的省会。")
     assert (test.judged_pairs, test.relevant_pairs, test.avg_relevant_per_query) == (2, 2, 2.0)
@@ -110,7 +146,13 @@ def test_reimport_is_refused_and_leaves_store_unchanged(store, load):
 def test_merge_adds_new_and_skips_identical(store, load):
     load(_source(PASSAGES[:2], QUERIES[:1], QRELS[:1]), name="c", format="t", location="m")
     summary = load(_source(PASSAGES, QUERIES, QRELS), name="c", format="t", location="m", mode="merge")
-    assert (summary.passages_added, summary.passages_skipped, summary.queries_added, summary.qrels_added, summary.qrels_skipped) == (1, 2, 1, 3, 1)
+    assert (
+        summary.passages_added,
+        summary.passages_skipped,
+        summary.queries_added,
+        summary.qrels_added,
+        summary.qrels_skipped,
+    ) == (1, 2, 1, 3, 1)
     assert _counts(store)[1:4] == (3, 2, 4)
 
 
@@ -128,7 +170,13 @@ def test_merge_refuses_a_changed_passage_naming_its_line(store, load):
 def test_merge_refuses_a_changed_grade(store, load):
     load(_source(PASSAGES, QUERIES, QRELS), name="c", format="t", location="m")
     with pytest.raises(FormatError, match="already has grade 3"):
-        load(_source(qrels=[QrelEntry("q1", "d1", 0, origin="q.txt:4")]), name="c", format="t", location="m", mode="merge")
+        load(
+            _source(qrels=[QrelEntry("q1", "d1", 0, origin="q.txt:4")]),
+            name="c",
+            format="t",
+            location="m",
+            mode="merge",
+        )
 
 
 def test_duplicate_in_stream_is_located_and_nothing_is_kept(store, load):

@@ -16,8 +16,10 @@ def store_at_0008(request, tmp_path):
     yield from store_at(request, tmp_path, "0008")
 
 
-INSERT = text("insert into error_categories (collection_id, key, name, description, created_at) "
-              "values (:c, :k, 'N', '', '2026-01-01')")
+INSERT = text(
+    "insert into error_categories (collection_id, key, name, description, created_at) "
+    "values (:c, :k, 'N', '', '2026-01-01')"
+)
 
 
 def test_upgrade_creates_the_table_with_its_constraints_and_downgrade_drops_it(store_at_0008):
@@ -40,7 +42,10 @@ def test_upgrade_creates_the_table_with_its_constraints_and_downgrade_drops_it(s
     command.downgrade(alembic_config(engine), "0008")
     assert "error_categories" not in inspect(engine).get_table_names()
     with engine.connect() as s:
-        assert [s.execute(text(f"select count(*) from {t}")).scalar_one() for t in ("collections", "passages")] == [1, 1]
+        assert [s.execute(text(f"select count(*) from {t}")).scalar_one() for t in ("collections", "passages")] == [
+            1,
+            1,
+        ]
     command.upgrade(alembic_config(engine), "head")  # and up again, empty
     with engine.connect() as s:
         assert s.execute(text("select count(*) from error_categories")).scalar_one() == 0

@@ -13,8 +13,11 @@ from db.migrate import alembic_config
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def store_at_0005(request, tmp_path):
-    url = sqlite_url(tmp_path / "s.db") if request.param == "sqlite" else \
-        request.getfixturevalue("pg_databases").create(migrated=False)
+    url = (
+        sqlite_url(tmp_path / "s.db")
+        if request.param == "sqlite"
+        else request.getfixturevalue("pg_databases").create(migrated=False)
+    )
     store = Store(url)
     command.downgrade(alembic_config(store.engine), "0005")
     yield store
@@ -22,14 +25,23 @@ def store_at_0005(request, tmp_path):
 
 
 def _collection(s, name: str, grades: list[int]) -> None:
-    cid = s.execute(text("insert into collections (name, description, created_at) "
-                         "values (:n, '', '2026-01-01') returning id"), {"n": name}).scalar_one()
+    cid = s.execute(
+        text("insert into collections (name, description, created_at) values (:n, '', '2026-01-01') returning id"),
+        {"n": name},
+    ).scalar_one()
     if grades:
-        vid = s.execute(text("insert into qrels_versions (collection_id, name, source, note, created_at) "
-                             "values (:c, 'imported', 'import', '', '2026-01-01') returning id"), {"c": cid}).scalar_one()
+        vid = s.execute(
+            text(
+                "insert into qrels_versions (collection_id, name, source, note, created_at) "
+                "values (:c, 'imported', 'import', '', '2026-01-01') returning id"
+            ),
+            {"c": cid},
+        ).scalar_one()
         for i, grade in enumerate(grades):
-            s.execute(text("insert into qrels_entries (version_id, query_id, doc_id, grade) values (:v, 'q', :d, :g)"),
-                      {"v": vid, "d": f"d{i}", "g": grade})
+            s.execute(
+                text("insert into qrels_entries (version_id, query_id, doc_id, grade) values (:v, 'q', :d, :g)"),
+                {"v": vid, "d": f"d{i}", "g": grade},
+            )
 
 
 def test_existing_collections_get_level_1_when_binary_else_2(store_at_0005):
@@ -45,8 +57,10 @@ def test_existing_collections_get_level_1_when_binary_else_2(store_at_0005):
 
 def test_usernames_differing_only_in_case_are_refused_by_the_database(store_at_0005):
     command.upgrade(alembic_config(store_at_0005.engine), "head")
-    insert = text("insert into users (username, password_hash, role, active, created_at) "
-                  "values (:u, 'x', 'admin', true, '2026-01-01')")
+    insert = text(
+        "insert into users (username, password_hash, role, active, created_at) "
+        "values (:u, 'x', 'admin', true, '2026-01-01')"
+    )
     with store_at_0005.engine.begin() as s:
         s.execute(insert, {"u": "admin0"})
     with pytest.raises(IntegrityError):
@@ -55,8 +69,10 @@ def test_usernames_differing_only_in_case_are_refused_by_the_database(store_at_0
 
 
 def test_upgrade_names_the_usernames_that_clash_in_case(store_at_0005):
-    insert = text("insert into users (username, password_hash, role, active, created_at) "
-                  "values (:u, 'x', 'admin', true, '2026-01-01')")
+    insert = text(
+        "insert into users (username, password_hash, role, active, created_at) "
+        "values (:u, 'x', 'admin', true, '2026-01-01')"
+    )
     with store_at_0005.engine.begin() as s:
         s.execute(insert, {"u": "Ann"})
         s.execute(insert, {"u": "ann"})
@@ -71,11 +87,15 @@ def test_downgrading_0006_keeps_the_collections_contents(store_at_0005):
     with engine.begin() as s:
         _collection(s, "c", [0, 1])
         cid = s.execute(text("select id from collections where name = 'c'")).scalar_one()
-        s.execute(text("insert into passages (collection_id, ext_id, title, text) values (:c, 'p', '', 't')"), {"c": cid})
+        s.execute(
+            text("insert into passages (collection_id, ext_id, title, text) values (:c, 'p', '', 't')"), {"c": cid}
+        )
     command.downgrade(alembic_config(engine), "0005")
     with engine.connect() as s:
-        counts = [s.execute(text(f"select count(*) from {t}")).scalar_one()
-                  for t in ("collections", "passages", "qrels_versions", "qrels_entries")]
+        counts = [
+            s.execute(text(f"select count(*) from {t}")).scalar_one()
+            for t in ("collections", "passages", "qrels_versions", "qrels_entries")
+        ]
     assert counts == [1, 1, 1, 2]
 
 
@@ -85,9 +105,16 @@ def test_0007_upgrade_and_downgrade_keep_every_collections_contents(store_at_000
     with engine.begin() as s:
         _collection(s, "c", [0, 1, 2])
         cid = s.execute(text("select id from collections where name = 'c'")).scalar_one()
-        s.execute(text("insert into passages (collection_id, ext_id, title, text) values (:c, 'p', '', 't')"), {"c": cid})
-        s.execute(text("insert into runs (collection_id, name, source, params, created_at) "
-                       "values (:c, 'r', 'import', '{}', '2026-01-01')"), {"c": cid})
+        s.execute(
+            text("insert into passages (collection_id, ext_id, title, text) values (:c, 'p', '', 't')"), {"c": cid}
+        )
+        s.execute(
+            text(
+                "insert into runs (collection_id, name, source, params, created_at) "
+                "values (:c, 'r', 'import', '{}', '2026-01-01')"
+            ),
+            {"c": cid},
+        )
     tables = ("collections", "passages", "runs", "qrels_versions", "qrels_entries")
     for target in ("head", "0005"):
         (command.upgrade if target == "head" else command.downgrade)(alembic_config(engine), target)

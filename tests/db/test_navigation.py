@@ -13,7 +13,15 @@ import pytest
 from sqlalchemy import select, update
 
 from core.types import CollectionSource, Passage, Query
-from db.annotation import Forbidden, MyPackage, StaleSubmission, create_assignments, my_packages, next_item, record_judgment
+from db.annotation import (
+    Forbidden,
+    MyPackage,
+    StaleSubmission,
+    create_assignments,
+    my_packages,
+    next_item,
+    record_judgment,
+)
 from db.models import Assignment, FinalLabel, Judgment, Package, utcnow
 from db.models import Passage as PassageRow
 from db.navigation import history, median_seconds, open_own_item, overview
@@ -50,8 +58,11 @@ def _serve(store, uid):
 def _package_order(store, uid) -> list[list[int]]:
     """The user's assignment ids per package, in serving order."""
     with store.read() as s:
-        rows = s.execute(select(Assignment.package_id, Assignment.id).where(Assignment.user_id == uid)
-                         .order_by(Assignment.package_id, Assignment.order_index, Assignment.id)).all()
+        rows = s.execute(
+            select(Assignment.package_id, Assignment.id)
+            .where(Assignment.user_id == uid)
+            .order_by(Assignment.package_id, Assignment.order_index, Assignment.id)
+        ).all()
     packages: dict[int, list[int]] = {}
     for pid, aid in rows:
         packages.setdefault(pid, []).append(aid)
@@ -108,10 +119,20 @@ def test_relabel_appends_and_re_resolves(world):
     store, users = world
     a1, a2, a3 = (users[n] for n in ("ann1", "ann2", "ann3"))
     with store.read() as s:
-        pair = s.execute(select(Assignment.query_id, Assignment.passage_id).where(Assignment.user_id == a1)
-                         .order_by(Assignment.id).limit(1)).one()
-        aids = {u: s.scalar(select(Assignment.id).where(Assignment.user_id == u, Assignment.query_id == pair[0],
-                                                        Assignment.passage_id == pair[1])) for u in (a1, a2, a3)}
+        pair = s.execute(
+            select(Assignment.query_id, Assignment.passage_id)
+            .where(Assignment.user_id == a1)
+            .order_by(Assignment.id)
+            .limit(1)
+        ).one()
+        aids = {
+            u: s.scalar(
+                select(Assignment.id).where(
+                    Assignment.user_id == u, Assignment.query_id == pair[0], Assignment.passage_id == pair[1]
+                )
+            )
+            for u in (a1, a2, a3)
+        }
     for u, g in ((a1, 1), (a2, 2), (a3, 2)):
         _judge(store, u, aids[u], g)
     with pytest.raises(StaleSubmission, match="already labelled"):  # a plain second label is refused
@@ -120,10 +141,14 @@ def test_relabel_appends_and_re_resolves(world):
     assert (resolution.grade, resolution.method) == (2, "unanimous")
     assert _judge(store, a1, aids[a1], 2, relabel=True, token="t-relabel") is None  # the same submission: once
     with store.read() as s:
-        log = s.execute(select(Judgment.action, Judgment.grade).where(Judgment.assignment_id == aids[a1])
-                        .order_by(Judgment.id)).all()
-        final = s.execute(select(FinalLabel.grade, FinalLabel.method).where(FinalLabel.query_id == pair[0],
-                                                                            FinalLabel.passage_id == pair[1])).one()
+        log = s.execute(
+            select(Judgment.action, Judgment.grade).where(Judgment.assignment_id == aids[a1]).order_by(Judgment.id)
+        ).all()
+        final = s.execute(
+            select(FinalLabel.grade, FinalLabel.method).where(
+                FinalLabel.query_id == pair[0], FinalLabel.passage_id == pair[1]
+            )
+        ).one()
         item, standing = open_own_item(s, a1, aids[a1])
     assert [tuple(r) for r in log] == [("label", 1), ("label", 2)]  # both kept, append-only
     assert tuple(final) == (2, "unanimous") and standing == 2
@@ -150,7 +175,10 @@ def test_history_is_in_first_handled_order_with_the_standing_label(world):
         last_two = history(s, uid, limit=2)
         other = history(s, users["ann4"])
     assert [(e.assignment_id, e.grade, e.mark, e.open) for e in entries] == [
-        (a, 3, None, True), (b, None, "skip", True), (c, None, "flag", True)]
+        (a, 3, None, True),
+        (b, None, "skip", True),
+        (c, None, "flag", True),
+    ]
     assert entries[0].query == "first query" and entries[0].passage.startswith("passage text")
     assert [e.assignment_id for e in last_two] == [b, c]
     assert other == []
@@ -160,20 +188,30 @@ def test_my_packages_lists_adjudication_items(world):
     store, users = world
     a1, a2, a3, a4 = (users[n] for n in ("ann1", "ann2", "ann3", "ann4"))
     with store.read() as s:
-        pair = s.execute(select(Assignment.query_id, Assignment.passage_id).where(Assignment.user_id == a1)
-                         .order_by(Assignment.id).limit(1)).one()
+        pair = s.execute(
+            select(Assignment.query_id, Assignment.passage_id)
+            .where(Assignment.user_id == a1)
+            .order_by(Assignment.id)
+            .limit(1)
+        ).one()
     for u, g in ((a1, 0), (a2, 1), (a3, 2)):  # a three-way split: a 4th annotator from the pool's own set
         with store.read() as s:
-            aid = s.scalar(select(Assignment.id).where(Assignment.user_id == u, Assignment.query_id == pair[0],
-                                                       Assignment.passage_id == pair[1]))
+            aid = s.scalar(
+                select(Assignment.id).where(
+                    Assignment.user_id == u, Assignment.query_id == pair[0], Assignment.passage_id == pair[1]
+                )
+            )
         _judge(store, u, aid, g)
     with store.write() as s:  # the adjudication goes to ann4 here whatever the pool rule picks
         s.execute(update(Assignment).where(Assignment.purpose == "fourth").values(user_id=a4))
         fourth = s.scalar(select(Assignment.id).where(Assignment.purpose == "fourth"))
     if fourth is None:  # nobody eligible: give it to ann4 by hand, as an admin's reassignment would
         with store.write() as s:
-            s.add(Assignment(query_id=pair[0], passage_id=pair[1], user_id=a4, package="ann4-adjudication",
-                             purpose="fourth"))
+            s.add(
+                Assignment(
+                    query_id=pair[0], passage_id=pair[1], user_id=a4, package="ann4-adjudication", purpose="fourth"
+                )
+            )
     with store.read() as s:
         listed = my_packages(s, a4)
         item = next_item(s, a4)
@@ -181,8 +219,9 @@ def test_my_packages_lists_adjudication_items(world):
     assert item.purpose == "fourth"
     _judge(store, a4, item.assignment_id, 1)
     with store.read() as s:
-        assert my_packages(s, a4) == [MyPackage(id=None, name="adjudication", status="done", done=1, total=1,
-                                                purpose="fourth")]
+        assert my_packages(s, a4) == [
+            MyPackage(id=None, name="adjudication", status="done", done=1, total=1, purpose="fourth")
+        ]
         assert [p.purpose for p in my_packages(s, a1)] == ["label", "label"]
 
 
@@ -194,8 +233,17 @@ def test_overview_estimates_time_left_from_own_timestamps(world):
     with store.write() as s:  # judgments 10 s, then 30 s apart, then a three-hour break that must not count
         for aid, grade, offset in zip(order[:3], (0, 1, 2), (0, 10, 40), strict=True):
             a = s.get(Assignment, aid)
-            s.add(Judgment(assignment_id=aid, query_id=a.query_id, passage_id=a.passage_id, user_id=uid,
-                           action="label", grade=grade, created_at=start + timedelta(seconds=offset)))
+            s.add(
+                Judgment(
+                    assignment_id=aid,
+                    query_id=a.query_id,
+                    passage_id=a.passage_id,
+                    user_id=uid,
+                    action="label",
+                    grade=grade,
+                    created_at=start + timedelta(seconds=offset),
+                )
+            )
     _judge(store, uid, order[3], 3)  # now: hours after the third
     with store.read() as s:
         mine = overview(s, uid)
@@ -222,7 +270,8 @@ def test_passages_texts_only(world):
     _judge(store, uid, aid, 2)
     with store.read() as s:
         [entry] = history(s, uid)
-        passage = s.scalar(select(PassageRow.text).join(Assignment, Assignment.passage_id == PassageRow.id)
-                           .where(Assignment.id == aid))
+        passage = s.scalar(
+            select(PassageRow.text).join(Assignment, Assignment.passage_id == PassageRow.id).where(Assignment.id == aid)
+        )
     assert set(vars(entry)) == {"assignment_id", "package", "query", "passage", "grade", "mark", "open"}
     assert entry.passage == passage

@@ -36,15 +36,23 @@ POOL = {
 def test_pool_round_trips_with_provenance_and_selection(seeded):
     with seeded.write() as s:
         summary = save_pool(
-            s, "c", "p1", POOL, method="depth", params={"depth": 2},
-            selection={"q1": ["b", "c", "a"]}, duplicates={"q1": {"c": "b"}},
+            s,
+            "c",
+            "p1",
+            POOL,
+            method="depth",
+            params={"depth": 2},
+            selection={"q1": ["b", "c", "a"]},
+            duplicates={"q1": {"c": "b"}},
         )
     assert (summary.queries, summary.pairs, summary.duplicates, summary.missing_documents) == (2, 3, 1, 1)
     assert summary.missing_examples == ["zz"] and summary.selected == 2
     with seeded.read() as s:
         pool, selected = load_pool(s, "c", "p1")
         [info] = list_pools(s, "c")
-    assert pool == {"q1": {"a": [("bm25", 1, 3.0)], "b": [("bm25", 2, 2.0), ("dense", 1, 0.9)], "c": [("dense", 2, 0.8)]}}
+    assert pool == {
+        "q1": {"a": [("bm25", 1, 3.0)], "b": [("bm25", 2, 2.0), ("dense", 1, 0.9)], "c": [("dense", 2, 0.8)]}
+    }
     assert selected == {"q1": ["b", "a"]}  # c was a near-duplicate of b
     assert (info.name, info.method, info.pairs, info.selected, info.params) == ("p1", "depth", 3, 2, {"depth": 2})
 
@@ -77,8 +85,9 @@ def test_prelabels_replace_per_pair(seeded):
         assert load_prelabels(s, "c") == {"q1": {"a": 0.75}, "q2": {"b": 0.6}}
 
 
-@pytest.mark.parametrize("name, problem", [("", "must not be empty"), (" p", "whitespace"), ("p\n1", "printable"),
-                                           ("p" * 201, "200")])
+@pytest.mark.parametrize(
+    "name, problem", [("", "must not be empty"), (" p", "whitespace"), ("p\n1", "printable"), ("p" * 201, "200")]
+)
 def test_pool_names_follow_the_name_rule_and_nothing_is_stored(seeded, name, problem):
     with pytest.raises(ValueError, match=problem):
         with seeded.write() as s:

@@ -21,7 +21,14 @@ from db.importer import import_collection
 from db.models import Assignment, Judgment, Package, QcItem, QcRound, QueryRecord
 from db.models import Passage as PassageRow
 from db.pools import save_pool
-from db.rework import disputed_items, qc_round_tables, relabel_disputed, round_disagreements, rework_packages, unanswered
+from db.rework import (
+    disputed_items,
+    qc_round_tables,
+    relabel_disputed,
+    rework_packages,
+    round_disagreements,
+    unanswered,
+)
 from db.users import add_user
 
 DOCS = [f"d{i}" for i in range(10)]
@@ -67,8 +74,14 @@ def _ids(s, doc):
 def _assignment(store, user_id, doc, purpose="label"):
     with store.read() as s:
         q, d = _ids(s, doc)
-        return s.scalar(select(Assignment.id).where(Assignment.user_id == user_id, Assignment.query_id == q,
-                                                    Assignment.passage_id == d, Assignment.purpose == purpose))
+        return s.scalar(
+            select(Assignment.id).where(
+                Assignment.user_id == user_id,
+                Assignment.query_id == q,
+                Assignment.passage_id == d,
+                Assignment.purpose == purpose,
+            )
+        )
 
 
 def _label(store, user_id, doc, grade, **kw):
@@ -103,12 +116,24 @@ def test_a_package_with_planted_errors_returns_exactly_its_disagreements(loop):
     ]
     # the texts as stored (the screen escapes them), nothing answered yet, the current label is the old one
     assert [(i.query, i.passage, i.title, i.round_no, i.current_label, i.answered, i.scale) for i in items][0] == (
-        "first <i>query</i>", "passage <b>text</b> d0", "T", 1, 2, False, "graded")
+        "first <i>query</i>",
+        "passage <b>text</b> d0",
+        "T",
+        1,
+        2,
+        False,
+        "graded",
+    )
     with store.read() as s:
         assert [i.assignment_id for i in items] == [_assignment(store, users["ann1"], d) for d in ("d0", "d3", "d7")]
         [rework] = rework_packages(s, users["ann1"])
         assert (rework.name, rework.round_no, rework.accuracy, rework.answered, len(rework.items)) == (
-            "ann1-p001", 1, 0.7, 0, 3)
+            "ann1-p001",
+            1,
+            0.7,
+            0,
+            3,
+        )
         assert rework_packages(s, users["ann2"]) == []
         with pytest.raises(Forbidden, match="this package is not yours"):
             disputed_items(s, users["ann2"], package)
@@ -120,8 +145,10 @@ def test_resubmit_is_refused_until_every_disputed_item_is_answered_then_the_next
     with store.write() as s:
         with pytest.raises(ValueError) as refused:
             resubmit_package(s, ann, package)
-    assert str(refused.value) == ("package ann1-p001 was not resubmitted: 3 disputed item(s) not yet relabelled or "
-                                  "confirmed (q1 / d0, q1 / d3, q2 / d7)")
+    assert str(refused.value) == (
+        "package ann1-p001 was not resubmitted: 3 disputed item(s) not yet relabelled or "
+        "confirmed (q1 / d0, q1 / d3, q2 / d7)"
+    )
     with store.read() as s:
         assert s.get(Package, package).status == "revise"
     # relabel d0 and d3 (a repeat of the same render token stores nothing more)
@@ -146,7 +173,10 @@ def test_resubmit_is_refused_until_every_disputed_item_is_answered_then_the_next
     with store.read() as s:
         items = disputed_items(s, ann, package)
         assert [(i.passage_id, i.annotator_label, i.current_label, i.answered) for i in items] == [
-            ("d0", 2, 0, True), ("d3", 1, 3, True), ("d7", 0, 3, True)]
+            ("d0", 2, 0, True),
+            ("d3", 1, 3, True),
+            ("d7", 0, 3, True),
+        ]
         assert unanswered(s, package) == []
         # append-only: ann1 has 10 first labels and 3 relabels, nothing was changed in place
         assert s.scalar(select(func.count()).select_from(Judgment).where(Judgment.user_id == ann)) == 13
@@ -160,10 +190,14 @@ def test_resubmit_is_refused_until_every_disputed_item_is_answered_then_the_next
     with store.read() as s:
         r1, r2 = s.get(QcRound, round1), s.get(QcRound, round2)
         assert (r2.round_no, r2.seed) == (2, round_seed(1, "ann1-p001", 2)) and r2.seed != r1.seed
-        pairs = s.execute(select(Assignment.query_id, Assignment.passage_id).where(Assignment.package_id == package)).all()
+        pairs = s.execute(
+            select(Assignment.query_id, Assignment.passage_id).where(Assignment.package_id == package)
+        ).all()
         keys = [(str(q), str(p)) for q, p in pairs]
-        sampled = {(str(q), str(p)) for q, p in s.execute(select(QcItem.query_id, QcItem.passage_id)
-                                                             .where(QcItem.qc_round_id == round2))}
+        sampled = {
+            (str(q), str(p))
+            for q, p in s.execute(select(QcItem.query_id, QcItem.passage_id).where(QcItem.qc_round_id == round2))
+        }
         assert sampled == set(sample_for_qc(keys, size=8, seed=r2.seed)) and len(sampled) == 8
     _review(store, users)  # the reviewers' round-1 labels on the same pairs still stand: nothing new to review
     with store.write() as s:
@@ -175,9 +209,14 @@ def test_resubmit_is_refused_until_every_disputed_item_is_answered_then_the_next
         # every round's table stays as it was decided, whatever was relabelled since
         tables = qc_round_tables(s, package)
         assert [(t.round_no, t.status, t.accuracy, t.n_checked, t.annotator) for t in tables] == [
-            (1, "revise", 0.7, 10, "ann1"), (2, "passed", 1.0, 8, "ann1")]
+            (1, "revise", 0.7, 10, "ann1"),
+            (2, "passed", 1.0, 8, "ann1"),
+        ]
         assert [(i.passage_id, i.annotator_label, i.reviewer_labels) for i in tables[0].items] == [
-            ("d0", 2, {"rev1": 0, "rev2": 0}), ("d3", 1, {"rev1": 3, "rev2": 3}), ("d7", 0, {"rev1": 3, "rev2": 3})]
+            ("d0", 2, {"rev1": 0, "rev2": 0}),
+            ("d3", 1, {"rev1": 3, "rev2": 3}),
+            ("d7", 0, {"rev1": 3, "rev2": 3}),
+        ]
         assert tables[1].items == []
         assert round_disagreements(s, round1) == tables[0].items
 
@@ -189,10 +228,15 @@ def test_confirming_a_label_unchanged_counts_as_answered(loop):
         with store.write() as s:
             assert relabel_disputed(s, ann, _assignment(store, ann, doc), grade) is True
     with store.read() as s:
-        notes = s.scalars(select(Judgment.note).where(Judgment.user_id == ann, Judgment.note != "")
-                          .order_by(Judgment.id)).all()
+        notes = s.scalars(
+            select(Judgment.note).where(Judgment.user_id == ann, Judgment.note != "").order_by(Judgment.id)
+        ).all()
         assert notes == ["kept after QC round 1"] * 3
-        assert [(i.current_label, i.answered) for i in disputed_items(s, ann, package)] == [(2, True), (1, True), (0, True)]
+        assert [(i.current_label, i.answered) for i in disputed_items(s, ann, package)] == [
+            (2, True),
+            (1, True),
+            (0, True),
+        ]
     with store.write() as s:
         resubmit_package(s, ann, package)
     with store.write() as s:  # once resubmitted, the item takes no more rework labels
@@ -236,8 +280,11 @@ def test_no_new_round_while_a_package_is_returned_or_under_review(loop):
 
 def test_a_reviewer_who_flags_a_qc_item_gets_it_back_and_the_round_closes(store):
     """A flag on a QC item is the reviewer's note: the item comes back after the rest, so the round can close."""
-    source = CollectionSource(passages=lambda: iter([Passage(d, f"passage {d}") for d in DOCS[:4]]),
-                              queries=lambda: iter([Query("q1", "first query")]), qrels=lambda: iter(()))
+    source = CollectionSource(
+        passages=lambda: iter([Passage(d, f"passage {d}") for d in DOCS[:4]]),
+        queries=lambda: iter([Query("q1", "first query")]),
+        qrels=lambda: iter(()),
+    )
     with store.write() as s:
         import_collection(s, source, name="c", format="t", location="m")
         save_pool(s, "c", "p", {"q1": {d: [] for d in DOCS[:4]}}, method="depth")
@@ -272,8 +319,11 @@ def test_a_reviewer_who_flags_a_qc_item_gets_it_back_and_the_round_closes(store)
 
 
 def test_a_package_with_a_flagged_item_says_why_it_cannot_start_qc(store):
-    source = CollectionSource(passages=lambda: iter([Passage(d, f"passage {d}") for d in DOCS[:3]]),
-                              queries=lambda: iter([Query("q1", "first query")]), qrels=lambda: iter(()))
+    source = CollectionSource(
+        passages=lambda: iter([Passage(d, f"passage {d}") for d in DOCS[:3]]),
+        queries=lambda: iter([Query("q1", "first query")]),
+        qrels=lambda: iter(()),
+    )
     with store.write() as s:
         import_collection(s, source, name="c", format="t", location="m")
         save_pool(s, "c", "p", {"q1": {d: [] for d in DOCS[:3]}}, method="depth")

@@ -11,15 +11,24 @@ from db.queries import NotFound, passages_by_id
 
 def _collection(store, name, passages):
     source = CollectionSource(
-        passages=lambda: iter(passages), queries=lambda: iter([Query("q1", "query")]), qrels=lambda: iter(()),
+        passages=lambda: iter(passages),
+        queries=lambda: iter([Query("q1", "query")]),
+        qrels=lambda: iter(()),
     )
     with store.write() as s:
         import_collection(s, source, name=name, format="t", location="m")
 
 
 def test_passages_by_id_returns_only_the_asked_passages_of_that_collection(store):
-    _collection(store, "a", [Passage("d1", "one", title="T1", doc_id="D", position=0, language="en"),
-                             Passage("d2", "two <b>", doc_id="D", position=1), Passage("d3", "three")])
+    _collection(
+        store,
+        "a",
+        [
+            Passage("d1", "one", title="T1", doc_id="D", position=0, language="en"),
+            Passage("d2", "two <b>", doc_id="D", position=1),
+            Passage("d3", "three"),
+        ],
+    )
     _collection(store, "b", [Passage("d1", "other collection"), Passage("d9", "nine")])
     with store.read() as s:
         found = passages_by_id(s, "a", ["d2", "d1", "d2", "d9", "missing"])
@@ -37,13 +46,24 @@ def test_passages_by_id_returns_only_the_asked_passages_of_that_collection(store
 def test_passage_lengths_and_document_layout(store):
     from db.queries import document_layout, passage_lengths
 
-    _collection(store, "a", [Passage("d1", "one", doc_id="D", position=0), Passage("d2", "中文字符", doc_id="D", position=2),
-                             Passage("e1", "eee", doc_id="E", position=0), Passage("e2", "e", doc_id="E", position=1),
-                             Passage("f", "free-standing")])
+    _collection(
+        store,
+        "a",
+        [
+            Passage("d1", "one", doc_id="D", position=0),
+            Passage("d2", "中文字符", doc_id="D", position=2),
+            Passage("e1", "eee", doc_id="E", position=0),
+            Passage("e2", "e", doc_id="E", position=1),
+            Passage("f", "free-standing"),
+        ],
+    )
     _collection(store, "b", [Passage("d1", "other", doc_id="D", position=7)])
     with store.read() as s:
         assert sorted(passage_lengths(s, "a")) == [1, 3, 3, 4, 13]  # characters, not bytes
         layout = document_layout(s, "a", ["d2", "f", "missing"], chunk=1)
     # every passage of D (the document of d2), f alone, nothing of E or of collection b; no text loaded
     assert sorted((p.id, p.doc_id, p.position, p.text) for p in layout) == [
-        ("d1", "D", 0, ""), ("d2", "D", 2, ""), ("f", None, None, "")]
+        ("d1", "D", 0, ""),
+        ("d2", "D", 2, ""),
+        ("f", None, None, ""),
+    ]

@@ -22,8 +22,9 @@ RUN = {"q1": {"d1": HIGH, "d2": LOW, "d0": 0.5}}
 
 @pytest.fixture
 def world(store):
-    source = CollectionSource(passages=lambda: iter(PASSAGES), queries=lambda: iter([Query("q1", "which")]),
-                              qrels=lambda: iter(()))
+    source = CollectionSource(
+        passages=lambda: iter(PASSAGES), queries=lambda: iter([Query("q1", "which")]), qrels=lambda: iter(())
+    )
     with store.write() as s:
         import_collection(s, source, name="c", format="t", location="m")
         save_run(s, "c", "r", RUN)

@@ -12,8 +12,9 @@ from db.users import add_user, set_active
 
 
 def _collection(store, name):
-    source = CollectionSource(passages=lambda: iter(()), queries=lambda: iter([Query("q1", "query")]),
-                              qrels=lambda: iter(()))
+    source = CollectionSource(
+        passages=lambda: iter(()), queries=lambda: iter([Query("q1", "query")]), qrels=lambda: iter(())
+    )
     with store.write() as s:
         import_collection(s, source, name=name, format="t", location="m")
 
@@ -61,8 +62,10 @@ def test_only_an_active_admin_changes_it_from_the_app(store):
         set_relevance_level(s, "a", 1)
         admin = add_user(s, "boss", "correct horse", "admin").id
         reviewer = add_user(s, "rev", "correct horse", "reviewer").id
-    with pytest.raises(SignedOut, match="this reviewer account may not change a collection's relevance level"), \
-            store.write() as s:
+    with (
+        pytest.raises(SignedOut, match="this reviewer account may not change a collection's relevance level"),
+        store.write() as s,
+    ):
         set_relevance_level(s, "a", 2, acting_user_id=reviewer)
     assert _levels(store) == {"a": (1, 1)}
     with store.write() as s:
@@ -82,9 +85,11 @@ def test_error_sampling_defaults_to_the_collections_level(store):
     from db.error_analysis import failing_queries, sample_error_pairs
     from db.importer import save_run
 
-    source = CollectionSource(passages=lambda: iter([Passage("d1", "one"), Passage("d2", "two")]),
-                              queries=lambda: iter([Query("q1", "query"), Query("q2", "other")]),
-                              qrels=lambda: iter(()))
+    source = CollectionSource(
+        passages=lambda: iter([Passage("d1", "one"), Passage("d2", "two")]),
+        queries=lambda: iter([Query("q1", "query"), Query("q2", "other")]),
+        qrels=lambda: iter(()),
+    )
     with store.write() as s:
         import_collection(s, source, name="c", format="t", location="m")
         save_run(s, "c", "r", {"q1": {"d1": 2.0, "d2": 1.0}, "q2": {"d2": 1.0}})

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from sqlalchemy import select
 
 from core.types import CollectionSource, Passage, Query
+from db.adjudication import set_pool_adjudicators
 from db.annotation import (
     close_qc_round,
     create_assignments,
@@ -19,7 +20,6 @@ from db.annotation import (
     start_qc_round,
     undo_last,
 )
-from db.adjudication import set_pool_adjudicators
 from db.importer import import_collection
 from db.models import Assignment, Package, QueryRecord
 from db.models import Passage as PassageRow
@@ -79,7 +79,11 @@ def _ids(store, doc):
 def _act(store, user_id, doc, grade=None, *, action="label", elapsed_ms=None, note=""):
     q, d = _ids(store, doc)
     with store.write() as s:
-        aid = s.scalar(select(Assignment.id).where(Assignment.user_id == user_id, Assignment.query_id == q, Assignment.passage_id == d))
+        aid = s.scalar(
+            select(Assignment.id).where(
+                Assignment.user_id == user_id, Assignment.query_id == q, Assignment.passage_id == d
+            )
+        )
         # relabel: the fixture relabels d4 and flags labelled items on purpose
         record_judgment(s, user_id, aid, grade, action=action, elapsed_ms=elapsed_ms, note=note, relabel=True)
 
@@ -152,9 +156,20 @@ def test_pair_review_shows_labels_final_label_and_override_history(judged):
     with store.read() as s:
         pair = pair_review(s, "c", "q2", "d5")
         pairs = reviewable_pairs(s, "c")
-    assert (pair.query, pair.passage, pair.labels) == ("second <b>query</b>", "passage text d5", {"ann1": 1, "ann2": 1, "ann3": 1})
-    assert (pair.final_grade, pair.method, pair.reason, pair.state) == (0, "overridden", "the passage is about something else", "resolved")
-    assert [(o["reviewer"], o["grade"], o["reason"]) for o in pair.overrides] == [("rev1", 0, "the passage is about something else")]
+    assert (pair.query, pair.passage, pair.labels) == (
+        "second <b>query</b>",
+        "passage text d5",
+        {"ann1": 1, "ann2": 1, "ann3": 1},
+    )
+    assert (pair.final_grade, pair.method, pair.reason, pair.state) == (
+        0,
+        "overridden",
+        "the passage is about something else",
+        "resolved",
+    )
+    assert [(o["reviewer"], o["grade"], o["reason"]) for o in pair.overrides] == [
+        ("rev1", 0, "the passage is about something else")
+    ]
     assert pairs == {"q1": DOCS[:5], "q2": DOCS[5:]}
     with pytest.raises(NotFound):
         with store.read() as s:
@@ -195,7 +210,7 @@ def test_throughput_and_flags(judged):
     with store.read() as s:
         result = throughput(s, "c")
         flags = flagged(s, "c")
-    today = datetime.now(timezone.utc).date()
+    today = datetime.now(UTC).date()
     assert result.daily == [
         DailyLabels(annotator="ann1", day=today, labels=8),
         DailyLabels(annotator="ann2", day=today, labels=7),
@@ -240,7 +255,13 @@ def test_qc_history_keeps_every_round_and_qc_labels_stay_out_of_agreement(world)
         round1 = start_qc_round(s, package.id, reviewers=["rev1", "rev2"], sample_size=4, seed=3)
     with store.read() as s:
         [row] = qc_history(s, package.id)
-    assert (row.round_no, row.status, row.sample_size, row.accuracy, row.reviewed) == (1, "reviewing", 4, None, {"rev1": 0, "rev2": 0})
+    assert (row.round_no, row.status, row.sample_size, row.accuracy, row.reviewed) == (
+        1,
+        "reviewing",
+        4,
+        None,
+        {"rev1": 0, "rev2": 0},
+    )
 
     def review(user, limit):
         for _ in range(limit):
@@ -306,8 +327,17 @@ def test_filter_pairs_by_search_annotator_state_and_grade(judged):
     with store.read() as s:
         rows = review_table(s, "c")
     assert [(p.docid, p.state) for p in rows] == [
-        ("d0", "resolved"), ("d1", "resolved"), ("d2", "needs_fourth"), ("d3", "excluded"), ("d4", "pending"),
-        ("d5", "resolved"), ("d6", "resolved"), ("d7", "pending"), ("d8", "pending"), ("d9", "pending")]
+        ("d0", "resolved"),
+        ("d1", "resolved"),
+        ("d2", "needs_fourth"),
+        ("d3", "excluded"),
+        ("d4", "pending"),
+        ("d5", "resolved"),
+        ("d6", "resolved"),
+        ("d7", "pending"),
+        ("d8", "pending"),
+        ("d9", "pending"),
+    ]
 
     def docs(**kw):
         return [p.docid for p in filter_pairs(rows, **kw)]
@@ -323,7 +353,9 @@ def test_filter_pairs_by_search_annotator_state_and_grade(judged):
     assert docs(annotator="ann1", label=0) == ["d2", "d3", "d6"]  # the label that annotator gave
     assert docs(annotator="ann4", state="resolved") == ["d6"]
     assert docs(search="q2", state="pending", annotator="ann3") == []  # ann3 only skipped d7
-    with pytest.raises(ValueError, match="^state must be one of pending, needs_fourth, resolved, excluded, got 'open'$"):
+    with pytest.raises(
+        ValueError, match="^state must be one of pending, needs_fourth, resolved, excluded, got 'open'$"
+    ):
         filter_pairs(rows, state="open")
     with pytest.raises(ValueError, match="^label must be a grade, got True$"):
         filter_pairs(rows, label=True)
@@ -346,17 +378,29 @@ def test_ranked_list_shows_a_querys_pool_with_every_label_in_pool_or_run_order(s
     with store.write() as s:
         import_collection(s, source, name="r", format="t", location="m")
         # pool order: the selection (b, d, a); c was pooled but not selected
-        save_pool(s, "r", "p", {"q1": {"a": [("bm25", 2, 5.0)], "b": [], "c": [("bm25", 1, 9.0)],
-                                       "d": [("bm25", 3, 5.0)]}, "q2": {"a": []}},
-                  method="depth", selection={"q1": ["b", "d", "a"], "q2": ["a"]})
+        save_pool(
+            s,
+            "r",
+            "p",
+            {
+                "q1": {"a": [("bm25", 2, 5.0)], "b": [], "c": [("bm25", 1, 9.0)], "d": [("bm25", 3, 5.0)]},
+                "q2": {"a": []},
+            },
+            method="depth",
+            selection={"q1": ["b", "d", "a"], "q2": ["a"]},
+        )
         ids = {n: add_user(s, n, "correct horse", "annotator").id for n in ("x1", "x2", "x3")}
         rev = add_user(s, "rev", "correct horse", "reviewer").id
         create_assignments(s, "r", "p", annotators=["x1", "x2", "x3"], seed=1)
     with store.read() as s:
         q = s.scalar(select(QueryRecord.id).where(QueryRecord.ext_id == "q1"))
         pid = dict(s.execute(select(PassageRow.ext_id, PassageRow.id)).all())
-        aids = {(u, p): a for u, p, a in s.execute(select(Assignment.user_id, Assignment.passage_id, Assignment.id)
-                                                   .where(Assignment.query_id == q))}
+        aids = {
+            (u, p): a
+            for u, p, a in s.execute(
+                select(Assignment.user_id, Assignment.passage_id, Assignment.id).where(Assignment.query_id == q)
+            )
+        }
     for name, grades in {"x1": {"b": 3, "d": 0}, "x2": {"b": 3, "d": 1}, "x3": {"b": 2}}.items():
         for doc, grade in grades.items():
             with store.write() as s:

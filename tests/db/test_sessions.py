@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import select
@@ -23,7 +23,7 @@ from db.sessions import (
 )
 from db.users import add_user, set_active, set_password, set_role
 
-T0 = datetime(2026, 11, 26, 8, 0, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 26, 8, 0, 0, tzinfo=UTC)
 PASSWORD = "correct horse"
 
 

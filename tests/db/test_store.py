@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import inspect as sa_inspect
 from sqlalchemy import insert, select, text, update
+from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.exc import DatabaseError
 
 from db.engine import Store, default_url, sqlite_url
@@ -31,12 +31,38 @@ def test_migration_creates_exactly_the_models_schema(store):
 
 def test_duplicate_of_is_cleared_when_its_entry_goes(store):
     with store.write() as s:
-        cid = s.execute(text("insert into collections (name, description, created_at) values ('c', '', '2026-01-01') returning id")).scalar_one()
-        qid = s.execute(text("insert into queries (collection_id, ext_id, text, split) values (:c, 'q', 'q', 'test') returning id"), {"c": cid}).scalar_one()
-        pids = [s.execute(text("insert into passages (collection_id, ext_id, title, text) values (:c, :e, '', 't') returning id"), {"c": cid, "e": e}).scalar_one() for e in "ab"]
-        pool = s.execute(text("insert into pools (collection_id, name, method, params, created_at) values (:c, 'p', 'depth', '{}', '2026-01-01') returning id"), {"c": cid}).scalar_one()
-        keep = s.execute(text("insert into pool_entries (pool_id, query_id, passage_id, selected) values (:p, :q, :d, true) returning id"), {"p": pool, "q": qid, "d": pids[0]}).scalar_one()
-        s.execute(text("insert into pool_entries (pool_id, query_id, passage_id, selected, duplicate_of) values (:p, :q, :d, false, :k)"), {"p": pool, "q": qid, "d": pids[1], "k": keep})
+        cid = s.execute(
+            text("insert into collections (name, description, created_at) values ('c', '', '2026-01-01') returning id")
+        ).scalar_one()
+        qid = s.execute(
+            text("insert into queries (collection_id, ext_id, text, split) values (:c, 'q', 'q', 'test') returning id"),
+            {"c": cid},
+        ).scalar_one()
+        pids = [
+            s.execute(
+                text("insert into passages (collection_id, ext_id, title, text) values (:c, :e, '', 't') returning id"),
+                {"c": cid, "e": e},
+            ).scalar_one()
+            for e in "ab"
+        ]
+        pool = s.execute(
+            text(
+                "insert into pools (collection_id, name, method, params, created_at) values (:c, 'p', 'depth', '{}', '2026-01-01') returning id"
+            ),
+            {"c": cid},
+        ).scalar_one()
+        keep = s.execute(
+            text(
+                "insert into pool_entries (pool_id, query_id, passage_id, selected) values (:p, :q, :d, true) returning id"
+            ),
+            {"p": pool, "q": qid, "d": pids[0]},
+        ).scalar_one()
+        s.execute(
+            text(
+                "insert into pool_entries (pool_id, query_id, passage_id, selected, duplicate_of) values (:p, :q, :d, false, :k)"
+            ),
+            {"p": pool, "q": qid, "d": pids[1], "k": keep},
+        )
         s.execute(text("delete from pool_entries where id = :k"), {"k": keep})
     with store.read() as s:
         assert s.execute(text("select duplicate_of from pool_entries")).all() == [(None,)]
@@ -120,19 +146,26 @@ def _with_assignment(store):
     cid, uid = _judgment(store)
     with store.write() as s:
         q, p = s.execute(text("select query_id, passage_id from judgments")).one()
-        aid = s.execute(text("insert into assignments (query_id, passage_id, user_id, package, order_index, purpose, "
-                             "created_at) values (:q, :p, :u, 'pk', 0, 'label', '2026-01-01') returning id"),
-                        {"q": q, "p": p, "u": uid}).scalar_one()
+        aid = s.execute(
+            text(
+                "insert into assignments (query_id, passage_id, user_id, package, order_index, purpose, "
+                "created_at) values (:q, :p, :u, 'pk', 0, 'label', '2026-01-01') returning id"
+            ),
+            {"q": q, "p": p, "u": uid},
+        ).scalar_one()
         s.execute(insert(Judgment).values(assignment_id=aid, query_id=q, passage_id=p, user_id=uid, grade=1))
     return cid, aid, q, p, uid
 
 
-@pytest.mark.parametrize("statement", [
-    "insert or replace into judgments (id, query_id, passage_id, user_id, action, grade, note, created_at) "
-    "select id, query_id, passage_id, user_id, action, 0, note, created_at from judgments",
-    "replace into judgments (id, query_id, passage_id, user_id, action, grade, note, created_at) "
-    "select id, query_id, passage_id, user_id, action, 0, note, created_at from judgments",
-])
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "insert or replace into judgments (id, query_id, passage_id, user_id, action, grade, note, created_at) "
+        "select id, query_id, passage_id, user_id, action, 0, note, created_at from judgments",
+        "replace into judgments (id, query_id, passage_id, user_id, action, grade, note, created_at) "
+        "select id, query_id, passage_id, user_id, action, 0, note, created_at from judgments",
+    ],
+)
 def test_sqlite_replace_cannot_rewrite_a_judgment(store, statement):
     if store.engine.dialect.name != "sqlite":
         pytest.skip("REPLACE is SQLite syntax; PostgreSQL's upsert is tested below")
@@ -149,14 +182,20 @@ def test_upsert_cannot_rewrite_a_judgment(store):
     before = _judgment_ids(store)
     with pytest.raises(DatabaseError, match="append-only"):
         with store.write() as s:
-            s.execute(text("insert into judgments (id, query_id, passage_id, user_id, action, grade, note, created_at) "
-                           "select id, query_id, passage_id, user_id, action, 0, note, created_at from judgments where true "
-                           "on conflict (id) do update set grade = excluded.grade"))
+            s.execute(
+                text(
+                    "insert into judgments (id, query_id, passage_id, user_id, action, grade, note, created_at) "
+                    "select id, query_id, passage_id, user_id, action, 0, note, created_at from judgments where true "
+                    "on conflict (id) do update set grade = excluded.grade"
+                )
+            )
     assert _judgment_ids(store) == before
 
 
-@pytest.mark.parametrize("table,column", [("users", "user_id"), ("assignments", "assignment_id"),
-                                          ("queries", "query_id"), ("passages", "passage_id")])
+@pytest.mark.parametrize(
+    "table,column",
+    [("users", "user_id"), ("assignments", "assignment_id"), ("queries", "query_id"), ("passages", "passage_id")],
+)
 def test_a_parent_with_judgments_cannot_be_deleted(store, table, column):
     _cid, aid, q, p, uid = _with_assignment(store)
     target = {"users": uid, "assignments": aid, "queries": q, "passages": p}[table]
@@ -189,9 +228,15 @@ def test_sqlite_guards_hold_without_the_foreign_keys_pragma(store):
     _cid, aid, q, p, uid = _with_assignment(store)
     conn = sqlite3.connect(store.engine.url.database, isolation_level=None)
     assert conn.execute("pragma foreign_keys").fetchone() == (0,)
-    for sql in ("delete from users", "delete from assignments", "delete from queries", "delete from passages",
-                "delete from judgments", "replace into judgments (id, query_id, passage_id, user_id, action, grade, "
-                "note, created_at) select id, query_id, passage_id, user_id, action, 0, note, created_at from judgments"):
+    for sql in (
+        "delete from users",
+        "delete from assignments",
+        "delete from queries",
+        "delete from passages",
+        "delete from judgments",
+        "replace into judgments (id, query_id, passage_id, user_id, action, grade, "
+        "note, created_at) select id, query_id, passage_id, user_id, action, 0, note, created_at from judgments",
+    ):
         with pytest.raises(sqlite3.DatabaseError):
             conn.execute(sql)
     assert conn.execute("select count(*), sum(grade) from judgments").fetchone() == (2, 3)
@@ -240,15 +285,21 @@ def test_migration_0004_downgrades_and_upgrades_again(empty_url):
             fks = {fk["name"]: fk["options"].get("ondelete") for fk in sa_inspect(conn).get_foreign_keys("judgments")}
         assert "auth_sessions" not in tables and "login_throttle" not in tables
         if store.engine.dialect.name == "postgresql":  # 0003's names and actions are back
-            assert fks == {"judgments_assignment_id_fkey": "SET NULL", "judgments_query_id_fkey": "CASCADE",
-                           "judgments_passage_id_fkey": "CASCADE", "judgments_user_id_fkey": "CASCADE"}
+            assert fks == {
+                "judgments_assignment_id_fkey": "SET NULL",
+                "judgments_query_id_fkey": "CASCADE",
+                "judgments_passage_id_fkey": "CASCADE",
+                "judgments_user_id_fkey": "CASCADE",
+            }
         command.upgrade(alembic_config(store.engine), "head")
         with store.engine.connect() as conn:
             diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
             fks = {fk["name"]: fk["options"].get("ondelete") for fk in sa_inspect(conn).get_foreign_keys("judgments")}
         assert [item for item in diff if not _is_inline_fk_reflection_gap(item)] == []
         if store.engine.dialect.name == "postgresql":
-            assert fks == {f"fk_judgments_{c}": "RESTRICT" for c in ("assignment_id", "query_id", "passage_id", "user_id")}
+            assert fks == {
+                f"fk_judgments_{c}": "RESTRICT" for c in ("assignment_id", "query_id", "passage_id", "user_id")
+            }
         _judgment(store)
         with pytest.raises(DatabaseError, match="append-only"):
             with store.write() as s:
@@ -286,8 +337,15 @@ def test_processes_opening_one_empty_store_at_once_all_get_the_schema(empty_url)
     from pathlib import Path
 
     code = "import sys; from db.engine import Store; Store(sys.argv[1]).dispose()"
-    procs = [subprocess.Popen([sys.executable, "-c", code, empty_url], cwd=Path(__file__).resolve().parents[2],
-                              stderr=subprocess.PIPE, text=True) for _ in range(3)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code, empty_url],
+            cwd=Path(__file__).resolve().parents[2],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(3)
+    ]
     results = [(p.wait(timeout=120), p.stderr.read()[-400:]) for p in procs]
     assert [r for r in results if r[0] != 0] == []
     store = Store(empty_url, upgrade=False)

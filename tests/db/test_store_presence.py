@@ -12,8 +12,9 @@ from db.users import add_user, has_users, set_active
 
 
 def _source() -> CollectionSource:
-    return CollectionSource(passages=lambda: iter([Passage("d1", "text")]), queries=lambda: iter([]),
-                            qrels=lambda: iter([]), runs={})
+    return CollectionSource(
+        passages=lambda: iter([Passage("d1", "text")]), queries=lambda: iter([]), qrels=lambda: iter([]), runs={}
+    )
 
 
 def test_has_users_counts_a_disabled_account_too(store):
@@ -33,7 +34,11 @@ def test_has_collections_any_or_by_name_whatever_the_status(store):
         import_collection(s, _source(), name="c", format="t", location="m")
     with store.read() as s:
         assert (has_collections(s), has_collections(s, "c"), has_collections(s, "C"), has_collections(s, "d")) == (
-            True, True, False, False)
+            True,
+            True,
+            False,
+            False,
+        )
     with store.write() as s:  # a collection still being imported takes its name too
         s.execute(update(Collection).values(status="importing"))
     with store.read() as s:

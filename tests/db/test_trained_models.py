@@ -11,8 +11,10 @@ from db.models import Collection, TrainedModel
 from db.queries import NotFound
 from db.trained_models import check_new_model_name, get_model, list_models, register_model
 
-HISTORY = [{"step": 10, "epoch": 1, "loss": 0.7, "eval": {"nDCG@10": 0.41, "MRR@10": 0.35}},
-           {"step": 20, "epoch": 2, "loss": 0.5, "eval": {"nDCG@10": 0.52, "MRR@10": 0.47}}]
+HISTORY = [
+    {"step": 10, "epoch": 1, "loss": 0.7, "eval": {"nDCG@10": 0.41, "MRR@10": 0.35}},
+    {"step": 20, "epoch": 2, "loss": 0.5, "eval": {"nDCG@10": 0.52, "MRR@10": 0.47}},
+]
 
 
 def _collections(store, *names: str) -> None:
@@ -22,8 +24,15 @@ def _collections(store, *names: str) -> None:
 
 
 def _register(session, collection: str, name: str, kind: str = "cross-encoder", **extra) -> int:
-    values = dict(name=name, kind=kind, path=f"/models/{name}", base_model="/bases/minilm",
-                  params={"config": {"epochs": 2}, "loss": "listwise"}, history=HISTORY, best=HISTORY[1])
+    values = dict(
+        name=name,
+        kind=kind,
+        path=f"/models/{name}",
+        base_model="/bases/minilm",
+        params={"config": {"epochs": 2}, "loss": "listwise"},
+        history=HISTORY,
+        best=HISTORY[1],
+    )
     values.update(extra)
     return register_model(session, collection, **values)
 
@@ -46,7 +55,10 @@ def test_register_then_get_and_list_give_back_every_field(store):
     assert info.created_by == "ann" and info.job_id == 7 and isinstance(info.created_at, datetime)
     # by collection, then name
     assert [(m.collection, m.name, m.kind) for m in everything] == [
-        ("alpha", "rq", "rocketqav2"), ("beta", "dense", "dual-encoder"), ("beta", "rr-1", "cross-encoder")]
+        ("alpha", "rq", "rocketqav2"),
+        ("beta", "dense", "dual-encoder"),
+        ("beta", "rr-1", "cross-encoder"),
+    ]
     assert [m.name for m in beta] == ["dense", "rr-1"]
     assert beta[0].base_model is None and beta[0].created_by is None and beta[0].job_id is None
 
@@ -76,12 +88,15 @@ def test_the_database_itself_refuses_a_duplicate_and_an_unknown_kind(store):
                 session.add(TrainedModel(collection_id=cid, name=name, kind=kind, path="/x"))
 
 
-@pytest.mark.parametrize("name, message", [
-    ("", "model name must not be empty"),
-    (" m", "leading or trailing whitespace"),
-    ("a\nb", "control character"),
-    ("x" * 201, "201 characters long; the limit is 200"),
-])
+@pytest.mark.parametrize(
+    "name, message",
+    [
+        ("", "model name must not be empty"),
+        (" m", "leading or trailing whitespace"),
+        ("a\nb", "control character"),
+        ("x" * 201, "201 characters long; the limit is 200"),
+    ],
+)
 def test_bad_names_are_refused(store, name, message):
     _collections(store, "c")
     with pytest.raises(ValueError, match=message):
@@ -96,7 +111,9 @@ def test_bad_kind_and_unknown_collection_and_model_are_named(store):
     with store.write() as session:
         _register(session, "c", "known-1")
         _register(session, "c", "known-2")
-    with pytest.raises(ValueError, match="model kind must be one of cross-encoder, dual-encoder, rocketqav2, got 'bm25'"):
+    with pytest.raises(
+        ValueError, match="model kind must be one of cross-encoder, dual-encoder, rocketqav2, got 'bm25'"
+    ):
         with store.write() as session:
             _register(session, "c", "x", kind="bm25")
     with store.read() as session:
@@ -113,7 +130,9 @@ def test_archived_models_are_hidden_from_the_list_but_keep_their_name(store):
     with store.write() as session:
         _register(session, "c", "old")
         _register(session, "c", "new")
-        session.query(TrainedModel).filter_by(name="old").update({"archived_at": datetime(2026, 1, 1), "archived_by": "ann"})
+        session.query(TrainedModel).filter_by(name="old").update(
+            {"archived_at": datetime(2026, 1, 1), "archived_by": "ann"}
+        )
     with store.read() as session:
         assert [m.name for m in list_models(session, "c")] == ["new"]
         assert [m.name for m in list_models(session, "c", include_archived=True)] == ["new", "old"]

@@ -13,9 +13,11 @@ PASSAGES = [
     {"_id": "p2", "title": "", "text": "No title here."},
     {"_id": "p3", "title": "Bread", "text": "Bread is baked in ovens."},  # the title already starts the text
 ]
-QUERIES = [{"_id": "q1", "text": "when was einstein born", "split": "train"},
-           {"_id": "q2", "text": "how is bread made", "split": "dev"},
-           {"_id": "q3", "text": "unjudged question", "split": "test"}]
+QUERIES = [
+    {"_id": "q1", "text": "when was einstein born", "split": "train"},
+    {"_id": "q2", "text": "how is bread made", "split": "dev"},
+    {"_id": "q3", "text": "unjudged question", "split": "test"},
+]
 
 
 @pytest.fixture
@@ -23,8 +25,9 @@ def toy(store, tmp_path):
     """Collection 'toy' (graded qrels version 'imported', so level 2) in the store, without final labels."""
     from db.importer import import_path
 
-    folder = write_beir(tmp_path / "toy", passages=PASSAGES, queries=QUERIES,
-                        qrels={"q1": {"p1": 3, "p2": 0}, "q2": {"p3": 1}})
+    folder = write_beir(
+        tmp_path / "toy", passages=PASSAGES, queries=QUERIES, qrels={"q1": {"p1": 3, "p2": 0}, "q2": {"p3": 1}}
+    )
     import_path(store, "beir", folder, name="toy")
     return store
 
@@ -33,8 +36,11 @@ def test_texts_get_the_title_context_and_queries_their_split(toy):
     with toy.read() as session:
         data, splits = labelled_data(session, "toy")
         raw, _ = labelled_data(session, "toy", context="none")
-    assert data.passages == {"p1": "Albert Einstein He was born in 1879.", "p2": "No title here.",
-                             "p3": "Bread is baked in ovens."}
+    assert data.passages == {
+        "p1": "Albert Einstein He was born in 1879.",
+        "p2": "No title here.",
+        "p3": "Bread is baked in ovens.",
+    }
     assert raw.passages == {"p1": "He was born in 1879.", "p2": "No title here.", "p3": "Bread is baked in ovens."}
     assert data.queries == {"q1": "when was einstein born", "q2": "how is bread made", "q3": "unjudged question"}
     assert splits == {"q1": "train", "q2": "dev", "q3": "test"}
@@ -66,8 +72,11 @@ def test_final_labels_win_by_default_and_a_version_is_chosen_by_name(toy):
 
 def test_bad_labels_and_level_are_named(toy):
     with toy.read() as session:
-        with pytest.raises(NotFound, match=r"labels: no qrels version named 'v9' in collection 'toy' \(use 'final'.*"
-                                           r"versions: 'imported'\)"):
+        with pytest.raises(
+            NotFound,
+            match=r"labels: no qrels version named 'v9' in collection 'toy' \(use 'final'.*"
+            r"versions: 'imported'\)",
+        ):
             labelled_data(session, "toy", labels="v9")
         with pytest.raises(ValueError, match="labels: collection 'toy' has no final labels yet"):
             labelled_data(session, "toy", labels="final")

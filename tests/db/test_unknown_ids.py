@@ -9,8 +9,9 @@ from sqlalchemy import func, select
 from core.errors import FormatError
 from core.types import CollectionSource, Passage, QrelEntry, Query, RunEntry
 from db.importer import import_collection, import_path, import_source, save_run, store_run
-from db.models import Collection, ImportRecord, Passage as PassageRow, QrelsEntry, QrelsVersion, QueryRecord, RunEntryRecord, RunRecord
-from db.queries import load_qrels, load_run
+from db.models import Collection, ImportRecord, QrelsEntry, QrelsVersion, QueryRecord, RunEntryRecord, RunRecord
+from db.models import Passage as PassageRow
+from db.queries import load_run
 
 
 def _source(passages=(), queries=(), qrels=(), runs=None, notes=None) -> CollectionSource:
@@ -41,8 +42,19 @@ def load(request, store):
 
 def _counts(store):
     with store.read() as s:
-        return {t.__tablename__: s.scalar(select(func.count()).select_from(t))
-                for t in (Collection, PassageRow, QueryRecord, QrelsVersion, QrelsEntry, RunRecord, RunEntryRecord, ImportRecord)}
+        return {
+            t.__tablename__: s.scalar(select(func.count()).select_from(t))
+            for t in (
+                Collection,
+                PassageRow,
+                QueryRecord,
+                QrelsVersion,
+                QrelsEntry,
+                RunRecord,
+                RunEntryRecord,
+                ImportRecord,
+            )
+        }
 
 
 def _level(store, name="c"):
@@ -53,8 +65,11 @@ def _level(store, name="c"):
 def test_a_run_with_a_typo_in_a_query_id_is_refused_and_changes_nothing(store, load):
     load(_source(PASSAGES, QUERIES), name="c")
     before = _counts(store)
-    run = [RunEntry("EN-Q1", "d1", 2.0, origin="r.run:1"), RunEntry("EN-Q01", "d2", 1.0, origin="r.run:2"),
-           RunEntry("EN-Q01", "d3", 0.5, origin="r.run:3")]
+    run = [
+        RunEntry("EN-Q1", "d1", 2.0, origin="r.run:1"),
+        RunEntry("EN-Q01", "d2", 1.0, origin="r.run:2"),
+        RunEntry("EN-Q01", "d3", 0.5, origin="r.run:3"),
+    ]
     with pytest.raises(FormatError) as raised:
         load(_source(runs={"bm25": run}), name="c", mode="merge")
     assert str(raised.value) == (
@@ -91,13 +106,24 @@ def test_a_collection_whose_qrels_judge_its_own_passages_imports(store, load):
     summary = load(_source(PASSAGES, QUERIES, qrels, {"bm25": [RunEntry("EN-Q2", "d2", 1.0)]}), name="c")
     assert (summary.unknown_query_ids, summary.unknown_passage_ids, summary.notes) == (0, 0, [])
     # qrels and a run of their own, merged later: checked against the stored collection
-    more = load(_source(qrels=[QrelEntry("EN-Q2", "d1", 1)], runs={"r2": [RunEntry("EN-Q1", "d3", 1.0)]}),
-                name="c", mode="merge", qrels_name="second")
+    more = load(
+        _source(qrels=[QrelEntry("EN-Q2", "d1", 1)], runs={"r2": [RunEntry("EN-Q1", "d3", 1.0)]}),
+        name="c",
+        mode="merge",
+        qrels_name="second",
+    )
     assert (more.qrels_added, more.runs, more.unknown_query_ids, more.unknown_passage_ids) == (1, {"r2": 1}, 0, 0)
     # ids known partly from the store and partly from the same input
-    mixed = load(_source([Passage("d4", "four")], [Query("EN-Q3", "third")],
-                         [QrelEntry("EN-Q3", "d1", 1), QrelEntry("EN-Q1", "d4", 1)]), name="c", mode="merge",
-                 qrels_name="third")
+    mixed = load(
+        _source(
+            [Passage("d4", "four")],
+            [Query("EN-Q3", "third")],
+            [QrelEntry("EN-Q3", "d1", 1), QrelEntry("EN-Q1", "d4", 1)],
+        ),
+        name="c",
+        mode="merge",
+        qrels_name="third",
+    )
     assert (mixed.qrels_added, mixed.unknown_query_ids, mixed.unknown_passage_ids) == (2, 0, 0)
 
 
@@ -138,14 +164,17 @@ def test_store_run_and_save_run_refuse_unknown_ids_unless_allowed(store):
 # --------------------------------------------------------------------------- the relevance level
 
 
-@pytest.mark.parametrize(("grades", "level"), [
-    ((1, 0, 1), 1),            # TREC-style binary
-    ((0, 0), 1),               # binary, nothing relevant yet
-    ((-1, 1), 1),              # binary with TREC's -1 (judged unusable)
-    ((0, 1, 2, 3), 2),         # the 4-level scale
-    ((0, 2), 2),
-    ((), 2),                   # no qrels: the 4-level scale the app labels on
-])
+@pytest.mark.parametrize(
+    ("grades", "level"),
+    [
+        ((1, 0, 1), 1),  # TREC-style binary
+        ((0, 0), 1),  # binary, nothing relevant yet
+        ((-1, 1), 1),  # binary with TREC's -1 (judged unusable)
+        ((0, 1, 2, 3), 2),  # the 4-level scale
+        ((0, 2), 2),
+        ((), 2),  # no qrels: the 4-level scale the app labels on
+    ],
+)
 def test_a_new_collection_gets_its_level_from_its_qrels(store, load, grades, level):
     qrels = [QrelEntry("EN-Q1" if i % 2 else "EN-Q2", f"d{i % 3 + 1}", g) for i, g in enumerate(grades)]
     summary = load(_source(PASSAGES, QUERIES, qrels), name="c")
@@ -200,20 +229,35 @@ def test_reader_notes_reach_the_summary_and_the_import_record(store, load):
 # --------------------------------------------------------------------------- names
 
 
-@pytest.mark.parametrize(("kwargs", "message"), [
-    ({"name": "evil\n\x1b[31m"}, r"collection name 'evil\n\x1b[31m' contains a control character (U+000A) at position 5; "
-                                  "names must be printable"),
-    ({"name": " c"}, "collection name ' c' has leading or trailing whitespace; remove it"),
-    ({"name": "c" * 201}, "collection name is 201 characters long; the limit is 200"),
-    ({"name": "c", "qrels_name": ""}, "qrels version name must not be empty"),
-    ({"name": "c", "qrels_name": "v\t1"}, r"qrels version name 'v\t1' contains a control character (U+0009) at position 2; "
-                                          "names must be printable"),
-    ({"name": "c", "runs": {".trec": []}}, "run name '.trec' is only a file extension (its file has no name before the "
-                                           "extension); rename the file or give the run a name (--run-name)"),
-    ({"name": "c", "runs": {"r\u200b": []}}, r"run name 'r\u200b' contains an invisible format character (U+200B) at "
-                                             "position 2; names must be printable"),
-    ({"name": "c", "runs": {"r" * 201: []}}, "run name is 201 characters long; the limit is 200"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        (
+            {"name": "evil\n\x1b[31m"},
+            r"collection name 'evil\n\x1b[31m' contains a control character (U+000A) at position 5; "
+            "names must be printable",
+        ),
+        ({"name": " c"}, "collection name ' c' has leading or trailing whitespace; remove it"),
+        ({"name": "c" * 201}, "collection name is 201 characters long; the limit is 200"),
+        ({"name": "c", "qrels_name": ""}, "qrels version name must not be empty"),
+        (
+            {"name": "c", "qrels_name": "v\t1"},
+            r"qrels version name 'v\t1' contains a control character (U+0009) at position 2; "
+            "names must be printable",
+        ),
+        (
+            {"name": "c", "runs": {".trec": []}},
+            "run name '.trec' is only a file extension (its file has no name before the "
+            "extension); rename the file or give the run a name (--run-name)",
+        ),
+        (
+            {"name": "c", "runs": {"r\u200b": []}},
+            r"run name 'r\u200b' contains an invisible format character (U+200B) at "
+            "position 2; names must be printable",
+        ),
+        ({"name": "c", "runs": {"r" * 201: []}}, "run name is 201 characters long; the limit is 200"),
+    ],
+)
 def test_bad_names_are_refused_before_anything_is_written(store, load, kwargs, message):
     kwargs = dict(kwargs)  # the parameter is shared by both entry points
     runs = kwargs.pop("runs", None)

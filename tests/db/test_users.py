@@ -112,7 +112,10 @@ def test_usernames_are_unique_regardless_of_case_and_sign_in_exactly(store):
         with pytest.raises(ValueError) as raised:
             with store.write() as s:
                 add_user(s, other, "correct horse", "admin")
-        assert str(raised.value) == f"user {other!r} already exists as 'admin0' (usernames are compared regardless of case)"
+        assert (
+            str(raised.value)
+            == f"user {other!r} already exists as 'admin0' (usernames are compared regardless of case)"
+        )
     with store.write() as s:
         ümit = add_user(s, "Ümit", "correct horse", "annotator")
         with pytest.raises(ValueError, match="already exists as 'Ümit'"):
@@ -130,7 +133,9 @@ def test_the_case_insensitive_index_backs_up_the_check(store, monkeypatch):
 
     with store.write() as s:
         add_user(s, "admin0", "correct horse", "admin")
-    monkeypatch.setattr(db.users, "_taken", lambda _session, _name, calls=[]: calls.append(1) or (None if len(calls) == 1 else "admin0"))
+    monkeypatch.setattr(
+        db.users, "_taken", lambda _session, _name, calls=[]: calls.append(1) or (None if len(calls) == 1 else "admin0")
+    )
     with pytest.raises(ValueError) as raised:
         with store.write() as s:
             add_user(s, "ADMIN0", "correct horse", "admin")
@@ -139,14 +144,20 @@ def test_the_case_insensitive_index_backs_up_the_check(store, monkeypatch):
         assert [a.username for a in list_users(s)] == ["admin0"]
 
 
-@pytest.mark.parametrize(("username", "message"), [
-    ("", "username must not be empty"),
-    (" ann", "username ' ann' has leading or trailing whitespace; remove it"),
-    ("ann\tx", r"username 'ann\tx' contains a control character (U+0009) at position 4; names must be printable"),
-    ("ann\n", r"username 'ann\n' contains a control character (U+000A) at position 4; names must be printable"),
-    ("a\x1b[2J", r"username 'a\x1b[2J' contains a control character (U+001B) at position 2; names must be printable"),
-    ("u" * 5_000, "username is 5,000 characters long; the limit is 100"),
-])
+@pytest.mark.parametrize(
+    ("username", "message"),
+    [
+        ("", "username must not be empty"),
+        (" ann", "username ' ann' has leading or trailing whitespace; remove it"),
+        ("ann\tx", r"username 'ann\tx' contains a control character (U+0009) at position 4; names must be printable"),
+        ("ann\n", r"username 'ann\n' contains a control character (U+000A) at position 4; names must be printable"),
+        (
+            "a\x1b[2J",
+            r"username 'a\x1b[2J' contains a control character (U+001B) at position 2; names must be printable",
+        ),
+        ("u" * 5_000, "username is 5,000 characters long; the limit is 100"),
+    ],
+)
 def test_usernames_must_be_printable_trimmed_and_short(store, username, message):
     with pytest.raises(ValueError) as raised:
         with store.write() as s:

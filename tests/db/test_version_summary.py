@@ -30,8 +30,10 @@ def test_versions_with_origin_and_judgments_oldest_first(store):
     with store.read() as s:
         found = version_summaries(s, "big")
         other = version_summaries(s, "other")
-    assert [(v.name, v.source, v.judgments) for v in found.values()] == [("imported", "import", 7),
-                                                                          ("pool-labels", "frozen", 0)]
+    assert [(v.name, v.source, v.judgments) for v in found.values()] == [
+        ("imported", "import", 7),
+        ("pool-labels", "frozen", 0),
+    ]
     assert found["imported"].created_at <= found["pool-labels"].created_at
     assert [(v.name, v.judgments) for v in other.values()] == [("imported", 3)]
 

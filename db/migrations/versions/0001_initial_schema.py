@@ -1,7 +1,7 @@
 """initial schema
 
 Revision ID: 0001
-Revises: 
+Revises:
 Create Date: 2026-11-25
 
 Also installs the triggers that make ``judgments`` append-only (UPDATE and
@@ -13,335 +13,354 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-
-revision = '0001'
+revision = "0001"
 down_revision = None
 branch_labels = None
 depends_on = None
 
 
 def upgrade() -> None:
-    op.create_table('collections',
-    sa.Column('id', sa.Integer(), nullable=False),
-    sa.Column('name', sa.String(length=200), nullable=False),
-    sa.Column('language', sa.String(length=16), nullable=True),
-    sa.Column('description', sa.Text(), nullable=False),
-    sa.Column('created_at', sa.DateTime(timezone=True), nullable=False),
-    sa.PrimaryKeyConstraint('id'),
-    sa.UniqueConstraint('name')
+    op.create_table(
+        "collections",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("name", sa.String(length=200), nullable=False),
+        sa.Column("language", sa.String(length=16), nullable=True),
+        sa.Column("description", sa.Text(), nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.PrimaryKeyConstraint("id"),
+        sa.UniqueConstraint("name"),
     )
-    op.create_table('users',
-    sa.Column('id', sa.Integer(), nullable=False),
-    sa.Column('username', sa.String(length=100), nullable=False),
-    sa.Column('password_hash', sa.String(length=255), nullable=False),
-    sa.Column('role', sa.String(length=16), nullable=False),
-    sa.Column('active', sa.Boolean(), nullable=False),
-    sa.Column('created_at', sa.DateTime(timezone=True), nullable=False),
-    sa.CheckConstraint("role IN ('admin', 'reviewer', 'annotator')", name='ck_users_role'),
-    sa.PrimaryKeyConstraint('id'),
-    sa.UniqueConstraint('username')
+    op.create_table(
+        "users",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("username", sa.String(length=100), nullable=False),
+        sa.Column("password_hash", sa.String(length=255), nullable=False),
+        sa.Column("role", sa.String(length=16), nullable=False),
+        sa.Column("active", sa.Boolean(), nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.CheckConstraint("role IN ('admin', 'reviewer', 'annotator')", name="ck_users_role"),
+        sa.PrimaryKeyConstraint("id"),
+        sa.UniqueConstraint("username"),
     )
-    op.create_table('imports',
-    sa.Column('id', sa.Integer(), nullable=False),
-    sa.Column('collection_id', sa.Integer(), nullable=False),
-    sa.Column('format', sa.String(length=40), nullable=False),
-    sa.Column('source', sa.Text(), nullable=False),
-    sa.Column('mode', sa.String(length=16), nullable=False),
-    sa.Column('counts', sa.JSON(), nullable=False),
-    sa.Column('created_at', sa.DateTime(timezone=True), nullable=False),
-    sa.ForeignKeyConstraint(['collection_id'], ['collections.id'], ondelete='CASCADE'),
-    sa.PrimaryKeyConstraint('id')
+    op.create_table(
+        "imports",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("collection_id", sa.Integer(), nullable=False),
+        sa.Column("format", sa.String(length=40), nullable=False),
+        sa.Column("source", sa.Text(), nullable=False),
+        sa.Column("mode", sa.String(length=16), nullable=False),
+        sa.Column("counts", sa.JSON(), nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.ForeignKeyConstraint(["collection_id"], ["collections.id"], ondelete="CASCADE"),
+        sa.PrimaryKeyConstraint("id"),
     )
-    with op.batch_alter_table('imports', schema=None) as batch_op:
-        batch_op.create_index(batch_op.f('ix_imports_collection_id'), ['collection_id'], unique=False)
+    with op.batch_alter_table("imports", schema=None) as batch_op:
+        batch_op.create_index(batch_op.f("ix_imports_collection_id"), ["collection_id"], unique=False)
 
-    op.create_table('jobs',
-    sa.Column('id', sa.Integer(), nullable=False),
-    sa.Column('kind', sa.String(length=40), nullable=False),
-    sa.Column('collection_id', sa.Integer(), nullable=True),
-    sa.Column('status', sa.String(length=16), nullable=False),
-    sa.Column('params', sa.JSON(), nullable=False),
-    sa.Column('done', sa.Integer(), nullable=False),
-    sa.Column('total', sa.Integer(), nullable=True),
-    sa.Column('message', sa.Text(), nullable=False),
-    sa.Column('result', sa.JSON(), nullable=True),
-    sa.Column('error', sa.Text(), nullable=True),
-    sa.Column('created_at', sa.DateTime(timezone=True), nullable=False),
-    sa.Column('started_at', sa.DateTime(timezone=True), nullable=True),
-    sa.Column('finished_at', sa.DateTime(timezone=True), nullable=True),
-    sa.Column('heartbeat_at', sa.DateTime(timezone=True), nullable=True),
-    sa.CheckConstraint("status IN ('queued', 'running', 'done', 'failed', 'cancelled')", name='ck_jobs_status'),
-    sa.ForeignKeyConstraint(['collection_id'], ['collections.id'], ondelete='CASCADE'),
-    sa.PrimaryKeyConstraint('id')
+    op.create_table(
+        "jobs",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("kind", sa.String(length=40), nullable=False),
+        sa.Column("collection_id", sa.Integer(), nullable=True),
+        sa.Column("status", sa.String(length=16), nullable=False),
+        sa.Column("params", sa.JSON(), nullable=False),
+        sa.Column("done", sa.Integer(), nullable=False),
+        sa.Column("total", sa.Integer(), nullable=True),
+        sa.Column("message", sa.Text(), nullable=False),
+        sa.Column("result", sa.JSON(), nullable=True),
+        sa.Column("error", sa.Text(), nullable=True),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("started_at", sa.DateTime(timezone=True), nullable=True),
+        sa.Column("finished_at", sa.DateTime(timezone=True), nullable=True),
+        sa.Column("heartbeat_at", sa.DateTime(timezone=True), nullable=True),
+        sa.CheckConstraint("status IN ('queued', 'running', 'done', 'failed', 'cancelled')", name="ck_jobs_status"),
+        sa.ForeignKeyConstraint(["collection_id"], ["collections.id"], ondelete="CASCADE"),
+        sa.PrimaryKeyConstraint("id"),
     )
-    with op.batch_alter_table('jobs', schema=None) as batch_op:
-        batch_op.create_index(batch_op.f('ix_jobs_collection_id'), ['collection_id'], unique=False)
+    with op.batch_alter_table("jobs", schema=None) as batch_op:
+        batch_op.create_index(batch_op.f("ix_jobs_collection_id"), ["collection_id"], unique=False)
 
-    op.create_table('passages',
-    sa.Column('id', sa.Integer(), nullable=False),
-    sa.Column('collection_id', sa.Integer(), nullable=False),
-    sa.Column('ext_id', sa.String(length=512), nullable=False),
-    sa.Column('doc_id', sa.String(length=512), nullable=True),
-    sa.Column('position', sa.Integer(), nullable=True),
-    sa.Column('title', sa.Text(), nullable=False),
-    sa.Column('text', sa.Text(), nullable=False),
-    sa.Column('language', sa.String(length=16), nullable=True),
-    sa.ForeignKeyConstraint(['collection_id'], ['collections.id'], ondelete='CASCADE'),
-    sa.PrimaryKeyConstraint('id'),
-    sa.UniqueConstraint('collection_id', 'ext_id', name='uq_passages_collection_ext_id')
+    op.create_table(
+        "passages",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("collection_id", sa.Integer(), nullable=False),
+        sa.Column("ext_id", sa.String(length=512), nullable=False),
+        sa.Column("doc_id", sa.String(length=512), nullable=True),
+        sa.Column("position", sa.Integer(), nullable=True),
+        sa.Column("title", sa.Text(), nullable=False),
+        sa.Column("text", sa.Text(), nullable=False),
+        sa.Column("language", sa.String(length=16), nullable=True),
+        sa.ForeignKeyConstraint(["collection_id"], ["collections.id"], ondelete="CASCADE"),
+        sa.PrimaryKeyConstraint("id"),
+        sa.UniqueConstraint("collection_id", "ext_id", name="uq_passages_collection_ext_id"),
     )
-    with op.batch_alter_table('passages', schema=None) as batch_op:
-        batch_op.create_index('ix_passages_document', ['collection_id', 'doc_id', 'position'], unique=False)
+    with op.batch_alter_table("passages", schema=None) as batch_op:
+        batch_op.create_index("ix_passages_document", ["collection_id", "doc_id", "position"], unique=False)
 
-    op.create_table('pools',
-    sa.Column('id', sa.Integer(), nullable=False),
-    sa.Column('collection_id', sa.Integer(), nullable=False),
-    sa.Column('name', sa.String(length=200), nullable=False),
-    sa.Column('method', sa.String(length=40), nullable=False),
-    sa.Column('params', sa.JSON(), nullable=False),
-    sa.Column('created_at', sa.DateTime(timezone=True), nullable=False),
-    sa.ForeignKeyConstraint(['collection_id'], ['collections.id'], ondelete='CASCADE'),
-    sa.PrimaryKeyConstraint('id'),
-    sa.UniqueConstraint('collection_id', 'name', name='uq_pools_collection_name')
+    op.create_table(
+        "pools",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("collection_id", sa.Integer(), nullable=False),
+        sa.Column("name", sa.String(length=200), nullable=False),
+        sa.Column("method", sa.String(length=40), nullable=False),
+        sa.Column("params", sa.JSON(), nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.ForeignKeyConstraint(["collection_id"], ["collections.id"], ondelete="CASCADE"),
+        sa.PrimaryKeyConstraint("id"),
+        sa.UniqueConstraint("collection_id", "name", name="uq_pools_collection_name"),
     )
-    with op.batch_alter_table('pools', schema=None) as batch_op:
-        batch_op.create_index(batch_op.f('ix_pools_collection_id'), ['collection_id'], unique=False)
+    with op.batch_alter_table("pools", schema=None) as batch_op:
+        batch_op.create_index(batch_op.f("ix_pools_collection_id"), ["collection_id"], unique=False)
 
-    op.create_table('qrels_versions',
-    sa.Column('id', sa.Integer(), nullable=False),
-    sa.Column('collection_id', sa.Integer(), nullable=False),
-    sa.Column('name', sa.String(length=200), nullable=False),
-    sa.Column('source', sa.String(length=40), nullable=False),
-    sa.Column('note', sa.Text(), nullable=False),
-    sa.Column('created_at', sa.DateTime(timezone=True), nullable=False),
-    sa.Column('created_by', sa.Integer(), nullable=True),
-    sa.ForeignKeyConstraint(['collection_id'], ['collections.id'], ondelete='CASCADE'),
-    sa.ForeignKeyConstraint(['created_by'], ['users.id'], ondelete='SET NULL'),
-    sa.PrimaryKeyConstraint('id'),
-    sa.UniqueConstraint('collection_id', 'name', name='uq_qrels_versions_collection_name')
+    op.create_table(
+        "qrels_versions",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("collection_id", sa.Integer(), nullable=False),
+        sa.Column("name", sa.String(length=200), nullable=False),
+        sa.Column("source", sa.String(length=40), nullable=False),
+        sa.Column("note", sa.Text(), nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("created_by", sa.Integer(), nullable=True),
+        sa.ForeignKeyConstraint(["collection_id"], ["collections.id"], ondelete="CASCADE"),
+        sa.ForeignKeyConstraint(["created_by"], ["users.id"], ondelete="SET NULL"),
+        sa.PrimaryKeyConstraint("id"),
+        sa.UniqueConstraint("collection_id", "name", name="uq_qrels_versions_collection_name"),
     )
-    with op.batch_alter_table('qrels_versions', schema=None) as batch_op:
-        batch_op.create_index(batch_op.f('ix_qrels_versions_collection_id'), ['collection_id'], unique=False)
+    with op.batch_alter_table("qrels_versions", schema=None) as batch_op:
+        batch_op.create_index(batch_op.f("ix_qrels_versions_collection_id"), ["collection_id"], unique=False)
 
-    op.create_table('queries',
-    sa.Column('id', sa.Integer(), nullable=False),
-    sa.Column('collection_id', sa.Integer(), nullable=False),
-    sa.Column('ext_id', sa.String(length=512), nullable=False),
-    sa.Column('text', sa.Text(), nullable=False),
-    sa.Column('split', sa.String(length=32), nullable=False),
-    sa.Column('type', sa.String(length=64), nullable=True),
-    sa.Column('domain', sa.String(length=64), nullable=True),
-    sa.Column('language', sa.String(length=16), nullable=True),
-    sa.Column('translation', sa.Text(), nullable=True),
-    sa.Column('answers', sa.JSON(), nullable=True),
-    sa.ForeignKeyConstraint(['collection_id'], ['collections.id'], ondelete='CASCADE'),
-    sa.PrimaryKeyConstraint('id'),
-    sa.UniqueConstraint('collection_id', 'ext_id', name='uq_queries_collection_ext_id')
+    op.create_table(
+        "queries",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("collection_id", sa.Integer(), nullable=False),
+        sa.Column("ext_id", sa.String(length=512), nullable=False),
+        sa.Column("text", sa.Text(), nullable=False),
+        sa.Column("split", sa.String(length=32), nullable=False),
+        sa.Column("type", sa.String(length=64), nullable=True),
+        sa.Column("domain", sa.String(length=64), nullable=True),
+        sa.Column("language", sa.String(length=16), nullable=True),
+        sa.Column("translation", sa.Text(), nullable=True),
+        sa.Column("answers", sa.JSON(), nullable=True),
+        sa.ForeignKeyConstraint(["collection_id"], ["collections.id"], ondelete="CASCADE"),
+        sa.PrimaryKeyConstraint("id"),
+        sa.UniqueConstraint("collection_id", "ext_id", name="uq_queries_collection_ext_id"),
     )
-    with op.batch_alter_table('queries', schema=None) as batch_op:
-        batch_op.create_index('ix_queries_split', ['collection_id', 'split'], unique=False)
+    with op.batch_alter_table("queries", schema=None) as batch_op:
+        batch_op.create_index("ix_queries_split", ["collection_id", "split"], unique=False)
 
-    op.create_table('runs',
-    sa.Column('id', sa.Integer(), nullable=False),
-    sa.Column('collection_id', sa.Integer(), nullable=False),
-    sa.Column('name', sa.String(length=200), nullable=False),
-    sa.Column('source', sa.String(length=40), nullable=False),
-    sa.Column('params', sa.JSON(), nullable=False),
-    sa.Column('created_at', sa.DateTime(timezone=True), nullable=False),
-    sa.ForeignKeyConstraint(['collection_id'], ['collections.id'], ondelete='CASCADE'),
-    sa.PrimaryKeyConstraint('id'),
-    sa.UniqueConstraint('collection_id', 'name', name='uq_runs_collection_name')
+    op.create_table(
+        "runs",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("collection_id", sa.Integer(), nullable=False),
+        sa.Column("name", sa.String(length=200), nullable=False),
+        sa.Column("source", sa.String(length=40), nullable=False),
+        sa.Column("params", sa.JSON(), nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.ForeignKeyConstraint(["collection_id"], ["collections.id"], ondelete="CASCADE"),
+        sa.PrimaryKeyConstraint("id"),
+        sa.UniqueConstraint("collection_id", "name", name="uq_runs_collection_name"),
     )
-    with op.batch_alter_table('runs', schema=None) as batch_op:
-        batch_op.create_index(batch_op.f('ix_runs_collection_id'), ['collection_id'], unique=False)
+    with op.batch_alter_table("runs", schema=None) as batch_op:
+        batch_op.create_index(batch_op.f("ix_runs_collection_id"), ["collection_id"], unique=False)
 
-    op.create_table('error_tags',
-    sa.Column('id', sa.Integer(), nullable=False),
-    sa.Column('collection_id', sa.Integer(), nullable=False),
-    sa.Column('query_id', sa.String(length=512), nullable=False),
-    sa.Column('doc_id', sa.String(length=512), nullable=False),
-    sa.Column('run_id', sa.Integer(), nullable=True),
-    sa.Column('category', sa.String(length=64), nullable=False),
-    sa.Column('status', sa.String(length=16), nullable=False),
-    sa.Column('source', sa.String(length=16), nullable=False),
-    sa.Column('evidence', sa.JSON(), nullable=False),
-    sa.Column('user_id', sa.Integer(), nullable=True),
-    sa.Column('created_at', sa.DateTime(timezone=True), nullable=False),
-    sa.ForeignKeyConstraint(['collection_id'], ['collections.id'], ondelete='CASCADE'),
-    sa.ForeignKeyConstraint(['run_id'], ['runs.id'], ondelete='SET NULL'),
-    sa.ForeignKeyConstraint(['user_id'], ['users.id'], ondelete='SET NULL'),
-    sa.PrimaryKeyConstraint('id')
+    op.create_table(
+        "error_tags",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("collection_id", sa.Integer(), nullable=False),
+        sa.Column("query_id", sa.String(length=512), nullable=False),
+        sa.Column("doc_id", sa.String(length=512), nullable=False),
+        sa.Column("run_id", sa.Integer(), nullable=True),
+        sa.Column("category", sa.String(length=64), nullable=False),
+        sa.Column("status", sa.String(length=16), nullable=False),
+        sa.Column("source", sa.String(length=16), nullable=False),
+        sa.Column("evidence", sa.JSON(), nullable=False),
+        sa.Column("user_id", sa.Integer(), nullable=True),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.ForeignKeyConstraint(["collection_id"], ["collections.id"], ondelete="CASCADE"),
+        sa.ForeignKeyConstraint(["run_id"], ["runs.id"], ondelete="SET NULL"),
+        sa.ForeignKeyConstraint(["user_id"], ["users.id"], ondelete="SET NULL"),
+        sa.PrimaryKeyConstraint("id"),
     )
-    with op.batch_alter_table('error_tags', schema=None) as batch_op:
-        batch_op.create_index('ix_error_tags_pair', ['collection_id', 'query_id', 'doc_id'], unique=False)
+    with op.batch_alter_table("error_tags", schema=None) as batch_op:
+        batch_op.create_index("ix_error_tags_pair", ["collection_id", "query_id", "doc_id"], unique=False)
 
-    op.create_table('final_labels',
-    sa.Column('id', sa.Integer(), nullable=False),
-    sa.Column('collection_id', sa.Integer(), nullable=False),
-    sa.Column('query_id', sa.Integer(), nullable=False),
-    sa.Column('passage_id', sa.Integer(), nullable=False),
-    sa.Column('grade', sa.Integer(), nullable=True),
-    sa.Column('method', sa.String(length=16), nullable=False),
-    sa.Column('n_labels', sa.Integer(), nullable=False),
-    sa.Column('reason', sa.Text(), nullable=False),
-    sa.Column('decided_by', sa.Integer(), nullable=True),
-    sa.Column('decided_at', sa.DateTime(timezone=True), nullable=False),
-    sa.CheckConstraint("method IN ('unanimous', 'majority', 'adjudicated', 'excluded', 'overridden', 'imported')", name='ck_final_labels_method'),
-    sa.ForeignKeyConstraint(['collection_id'], ['collections.id'], ondelete='CASCADE'),
-    sa.ForeignKeyConstraint(['decided_by'], ['users.id'], ondelete='SET NULL'),
-    sa.ForeignKeyConstraint(['passage_id'], ['passages.id'], ondelete='CASCADE'),
-    sa.ForeignKeyConstraint(['query_id'], ['queries.id'], ondelete='CASCADE'),
-    sa.PrimaryKeyConstraint('id'),
-    sa.UniqueConstraint('query_id', 'passage_id', name='uq_final_labels_pair')
+    op.create_table(
+        "final_labels",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("collection_id", sa.Integer(), nullable=False),
+        sa.Column("query_id", sa.Integer(), nullable=False),
+        sa.Column("passage_id", sa.Integer(), nullable=False),
+        sa.Column("grade", sa.Integer(), nullable=True),
+        sa.Column("method", sa.String(length=16), nullable=False),
+        sa.Column("n_labels", sa.Integer(), nullable=False),
+        sa.Column("reason", sa.Text(), nullable=False),
+        sa.Column("decided_by", sa.Integer(), nullable=True),
+        sa.Column("decided_at", sa.DateTime(timezone=True), nullable=False),
+        sa.CheckConstraint(
+            "method IN ('unanimous', 'majority', 'adjudicated', 'excluded', 'overridden', 'imported')",
+            name="ck_final_labels_method",
+        ),
+        sa.ForeignKeyConstraint(["collection_id"], ["collections.id"], ondelete="CASCADE"),
+        sa.ForeignKeyConstraint(["decided_by"], ["users.id"], ondelete="SET NULL"),
+        sa.ForeignKeyConstraint(["passage_id"], ["passages.id"], ondelete="CASCADE"),
+        sa.ForeignKeyConstraint(["query_id"], ["queries.id"], ondelete="CASCADE"),
+        sa.PrimaryKeyConstraint("id"),
+        sa.UniqueConstraint("query_id", "passage_id", name="uq_final_labels_pair"),
     )
-    with op.batch_alter_table('final_labels', schema=None) as batch_op:
-        batch_op.create_index(batch_op.f('ix_final_labels_collection_id'), ['collection_id'], unique=False)
+    with op.batch_alter_table("final_labels", schema=None) as batch_op:
+        batch_op.create_index(batch_op.f("ix_final_labels_collection_id"), ["collection_id"], unique=False)
 
-    op.create_table('pool_entries',
-    sa.Column('id', sa.Integer(), nullable=False),
-    sa.Column('pool_id', sa.Integer(), nullable=False),
-    sa.Column('query_id', sa.Integer(), nullable=False),
-    sa.Column('passage_id', sa.Integer(), nullable=False),
-    sa.Column('selected', sa.Boolean(), nullable=False),
-    sa.Column('selection_score', sa.Float(), nullable=True),
-    sa.ForeignKeyConstraint(['passage_id'], ['passages.id'], ondelete='CASCADE'),
-    sa.ForeignKeyConstraint(['pool_id'], ['pools.id'], ondelete='CASCADE'),
-    sa.ForeignKeyConstraint(['query_id'], ['queries.id'], ondelete='CASCADE'),
-    sa.PrimaryKeyConstraint('id'),
-    sa.UniqueConstraint('pool_id', 'query_id', 'passage_id', name='uq_pool_entries_pair')
+    op.create_table(
+        "pool_entries",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("pool_id", sa.Integer(), nullable=False),
+        sa.Column("query_id", sa.Integer(), nullable=False),
+        sa.Column("passage_id", sa.Integer(), nullable=False),
+        sa.Column("selected", sa.Boolean(), nullable=False),
+        sa.Column("selection_score", sa.Float(), nullable=True),
+        sa.ForeignKeyConstraint(["passage_id"], ["passages.id"], ondelete="CASCADE"),
+        sa.ForeignKeyConstraint(["pool_id"], ["pools.id"], ondelete="CASCADE"),
+        sa.ForeignKeyConstraint(["query_id"], ["queries.id"], ondelete="CASCADE"),
+        sa.PrimaryKeyConstraint("id"),
+        sa.UniqueConstraint("pool_id", "query_id", "passage_id", name="uq_pool_entries_pair"),
     )
-    with op.batch_alter_table('pool_entries', schema=None) as batch_op:
-        batch_op.create_index(batch_op.f('ix_pool_entries_pool_id'), ['pool_id'], unique=False)
+    with op.batch_alter_table("pool_entries", schema=None) as batch_op:
+        batch_op.create_index(batch_op.f("ix_pool_entries_pool_id"), ["pool_id"], unique=False)
 
-    op.create_table('qrels_entries',
-    sa.Column('version_id', sa.Integer(), nullable=False),
-    sa.Column('query_id', sa.String(length=512), nullable=False),
-    sa.Column('doc_id', sa.String(length=512), nullable=False),
-    sa.Column('grade', sa.Integer(), nullable=False),
-    sa.ForeignKeyConstraint(['version_id'], ['qrels_versions.id'], ondelete='CASCADE'),
-    sa.PrimaryKeyConstraint('version_id', 'query_id', 'doc_id')
+    op.create_table(
+        "qrels_entries",
+        sa.Column("version_id", sa.Integer(), nullable=False),
+        sa.Column("query_id", sa.String(length=512), nullable=False),
+        sa.Column("doc_id", sa.String(length=512), nullable=False),
+        sa.Column("grade", sa.Integer(), nullable=False),
+        sa.ForeignKeyConstraint(["version_id"], ["qrels_versions.id"], ondelete="CASCADE"),
+        sa.PrimaryKeyConstraint("version_id", "query_id", "doc_id"),
     )
-    op.create_table('run_entries',
-    sa.Column('run_id', sa.Integer(), nullable=False),
-    sa.Column('query_id', sa.String(length=512), nullable=False),
-    sa.Column('doc_id', sa.String(length=512), nullable=False),
-    sa.Column('score', sa.Float(), nullable=False),
-    sa.ForeignKeyConstraint(['run_id'], ['runs.id'], ondelete='CASCADE'),
-    sa.PrimaryKeyConstraint('run_id', 'query_id', 'doc_id')
+    op.create_table(
+        "run_entries",
+        sa.Column("run_id", sa.Integer(), nullable=False),
+        sa.Column("query_id", sa.String(length=512), nullable=False),
+        sa.Column("doc_id", sa.String(length=512), nullable=False),
+        sa.Column("score", sa.Float(), nullable=False),
+        sa.ForeignKeyConstraint(["run_id"], ["runs.id"], ondelete="CASCADE"),
+        sa.PrimaryKeyConstraint("run_id", "query_id", "doc_id"),
     )
-    op.create_table('assignments',
-    sa.Column('id', sa.Integer(), nullable=False),
-    sa.Column('pool_entry_id', sa.Integer(), nullable=True),
-    sa.Column('query_id', sa.Integer(), nullable=False),
-    sa.Column('passage_id', sa.Integer(), nullable=False),
-    sa.Column('user_id', sa.Integer(), nullable=False),
-    sa.Column('package', sa.String(length=100), nullable=False),
-    sa.Column('order_index', sa.Integer(), nullable=False),
-    sa.Column('seed', sa.Integer(), nullable=True),
-    sa.Column('purpose', sa.String(length=16), nullable=False),
-    sa.Column('created_at', sa.DateTime(timezone=True), nullable=False),
-    sa.ForeignKeyConstraint(['passage_id'], ['passages.id'], ondelete='CASCADE'),
-    sa.ForeignKeyConstraint(['pool_entry_id'], ['pool_entries.id'], ondelete='SET NULL'),
-    sa.ForeignKeyConstraint(['query_id'], ['queries.id'], ondelete='CASCADE'),
-    sa.ForeignKeyConstraint(['user_id'], ['users.id'], ondelete='CASCADE'),
-    sa.PrimaryKeyConstraint('id'),
-    sa.UniqueConstraint('user_id', 'query_id', 'passage_id', name='uq_assignments_user_pair')
+    op.create_table(
+        "assignments",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("pool_entry_id", sa.Integer(), nullable=True),
+        sa.Column("query_id", sa.Integer(), nullable=False),
+        sa.Column("passage_id", sa.Integer(), nullable=False),
+        sa.Column("user_id", sa.Integer(), nullable=False),
+        sa.Column("package", sa.String(length=100), nullable=False),
+        sa.Column("order_index", sa.Integer(), nullable=False),
+        sa.Column("seed", sa.Integer(), nullable=True),
+        sa.Column("purpose", sa.String(length=16), nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.ForeignKeyConstraint(["passage_id"], ["passages.id"], ondelete="CASCADE"),
+        sa.ForeignKeyConstraint(["pool_entry_id"], ["pool_entries.id"], ondelete="SET NULL"),
+        sa.ForeignKeyConstraint(["query_id"], ["queries.id"], ondelete="CASCADE"),
+        sa.ForeignKeyConstraint(["user_id"], ["users.id"], ondelete="CASCADE"),
+        sa.PrimaryKeyConstraint("id"),
+        sa.UniqueConstraint("user_id", "query_id", "passage_id", name="uq_assignments_user_pair"),
     )
-    with op.batch_alter_table('assignments', schema=None) as batch_op:
-        batch_op.create_index('ix_assignments_user_package', ['user_id', 'package', 'order_index'], unique=False)
+    with op.batch_alter_table("assignments", schema=None) as batch_op:
+        batch_op.create_index("ix_assignments_user_package", ["user_id", "package", "order_index"], unique=False)
 
-    op.create_table('pool_provenance',
-    sa.Column('pool_entry_id', sa.Integer(), nullable=False),
-    sa.Column('run_id', sa.Integer(), nullable=False),
-    sa.Column('rank', sa.Integer(), nullable=False),
-    sa.Column('score', sa.Float(), nullable=True),
-    sa.ForeignKeyConstraint(['pool_entry_id'], ['pool_entries.id'], ondelete='CASCADE'),
-    sa.ForeignKeyConstraint(['run_id'], ['runs.id'], ondelete='CASCADE'),
-    sa.PrimaryKeyConstraint('pool_entry_id', 'run_id')
+    op.create_table(
+        "pool_provenance",
+        sa.Column("pool_entry_id", sa.Integer(), nullable=False),
+        sa.Column("run_id", sa.Integer(), nullable=False),
+        sa.Column("rank", sa.Integer(), nullable=False),
+        sa.Column("score", sa.Float(), nullable=True),
+        sa.ForeignKeyConstraint(["pool_entry_id"], ["pool_entries.id"], ondelete="CASCADE"),
+        sa.ForeignKeyConstraint(["run_id"], ["runs.id"], ondelete="CASCADE"),
+        sa.PrimaryKeyConstraint("pool_entry_id", "run_id"),
     )
-    op.create_table('judgments',
-    sa.Column('id', sa.Integer(), nullable=False),
-    sa.Column('assignment_id', sa.Integer(), nullable=True),
-    sa.Column('query_id', sa.Integer(), nullable=False),
-    sa.Column('passage_id', sa.Integer(), nullable=False),
-    sa.Column('user_id', sa.Integer(), nullable=False),
-    sa.Column('action', sa.String(length=8), nullable=False),
-    sa.Column('grade', sa.Integer(), nullable=True),
-    sa.Column('note', sa.Text(), nullable=False),
-    sa.Column('elapsed_ms', sa.Integer(), nullable=True),
-    sa.Column('created_at', sa.DateTime(timezone=True), nullable=False),
-    sa.CheckConstraint("action IN ('label', 'undo', 'skip', 'flag')", name='ck_judgments_action'),
-    sa.ForeignKeyConstraint(['assignment_id'], ['assignments.id'], ondelete='SET NULL'),
-    sa.ForeignKeyConstraint(['passage_id'], ['passages.id'], ondelete='CASCADE'),
-    sa.ForeignKeyConstraint(['query_id'], ['queries.id'], ondelete='CASCADE'),
-    sa.ForeignKeyConstraint(['user_id'], ['users.id'], ondelete='CASCADE'),
-    sa.PrimaryKeyConstraint('id')
+    op.create_table(
+        "judgments",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("assignment_id", sa.Integer(), nullable=True),
+        sa.Column("query_id", sa.Integer(), nullable=False),
+        sa.Column("passage_id", sa.Integer(), nullable=False),
+        sa.Column("user_id", sa.Integer(), nullable=False),
+        sa.Column("action", sa.String(length=8), nullable=False),
+        sa.Column("grade", sa.Integer(), nullable=True),
+        sa.Column("note", sa.Text(), nullable=False),
+        sa.Column("elapsed_ms", sa.Integer(), nullable=True),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.CheckConstraint("action IN ('label', 'undo', 'skip', 'flag')", name="ck_judgments_action"),
+        sa.ForeignKeyConstraint(["assignment_id"], ["assignments.id"], ondelete="SET NULL"),
+        sa.ForeignKeyConstraint(["passage_id"], ["passages.id"], ondelete="CASCADE"),
+        sa.ForeignKeyConstraint(["query_id"], ["queries.id"], ondelete="CASCADE"),
+        sa.ForeignKeyConstraint(["user_id"], ["users.id"], ondelete="CASCADE"),
+        sa.PrimaryKeyConstraint("id"),
     )
-    with op.batch_alter_table('judgments', schema=None) as batch_op:
-        batch_op.create_index(batch_op.f('ix_judgments_assignment_id'), ['assignment_id'], unique=False)
-        batch_op.create_index('ix_judgments_pair', ['query_id', 'passage_id'], unique=False)
-        batch_op.create_index(batch_op.f('ix_judgments_user_id'), ['user_id'], unique=False)
+    with op.batch_alter_table("judgments", schema=None) as batch_op:
+        batch_op.create_index(batch_op.f("ix_judgments_assignment_id"), ["assignment_id"], unique=False)
+        batch_op.create_index("ix_judgments_pair", ["query_id", "passage_id"], unique=False)
+        batch_op.create_index(batch_op.f("ix_judgments_user_id"), ["user_id"], unique=False)
 
     _install_append_only_triggers()
 
 
 def downgrade() -> None:
     _drop_append_only_triggers()
-    with op.batch_alter_table('judgments', schema=None) as batch_op:
-        batch_op.drop_index(batch_op.f('ix_judgments_user_id'))
-        batch_op.drop_index('ix_judgments_pair')
-        batch_op.drop_index(batch_op.f('ix_judgments_assignment_id'))
+    with op.batch_alter_table("judgments", schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f("ix_judgments_user_id"))
+        batch_op.drop_index("ix_judgments_pair")
+        batch_op.drop_index(batch_op.f("ix_judgments_assignment_id"))
 
-    op.drop_table('judgments')
-    op.drop_table('pool_provenance')
-    with op.batch_alter_table('assignments', schema=None) as batch_op:
-        batch_op.drop_index('ix_assignments_user_package')
+    op.drop_table("judgments")
+    op.drop_table("pool_provenance")
+    with op.batch_alter_table("assignments", schema=None) as batch_op:
+        batch_op.drop_index("ix_assignments_user_package")
 
-    op.drop_table('assignments')
-    op.drop_table('run_entries')
-    op.drop_table('qrels_entries')
-    with op.batch_alter_table('pool_entries', schema=None) as batch_op:
-        batch_op.drop_index(batch_op.f('ix_pool_entries_pool_id'))
+    op.drop_table("assignments")
+    op.drop_table("run_entries")
+    op.drop_table("qrels_entries")
+    with op.batch_alter_table("pool_entries", schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f("ix_pool_entries_pool_id"))
 
-    op.drop_table('pool_entries')
-    with op.batch_alter_table('final_labels', schema=None) as batch_op:
-        batch_op.drop_index(batch_op.f('ix_final_labels_collection_id'))
+    op.drop_table("pool_entries")
+    with op.batch_alter_table("final_labels", schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f("ix_final_labels_collection_id"))
 
-    op.drop_table('final_labels')
-    with op.batch_alter_table('error_tags', schema=None) as batch_op:
-        batch_op.drop_index('ix_error_tags_pair')
+    op.drop_table("final_labels")
+    with op.batch_alter_table("error_tags", schema=None) as batch_op:
+        batch_op.drop_index("ix_error_tags_pair")
 
-    op.drop_table('error_tags')
-    with op.batch_alter_table('runs', schema=None) as batch_op:
-        batch_op.drop_index(batch_op.f('ix_runs_collection_id'))
+    op.drop_table("error_tags")
+    with op.batch_alter_table("runs", schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f("ix_runs_collection_id"))
 
-    op.drop_table('runs')
-    with op.batch_alter_table('queries', schema=None) as batch_op:
-        batch_op.drop_index('ix_queries_split')
+    op.drop_table("runs")
+    with op.batch_alter_table("queries", schema=None) as batch_op:
+        batch_op.drop_index("ix_queries_split")
 
-    op.drop_table('queries')
-    with op.batch_alter_table('qrels_versions', schema=None) as batch_op:
-        batch_op.drop_index(batch_op.f('ix_qrels_versions_collection_id'))
+    op.drop_table("queries")
+    with op.batch_alter_table("qrels_versions", schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f("ix_qrels_versions_collection_id"))
 
-    op.drop_table('qrels_versions')
-    with op.batch_alter_table('pools', schema=None) as batch_op:
-        batch_op.drop_index(batch_op.f('ix_pools_collection_id'))
+    op.drop_table("qrels_versions")
+    with op.batch_alter_table("pools", schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f("ix_pools_collection_id"))
 
-    op.drop_table('pools')
-    with op.batch_alter_table('passages', schema=None) as batch_op:
-        batch_op.drop_index('ix_passages_document')
+    op.drop_table("pools")
+    with op.batch_alter_table("passages", schema=None) as batch_op:
+        batch_op.drop_index("ix_passages_document")
 
-    op.drop_table('passages')
-    with op.batch_alter_table('jobs', schema=None) as batch_op:
-        batch_op.drop_index(batch_op.f('ix_jobs_collection_id'))
+    op.drop_table("passages")
+    with op.batch_alter_table("jobs", schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f("ix_jobs_collection_id"))
 
-    op.drop_table('jobs')
-    with op.batch_alter_table('imports', schema=None) as batch_op:
-        batch_op.drop_index(batch_op.f('ix_imports_collection_id'))
+    op.drop_table("jobs")
+    with op.batch_alter_table("imports", schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f("ix_imports_collection_id"))
 
-    op.drop_table('imports')
-    op.drop_table('users')
-    op.drop_table('collections')
+    op.drop_table("imports")
+    op.drop_table("users")
+    op.drop_table("collections")
 
 
 # A judgment may disappear only through a cascade, when its user, query or

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from alembic import op
 
-revision = '0005'
-down_revision = '0004'
+revision = "0005"
+down_revision = "0004"
 branch_labels = None
 depends_on = None
 
@@ -24,9 +24,9 @@ TABLES = ("pool_entries", "pre_labels", "assignments", "qc_items", "label_overri
 
 def upgrade() -> None:
     for table in TABLES:
-        op.create_index(f'ix_{table}_passage_id', table, ['passage_id'], unique=False)
+        op.create_index(f"ix_{table}_passage_id", table, ["passage_id"], unique=False)
 
 
 def downgrade() -> None:
     for table in TABLES:
-        op.drop_index(f'ix_{table}_passage_id', table_name=table)
+        op.drop_index(f"ix_{table}_passage_id", table_name=table)

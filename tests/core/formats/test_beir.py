@@ -160,8 +160,11 @@ def test_unknown_qrels_file_name(tmp_path: Path) -> None:
         ([{"_id": "d1", "text": 5}], 1, "field 'text' must be a string"),
         ([{"_id": "d1", "text": "x", "doc_id": 7}], 1, "field 'doc_id' must be a string or null"),
         ([["d1", "x"]], 1, "expected a JSON object, got list"),
-        ([{"_id": "d1", "text": "a"}, {"_id": "d2", "text": "b"}, {"_id": "d1", "text": "c"}], 3,
-         "duplicate passage id 'd1' (first at line 1)"),
+        (
+            [{"_id": "d1", "text": "a"}, {"_id": "d2", "text": "b"}, {"_id": "d1", "text": "c"}],
+            3,
+            "duplicate passage id 'd1' (first at line 1)",
+        ),
     ],
 )
 def test_malformed_corpus(tmp_path: Path, corpus: list[object], line: int, phrase: str) -> None:
@@ -227,9 +230,7 @@ def test_malformed_qrels(tmp_path: Path, content: str, line: int, phrase: str) -
 
 def test_write_read_round_trip_with_extensions(tmp_path: Path) -> None:
     passages = [
-        Passage(
-            "<dbpedia:Loënga>", "text with\ttab and \"quotes\"", "Loënga", doc_id="doc 1", position=0, language="no"
-        ),
+        Passage("<dbpedia:Loënga>", 'text with\ttab and "quotes"', "Loënga", doc_id="doc 1", position=0, language="no"),
         Passage("d 2", "", "only title"),
         Passage("文档:3", "中文段落", "", doc_id="doc 1", position=1),
     ]

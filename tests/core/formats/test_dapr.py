@@ -59,14 +59,20 @@ def folder(tmp_path: Path) -> Path:
         tmp_path / "train.jsonl",
         [
             {"query": {"id": "q1", "text": "when did the moon form"}, "judged_chunks": [judged(DOC_MOON, 1, 2)]},
-            {"query": {"id": 2, "text": "what do owls eat"}, "judged_chunks": [judged(DOC_OWL, 1), judged(DOC_MOON, 0, 0)]},
+            {
+                "query": {"id": 2, "text": "what do owls eat"},
+                "judged_chunks": [judged(DOC_OWL, 1), judged(DOC_MOON, 0, 0)],
+            },
         ],
     )
     jsonl(
         tmp_path / "test.jsonl.gz",
         [
             {"query": {"id": "q3", "text": "is green tea oxidised"}, "judged_chunks": [judged(DOC_TEA, 2)]},
-            {"query": {"id": "q3", "text": "is green tea oxidised"}, "judged_chunks": [judged(DOC_TEA, 0), judged(DOC_TEA, 2)]},
+            {
+                "query": {"id": "q3", "text": "is green tea oxidised"},
+                "judged_chunks": [judged(DOC_TEA, 0), judged(DOC_TEA, 2)],
+            },
         ],
         gz=True,
     )
@@ -119,7 +125,13 @@ def test_corpus_file_with_query_files(folder: Path) -> None:
     other.write_bytes((folder / "train.jsonl").read_bytes())
     src = read_dapr(folder / "corpus.jsonl", {"dev": other})
     assert {q.split for q in src.queries()} == {"dev"}
-    assert [p.id for p in read_dapr(folder / "corpus.jsonl").passages()] == ["doc-owl-0", "doc-owl-1", "17-1", "17-2", "17-3"]
+    assert [p.id for p in read_dapr(folder / "corpus.jsonl").passages()] == [
+        "doc-owl-0",
+        "doc-owl-1",
+        "17-1",
+        "17-2",
+        "17-3",
+    ]
     assert list(read_dapr(folder / "corpus.jsonl").qrels()) == []
 
 
@@ -174,57 +186,121 @@ MOON_EDITED = {**DOC_MOON, "chunks": DOC_MOON["chunks"][:2]}
         (
             [DOC_OWL],
             [_q("q", {"chunk": {"id": "zzz", "text": "x"}, "judgement": 1, "belonging_doc": DOC_MOON})],
-            None, "qrels", "train.jsonl", 1, "chunk 'zzz' is not among its chunks in belonging_doc 'moon'",
+            None,
+            "qrels",
+            "train.jsonl",
+            1,
+            "chunk 'zzz' is not among its chunks in belonging_doc 'moon'",
         ),
         (
             [DOC_OWL],
             [_q("q", {"chunk": {"id": "moon-a", "text": "other"}, "judgement": 1, "belonging_doc": DOC_MOON})],
-            None, "qrels", "train.jsonl", 1, "chunk 'moon-a' has a different text there",
+            None,
+            "qrels",
+            "train.jsonl",
+            1,
+            "chunk 'moon-a' has a different text there",
         ),
         (
             [DOC_OWL],
             [_q("q", judged(DOC_MOON, 0)), _q("r", judged(MOON_EDITED, 0))],
-            None, "passages", "train.jsonl", 2, "document 'moon' differs from the one given at",
+            None,
+            "passages",
+            "train.jsonl",
+            2,
+            "document 'moon' differs from the one given at",
         ),
         (
             [DOC_OWL, MOON_EDITED],
             [_q("q", judged(DOC_MOON, 0))],
-            None, "passages", "corpus.jsonl", 2, "document 'moon' differs from its belonging_doc at",
+            None,
+            "passages",
+            "corpus.jsonl",
+            2,
+            "document 'moon' differs from its belonging_doc at",
         ),
         (
             [DOC_OWL],
             [_q("q", {**judged(DOC_OWL, 0), "judgement": "1"})],
-            None, "qrels", "train.jsonl", 1, "judged_chunks[0].judgement must be an integer grade, got \"1\"",
+            None,
+            "qrels",
+            "train.jsonl",
+            1,
+            'judged_chunks[0].judgement must be an integer grade, got "1"',
         ),
         (
             [DOC_OWL],
             [_q("q", {**judged(DOC_OWL, 0), "judgement": 1.5})],
-            None, "qrels", "train.jsonl", 1, "must be an integer grade, got 1.5",
+            None,
+            "qrels",
+            "train.jsonl",
+            1,
+            "must be an integer grade, got 1.5",
         ),
-        ([DOC_OWL, DOC_TEA, DOC_OWL], [], None, "passages", "corpus.jsonl", 3, "duplicate document id 'doc-owl' (first at line 1)"),
+        (
+            [DOC_OWL, DOC_TEA, DOC_OWL],
+            [],
+            None,
+            "passages",
+            "corpus.jsonl",
+            3,
+            "duplicate document id 'doc-owl' (first at line 1)",
+        ),
         (
             [{**DOC_OWL, "chunks": [DOC_OWL["chunks"][0], DOC_OWL["chunks"][0]]}],
-            [], None, "passages", "corpus.jsonl", 1, "chunk id 'doc-owl-0' appears twice",
+            [],
+            None,
+            "passages",
+            "corpus.jsonl",
+            1,
+            "chunk id 'doc-owl-0' appears twice",
         ),
         (
             [DOC_OWL],
             [_q("q", judged(DOC_OWL, 0))],
             [_q("q", judged(DOC_OWL, 1))],
-            "queries", "dev.jsonl", 1, "already in",
+            "queries",
+            "dev.jsonl",
+            1,
+            "already in",
         ),
         (
             [DOC_OWL],
             [_q("q", judged(DOC_OWL, 0)), _q("q", judged(DOC_OWL, 1), text="another text")],
-            None, "queries", "train.jsonl", 2, "query 'q' has a different text",
+            None,
+            "queries",
+            "train.jsonl",
+            2,
+            "query 'q' has a different text",
         ),
         (
             [DOC_OWL],
             [_q("q", judged(DOC_OWL, 0, 1)), _q("q", judged(DOC_OWL, 0, 2))],
-            None, "qrels", "train.jsonl", 2, "judged 2 here and 1 at",
+            None,
+            "qrels",
+            "train.jsonl",
+            2,
+            "judged 2 here and 1 at",
         ),
         ([{"id": "x", "title": "X"}], [], None, "passages", "corpus.jsonl", 1, "document has no 'chunks'"),
-        ([{"id": "x", "chunks": [{"id": "x-0"}]}], [], None, "passages", "corpus.jsonl", 1, "document.chunks[0] has no 'text'"),
-        ([DOC_OWL], [{"query": {"id": "q"}, "judged_chunks": []}], None, "queries", "train.jsonl", 1, "query has no 'text'"),
+        (
+            [{"id": "x", "chunks": [{"id": "x-0"}]}],
+            [],
+            None,
+            "passages",
+            "corpus.jsonl",
+            1,
+            "document.chunks[0] has no 'text'",
+        ),
+        (
+            [DOC_OWL],
+            [{"query": {"id": "q"}, "judged_chunks": []}],
+            None,
+            "queries",
+            "train.jsonl",
+            1,
+            "query has no 'text'",
+        ),
     ],
 )
 def test_malformed(
@@ -306,5 +382,9 @@ def test_genomics_repeated_query() -> None:
         pytest.skip("../shared/data/dapr-sample is absent")
     src = read_dapr(folder)
     assert [q.id for q in src.queries()] == ["160"]
-    assert sorted((q.doc_id, q.grade) for q in src.qrels()) == [("15269389-14", 2), ("15722549-10", 1), ("15722550-4", 1)]
+    assert sorted((q.doc_id, q.grade) for q in src.qrels()) == [
+        ("15269389-14", 2),
+        ("15722549-10", 1),
+        ("15722550-4", 1),
+    ]
     assert next(iter(src.passages())).title == "John Snow and Modern-Day Environmental Epidemiology"

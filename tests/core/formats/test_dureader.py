@@ -159,8 +159,22 @@ def test_queries_and_split(tmp_path: Path) -> None:
     path = write(tmp_path / "search.dev.json", SAMPLE)
     queries = list(read_dureader(path).queries())
     assert queries == [
-        Query("1001", "故宫门票多少钱", "dev", "DESCRIPTION", language="zh", answers=["旺季（4月1日至10月31日）60元，淡季40元。"]),
-        Query("1002", "故宫周一开放吗", "dev", "YES_NO", language="zh", answers=["不开放，故宫周一闭馆（法定节假日除外）。"]),
+        Query(
+            "1001",
+            "故宫门票多少钱",
+            "dev",
+            "DESCRIPTION",
+            language="zh",
+            answers=["旺季（4月1日至10月31日）60元，淡季40元。"],
+        ),
+        Query(
+            "1002",
+            "故宫周一开放吗",
+            "dev",
+            "YES_NO",
+            language="zh",
+            answers=["不开放，故宫周一闭馆（法定节假日除外）。"],
+        ),
         Query("q-1003", "故宫在哪个区", "dev", "ENTITY", language="zh", answers=None),
     ]
     assert queries[2].origin == f"{path}:3"
@@ -205,11 +219,26 @@ def _line(**changes: object) -> dict[str, object]:
     [
         ([_line(question_type="HOW")], 1, "question_type must be one of DESCRIPTION, ENTITY, YES_NO", "queries"),
         ([{k: v for k, v in SAMPLE[0].items() if k != "documents"}], 1, "missing field 'documents'", "passages"),
-        ([_line(documents=[{"title": "t", "paragraphs": "正文"}])], 1, "documents[0].paragraphs must be a list of strings", "passages"),
-        ([_line(documents=[{"title": "t", "paragraphs": ["正文", 3]}])], 1, "documents[0].paragraphs[1] must be a string", "passages"),
+        (
+            [_line(documents=[{"title": "t", "paragraphs": "正文"}])],
+            1,
+            "documents[0].paragraphs must be a list of strings",
+            "passages",
+        ),
+        (
+            [_line(documents=[{"title": "t", "paragraphs": ["正文", 3]}])],
+            1,
+            "documents[0].paragraphs[1] must be a string",
+            "passages",
+        ),
         ([_line(documents=[{"title": "t"}])], 1, "documents[0] has no 'paragraphs'", "passages"),
         ([SAMPLE[0], SAMPLE[1], _line()], 3, "duplicate question_id '1001' (first at line 1)", "queries"),
-        ([_line(documents=[{"paragraphs": ["正文"], "is_selected": "yes"}])], 1, "is_selected must be true or false", "passages"),
+        (
+            [_line(documents=[{"paragraphs": ["正文"], "is_selected": "yes"}])],
+            1,
+            "is_selected must be true or false",
+            "passages",
+        ),
         ([_line(answers="12人")], 1, "'answers' must be a list of strings", "queries"),
         ([_line(question="  ")], 1, "field 'question' is empty", "queries"),
     ],
@@ -237,8 +266,14 @@ def test_truncated_json(tmp_path: Path) -> None:
     ("document", "phrase"),
     [
         ({"title": "t", "paragraphs": ["正文"], "is_selected": True}, "selected but has no 'most_related_para'"),
-        ({"title": "t", "paragraphs": ["正文"], "is_selected": True, "most_related_para": 3}, "most_related_para is 3, expected an index into its 1 paragraphs"),
-        ({"title": "t", "paragraphs": ["正文", " "], "is_selected": True, "most_related_para": 1}, "is an empty paragraph"),
+        (
+            {"title": "t", "paragraphs": ["正文"], "is_selected": True, "most_related_para": 3},
+            "most_related_para is 3, expected an index into its 1 paragraphs",
+        ),
+        (
+            {"title": "t", "paragraphs": ["正文", " "], "is_selected": True, "most_related_para": 1},
+            "is an empty paragraph",
+        ),
     ],
 )
 def test_selected_without_usable_most_related_para(tmp_path: Path, document: dict[str, object], phrase: str) -> None:

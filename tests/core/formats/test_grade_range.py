@@ -60,10 +60,16 @@ def _smart(tmp: Path, g: str):
 def _dapr(tmp: Path, g: str):
     doc = {"id": "doc", "title": "T", "chunks": [{"id": "c0", "text": "a chunk"}, {"id": "c1", "text": "another"}]}
     (tmp / "corpus.jsonl").write_text(json.dumps(doc) + "\n", encoding="utf-8")
-    ok = {"query": {"id": "q0", "text": "fine"}, "judged_chunks": [
-        {"chunk": doc["chunks"][0], "judgement": 1, "belonging_doc": doc}]}
-    bad = json.dumps({"query": {"id": "q1", "text": "huge"}, "judged_chunks": [
-        {"chunk": doc["chunks"][1], "judgement": 0, "belonging_doc": doc}]}).replace('"judgement": 0', f'"judgement": {g}')
+    ok = {
+        "query": {"id": "q0", "text": "fine"},
+        "judged_chunks": [{"chunk": doc["chunks"][0], "judgement": 1, "belonging_doc": doc}],
+    }
+    bad = json.dumps(
+        {
+            "query": {"id": "q1", "text": "huge"},
+            "judged_chunks": [{"chunk": doc["chunks"][1], "judgement": 0, "belonging_doc": doc}],
+        }
+    ).replace('"judgement": 0', f'"judgement": {g}')
     path = tmp / "test.jsonl"
     path.write_text(json.dumps(ok) + "\n" + bad + "\n", encoding="utf-8")
     return (lambda: read_dapr(tmp).qrels()), path, 2, "judged_chunks[0].judgement"
@@ -103,8 +109,7 @@ def test_range_ends_are_accepted(tmp_path, reader, grade):
 def test_position_beyond_64_bits(tmp_path):
     path = tmp_path / "corpus.jsonl"
     path.write_text(
-        '{"_id": "p1", "text": "x", "position": 0}\n'
-        f'{{"_id": "p2", "text": "y", "position": {2**70}}}\n',
+        f'{{"_id": "p1", "text": "x", "position": 0}}\n{{"_id": "p2", "text": "y", "position": {2**70}}}\n',
         encoding="utf-8",
     )
     exc = _error(lambda: iter_beir_corpus(str(path)))

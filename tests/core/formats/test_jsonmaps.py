@@ -162,10 +162,14 @@ def test_lecard_hand_folder(tmp_path: Path) -> None:
     assert sorted(source.runs) == ["bm25_top100", "lm_top3"]
     # bm25_top100 is stored worst-first in LeCaRD and is reversed on reading
     assert [(e.doc_id, e.score) for e in source.runs["bm25_top100"]() if e.query_id == "5"] == [
-        ("11", 3.0), ("12", 2.0), ("99", 1.0)
+        ("11", 3.0),
+        ("12", 2.0),
+        ("99", 1.0),
     ]
     assert [(e.doc_id, e.score) for e in source.runs["lm_top3"]() if e.query_id == "5"] == [
-        ("11", 3.0), ("12", 2.0), ("99", 1.0)
+        ("11", 3.0),
+        ("12", 2.0),
+        ("99", 1.0),
     ]
     as_stored = read_lecard(root, ascending_runs=())
     assert next(as_stored.runs["bm25_top100"]()).doc_id == "99"
@@ -220,7 +224,14 @@ def test_lecard_real_data(shared_data: Path) -> None:
     # 5 prediction files; bert.json holds 4 rankings (JSON lines) of 20 queries each
     assert len(list((folder / "prediction").glob("*.json"))) == 5
     assert sorted(source.runs) == [
-        "bert_1", "bert_2", "bert_3", "bert_4", "bm25_top100", "combined_top100", "lm_top100", "tfidf_top100",
+        "bert_1",
+        "bert_2",
+        "bert_3",
+        "bert_4",
+        "bm25_top100",
+        "combined_top100",
+        "lm_top100",
+        "tfidf_top100",
     ]
     runs = {name: list(stream()) for name, stream in source.runs.items()}
     assert len({e.query_id for e in runs["bm25_top100"]}) == 107

@@ -49,8 +49,11 @@ def test_msmarco_folder(tmp_path: Path) -> None:
         Passage("7", "passage with 中文"),
     ]
     queries = list(source.queries())
-    assert queries == [Query("200", "dev query", split="dev"), Query("100", "what is rba", split="train"),
-                       Query("101", "define x", split="train")]
+    assert queries == [
+        Query("200", "dev query", split="dev"),
+        Query("100", "what is rba", split="train"),
+        Query("101", "define x", split="train"),
+    ]
     assert queries[0].origin == f"{root / 'queries.dev.small.tsv.gz'}:1"
     assert list(source.qrels()) == [QrelEntry("200", "1", 1), QrelEntry("100", "0", 1), QrelEntry("101", "7", 1)]
     assert source.language is None

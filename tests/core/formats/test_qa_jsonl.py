@@ -23,7 +23,13 @@ EN = "The stampede at the Vaishno Devi shrine killed 12 people."
 
 LINES = [
     {"id": 0, "query": "瓦希诺德维寺踩踏事故死亡人数", "answer": ["12人"], "positive": [P1, P2, P1], "negative": [N1]},
-    {"id": 1, "query": "How many people died in the stampede?", "answer": [["12", "twelve"]], "positive": [EN, P1], "negative": [P2, N1, N1]},
+    {
+        "id": 1,
+        "query": "How many people died in the stampede?",
+        "answer": [["12", "twelve"]],
+        "positive": [EN, P1],
+        "negative": [P2, N1, N1],
+    },
 ]
 
 
@@ -133,11 +139,19 @@ def test_nfc_normalised_text_is_stored(tmp_path: Path) -> None:
             "duplicate query id '1' (first at line 1)",
         ),
         ('{"id": 1, "query": "q", "positive": "a", "negative": []}\n', 1, "'positive' must be a list"),
-        ('{"id": 1, "query": "q", "positive": ["a", "  "], "negative": []}\n', 1, "positive[1] is an empty passage text"),
+        (
+            '{"id": 1, "query": "q", "positive": ["a", "  "], "negative": []}\n',
+            1,
+            "positive[1] is an empty passage text",
+        ),
         ('{"id": 1, "query": "q", "positive": ["a"]}\n', 1, "missing field 'negative'"),
-        ('{"id": 1, "query": "q", "answer": [3], "positive": ["a"], "negative": []}\n', 1, "answer[0] must be a string or a list of strings"),
+        (
+            '{"id": 1, "query": "q", "answer": [3], "positive": ["a"], "negative": []}\n',
+            1,
+            "answer[0] must be a string or a list of strings",
+        ),
         ('{"id": null, "query": "q", "positive": ["a"], "negative": []}\n', 1, "field 'id' must be a string"),
-        ('[1, 2]\n', 1, "expected a JSON object"),
+        ("[1, 2]\n", 1, "expected a JSON object"),
         ("", 1, "file is empty"),
     ],
 )
@@ -164,7 +178,11 @@ def test_bad_utf8(tmp_path: Path) -> None:
 def test_missing_file_fails_at_call_time(tmp_path: Path) -> None:
     with pytest.raises(FormatError) as info:
         read_qa_jsonl(tmp_path / "nope.jsonl")
-    assert (info.value.path, info.value.line, info.value.message) == (str(tmp_path / "nope.jsonl"), None, "file not found")
+    assert (info.value.path, info.value.line, info.value.message) == (
+        str(tmp_path / "nope.jsonl"),
+        None,
+        "file not found",
+    )
 
 
 @pytest.mark.shared_data
@@ -219,12 +237,26 @@ G_P1 = "The album was released on July 21 2017 by an independent label."
 G_W1 = "The album was released on June 3 2016 by an independent label."
 
 FACT_LINES = [
-    {"id": 0, "query": "Where was the 2021 final played?", "answer": "Tampa, Florida", "fakeanswer": "Glendale, Arizona",
-     "positive_wrong": [F_W1, F_W2], "positive": [F_P1, F_P2], "negative": [F_N1]},
+    {
+        "id": 0,
+        "query": "Where was the 2021 final played?",
+        "answer": "Tampa, Florida",
+        "fakeanswer": "Glendale, Arizona",
+        "positive_wrong": [F_W1, F_W2],
+        "positive": [F_P1, F_P2],
+        "negative": [F_N1],
+    },
     # answer as a list of alternatives; a positive_wrong text identical to a positive one (the
     # counterfactual edit left it unchanged, as on two lines of RGB's en_fact.json)
-    {"id": 1, "query": "When was the album released?", "answer": [["July 21 2017", "Jul 21, 2017"]],
-     "fakeanswer": "June 3 2016", "positive_wrong": [G_W1, G_P1], "positive": [G_P1], "negative": [F_N1]},
+    {
+        "id": 1,
+        "query": "When was the album released?",
+        "answer": [["July 21 2017", "Jul 21, 2017"]],
+        "fakeanswer": "June 3 2016",
+        "positive_wrong": [G_W1, G_P1],
+        "positive": [G_P1],
+        "negative": [F_N1],
+    },
 ]
 
 I_A1 = "甲市统计局公布，2021年末全市常住人口为1313851人，约131万人。"
@@ -237,12 +269,25 @@ I_D2 = "1月12日，新一届议会举行首次会议，议员就民生问题提
 I_N2 = "议会大楼对公众开放参观，需提前网上预约。"
 
 INT_LINES = [
-    {"id": 0, "query": "2021年甲市和乙市的常住人口", "answer": [["1313851", "131万"], ["187万", "186.35万"]],
-     "asnwer1": [["1313851", "131万"]], "answer2": [["187万", "186.35万"]],
-     "positive": [[I_A1, I_A2], [I_B1, I_A1]], "negative": [I_N1]},
-    {"id": 1, "query": "第七届议会宣誓仪式和首次会议的日期", "answer": ["1月3日", "1月12日"],
-     "asnwer1": ["1月3日"], "answer2": ["1月12日"], "ansewr3": "x",
-     "positive": [[I_C1], [I_D1, I_D2]], "negative": [I_N1, I_N2]},
+    {
+        "id": 0,
+        "query": "2021年甲市和乙市的常住人口",
+        "answer": [["1313851", "131万"], ["187万", "186.35万"]],
+        "asnwer1": [["1313851", "131万"]],
+        "answer2": [["187万", "186.35万"]],
+        "positive": [[I_A1, I_A2], [I_B1, I_A1]],
+        "negative": [I_N1],
+    },
+    {
+        "id": 1,
+        "query": "第七届议会宣誓仪式和首次会议的日期",
+        "answer": ["1月3日", "1月12日"],
+        "asnwer1": ["1月3日"],
+        "answer2": ["1月12日"],
+        "ansewr3": "x",
+        "positive": [[I_C1], [I_D1, I_D2]],
+        "negative": [I_N1, I_N2],
+    },
 ]
 
 
@@ -258,19 +303,35 @@ def test_fact_shape_answer_string_and_positive_wrong(tmp_path: Path) -> None:
     passages = list(src.passages())
     assert [p.text for p in passages] == [F_P1, F_P2, F_N1, F_W1, F_W2, G_P1, G_W1]
     assert [p.origin for p in passages] == [
-        f"{name}:1", f"{name}:1", f"{name}:1", f"{name}:1 positive_wrong", f"{name}:1 positive_wrong",
-        f"{name}:2", f"{name}:2 positive_wrong",
+        f"{name}:1",
+        f"{name}:1",
+        f"{name}:1",
+        f"{name}:1 positive_wrong",
+        f"{name}:1 positive_wrong",
+        f"{name}:2",
+        f"{name}:2 positive_wrong",
     ]
 
     qrels = list(src.qrels())
     assert [(q.query_id, q.doc_id, q.grade) for q in qrels] == [
-        ("0", _pid(F_P1), 1), ("0", _pid(F_P2), 1), ("0", _pid(F_N1), 0),
-        ("0", _pid(F_W1), 0), ("0", _pid(F_W2), 0),
-        ("1", _pid(G_P1), 1), ("1", _pid(F_N1), 0), ("1", _pid(G_W1), 0),
+        ("0", _pid(F_P1), 1),
+        ("0", _pid(F_P2), 1),
+        ("0", _pid(F_N1), 0),
+        ("0", _pid(F_W1), 0),
+        ("0", _pid(F_W2), 0),
+        ("1", _pid(G_P1), 1),
+        ("1", _pid(F_N1), 0),
+        ("1", _pid(G_W1), 0),
     ]
     assert [q.origin for q in qrels] == [
-        f"{name}:1", f"{name}:1", f"{name}:1", f"{name}:1 positive_wrong", f"{name}:1 positive_wrong",
-        f"{name}:2", f"{name}:2", f"{name}:2 positive_wrong",
+        f"{name}:1",
+        f"{name}:1",
+        f"{name}:1",
+        f"{name}:1 positive_wrong",
+        f"{name}:1 positive_wrong",
+        f"{name}:2",
+        f"{name}:2",
+        f"{name}:2 positive_wrong",
     ]
     # fakeanswer and positive_wrong are known keys: no "ignored key" note; the positive text repeated
     # under positive_wrong is the one thing to tell
@@ -297,8 +358,15 @@ def test_int_shape_positive_parts_and_answer_parts(tmp_path: Path) -> None:
 
     qrels = list(src.qrels())
     assert [(q.query_id, q.doc_id, q.grade) for q in qrels] == [
-        ("0", _pid(I_A1), 2), ("0", _pid(I_A2), 2), ("0", _pid(I_B1), 2), ("0", _pid(I_N1), 0),
-        ("1", _pid(I_C1), 2), ("1", _pid(I_D1), 2), ("1", _pid(I_D2), 2), ("1", _pid(I_N1), 0), ("1", _pid(I_N2), 0),
+        ("0", _pid(I_A1), 2),
+        ("0", _pid(I_A2), 2),
+        ("0", _pid(I_B1), 2),
+        ("0", _pid(I_N1), 0),
+        ("1", _pid(I_C1), 2),
+        ("1", _pid(I_D1), 2),
+        ("1", _pid(I_D2), 2),
+        ("1", _pid(I_N1), 0),
+        ("1", _pid(I_N2), 0),
     ]
     assert src.notes == [
         f"ignored key 'asnwer1' on 2 lines (first: {name}:1)",
@@ -339,12 +407,14 @@ def test_multi_part_answer_drives_prelabels_and_the_false_negative_detector(tmp_
     # one passage per part of the answer: both parts count
     assert candidates == {_pid(I_A1): "1313851", _pid(I_B1): "187万"}
     found = detect_false_negative(label=0, rank=3, answers=query.answers, passage=I_B1)
-    assert [(s.evidence["answer"], s.spans) for s in found] == [("187万", [(I_B1.index("187万"), I_B1.index("187万") + 4)])]
+    assert [(s.evidence["answer"], s.spans) for s in found] == [
+        ("187万", [(I_B1.index("187万"), I_B1.index("187万") + 4)])
+    ]
     assert detect_false_negative(label=0, rank=3, answers=query.answers, passage=I_N1) == []
 
     fact = read_qa_jsonl(_write(tmp_path / "en_fact.json", FACT_LINES))
     first = next(fact.queries())
     assert prelabel(first.answers, [(_pid(F_P1), F_P1), (_pid(F_N1), F_N1)])[0].doc_id == _pid(F_P1)
-    assert [s.evidence["answer"] for s in detect_false_negative(label=None, rank=1, answers=first.answers, passage=F_P2)] == [
-        "Tampa, Florida"
-    ]
+    assert [
+        s.evidence["answer"] for s in detect_false_negative(label=None, rank=1, answers=first.answers, passage=F_P2)
+    ] == ["Tampa, Florida"]

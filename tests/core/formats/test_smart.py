@@ -82,8 +82,15 @@ def test_cranfield_style(cran: Path) -> None:
     docs, qry, rel = (str(cran / n) for n in ("cran.all.1400", "cran.qry", "cranqrel"))
     passages = list(src.passages())
     assert passages == [
-        Passage("1", TEXT_1, "experimental investigation of the aerodynamics of a wing in a slipstream .", language="en"),
-        Passage("2", TEXT_2, "simple shear flow past a flat plate in an incompressible fluid of small viscosity .", language="en"),
+        Passage(
+            "1", TEXT_1, "experimental investigation of the aerodynamics of a wing in a slipstream .", language="en"
+        ),
+        Passage(
+            "2",
+            TEXT_2,
+            "simple shear flow past a flat plate in an incompressible fluid of small viscosity .",
+            language="en",
+        ),
         Passage("3", "", "", language="en"),  # a wholly empty record, like Cranfield 471 and 995
     ]
     assert [p.origin for p in passages] == [f"{docs}:1", f"{docs}:14", f"{docs}:27"]
@@ -91,7 +98,11 @@ def test_cranfield_style(cran: Path) -> None:
 
     queries = list(src.queries())
     assert queries == [
-        Query("1", "what similarity laws must be obeyed when constructing aeroelastic models\nof heated high speed aircraft .", language="en"),
+        Query(
+            "1",
+            "what similarity laws must be obeyed when constructing aeroelastic models\nof heated high speed aircraft .",
+            language="en",
+        ),
         Query("2", "what problems of heat conduction in composite slabs have been solved so\nfar .", language="en"),
     ]
     assert [q.origin for q in queries] == [f"{qry}:1", f"{qry}:5"]
@@ -145,11 +156,17 @@ def test_cisi_style(tmp_path: Path) -> None:
         ".I 1\n.W\nWhat problems and concerns are there in making up descriptive titles?\n"
         ".I 2\n.T\nLibraries\n.A\nSomeone\n.W\nHow can actually pertinent data be retrieved?\n.B\n1970\n"
     )
-    (tmp_path / "CISI.REL").write_text("     1     28\t0\t0.000000\n     1     2 \t0\t0.000000\n     2     1\t0\t0.000000\n")
+    (tmp_path / "CISI.REL").write_text(
+        "     1     28\t0\t0.000000\n     1     2 \t0\t0.000000\n     2     1\t0\t0.000000\n"
+    )
     src = read_smart_folder(tmp_path)
     passages = list(src.passages())
     assert [(p.id, p.title, p.text) for p in passages] == [
-        ("1", "18 Editions of the Dewey Decimal Classifications", "The present study is a history of the DEWEY Decimal\nClassification."),
+        (
+            "1",
+            "18 Editions of the Dewey Decimal Classifications",
+            "The present study is a history of the DEWEY Decimal\nClassification.",
+        ),
         ("2", "Use Made of Technical Libraries", "This report is an analysis of 6300 acts of use"),
     ]
     assert [(q.id, q.text) for q in src.queries()] == [
@@ -241,14 +258,23 @@ def test_forced_qrels_format(tmp_path: Path) -> None:
     (tmp_path / "docs").write_text(".I 1\n.W\ntext\n")
     path = tmp_path / "qrels"
     path.write_text("1 2 2\n")
-    _fail(read_smart(tmp_path / "docs", qrels_path=path, qrels_format="cisi").qrels, path, 1, "expected 4 columns 'qid docid 0 0.000000', got 3")
+    _fail(
+        read_smart(tmp_path / "docs", qrels_path=path, qrels_format="cisi").qrels,
+        path,
+        1,
+        "expected 4 columns 'qid docid 0 0.000000', got 3",
+    )
 
 
 def test_missing_files(tmp_path: Path) -> None:
     (tmp_path / "docs").write_text(".I 1\n.W\ntext\n")
     with pytest.raises(FormatError) as info:
         read_smart(tmp_path / "docs", tmp_path / "cran.qry")
-    assert (info.value.path, info.value.line, info.value.message) == (str(tmp_path / "cran.qry"), None, "file not found")
+    assert (info.value.path, info.value.line, info.value.message) == (
+        str(tmp_path / "cran.qry"),
+        None,
+        "file not found",
+    )
     with pytest.raises(FormatError) as info:
         read_smart_folder(tmp_path)
     assert (info.value.path, info.value.line) == (str(tmp_path), None)

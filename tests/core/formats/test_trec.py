@@ -219,9 +219,7 @@ def test_write_qrels_sorted_and_binary(tmp_path: Path) -> None:
     qrels = {"q2": {"b": 3, "a": 0}, "q1": {"z": 1, "<dbpedia:Loënga>": 2}}
     out = tmp_path / "out.qrels"
     write_qrels(qrels, out)
-    assert out.read_text(encoding="utf-8") == (
-        "q1 0 <dbpedia:Loënga> 2\nq1 0 z 1\nq2 0 a 0\nq2 0 b 3\n"
-    )
+    assert out.read_text(encoding="utf-8") == ("q1 0 <dbpedia:Loënga> 2\nq1 0 z 1\nq2 0 a 0\nq2 0 b 3\n")
     assert load_qrels(out) == qrels
     buffer = io.StringIO()
     write_qrels(qrels, buffer, level=2)
@@ -241,9 +239,7 @@ def test_write_run_order_ranks_repr_and_depth(tmp_path: Path) -> None:
     )
     buffer = io.StringIO()
     write_run(run, buffer, depth=2)
-    assert buffer.getvalue() == (
-        "q1 Q0 c 1 2.5 pooljudge\nq1 Q0 b 2 1.0 pooljudge\nq2 Q0 x 1 0.5 pooljudge\n"
-    )
+    assert buffer.getvalue() == ("q1 Q0 c 1 2.5 pooljudge\nq1 Q0 b 2 1.0 pooljudge\nq2 Q0 x 1 0.5 pooljudge\n")
 
 
 @pytest.mark.parametrize("suffix", [".trec", ".trec.gz"])

@@ -152,9 +152,7 @@ def test_prefixes_are_applied_per_kind(tiny_model):
 
 def test_truncation_to_max_length(tiny_model):
     enc = BiEncoder(tiny_model, max_length=5)  # [CLS] + 3 words + [SEP]
-    np.testing.assert_allclose(
-        enc.encode(["the big old dog sat in the river"]), enc.encode(["the big old"]), atol=1e-6
-    )
+    np.testing.assert_allclose(enc.encode(["the big old dog sat in the river"]), enc.encode(["the big old"]), atol=1e-6)
     assert BiEncoder(tiny_model, max_length=10_000).max_length == 64  # capped by the position embeddings
 
 

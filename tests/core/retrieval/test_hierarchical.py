@@ -206,8 +206,13 @@ def test_rrf_fusion_by_hand() -> None:
         [1 / 62 + 1 / 61, 1 / 61 + 1 / 62, 1 / 61 + 1 / 64, 1 / 62 + 1 / 63], rel=1e-12
     )
     assert hits[0].score == hits[1].score
-    assert r.params == {"top_docs": 2, "fusion": "rrf", "k_rrf": 60.0, "context": "none",
-                        "documents": {"class": "FakeRetriever"}}
+    assert r.params == {
+        "top_docs": 2,
+        "fusion": "rrf",
+        "k_rrf": 60.0,
+        "context": "none",
+        "documents": {"class": "FakeRetriever"},
+    }
 
 
 def test_batch_search_progress_and_empty_queries() -> None:
@@ -259,8 +264,13 @@ def test_bad_configuration_and_use() -> None:
     with pytest.raises(ValueError, match="duplicate passage id 'p1a'"):
         r.index_passages([*PASSAGES, Passage("p1a", "again", doc_id="D4", position=0)])
     with pytest.raises(ValueError, match="different titles"):
-        r.index_passages([Passage("x", "a", title="One", doc_id="D", position=0),
-                          Passage("y", "b", title="Two", doc_id="D", position=1)], texts=["q", "q"])
+        r.index_passages(
+            [
+                Passage("x", "a", title="One", doc_id="D", position=0),
+                Passage("y", "b", title="Two", doc_id="D", position=1),
+            ],
+            texts=["q", "q"],
+        )
     r = hierarchical()[0]
     with pytest.raises(ValueError, match="k must be a positive integer"):
         r.search("q", k=0)
@@ -295,8 +305,9 @@ class HashingEncoder:
 def test_bm25_documents_only_top_documents_return() -> None:
     passages = [
         Passage("v0", "The Half Moon is a pub in Putney.", title="Half Moon, Putney", doc_id="venue", position=0),
-        Passage("v1", "Many bands played the venue in the sixties.", title="Half Moon, Putney", doc_id="venue",
-                position=1),
+        Passage(
+            "v1", "Many bands played the venue in the sixties.", title="Half Moon, Putney", doc_id="venue", position=1
+        ),
         Passage("r0", "The Thames flows through London.", title="River Thames", doc_id="river", position=0),
         Passage("r1", "Rowing crews race on the river.", title="River Thames", doc_id="river", position=1),
         Passage("c0", "Bread is baked from flour.", title="Bread", doc_id="bread", position=0),
@@ -359,8 +370,7 @@ def test_dapr_sample_with_the_real_minilm() -> None:
     small = {"train-2", "dev-2", "dev-3", "dev-5", "train-151917"}
     passages = [p for p in passages if p.doc_id in small]
     gold = {e.query_id: e.doc_id for e in qrels if e.doc_id in {p.id for p in passages}}
-    r = HierarchicalRetriever(BM25Retriever(analyzer_for("en")), BiEncoder(default_model_path()), top_docs=1,
-                              alpha=0.5)
+    r = HierarchicalRetriever(BM25Retriever(analyzer_for("en")), BiEncoder(default_model_path()), top_docs=1, alpha=0.5)
     r.index_passages(passages)
     run = r.batch_search({qid: queries[qid] for qid in gold}, k=3)
     for qid, pid in gold.items():
@@ -400,9 +410,15 @@ def test_spec_parsing_of_the_new_options() -> None:
     assert RetrieverSpec.parse("hierarchical:top_docs=50,alpha=0.5").options == {"top_docs": 50, "alpha": 0.5}
     assert RetrieverSpec.parse("bm25:context=title+keyphrases").options == {"context": "title+keyphrases"}
     assert RetrieverSpec.parse("hybrid:bm25_context=none,dense_context=keyphrases").options == {
-        "bm25_context": "none", "dense_context": "keyphrases"}
+        "bm25_context": "none",
+        "dense_context": "keyphrases",
+    }
     assert RetrieverSpec.parse("hierarchical:fusion=rrf,dense_max_length=128,bm25_k1=1.2,context=none").options == {
-        "fusion": "rrf", "dense_max_length": 128, "bm25_k1": 1.2, "context": "none"}
+        "fusion": "rrf",
+        "dense_max_length": 128,
+        "bm25_k1": 1.2,
+        "context": "none",
+    }
     for text, phrase in [
         ("bm25:context=summary", "option 'context' .* must be one of title, keyphrases"),
         ("hybrid:dense_context=abstract", "option 'dense_context'"),

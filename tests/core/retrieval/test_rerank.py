@@ -26,8 +26,12 @@ from tests.core.training.conftest import tiny_encoder_folder  # noqa: E402, F401
 
 QUERIES = {"q1": "bread", "q2": "river"}
 PASSAGES = {
-    "a": "bread and butter", "b": "how to bake bread", "c": "bread bread bread", "d": "the river bank",
-    "e": "a river of bread", "f": "fish in the river",
+    "a": "bread and butter",
+    "b": "how to bake bread",
+    "c": "bread bread bread",
+    "d": "the river bank",
+    "e": "a river of bread",
+    "f": "fish in the river",
 }
 
 
@@ -51,10 +55,18 @@ def table(scores: dict[tuple[str, str], float]) -> dict[tuple[str, str], float]:
     return {(QUERIES[q], PASSAGES[d]): s for (q, d), s in scores.items()}
 
 
-ONE = Stub(table({("q1", "a"): 1.0, ("q1", "b"): 3.0, ("q1", "c"): 2.0, ("q2", "d"): -1.0, ("q2", "e"): -1.0,
-                  ("q2", "f"): 0.5}), "one")
-TWO = Stub(table({("q1", "a"): 40.0, ("q1", "b"): 20.0, ("q1", "c"): 0.0, ("q2", "d"): 7.0, ("q2", "e"): 9.0,
-                  ("q2", "f"): 8.0}), "two")
+ONE = Stub(
+    table(
+        {("q1", "a"): 1.0, ("q1", "b"): 3.0, ("q1", "c"): 2.0, ("q2", "d"): -1.0, ("q2", "e"): -1.0, ("q2", "f"): 0.5}
+    ),
+    "one",
+)
+TWO = Stub(
+    table(
+        {("q1", "a"): 40.0, ("q1", "b"): 20.0, ("q1", "c"): 0.0, ("q2", "d"): 7.0, ("q2", "e"): 9.0, ("q2", "f"): 8.0}
+    ),
+    "two",
+)
 CANDIDATES = {"q1": ["a", "b", "c"], "q2": ["d", "e", "f"]}
 
 
@@ -113,8 +125,16 @@ def bm25() -> BM25Retriever:
 
 def test_rerank_retriever_reorders_the_first_stage_top_depth(bm25):
     scores = {(q, d): 0.0 for q in QUERIES for d in PASSAGES}
-    scores |= {("q1", "a"): 9.0, ("q1", "e"): 8.0, ("q1", "b"): 1.0, ("q1", "c"): 1.0, ("q1", "d"): 50.0,
-               ("q2", "d"): 2.0, ("q2", "e"): 3.0, ("q2", "f"): 1.0}
+    scores |= {
+        ("q1", "a"): 9.0,
+        ("q1", "e"): 8.0,
+        ("q1", "b"): 1.0,
+        ("q1", "c"): 1.0,
+        ("q1", "d"): 50.0,
+        ("q2", "d"): 2.0,
+        ("q2", "e"): 3.0,
+        ("q2", "f"): 1.0,
+    }
     stub = Stub(table(scores))
     first = bm25.batch_search(QUERIES, 2)
     retriever = RerankRetriever(bm25, [stub], depth=4, name="ce").index_texts(list(PASSAGES), list(PASSAGES.values()))

@@ -36,8 +36,9 @@ WORDS = sorted({*TOPICS, *FILLER, "what", "about", "tell", "me", "please", "?", 
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS]
 
 
-def toy_collection(seed: int = 0, *, filler: tuple[int, int] = (4, 8),
-                   templates: tuple[str, ...] = QUERY_TEMPLATES) -> LabelledData:
+def toy_collection(
+    seed: int = 0, *, filler: tuple[int, int] = (4, 8), templates: tuple[str, ...] = QUERY_TEMPLATES
+) -> LabelledData:
     """Queries ``q-<topic>-<i>``, passages ``p-<topic>-<j>`` (3 per topic), graded labels and candidate lists.
 
     A query's passages about its topic are relevant (the first grade 2, the
@@ -53,8 +54,7 @@ def toy_collection(seed: int = 0, *, filler: tuple[int, int] = (4, 8),
             words = [rng.choice(FILLER) for _ in range(rng.randint(*filler))]
             words.insert(rng.randint(0, len(words)), topic)
             passages[f"p-{topic}-{j}"] = " ".join(words) + " ."
-    queries = {f"q-{topic}-{i}": template.format(kw=topic)
-               for topic in TOPICS for i, template in enumerate(templates)}
+    queries = {f"q-{topic}-{i}": template.format(kw=topic) for topic in TOPICS for i, template in enumerate(templates)}
     qrels = {q: {f"p-{q.split('-')[1]}-{j}": (2 if j == 0 else 1) for j in range(3)} for q in queries}
     candidates = {}
     for q in sorted(queries):

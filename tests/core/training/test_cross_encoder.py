@@ -29,8 +29,12 @@ from core.training.cross_encoder import (  # noqa: E402
 )
 from core.training.data import LabelledData, TrainConfig  # noqa: E402
 
-PAIRS = [("bread ?", "the bread is good ."), ("cat", "a small old dog in the river ."), ("music please", "music"),
-         ("the fish", "fish fish , the fish is big and the river is old .")]
+PAIRS = [
+    ("bread ?", "the bread is good ."),
+    ("cat", "a small old dog in the river ."),
+    ("music please", "music"),
+    ("the fish", "fish fish , the fish is big and the river is old ."),
+]
 
 
 @pytest.fixture(autouse=True)
@@ -43,8 +47,18 @@ def _one_thread(tmp_path, monkeypatch):
 
 
 def listwise_config(**changes) -> TrainConfig:
-    base = dict(seed=0, epochs=100, batch_size=8, learning_rate=3e-3, negatives=3, max_steps=100, eval_every=20,
-                patience=5, max_length=32, device="cpu")
+    base = dict(
+        seed=0,
+        epochs=100,
+        batch_size=8,
+        learning_rate=3e-3,
+        negatives=3,
+        max_steps=100,
+        eval_every=20,
+        patience=5,
+        max_length=32,
+        device="cpu",
+    )
     return TrainConfig(**{**base, **changes})
 
 
@@ -56,8 +70,14 @@ def listwise(tmp_path_factory, learnable_encoder_folder, short_toy_split):
     out = tmp_path_factory.mktemp("listwise") / "model"
     checkpoints = tmp_path_factory.mktemp("checkpoints")
     calls: list[tuple[int, int]] = []
-    result = train_cross_encoder(train, held_out, listwise_config(checkpoint_dir=checkpoints), output=out,
-                                 base_model=learnable_encoder_folder, progress=lambda d, t: calls.append((d, t)))
+    result = train_cross_encoder(
+        train,
+        held_out,
+        listwise_config(checkpoint_dir=checkpoints),
+        output=out,
+        base_model=learnable_encoder_folder,
+        progress=lambda d, t: calls.append((d, t)),
+    )
     return result, out, checkpoints, calls
 
 
@@ -103,7 +123,8 @@ def test_save_writes_a_standard_folder_that_reloads_with_identical_scores(tmp_pa
     encoder = CrossEncoder(tiny_encoder_folder, device="cpu", seed=3)
     folder = encoder.save(tmp_path / "ce")
     assert {"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"} <= {
-        p.name for p in folder.iterdir()}
+        p.name for p in folder.iterdir()
+    }
     again = CrossEncoder(folder, device="cpu", seed=99)  # the head is loaded, so the seed does not matter
     assert not again.new_head
     np.testing.assert_array_equal(again.score(PAIRS), encoder.score(PAIRS))
@@ -111,8 +132,7 @@ def test_save_writes_a_standard_folder_that_reloads_with_identical_scores(tmp_pa
     model = AutoModelForSequenceClassification.from_pretrained(folder, local_files_only=True).eval()
     tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
     assert model.config.num_labels == 1
-    batch = tokenizer([q for q, _ in PAIRS], [p for _, p in PAIRS], padding=True, truncation=True,
-                      return_tensors="pt")
+    batch = tokenizer([q for q, _ in PAIRS], [p for _, p in PAIRS], padding=True, truncation=True, return_tensors="pt")
     with torch.inference_mode():
         logits = model(**batch).logits[:, 0].numpy()
     np.testing.assert_allclose(encoder.score(PAIRS), logits, atol=1e-5)
@@ -123,18 +143,21 @@ def test_errors_name_the_argument(tmp_path, tiny_encoder_folder, short_toy_split
         CrossEncoder(tmp_path)
     train, held_out = short_toy_split
     with pytest.raises(ValueError, match="loss"):
-        train_cross_encoder(train, held_out, listwise_config(), output=tmp_path / "m", base_model=tiny_encoder_folder,
-                            loss="pairwise")
+        train_cross_encoder(
+            train, held_out, listwise_config(), output=tmp_path / "m", base_model=tiny_encoder_folder, loss="pairwise"
+        )
     unlabelled = LabelledData(queries=train.queries, passages=train.passages, qrels={}, candidates={})
     with pytest.raises(ValueError, match="train"):
         train_cross_encoder(unlabelled, None, listwise_config(), output=tmp_path / "m", base_model=tiny_encoder_folder)
     no_candidates = LabelledData(queries=held_out.queries, passages=held_out.passages, qrels=held_out.qrels)
     with pytest.raises(ValueError, match="held_out: no query with both labels and candidates"):
-        train_cross_encoder(train, no_candidates, listwise_config(), output=tmp_path / "m",
-                            base_model=tiny_encoder_folder)
+        train_cross_encoder(
+            train, no_candidates, listwise_config(), output=tmp_path / "m", base_model=tiny_encoder_folder
+        )
     with pytest.raises(ValueError, match="config.negatives"):
-        train_cross_encoder(train, None, listwise_config(negatives=0), output=tmp_path / "m",
-                            base_model=tiny_encoder_folder)
+        train_cross_encoder(
+            train, None, listwise_config(negatives=0), output=tmp_path / "m", base_model=tiny_encoder_folder
+        )
 
 
 @pytest.mark.slow
@@ -155,8 +178,11 @@ def test_default_is_the_packaged_minilm_with_a_new_head():
 
 def test_lists_take_hard_negatives_first_and_fill_up_with_random_non_relevant_passages():
     data = LabelledData(
-        queries={"q": "bread"}, passages={p: p for p in ["pos", "rel2", "hard", "n1", "n2", "n3", "n4"]},
-        qrels={"q": {"pos": 2, "rel2": 1, "hard": 0}}, candidates={"q": ["pos", "hard", "rel2"]}, level=1,
+        queries={"q": "bread"},
+        passages={p: p for p in ["pos", "rel2", "hard", "n1", "n2", "n3", "n4"]},
+        qrels={"q": {"pos": 2, "rel2": 1, "hard": 0}},
+        candidates={"q": ["pos", "hard", "rel2"]},
+        level=1,
     )
     lists = _groups(data, 3, random.Random(0))
     # one list per positive (pos: grade 2 first, then rel2); the one hard negative, then 2 random fillers
@@ -173,16 +199,24 @@ def test_ragged_lists_train(tmp_path, learnable_encoder_folder):
     data = LabelledData(
         queries={"q1": "bread ?", "q2": "cat ?"},
         passages={"b": "the bread .", "c1": "a cat .", "c2": "cat cat", "d": "the dog .", "f": "fish ."},
-        qrels={"q1": {"b": 1}, "q2": {"c1": 1, "c2": 2}}, candidates={}, level=1,
+        qrels={"q1": {"b": 1}, "q2": {"c1": 1, "c2": 2}},
+        candidates={},
+        level=1,
     )
     assert sorted(len(docs) for _, docs in _groups(data, 30, random.Random(0))) == [4, 4, 5]
-    result = train_cross_encoder(data, None, listwise_config(negatives=30, max_steps=3, batch_size=3),
-                                 output=tmp_path / "m", base_model=learnable_encoder_folder)
+    result = train_cross_encoder(
+        data,
+        None,
+        listwise_config(negatives=30, max_steps=3, batch_size=3),
+        output=tmp_path / "m",
+        base_model=learnable_encoder_folder,
+    )
     assert [h["step"] for h in result.history] == [3] and np.isfinite(result.history[0]["loss"])
 
 
-def test_listwise_training_lowers_the_loss_and_raises_held_out_ndcg(listwise, learnable_encoder_folder,
-                                                                   short_toy_split):
+def test_listwise_training_lowers_the_loss_and_raises_held_out_ndcg(
+    listwise, learnable_encoder_folder, short_toy_split
+):
     result, out, _, _ = listwise
     _, held_out = short_toy_split
     untrained = evaluate_reranker(CrossEncoder(learnable_encoder_folder, device="cpu", seed=0), held_out)
@@ -203,8 +237,10 @@ def test_the_saved_weights_are_the_best_step(listwise, short_toy_split):
     assert saved == pytest.approx(result.best["eval"])
     assert sorted(p.name for p in checkpoints.iterdir()) == ["step-100", "step-20", "step-40", "step-60", "step-80"]
     step = result.best["step"]
-    np.testing.assert_array_equal(CrossEncoder(checkpoints / f"step-{step}", device="cpu").score(PAIRS),
-                                  CrossEncoder(out, device="cpu").score(PAIRS))
+    np.testing.assert_array_equal(
+        CrossEncoder(checkpoints / f"step-{step}", device="cpu").score(PAIRS),
+        CrossEncoder(out, device="cpu").score(PAIRS),
+    )
 
 
 def test_training_record_and_progress(listwise, learnable_encoder_folder):
@@ -222,32 +258,52 @@ def test_training_record_and_progress(listwise, learnable_encoder_folder):
 def test_same_seed_same_history_and_scores(tmp_path, learnable_encoder_folder, short_toy_split):
     train, held_out = short_toy_split
     config = listwise_config(max_steps=15, eval_every=5)
-    runs = [train_cross_encoder(train, held_out, config, output=tmp_path / name, base_model=learnable_encoder_folder)
-            for name in ("a", "b")]
+    runs = [
+        train_cross_encoder(train, held_out, config, output=tmp_path / name, base_model=learnable_encoder_folder)
+        for name in ("a", "b")
+    ]
     assert runs[0].history == runs[1].history
     np.testing.assert_array_equal(CrossEncoder(tmp_path / "a").score(PAIRS), CrossEncoder(tmp_path / "b").score(PAIRS))
-    other = train_cross_encoder(train, held_out, listwise_config(max_steps=15, eval_every=5, seed=1),
-                                output=tmp_path / "c", base_model=learnable_encoder_folder)
+    other = train_cross_encoder(
+        train,
+        held_out,
+        listwise_config(max_steps=15, eval_every=5, seed=1),
+        output=tmp_path / "c",
+        base_model=learnable_encoder_folder,
+    )
     assert [h["loss"] for h in other.history] != [h["loss"] for h in runs[0].history]
 
 
-def test_pointwise_training_lowers_the_loss_and_raises_held_out_ndcg(tmp_path, learnable_encoder_folder,
-                                                                    short_toy_split):
+def test_pointwise_training_lowers_the_loss_and_raises_held_out_ndcg(
+    tmp_path, learnable_encoder_folder, short_toy_split
+):
     train, held_out = short_toy_split
     # batch_size counts pairs here: 32 pairs a step is as many as 8 lists of 4
-    result = train_cross_encoder(train, held_out, listwise_config(batch_size=32), output=tmp_path / "m",
-                                 base_model=learnable_encoder_folder, loss="pointwise")
+    result = train_cross_encoder(
+        train,
+        held_out,
+        listwise_config(batch_size=32),
+        output=tmp_path / "m",
+        base_model=learnable_encoder_folder,
+        loss="pointwise",
+    )
     assert result.params["loss"] == "pointwise"
     assert result.history[-1]["loss"] < 0.8 * result.history[0]["loss"]
     assert result.best["eval"]["nDCG@10"] > result.params["initial_eval"]["nDCG@10"] + 0.05
 
 
-def test_early_stopping_after_patience_evaluations_without_improvement(tmp_path, learnable_encoder_folder,
-                                                                       short_toy_split):
+def test_early_stopping_after_patience_evaluations_without_improvement(
+    tmp_path, learnable_encoder_folder, short_toy_split
+):
     train, held_out = short_toy_split
     # learning rate 0: the weights never change, so only the first evaluation is an improvement
-    result = train_cross_encoder(train, held_out, listwise_config(learning_rate=0.0, eval_every=1, patience=2),
-                                 output=tmp_path / "m", base_model=learnable_encoder_folder)
+    result = train_cross_encoder(
+        train,
+        held_out,
+        listwise_config(learning_rate=0.0, eval_every=1, patience=2),
+        output=tmp_path / "m",
+        base_model=learnable_encoder_folder,
+    )
     assert [h["step"] for h in result.history] == [1, 2, 3]
     assert result.best["step"] == 1 and result.params["steps"] == 3
 
@@ -255,8 +311,13 @@ def test_early_stopping_after_patience_evaluations_without_improvement(tmp_path,
 def test_without_held_out_the_last_weights_are_saved(tmp_path, learnable_encoder_folder, short_toy_split):
     train, _ = short_toy_split
     # 18 lists of 4 per epoch at batch 8 -> 9 steps an epoch; two epochs, evaluated (loss only) after each
-    result = train_cross_encoder(train, None, listwise_config(epochs=2, max_steps=None, eval_every=None),
-                                 output=tmp_path / "m", base_model=learnable_encoder_folder)
+    result = train_cross_encoder(
+        train,
+        None,
+        listwise_config(epochs=2, max_steps=None, eval_every=None),
+        output=tmp_path / "m",
+        base_model=learnable_encoder_folder,
+    )
     n_lists = sum(len(train.positives(q)) for q in train.trainable())
     per_epoch = -(-n_lists // 8)
     assert [h["step"] for h in result.history] == [per_epoch, 2 * per_epoch]

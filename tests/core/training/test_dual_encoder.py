@@ -27,8 +27,9 @@ def _isolated_cache(tmp_path, monkeypatch):
 
 
 def config(**kw) -> TrainConfig:
-    base = dict(seed=0, epochs=6, batch_size=8, learning_rate=3e-3, negatives=3, max_length=32, patience=100,
-                warmup_ratio=0.1)
+    base = dict(
+        seed=0, epochs=6, batch_size=8, learning_rate=3e-3, negatives=3, max_length=32, patience=100, warmup_ratio=0.1
+    )
     base.update(kw)
     return TrainConfig(**base)
 
@@ -39,8 +40,14 @@ def trained(tmp_path_factory, tiny_encoder_folder, toy_split):
     out = tmp_path_factory.mktemp("dual") / "model"
     torch.set_num_threads(1)
     calls = []
-    result = train_dual_encoder(train, held_out, config(), output=out, base_model=tiny_encoder_folder,
-                                progress=lambda done, total: calls.append((done, total)))
+    result = train_dual_encoder(
+        train,
+        held_out,
+        config(),
+        output=out,
+        base_model=tiny_encoder_folder,
+        progress=lambda done, total: calls.append((done, total)),
+    )
     return result, calls
 
 
@@ -95,32 +102,51 @@ def test_training_record(trained, tiny_encoder_folder):
 
 def test_deterministic_with_a_seed(tmp_path, tiny_encoder_folder, toy_split):
     train, held_out = toy_split
-    runs = [train_dual_encoder(train, held_out, config(epochs=1, eval_every=4), output=tmp_path / str(i),
-                               base_model=tiny_encoder_folder) for i in range(2)]
+    runs = [
+        train_dual_encoder(
+            train, held_out, config(epochs=1, eval_every=4), output=tmp_path / str(i), base_model=tiny_encoder_folder
+        )
+        for i in range(2)
+    ]
     assert runs[0].history == runs[1].history
     assert [h["step"] for h in runs[0].history] == [4, 8, 9]  # every 4 steps and after the last
-    other = train_dual_encoder(train, held_out, config(epochs=1, eval_every=4, seed=1), output=tmp_path / "s1",
-                               base_model=tiny_encoder_folder)
+    other = train_dual_encoder(
+        train, held_out, config(epochs=1, eval_every=4, seed=1), output=tmp_path / "s1", base_model=tiny_encoder_folder
+    )
     assert other.history[0]["loss"] != runs[0].history[0]["loss"]
 
 
 def test_max_steps_checkpoints_and_cls_pooling(tmp_path, tiny_encoder_folder, toy_split):
     train, held_out = toy_split
-    result = train_dual_encoder(train, held_out, config(max_steps=3, eval_every=2, checkpoint_dir=tmp_path / "ck"),
-                                output=tmp_path / "cls", base_model=tiny_encoder_folder, pooling="cls")
+    result = train_dual_encoder(
+        train,
+        held_out,
+        config(max_steps=3, eval_every=2, checkpoint_dir=tmp_path / "ck"),
+        output=tmp_path / "cls",
+        base_model=tiny_encoder_folder,
+        pooling="cls",
+    )
     assert [h["step"] for h in result.history] == [2, 3]
     assert sorted(p.name for p in (tmp_path / "ck").iterdir()) == ["step-2", "step-3"]
     assert (tmp_path / "ck" / "step-2" / "model.safetensors").is_file()
     texts = list(held_out.passages.values())[:5]
-    np.testing.assert_allclose(BiEncoder(result.path, pooling="cls").encode(texts),
-                               DualEncoder(result.path, pooling="cls").encode(texts), atol=1e-5)
+    np.testing.assert_allclose(
+        BiEncoder(result.path, pooling="cls").encode(texts),
+        DualEncoder(result.path, pooling="cls").encode(texts),
+        atol=1e-5,
+    )
 
 
 def test_early_stopping(tmp_path, tiny_encoder_folder, toy_split):
     train, held_out = toy_split
     # learning_rate 0: the metric never improves after the first evaluation, patience 2 stops after two more
-    result = train_dual_encoder(train, held_out, config(learning_rate=0.0, eval_every=1, patience=2),
-                                output=tmp_path / "m", base_model=tiny_encoder_folder)
+    result = train_dual_encoder(
+        train,
+        held_out,
+        config(learning_rate=0.0, eval_every=1, patience=2),
+        output=tmp_path / "m",
+        base_model=tiny_encoder_folder,
+    )
     assert [h["step"] for h in result.history] == [1, 2, 3]
     assert result.best["step"] == 1
     assert result.best["eval"] == pytest.approx(result.params["initial_eval"], abs=1e-9)
@@ -128,8 +154,7 @@ def test_early_stopping(tmp_path, tiny_encoder_folder, toy_split):
 
 def test_without_held_out_saves_the_last_weights(tmp_path, tiny_encoder_folder, toy_split):
     train, _ = toy_split
-    result = train_dual_encoder(train, None, config(max_steps=2), output=tmp_path / "m",
-                                base_model=tiny_encoder_folder)
+    result = train_dual_encoder(train, None, config(max_steps=2), output=tmp_path / "m", base_model=tiny_encoder_folder)
     assert result.history[-1]["eval"] == {} and result.best["step"] == 2
     assert (tmp_path / "m" / "config.json").is_file()
 
@@ -155,11 +180,9 @@ def test_dense_run_is_exact(tiny_encoder_folder, toy_data):
 def test_argument_errors(tmp_path, tiny_encoder_folder, toy_split):
     train, held_out = toy_split
     with pytest.raises(ValueError, match="temperature"):
-        train_dual_encoder(train, held_out, config(), output=tmp_path, base_model=tiny_encoder_folder,
-                           temperature=0)
+        train_dual_encoder(train, held_out, config(), output=tmp_path, base_model=tiny_encoder_folder, temperature=0)
     with pytest.raises(ValueError, match="pooling"):
-        train_dual_encoder(train, held_out, config(), output=tmp_path, base_model=tiny_encoder_folder,
-                           pooling="max")
+        train_dual_encoder(train, held_out, config(), output=tmp_path, base_model=tiny_encoder_folder, pooling="max")
     with pytest.raises(FileNotFoundError, match="base_model"):
         train_dual_encoder(train, held_out, config(), output=tmp_path, base_model=tmp_path / "nowhere")
     with pytest.raises(ValueError, match="config.negatives"):

@@ -48,7 +48,7 @@ def test_listwise_softmax_by_hand():
     # a second row [0, 0, 0]: log 3; the loss is the mean over the rows
     assert listwise_softmax(t([[2, 1, 0], [0, 0, 0]])).item() == pytest.approx((one + LN3) / 2)
     # the positive is column 0: [0, 1, 2] is the worst order, log(1 + e + e^2)
-    assert listwise_softmax(t([[0, 1, 2]])).item() == pytest.approx(math.log(1 + math.e + math.e ** 2))
+    assert listwise_softmax(t([[0, 1, 2]])).item() == pytest.approx(math.log(1 + math.e + math.e**2))
 
 
 def test_listwise_softmax_mask_leaves_padding_out():
@@ -95,8 +95,7 @@ def test_in_batch_contrastive_temperature():
     # tau = 1/2 doubles the logits: log(1 + e^-2); with the hard negatives log 2 + log(1 + e^-2)
     assert in_batch_contrastive(E, E, temperature=0.5).item() == pytest.approx(math.log(1 + math.exp(-2)))
     hard = torch.stack([E[1:2], E[0:1]])
-    assert in_batch_contrastive(E, E, hard, temperature=0.5).item() == pytest.approx(
-        LN2 + math.log(1 + math.exp(-2)))
+    assert in_batch_contrastive(E, E, hard, temperature=0.5).item() == pytest.approx(LN2 + math.log(1 + math.exp(-2)))
 
 
 def test_in_batch_contrastive_errors():

@@ -112,12 +112,15 @@ def test_denoise_extremes():
     assert counts["dropped"] == 7 and all_dropped.candidates == {"q1": ["p1", "p2", "p9"], "q2": ["p3"]}
 
 
-@pytest.mark.parametrize(("low", "high", "message"), [
-    (0.9, 0.1, r"low \(0.9\) must not exceed high \(0.1\)"),
-    (-0.1, 0.5, r"low must be a number in \[0, 1\], got -0.1"),
-    (0.1, 1.5, r"high must be a number in \[0, 1\], got 1.5"),
-    (float("nan"), 0.5, "low must be"),
-])
+@pytest.mark.parametrize(
+    ("low", "high", "message"),
+    [
+        (0.9, 0.1, r"low \(0.9\) must not exceed high \(0.1\)"),
+        (-0.1, 0.5, r"low must be a number in \[0, 1\], got -0.1"),
+        (0.1, 1.5, r"high must be a number in \[0, 1\], got 1.5"),
+        (float("nan"), 0.5, "low must be"),
+    ],
+)
 def test_denoise_argument_errors(low, high, message):
     with pytest.raises(ValueError, match=message):
         denoise_candidates(denoise_data(), StubScorer(PROBS), low, high)
@@ -126,14 +129,27 @@ def test_denoise_argument_errors(low, high, message):
 def test_denoise_arguments_of_the_trainer(tmp_path, tiny_encoder_folder, toy_split):
     train, held_out = toy_split
     with pytest.raises(ValueError, match="high"):
-        train_rocketqav2(train, held_out, config(), output=tmp_path, base_model=tiny_encoder_folder,
-                         cross_base=tiny_encoder_folder, denoise=(0.2, 1.2))
+        train_rocketqav2(
+            train,
+            held_out,
+            config(),
+            output=tmp_path,
+            base_model=tiny_encoder_folder,
+            cross_base=tiny_encoder_folder,
+            denoise=(0.2, 1.2),
+        )
     with pytest.raises(ValueError, match="cross_base"):
-        train_rocketqav2(train, held_out, config(), output=tmp_path, base_model=tiny_encoder_folder,
-                         denoise=(0.2, 0.8))
+        train_rocketqav2(train, held_out, config(), output=tmp_path, base_model=tiny_encoder_folder, denoise=(0.2, 0.8))
     with pytest.raises(ValueError, match="denoise must be a"):
-        train_rocketqav2(train, held_out, config(), output=tmp_path, base_model=tiny_encoder_folder,
-                         cross_base=tiny_encoder_folder, denoise=0.5)
+        train_rocketqav2(
+            train,
+            held_out,
+            config(),
+            output=tmp_path,
+            base_model=tiny_encoder_folder,
+            cross_base=tiny_encoder_folder,
+            denoise=0.5,
+        )
 
 
 # --------------------------------------------------------------------------- candidate lists
@@ -141,7 +157,8 @@ def test_denoise_arguments_of_the_trainer(tmp_path, tiny_encoder_folder, toy_spl
 
 def test_lists_pad_with_random_passages_then_mask():
     data = LabelledData(
-        queries={"a": "x", "b": "y"}, passages={f"p{i}": "t" for i in range(5)},
+        queries={"a": "x", "b": "y"},
+        passages={f"p{i}": "t" for i in range(5)},
         qrels={"a": {"p0": 1, "p1": 1}, "b": {"p2": 1}},
         candidates={"a": ["p0", "p2"], "b": ["p3", "p4", "p0", "p1"]},
     )
@@ -165,8 +182,9 @@ def joint(tmp_path_factory, tiny_encoder_folder, toy_split):
     train, held_out = toy_split
     torch.set_num_threads(1)
     out = tmp_path_factory.mktemp("rq") / "model"
-    result = train_rocketqav2(train, held_out, config(), output=out, base_model=tiny_encoder_folder,
-                              cross_base=tiny_encoder_folder)
+    result = train_rocketqav2(
+        train, held_out, config(), output=out, base_model=tiny_encoder_folder, cross_base=tiny_encoder_folder
+    )
     return result
 
 
@@ -190,8 +208,7 @@ def test_both_folders_reload(joint, toy_split, tiny_encoder_folder):
     _, held_out = toy_split
     pids = sorted(held_out.passages)
     texts = [held_out.passages[p] for p in pids]
-    np.testing.assert_allclose(BiEncoder(joint.path).encode(texts), DualEncoder(joint.path).encode(texts),
-                               atol=1e-5)
+    np.testing.assert_allclose(BiEncoder(joint.path).encode(texts), DualEncoder(joint.path).encode(texts), atol=1e-5)
     retriever = DenseRetriever(BiEncoder(joint.path), cache=False).index(pids, texts)
     run = retriever.batch_search({q: held_out.queries[q] for q in held_out.queries}, 100)
     assert ranking_metrics(run, held_out.qrels, held_out.level) == pytest.approx(joint.best["eval"], abs=1e-9)
@@ -212,18 +229,40 @@ def test_both_folders_reload(joint, toy_split, tiny_encoder_folder):
 
 def test_joint_training_is_deterministic(tmp_path, tiny_encoder_folder, toy_split):
     train, held_out = toy_split
-    runs = [train_rocketqav2(train, held_out, config(epochs=1, max_steps=4, eval_every=2), output=tmp_path / str(i),
-                             base_model=tiny_encoder_folder, cross_base=tiny_encoder_folder) for i in range(2)]
+    runs = [
+        train_rocketqav2(
+            train,
+            held_out,
+            config(epochs=1, max_steps=4, eval_every=2),
+            output=tmp_path / str(i),
+            base_model=tiny_encoder_folder,
+            cross_base=tiny_encoder_folder,
+        )
+        for i in range(2)
+    ]
     assert runs[0].history == runs[1].history and [h["step"] for h in runs[0].history] == [2, 4]
 
 
 def test_denoise_before_training_reports_counts(tmp_path, tiny_encoder_folder, toy_split):
     train, held_out = toy_split
-    result = train_rocketqav2(train, held_out, config(max_steps=2), output=tmp_path / "m",
-                              base_model=tiny_encoder_folder, cross_base=tiny_encoder_folder, denoise=(1.0, 1.0))
+    result = train_rocketqav2(
+        train,
+        held_out,
+        config(max_steps=2),
+        output=tmp_path / "m",
+        base_model=tiny_encoder_folder,
+        cross_base=tiny_encoder_folder,
+        denoise=(1.0, 1.0),
+    )
     # every toy query has all 24 passages as candidates, 3 of them labelled: 21 unlabelled each
-    assert result.params["denoise"] == {"low": 1.0, "high": 1.0, "scored": 21 * 24, "negatives": 21 * 24,
-                                        "pseudo_positives": 0, "dropped": 0}
+    assert result.params["denoise"] == {
+        "low": 1.0,
+        "high": 1.0,
+        "scored": 21 * 24,
+        "negatives": 21 * 24,
+        "pseudo_positives": 0,
+        "dropped": 0,
+    }
 
 
 # --------------------------------------------------------------------------- distillation from a teacher
@@ -263,8 +302,7 @@ def test_distillation_teaches_the_dual_encoder(tmp_path, monkeypatch, tiny_encod
     # The dual encoder's only training signal is the KL term towards the oracle's list distribution.
     oracle = OracleCrossEncoder()
     monkeypatch.setattr(rocketqav2, "_load_cross_encoder", lambda *a, **k: oracle)
-    result = train_rocketqav2(train, held_out, config(epochs=4), output=tmp_path / "m",
-                              base_model=tiny_encoder_folder)
+    result = train_rocketqav2(train, held_out, config(epochs=4), output=tmp_path / "m", base_model=tiny_encoder_folder)
     before = result.params["initial_eval"]["nDCG@10"]
     assert result.best["eval"]["nDCG@10"] > before + 0.2
     assert result.history[-1]["kl"] < result.history[0]["kl"]
@@ -274,11 +312,16 @@ def test_distillation_teaches_the_dual_encoder(tmp_path, monkeypatch, tiny_encod
 
 def test_without_held_out_keeps_the_last_weights(tmp_path, tiny_encoder_folder, toy_split):
     train, _ = toy_split
-    result = train_rocketqav2(train, None, config(max_steps=1), output=tmp_path / "m",
-                              base_model=tiny_encoder_folder, cross_base=tiny_encoder_folder)
+    result = train_rocketqav2(
+        train,
+        None,
+        config(max_steps=1),
+        output=tmp_path / "m",
+        base_model=tiny_encoder_folder,
+        cross_base=tiny_encoder_folder,
+    )
     assert result.best["step"] == 1 and result.best["eval"] == {} and result.params["initial_eval"] == {}
     assert (tmp_path / "m" / "model.safetensors").is_file()
     assert (tmp_path / "m" / "cross-encoder" / "model.safetensors").is_file()
     with pytest.raises(ValueError, match="temperature"):
-        train_rocketqav2(train, None, config(), output=tmp_path / "x", base_model=tiny_encoder_folder,
-                         temperature=-1)
+        train_rocketqav2(train, None, config(), output=tmp_path / "x", base_model=tiny_encoder_folder, temperature=-1)
