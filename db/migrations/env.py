@@ -14,7 +14,10 @@ target_metadata = Base.metadata
 def run_migrations_online() -> None:
     engine = config.attributes.get("engine")
     if engine is None:
-        engine = create_engine(config.get_main_option("sqlalchemy.url"))
+        url = config.get_main_option("sqlalchemy.url")
+        if url is None:
+            raise RuntimeError("no engine handed over and no sqlalchemy.url configured: nothing to migrate")
+        engine = create_engine(url)
     with engine.connect() as connection:
         context.configure(
             connection=connection,

@@ -20,6 +20,21 @@ depends_on = None
 
 
 def upgrade() -> None:
+    """Create every table, parents before children (the order of the foreign keys), then the triggers."""
+    _create_collections_and_users()
+    _create_imports_and_jobs()
+    _create_passages_and_pools()
+    _create_qrels_versions_and_queries()
+    _create_runs_and_error_tags()
+    _create_final_labels_and_pool_entries()
+    _create_qrels_and_run_entries()
+    _create_assignments_and_provenance()
+    _create_judgments()
+    _install_append_only_triggers()
+
+
+def _create_collections_and_users() -> None:
+    """The two roots every other table hangs from."""
     op.create_table(
         "collections",
         sa.Column("id", sa.Integer(), nullable=False),
@@ -42,6 +57,10 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id"),
         sa.UniqueConstraint("username"),
     )
+
+
+def _create_imports_and_jobs() -> None:
+    """The import log and the background job queue."""
     op.create_table(
         "imports",
         sa.Column("id", sa.Integer(), nullable=False),
@@ -80,6 +99,9 @@ def upgrade() -> None:
     with op.batch_alter_table("jobs", schema=None) as batch_op:
         batch_op.create_index(batch_op.f("ix_jobs_collection_id"), ["collection_id"], unique=False)
 
+
+def _create_passages_and_pools() -> None:
+    """A collection's passages and its named pools."""
     op.create_table(
         "passages",
         sa.Column("id", sa.Integer(), nullable=False),
@@ -112,6 +134,9 @@ def upgrade() -> None:
     with op.batch_alter_table("pools", schema=None) as batch_op:
         batch_op.create_index(batch_op.f("ix_pools_collection_id"), ["collection_id"], unique=False)
 
+
+def _create_qrels_versions_and_queries() -> None:
+    """Versioned qrels headers and a collection's queries."""
     op.create_table(
         "qrels_versions",
         sa.Column("id", sa.Integer(), nullable=False),
@@ -148,6 +173,9 @@ def upgrade() -> None:
     with op.batch_alter_table("queries", schema=None) as batch_op:
         batch_op.create_index("ix_queries_split", ["collection_id", "split"], unique=False)
 
+
+def _create_runs_and_error_tags() -> None:
+    """Retrieval runs and the error tags that may point at them."""
     op.create_table(
         "runs",
         sa.Column("id", sa.Integer(), nullable=False),
@@ -184,6 +212,9 @@ def upgrade() -> None:
     with op.batch_alter_table("error_tags", schema=None) as batch_op:
         batch_op.create_index("ix_error_tags_pair", ["collection_id", "query_id", "doc_id"], unique=False)
 
+
+def _create_final_labels_and_pool_entries() -> None:
+    """Final (aggregated) labels and the entries of each pool."""
     op.create_table(
         "final_labels",
         sa.Column("id", sa.Integer(), nullable=False),
@@ -227,6 +258,9 @@ def upgrade() -> None:
     with op.batch_alter_table("pool_entries", schema=None) as batch_op:
         batch_op.create_index(batch_op.f("ix_pool_entries_pool_id"), ["pool_id"], unique=False)
 
+
+def _create_qrels_and_run_entries() -> None:
+    """The rows of a qrels version and of a run."""
     op.create_table(
         "qrels_entries",
         sa.Column("version_id", sa.Integer(), nullable=False),
@@ -245,6 +279,10 @@ def upgrade() -> None:
         sa.ForeignKeyConstraint(["run_id"], ["runs.id"], ondelete="CASCADE"),
         sa.PrimaryKeyConstraint("run_id", "query_id", "doc_id"),
     )
+
+
+def _create_assignments_and_provenance() -> None:
+    """Annotation assignments and which runs put each pool entry there."""
     op.create_table(
         "assignments",
         sa.Column("id", sa.Integer(), nullable=False),
@@ -277,6 +315,10 @@ def upgrade() -> None:
         sa.ForeignKeyConstraint(["run_id"], ["runs.id"], ondelete="CASCADE"),
         sa.PrimaryKeyConstraint("pool_entry_id", "run_id"),
     )
+
+
+def _create_judgments() -> None:
+    """The append-only judgments log (its triggers are installed by ``upgrade``)."""
     op.create_table(
         "judgments",
         sa.Column("id", sa.Integer(), nullable=False),
@@ -300,8 +342,6 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f("ix_judgments_assignment_id"), ["assignment_id"], unique=False)
         batch_op.create_index("ix_judgments_pair", ["query_id", "passage_id"], unique=False)
         batch_op.create_index(batch_op.f("ix_judgments_user_id"), ["user_id"], unique=False)
-
-    _install_append_only_triggers()
 
 
 def downgrade() -> None:

@@ -20,6 +20,15 @@ depends_on = None
 
 
 def upgrade() -> None:
+    """Label overrides, annotation packages with their QC rounds, and each assignment's package."""
+    _create_label_overrides()
+    _create_packages()
+    _create_qc_rounds_and_items()
+    _add_assignment_package_id()
+
+
+def _create_label_overrides() -> None:
+    """A reviewer's grade that overrides the aggregated one for a pair."""
     op.create_table(
         "label_overrides",
         sa.Column("id", sa.Integer(), nullable=False),
@@ -37,6 +46,9 @@ def upgrade() -> None:
     with op.batch_alter_table("label_overrides", schema=None) as batch_op:
         batch_op.create_index("ix_label_overrides_pair", ["query_id", "passage_id"], unique=False)
 
+
+def _create_packages() -> None:
+    """Named packages of assignments, with their review status."""
     op.create_table(
         "packages",
         sa.Column("id", sa.Integer(), nullable=False),
@@ -55,6 +67,9 @@ def upgrade() -> None:
     with op.batch_alter_table("packages", schema=None) as batch_op:
         batch_op.create_index(batch_op.f("ix_packages_user_id"), ["user_id"], unique=False)
 
+
+def _create_qc_rounds_and_items() -> None:
+    """Quality-control rounds of a package and the pairs each round samples."""
     op.create_table(
         "qc_rounds",
         sa.Column("id", sa.Integer(), nullable=False),
@@ -83,6 +98,10 @@ def upgrade() -> None:
         sa.ForeignKeyConstraint(["query_id"], ["queries.id"], ondelete="CASCADE"),
         sa.PrimaryKeyConstraint("qc_round_id", "query_id", "passage_id"),
     )
+
+
+def _add_assignment_package_id() -> None:
+    """Add ``assignments.package_id`` (inline foreign key on SQLite: no batch table copy)."""
     if op.get_bind().dialect.name == "sqlite":
         op.execute(
             "ALTER TABLE assignments ADD COLUMN package_id INTEGER "

@@ -64,7 +64,7 @@ _JUDGMENT_FKS = (
 
 
 def _judgments_table(ondelete: dict[str, str], *, with_token: bool) -> sa.Table:
-    columns = [
+    columns: list[sa.schema.SchemaItem] = [
         sa.Column("id", sa.Integer(), nullable=False),
         sa.Column("assignment_id", sa.Integer(), nullable=True),
         sa.Column("query_id", sa.Integer(), nullable=False),
@@ -76,7 +76,7 @@ def _judgments_table(ondelete: dict[str, str], *, with_token: bool) -> sa.Table:
         sa.Column("elapsed_ms", sa.Integer(), nullable=True),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
     ]
-    constraints = [
+    constraints: list[sa.schema.SchemaItem] = [
         sa.CheckConstraint("action IN ('label', 'undo', 'skip', 'flag')", name="ck_judgments_action"),
         *(
             sa.ForeignKeyConstraint([column], [f"{table}.id"], ondelete=ondelete[column], name=f"fk_judgments_{column}")
