@@ -18,7 +18,6 @@ Usage: python benchmarks/bench_import.py [--passages N] [--keep DIR] [--no-probe
 from __future__ import annotations
 
 import argparse
-import random
 import resource
 import statistics
 import subprocess
@@ -30,18 +29,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-WORDS = (
-    "retrieval passage query ranking dense sparse index corpus annotator judgment relevance pool "
-    "benchmark model encoder token segment document title answer search engine evaluation metric"
-).split()
-
-
-def generate(path: Path, n: int, seed: int = 13) -> None:
-    rng = random.Random(seed)
-    with open(path, "w", encoding="utf-8") as out:
-        for pid in range(n):
-            length = rng.randint(20, 60)
-            out.write(f"{pid}\t{' '.join(rng.choice(WORDS) for _ in range(length))}\n")
+from benchmarks.import_helpers import generate_msmarco_tsv, start_import  # noqa: E402
 
 
 def probe_writes(url: str, importer: subprocess.Popen, interval: float = 0.05) -> list[float]:
@@ -76,7 +64,7 @@ def main() -> None:
     tsv = workdir / "collection.tsv"
     if not tsv.exists() or sum(1 for _ in open(tsv, "rb")) != args.passages:
         t = time.perf_counter()
-        generate(tsv, args.passages)
+        generate_msmarco_tsv(tsv, args.passages)
         print(
             f"generated {args.passages:,} passages ({tsv.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - t:.1f} s"
         )
@@ -88,23 +76,7 @@ def main() -> None:
         [sys.executable, "-m", "pooljudge.cli", "--db", url, "db", "upgrade"], check=True, capture_output=True, cwd=REPO
     )
     start = time.perf_counter()
-    importer = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "pooljudge.cli",
-            "--db",
-            url,
-            "--quiet",
-            "import",
-            "--format",
-            "msmarco",
-            str(tsv),
-            "--collection",
-            "bench",
-        ],
-        cwd=REPO,
-    )
+    importer = start_import(url, tsv, "bench")
     waits = [] if args.no_probe else probe_writes(url, importer)
     if importer.wait() != 0:
         sys.exit(f"import failed with exit status {importer.returncode}")

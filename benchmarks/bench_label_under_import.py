@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import statistics
 import subprocess
 import sys
@@ -40,6 +39,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+from benchmarks.import_helpers import generate_msmarco_tsv, start_import  # noqa: E402
 
 # One annotator.  Prints one JSON line: what it committed and how long each write transaction took.
 WORKER = r"""
@@ -100,17 +101,6 @@ store.dispose()
 print(json.dumps({"user": username, "items": len(items), "labels": labels, "undos": undos, "locked": locked, "other": other,
                   "latencies": latencies, "errors": errors[:3]}))
 """
-
-
-def generate_tsv(path: Path, n: int, seed: int = 13) -> None:
-    words = (
-        "retrieval passage query ranking dense sparse index corpus annotator judgment relevance pool "
-        "benchmark model encoder token segment document title answer search engine evaluation metric"
-    ).split()
-    rng = random.Random(seed)
-    with open(path, "w", encoding="utf-8") as out:
-        for pid in range(n):
-            out.write(f"p{pid}\t{' '.join(rng.choice(words) for _ in range(rng.randint(20, 60)))}\n")
 
 
 def prepare(url: str, workers: int, labels: int) -> None:
@@ -212,38 +202,9 @@ def main() -> int:
             cluster.stop()
 
 
-def run(args: argparse.Namespace, work: Path) -> int:
-    url = args.url or f"sqlite:///{work / 'store.db'}"
-    backend = url.split(":", 1)[0].split("+", 1)[0]
-    tsv = work / "big.tsv"
-    generate_tsv(tsv, args.passages)
-    prepare(url, args.workers, args.labels)
-
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    importer = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "pooljudge.cli",
-            "--db",
-            url,
-            "--quiet",
-            "import",
-            "--format",
-            "msmarco",
-            str(tsv),
-            "--collection",
-            "big",
-        ],
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    start = time.perf_counter()
-    time.sleep(1.0)  # let the import get into its stride before the annotators start
-    workers = [
+def start_workers(url: str, args: argparse.Namespace, env: dict[str, str]) -> list[subprocess.Popen]:
+    """One annotator interpreter per ``--workers``, each labelling its own assignments (``WORKER``)."""
+    return [
         subprocess.Popen(
             [sys.executable, "-c", WORKER, url, f"ann{i:02d}", str(args.undo), str(i)],
             cwd=REPO,
@@ -254,6 +215,10 @@ def run(args: argparse.Namespace, work: Path) -> int:
         )
         for i in range(args.workers)
     ]
+
+
+def collect_reports(workers: list[subprocess.Popen]) -> tuple[list[dict], list[str]]:
+    """Wait for every worker: the JSON reports of those that finished, the stderr tails of those that crashed."""
     reports, crashed = [], []
     for proc in workers:
         out, err = proc.communicate(timeout=3600)
@@ -261,12 +226,39 @@ def run(args: argparse.Namespace, work: Path) -> int:
             crashed.append(err.strip()[-400:])
         else:
             reports.append(json.loads(out.strip().splitlines()[-1]))
+    return reports, crashed
+
+
+def print_latencies(reports: list[dict]) -> None:
+    """Percentiles of every worker's write transactions, against the 1 s target for p99."""
+    latencies = sorted(x * 1000 for r in reports for x in r["latencies"])
+    if not latencies:
+        return
+    p99 = percentile(latencies, 99)
+    print(
+        f"  write latency over {len(latencies)} writes: p50 {percentile(latencies, 50):.0f} ms, "
+        f"p95 {percentile(latencies, 95):.0f} ms, p99 {p99:.0f} ms, max {latencies[-1]:.0f} ms "
+        f"(target p99 < 1000 ms: {'met' if p99 < 1000 else 'MISSED'})"
+    )
+
+
+def run(args: argparse.Namespace, work: Path) -> int:
+    url = args.url or f"sqlite:///{work / 'store.db'}"
+    backend = url.split(":", 1)[0].split("+", 1)[0]
+    tsv = work / "big.tsv"
+    generate_msmarco_tsv(tsv, args.passages, prefix="p")
+    prepare(url, args.workers, args.labels)
+
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    importer = start_import(url, tsv, "big", env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    start = time.perf_counter()
+    time.sleep(1.0)  # let the import get into its stride before the annotators start
+    reports, crashed = collect_reports(start_workers(url, args, env))
     labelling_done = time.perf_counter() - start
     _out, import_err = importer.communicate(timeout=3600)
     import_seconds = time.perf_counter() - start + 1.0
 
     counts = check(url, reports)
-    latencies = sorted(x * 1000 for r in reports for x in r["latencies"])
     locked = sum(r["locked"] for r in reports)
     other = sum(r["other"] for r in reports) + len(crashed)
     labels = sum(r["labels"] for r in reports)
@@ -280,13 +272,7 @@ def run(args: argparse.Namespace, work: Path) -> int:
         f"  {labels} labels and {undos} undos committed; lost {counts['lost']}, duplicated {counts['duplicated']}, "
         f"locked {locked}, other errors {other}"
     )
-    if latencies:
-        p99 = percentile(latencies, 99)
-        print(
-            f"  write latency over {len(latencies)} writes: p50 {percentile(latencies, 50):.0f} ms, "
-            f"p95 {percentile(latencies, 95):.0f} ms, p99 {p99:.0f} ms, max {latencies[-1]:.0f} ms "
-            f"(target p99 < 1000 ms: {'met' if p99 < 1000 else 'MISSED'})"
-        )
+    print_latencies(reports)
     for message in [e for r in reports for e in r["errors"]][:5] + crashed[:3]:
         print(f"  error: {message}")
     if importer.returncode != 0:
