@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import case, func, insert, select, tuple_, update
+from sqlalchemy import case, delete, func, insert, select, tuple_, update
 from sqlalchemy.orm import Session
 
 from core.names import check_name
@@ -83,15 +83,7 @@ def save_pool(
     cid = collection_id(session, collection)
     if session.scalar(select(Pool.id).where(Pool.collection_id == cid, Pool.name == name)) is not None:
         raise ValueError(f"a pool named {name!r} already exists in collection {collection!r}")
-    run_names = {c[0] for docs in pool.values() for contributions in docs.values() for c in contributions}
-    runs = dict(
-        session.execute(  # a run still importing (status 'importing') does not exist yet
-            select(RunRecord.name, RunRecord.id).where(RunRecord.collection_id == cid, RunRecord.status == "ready")
-        ).all()
-    )
-    unknown = sorted(run_names - runs.keys())
-    if unknown:
-        raise NotFound(f"runs not in collection {collection!r}: {', '.join(unknown)}")
+    runs = _ready_runs(session, cid, collection, pool)
     query_ids = _ids(session, QueryRecord, cid, pool.keys())
     passage_ids = _ids(session, Passage, cid, (d for docs in pool.values() for d in docs))
     summary = PoolSummary(pool=name)
@@ -99,6 +91,57 @@ def save_pool(
     session.add(row)
     session.flush()
 
+    entry_rows, keys = _entry_rows(row.id, pool, query_ids, passage_ids, selection, selection_scores, summary)
+    if entry_rows:
+        session.execute(insert(PoolEntry), entry_rows)
+    summary.pairs = len(entry_rows)
+    entry_id = _entry_ids(session, row.id)
+    provenance = [
+        {"pool_entry_id": entry_id[(qid, docid)], "run_id": runs[run], "rank": rank, "score": score}
+        for qid, docid in keys
+        for run, rank, score in pool[qid][docid]
+    ]
+    if provenance:
+        session.execute(insert(PoolProvenance), provenance)
+    summary.duplicates = _mark_duplicates(session, duplicates or {}, entry_id)
+    summary.selected = (
+        session.scalar(
+            select(func.count()).select_from(PoolEntry).where(PoolEntry.pool_id == row.id, PoolEntry.selected)
+        )
+        or 0
+    )
+    return summary
+
+
+def _ready_runs(
+    session: Session, cid: int, collection: str, pool: Mapping[str, Mapping[str, Sequence[Contribution]]]
+) -> dict[str, int]:
+    """``{run name: run id}`` of the runs ``pool`` names; raises :class:`NotFound` naming any the collection lacks."""
+    run_names = {c[0] for docs in pool.values() for contributions in docs.values() for c in contributions}
+    runs: dict[str, int] = dict(
+        session.execute(  # a run still importing (status 'importing') does not exist yet
+            select(RunRecord.name, RunRecord.id).where(RunRecord.collection_id == cid, RunRecord.status == "ready")
+        ).all()
+    )
+    unknown = sorted(run_names - runs.keys())
+    if unknown:
+        raise NotFound(f"runs not in collection {collection!r}: {', '.join(unknown)}")
+    return runs
+
+
+def _entry_rows(
+    pool_id: int,
+    pool: Mapping[str, Mapping[str, Sequence[Contribution]]],
+    query_ids: Mapping[str, int],
+    passage_ids: Mapping[str, int],
+    selection: Mapping[str, Sequence[str]] | None,
+    selection_scores: Mapping[str, Mapping[str, float]] | None,
+    summary: PoolSummary,
+) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
+    """The pool entry rows to insert and their ``(qid, docid)`` keys, in the same order.
+
+    Pairs whose query or document the store lacks are left out and counted in ``summary``.
+    """
     entry_rows: list[dict[str, Any]] = []
     keys: list[tuple[str, str]] = []
     for qid, docs in pool.items():
@@ -117,7 +160,7 @@ def save_pool(
             selected = rank_of is None or docid in rank_of
             entry_rows.append(
                 {
-                    "pool_id": row.id,
+                    "pool_id": pool_id,
                     "query_id": query_ids[qid],
                     "passage_id": passage_ids[docid],
                     "selected": selected,
@@ -126,26 +169,28 @@ def save_pool(
                 }
             )
             keys.append((qid, docid))
-    if entry_rows:
-        session.execute(insert(PoolEntry), entry_rows)
-    summary.pairs = len(entry_rows)
-    entry_id = {
+    return entry_rows, keys
+
+
+def _entry_ids(session: Session, pool_id: int) -> dict[tuple[str, str], int]:
+    """``{(qid, docid): pool entry id}`` of a pool's stored entries."""
+    return {
         (q, d): eid
         for eid, q, d in session.execute(
             select(PoolEntry.id, QueryRecord.ext_id, Passage.ext_id)
             .join(QueryRecord, QueryRecord.id == PoolEntry.query_id)
             .join(Passage, Passage.id == PoolEntry.passage_id)
-            .where(PoolEntry.pool_id == row.id)
+            .where(PoolEntry.pool_id == pool_id)
         )
     }
-    provenance = [
-        {"pool_entry_id": entry_id[(qid, docid)], "run_id": runs[run], "rank": rank, "score": score}
-        for qid, docid in keys
-        for run, rank, score in pool[qid][docid]
-    ]
-    if provenance:
-        session.execute(insert(PoolProvenance), provenance)
-    for qid, removed in (duplicates or {}).items():
+
+
+def _mark_duplicates(
+    session: Session, duplicates: Mapping[str, Mapping[str, str]], entry_id: Mapping[tuple[str, str], int]
+) -> int:
+    """Link each removed near-duplicate to the entry kept in its place and unselect it; returns how many were linked."""
+    linked = 0
+    for qid, removed in duplicates.items():
         for dup, kept in removed.items():
             if (qid, dup) in entry_id and (qid, kept) in entry_id:
                 session.execute(
@@ -153,11 +198,8 @@ def save_pool(
                     .where(PoolEntry.id == entry_id[(qid, dup)])
                     .values(duplicate_of=entry_id[(qid, kept)], selected=False, selection_rank=None)
                 )
-                summary.duplicates += 1
-    summary.selected = session.scalar(
-        select(func.count()).select_from(PoolEntry).where(PoolEntry.pool_id == row.id, PoolEntry.selected)
-    )
-    return summary
+                linked += 1
+    return linked
 
 
 @dataclass(frozen=True)
@@ -263,10 +305,13 @@ def save_prelabels(
     pairs = list({(v["query_id"], v["passage_id"]) for v in values})
     for start in range(0, len(pairs), _CHUNK // 2):
         session.execute(
-            PreLabel.__table__.delete().where(
+            delete(PreLabel)
+            .where(
                 PreLabel.source == source,
                 tuple_(PreLabel.query_id, PreLabel.passage_id).in_(pairs[start : start + _CHUNK // 2]),
             )
+            # a plain bulk DELETE, as before: no pre-label objects are loaded in the session to keep in step
+            .execution_options(synchronize_session=False)
         )
     if values:
         session.execute(insert(PreLabel), values)

@@ -113,13 +113,13 @@ def check_run_name(name: object) -> str:
     named ``.trec`` would otherwise give a run named ``.trec``: refused, with a
     message asking for a name.
     """
-    check_name(name, "run name")
-    if _EXTENSION_ONLY.fullmatch(name):  # type: ignore[arg-type]
+    name = check_name(name, "run name")
+    if _EXTENSION_ONLY.fullmatch(name):
         raise ValueError(
             f"run name {name!r} is only a file extension (its file has no name before the extension); "
             "rename the file or give the run a name (--run-name)"
         )
-    return name  # type: ignore[return-value]
+    return name
 
 
 def _check_names(name: str, qrels_name: str, run_names: Iterable[str], level: int | None) -> None:
