@@ -486,62 +486,84 @@ def cmd_assign(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_leakage(args: argparse.Namespace) -> int:
-    import numpy as np
-
+def _leakage_lexical_threshold(args: argparse.Namespace) -> float:
+    """Check the thresholds before minutes of encoding, not after; the lexical one with its default."""
     from core.analysis import LEXICAL_LEAKAGE_THRESHOLD
-    from core.leakage import chinese_leakage_method, is_chinese, leakage_method_text, leaked_training_queries
-    from db.queries import iter_queries
-    from pooljudge.encoders import encoder_for, query_vectors
 
-    if not -1.0 <= args.threshold <= 1.0:  # checked before minutes of encoding, not after
+    if not -1.0 <= args.threshold <= 1.0:
         raise ValueError(f"threshold must be a number in [-1, 1], got {args.threshold}")
     lexical_threshold = LEXICAL_LEAKAGE_THRESHOLD if args.lexical_threshold is None else args.lexical_threshold
     if not 0.0 < lexical_threshold <= 1.0:
         raise ValueError(f"--lexical-threshold must be a number in (0, 1], got {lexical_threshold}")
-    chinese = chinese_leakage_method(bool(args.model)) if args.chinese == "auto" else args.chinese
-    store = _store(args)
-    with store.read() as session:
-        queries = list(iter_queries(session, args.collection))
-    eval_splits = args.eval_split or ("dev", "test")
-    # only the queries the encoder compares are encoded: no model is loaded for an all-Chinese collection
+    return float(lexical_threshold)
+
+
+def _leakage_vectors(args: argparse.Namespace, queries: list, eval_splits: Sequence[str], chinese: str):
+    """One embedding row per query; zeros for the queries the encoder does not compare (None if it compares none).
+
+    Only the queries the encoder compares are encoded: no model is loaded for an all-Chinese collection.
+    """
+    import numpy as np
+
+    from core.leakage import is_chinese
+    from pooljudge.encoders import encoder_for, query_vectors
+
     encoded = [
         i
         for i, q in enumerate(queries)
         if (q.split == args.train_split or q.split in eval_splits) and not (chinese == "char-bigram" and is_chinese(q))
     ]
-    vectors = None
-    if encoded:
-        bars = _StageBars(args.quiet)
-        found = query_vectors(
-            [queries[i] for i in encoded],
-            encoder_for({"model": args.model} if args.model else {}),
-            progress=bars("encoding queries"),
-        )
-        bars.close()
-        vectors = np.zeros((len(queries), found.shape[1]), dtype=found.dtype)
-        vectors[encoded] = found
+    if not encoded:
+        return None
+    bars = _StageBars(args.quiet)
+    found = query_vectors(
+        [queries[i] for i in encoded],
+        encoder_for({"model": args.model} if args.model else {}),
+        progress=bars("encoding queries"),
+    )
+    bars.close()
+    vectors = np.zeros((len(queries), found.shape[1]), dtype=found.dtype)
+    vectors[encoded] = found
+    return vectors
+
+
+def _write_leaks(args: argparse.Namespace, leaks: list[dict]) -> list[str]:
+    """Write the matches (or only the flagged training ids) to ``--output``; return the flagged ids."""
+    flagged = sorted({row["train_id"] for row in leaks})
+    with _output(args.output) as out:
+        if args.ids_only:
+            out.writelines(f"{qid}\n" for qid in flagged)
+            return flagged
+        out.write("train_id\teval_id\teval_split\tsimilarity\ttrain_query\teval_query\tmethod\n")
+        for row in leaks:
+            texts = [" ".join(row[k].split()) for k in ("train_query", "eval_query")]  # one line per match
+            out.write(
+                f"{row['train_id']}\t{row['eval_id']}\t{row['eval_split']}\t{row['similarity']:.4f}\t"
+                f"{texts[0]}\t{texts[1]}\t{row['method']}\n"
+            )
+    return flagged
+
+
+def cmd_leakage(args: argparse.Namespace) -> int:
+    from core.leakage import chinese_leakage_method, leakage_method_text, leaked_training_queries
+    from db.queries import iter_queries
+
+    lexical_threshold = _leakage_lexical_threshold(args)
+    chinese = chinese_leakage_method(bool(args.model)) if args.chinese == "auto" else args.chinese
+    store = _store(args)
+    with store.read() as session:
+        queries = list(iter_queries(session, args.collection))
+    eval_splits = args.eval_split or ("dev", "test")
     leaks = leaked_training_queries(
         queries,
-        vectors,
+        _leakage_vectors(args, queries, eval_splits, chinese),
         threshold=args.threshold,
         train_split=args.train_split,
         eval_splits=eval_splits,
         chinese=chinese,
         lexical_threshold=lexical_threshold,
     )
-    flagged = sorted({row["train_id"] for row in leaks})
-    with _output(args.output) as out:
-        if args.ids_only:
-            out.writelines(f"{qid}\n" for qid in flagged)
-        else:
-            out.write("train_id\teval_id\teval_split\tsimilarity\ttrain_query\teval_query\tmethod\n")
-            for row in leaks:
-                texts = [" ".join(row[k].split()) for k in ("train_query", "eval_query")]  # one line per match
-                out.write(
-                    f"{row['train_id']}\t{row['eval_id']}\t{row['eval_split']}\t{row['similarity']:.4f}\t"
-                    f"{texts[0]}\t{texts[1]}\t{row['method']}\n"
-                )
+    flagged = _write_leaks(args, leaks)
     n_train = sum(q.split == args.train_split for q in queries)
     model_name = Path(args.model).name if args.model else "all-MiniLM-L6-v2"
     print(
@@ -569,11 +591,11 @@ def _split_list(text: str | None, option: str) -> list[str] | None:
     return items
 
 
-def cmd_simulate_labelling(args: argparse.Namespace) -> int:
-    from core.simulation import STRATEGIES, TAU_TARGET
-    from pooljudge.simulation import simulate_collection
+def _simulation_options(args: argparse.Namespace) -> tuple[list[str], tuple[float, float] | None]:
+    """The checked ``--strategies`` and ``--band`` (and the positive counts), before any work starts."""
+    from core.simulation import STRATEGIES
 
-    strategies = _split_list(args.strategies, "--strategies")
+    strategies = _split_list(args.strategies, "--strategies") or []  # the option has a default: never None
     unknown = [s for s in strategies if s not in STRATEGIES]
     if unknown:
         raise ValueError(f"--strategies: unknown {', '.join(map(repr, unknown))}; known: {', '.join(STRATEGIES)}")
@@ -582,18 +604,51 @@ def cmd_simulate_labelling(args: argparse.Namespace) -> int:
     band = None
     if args.band is not None:
         try:
-            band = tuple(float(v) for v in args.band.split(","))
+            values = tuple(float(v) for v in args.band.split(","))
         except ValueError:
-            band = ()
-        if len(band) != 2:
+            values = ()
+        if len(values) != 2:
             raise ValueError(f"--band must be two probabilities LOW,HIGH, e.g. 0.1,0.9; got {args.band!r}")
+        band = (values[0], values[1])
     for option, value in (("--depth", args.depth), ("--batch", args.batch), ("--resamples", args.resamples)):
         if value < 1:
             raise ValueError(f"{option} must be a positive integer, got {value}")
+    return strategies, band
+
+
+def _print_simulation(args: argparse.Namespace, result) -> None:
+    """The summary on stdout: Kendall tau per batch and strategy, pairs to reach the target, the model's savings."""
+    from core.simulation import TAU_TARGET
+
+    print(
+        f"{args.collection}: {result.queries} judged queries, {result.pool_pairs} pooled pairs (depth "
+        f"{result.depth}), {len(result.runs)} runs, {result.measure}, batches of {result.batch_size}; "
+        f"Kendall tau against all labels:"
+    )
+    columns = result.strategies
+    taus = {s: result.taus(s) for s in columns}
+    print("\t".join(["batch", "pairs", *columns]))
+    for b in range(max(len(t) for t in taus.values())):
+        pairs = max(t[b][0] for t in taus.values() if b < len(t))
+        cells = ["" if b >= len(taus[s]) else f"{taus[s][b][1]:.4f}" for s in columns]
+        print("\t".join([str(b + 1), str(pairs), *cells]))
+    reached = result.pairs_to_reach(TAU_TARGET)
+    print(
+        f"pairs to reach tau >= {TAU_TARGET}: "
+        + ", ".join(f"{s} {'never' if n is None else n}" for s, n in reached.items())
+    )
+    for s, saved in result.saved.items():
+        print(f"{s}: {saved} pairs labelled by the model instead of annotators ({result.model_wrong[s]} of them wrong)")
+
+
+def cmd_simulate_labelling(args: argparse.Namespace) -> int:
+    from pooljudge.simulation import simulate_collection
+
+    strategies, band = _simulation_options(args)
     bar = tqdm(desc="simulating batches", disable=args.quiet, mininterval=0.5)
     model_bar = tqdm(desc="scoring pairs (active)", disable=args.quiet or "active" not in strategies, mininterval=0.5)
 
-    def update(target, done: int, total: int) -> None:
+    def update(target: tqdm, done: int, total: int) -> None:
         target.total = total
         target.n = done
         target.refresh()
@@ -622,25 +677,7 @@ def cmd_simulate_labelling(args: argparse.Namespace) -> int:
     if args.output:
         with _output(args.output) as out:
             out.write(result.to_csv())
-    print(
-        f"{args.collection}: {result.queries} judged queries, {result.pool_pairs} pooled pairs (depth "
-        f"{result.depth}), {len(result.runs)} runs, {result.measure}, batches of {result.batch_size}; "
-        f"Kendall tau against all labels:"
-    )
-    columns = result.strategies
-    taus = {s: result.taus(s) for s in columns}
-    print("\t".join(["batch", "pairs", *columns]))
-    for b in range(max(len(t) for t in taus.values())):
-        pairs = max(t[b][0] for t in taus.values() if b < len(t))
-        cells = ["" if b >= len(taus[s]) else f"{taus[s][b][1]:.4f}" for s in columns]
-        print("\t".join([str(b + 1), str(pairs), *cells]))
-    reached = result.pairs_to_reach(TAU_TARGET)
-    print(
-        f"pairs to reach tau >= {TAU_TARGET}: "
-        + ", ".join(f"{s} {'never' if n is None else n}" for s, n in reached.items())
-    )
-    for s, saved in result.saved.items():
-        print(f"{s}: {saved} pairs labelled by the model instead of annotators ({result.model_wrong[s]} of them wrong)")
+    _print_simulation(args, result)
     if args.output and args.output != "-":
         print(f"wrote {len(result.rows) * len(result.runs)} rows to {args.output}", file=sys.stderr)
     return 0
@@ -800,17 +837,17 @@ def cmd_db(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- parser
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from core.formats import FORMATS
-    from core.pooling import POOLING_METHODS  # read when the parser is built: a registered method is a choice
+RETRIEVER_HELP = (
+    "retriever spec: bm25, bm25:chinese=bigram,k1=1.2, bm25:backend=rank_bm25, dense, "
+    "dense:model=PATH,pooling=cls,index=hnsw, hybrid:fusion=rrf, "
+    "rerank:model=PATH,first=bm25,depth=100 (a cross-encoder re-ranking the first stage; "
+    "model=PATH1;PATH2 an ensemble; a model may be a registered model's name)"
+)
 
-    parser = argparse.ArgumentParser(prog="pooljudge", description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--db",
-        help="SQLite file or SQLAlchemy URL (default: $POOLJUDGE_DB_URL, $POOLJUDGE_DB, ~/.pooljudge/pooljudge.db)",
-    )
-    parser.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
-    sub = parser.add_subparsers(dest="command", required=True)
+
+def _add_import_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the `import` command: a collection, qrels or runs."""
+    from core.formats import FORMATS
 
     p = sub.add_parser("import", help="import a collection, qrels or runs (all or nothing, never blocking annotators)")
     p.add_argument("path", type=Path, help="file or folder to read (plain or .gz)")
@@ -841,6 +878,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_import)
 
+
+def _add_export_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the `export` command: qrels, a run, judgments or a BEIR folder."""
     p = sub.add_parser("export", help="export qrels, a run, judgments or a BEIR folder")
     p.add_argument("what", choices=["qrels", "run", "judgments", "beir"])
     p.add_argument("--collection", "-c", required=True)
@@ -858,6 +898,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--with-runs", action="store_true", help="beir: also write runs/*.trec")
     p.set_defaults(func=cmd_export)
 
+
+def _add_eval_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the `eval` command: a run against qrels, as trec_eval."""
     p = sub.add_parser("eval", help="evaluate a run against qrels exactly as trec_eval would")
     p.add_argument(
         "qrels",
@@ -891,6 +934,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--collection", "-c", help="read qrels and run from the store instead of files")
     p.set_defaults(func=cmd_eval)
 
+
+def _add_level_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the `level` command: show or set a collection's relevance level."""
     p = sub.add_parser("level", help="show or set a collection's relevance level (the default of eval and the pages)")
     p.add_argument("--collection", "-c", required=True)
     p.add_argument(
@@ -902,20 +948,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_level)
 
-    retriever_help = (
-        "retriever spec: bm25, bm25:chinese=bigram,k1=1.2, bm25:backend=rank_bm25, dense, "
-        "dense:model=PATH,pooling=cls,index=hnsw, hybrid:fusion=rrf, "
-        "rerank:model=PATH,first=bm25,depth=100 (a cross-encoder re-ranking the first stage; "
-        "model=PATH1;PATH2 an ensemble; a model may be a registered model's name)"
-    )
+
+def _add_index_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the `index` command: build a retriever's index."""
     p = sub.add_parser("index", help="build (and cache) a retriever's index over a collection")
     p.add_argument("--collection", "-c", required=True)
-    p.add_argument("--retriever", "-r", default="bm25", help=retriever_help)
+    p.add_argument("--retriever", "-r", default="bm25", help=RETRIEVER_HELP)
     p.set_defaults(func=cmd_index)
 
+
+def _add_retrieve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the `retrieve` command: run a retriever over the queries."""
     p = sub.add_parser("retrieve", help="run a retriever over a collection's queries")
     p.add_argument("--collection", "-c", required=True)
-    p.add_argument("--retriever", "-r", default="bm25", help=retriever_help)
+    p.add_argument("--retriever", "-r", default="bm25", help=RETRIEVER_HELP)
     p.add_argument("--hits", type=int, default=100, help="hits per query (default 100)")
     p.add_argument("--name", help="run name (default derived from the retriever)")
     p.add_argument("--split", help="only the queries of this split")
@@ -923,10 +969,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-store", action="store_true", help="do not store the run in the collection")
     p.set_defaults(func=cmd_retrieve)
 
+
+def _add_pool_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the `pool` command: pooling, selection, de-duplication and pre-labels."""
+    from core.pooling import POOLING_METHODS  # read when the parser is built: a registered method is a choice
+
     p = sub.add_parser("pool", help="pool runs (and new retrievers) into pairs to annotate, with provenance")
     p.add_argument("--collection", "-c", required=True)
     p.add_argument("--name", required=True, help="pool name")
-    p.add_argument("--retriever", "-r", action="append", help=retriever_help + "; repeatable")
+    p.add_argument("--retriever", "-r", action="append", help=RETRIEVER_HELP + "; repeatable")
     p.add_argument("--run", action="append", help="a stored run to pool; repeatable")
     p.add_argument("--hits", type=int, default=100, help="hits per new retriever (default 100)")
     p.add_argument(
@@ -969,12 +1020,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--split", help="only the queries of this split")
     p.set_defaults(func=cmd_pool)
 
+
+def _add_job_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the `job` command: background jobs."""
     p = sub.add_parser("job", help="background jobs")
     p.add_argument("action", choices=["run", "list"])
     p.add_argument("id", nargs="?", type=int)
     p.add_argument("--limit", type=int, default=20)
     p.set_defaults(func=cmd_job)
 
+
+def _add_train_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the `train` command: a re-ranker or dense encoder."""
     p = sub.add_parser("train", help="train a re-ranker or dense encoder on a collection's labels (a job, run here)")
     p.add_argument("kind", choices=["cross-encoder", "dual-encoder", "rocketqav2"])
     p.add_argument("--collection", "-c", required=True)
@@ -997,7 +1054,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--candidates",
-        help="hard negatives from a stored run (its name) or a retriever spec (default bm25): " + retriever_help,
+        help="hard negatives from a stored run (its name) or a retriever spec (default bm25): " + RETRIEVER_HELP,
     )
     p.add_argument("--depth", type=int, help="candidates per query (default 100)")
     p.add_argument(
@@ -1030,10 +1087,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", help="cpu, cuda, cuda:N (default: CUDA when present)")
     p.set_defaults(func=cmd_train)
 
+
+def _add_models_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the `models` command: list trained models."""
     p = sub.add_parser("models", help="list trained models (name, kind, collection, best held-out nDCG@10, path)")
     p.add_argument("--collection", "-c", help="only this collection's")
     p.set_defaults(func=cmd_models)
 
+
+def _add_assign_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the `assign` command: give a pool's pairs to annotators."""
     p = sub.add_parser("assign", help="give a pool's selected pairs to annotators (3 each by default), in packages")
     p.add_argument("--collection", "-c", required=True)
     p.add_argument("--pool", required=True)
@@ -1045,12 +1108,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=cmd_assign)
 
+
+def _add_freeze_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the `freeze` command: snapshot the final labels."""
     p = sub.add_parser("freeze", help="snapshot the current final labels as a named qrels version")
     p.add_argument("--collection", "-c", required=True)
     p.add_argument("--name", required=True)
     p.add_argument("--note")
     p.set_defaults(func=cmd_freeze)
 
+
+def _add_leakage_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the `leakage` command: training queries near-duplicating dev/test ones."""
     p = sub.add_parser(
         "leakage",
         help="training queries that near-duplicate a dev/test query (query embedding cosine; "
@@ -1083,6 +1152,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", "-o", help="output file ('-' or omitted: stdout)")
     p.set_defaults(func=cmd_leakage)
 
+
+def _add_simulate_labelling_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the `simulate-labelling` command: how many labels are enough."""
     p = sub.add_parser(
         "simulate-labelling",
         help="how many labels are enough: replay labelling with the qrels as the "
@@ -1108,6 +1180,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", "-o", help="write the per-batch, per-run rows as CSV ('-': stdout)")
     p.set_defaults(func=cmd_simulate_labelling)
 
+
+def _add_user_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the `user` command: accounts."""
     p = sub.add_parser(
         "user", help="accounts: add, list, disable, enable, passwd, role (the last three sign the account out)"
     )
@@ -1120,6 +1195,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_user)
 
+
+def _add_archive_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the `archive`, `restore` and `rename` commands (one shape, one handler)."""
     for command, text in (
         ("archive", "hide a collection, pool, run or qrels version (nothing is deleted)"),
         ("restore", "show an archived collection, pool, run or qrels version again"),
@@ -1132,15 +1210,55 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("new", help="the new name")
         p.add_argument("--collection", "-c", help="the collection a pool, run or qrels version belongs to")
         p.set_defaults(func=cmd_archive)
+
+
+def _add_listing_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the argument-less commands: `archived`, `collections`, `demo`, `formats`."""
     sub.add_parser(
         "archived", help="list archived collections, pools, runs and qrels versions (kind, collection, name, by, at)"
     ).set_defaults(func=cmd_archived)
     sub.add_parser("collections", help="list collections in the store").set_defaults(func=cmd_collections)
     sub.add_parser("demo", help="load the bundled bilingual demo collection").set_defaults(func=cmd_demo)
     sub.add_parser("formats", help="list import formats").set_defaults(func=cmd_formats)
+
+
+def _add_db_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the `db` command: store administration."""
     p = sub.add_parser("db", help="store administration")
     p.add_argument("action", choices=["upgrade"])
     p.set_defaults(func=cmd_db)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``pooljudge`` parser: global options, then one ``_add_*_parser`` per command (in ``--help`` order)."""
+    parser = argparse.ArgumentParser(prog="pooljudge", description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--db",
+        help="SQLite file or SQLAlchemy URL (default: $POOLJUDGE_DB_URL, $POOLJUDGE_DB, ~/.pooljudge/pooljudge.db)",
+    )
+    parser.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for add in (
+        _add_import_parser,
+        _add_export_parser,
+        _add_eval_parser,
+        _add_level_parser,
+        _add_index_parser,
+        _add_retrieve_parser,
+        _add_pool_parser,
+        _add_job_parser,
+        _add_train_parser,
+        _add_models_parser,
+        _add_assign_parser,
+        _add_freeze_parser,
+        _add_leakage_parser,
+        _add_simulate_labelling_parser,
+        _add_user_parser,
+        _add_archive_parsers,
+        _add_listing_parsers,
+        _add_db_parser,
+    ):
+        add(sub)
     return parser
 
 

@@ -45,7 +45,7 @@ from db.guidelines import (
 )
 from db.navigation import history, open_own_item, overview
 from pooljudge.ui.auth import _in_fragment_run, require_role
-from pooljudge.ui.common import get_store, md_escape
+from pooljudge.ui.common import flash, get_store, md_escape, show_flash
 from pooljudge.ui.highlight import highlighted_html, verbatim_html
 from pooljudge.ui.rework import rework_screen
 
@@ -56,7 +56,7 @@ BUILT_IN_NAMES = {"graded": {lv.grade: lv.name for lv in LEVELS}, "binary": {lv.
 SCALE_TITLES = {"graded": "graded scale, 0-3", "binary": "binary scale"}
 
 VIEW = "annotate_view"  # the item on screen: {"assignment_id", "token", "shown_at", "standing"}
-FLASH = "annotate_flash"  # (user id, message) for the next fragment run: a refused submission, nothing to undo
+FLASH = "annotate"  # the flash slot (pooljudge.ui.common.flash) of the next fragment run: a refusal, nothing to undo
 REVISIT = "annotate_revisit"  # the earlier item on screen (an assignment id); absent while new items are shown
 GUIDE = "annotate_guide"  # {"key": (collection, scale), "levels": [...]}: the guide of the item on screen
 
@@ -92,11 +92,16 @@ def _forward(user_id: int, current: int) -> None:
         state.pop(REVISIT, None)
 
 
+def _warn(user_id: int, message: str) -> None:
+    """Keep a warning for the account's next fragment run (one signed out here since never sees it)."""
+    flash(md_escape(message), "warning", where=FLASH, user_id=user_id)
+
+
 def _fresh(token: str, user_id: int, what: str) -> bool:
     if (state.get(VIEW) or {}).get("token") != token:
         # a press that reached a button of an earlier render (a double tap, or a key pressed while the next
         # item was being drawn): its item is no longer on screen
-        state[FLASH] = (user_id, f"That key press reached the previous item after it was replaced: {what}.")
+        _warn(user_id, f"That key press reached the previous item after it was replaced: {what}.")
         return False
     return True
 
@@ -127,10 +132,10 @@ def _submit(user_id: int, assignment_id: int, token: str, grade: int | None, act
                 relabel=revisit,
             )
     except StaleSubmission as exc:
-        state[FLASH] = (user_id, f"{exc} Showing the next one.")
+        _warn(user_id, f"{exc} Showing the next one.")
         state.pop(REVISIT, None)
     except Forbidden as exc:  # a signed-out account: the fragment's require_role says so next
-        state[FLASH] = (user_id, str(exc))
+        _warn(user_id, str(exc))
     else:
         if revisit:
             _forward(user_id, assignment_id)
@@ -145,10 +150,10 @@ def _undo(user_id: int, token: str) -> None:
         with store.write() as session:
             undone = undo_last(session, user_id)
     except Forbidden as exc:
-        state[FLASH] = (user_id, str(exc))
+        _warn(user_id, str(exc))
         return
     if undone is None:
-        state[FLASH] = (user_id, "Nothing to undo.")
+        _warn(user_id, "Nothing to undo.")
     state.pop(VIEW, None)
 
 
@@ -163,7 +168,7 @@ def _previous(user_id: int, token: str) -> None:
     else:  # from the new item on screen (which may itself be an item skipped before)
         earlier = [aid for aid in ids if aid != state[VIEW]["assignment_id"]]
     if not earlier:
-        state[FLASH] = (user_id, "There is no earlier item of yours to go back to.")
+        _warn(user_id, "There is no earlier item of yours to go back to.")
         return
     state[REVISIT] = earlier[-1]
     state.pop(VIEW, None)
@@ -210,26 +215,25 @@ def _label(scale: str, grade: int, name: str) -> str:
     return f"{grade} · {name if name == BUILT_IN_NAMES[scale][grade] else md_escape(name)}"
 
 
-@st.fragment
-def annotation_panel() -> None:
-    me = require_role(*ROLES)  # every fragment run: a disabled or demoted account stops here
-    flash = state.pop(FLASH, None)
-    if flash and flash[0] == me.id:  # not a message left over from an account that was signed out here
-        st.warning(md_escape(flash[1]))
+def _item_for(user_id: int):
+    """``(item, standing label, overview, collection)``: the earlier item being revisited, else the next new one."""
     standing = None
     with store.read() as session:
         item = None
         if state.get(REVISIT) is not None:
             try:
-                item, standing = open_own_item(session, me.id, state[REVISIT])
+                item, standing = open_own_item(session, user_id, state[REVISIT])
             except Forbidden:
                 state.pop(REVISIT, None)
         if item is None:
-            item = next_item(session, me.id)
-        mine = overview(session, me.id)
+            item = next_item(session, user_id)
+        mine = overview(session, user_id)
         collection = assignment_collection(session, item.assignment_id) if item is not None else None
-    revisit = state.get(REVISIT) is not None
+    return item, standing, mine, collection
 
+
+def _work_caption(mine) -> None:
+    """All of the account's work: done, left, flagged, and the time left at its median pace."""
     eta = (
         ""
         if mine.eta_s is None or not mine.left
@@ -237,19 +241,20 @@ def annotation_panel() -> None:
     )
     flagged = f" · {mine.flagged} flagged, with the reviewers" if mine.flagged else ""
     st.caption(f"All your work: {mine.done} of {mine.total} labelled · {mine.left} left{flagged}{eta}")
-    if item is None:
-        st.success("Nothing left to label. Thank you!")
-        state.pop(VIEW, None)
-        return
+
+
+def _render_token(item, standing: int | None) -> str:
+    """The token of the item on screen: kept across reruns of the same item, fresh for a new one."""
     view = state.get(VIEW)
     if view is None or view["assignment_id"] != item.assignment_id:
         view = {"assignment_id": item.assignment_id, "token": secrets.token_hex(16), "shown_at": time.monotonic()}
         state[VIEW] = view
     view["standing"] = standing
-    token = view["token"]
-    _sync_guide(collection, item.scale)
-    levels = state[GUIDE]["levels"]
+    return view["token"]
 
+
+def _show_item(item, standing: int | None, levels: list[dict], revisit: bool) -> None:
+    """The package's progress, the revisit notice, then the query and the passage, verbatim."""
     label = "Adjudication" if item.purpose == "fourth" else ("Quality review" if item.purpose == "qc" else "Package")
     st.progress(
         item.done / item.total if item.total else 0.0,
@@ -272,9 +277,14 @@ def annotation_panel() -> None:
             st.html(verbatim_html(item.title, query=item.query, language=item.passage_language, bold=True))
         st.html(verbatim_html(item.passage, query=item.query, language=item.passage_language))
 
-    # keys carry the token: a press that reaches the server after the next item was drawn belongs to a
-    # button that no longer exists (or to its own item), never to the new one.  Two grades per row in equal
-    # columns, so every full name fits at 1280 px and no grade looks bigger; every grade the same type.
+
+def _grade_buttons(user_id: int, item, token: str, levels: list[dict]) -> None:
+    """One button per grade, each submitting that grade for the item it was drawn with.
+
+    Keys carry the token: a press that reaches the server after the next item was drawn belongs to a
+    button that no longer exists (or to its own item), never to the new one.  Two grades per row in equal
+    columns, so every full name fits at 1280 px and no grade looks bigger; every grade the same type.
+    """
     keys = KEYS[item.scale]
     for i in range(0, len(levels), 2):
         for cell, level in zip(st.columns(2), levels[i : i + 2], strict=False):
@@ -287,8 +297,12 @@ def annotation_panel() -> None:
                 type="secondary",
                 help=md_escape(level["definition"]),
                 on_click=_submit,
-                args=(me.id, item.assignment_id, token, grade),
+                args=(user_id, item.assignment_id, token, grade),
             )
+
+
+def _action_buttons(user_id: int, item, token: str, revisit: bool) -> None:
+    """Previous, then Back (an earlier item) or Skip, Undo, Flag and the flag's note (a new item)."""
     actions = st.container(horizontal=True)
     actions.button(
         "Previous",
@@ -298,7 +312,7 @@ def annotation_panel() -> None:
         icon=":material/undo:",
         help="Go back to your earlier items to check or relabel them",
         on_click=_previous,
-        args=(me.id, token),
+        args=(user_id, token),
     )
     if revisit:
         actions.button(
@@ -311,10 +325,10 @@ def annotation_panel() -> None:
         shortcut="s",
         width="stretch",
         on_click=_submit,
-        args=(me.id, item.assignment_id, token, None, "skip"),
+        args=(user_id, item.assignment_id, token, None, "skip"),
     )
     actions.button(
-        "Undo last label", key=f"undo-{token}", shortcut="u", width="stretch", on_click=_undo, args=(me.id, token)
+        "Undo last label", key=f"undo-{token}", shortcut="u", width="stretch", on_click=_undo, args=(user_id, token)
     )
     actions.button(
         "Flag",
@@ -323,10 +337,29 @@ def annotation_panel() -> None:
         width="stretch",
         help="Unclear or broken: the item goes to the reviewers and is not shown to you again",
         on_click=_submit,
-        args=(me.id, item.assignment_id, token, None, "flag"),
+        args=(user_id, item.assignment_id, token, None, "flag"),
     )
     with actions.popover("Note for a flag", width="stretch"):
         st.text_area("What is unclear?", key=f"note-{token}")
+
+
+@st.fragment
+def annotation_panel() -> None:
+    me = require_role(*ROLES)  # every fragment run: a disabled or demoted account stops here
+    show_flash(FLASH, user_id=me.id)  # not a message left over from an account signed out here
+    item, standing, mine, collection = _item_for(me.id)
+    revisit = state.get(REVISIT) is not None
+    _work_caption(mine)
+    if item is None:
+        st.success("Nothing left to label. Thank you!")
+        state.pop(VIEW, None)
+        return
+    token = _render_token(item, standing)
+    _sync_guide(collection, item.scale)
+    levels = state[GUIDE]["levels"]
+    _show_item(item, standing, levels, revisit)
+    _grade_buttons(me.id, item, token, levels)
+    _action_buttons(me.id, item, token, revisit)
 
 
 st.title("Annotate")
@@ -354,7 +387,9 @@ with st.expander("My packages"):
         cols[0].text(package.name)
         cols[1].text(f"{package.done} / {package.total}")
         cols[2].text(package.status)
-        if package.status == "revise" and cols[3].button("Revision done", key=f"resubmit-{package.id}"):
+        if package.id is None or package.status != "revise":  # adjudication and QC entries have no package id
+            continue
+        if cols[3].button("Revision done", key=f"resubmit-{package.id}"):
             try:
                 with store.write() as session:
                     resubmit_package(session, account.id, package.id)
@@ -403,8 +438,12 @@ if account.role == "admin":
                     at = f"{g}-{edit_scale}-{target}"
                     name = st.text_input("Name", level["name"], key=f"guide-name-{at}")
                     definition = st.text_area("Definition", level["definition"], key=f"guide-def-{at}", height=68)
+                    listed = level["examples"]  # a validated guide: a list of strings (core.scale.Guide is loose)
                     examples = st.text_area(
-                        "Examples (one per line)", "\n".join(level["examples"]), key=f"guide-ex-{at}", height=68
+                        "Examples (one per line)",
+                        "\n".join(map(str, listed)) if isinstance(listed, list) else "",
+                        key=f"guide-ex-{at}",
+                        height=68,
                     )
                     edited.append(
                         {
