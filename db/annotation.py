@@ -14,14 +14,15 @@ user, so editing a URL or a request cannot reach someone else's work.
 from __future__ import annotations
 
 import random
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, exists, func, insert, or_, select
+from sqlalchemy import ColumnElement, and_, exists, func, insert, or_, select
 from sqlalchemy.orm import Session
 
-from core.assignment import annotator_seed, plan_assignments, plan_fourth
+from core.assignment import Task, annotator_seed, plan_assignments, plan_fourth
 from core.judgments import Event, current_labels
 from core.names import check_name
 from core.qc import package_accuracy, qc_decision, round_seed, sample_for_qc
@@ -125,6 +126,93 @@ def _loads(session: Session) -> dict[str, int]:
     )
 
 
+PairIds = tuple[int, int, int]
+"""``(pool entry id, query row id, passage row id)`` of a pool's selected pair."""
+
+
+def _pool_on_scale(session: Session, cid: int, collection: str, pool: str, scale: str) -> Pool:
+    """The pool, its scale fixed to ``scale`` (refused when its pairs were assigned on another scale)."""
+    pool_row = session.scalar(select(Pool).where(Pool.collection_id == cid, Pool.name == pool))
+    if pool_row is None:
+        raise NotFound(f"no pool named {pool!r} in collection {collection!r}")
+    current = (pool_row.params or {}).get("scale")
+    if current is not None and current != scale:
+        raise ValueError(f"pool {pool!r} is annotated on the {current} scale, not {scale}")
+    pool_row.params = {**(pool_row.params or {}), "scale": scale}
+    return pool_row
+
+
+def _selected_pairs(session: Session, pool_id: int) -> dict[tuple[str, str], PairIds]:
+    """``{(qid, docid): (entry id, query row id, passage row id)}`` of the pool's selected entries, in entry order."""
+    entries = session.execute(
+        select(PoolEntry.id, QueryRecord.ext_id, Passage.ext_id, PoolEntry.query_id, PoolEntry.passage_id)
+        .join(QueryRecord, QueryRecord.id == PoolEntry.query_id)
+        .join(Passage, Passage.id == PoolEntry.passage_id)
+        .where(PoolEntry.pool_id == pool_id, PoolEntry.selected)
+        .order_by(PoolEntry.id)
+    ).all()
+    return {(q, d): (eid, qi, pi) for eid, q, d, qi, pi in entries}
+
+
+def _pair_holders(session: Session, cid: int) -> dict[tuple[str, str], set[str]]:
+    """Who already holds a labelling assignment on each pair of the collection (from any pool)."""
+    existing: dict[tuple[str, str], set[str]] = {}
+    for q, d, user in session.execute(
+        select(QueryRecord.ext_id, Passage.ext_id, User.username)
+        .select_from(Assignment)
+        .join(QueryRecord, QueryRecord.id == Assignment.query_id)
+        .join(Passage, Passage.id == Assignment.passage_id)
+        .join(User, User.id == Assignment.user_id)
+        .where(QueryRecord.collection_id == cid, Assignment.purpose.in_(LABELLING))
+    ):
+        existing.setdefault((q, d), set()).add(user)
+    return existing
+
+
+def _package_counts(session: Session) -> dict[str, int]:
+    """How many packages each user has (new package names continue their numbering)."""
+    return dict(
+        session.execute(
+            select(User.username, func.count(Package.id))
+            .select_from(User)
+            .join(Package, Package.user_id == User.id)
+            .group_by(User.username)
+        ).all()
+    )
+
+
+def _store_tasks(
+    session: Session, tasks: Sequence[Task], ids: dict[tuple[str, str], PairIds], users: dict[str, int], pool_id: int
+) -> dict[str, int]:
+    """Create the planned packages (open) and insert their assignments; returns ``{package name: id}``."""
+    package_ids: dict[str, int] = {}
+    for task in tasks:
+        if task.package not in package_ids:
+            row = Package(name=task.package, user_id=users[task.annotator], pool_id=pool_id, status="open")
+            session.add(row)
+            session.flush()
+            package_ids[task.package] = row.id
+    if tasks:
+        session.execute(
+            insert(Assignment),
+            [
+                {
+                    "pool_entry_id": ids[t.pair][0],
+                    "query_id": ids[t.pair][1],
+                    "passage_id": ids[t.pair][2],
+                    "user_id": users[t.annotator],
+                    "package": t.package,
+                    "package_id": package_ids[t.package],
+                    "order_index": t.order,
+                    "seed": t.seed,
+                    "purpose": "label",
+                }
+                for t in tasks
+            ],
+        )
+    return package_ids
+
+
 def create_assignments(
     session: Session,
     collection: str,
@@ -151,40 +239,11 @@ def create_assignments(
     if scale not in SCALES:
         raise ValueError(f"scale must be one of {', '.join(SCALES)}, got {scale!r}")
     cid = collection_id(session, collection)
-    pool_row = session.scalar(select(Pool).where(Pool.collection_id == cid, Pool.name == pool))
-    if pool_row is None:
-        raise NotFound(f"no pool named {pool!r} in collection {collection!r}")
-    current = (pool_row.params or {}).get("scale")
-    if current is not None and current != scale:
-        raise ValueError(f"pool {pool!r} is annotated on the {current} scale, not {scale}")
-    pool_row.params = {**(pool_row.params or {}), "scale": scale}
+    pool_row = _pool_on_scale(session, cid, collection, pool, scale)
     users = _annotators(session, annotators)
-    entries = session.execute(
-        select(PoolEntry.id, QueryRecord.ext_id, Passage.ext_id, PoolEntry.query_id, PoolEntry.passage_id)
-        .join(QueryRecord, QueryRecord.id == PoolEntry.query_id)
-        .join(Passage, Passage.id == PoolEntry.passage_id)
-        .where(PoolEntry.pool_id == pool_row.id, PoolEntry.selected)
-        .order_by(PoolEntry.id)
-    ).all()
-    ids = {(q, d): (eid, qi, pi) for eid, q, d, qi, pi in entries}
-    existing: dict[tuple[str, str], set[str]] = {}
-    for q, d, user in session.execute(
-        select(QueryRecord.ext_id, Passage.ext_id, User.username)
-        .select_from(Assignment)
-        .join(QueryRecord, QueryRecord.id == Assignment.query_id)
-        .join(Passage, Passage.id == Assignment.passage_id)
-        .join(User, User.id == Assignment.user_id)
-        .where(QueryRecord.collection_id == cid, Assignment.purpose.in_(LABELLING))
-    ):
-        existing.setdefault((q, d), set()).add(user)
-    packages = dict(
-        session.execute(
-            select(User.username, func.count(Package.id))
-            .select_from(User)
-            .join(Package, Package.user_id == User.id)
-            .group_by(User.username)
-        ).all()
-    )
+    ids = _selected_pairs(session, pool_row.id)
+    existing = _pair_holders(session, cid)
+    packages = _package_counts(session)
     tasks = plan_assignments(
         list(ids),
         sorted(users),
@@ -196,36 +255,10 @@ def create_assignments(
         package_size=package_size,
         group_by_query=group_by_query,
     )
-    package_ids: dict[str, int] = {}
-    for task in tasks:
-        if task.package not in package_ids:
-            row = Package(name=task.package, user_id=users[task.annotator], pool_id=pool_row.id, status="open")
-            session.add(row)
-            session.flush()
-            package_ids[task.package] = row.id
-    if tasks:
-        session.execute(
-            insert(Assignment),
-            [
-                {
-                    "pool_entry_id": ids[t.pair][0],
-                    "query_id": ids[t.pair][1],
-                    "passage_id": ids[t.pair][2],
-                    "user_id": users[t.annotator],
-                    "package": t.package,
-                    "package_id": package_ids[t.package],
-                    "order_index": t.order,
-                    "seed": t.seed,
-                    "purpose": "label",
-                }
-                for t in tasks
-            ],
-        )
-    per_annotator: dict[str, int] = {}
-    for t in tasks:
-        per_annotator[t.annotator] = per_annotator.get(t.annotator, 0) + 1
+    package_ids = _store_tasks(session, tasks, ids, users, pool_row.id)
+    per_annotator = Counter(t.annotator for t in tasks)
     return AssignmentSummary(
-        pairs=len(ids), tasks=len(tasks), packages=sorted(package_ids), per_annotator=per_annotator
+        pairs=len(ids), tasks=len(tasks), packages=sorted(package_ids), per_annotator=dict(per_annotator)
     )
 
 
@@ -250,19 +283,39 @@ class Item:
     scale: str = "graded"
 
 
-def _standing(session: Session, user_id: int, assignment_ids: Sequence[int] | None = None) -> dict[int, int]:
-    """The user's standing label per assignment id (after relabels and undos)."""
+OwnEvent = tuple[int, str, int | None]
+"""``(assignment id, action, grade)``: one judgment of a user's own log."""
+
+
+def _own_events(session: Session, user_id: int, wanted: set[int] | None) -> list[OwnEvent]:
+    """The user's judgments on assignments, oldest first; those on ``wanted`` at least (None: all)."""
     query = select(Judgment.assignment_id, Judgment.action, Judgment.grade).where(
         Judgment.user_id == user_id, Judgment.assignment_id.is_not(None)
     )
-    wanted = None if assignment_ids is None else set(assignment_ids)
     if wanted is not None and len(wanted) <= 500:  # a long IN list costs more than reading the user's log
         query = query.where(Judgment.assignment_id.in_(sorted(wanted)))
-    events = [Event(aid, "me", action, grade) for aid, action, grade in session.execute(query.order_by(Judgment.id))]
-    return {aid: labels["me"] for aid, labels in current_labels(events).items() if wanted is None or aid in wanted}
+    return [
+        (aid, action, grade) for aid, action, grade in session.execute(query.order_by(Judgment.id)) if aid is not None
+    ]
 
 
-def _open_clause():
+def standing_by_assignment(events: Sequence[OwnEvent]) -> dict[int, int]:
+    """One user's standing label per assignment id from their own log (relabels and undos replayed).
+
+    In the order of each assignment's first event; assignments whose every label was undone are absent.
+    """
+    labels = current_labels(Event(aid, "me", action, grade) for aid, action, grade in events)
+    return {aid: labels[aid]["me"] for aid in dict.fromkeys(aid for aid, _a, _g in events) if aid in labels}
+
+
+def _standing(session: Session, user_id: int, assignment_ids: Sequence[int] | None = None) -> dict[int, int]:
+    """The user's standing label per assignment id (after relabels and undos)."""
+    wanted = None if assignment_ids is None else set(assignment_ids)
+    standing = standing_by_assignment(_own_events(session, user_id, wanted))
+    return {aid: grade for aid, grade in standing.items() if wanted is None or aid in wanted}
+
+
+def _open_clause() -> ColumnElement[bool]:
     """SQL condition (Assignment outer-joined to Package): the assignment can still take a judgment.
 
     Its package is open or returned for revision; an adjudication (4th) assignment stays open until a
@@ -376,15 +429,9 @@ def _own_log(session: Session, user_id: int, assignment_ids: Sequence[int]) -> t
     One read of the user's log (as :func:`_standing`); a label clears an earlier skip or flag, an undo
     of that label leaves the item plainly unlabelled.
     """
-    query = select(Judgment.assignment_id, Judgment.action, Judgment.grade).where(
-        Judgment.user_id == user_id, Judgment.assignment_id.is_not(None)
-    )
     wanted = set(assignment_ids)
-    if len(wanted) <= 500:  # a long IN list costs more than reading the user's log
-        query = query.where(Judgment.assignment_id.in_(sorted(wanted)))
-    events = session.execute(query.order_by(Judgment.id)).all()
-    labels = current_labels(Event(aid, "me", action, grade) for aid, action, grade in events)
-    standing = {aid: mine["me"] for aid, mine in labels.items() if aid in wanted}
+    events = _own_events(session, user_id, wanted)
+    standing = {aid: grade for aid, grade in standing_by_assignment(events).items() if aid in wanted}
     marks: dict[int, str] = {}
     for aid, action, _grade in events:
         if action in ("skip", "flag"):
@@ -394,10 +441,12 @@ def _own_log(session: Session, user_id: int, assignment_ids: Sequence[int]) -> t
     return standing, {aid: mark for aid, mark in marks.items() if aid in wanted and aid not in standing}
 
 
-def _item(session: Session, assignment_id: int, package_rows, labelled) -> Item:
-    a = session.get(Assignment, assignment_id)
-    q = session.get(QueryRecord, a.query_id)
-    p = session.get(Passage, a.passage_id)
+def _item(
+    session: Session, assignment_id: int, package_rows: Sequence[Sequence[Any]], labelled: dict[int, int]
+) -> Item:
+    a = session.get_one(Assignment, assignment_id)
+    q = session.get_one(QueryRecord, a.query_id)
+    p = session.get_one(Passage, a.passage_id)
     order = [r[0] for r in package_rows]
     return Item(
         assignment_id=a.id,
@@ -457,6 +506,55 @@ def _may_label(user: User, a: Assignment) -> None:
         raise SignedOut(f"this {user.role} account may not label {a.purpose} items any more; nothing was stored")
 
 
+def _checked_grade(action: str, grade: int | None) -> int | None:
+    """The grade to store for ``action``: a label's grade as a plain int; refuses an unknown action or non-integer."""
+    if action not in ("label", "skip", "flag"):
+        raise ValueError(f"unknown action {action!r}")
+    if action != "label":
+        return grade
+    # True == 1 and 2.0 == 2 would pass the scale check and store a bool or a float as a grade
+    if grade is None or not is_integer(grade):
+        raise ValueError(f"grade must be an integer, got {grade!r}")
+    return int(grade)  # a NumPy integer is stored as a plain int
+
+
+def _own_submissions(session: Session, user_id: int, assignment_id: int) -> list[tuple[str, int | None, str | None]]:
+    """The user's own log on one assignment: ``(action, grade, submission token)``, oldest first."""
+    return list(
+        session.execute(
+            select(Judgment.action, Judgment.grade, Judgment.submission_token)
+            .where(Judgment.assignment_id == assignment_id, Judgment.user_id == user_id)
+            .order_by(Judgment.id)
+        ).tuples()
+    )
+
+
+def _accepting_scale(
+    session: Session,
+    a: Assignment,
+    action: str,
+    grade: int | None,
+    mine: Sequence[tuple[str, int | None]],
+    *,
+    relabel: bool,
+) -> str:
+    """The scale of ``a``'s pair once ``a`` may take this judgment now; raises what :func:`record_judgment` refuses.
+
+    ``mine`` is the user's own ``(action, grade)`` log on ``a``, oldest first.  Checked in this order: a label's
+    grade on the scale (``ValueError``), the assignment still open, no standing label unless ``relabel``
+    (:class:`StaleSubmission`).
+    """
+    reason, scale = _assignment_state(session, a)
+    levels = SCALES[scale]
+    if action == "label" and grade not in levels:
+        raise ValueError(f"grade must be one of {list(levels)}, got {grade!r}")
+    if reason is not None:
+        raise StaleSubmission(f"Not stored: {reason}.")
+    if not relabel and current_labels(Event(a.id, "me", act, g) for act, g in mine):
+        raise StaleSubmission("Not stored: this item was already labelled (in another tab or window).")
+    return scale
+
+
 def record_judgment(
     session: Session,
     user_id: int,
@@ -491,32 +589,15 @@ def record_judgment(
     Resolution or None
         The pair's resolution after a label; None for skip, flag, QC labels and repeats.
     """
-    if action not in ("label", "skip", "flag"):
-        raise ValueError(f"unknown action {action!r}")
-    # True == 1 and 2.0 == 2 would pass the scale check below and store a bool or a float as a grade
-    if action == "label" and not is_integer(grade):
-        raise ValueError(f"grade must be an integer, got {grade!r}")
-    if action == "label":
-        grade = int(grade)  # a NumPy integer is stored as a plain int
+    grade = _checked_grade(action, grade)
     # a handful of indexed reads, then one insert: this runs under the write lock
     user = _labelling_account(session, user_id)
     a = _own_assignment(session, user_id, assignment_id)
     _may_label(user, a)
-    mine = session.execute(  # the user's own log on this assignment: repeat and standing-label checks
-        select(Judgment.action, Judgment.grade, Judgment.submission_token)
-        .where(Judgment.assignment_id == a.id, Judgment.user_id == user_id)
-        .order_by(Judgment.id)
-    ).all()
+    mine = _own_submissions(session, user_id, a.id)  # for the repeat and standing-label checks
     if token is not None and any(t == token for _a, _g, t in mine):
         return None  # this very submission is already stored
-    reason, scale = _assignment_state(session, a)
-    levels = SCALES[scale]
-    if action == "label" and grade not in levels:
-        raise ValueError(f"grade must be one of {list(levels)}, got {grade!r}")
-    if reason is not None:
-        raise StaleSubmission(f"Not stored: {reason}.")
-    if not relabel and current_labels(Event(a.id, "me", act, g) for act, g, _t in mine):
-        raise StaleSubmission("Not stored: this item was already labelled (in another tab or window).")
+    scale = _accepting_scale(session, a, action, grade, [(act, g) for act, g, _t in mine], relabel=relabel)
     session.add(
         Judgment(
             assignment_id=a.id,
@@ -550,6 +631,8 @@ def undo_last(session: Session, user_id: int) -> int | None:
     ).all()
     stack: list[int] = []
     for aid, action in rows:
+        if aid is None:  # left out by the query; narrows the type
+            continue
         if action == "label":
             stack.append(aid)
         else:
@@ -663,9 +746,8 @@ def _assign_fourth(session: Session, query_id: int, passage_id: int, labelled_by
         # decision or an admin's assignment.
         return
     chosen = plan_fourth((str(query_id), str(passage_id)), holders, candidates, _loads(session), seed)
-    add_fourth(
-        session, query_id, passage_id, session.scalar(select(User.id).where(User.username == chosen)), chosen, seed
-    )
+    chosen_id = session.execute(select(User.id).where(User.username == chosen)).scalar_one()
+    add_fourth(session, query_id, passage_id, chosen_id, chosen, seed)
 
 
 def add_fourth(session: Session, query_id: int, passage_id: int, user_id: int, username: str, seed: int) -> None:
@@ -729,7 +811,8 @@ def live_qrels(session: Session, collection: str) -> Qrels:
         .join(Passage, Passage.id == FinalLabel.passage_id)
         .where(FinalLabel.collection_id == cid, FinalLabel.method != "excluded", FinalLabel.grade.is_not(None))
     ):
-        qrels.setdefault(qid, {})[did] = grade
+        if grade is not None:  # excluded pairs carry no grade (left out by the query already)
+            qrels.setdefault(qid, {})[did] = grade
     return qrels
 
 
@@ -763,27 +846,13 @@ def freeze_qrels(session: Session, collection: str, name: str, *, note: str = ""
 
 def package_progress(session: Session, package_id: int) -> tuple[int, int]:
     """(labelled, total) assignments of a package."""
-    package = session.get(Package, package_id)
+    package = session.get_one(Package, package_id)
     ids = list(session.scalars(select(Assignment.id).where(Assignment.package_id == package_id)))
     return len(_standing(session, package.user_id, ids)), len(ids)
 
 
-def start_qc_round(
-    session: Session,
-    package_id: int,
-    *,
-    reviewers: Sequence[str],
-    sample_size: int = 100,
-    seed: int = 0,
-    threshold: float = 0.93,
-    by: int | None = None,
-) -> int:
-    """Sample a finished package for review by at least two reviewers; returns the round id.
-
-    ``by``: the acting account when an app user asks (checked active admin in this transaction).
-    """
-    if by is not None:
-        require_account(session, by, ADMIN_ROLES, action="start quality control")
+def _package_for_qc(session: Session, package_id: int) -> Package:
+    """The package, refused (``ValueError``) unless it is finished and neither under review nor returned."""
     package = session.get(Package, package_id)
     if package is None:
         raise NotFound(f"no package {package_id}")
@@ -806,6 +875,11 @@ def start_qc_round(
             else ""
         )
         raise ValueError(f"package {package.name} is not finished ({done}/{total} labelled{waiting})")
+    return package
+
+
+def _qc_reviewers(session: Session, reviewers: Sequence[str]) -> dict[str, int]:
+    """``{username: id}`` of the named accounts that are active reviewers or admins (at least two)."""
     users = dict(
         session.execute(
             select(User.username, User.id).where(
@@ -815,6 +889,59 @@ def start_qc_round(
     )
     if len(users) < 2:
         raise ValueError("quality control needs at least two active reviewers")
+    return users
+
+
+def _assign_qc_reviews(
+    session: Session, sample: Sequence[tuple[int, int]], users: dict[str, int], package: str, rseed: int
+) -> None:
+    """Give each reviewer the sampled pairs they do not review yet, in their own shuffled order."""
+    for name, uid in sorted(users.items()):
+        have = set(
+            session.execute(
+                select(Assignment.query_id, Assignment.passage_id).where(
+                    Assignment.user_id == uid, Assignment.purpose == "qc"
+                )
+            ).all()
+        )
+        order = [pair for pair in sample if pair not in have]
+        random.Random(annotator_seed(rseed, name)).shuffle(order)
+        if order:
+            session.execute(
+                insert(Assignment),
+                [
+                    {
+                        "query_id": q,
+                        "passage_id": p,
+                        "user_id": uid,
+                        "package": package,
+                        "order_index": i,
+                        "seed": annotator_seed(rseed, name),
+                        "purpose": "qc",
+                    }
+                    for i, (q, p) in enumerate(order)
+                ],
+            )
+
+
+def start_qc_round(
+    session: Session,
+    package_id: int,
+    *,
+    reviewers: Sequence[str],
+    sample_size: int = 100,
+    seed: int = 0,
+    threshold: float = 0.93,
+    by: int | None = None,
+) -> int:
+    """Sample a finished package for review by at least two reviewers; returns the round id.
+
+    ``by``: the acting account when an app user asks (checked active admin in this transaction).
+    """
+    if by is not None:
+        require_account(session, by, ADMIN_ROLES, action="start quality control")
+    package = _package_for_qc(session, package_id)
+    users = _qc_reviewers(session, reviewers)
     number = (session.scalar(select(func.max(QcRound.round_no)).where(QcRound.package_id == package_id)) or 0) + 1
     pairs = session.execute(
         select(Assignment.query_id, Assignment.passage_id)
@@ -835,32 +962,7 @@ def start_qc_round(
     session.add(qc_round)
     session.flush()
     session.execute(insert(QcItem), [{"qc_round_id": qc_round.id, "query_id": q, "passage_id": p} for q, p in sample])
-    for name, uid in sorted(users.items()):
-        have = set(
-            session.execute(
-                select(Assignment.query_id, Assignment.passage_id).where(
-                    Assignment.user_id == uid, Assignment.purpose == "qc"
-                )
-            ).all()
-        )
-        order = [pair for pair in sample if pair not in have]
-        random.Random(annotator_seed(rseed, name)).shuffle(order)
-        if order:
-            session.execute(
-                insert(Assignment),
-                [
-                    {
-                        "query_id": q,
-                        "passage_id": p,
-                        "user_id": uid,
-                        "package": f"qc-{package.name}-r{number}",
-                        "order_index": i,
-                        "seed": annotator_seed(rseed, name),
-                        "purpose": "qc",
-                    }
-                    for i, (q, p) in enumerate(order)
-                ],
-            )
+    _assign_qc_reviews(session, sample, users, f"qc-{package.name}-r{number}", rseed)
     package.status = "in_qc"
     package.updated_at = utcnow()
     session.flush()
@@ -879,7 +981,7 @@ def close_qc_round(session: Session, round_id: int, *, min_reviewers: int = 2, b
         raise NotFound(f"no QC round {round_id}")
     if qc_round.status != "reviewing":
         raise ValueError(f"QC round {round_id} is already decided ({qc_round.status})")
-    package = session.get(Package, qc_round.package_id)
+    package = session.get_one(Package, qc_round.package_id)
     sample = session.execute(select(QcItem.query_id, QcItem.passage_id).where(QcItem.qc_round_id == round_id)).all()
     own = {
         (a.query_id, a.passage_id): a.id
