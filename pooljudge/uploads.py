@@ -102,23 +102,13 @@ def safe_extract(
         the zip: the caller discards the whole staging folder.
     """
 
-    def refuse(problem: str) -> UploadError:
-        return UploadError(f"{shown_as}: {problem}; nothing was imported")
-
     try:
         zf = zipfile.ZipFile(archive)
     except zipfile.BadZipFile:
-        raise refuse("is not a zip file") from None
+        raise _refusal(shown_as, "is not a zip file") from None
     with zf:
         members = zf.infolist()
-        if len(members) > max_files:
-            raise refuse(f"holds more than {max_files:,} files")
-        for info in members:  # every member checked before the first byte is written
-            problem = _member_problem(info)
-            if problem is not None:
-                raise refuse(f"member {info.filename!r} {problem}")
-        if sum(info.file_size for info in members) > max_bytes:
-            raise refuse(f"unpacks to more than {max_bytes:,} bytes")
+        _check_members(members, shown_as=shown_as, max_bytes=max_bytes, max_files=max_files)
         root = Path(dest).resolve()
         written = 0
         for info in members:
@@ -126,26 +116,52 @@ def safe_extract(
                 continue
             target = (root / PurePosixPath(info.filename.replace("\\", "/"))).resolve()
             if root not in target.parents and target != root:  # belt and braces after the checks above
-                raise refuse(f"member {info.filename!r} leaves the folder (..)")
+                raise _refusal(shown_as, f"member {info.filename!r} leaves the folder (..)")
             if info.is_dir():
                 target.mkdir(parents=True, exist_ok=True)
                 continue
             target.parent.mkdir(parents=True, exist_ok=True)
-            # headers can lie about sizes: count what is actually written (zipfile also stops at the declared
-            # size and then fails the CRC check)
-            try:
-                with zf.open(info) as src, open(target, "xb") as out:
-                    while chunk := src.read(_CHUNK):
-                        written += len(chunk)
-                        if written > max_bytes:
-                            raise refuse(f"unpacks to more than {max_bytes:,} bytes")
-                        out.write(chunk)
-            except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
-                raise refuse(f"is damaged ({exc})") from None
-            except NotImplementedError as exc:  # an unsupported compression method
-                raise refuse(f"cannot be unpacked ({exc})") from None
-            except RuntimeError as exc:  # an encrypted member
-                raise refuse(f"cannot be unpacked ({exc})") from None
+            written = _copy_member(zf, info, target, written=written, max_bytes=max_bytes, shown_as=shown_as)
+
+
+def _refusal(shown_as: str, problem: str) -> UploadError:
+    return UploadError(f"{shown_as}: {problem}; nothing was imported")
+
+
+def _check_members(members: list[zipfile.ZipInfo], *, shown_as: str, max_bytes: int, max_files: int) -> None:
+    """Refuse the zip from its directory alone, before the first byte is written: count, names, declared size."""
+    if len(members) > max_files:
+        raise _refusal(shown_as, f"holds more than {max_files:,} files")
+    for info in members:
+        problem = _member_problem(info)
+        if problem is not None:
+            raise _refusal(shown_as, f"member {info.filename!r} {problem}")
+    if sum(info.file_size for info in members) > max_bytes:
+        raise _refusal(shown_as, f"unpacks to more than {max_bytes:,} bytes")
+
+
+def _copy_member(
+    zf: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path, *, written: int, max_bytes: int, shown_as: str
+) -> int:
+    """Unpack one member to ``target`` (a new file); return the bytes written so far, this member's included.
+
+    Headers can lie about sizes: what is actually written is counted (zipfile also stops at the declared
+    size and then fails the CRC check).
+    """
+    try:
+        with zf.open(info) as src, open(target, "xb") as out:
+            while chunk := src.read(_CHUNK):
+                written += len(chunk)
+                if written > max_bytes:
+                    raise _refusal(shown_as, f"unpacks to more than {max_bytes:,} bytes")
+                out.write(chunk)
+    except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
+        raise _refusal(shown_as, f"is damaged ({exc})") from None
+    except NotImplementedError as exc:  # an unsupported compression method
+        raise _refusal(shown_as, f"cannot be unpacked ({exc})") from None
+    except RuntimeError as exc:  # an encrypted member
+        raise _refusal(shown_as, f"cannot be unpacked ({exc})") from None
+    return written
 
 
 def prepare(folder: str | os.PathLike[str], shown_as: str) -> tuple[Path, dict[str, str]]:

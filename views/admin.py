@@ -11,16 +11,16 @@ from db.review import active_users, package_overview, qc_history
 from db.rework import qc_round_tables
 from db.users import add_user, list_users, set_active, set_password
 from pooljudge.ui.auth import require_role
-from pooljudge.ui.common import collection_box, get_store, md_escape
+from pooljudge.ui.common import collection_box, flash, get_store, md_escape, show_flash
 
 account = require_role("admin")
 st.title("Admin")
 store = get_store()
 
 
-def flash(section: str, text: str, table: list[dict] | None = None) -> None:
-    """Remember what an action did and rerun, so every table on the page shows the new state."""
-    st.session_state[f"admin_flash_{section}"] = (text, table)
+def done(section: str, text: str) -> None:
+    """Keep what an action did for the section's flash slot and rerun, so every table on the page shows the new state."""
+    flash(text, where=f"admin_{section}")
     st.rerun()
 
 
@@ -30,19 +30,10 @@ def snippet(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def show_flash(section: str) -> None:
-    message = st.session_state.pop(f"admin_flash_{section}", None)
-    if message:
-        text, table = message
-        st.success(text)
-        if table:
-            st.dataframe(pd.DataFrame(table), hide_index=True, width="stretch")
-
-
 users_tab, assign_tab, qc_tab, qrels_tab = st.tabs(["Users", "Assignments", "Quality control", "Qrels"])
 
 with users_tab:
-    show_flash("users")
+    show_flash("admin_users")
     with store.read() as session:
         accounts = list_users(session)
     st.dataframe(
@@ -64,7 +55,7 @@ with users_tab:
         except ValueError as exc:
             add_col.error(md_escape(str(exc)))
         else:
-            flash("users", f"Added {md_escape(new.username)} ({new.role}).")
+            done("users", f"Added {md_escape(new.username)} ({new.role}).")
     with state_col.container(border=True):
         st.markdown("**Disable or enable**")
         others = [a for a in accounts if a.id != account.id]  # an admin cannot lock themselves out
@@ -82,9 +73,7 @@ with users_tab:
                 except LookupError as exc:
                     st.error(md_escape(str(exc)))
                 else:
-                    flash(
-                        "users", f"{md_escape(changed.username)} is now {'active' if changed.active else 'disabled'}."
-                    )
+                    done("users", f"{md_escape(changed.username)} is now {'active' if changed.active else 'disabled'}.")
         else:
             st.caption("No other accounts.")
     with password_col.form("reset-password", clear_on_submit=True):
@@ -99,7 +88,7 @@ with users_tab:
         except (ValueError, LookupError) as exc:
             password_col.error(md_escape(str(exc)))
         else:
-            flash("users", f"Password of {md_escape(who)} reset.")
+            done("users", f"Password of {md_escape(who)} reset.")
 
 with store.read() as session:
     collections = list_collections(session)
@@ -188,7 +177,7 @@ with assign_tab:
                         st.caption("Packages: " + ", ".join(md_escape(p) for p in summary.packages))
 
 with qc_tab:
-    show_flash("qc")
+    show_flash("admin_qc")
     with store.read() as session:
         packages = package_overview(session)
         rounds = qc_history(session)
@@ -256,7 +245,7 @@ with qc_tab:
             except (ValueError, LookupError, PermissionError) as exc:
                 st.error(md_escape(str(exc)))
             else:
-                flash("qc", f"QC round {round_id} started on {md_escape(package.name)}.")
+                done("qc", f"QC round {round_id} started on {md_escape(package.name)}.")
     st.subheader("QC rounds")
     if not rounds:
         st.caption("No QC rounds yet.")
@@ -285,7 +274,7 @@ with qc_tab:
         )
         open_rounds = [r for r in rounds if r.status == "reviewing"]
         if open_rounds:
-            target = st.selectbox(
+            closing = st.selectbox(
                 "Round under review",
                 open_rounds,
                 key="qc_close_round",
@@ -294,13 +283,13 @@ with qc_tab:
             if st.button("Close round and decide", key="qc_close"):
                 try:
                     with store.write() as session:
-                        result = close_qc_round(session, target.id, by=account.id)
+                        result = close_qc_round(session, closing.id, by=account.id)
                 except (ValueError, LookupError, PermissionError) as exc:
                     st.error(md_escape(str(exc)))
                 else:
-                    flash(
+                    done(
                         "qc",
-                        f"{md_escape(target.package)} round {target.round_no}: accuracy {result['accuracy']:.3f} on "
+                        f"{md_escape(closing.package)} round {closing.round_no}: accuracy {result['accuracy']:.3f} on "
                         f"{result['n_checked']} pairs, decision **{result['decision']}**"
                         f" ({len(result['disagreements'])} disagreements, listed under Disagreements by round).",
                     )
@@ -341,7 +330,7 @@ with qc_tab:
                 )
 
 with qrels_tab:
-    show_flash("qrels")
+    show_flash("admin_qrels")
     if not collections:
         st.info("No collections yet.")
     else:
@@ -365,4 +354,4 @@ with qrels_tab:
             except (ValueError, LookupError, PermissionError) as exc:
                 st.error(md_escape(str(exc)))
             else:
-                flash("qrels", f"Froze {n:,} labels as {md_escape(name.strip())}.")
+                done("qrels", f"Froze {n:,} labels as {md_escape(name.strip())}.")

@@ -4,7 +4,10 @@ Reviewers may see who gave which label; annotators never reach this page
 (the role check below runs on every rerun, before anything is read).
 """
 
+import enum
 import math
+from collections.abc import Callable, Hashable
+from typing import Literal, TypeVar
 
 import pandas as pd
 import plotly.express as px
@@ -43,7 +46,15 @@ from db.review import (
     throughput,
 )
 from pooljudge.ui.auth import require_role
-from pooljudge.ui.common import blank_missing, collection_box, collections_or_stop, get_store, md_escape
+from pooljudge.ui.common import (
+    blank_missing,
+    collection_box,
+    collections_or_stop,
+    flash,
+    get_store,
+    md_escape,
+    show_flash,
+)
 from pooljudge.ui.highlight import chart_text, show_text
 
 account = require_role("reviewer", "admin")
@@ -82,7 +93,9 @@ def labels_text(labels: dict[str, int]) -> str:
 @st.cache_data(ttl=600, show_spinner="Computing agreement...")
 def agreement(url: str, collection: str, marker: tuple) -> tuple[list, dict]:
     with store.read() as session:
-        judgments = from_label_map(standing_labels(session, collection))
+        # a dict of the wider key type: Mapping is invariant in its keys
+        labels: dict[Hashable, dict[str, int]] = dict(standing_labels(session, collection).items())
+        judgments = from_label_map(labels)
     return judgments, agreement_report(judgments, categories=GRADES)
 
 
@@ -101,33 +114,49 @@ def tables(url: str, collection: str, marker: tuple, writes: int) -> dict:
         }
 
 
+DONE = "review_done"  # flash slots (pooljudge.ui.common.flash) shown in the notice area above the tabs
+REFUSED_SLOT = "review_refused"
+T = TypeVar("T")
+
+
+class Refused(enum.Enum):
+    """What :func:`write` returns for a refused write; one member, so ``result is not Refused.WRITE`` narrows."""
+
+    WRITE = "refused"
+
+
 def stored(message: str) -> None:
     """Show ``message`` above the tables, which this run reads afresh (the write changed them)."""
-    st.session_state["review_flash"] = message
+    flash(message, where=DONE)
     st.session_state["review_writes"] = st.session_state.get("review_writes", 0) + 1
 
 
-def flash(message: str) -> None:
+def done(message: str) -> None:
     """:func:`stored`, then rerun so that the page shows the write's outcome."""
     stored(message)
     st.rerun()
 
 
-def write(action, *args, deferred: bool = False, **kwargs) -> tuple[bool, object]:
-    """``(stored, result)`` of one write; a refusal (checked in the write) is shown as an error, nothing stored.
+def refuse(message: str) -> None:
+    """Keep a refusal (plain text) for the notice area, from a callback that runs before the page is drawn."""
+    flash(md_escape(message), "error", where=REFUSED_SLOT)
+
+
+def write(action: Callable[..., T], *args, deferred: bool = False, **kwargs) -> T | Literal[Refused.WRITE]:
+    """The result of one write, or ``Refused.WRITE``; a refusal (checked in the write) is shown as an error.
 
     ``deferred`` (in a button callback, which runs before the page is drawn): the error is kept for the notice
     area above the tabs, so that the page's layout, and with it the tab on screen, stays the same.
     """
     try:
         with store.write() as session:
-            return True, action(session, *args, **kwargs)
+            return action(session, *args, **kwargs)
     except (ValueError, PermissionError, LookupError) as exc:
         if deferred:
-            st.session_state["review_error"] = str(exc)
+            refuse(str(exc))
         else:
             st.error(md_escape(str(exc)))
-        return False, None
+        return Refused.WRITE
 
 
 def count(n: int, noun: str) -> str:
@@ -146,12 +175,8 @@ if is_admin:
         accounts = active_users(session, ["annotator", "reviewer", "admin"])
 # always drawn, even empty: an element appearing above the tabs would make the browser show the first tab again
 notice = st.container()
-done = st.session_state.pop("review_flash", None)
-if done:
-    notice.success(done)
-refused = st.session_state.pop("review_error", None)
-if refused:
-    notice.error(md_escape(refused))
+show_flash(DONE, notice)
+show_flash(REFUSED_SLOT, notice)
 agreement_tab, pairs_tab, ranked_tab, adjudication_tab, qc_tab, throughput_tab, labels_tab = st.tabs(
     ["Agreement", "Pairs", "Ranked list", "Adjudication", "Quality control", "Throughput", "Final labels"]
 )
@@ -325,14 +350,14 @@ with pairs_tab:
                 # bound to the pairs on screen when the form was drawn, not to what the filters match now
                 choice = st.session_state["bulk_grade"]
                 grade_value = None if choice == "exclude" else int(choice)
-                ok, results = write(
+                results = write(
                     override_labels,
                     account.id,
                     [(q, p, grade_value) for q, p in keys],
                     st.session_state.get("bulk_reason", ""),
                     deferred=True,
                 )
-                if ok:
+                if results is not Refused.WRITE:
                     stored(
                         f"Overrode {count(len(results), 'final label')} "
                         f"({'excluded' if grade_value is None else grade_value})."
@@ -363,11 +388,11 @@ with pairs_tab:
                 def bulk_assign(keys: list[tuple[int, int]]) -> None:
                     who = st.session_state.get("bulk_assign_user")
                     if not keys:
-                        st.session_state["review_error"] = "None of these pairs waits for a 4th label."
+                        refuse("None of these pairs waits for a 4th label.")
                         return
-                    ok, assigned = write(assign_adjudications, account.id, keys, who, deferred=True)
-                    if ok:
-                        stored(f"Gave {count(assigned, 'adjudication')} to {md_escape(who)}.")
+                    assigned = write(assign_adjudications, account.id, keys, who, deferred=True)
+                    if assigned is not Refused.WRITE:
+                        stored(f"Gave {count(assigned, 'adjudication')} to {md_escape(str(who))}.")
 
                 with st.form("bulk_assign"):
                     st.caption(
@@ -420,9 +445,10 @@ with pairs_tab:
                 width="stretch",
             )
         with st.form("override"):
+            grade_options: list[int | str] = [*GRADES, "exclude"]
             grade = st.radio(
                 "Final label",
-                [*GRADES, "exclude"],
+                grade_options,
                 horizontal=True,
                 key="override_grade",
                 format_func=lambda g: "exclude the pair" if g == "exclude" else str(g),
@@ -430,7 +456,7 @@ with pairs_tab:
             reason = st.text_area("Reason (required)", key="override_reason")
             submitted = st.form_submit_button("Override", type="primary", key="override_submit")
         if submitted:
-            ok, result = write(
+            result = write(
                 override_label,
                 account.id,
                 pair.query_id,
@@ -438,9 +464,9 @@ with pairs_tab:
                 None if grade == "exclude" else int(grade),
                 reason,
             )
-            if ok:
+            if result is not Refused.WRITE:
                 outcome = "excluded" if result.grade is None else f"set to {result.grade}"
-                flash(f"Final label of {md_escape(qid)} / {md_escape(docid)} {outcome}.")
+                done(f"Final label of {md_escape(qid)} / {md_escape(docid)} {outcome}.")
 
 with ranked_tab:
     with store.read() as session:
@@ -523,12 +549,12 @@ with ranked_tab:
             if not changes:
                 st.error("No label was set: choose a final label for at least one passage.")
             else:
-                ok, results = write(override_labels, account.id, changes, ranked_reason)
-                if ok:
+                results = write(override_labels, account.id, changes, ranked_reason)
+                if results is not Refused.WRITE:
                     for e in ranked.entries:  # the list shows the new labels; the boxes start from "keep" again
                         st.session_state.pop(f"ranked_set_{e.passage_id}", None)
                     st.session_state.pop("ranked_reason", None)
-                    flash(f"Set {count(len(results), 'final label')} of query {md_escape(ranked.qid)}.")
+                    done(f"Set {count(len(results), 'final label')} of query {md_escape(ranked.qid)}.")
 
 with adjudication_tab:
     st.subheader("Waiting for a 4th annotator")
@@ -609,10 +635,10 @@ with adjudication_tab:
                 # the pair is the one on screen when the button was drawn, even if the queue changed since
                 target = st.session_state.get("reassign_user")
                 if target is None:
-                    st.session_state["review_error"] = "Choose the account to give the adjudication to."
+                    refuse("Choose the account to give the adjudication to.")
                     return
-                ok, previous = write(assign_adjudication, account.id, query_id, passage_id, target, deferred=True)
-                if ok:
+                previous = write(assign_adjudication, account.id, query_id, passage_id, target, deferred=True)
+                if previous is not Refused.WRITE:
                     stored(
                         f"Adjudication of {md_escape(name)} given to {md_escape(target)}"
                         + (f" (was {md_escape(previous)})." if previous else ".")
@@ -643,9 +669,9 @@ with adjudication_tab:
                 key=f"adjudicators_{list_pool}",
             )
             if st.button("Save adjudicators", key="adjudicators_submit"):
-                ok, saved = write(set_pool_adjudicators, info.name, list_pool, wanted, by=account.id)
-                if ok:
-                    flash(
+                saved = write(set_pool_adjudicators, info.name, list_pool, wanted, by=account.id)
+                if saved is not Refused.WRITE:
+                    done(
                         f"Adjudicators of pool {md_escape(list_pool)}: "
                         + (md_escape(", ".join(saved)) if saved else "none (the pool's annotators adjudicate)")
                         + "."
@@ -760,11 +786,11 @@ with throughput_tab:
 
 with labels_tab:
     dist = data["distribution"]
-    cols = st.columns(len(GRADES) + 2)
-    for col, (g, n) in zip(cols, dist.by_grade.items()):
+    grade_cols = st.columns(len(GRADES) + 2)
+    for col, (g, n) in zip(grade_cols, dist.by_grade.items()):
         col.metric(f"Grade {g}", f"{n:,}")
-    cols[-2].metric("Excluded", f"{dist.excluded:,}")
-    cols[-1].metric("Pending", f"{dist.pending:,}", help="labelled pairs without a final label yet")
+    grade_cols[-2].metric("Excluded", f"{dist.excluded:,}")
+    grade_cols[-1].metric("Pending", f"{dist.pending:,}", help="labelled pairs without a final label yet")
     st.dataframe(pd.DataFrame([{"method": m, "pairs": n} for m, n in dist.by_method.items()]), hide_index=True)
     if dist.cells:
         cells = pd.DataFrame(
