@@ -10,7 +10,7 @@ from datetime import timedelta
 from itertools import islice
 from typing import Any, TypeVar
 
-from sqlalchemy import select
+from sqlalchemy import CursorResult, Result, select
 from sqlalchemy.orm import Session
 
 from core.errors import FormatError
@@ -79,6 +79,46 @@ class ImportSummary:
             "unknown_passage_ids": self.unknown_passage_ids,
             "notes": list(self.notes),
         }
+
+
+@dataclass(frozen=True)
+class ImportRequest:
+    """What an import was asked to do: the parameters both import paths share.
+
+    Attributes
+    ----------
+    name : str
+        The collection to import into.
+    format, location : str
+        Recorded in the import history.
+    mode : {"create", "merge"}
+        ``create`` refuses an existing collection; ``merge`` adds to it.
+    qrels_name : str
+        The qrels version that receives the source's judgments.
+    allow_unknown_ids : bool
+        Accept qrels and run entries naming query or passage ids that neither the input nor the collection holds
+        (TREC qrels may judge documents outside the corpus); they are counted in the summary.  By default they are
+        refused.  A kind of id the collection holds none of (a collection of qrels and runs only, kept for
+        evaluation) is not checked; the summary notes it.
+    level : int, optional
+        The relevance level of a collection this import creates (binary measures count grade >= level as relevant).
+        Default: 1 when the imported qrels have grades and none above 1 (TREC-style binary), else 2.  An existing
+        collection keeps its level; a different ``level`` is refused.
+    """
+
+    name: str
+    format: str
+    location: str
+    mode: str = "create"
+    qrels_name: str = "imported"
+    allow_unknown_ids: bool = False
+    level: int | None = None
+
+    def check(self, run_names: Iterable[str]) -> None:
+        """Refuse an unknown mode, a name :func:`core.names.check_name` refuses, a bad ``level``."""
+        if self.mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
+        _check_names(self.name, self.qrels_name, run_names, self.level)
 
 
 class ImportInProgress(ImportConflict):
@@ -246,6 +286,12 @@ def _references(streams: Iterable[Iterable[Any]]) -> dict[str, dict[str, str | N
             refs["query"].setdefault(e.query_id, e.origin)
             refs["passage"].setdefault(e.doc_id, e.origin)
     return refs
+
+
+def _rowcount(result: Result[Any]) -> int:
+    """The rows an UPDATE or DELETE matched (``Session.execute`` is typed as returning any result; these give a cursor's)."""
+    assert isinstance(result, CursorResult)
+    return result.rowcount
 
 
 def _chunks(items: Iterable[T], size: int = CHUNK) -> Iterator[list[T]]:

@@ -17,10 +17,10 @@ from db.importer.cleanup import _drop_owned, _writer
 from db.importer.common import (
     MODES,
     ImportConflict,
+    ImportRequest,
     ImportSummary,
     StagedProgress,
     _check_level_of_existing,
-    _check_names,
     _in_progress,
     _named_run,
     _Owned,
@@ -149,23 +149,16 @@ def import_source(
     ----------
     store : db.engine.Store
         The store; the import opens its own short transactions.
-    source, name, format, location, mode, qrels_name
-        As in :func:`db.importer.collection.import_collection`.
+    source : CollectionSource
+        Streams produced by a reader in :mod:`core.formats`.
+    name, format, location, mode, qrels_name, allow_unknown_ids, level
+        See :class:`db.importer.common.ImportRequest`.
     progress : callable, optional
         ``progress(stage, done, total)`` (see :data:`StagedProgress`).
     staging_dir : path, optional
         Where the temporary staging database goes (default: the system's temporary folder).
     chunk_rows : int, optional
         A fixed number of rows per write transaction instead of the adaptive ~50 ms chunks.
-    allow_unknown_ids : bool
-        Accept qrels and run entries naming query or passage ids that neither the input nor the collection holds
-        (TREC qrels may judge documents outside the corpus); they are counted in the summary.  By default they are
-        refused.  A kind of id the collection holds none of (a collection of qrels and runs only, kept for
-        evaluation) is not checked; the summary notes it.
-    level : int, optional
-        The relevance level of a collection this import creates (binary measures count grade >= level as relevant).
-        Default: 1 when the imported qrels have grades and none above 1 (TREC-style binary), else 2.  An existing
-        collection keeps its level; a different ``level`` is refused.
     run_name : str, optional
         The name of the run of a single-run input (a ``trec-run`` or ``json-run`` file), not its file's name.
 
@@ -180,40 +173,16 @@ def import_source(
     ValueError
         A name :func:`core.names.check_name` refuses (:func:`check_run_name` for runs), a bad ``level``.
     """
-    source, plan = _prepare(store, source, name=name, mode=mode, qrels_name=qrels_name, level=level, run_name=run_name)
+    request = ImportRequest(name, format, location, mode, qrels_name, allow_unknown_ids, level)
+    source, plan = _prepare(store, source, request, run_name)
     tick = progress or (lambda _stage, _done, _total: None)
-    summary = ImportSummary(collection=name)
-    owned = _Owned()
     # Names are taken before the input is read: a second import of the same name (a double click on Import) is
     # refused at once.  Until the flip the containers are invisible, and a validation error drops them again.
-    _reserve(store, source, plan, owned, name=name, mode=mode, qrels_name=qrels_name)
+    owned = _reserve(store, source, plan, request)
     try:
         with _Staging(staging_dir) as staging:
-            _validate(
-                store,
-                staging,
-                source,
-                plan,
-                summary,
-                _beating(store, owned, tick),
-                qrels_name=qrels_name,
-                allow_unknown_ids=allow_unknown_ids,
-                level=level,
-            )
-            _write_staged(
-                store,
-                staging,
-                source,
-                plan,
-                owned,
-                summary,
-                tick,
-                chunk_rows,
-                format=format,
-                location=location,
-                mode=mode,
-                qrels_name=qrels_name,
-            )
+            summary = _validate(store, staging, source, plan, _beating(store, owned, tick), request)
+            _write_staged(store, staging, source, plan, owned, summary, tick, chunk_rows, request)
     except BaseException:
         _drop_owned(_writer(store.engine), owned)
         raise
@@ -221,29 +190,22 @@ def import_source(
 
 
 def _prepare(
-    store: Store,
-    source: CollectionSource,
-    *,
-    name: str,
-    mode: str,
-    qrels_name: str,
-    level: int | None,
-    run_name: str | None,
+    store: Store, source: CollectionSource, request: ImportRequest, run_name: str | None
 ) -> tuple[CollectionSource, _Plan]:
     """Check the names and the mode and read what the store holds, before anything is reserved or read.
 
     Returns ``source`` with its run renamed ``run_name`` (when given) and the plan.
     """
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    if request.mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {request.mode!r}")
     if run_name is not None:
         check_run_name(run_name)
     source = _named_run(source, run_name)
-    _check_names(name, qrels_name, source.runs, level)
+    request.check(source.runs)
     with store.read() as session:
-        plan = _plan(session, name, mode, qrels_name, list(source.runs))
-    if plan.collection_id is not None:
-        _check_level_of_existing(name, plan.relevance_level, level)
+        plan = _plan(session, request, list(source.runs))
+    if plan.collection_id is not None and plan.relevance_level is not None:
+        _check_level_of_existing(request.name, plan.relevance_level, request.level)
     return source, plan
 
 
@@ -252,41 +214,40 @@ def _validate(
     staging: _Staging,
     source: CollectionSource,
     plan: _Plan,
-    summary: ImportSummary,
     beating: StagedProgress,
-    *,
-    qrels_name: str,
-    allow_unknown_ids: bool,
-    level: int | None,
-) -> None:
-    """Read the input into ``staging`` and check it there and against the store; fill ``summary`` with the counts.
+    request: ImportRequest,
+) -> ImportSummary:
+    """Read the input into ``staging`` and check it there and against the store; return the summary of the counts.
 
     Raises on the first problem (nothing is written to the store here).
     """
+    summary = ImportSummary(collection=request.name)
     counts = _stage_source(staging, source, beating)
     if counts.qrels and plan.version_source not in (None, "import"):
-        raise ImportConflict(f"qrels version {qrels_name!r} holds frozen labels; import into another version")
+        raise ImportConflict(f"qrels version {request.qrels_name!r} holds frozen labels; import into another version")
     summary.passages_skipped, summary.queries_skipped, summary.qrels_skipped = (
-        _check_against_store(store, staging, plan, qrels_name, beating) if plan.collection_id is not None else (0, 0, 0)
+        _check_against_store(store, staging, plan, request.qrels_name, beating)
+        if plan.collection_id is not None
+        else (0, 0, 0)
     )
     summary.passages_added = counts.passages - summary.passages_skipped
     summary.queries_added = counts.queries - summary.queries_skipped
     summary.qrels_added = counts.qrels - summary.qrels_skipped
-    summary.qrels_version = qrels_name if counts.qrels else None
+    summary.qrels_version = request.qrels_name if counts.qrels else None
     summary.runs = dict(counts.runs)
     summary.notes.extend(source.notes)  # after the streams: readers add notes while they are read
     if counts.qrels or counts.runs:
-        _unknown_outcome(
-            _staged_unknown(store, staging, plan, beating), summary, allow=allow_unknown_ids, what="the qrels and runs"
-        )
+        unknown = _staged_unknown(store, staging, plan, beating)
+        _unknown_outcome(unknown, summary, allow=request.allow_unknown_ids, what="the qrels and runs")
     if plan.collection_id is None:
         summary.relevance_level = (
-            level
-            if level is not None
+            request.level
+            if request.level is not None
             else level_for_grades(*staging.db.execute("SELECT count(*), max(grade) FROM qrels").fetchone())
         )
     else:
         summary.relevance_level = plan.relevance_level
+    return summary
 
 
 HEARTBEAT_SECONDS = 15.0
@@ -307,10 +268,12 @@ def _beating(store: Store, owned: _Owned, tick: StagedProgress) -> StagedProgres
     return progress
 
 
-def _reserve(
-    store: Store, source: CollectionSource, plan: _Plan, owned: _Owned, *, name: str, mode: str, qrels_name: str
-) -> None:
-    """Create the new collection (when there is none) and the runs, all ``importing``, in one short transaction."""
+def _reserve(store: Store, source: CollectionSource, plan: _Plan, request: ImportRequest) -> _Owned:
+    """Create the new collection (when there is none) and the runs, all ``importing``, in one short transaction.
+
+    Returns what this import created (and drops again on failure).
+    """
+    owned = _Owned()
     try:
         with store.write() as session:
             now = utcnow()
@@ -318,7 +281,7 @@ def _reserve(
             if cid is None:
                 cid = session.execute(
                     insert(Collection).values(
-                        name=name,
+                        name=request.name,
                         language=source.language,
                         description=source.description,
                         status="importing",
@@ -336,14 +299,19 @@ def _reserve(
     except IntegrityError:
         # Another import took one of the names since they were checked: say which holder it is.
         with store.read() as session:
-            _plan(session, name, mode, qrels_name, list(source.runs))
-        raise ImportConflict(f"collection {name!r} changed while this import was starting; run it again") from None
+            _plan(session, request, list(source.runs))
+        raise ImportConflict(
+            f"collection {request.name!r} changed while this import was starting; run it again"
+        ) from None
     if plan.collection_id is None:
         owned.collection = cid
     owned.runs.update(runs)
+    return owned
 
 
-def _plan(session: Session, name: str, mode: str, qrels_name: str, run_names: list[str]) -> _Plan:
+def _plan(session: Session, request: ImportRequest, run_names: list[str]) -> _Plan:
+    """What the store holds for ``request``; refuses a name held by an unfinished import or one ``mode`` forbids."""
+    name, mode, qrels_name = request.name, request.mode, request.qrels_name
     row = session.execute(
         select(Collection.id, Collection.status, Collection.language, Collection.relevance_level).where(
             Collection.name == name

@@ -13,7 +13,16 @@ from sqlalchemy.orm import Session
 
 from core.types import CollectionSource
 from db.importer.collection import _collection_language
-from db.importer.common import ImportConflict, ImportSummary, StagedProgress, _majority_language, _Owned, _Plan
+from db.importer.common import (
+    ImportConflict,
+    ImportRequest,
+    ImportSummary,
+    StagedProgress,
+    _majority_language,
+    _Owned,
+    _Plan,
+    _rowcount,
+)
 from db.importer.staging import _Staging
 from db.models import (
     Collection,
@@ -77,19 +86,19 @@ def _heartbeat(session: Session, owned: _Owned) -> None:
     found = expected = 0
     if owned.collection is not None:
         expected += 1
-        found += session.execute(
-            update(Collection).where(Collection.id == owned.collection).values(staged_at=now)
-        ).rowcount
+        found += _rowcount(
+            session.execute(update(Collection).where(Collection.id == owned.collection).values(staged_at=now))
+        )
     if owned.version is not None:
         expected += 1
-        found += session.execute(
-            update(QrelsVersion).where(QrelsVersion.id == owned.version).values(staged_at=now)
-        ).rowcount
+        found += _rowcount(
+            session.execute(update(QrelsVersion).where(QrelsVersion.id == owned.version).values(staged_at=now))
+        )
     if owned.runs:
         expected += len(owned.runs)
-        found += session.execute(
-            update(RunRecord).where(RunRecord.id.in_(list(owned.runs.values()))).values(staged_at=now)
-        ).rowcount
+        found += _rowcount(
+            session.execute(update(RunRecord).where(RunRecord.id.in_(list(owned.runs.values()))).values(staged_at=now))
+        )
     if found != expected:
         raise ImportConflict(
             "this import stalled for longer than the staleness window and its staged rows were removed as a "
@@ -111,50 +120,23 @@ def _write_staged(
     summary: ImportSummary,
     tick: StagedProgress,
     chunk_rows: int | None,
-    *,
-    format: str,
-    location: str,
-    mode: str,
-    qrels_name: str,
+    request: ImportRequest,
 ) -> None:
     """Copy the validated rows from ``staging`` into the containers, then flip them visible and record the import."""
     total = summary.passages_added + summary.queries_added + summary.qrels_added + sum(summary.runs.values())
-    done = [0]
     tick("writing", 0, total)
     if summary.qrels_version is not None and plan.version_id is None:
-        with store.write() as session:
-            owned.version = session.execute(
-                insert(QrelsVersion).values(
-                    collection_id=owned.collection or plan.collection_id,
-                    name=qrels_name,
-                    source="import",
-                    status="importing",
-                    staged_at=utcnow(),
-                )
-            ).inserted_primary_key[0]
+        owned.version = _reserve_version(store, owned.collection or plan.collection_id, request.qrels_name)
     cid = owned.collection or plan.collection_id
+    assert cid is not None  # an import either merges into an existing collection or has reserved a new one
     vid = owned.version or plan.version_id
-    chunker = _Chunker(chunk_rows)
-    parts = _copied_parts(source, owned, cid, vid)
-    fast = store.engine.dialect.name == "sqlite"
     try:
         # Passages and queries merged into a ready collection become visible chunk by chunk (there is no
         # per-row status to hide them behind).  They were all validated before the first chunk, so a merge
         # stopped half-way is completed by running it again (what is written is then identical, so skipped);
         # one transaction for them all would hold the write lock for the whole merge, which is what this
         # module exists to avoid.
-        with _SqliteCopier(store.engine, staging) if fast else _GenericCopier(store, staging) as copier:
-            for table, where, params, model, constants, columns in parts:
-                last = 0
-                top = staging.db.execute(f"SELECT coalesce(max(rowid), 0) FROM {table}").fetchone()[0]
-                while last < top:
-                    upto = min(top, last + chunker.size)
-                    rows, held = copier.copy(table, where, params, (last, upto), model, constants, columns, owned)
-                    last = upto
-                    chunker.took(max(rows, 1), held)
-                    _yield_lock(held)
-                    done[0] += rows
-                    tick("writing", done[0], total)
+        _copy_parts(store, staging, _copied_parts(source, owned, cid, vid), owned, _Chunker(chunk_rows), tick, total)
     except IntegrityError as exc:
         raise ImportConflict(
             f"collection {summary.collection!r} received the same records from another import while this one was "
@@ -170,8 +152,51 @@ def _write_staged(
     with store.write() as session:
         _flip(session, owned, cid, language, level=summary.relevance_level)
         session.add(
-            ImportRecord(collection_id=cid, format=format, source=location, mode=mode, counts=summary.as_dict())
+            ImportRecord(
+                collection_id=cid,
+                format=request.format,
+                source=request.location,
+                mode=request.mode,
+                counts=summary.as_dict(),
+            )
         )
+
+
+def _reserve_version(store: Store, cid: int | None, qrels_name: str) -> int:
+    """Create the qrels version the import writes into, ``importing`` (invisible) until the flip; returns its id."""
+    with store.write() as session:
+        version_id: int = session.execute(
+            insert(QrelsVersion).values(
+                collection_id=cid, name=qrels_name, source="import", status="importing", staged_at=utcnow()
+            )
+        ).inserted_primary_key[0]
+    return version_id
+
+
+def _copy_parts(
+    store: Store,
+    staging: _Staging,
+    parts: list[_Part],
+    owned: _Owned,
+    chunker: _Chunker,
+    tick: StagedProgress,
+    total: int,
+) -> None:
+    """Copy each part in chunks of rowids, one write transaction per chunk, leaving the lock free in between."""
+    done = 0
+    fast = store.engine.dialect.name == "sqlite"
+    with _SqliteCopier(store.engine, staging) if fast else _GenericCopier(store, staging) as copier:
+        for table, where, params, model, constants, columns in parts:
+            last = 0
+            top = staging.db.execute(f"SELECT coalesce(max(rowid), 0) FROM {table}").fetchone()[0]
+            while last < top:
+                upto = min(top, last + chunker.size)
+                rows, held = copier.copy(table, where, params, (last, upto), model, constants, columns, owned)
+                last = upto
+                chunker.took(max(rows, 1), held)
+                _yield_lock(held)
+                done += rows
+                tick("writing", done, total)
 
 
 def _copied_parts(source: CollectionSource, owned: _Owned, cid: int, vid: int | None) -> list[_Part]:
