@@ -11,6 +11,9 @@
   and the Models page show.
 * :class:`EarlyStopping`, :func:`length_sorted_batches` and the training record
   (``pooljudge_training.json``) saved inside a model folder.
+* :class:`TrainingLoop`: the optimisation every trainer runs (AdamW, linear
+  warm-up and decay, clipping, held-out evaluations, early stopping, the best
+  weights, checkpoints, history); a trainer brings its batches and its loss.
 """
 
 from __future__ import annotations
@@ -19,14 +22,17 @@ import contextlib
 import json
 import os
 import random
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from core.atomic import atomic_write_bytes
 from core.metrics import evaluate
+from core.retrieval.base import ProgressCallback
+from core.training.data import TrainConfig
 from core.types import Qrels, Run
 from core.validators import integer, positive_int
 
@@ -35,7 +41,9 @@ __all__ = [
     "PRIMARY_METRIC",
     "TRAINING_RECORD",
     "EarlyStopping",
+    "TrainingLoop",
     "autocast",
+    "cpu_state",
     "length_sorted_batches",
     "load_training_record",
     "pick_device",
@@ -197,3 +205,200 @@ def load_training_record(folder: str | os.PathLike[str]) -> dict[str, Any] | Non
     if not isinstance(record, dict):
         raise ValueError(f"{path}: expected a JSON object, got {type(record).__name__}")
     return record
+
+
+def cpu_state(model: Any) -> dict[str, Any]:
+    """A CPU copy of a torch module's weights (to keep the best evaluation's while training goes on)."""
+    return {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
+
+
+StepFn = Callable[[Any], tuple[Any, int, dict[str, float]]]
+"""``step_fn(batch) -> (loss tensor, training pairs in the batch, {extra term: float})``: one forward pass."""
+
+
+def decays_by_shape(name: str, param: Any) -> bool:
+    """Weight decay on matrices only: biases and LayerNorm weights (1-d) get none (the BERT recipe)."""
+    return bool(param.dim() > 1)
+
+
+class TrainingLoop:
+    """The loop every trainer runs: AdamW + linear warmup, evaluation, early stopping, the best weights.
+
+    ``step_fn(batch)`` (:data:`StepFn`) does one forward pass; the loop does
+    backward, clipping at norm 1, the optimizer and scheduler steps,
+    progress, the held-out evaluations (every ``config.eval_every`` steps,
+    else after each epoch, and after the last step), early stopping on
+    nDCG@10, and calls ``snapshot()`` at each improvement (without
+    ``evaluate``: at the last evaluation), keeping what it returns in
+    :attr:`best_state`; with ``config.checkpoint_dir``, ``save(folder)``
+    writes each evaluation's weights to ``<dir>/step-<n>``.
+
+    Parameters
+    ----------
+    config : TrainConfig
+        Reads ``learning_rate``, ``weight_decay``, ``warmup_ratio``,
+        ``max_steps``, ``eval_every``, ``patience``, ``mixed_precision`` and
+        ``checkpoint_dir``.
+    params : list of (name, parameter)
+        The trained parameters (one AdamW over all of them, clipped together).
+    device : torch.device
+        Where the steps run (bf16 autocast on CUDA when ``config.mixed_precision``).
+    evaluate : callable or None
+        ``evaluate() -> {measure: value}`` on held-out data; None: no evaluation.
+    snapshot : callable
+        Keeps the current weights (a CPU copy, or a folder written).
+    train_mode : callable
+        ``train_mode(on)`` switches the models between training and eval mode.
+    save : callable
+        ``save(folder)`` writes a checkpoint.
+    progress : callable, optional
+        ``progress(step, total_steps)`` after each step.
+    decays : callable
+        ``decays(name, parameter)``: whether the parameter gets weight decay;
+        default :func:`decays_by_shape`.
+    warmup_rounding : callable
+        Turns ``warmup_ratio * total_steps`` into a step count (``int`` or ``math.ceil``).
+    autocast_steps : bool
+        Whether ``step_fn`` runs under autocast; False when the model autocasts
+        its own forward pass and the loss is meant to run in float32.
+
+    Attributes
+    ----------
+    history : list of dict
+        One ``{"step", "epoch", "loss", <extra terms>, "eval"}`` per evaluation
+        (losses are means since the previous entry).
+    best_entry, best_state
+        The best evaluation's entry and ``snapshot()`` result (None before one).
+    step, pairs, train_seconds
+        Steps done, training pairs seen, seconds spent in training steps.
+    """
+
+    def __init__(
+        self,
+        config: TrainConfig,
+        params: list[tuple[str, Any]],
+        device: Any,
+        *,
+        evaluate: Callable[[], dict[str, float]] | None,
+        snapshot: Callable[[], Any],
+        train_mode: Callable[[bool], Any],
+        save: Callable[[Path], Any],
+        progress: ProgressCallback | None,
+        decays: Callable[[str, Any], bool] = decays_by_shape,
+        warmup_rounding: Callable[[float], int] = int,
+        autocast_steps: bool = True,
+    ) -> None:
+        self.config = config
+        self.named_params = params
+        self.params = [p for _, p in params]
+        self.device = device
+        self.evaluate = evaluate
+        self.snapshot = snapshot
+        self.train_mode = train_mode
+        self.save = save
+        self.progress = progress
+        self.decays = decays
+        self.warmup_rounding = warmup_rounding
+        self.autocast_steps = autocast_steps
+        self.history: list[dict[str, Any]] = []
+        self.best_entry: dict[str, Any] | None = None
+        self.best_state: Any = None
+        self.train_seconds = 0.0
+        self.pairs = 0
+        self.step = 0
+        self.total = 0
+        self.stopper = EarlyStopping(config.patience)
+        self._sums: dict[str, float] = {}
+        self._since = 0
+
+    @property
+    def pairs_per_second(self) -> float:
+        """Training pairs per second of training steps (evaluation excluded); 0.0 before any step."""
+        return self.pairs / self.train_seconds if self.train_seconds > 0 else 0.0
+
+    def run(self, epoch_batches: Iterable[Sequence[Any]], step_fn: StepFn, *, steps: int | None = None) -> None:
+        """Train on ``epoch_batches`` (one sequence of batches per epoch, read an epoch at a time).
+
+        ``steps`` is the number of batches over all epochs, which sizes the
+        schedule (capped by ``config.max_steps``); by default the batches are
+        counted, which needs every epoch's batches up front.
+        """
+        config = self.config
+        if steps is None:
+            epoch_batches = list(epoch_batches)
+            steps = sum(len(b) for b in epoch_batches)
+        self.total = steps
+        if config.max_steps is not None:
+            self.total = min(steps, positive_int(config.max_steps, "config.max_steps"))
+        eval_every = None if config.eval_every is None else positive_int(config.eval_every, "config.eval_every")
+        optimizer, scheduler = self._optimizer()
+        for epoch, batches in enumerate(epoch_batches, start=1):
+            for batch in batches:
+                if self._finished():
+                    break
+                self._train_step(batch, step_fn, optimizer, scheduler)
+                if eval_every is not None and self.step % eval_every == 0:
+                    self._record(epoch)
+            if self._since and (eval_every is None or self._finished()):
+                self._record(epoch)
+            if self._finished():
+                break
+        self.train_mode(False)
+
+    def _optimizer(self) -> tuple[Any, Any]:
+        """AdamW (no weight decay where :attr:`decays` says so) and its linear warm-up-and-decay schedule."""
+        import torch
+        from transformers import get_linear_schedule_with_warmup
+
+        config = self.config
+        decay = [p for n, p in self.named_params if self.decays(n, p)]
+        no_decay = [p for n, p in self.named_params if not self.decays(n, p)]
+        optimizer = torch.optim.AdamW(
+            [{"params": decay, "weight_decay": config.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+            lr=config.learning_rate,
+        )
+        # transformers leaves this function unannotated
+        schedule = cast(Callable[[Any, int, int], Any], get_linear_schedule_with_warmup)
+        return optimizer, schedule(optimizer, self.warmup_rounding(config.warmup_ratio * self.total), self.total)
+
+    def _finished(self) -> bool:
+        return self.step >= self.total or self.stopper.stop
+
+    def _train_step(self, batch: Any, step_fn: StepFn, optimizer: Any, scheduler: Any) -> None:
+        """One forward pass, backward, clipping and optimizer step; the loss terms go into the running sums."""
+        import torch
+
+        started = time.perf_counter()
+        self.train_mode(True)
+        with autocast(self.device, bool(self.config.mixed_precision) and self.autocast_steps):
+            loss, pairs, terms = step_fn(batch)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.params, 1.0)
+        optimizer.step()
+        scheduler.step()
+        optimizer.zero_grad(set_to_none=True)
+        loss_value = float(loss.detach())  # waits for the device, so the time below is the step's
+        self.train_seconds += time.perf_counter() - started
+        self.pairs += pairs
+        self.step += 1
+        self._since += 1
+        for k, v in {"loss": loss_value, **terms}.items():
+            self._sums[k] = self._sums.get(k, 0.0) + v
+        if self.progress is not None:
+            self.progress(self.step, self.total)
+
+    def _record(self, epoch: int) -> None:
+        """Evaluate, append the history entry, keep the best weights, write the checkpoint."""
+        entry: dict[str, Any] = {"step": self.step, "epoch": epoch}
+        entry.update({k: v / max(self._since, 1) for k, v in self._sums.items()})
+        entry["eval"] = self.evaluate() if self.evaluate is not None else {}
+        self.history.append(entry)
+        if self.evaluate is not None:
+            improved = self.stopper.update(entry["eval"][PRIMARY_METRIC], self.step)
+        else:  # nothing to compare: the last weights are the ones kept
+            improved = self.step >= self.total
+        if improved:
+            self.best_entry, self.best_state = entry, self.snapshot()
+        if self.config.checkpoint_dir is not None:
+            self.save(Path(self.config.checkpoint_dir) / f"step-{self.step}")
+        self._sums, self._since = {}, 0

@@ -17,6 +17,29 @@ slower, so it re-ranks a first stage's top candidates.
 * :func:`rerank` scores candidate lists with one re-ranker, or with several
   whose per-query min-max normalised scores are averaged (DuReader-retrieval's
   ensemble of re-rankers).
+
+**Training** (:func:`train_cross_encoder`).  For every labelled (query,
+positive) pair, the positive and ``config.negatives`` hard negatives (the
+query's candidates not judged relevant, drawn anew each epoch with the seed;
+random passages fill in when there are too few).
+
+* ``loss="listwise"``: ``batch_size`` such lists per step, loss
+  :func:`core.training.losses.listwise_softmax` of each list's scores
+  (the positive's softmax probability over its list).
+* ``loss="pointwise"``: the lists' pairs, ``batch_size`` pairs per step,
+  loss :func:`core.training.losses.pointwise_bce` on ``grade >= level``
+  (grades from the qrels, 0 for unjudged).
+
+Batches hold examples of similar token length, in a seeded order.  AdamW
+with a linear warm-up (``warmup_ratio`` of the steps) and decay
+(``transformers.get_linear_schedule_with_warmup``), gradients clipped to
+norm 1 (:class:`~core.training.common.TrainingLoop`).  Every
+``config.eval_every`` steps (default: each epoch) and at the last step, the
+model re-ranks each held-out query's first 100 candidates; when nDCG@10
+improves, the weights are saved to ``output`` (and to
+``config.checkpoint_dir/step-N`` when set); training stops after
+``config.patience`` evaluations without improvement or ``config.max_steps``
+steps.  Without ``held_out`` the final weights are saved.
 """
 
 from __future__ import annotations
@@ -26,9 +49,10 @@ import math
 import os
 import random
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 
@@ -37,8 +61,8 @@ from core.retrieval.base import ProgressCallback
 from core.retrieval.encoder import default_model_path, model_files_digest
 from core.training import losses
 from core.training.common import (
-    PRIMARY_METRIC,
-    EarlyStopping,
+    StepFn,
+    TrainingLoop,
     autocast,
     length_sorted_batches,
     pick_device,
@@ -72,14 +96,19 @@ def _quiet_transformers() -> Iterator[None]:
 
     verbosity = hf_logging.get_verbosity()
     bars = hf_logging.is_progress_bar_enabled()
-    hf_logging.set_verbosity_error()
-    hf_logging.disable_progress_bar()
+    # transformers leaves these three unannotated
+    silence, hide_bars, show_bars = (
+        cast(Callable[[], None], f)
+        for f in (hf_logging.set_verbosity_error, hf_logging.disable_progress_bar, hf_logging.enable_progress_bar)
+    )
+    silence()
+    hide_bars()
     try:
         yield
     finally:
         hf_logging.set_verbosity(verbosity)
         if bars:
-            hf_logging.enable_progress_bar()
+            show_bars()
 
 
 class CrossEncoder:
@@ -428,63 +457,8 @@ def evaluate_reranker(
     return ranking_metrics(run, data.qrels, data.level)
 
 
-def train_cross_encoder(
-    train: LabelledData,
-    held_out: LabelledData | None,
-    config: TrainConfig,
-    *,
-    output: str | os.PathLike[str],
-    base_model: str | os.PathLike[str] | None = None,
-    loss: Loss = "listwise",
-    progress: ProgressCallback | None = None,
-) -> TrainResult:
-    """Train a cross-encoder re-ranker on graded labels; the best held-out weights end up in ``output``.
-
-    Training examples: for every labelled (query, positive) pair, the positive
-    and ``config.negatives`` hard negatives (the query's candidates not judged
-    relevant, drawn anew each epoch with the seed; random passages fill in
-    when there are too few).
-
-    * ``loss="listwise"``: ``batch_size`` such lists per step, loss
-      :func:`core.training.losses.listwise_softmax` of each list's scores
-      (the positive's softmax probability over its list).
-    * ``loss="pointwise"``: the lists' pairs, ``batch_size`` pairs per step,
-      loss :func:`core.training.losses.pointwise_bce` on ``grade >= level``
-      (grades from the qrels, 0 for unjudged).
-
-    Batches hold examples of similar token length, in a seeded order.  AdamW
-    with a linear warm-up (``warmup_ratio`` of the steps) and decay
-    (``transformers.get_linear_schedule_with_warmup``), gradients clipped to
-    norm 1.  Every ``config.eval_every`` steps (default: each epoch) and at the
-    last step, the model re-ranks each held-out query's first 100 candidates;
-    when nDCG@10 improves, the weights are saved to ``output`` (and to
-    ``config.checkpoint_dir/step-N`` when set); training stops after
-    ``config.patience`` evaluations without improvement or ``config.max_steps``
-    steps.  Without ``held_out`` the final weights are saved.  Deterministic
-    on the CPU for a given ``config.seed``.
-
-    Parameters
-    ----------
-    train, held_out : LabelledData
-        Training queries and the held-out queries (may be None).
-    config : TrainConfig
-    output : path
-        Folder for the trained model (a Hugging Face folder plus ``pooljudge_training.json``).
-    base_model : path, optional
-        Starting folder; None = the packaged all-MiniLM-L6-v2 with a new head.
-    loss : {"listwise", "pointwise"}
-    progress : callable, optional
-        ``progress(step, total_steps)`` after every optimiser step.
-
-    Returns
-    -------
-    TrainResult
-        ``pairs_per_second`` counts training pairs scored (forward and
-        backward) per second of training steps, evaluation excluded.
-    """
-    import torch
-    from transformers import get_linear_schedule_with_warmup
-
+def _check_training_args(train: LabelledData, held_out: LabelledData | None, config: TrainConfig, loss: str) -> None:
+    """Reject a loss, a config or data that :func:`train_cross_encoder` cannot train with."""
     if loss not in _LOSSES:
         raise ValueError(f"loss must be one of {_LOSSES}, got {loss!r}")
     if not isinstance(config, TrainConfig):
@@ -504,11 +478,12 @@ def train_cross_encoder(
             "held_out: no query with both labels and candidates to re-rank; pass None to train "
             "without a held-out evaluation"
         )
-    out_dir = Path(output)
-    started = time.perf_counter()
-    seed_everything(config.seed)  # dropout masks draw from torch's generator: seeded, training repeats exactly
 
-    encoder = CrossEncoder(
+
+def _seeded_cross_encoder(base_model: str | os.PathLike[str] | None, config: TrainConfig) -> CrossEncoder:
+    """Seed every generator, then load the cross-encoder to train (a new head is initialised from the seed)."""
+    seed_everything(config.seed)  # dropout masks draw from torch's generator: seeded, training repeats exactly
+    return CrossEncoder(
         base_model,
         max_length=config.max_length,
         batch_size=max(32, config.batch_size),
@@ -516,124 +491,202 @@ def train_cross_encoder(
         seed=config.seed,
         mixed_precision=config.mixed_precision,
     )
-    model = encoder.model
-    rng = random.Random(config.seed)
 
-    # Each epoch draws new negatives, but always as many (the counts depend on the data only),
-    # so the first epoch's lists fix the number of steps for the schedule.
-    first_groups = _groups(train, config.negatives, rng)
-    n_lists = len(first_groups)
-    n_examples = n_lists if loss == "listwise" else sum(len(docs) for _, docs in first_groups)
-    per_epoch = math.ceil(n_examples / config.batch_size)
-    total_steps = per_epoch * config.epochs
-    if config.max_steps is not None:
-        total_steps = min(total_steps, config.max_steps)
 
-    decay = [p for n, p in model.named_parameters() if not n.endswith("bias") and "LayerNorm" not in n]
-    no_decay = [p for n, p in model.named_parameters() if n.endswith("bias") or "LayerNorm" in n]
-    optimizer = torch.optim.AdamW(
-        [{"params": decay, "weight_decay": config.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
-        lr=config.learning_rate,
-    )
-    scheduler = get_linear_schedule_with_warmup(optimizer, math.ceil(config.warmup_ratio * total_steps), total_steps)
-    eval_every = config.eval_every or per_epoch
+def _decays_by_name(name: str, param: Any) -> bool:
+    """Weight decay on everything but biases and LayerNorm weights, told apart by their names."""
+    return not name.endswith("bias") and "LayerNorm" not in name
 
-    initial = evaluate_reranker(encoder, held_out) if held_out is not None else None
-    stopper = EarlyStopping(config.patience)
-    history: list[dict[str, Any]] = []
-    best: dict[str, Any] = {}
-    step = 0
-    pairs_seen = 0
-    train_seconds = 0.0
-    loss_sum, loss_count = 0.0, 0
-    done = False
 
+@dataclass
+class _Batch:
+    """One training step's input: its examples' tokenised pairs, example after example.
+
+    ``sizes`` holds each example's number of pairs (its list's length; 1 when
+    pointwise), ``grades`` each pair's label when pointwise (0 when unjudged).
+    """
+
+    rows: list[dict[str, list[int]]]
+    sizes: list[int]
+    grades: list[float]
+
+
+def _epoch_batches(
+    encoder: CrossEncoder, train: LabelledData, groups: list[tuple[str, list[str]]], loss: Loss, seed: int, size: int
+) -> list[_Batch]:
+    """One epoch's batches of ``size`` examples of similar token length, in an order shuffled with ``seed``.
+
+    Listwise, an example is a group (a positive and its negatives); pointwise, each pair of a group.
+    """
+    examples = groups if loss == "listwise" else [(qid, [d]) for qid, docs in groups for d in docs]
+    feats = [encoder.features([(train.queries[qid], train.passages[d]) for d in docs]) for qid, docs in examples]
+    lengths = [sum(len(f["input_ids"]) for f in fs) for fs in feats]
+    batches = []
+    for ids in length_sorted_batches(lengths, size, seed=seed):
+        grades = []
+        if loss == "pointwise":
+            grades = [float(train.qrels.get(examples[i][0], {}).get(examples[i][1][0], 0)) for i in ids]
+        batches.append(_Batch([f for i in ids for f in feats[i]], [len(feats[i]) for i in ids], grades))
+    return batches
+
+
+def _epochs(
+    encoder: CrossEncoder,
+    train: LabelledData,
+    config: TrainConfig,
+    loss: Loss,
+    rng: random.Random,
+    first_groups: list[tuple[str, list[str]]],
+) -> Iterator[list[_Batch]]:
+    """Every epoch's batches, built when training reaches the epoch: each draws new negatives with ``rng``."""
     for epoch in range(1, config.epochs + 1):
         groups = first_groups if epoch == 1 else _groups(train, config.negatives, rng)
+        yield _epoch_batches(encoder, train, groups, loss, config.seed * 1000 + epoch, config.batch_size)
+
+
+def _schedule_steps(first_groups: list[tuple[str, list[str]]], loss: Loss, config: TrainConfig) -> int:
+    """Steps over all epochs.
+
+    Each epoch draws new negatives, but always as many (the counts depend on
+    the data only), so the first epoch's lists fix the number of steps.
+    """
+    n_examples = len(first_groups) if loss == "listwise" else sum(len(docs) for _, docs in first_groups)
+    return math.ceil(n_examples / config.batch_size) * config.epochs
+
+
+def _as_lists(scores: Any, sizes: Sequence[int]) -> tuple[Any, Any]:
+    """Flat scores, list after list, as a ``(lists, longest)`` grid and its mask (None when every list is full)."""
+    import torch
+
+    width = max(sizes)
+    grid = scores.new_zeros((len(sizes), width))
+    mask = torch.zeros((len(sizes), width), dtype=torch.bool, device=scores.device)
+    at = 0
+    for r, n in enumerate(sizes):
+        grid[r, :n] = scores[at : at + n]
+        mask[r, :n] = True
+        at += n
+    return grid, mask if not bool(mask.all()) else None
+
+
+def _cross_step(encoder: CrossEncoder, loss: Loss, level: int) -> StepFn:
+    """The training step: score a batch's pairs; listwise softmax over each list, or BCE on each pair's grade."""
+    import torch
+
+    def step_fn(batch: _Batch) -> tuple[Any, int, dict[str, float]]:
+        scores = encoder.logits(encoder.collate(batch.rows))
         if loss == "listwise":
-            examples: list[tuple[str, list[str]]] = groups
+            value = losses.listwise_softmax(*_as_lists(scores, batch.sizes))
         else:
-            examples = [(qid, [d]) for qid, docs in groups for d in docs]
-        feats = [encoder.features([(train.queries[qid], train.passages[d]) for d in docs]) for qid, docs in examples]
-        lengths = [sum(len(f["input_ids"]) for f in fs) for fs in feats]
-        for batch_ids in length_sorted_batches(lengths, config.batch_size, seed=config.seed * 1000 + epoch):
-            tick = time.perf_counter()
-            model.train()
-            rows = [f for i in batch_ids for f in feats[i]]
-            scores = encoder.logits(encoder.collate(rows))
-            if loss == "listwise":
-                width = max(len(feats[i]) for i in batch_ids)
-                grid = scores.new_zeros((len(batch_ids), width))
-                mask = torch.zeros((len(batch_ids), width), dtype=torch.bool, device=scores.device)
-                at = 0
-                for r, i in enumerate(batch_ids):
-                    n = len(feats[i])
-                    grid[r, :n] = scores[at : at + n]
-                    mask[r, :n] = True
-                    at += n
-                value = losses.listwise_softmax(grid, mask if not bool(mask.all()) else None)
-            else:
-                grades = torch.tensor(
-                    [float(train.qrels.get(examples[i][0], {}).get(examples[i][1][0], 0)) for i in batch_ids],
-                    device=scores.device,
-                )
-                value = losses.pointwise_bce(scores, grades, train.level)
-            value.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            optimizer.step()
-            scheduler.step()
-            optimizer.zero_grad(set_to_none=True)
-            step += 1
-            pairs_seen += len(rows)
-            loss_sum += float(value.detach())
-            loss_count += 1
-            train_seconds += time.perf_counter() - tick
-            if progress is not None:
-                progress(step, total_steps)
+            value = losses.pointwise_bce(scores, torch.tensor(batch.grades, device=scores.device), level)
+        return value, len(batch.rows), {}
 
-            last = step >= total_steps
-            if step % eval_every == 0 or last:
-                entry: dict[str, Any] = {
-                    "step": step,
-                    "epoch": epoch,
-                    "loss": loss_sum / max(loss_count, 1),
-                    "eval": evaluate_reranker(encoder, held_out) if held_out is not None else {},
-                }
-                loss_sum, loss_count = 0.0, 0
-                history.append(entry)
-                improved = stopper.update(entry["eval"][PRIMARY_METRIC], step) if held_out is not None else last
-                if improved:
-                    best = entry
-                    encoder.save(out_dir)
-                if config.checkpoint_dir is not None:
-                    encoder.save(Path(config.checkpoint_dir) / f"step-{step}")
-                if last or stopper.stop:
-                    done = True
-                    break
-        if done:
-            break
+    return step_fn
 
-    if not best:  # no evaluation improved (held_out given but every metric nan): keep the last weights
-        best = history[-1]
+
+def _reranker_evaluation(encoder: CrossEncoder, held_out: LabelledData | None) -> Callable[[], dict[str, float]] | None:
+    """The loop's ``evaluate``: re-ranking ``held_out``'s candidates (None without held-out data)."""
+    if held_out is None:
+        return None
+    return lambda: evaluate_reranker(encoder, held_out)
+
+
+def _training_loop(
+    encoder: CrossEncoder, config: TrainConfig, held_out: LabelledData | None, out_dir: Path, progress: Any
+) -> TrainingLoop:
+    """The shared loop, set as this trainer has always trained.
+
+    Every improvement is saved to ``out_dir`` at once (not kept in memory);
+    decay is chosen by parameter name; the warm-up is rounded up; the forward
+    pass autocasts itself (:meth:`CrossEncoder.logits`), the loss runs in float32.
+    """
+    return TrainingLoop(
+        config,
+        list(encoder.model.named_parameters()),
+        encoder.device,
+        evaluate=_reranker_evaluation(encoder, held_out),
+        snapshot=lambda: encoder.save(out_dir),
+        train_mode=encoder.model.train,
+        save=encoder.save,
+        progress=progress,
+        decays=_decays_by_name,
+        warmup_rounding=math.ceil,
+        autocast_steps=False,
+    )
+
+
+def _write_result(
+    loop: TrainingLoop, encoder: CrossEncoder, out_dir: Path, params: dict[str, Any], started: float
+) -> TrainResult:
+    """The result of ``loop``'s run, its training record written to ``out_dir``."""
+    if loop.best_entry is None:  # no evaluation improved (every metric nan): keep the last weights
         encoder.save(out_dir)
-    seconds = time.perf_counter() - started
+    result = TrainResult(
+        path=out_dir,
+        history=loop.history,
+        best=loop.best_entry or loop.history[-1],
+        seconds=time.perf_counter() - started,
+        pairs_per_second=loop.pairs_per_second,
+        params=params,
+    )
+    save_training_record(out_dir, {"kind": KIND, "base_model": str(encoder.path), **result.as_dict()})
+    return result
+
+
+def train_cross_encoder(
+    train: LabelledData,
+    held_out: LabelledData | None,
+    config: TrainConfig,
+    *,
+    output: str | os.PathLike[str],
+    base_model: str | os.PathLike[str] | None = None,
+    loss: Loss = "listwise",
+    progress: ProgressCallback | None = None,
+) -> TrainResult:
+    """Train a cross-encoder re-ranker on graded labels; the best held-out weights end up in ``output``.
+
+    The examples, the losses, the batching and the evaluations are the module
+    docstring's "Training"; deterministic on the CPU for a given ``config.seed``.
+
+    Parameters
+    ----------
+    train, held_out : LabelledData
+        Training queries and the held-out queries (may be None: the final weights are saved).
+    config : TrainConfig
+    output : path
+        Folder for the trained model (a Hugging Face folder plus ``pooljudge_training.json``).
+    base_model : path, optional
+        Starting folder; None = the packaged all-MiniLM-L6-v2 with a new head.
+    loss : {"listwise", "pointwise"}
+    progress : callable, optional
+        ``progress(step, total_steps)`` after every optimiser step.
+
+    Returns
+    -------
+    TrainResult
+        ``pairs_per_second`` counts training pairs scored (forward and
+        backward) per second of training steps, evaluation excluded.
+    """
+    _check_training_args(train, held_out, config, loss)
+    out_dir = Path(output)
+    started = time.perf_counter()
+    encoder = _seeded_cross_encoder(base_model, config)
+    rng = random.Random(config.seed)
+    first_groups = _groups(train, config.negatives, rng)
+    initial = evaluate_reranker(encoder, held_out) if held_out is not None else None
+    loop = _training_loop(encoder, config, held_out, out_dir, progress)
+    steps = _schedule_steps(first_groups, loss, config)
+    loop.run(
+        _epochs(encoder, train, config, loss, rng, first_groups), _cross_step(encoder, loss, train.level), steps=steps
+    )
     params = {
         "loss": loss,
         "config": config.as_dict(),
         "base_model": str(encoder.path),
         "train_queries": len(train.trainable()),
         "held_out_queries": len(held_out.queries) if held_out else 0,
-        "lists": n_lists,
-        "steps": step,
+        "lists": len(first_groups),
+        "steps": loop.step,
         "initial_eval": initial,
     }
-    result = TrainResult(
-        path=out_dir,
-        history=history,
-        best=best,
-        seconds=seconds,
-        pairs_per_second=pairs_seen / train_seconds if train_seconds > 0 else 0.0,
-        params=params,
-    )
-    save_training_record(out_dir, {"kind": KIND, "base_model": str(encoder.path), **result.as_dict()})
-    return result
+    return _write_result(loop, encoder, out_dir, params, started)

@@ -8,6 +8,28 @@ a cosine, sharpened by a temperature :math:`\\tau`.  The loss is
 :func:`core.training.losses.in_batch_contrastive`: each query's own positive
 against every other positive of the batch and every hard negative of the batch.
 
+**Training** (:func:`train_dual_encoder`).  Each training example is a query
+with one of its positives (``train.positives(qid)``: a query with several
+positives gives several examples, never two in one batch); batches hold
+``config.batch_size`` examples, each bringing up to ``config.negatives`` hard
+negatives sampled (seeded) from ``train.negatives(qid)`` (its candidates not
+judged relevant, so never one of its own positives).  With
+``sim(q, p) = q . p / temperature`` on unit vectors::
+
+    L = -1/B sum_i log( exp(sim(q_i, p_i+)) / (sum_j exp(sim(q_i, p_j+)) + sum_{j,h} exp(sim(q_i, p_{j,h}-))) )
+
+Every hard negative of the batch is a candidate for every query (the
+queries may have different numbers of them).  AdamW (``learning_rate``,
+``weight_decay``) with a linear warmup over ``warmup_ratio`` of the steps
+and linear decay, gradient norm clipped at 1, bf16 autocast on CUDA when
+``mixed_precision``; ``max_steps`` caps the steps.
+
+Held-out metric (after each epoch, or every ``eval_every`` steps, and
+after the last step): exact dense retrieval of ``held_out``'s labelled
+queries over all ``held_out.passages``, scored by
+:func:`~core.training.common.ranking_metrics`; early stopping after
+``patience`` evaluations without a better nDCG@10.
+
 The best held-out weights are saved as a plain Hugging Face folder
 (``config.json``, ``model.safetensors``, tokenizer files) plus
 ``pooljudge_training.json``; :class:`~core.retrieval.encoder.BiEncoder` loads it
@@ -24,6 +46,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -32,9 +55,9 @@ import numpy as np
 from core.retrieval.base import ProgressCallback
 from core.retrieval.encoder import default_model_path
 from core.training.common import (
-    PRIMARY_METRIC,
-    EarlyStopping,
-    autocast,
+    StepFn,
+    TrainingLoop,
+    cpu_state,
     pick_device,
     ranking_metrics,
     save_training_record,
@@ -147,18 +170,18 @@ class DualEncoder:
 
     def state(self) -> dict[str, Any]:
         """A CPU copy of the weights (to keep the best evaluation's)."""
-        return {k: v.detach().to("cpu", copy=True) for k, v in self.model.state_dict().items()}
+        return cpu_state(self.model)
 
     def load_state(self, state: dict[str, Any]) -> None:
         self.model.load_state_dict(state)
 
     def save(self, folder: Any) -> Path:
         """Write the model and tokenizer as a Hugging Face folder that ``BiEncoder(folder)`` loads."""
-        folder = Path(folder)
-        folder.mkdir(parents=True, exist_ok=True)
-        self.model.save_pretrained(folder)
-        self.tokenizer.save_pretrained(folder)
-        return folder
+        out = Path(folder)
+        out.mkdir(parents=True, exist_ok=True)
+        self.model.save_pretrained(out)
+        self.tokenizer.save_pretrained(out)
+        return out
 
 
 def dense_run(encoder: DualEncoder, data: LabelledData, *, k: int = _EVAL_DEPTH) -> Run:
@@ -189,7 +212,7 @@ def evaluate_dual(encoder: DualEncoder, held_out: LabelledData) -> dict[str, flo
     return ranking_metrics(dense_run(encoder, held_out), held_out.qrels, held_out.level)
 
 
-# --------------------------------------------------------------------------- the shared training loop
+# --------------------------------------------------------------------------- what the dual-encoder trainers share
 
 
 def _check_common(train: LabelledData, config: TrainConfig, temperature: float) -> list[str]:
@@ -238,119 +261,121 @@ def pack_batches(items: list[tuple[str, str]], batch_size: int, rng: random.Rand
     return batches
 
 
-class TrainingLoop:
-    """The loop both trainers run: AdamW + linear warmup, evaluation, early stopping, the best weights.
+@dataclass
+class _Plan:
+    """What a dual-encoder training run iterates over: its examples, every epoch's batches, the seeded generator.
 
-    ``step_fn(batch) -> (loss tensor, pairs in the batch, {term: float})`` does one
-    forward pass; the loop does backward, clipping, the optimizer and
-    scheduler steps, progress, the held-out evaluations (every
-    ``config.eval_every`` steps, else after each epoch, and after the last
-    step), early stopping on nDCG@10 and keeps a CPU copy of the best
-    evaluation's weights via ``snapshot()``; with ``config.checkpoint_dir``,
-    ``save(folder)`` writes each evaluation's weights to ``<dir>/step-<n>``.
-    ``params`` are the trained parameters (one AdamW over all of them).
+    ``rng`` packed the batches and then samples each step's negatives, in that order.
     """
 
-    def __init__(
-        self,
-        config: TrainConfig,
-        params: list[Any],
-        device: Any,
-        *,
-        evaluate: Callable[[], dict[str, float]] | None,
-        snapshot: Callable[[], Any],
-        train_mode: Callable[[bool], Any],
-        save: Callable[[Path], Any],
-        progress: ProgressCallback | None,
-    ) -> None:
-        self.config = config
-        self.params = params
-        self.device = device
-        self.evaluate = evaluate
-        self.snapshot = snapshot
-        self.train_mode = train_mode
-        self.save = save
-        self.progress = progress
-        self.history: list[dict[str, Any]] = []
-        self.best_entry: dict[str, Any] | None = None
-        self.best_state: Any = None
-        self.train_seconds = 0.0
-        self.pairs = 0
-
-    def run(self, epoch_batches: list[list[Any]], step_fn: Callable[[Any], tuple[Any, int, dict[str, float]]]) -> None:
-        import torch
-        from transformers import get_linear_schedule_with_warmup
-
-        config = self.config
-        total = sum(len(b) for b in epoch_batches)
-        if config.max_steps is not None:
-            total = min(total, positive_int(config.max_steps, "config.max_steps"))
-        eval_every = None if config.eval_every is None else positive_int(config.eval_every, "config.eval_every")
-        # No weight decay on biases and LayerNorm weights (the BERT recipe transformers' Trainer follows).
-        decay = [p for p in self.params if p.dim() > 1]
-        no_decay = [p for p in self.params if p.dim() <= 1]
-        optimizer = torch.optim.AdamW(
-            [{"params": decay, "weight_decay": config.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
-            lr=config.learning_rate,
-        )
-        scheduler = get_linear_schedule_with_warmup(optimizer, int(config.warmup_ratio * total), total)
-        stopper = EarlyStopping(config.patience)
-        mixed = bool(config.mixed_precision)
-        sums: dict[str, float] = {}
-        since = 0
-        step = 0
-
-        def record(epoch: int) -> None:
-            nonlocal sums, since
-            entry: dict[str, Any] = {"step": step, "epoch": epoch}
-            entry.update({k: v / max(since, 1) for k, v in sums.items()})
-            entry["eval"] = self.evaluate() if self.evaluate is not None else {}
-            self.history.append(entry)
-            improved = stopper.update(entry["eval"][PRIMARY_METRIC], step) if self.evaluate else True
-            if improved:
-                self.best_entry, self.best_state = entry, self.snapshot()
-            if config.checkpoint_dir is not None:
-                self.save(Path(config.checkpoint_dir) / f"step-{step}")
-            sums, since = {}, 0
-
-        for epoch, batches in enumerate(epoch_batches, start=1):
-            for batch in batches:
-                if step >= total or stopper.stop:
-                    break
-                started = time.perf_counter()
-                self.train_mode(True)
-                with autocast(self.device, mixed):
-                    loss, pairs, terms = step_fn(batch)
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(self.params, 1.0)
-                optimizer.step()
-                scheduler.step()
-                optimizer.zero_grad(set_to_none=True)
-                loss_value = float(loss.detach())  # waits for the device, so the time below is the step's
-                self.train_seconds += time.perf_counter() - started
-                self.pairs += pairs
-                step += 1
-                since += 1
-                for k, v in {"loss": loss_value, **terms}.items():
-                    sums[k] = sums.get(k, 0.0) + v
-                if self.progress is not None:
-                    self.progress(step, total)
-                if eval_every is not None and step % eval_every == 0:
-                    record(epoch)
-            if since and (eval_every is None or step >= total or stopper.stop):
-                record(epoch)
-            if step >= total or stopper.stop:
-                break
-        self.train_mode(False)
+    qids: list[str]
+    items: list[tuple[str, str]]
+    epoch_batches: list[list[list[tuple[str, str]]]]
+    rng: random.Random
 
 
-def _seconds_and_rate(loop: TrainingLoop, started: float) -> tuple[float, float]:
+def _seeded_dual(base_model: Any, pooling: Pooling, config: TrainConfig) -> DualEncoder:
+    """Seed every generator (dropout masks draw from torch's), then load the dual encoder to train."""
+    seed_everything(config.seed)
+    return DualEncoder(base_model, pooling=pooling, max_length=config.max_length, device=config.device)
+
+
+def _plan(train: LabelledData, qids: list[str], config: TrainConfig) -> _Plan:
+    items = examples(train, qids)
+    rng = random.Random(config.seed)
+    epoch_batches = [pack_batches(items, config.batch_size, rng) for _ in range(config.epochs)]
+    return _Plan(qids, items, epoch_batches, rng)
+
+
+def _trainable(*models: Any) -> list[tuple[str, Any]]:
+    """The named parameters of ``models`` that need gradients, model after model."""
+    return [(n, p) for m in models for n, p in m.named_parameters() if p.requires_grad]
+
+
+def _held_out_evaluation(dual: DualEncoder, held_out: LabelledData | None) -> Callable[[], dict[str, float]] | None:
+    """The loop's ``evaluate``: the dual encoder's exact dense retrieval on ``held_out`` (None without it)."""
+    if held_out is None:
+        return None
+    return lambda: evaluate_dual(dual, held_out)
+
+
+def _dual_params(
+    config: TrainConfig,
+    dual: DualEncoder,
+    temperature: float,
+    plan: _Plan,
+    held_out: LabelledData | None,
+    loop: TrainingLoop,
+    initial: dict[str, float],
+) -> dict[str, Any]:
+    """The ``params`` of a dual encoder's training record: settings, example counts, steps, initial metrics."""
+    return {
+        **config.as_dict(),
+        "pooling": dual.pooling,
+        "normalize": True,
+        "temperature": float(temperature),
+        "max_length": dual.max_length,
+        "train_queries": len(plan.qids),
+        "examples": len(plan.items),
+        "held_out_queries": sum(1 for q in held_out.queries if held_out.qrels.get(q)) if held_out else 0,
+        "steps": loop.history[-1]["step"] if loop.history else 0,
+        "initial_eval": initial,
+    }
+
+
+def _finish(
+    loop: TrainingLoop, output: Path, kind: str, base_model: str, params: dict[str, Any], started: float
+) -> tuple[TrainResult, dict[str, Any]]:
+    """Write the training record of ``loop``'s run to ``output``; the result and the record."""
     seconds = time.perf_counter() - started
-    rate = loop.pairs / loop.train_seconds if loop.train_seconds > 0 else 0.0
-    return seconds, rate
+    best = loop.best_entry or {}
+    rate = loop.pairs_per_second
+    record = {
+        "kind": kind,
+        "base_model": base_model,
+        "params": params,
+        "history": loop.history,
+        "best": best,
+        "seconds": seconds,
+        "pairs_per_second": rate,
+    }
+    save_training_record(output, record)
+    result = TrainResult(
+        path=output, history=loop.history, best=best, seconds=seconds, pairs_per_second=rate, params=params
+    )
+    return result, record
 
 
 # --------------------------------------------------------------------------- the dual encoder alone
+
+
+def _keep_best(loop: TrainingLoop, dual: DualEncoder, output: Any) -> None:
+    """Load the best evaluation's weights (when there was one) and save them to ``output``."""
+    if loop.best_state is not None:
+        dual.load_state(loop.best_state)
+    dual.model.eval()
+    dual.save(output)
+
+
+def _contrastive_step(
+    dual: DualEncoder, train: LabelledData, negatives: int, rng: random.Random, temperature: float
+) -> StepFn:
+    """The dual encoder's training step: in-batch contrastive loss with each query's sampled hard negatives."""
+
+    def step_fn(batch: list[tuple[str, str]]) -> tuple[Any, int, dict[str, float]]:
+        hard_ids: list[str] = []
+        for qid, _ in batch:
+            candidates = train.negatives(qid)
+            hard_ids += rng.sample(candidates, min(negatives, len(candidates)))
+        q = dual.embed([train.queries[qid] for qid, _ in batch])
+        p = dual.embed([train.passages[pid] for _, pid in batch] + [train.passages[pid] for pid in hard_ids])
+        positives, hard = p[: len(batch)], p[len(batch) :]
+        # All hard negatives are shared by the whole batch, so one (1, total, d) block
+        # serves queries with different numbers of them.
+        loss = in_batch_contrastive(q, positives, hard.unsqueeze(0) if len(hard_ids) else None, temperature=temperature)
+        return loss, len(batch) + len(hard_ids), {}
+
+    return step_fn
 
 
 def train_dual_encoder(
@@ -366,30 +391,9 @@ def train_dual_encoder(
 ) -> TrainResult:
     """Train a bi-encoder on labelled queries with in-batch and hard negatives (DPR's contrastive loss).
 
-    Each training example is a query with one of its positives
-    (``train.positives(qid)``: a query with several positives gives several
-    examples, never two in one batch); batches hold ``config.batch_size``
-    examples, each bringing up to ``config.negatives`` hard negatives sampled
-    (seeded) from ``train.negatives(qid)`` (its candidates not judged
-    relevant, so never one of its own positives).  The loss is
-    :func:`~core.training.losses.in_batch_contrastive` with
-    ``sim(q, p) = q . p / temperature`` on unit vectors::
-
-        L = -1/B sum_i log( exp(sim(q_i, p_i+)) / (sum_j exp(sim(q_i, p_j+)) + sum_{j,h} exp(sim(q_i, p_{j,h}-))) )
-
-    Every hard negative of the batch is a candidate for every query (the
-    queries may have different numbers of them).  AdamW (``learning_rate``,
-    ``weight_decay``) with a linear warmup over ``warmup_ratio`` of the steps
-    and linear decay, gradient norm clipped at 1, bf16 autocast on CUDA when
-    ``mixed_precision``; ``max_steps`` caps the steps.
-
-    Held-out metric (after each epoch, or every ``eval_every`` steps, and
-    after the last step): exact dense retrieval of ``held_out``'s labelled
-    queries over all ``held_out.passages``, scored by
-    :func:`~core.training.common.ranking_metrics`; early stopping after
-    ``patience`` evaluations without a better nDCG@10.  The best evaluation's
-    weights are saved to ``output`` (the last ones when ``held_out`` is None),
-    a folder :class:`~core.retrieval.encoder.BiEncoder` loads.
+    Examples, loss and held-out metric: the module docstring's "Training"; the
+    optimisation is :class:`~core.training.common.TrainingLoop`'s.  The best
+    evaluation's weights (the last ones without ``held_out``) go to ``output``.
 
     Parameters
     ----------
@@ -398,12 +402,12 @@ def train_dual_encoder(
     config : TrainConfig
         Reads every field; ``batch_size`` counts queries.
     output : path
-        The folder to write (created; files in it are overwritten).
+        The folder to write (created; files in it are overwritten), which
+        :class:`~core.retrieval.encoder.BiEncoder` loads.
     base_model : path, optional
         A local Hugging Face encoder folder; default the packaged all-MiniLM-L6-v2.
     pooling : {"mean", "cls"}
-        ``BiEncoder``'s pooling (mean is its default; pass ``pooling=cls`` to
-        ``dense:`` specs for a CLS-trained model).
+        ``BiEncoder``'s pooling (give ``dense:`` specs ``pooling=cls`` for a CLS-trained model).
     temperature : float
         :math:`\\tau` > 0 (0.05: cosines in [-1, 1] need sharpening).
     progress : callable, optional
@@ -412,76 +416,25 @@ def train_dual_encoder(
     Returns
     -------
     TrainResult
-        ``history`` entries ``{"step", "epoch", "loss", "eval"}``; ``params``
-        holds the settings, example counts and ``"initial_eval"`` (the base
-        model's held-out metrics); ``pairs_per_second`` counts query-passage
-        training pairs (positives + hard negatives) per second of training
-        steps (evaluation excluded).
+        ``history`` entries ``{"step", "epoch", "loss", "eval"}``; ``params``: settings, example counts, ``"initial_eval"``
+        (the base model's held-out metrics); ``pairs_per_second``: positives + hard negatives per training second.
     """
     started = time.perf_counter()
     qids = _check_common(train, config, temperature)
-    output = Path(output)
-    seed_everything(config.seed)
-    dual = DualEncoder(base_model, pooling=pooling, max_length=config.max_length, device=config.device)
-    items = examples(train, qids)
-    rng = random.Random(config.seed)
-    epoch_batches = [pack_batches(items, config.batch_size, rng) for _ in range(config.epochs)]
+    dual = _seeded_dual(base_model, pooling, config)
+    plan = _plan(train, qids, config)
     initial = evaluate_dual(dual, held_out) if held_out is not None else {}
-
-    def step_fn(batch: list[tuple[str, str]]) -> tuple[Any, int, dict[str, float]]:
-        hard_ids: list[str] = []
-        for qid, _ in batch:
-            negatives = train.negatives(qid)
-            hard_ids += rng.sample(negatives, min(config.negatives, len(negatives)))
-        q = dual.embed([train.queries[qid] for qid, _ in batch])
-        p = dual.embed([train.passages[pid] for _, pid in batch] + [train.passages[pid] for pid in hard_ids])
-        positives, hard = p[: len(batch)], p[len(batch) :]
-        # All hard negatives are shared by the whole batch, so one (1, total, d) block
-        # serves queries with different numbers of them.
-        loss = in_batch_contrastive(q, positives, hard.unsqueeze(0) if len(hard_ids) else None, temperature=temperature)
-        return loss, len(batch) + len(hard_ids), {}
-
     loop = TrainingLoop(
         config,
-        [p for p in dual.model.parameters() if p.requires_grad],
+        _trainable(dual.model),
         dual.device,
-        evaluate=(lambda: evaluate_dual(dual, held_out)) if held_out is not None else None,
+        evaluate=_held_out_evaluation(dual, held_out),
         snapshot=dual.state,
         train_mode=dual.model.train,
         save=dual.save,
         progress=progress,
     )
-    loop.run(epoch_batches, step_fn)
-    if loop.best_state is not None:
-        dual.load_state(loop.best_state)
-    dual.model.eval()
-    dual.save(output)
-    seconds, rate = _seconds_and_rate(loop, started)
-    params = {
-        **config.as_dict(),
-        "pooling": pooling,
-        "normalize": True,
-        "temperature": float(temperature),
-        "max_length": dual.max_length,
-        "train_queries": len(qids),
-        "examples": len(items),
-        "held_out_queries": sum(1 for q in held_out.queries if held_out.qrels.get(q)) if held_out else 0,
-        "steps": loop.history[-1]["step"] if loop.history else 0,
-        "initial_eval": initial,
-    }
-    best = loop.best_entry or {}
-    save_training_record(
-        output,
-        {
-            "kind": "dual-encoder",
-            "base_model": str(dual.path),
-            "params": params,
-            "history": loop.history,
-            "best": best,
-            "seconds": seconds,
-            "pairs_per_second": rate,
-        },
-    )
-    return TrainResult(
-        path=output, history=loop.history, best=best, seconds=seconds, pairs_per_second=rate, params=params
-    )
+    loop.run(plan.epoch_batches, _contrastive_step(dual, train, config.negatives, plan.rng, temperature))
+    _keep_best(loop, dual, output)
+    params = _dual_params(config, dual, temperature, plan, held_out, loop, initial)
+    return _finish(loop, Path(output), "dual-encoder", str(dual.path), params, started)[0]

@@ -19,6 +19,36 @@ with :math:`\\tilde s` the softmax over :math:`P_q` (eqs. 1-2):
 updated by one AdamW (one learning rate) from the summed loss, so the KL term
 moves the cross-encoder too: that is what makes the distillation *dynamic*.
 
+**Training** (:func:`train_rocketqav2`): ``config.batch_size`` queries per
+step, each with a list of 1 positive + ``config.negatives`` hard negatives
+(a query with several positives gives one list per positive); one AdamW at
+``learning_rate`` over both models, linear warmup and decay, clipping at
+norm 1, bf16 autocast on CUDA when ``mixed_precision``
+(:class:`~core.training.common.TrainingLoop`).  The temperature :math:`\tau`
+of the dual scores is 0.05 rather than 1: unit vectors give cosines in
+[-1, 1], whose softmax at :math:`\tau = 1` is nearly flat and cannot follow
+the cross-encoder's distribution.  The dual encoder is saved to ``output``
+(``BiEncoder`` loads it; ``dense:model=PATH``), the co-trained cross-encoder
+to ``output / "cross-encoder"`` (``CrossEncoder.save``); each holds a
+``pooljudge_training.json``.
+
+**Starting points.**  The dual encoder starts from ``base_model`` (default
+the packaged all-MiniLM-L6-v2); the cross-encoder from ``cross_base``: a
+trained cross-encoder folder (:func:`core.training.cross_encoder.train_cross_encoder`'s
+output; best), or a plain encoder folder (a new head); default the packaged
+all-MiniLM-L6-v2 with a new head.  A cross-encoder that cannot yet tell
+positives from negatives teaches the dual encoder flat distributions: the
+dual's held-out metric then falls before it can rise
+(``params["initial_eval"]`` has the starting point to compare).
+
+**Result.**  ``history`` entries ``{"step", "epoch", "loss", "kl", "sup",
+"eval"}`` (the terms are means since the previous entry; ``eval`` is the
+dual encoder's exact dense retrieval over ``held_out.passages``, which picks
+the best step for both models); ``params`` holds the settings,
+``"initial_eval"``, ``"cross_base"`` and ``"denoise"`` counts;
+``pairs_per_second`` counts the (query, passage) pairs of the lists (each
+scored by both models) per second of training steps.
+
 **Hybrid data augmentation** (section 3.4), :func:`denoise_candidates`: the
 unlabelled retrieved candidates are scored by a (trained) cross-encoder; those
 it finds confidently irrelevant (probability ``<= low``) stay as hard
@@ -32,23 +62,27 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from core.retrieval.base import ProgressCallback
-from core.training.common import save_training_record, seed_everything
+from core.training.common import StepFn, TrainingLoop, cpu_state, save_training_record
 from core.training.data import LabelledData, TrainConfig, TrainResult
 from core.training.dual_encoder import (
     DualEncoder,
     Pooling,
-    TrainingLoop,
     _check_common,
-    _seconds_and_rate,
+    _dual_params,
+    _finish,
+    _held_out_evaluation,
+    _Plan,
+    _plan,
+    _seeded_dual,
+    _trainable,
     evaluate_dual,
-    examples,
-    pack_batches,
 )
 from core.training.losses import listwise_kl, listwise_softmax
 from core.validators import real_number
@@ -196,6 +230,149 @@ def _load_cross_encoder(cross_base: Any, config: TrainConfig, device: Any) -> An
     )
 
 
+def _check_denoise(denoise: Any, cross_base: Any) -> tuple[float, float] | None:
+    """``denoise``'s ``(low, high)`` checked, or None; denoising needs a trained ``cross_base``."""
+    if denoise is None:
+        return None
+    if not isinstance(denoise, (tuple, list)) or len(denoise) != 2:
+        raise ValueError(f"denoise must be a (low, high) pair of probabilities or None, got {denoise!r}")
+    thresholds = _check_thresholds(*denoise)
+    if cross_base is None:
+        raise ValueError(
+            "denoise needs a trained cross-encoder as cross_base: the default's new head gives meaningless probabilities"
+        )
+    return thresholds
+
+
+@dataclass
+class _Joint:
+    """The two models trained together and the (possibly denoised) data they train on.
+
+    The loop sees them as one: one snapshot, one train/eval switch, one save
+    (the cross-encoder inside the dual encoder's folder).
+    """
+
+    dual: DualEncoder
+    cross: Any
+    train: LabelledData
+    plan: _Plan
+    cross_base: Any
+    denoised: dict[str, Any] | None
+
+    def state(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        return self.dual.state(), cpu_state(self.cross.model)
+
+    def train_mode(self, on: bool) -> None:
+        self.dual.model.train(on)
+        self.cross.model.train(on)
+
+    def save(self, folder: Path) -> None:
+        self.dual.save(folder)
+        self.cross.save(Path(folder) / CROSS_ENCODER_FOLDER)
+
+    def keep_best(self, loop: TrainingLoop, output: Path) -> None:
+        """Load the best evaluation's weights into both models (when there was one) and save them to ``output``."""
+        if loop.best_state is not None:
+            self.dual.load_state(loop.best_state[0])
+            self.cross.model.load_state_dict(loop.best_state[1])
+        self.train_mode(False)
+        self.save(output)
+
+    def training_loop(
+        self, config: TrainConfig, held_out: LabelledData | None, progress: ProgressCallback | None
+    ) -> TrainingLoop:
+        """One AdamW over both models' parameters; the dual encoder's held-out retrieval picks the best step."""
+        return TrainingLoop(
+            config,
+            _trainable(self.dual.model, self.cross.model),
+            self.dual.device,
+            evaluate=_held_out_evaluation(self.dual, held_out),
+            snapshot=self.state,
+            train_mode=self.train_mode,
+            save=self.save,
+            progress=progress,
+        )
+
+    def cross_from(self) -> str:
+        """Where the cross-encoder started, for the records."""
+        return str(self.cross_base) if self.cross_base is not None else "all-MiniLM-L6-v2 (new head)"
+
+    def params(self) -> dict[str, Any]:
+        """The training record's joint-only ``params``: the cross-encoder's start and folder, the denoising."""
+        return {"cross_base": self.cross_from(), "cross_encoder": CROSS_ENCODER_FOLDER, "denoise": self.denoised}
+
+
+def _prepare(
+    train: LabelledData,
+    config: TrainConfig,
+    *,
+    base_model: Any,
+    cross_base: Any,
+    denoise: Any,
+    pooling: Pooling,
+    temperature: float,
+) -> _Joint:
+    """Check the arguments, seed, load both models, denoise ``train`` when asked and plan the batches."""
+    _check_common(train, config, temperature)
+    thresholds = _check_denoise(denoise, cross_base)
+    dual = _seeded_dual(base_model, pooling, config)
+    cross = _load_cross_encoder(cross_base, config, dual.device)
+    denoised = None
+    if thresholds is not None:
+        low, high = thresholds
+        train, counts = _denoise(train, cross, low, high)
+        denoised = {"low": low, "high": high, **counts}
+    qids = train.trainable()
+    if not qids:
+        raise ValueError("train has no query with a positive passage left after denoising")
+    return _Joint(dual, cross, train, _plan(train, qids, config), cross_base, denoised)
+
+
+def _distillation_step(joint: _Joint, negatives: int, temperature: float) -> StepFn:
+    """The joint step: both models score each query's list; loss ``L_KL + L_sup`` (the module docstring)."""
+    import torch
+
+    dual, cross, train, rng = joint.dual, joint.cross, joint.train, joint.plan.rng
+    all_ids = sorted(train.passages)
+
+    def step_fn(batch: list[tuple[str, str]]) -> tuple[Any, int, dict[str, float]]:
+        lists, masks = build_lists(train, batch, negatives, rng, all_ids)
+        size = len(lists[0])
+        flat = [train.passages[p] for ids in lists for p in ids]
+        qtexts = [train.queries[q] for q, _ in batch]
+        mask = torch.tensor(masks, dtype=torch.bool, device=dual.device)
+        q = dual.embed(qtexts)
+        p = dual.embed(flat).view(len(batch), size, -1)
+        dual_scores = torch.einsum("bd,bld->bl", q, p) / temperature
+        # The cross-encoder's own tokenisation and forward pass, so training sees what CrossEncoder.score sees.
+        pairs = cross.collate(cross.features([(qtexts[i // size], text) for i, text in enumerate(flat)]))
+        cross_scores = cross.logits(pairs).view(len(batch), size)
+        kl = listwise_kl(dual_scores, cross_scores, mask)
+        sup = listwise_softmax(cross_scores, mask)
+        return kl + sup, int(mask.sum()), {"kl": float(kl.detach()), "sup": float(sup.detach())}
+
+    return step_fn
+
+
+def _write_cross_record(output: Path, record: dict[str, Any], joint: _Joint) -> None:
+    """The co-trained re-ranker's own record, so it can be registered and used on its own."""
+    save_training_record(
+        output / CROSS_ENCODER_FOLDER,
+        {
+            **record,
+            "kind": "cross-encoder",
+            "base_model": joint.cross_from(),
+            # history and best are the dual encoder's held-out retrieval, which picked this step's weights
+            "params": {
+                **record["params"],
+                "co_trained_with": str(output),
+                "trainer": "rocketqav2",
+                "eval_of": "dual encoder",
+            },
+        },
+    )
+
+
 def train_rocketqav2(
     train: LabelledData,
     held_out: LabelledData | None,
@@ -216,161 +393,41 @@ def train_rocketqav2(
     train, held_out : LabelledData
         ``held_out`` may be None (no evaluation; the last weights are kept).
     config : TrainConfig
-        Reads every field: ``batch_size`` queries per step, each with a list
-        of 1 positive + ``negatives`` hard negatives (a query with several
-        positives gives one list per positive); one AdamW at
-        ``learning_rate`` over both models, linear warmup and decay, clipping
-        at norm 1, bf16 autocast on CUDA when ``mixed_precision``.
+        Reads every field (the module docstring's "Training").
     output : path
-        The dual encoder's folder (``BiEncoder`` loads it; ``dense:model=PATH``);
-        the co-trained cross-encoder goes to ``output / "cross-encoder"``
-        (``CrossEncoder.save``); each holds a ``pooljudge_training.json``.
-    base_model : path, optional
-        The dual encoder's starting folder; default the packaged all-MiniLM-L6-v2.
-    cross_base : path, optional
-        The cross-encoder's starting point: a trained cross-encoder folder
-        (:func:`core.training.cross_encoder.train_cross_encoder`'s output; best),
-        or a plain encoder folder (a new head); default the packaged
-        all-MiniLM-L6-v2 with a new head.  A cross-encoder that cannot yet
-        tell positives from negatives teaches the dual encoder flat
-        distributions: the dual's held-out metric then falls before it can
-        rise (``params["initial_eval"]`` has the starting point to compare).
+        The dual encoder's folder; the cross-encoder goes to ``output / "cross-encoder"``.
+    base_model, cross_base : path, optional
+        The dual encoder's and the cross-encoder's starting folders (module docstring's "Starting points").
     denoise : (low, high), optional
-        Apply :func:`denoise_candidates` to ``train`` with the initial
-        cross-encoder before training; needs a trained ``cross_base``.  The
-        counts go to ``params["denoise"]``.
+        :func:`denoise_candidates` on ``train`` with the initial cross-encoder first; needs a trained ``cross_base``.
     pooling : {"mean", "cls"}
         The dual encoder's pooling, as ``BiEncoder``'s.
     temperature : float
-        :math:`\\tau` of the dual scores.  0.05 rather than 1: unit vectors give
-        cosines in [-1, 1], whose softmax at :math:`\\tau = 1` is nearly flat and
-        cannot follow the cross-encoder's distribution.
+        :math:`\\tau` of the dual scores (0.05; the module docstring says why).
     progress : callable, optional
         ``progress(step, total_steps)``.
 
     Returns
     -------
     TrainResult
-        ``history`` entries ``{"step", "epoch", "loss", "kl", "sup", "eval"}``
-        (the terms are means since the previous entry; ``eval`` is the dual
-        encoder's exact dense retrieval over ``held_out.passages``, which
-        picks the best step for both models); ``params`` holds the settings,
-        ``"initial_eval"``, ``"cross_base"`` and ``"denoise"`` counts;
-        ``pairs_per_second`` counts the (query, passage) pairs of the lists
-        (each scored by both models) per second of training steps.
+        As the module docstring's "Result" describes.
     """
-    import torch
-
     started = time.perf_counter()
-    _check_common(train, config, temperature)
-    if denoise is not None:
-        if not isinstance(denoise, (tuple, list)) or len(denoise) != 2:
-            raise ValueError(f"denoise must be a (low, high) pair of probabilities or None, got {denoise!r}")
-        low, high = _check_thresholds(*denoise)
-        if cross_base is None:
-            raise ValueError(
-                "denoise needs a trained cross-encoder as cross_base: the default's new head "
-                "gives meaningless probabilities"
-            )
-    output = Path(output)
-    seed_everything(config.seed)
-    dual = DualEncoder(base_model, pooling=pooling, max_length=config.max_length, device=config.device)
-    cross = _load_cross_encoder(cross_base, config, dual.device)
-    counts = None
-    if denoise is not None:
-        train, counts = _denoise(train, cross, low, high)
-    qids = train.trainable()
-    if not qids:
-        raise ValueError("train has no query with a positive passage left after denoising")
-    items = examples(train, qids)
-    rng = random.Random(config.seed)
-    epoch_batches = [pack_batches(items, config.batch_size, rng) for _ in range(config.epochs)]
-    all_ids = sorted(train.passages)
-    initial = evaluate_dual(dual, held_out) if held_out is not None else {}
-
-    def step_fn(batch: list[tuple[str, str]]) -> tuple[Any, int, dict[str, float]]:
-        lists, masks = build_lists(train, batch, config.negatives, rng, all_ids)
-        size = len(lists[0])
-        flat = [train.passages[p] for ids in lists for p in ids]
-        qtexts = [train.queries[q] for q, _ in batch]
-        mask = torch.tensor(masks, dtype=torch.bool, device=dual.device)
-        q = dual.embed(qtexts)
-        p = dual.embed(flat).view(len(batch), size, -1)
-        dual_scores = torch.einsum("bd,bld->bl", q, p) / temperature
-        # The cross-encoder's own tokenisation and forward pass, so training sees what CrossEncoder.score sees.
-        pairs = cross.collate(cross.features([(qtexts[i // size], text) for i, text in enumerate(flat)]))
-        cross_scores = cross.logits(pairs).view(len(batch), size)
-        kl = listwise_kl(dual_scores, cross_scores, mask)
-        sup = listwise_softmax(cross_scores, mask)
-        return kl + sup, int(mask.sum()), {"kl": float(kl.detach()), "sup": float(sup.detach())}
-
-    def cross_state() -> dict[str, Any]:
-        return {k: v.detach().to("cpu", copy=True) for k, v in cross.model.state_dict().items()}
-
-    def train_mode(on: bool) -> None:
-        dual.model.train(on)
-        cross.model.train(on)
-
-    def save(folder: Path) -> None:
-        dual.save(folder)
-        cross.save(Path(folder) / CROSS_ENCODER_FOLDER)
-
-    params_list = [p for m in (dual.model, cross.model) for p in m.parameters() if p.requires_grad]
-    loop = TrainingLoop(
+    joint = _prepare(
+        train,
         config,
-        params_list,
-        dual.device,
-        evaluate=(lambda: evaluate_dual(dual, held_out)) if held_out is not None else None,
-        snapshot=lambda: (dual.state(), cross_state()),
-        train_mode=train_mode,
-        save=save,
-        progress=progress,
+        base_model=base_model,
+        cross_base=cross_base,
+        denoise=denoise,
+        pooling=pooling,
+        temperature=temperature,
     )
-    loop.run(epoch_batches, step_fn)
-    if loop.best_state is not None:
-        dual.load_state(loop.best_state[0])
-        cross.model.load_state_dict(loop.best_state[1])
-    train_mode(False)
-    save(output)
-    seconds, rate = _seconds_and_rate(loop, started)
-    cross_from = str(cross_base) if cross_base is not None else "all-MiniLM-L6-v2 (new head)"
-    params = {
-        **config.as_dict(),
-        "pooling": pooling,
-        "normalize": True,
-        "temperature": float(temperature),
-        "max_length": dual.max_length,
-        "train_queries": len(qids),
-        "examples": len(items),
-        "held_out_queries": sum(1 for q in held_out.queries if held_out.qrels.get(q)) if held_out else 0,
-        "steps": loop.history[-1]["step"] if loop.history else 0,
-        "initial_eval": initial,
-        "cross_base": cross_from,
-        "cross_encoder": CROSS_ENCODER_FOLDER,
-        "denoise": None if denoise is None else {"low": low, "high": high, **(counts or {})},
-    }
-    best = loop.best_entry or {}
-    record = {
-        "kind": "rocketqav2",
-        "base_model": str(dual.path),
-        "params": params,
-        "history": loop.history,
-        "best": best,
-        "seconds": seconds,
-        "pairs_per_second": rate,
-    }
-    save_training_record(output, record)
-    # The co-trained re-ranker carries its own record, so it can be registered and used on its own.
-    save_training_record(
-        output / CROSS_ENCODER_FOLDER,
-        {
-            **record,
-            "kind": "cross-encoder",
-            "base_model": cross_from,
-            # history and best are the dual encoder's held-out retrieval, which picked this step's weights
-            "params": {**params, "co_trained_with": str(output), "trainer": "rocketqav2", "eval_of": "dual encoder"},
-        },
-    )
-    return TrainResult(
-        path=output, history=loop.history, best=best, seconds=seconds, pairs_per_second=rate, params=params
-    )
+    initial = evaluate_dual(joint.dual, held_out) if held_out is not None else {}
+    loop = joint.training_loop(config, held_out, progress)
+    loop.run(joint.plan.epoch_batches, _distillation_step(joint, config.negatives, temperature))
+    output = Path(output)
+    joint.keep_best(loop, output)
+    params = {**_dual_params(config, joint.dual, temperature, joint.plan, held_out, loop, initial), **joint.params()}
+    result, record = _finish(loop, output, "rocketqav2", str(joint.dual.path), params, started)
+    _write_cross_record(output, record, joint)
+    return result
