@@ -148,17 +148,26 @@ def group_by_document(passages: Sequence[Passage]) -> dict[str, list[int]]:
     if clash:
         raise ValueError(f"passage {clash[0]!r} has no doc_id and its id is also a document id: give it a doc_id")
     for key, rows in groups.items():
-        positions = [passages[i].position for i in rows]
-        if all(pos is None for pos in positions):
+        positions = [pos for i in rows if (pos := passages[i].position) is not None]
+        if not positions:
             continue
-        if any(pos is None for pos in positions):
+        if len(positions) != len(rows):
             raise ValueError(f"document {key!r} mixes passages with and without a position")
-        if len(set(positions)) != len(positions):
-            seen: set[int] = set()
-            dup = next(pos for pos in positions if pos in seen or seen.add(pos))  # type: ignore[func-returns-value]
+        dup = _first_repeat(positions)
+        if dup is not None:
             raise ValueError(f"document {key!r} has two passages at position {dup}")
-        rows.sort(key=lambda i: passages[i].position)  # type: ignore[arg-type, return-value]
+        rows[:] = [row for _, row in sorted(zip(positions, rows))]
     return groups
+
+
+def _first_repeat(values: list[int]) -> int | None:
+    """The first value of ``values`` that already came earlier, ``None`` when all differ."""
+    seen: set[int] = set()
+    for value in values:
+        if value in seen:
+            return value
+        seen.add(value)
+    return None
 
 
 # --------------------------------------------------------------------------- keyphrases

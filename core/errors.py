@@ -29,5 +29,5 @@ class FormatError(ValueError):
         where = self.path if self.line is None else f"{self.path}:{self.line}"
         return f"{where}: {self.message}"
 
-    def __reduce__(self):  # keep the error picklable across processes
+    def __reduce__(self) -> tuple[type[FormatError], tuple[str, int | None, str]]:  # picklable across processes
         return (type(self), (self.path, self.line, self.message))

@@ -7,15 +7,20 @@ Used by ``pooljudge leakage`` and the Dataset statistics page; the query embeddi
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from core.types import Query
+
+if TYPE_CHECKING:
+    from core.analysis import LeakPair
 
 EVAL_SPLITS = ("dev", "test")
 """The splits a training query is compared against."""
 
 
-def query_diversity(queries: Sequence[Query], vectors) -> dict[str, tuple[int, float]]:
+def query_diversity(queries: Sequence[Query], vectors: np.ndarray) -> dict[str, tuple[int, float]]:
     """``{split: (queries, ILS)}`` for every split with two queries or more, then ``"all"``.
 
     ILS is T2Ranking's intra-list similarity (:func:`core.analysis.intra_list_similarity`):
@@ -58,6 +63,11 @@ def chinese_leakage_method(model_given: bool) -> str:
     return "encoder" if model_given else "char-bigram"
 
 
+def _check_chinese(chinese: str) -> None:
+    if chinese not in CHINESE_LEAKAGE_METHODS:
+        raise ValueError(f"chinese must be one of {', '.join(CHINESE_LEAKAGE_METHODS)}, got {chinese!r}")
+
+
 def leakage_method_text(
     queries: Sequence[Query],
     *,
@@ -68,8 +78,7 @@ def leakage_method_text(
     train_split: str = "train",
 ) -> str:
     """One line saying how :func:`leaked_training_queries` compared which training queries (shown with its result)."""
-    if chinese not in CHINESE_LEAKAGE_METHODS:
-        raise ValueError(f"chinese must be one of {', '.join(CHINESE_LEAKAGE_METHODS)}, got {chinese!r}")
+    _check_chinese(chinese)
     train = [q for q in queries if q.split == train_split]
     n_zh = sum(is_chinese(q) for q in train) if chinese == "char-bigram" else 0
     parts = []
@@ -85,7 +94,7 @@ def leakage_method_text(
 
 def leaked_training_queries(
     queries: Sequence[Query],
-    vectors,
+    vectors: np.ndarray | None,
     *,
     threshold: float = 0.5,
     train_split: str = "train",
@@ -126,31 +135,29 @@ def leaked_training_queries(
     """
     from core.analysis import LEXICAL_LEAKAGE_THRESHOLD
 
-    if chinese not in CHINESE_LEAKAGE_METHODS:
-        raise ValueError(f"chinese must be one of {', '.join(CHINESE_LEAKAGE_METHODS)}, got {chinese!r}")
+    _check_chinese(chinese)
     lexical_threshold = LEXICAL_LEAKAGE_THRESHOLD if lexical_threshold is None else lexical_threshold
     train = [i for i, q in enumerate(queries) if q.split == train_split]
     held_out = [i for i, q in enumerate(queries) if q.split in eval_splits]
     if not train or not held_out:
         return []
+    # Chinese queries are compared lexically only without a Chinese encoder
     lexical = {i for i in (*train, *held_out) if is_chinese(queries[i])} if chinese == "char-bigram" else set()
-    pairs = _leaked_pairs(
-        queries,
-        vectors,
-        [i for i in train if i not in lexical],
-        [i for i in held_out if i not in lexical],
-        threshold,
-        lexical=False,
-    )
-    pairs += _leaked_pairs(
-        queries,
-        vectors,
-        [i for i in train if i in lexical],
-        [i for i in held_out if i in lexical],
-        lexical_threshold,
-        lexical=True,
-    )
+    train_other, train_zh = _partition(train, lexical)
+    held_out_other, held_out_zh = _partition(held_out, lexical)
+    pairs = _leaked_pairs(queries, vectors, train_other, held_out_other, threshold, lexical=False)
+    pairs += _leaked_pairs(queries, vectors, train_zh, held_out_zh, lexical_threshold, lexical=True)
     pairs.sort(key=lambda row: (-row[0].similarity, row[0].train_id, row[0].eval_id))
+    return _leak_rows(queries, pairs)
+
+
+def _partition(rows: list[int], chosen: set[int]) -> tuple[list[int], list[int]]:
+    """``rows`` split into those not in ``chosen`` and those in it, each in order."""
+    return [i for i in rows if i not in chosen], [i for i in rows if i in chosen]
+
+
+def _leak_rows(queries: Sequence[Query], pairs: list[tuple[LeakPair, str, float]]) -> list[dict[str, Any]]:
+    """The rows :func:`leaked_training_queries` returns for ``(pair, method, threshold)`` triples, in order."""
     by_id = {q.id: q for q in queries}
     return [
         {
@@ -168,8 +175,14 @@ def leaked_training_queries(
 
 
 def _leaked_pairs(
-    queries: Sequence[Query], vectors, train: list[int], held_out: list[int], threshold: float, *, lexical: bool
-) -> list[tuple[Any, str, float]]:
+    queries: Sequence[Query],
+    vectors: np.ndarray | None,
+    train: list[int],
+    held_out: list[int],
+    threshold: float,
+    *,
+    lexical: bool,
+) -> list[tuple[LeakPair, str, float]]:
     """The leaking (pair, method, threshold) of training rows ``train`` against ``held_out``: by
     character bigrams (:func:`core.analysis.find_lexical_leakage`) or by embedding cosine."""
     from core.analysis import find_leakage, find_lexical_leakage

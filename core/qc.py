@@ -56,7 +56,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Literal
 
-from core.validators import int_in_range, is_integer, real_number
+from core.validators import as_integer, int_in_range, real_number
 from core.validators import pair as check_pair
 
 __all__ = [
@@ -86,9 +86,10 @@ _RULES = ("majority", "all", "any")
 
 
 def _check_label(label: object, where: str) -> int:
-    if not is_integer(label):
+    number = as_integer(label)
+    if number is None:
         raise ValueError(f"{where}: a label must be an integer, got {label!r}")
-    return label
+    return number
 
 
 def sample_for_qc(pair_keys: Iterable[PairKey], *, size: int = DEFAULT_SAMPLE_SIZE, seed: int) -> list[PairKey]:

@@ -84,7 +84,7 @@ import unicodedata
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from core.lang import CJK_IDEOGRAPH_CLASS
 
@@ -274,8 +274,8 @@ def _stem_words(words: list[str]) -> list[str]:
         if len(cache) + len(missing) > _STEM_CACHE_SIZE:
             cache.clear()
         cache.update(zip(missing, stemmer.stemWords(missing)))
-        stems = list(map(cache.__getitem__, words))
-    return stems
+        return list(map(cache.__getitem__, words))
+    return cast(list[str], stems)  # no None among them: every word was cached
 
 
 _JIEBA_LOCK = threading.Lock()
@@ -645,7 +645,7 @@ def common_cjk_runs(query: str, text: str, *, min_length: int = 2) -> list[tuple
             while j < len(run) and run[i : j + 1] in query_runs:
                 j += 1
             a, b = offset + i, offset + j
-            spans.append((a, b) if starts is None else (starts[a], ends[b - 1]))
+            spans.append((a, b) if starts is None or ends is None else (starts[a], ends[b - 1]))
     return merge_spans(spans)
 
 

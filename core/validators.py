@@ -21,6 +21,7 @@ import numbers
 
 __all__ = [
     "ArgumentTypeError",
+    "as_integer",
     "int_in_range",
     "integer",
     "is_integer",
@@ -55,9 +56,31 @@ def integer(value: object, what: str) -> int:
     ArgumentTypeError
         ``"{what} must be an integer, got {value!r}"`` for a non-integer or a bool.
     """
-    if not is_integer(value):
+    number = as_integer(value)
+    if number is None:
         raise ArgumentTypeError(f"{what} must be an integer, got {value!r}")
-    return int(value)  # type: ignore[call-overload]
+    return number
+
+
+def as_integer(value: object) -> int | None:
+    """``value`` as an ``int`` when :func:`is_integer` accepts it, else ``None`` (a check that narrows the type).
+
+    >>> as_integer(3), as_integer(True), as_integer(2.0)
+    (3, None, None)
+    """
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return int(value)
+    return None
+
+
+def _bounded_int(value: object, message: str, low: int, high: int | None = None) -> int:
+    """``value`` as an ``int`` in ``low..high``, else ``message`` as the error (its type says which check failed)."""
+    number = as_integer(value)
+    if number is None:
+        raise ArgumentTypeError(message)
+    if number < low or (high is not None and number > high):
+        raise ValueError(message)
+    return number
 
 
 def positive_int(value: object, what: str) -> int:
@@ -69,11 +92,7 @@ def positive_int(value: object, what: str) -> int:
         ``"{what} must be a positive integer, got {value!r}"`` (an
         :class:`ArgumentTypeError` for a non-integer or a bool).
     """
-    if not is_integer(value):
-        raise ArgumentTypeError(f"{what} must be a positive integer, got {value!r}")
-    if value < 1:  # type: ignore[operator]
-        raise ValueError(f"{what} must be a positive integer, got {value!r}")
-    return int(value)  # type: ignore[call-overload]
+    return _bounded_int(value, f"{what} must be a positive integer, got {value!r}", 1)
 
 
 def optional_positive_int(value: object, what: str) -> int | None:
@@ -86,11 +105,7 @@ def optional_positive_int(value: object, what: str) -> int | None:
     """
     if value is None:
         return None
-    if not is_integer(value):
-        raise ArgumentTypeError(f"{what} must be a positive integer or None, got {value!r}")
-    if value < 1:  # type: ignore[operator]
-        raise ValueError(f"{what} must be a positive integer or None, got {value!r}")
-    return int(value)  # type: ignore[call-overload]
+    return _bounded_int(value, f"{what} must be a positive integer or None, got {value!r}", 1)
 
 
 def non_negative_int(value: object, what: str) -> int:
@@ -101,11 +116,7 @@ def non_negative_int(value: object, what: str) -> int:
     ValueError
         ``"{what} must be a non-negative integer, got {value!r}"``.
     """
-    if not is_integer(value):
-        raise ArgumentTypeError(f"{what} must be a non-negative integer, got {value!r}")
-    if value < 0:  # type: ignore[operator]
-        raise ValueError(f"{what} must be a non-negative integer, got {value!r}")
-    return int(value)  # type: ignore[call-overload]
+    return _bounded_int(value, f"{what} must be a non-negative integer, got {value!r}", 0)
 
 
 def int_in_range(value: object, what: str, low: int, high: int | None = None) -> int:
@@ -118,11 +129,7 @@ def int_in_range(value: object, what: str, low: int, high: int | None = None) ->
         upper bound ``"{what} must be an integer >= {low} (at most {high}), got {value!r}"``.
     """
     bound = f">= {low}" if high is None else f">= {low} (at most {high})"
-    if not is_integer(value):
-        raise ArgumentTypeError(f"{what} must be an integer {bound}, got {value!r}")
-    if value < low or (high is not None and value > high):  # type: ignore[operator]
-        raise ValueError(f"{what} must be an integer {bound}, got {value!r}")
-    return int(value)  # type: ignore[call-overload]
+    return _bounded_int(value, f"{what} must be an integer {bound}, got {value!r}", low, high)
 
 
 def _interval(low: float | None, high: float | None, low_open: bool, high_open: bool) -> str:
@@ -173,9 +180,9 @@ def real_number(
     # a finite check is implied by a two-sided bound, so the message only says "finite" when it matters
     kind = "a finite number" if finite and (low is None or high is None) else "a number"
     message = f"{what} must be {kind}{' ' + where if where else ''}, got {value!r}"
-    if not is_real(value):
+    if not isinstance(value, numbers.Real) or isinstance(value, bool):  # is_real, spelt out for the type checker
         raise ArgumentTypeError(message)
-    v = float(value)  # type: ignore[arg-type]
+    v = float(value)
     if math.isnan(v) or (finite and math.isinf(v)):
         raise ValueError(message)
     if low is not None and (v < low or (low_open and v == low)):
@@ -194,6 +201,8 @@ def pair(value: object, what: str = "a pair") -> tuple[str, str]:
         ``"{what} must be a (query_id, doc_id) tuple of str, got {value!r}"``;
         a list is refused too, since pairs are used as dict keys.
     """
-    if not isinstance(value, tuple) or len(value) != 2 or not all(isinstance(x, str) for x in value):
-        raise ArgumentTypeError(f"{what} must be a (query_id, doc_id) tuple of str, got {value!r}")
-    return value  # type: ignore[return-value]
+    if isinstance(value, tuple) and len(value) == 2:
+        query_id, doc_id = value
+        if isinstance(query_id, str) and isinstance(doc_id, str):
+            return query_id, doc_id
+    raise ArgumentTypeError(f"{what} must be a (query_id, doc_id) tuple of str, got {value!r}")

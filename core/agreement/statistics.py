@@ -586,7 +586,7 @@ def krippendorff_alpha(
     return _alpha(_collect(judgments, categories), level=level)
 
 
-def _alpha(table: _Table, *, level: str = "ordinal") -> AlphaResult:
+def _alpha(table: _Table, *, level: Level = "ordinal") -> AlphaResult:
     if level not in ("nominal", "ordinal", "interval", "ratio"):
         raise ValueError(f"level must be nominal, ordinal, interval or ratio, got {level!r}")
     pairable = [row for row in table.items.values() if len(row) >= 2]

@@ -52,11 +52,12 @@ def _matrix(vectors: object, what: str) -> np.ndarray:
 
 
 def _normalised(block: np.ndarray, what: str, offset: int, dtype: type = np.float64) -> np.ndarray:
-    x = np.asarray(block, dtype=dtype)
+    x: np.ndarray = np.asarray(block, dtype=dtype)
     if not np.all(np.isfinite(x)):
         raise ValueError(f"{what} holds non-finite values")
     norms = np.linalg.norm(x, axis=1)
     zero = np.flatnonzero(norms == 0)
     if zero.size:
         raise ValueError(f"{what} row {offset + int(zero[0])} is a zero vector (cosine undefined)")
-    return x / norms[:, None]
+    normalised: np.ndarray = x / norms[:, None]
+    return normalised

@@ -174,7 +174,8 @@ def missed_relevant(
         for d, g in judgments.items()
         if g >= level and ranks.get(d, k + 1) > k
     ]
-    missed.sort(key=lambda r: (-r.grade, r.rank is None, r.rank or 0, r.doc_id))
+    # every passage here is judged, so ``grade or 0`` is its grade
+    missed.sort(key=lambda r: (-(r.grade or 0), r.rank is None, r.rank or 0, r.doc_id))
     return missed
 
 

@@ -42,7 +42,7 @@ __all__ = [
 class LengthStats(NamedTuple):
     """Length statistics of a set of texts, in characters (Unicode code points)."""
 
-    count: int
+    count: int  # type: ignore[assignment]  # shadows tuple.count: the public field name is kept
     mean: float
     median: float
     p10: float
@@ -210,15 +210,21 @@ def intra_list_similarity(vectors: np.ndarray, *, chunk_size: int = 65536) -> fl
         For fewer than 2 vectors, a zero vector or non-finite values.
     """
     chunk_size = positive_int(chunk_size, "chunk_size")
-    arr = _matrix(vectors, "vectors")
-    n = arr.shape[0]
-    if n < 2:
-        raise ValueError(f"intra-list similarity needs at least 2 vectors, got {n}")
+    arr, n = _ils_vectors(vectors)
     total = np.zeros(arr.shape[1], dtype=np.float64)
     for start in range(0, n, chunk_size):
         total += _normalised(arr[start : start + chunk_size], "vectors", start).sum(axis=0)
     pair_sum = (float(total @ total) - n) / 2.0
     return 2.0 * pair_sum / (n * (n - 1))
+
+
+def _ils_vectors(vectors: object) -> tuple[np.ndarray, int]:
+    """``vectors`` as a 2-d array and its number of rows, at least the 2 a pair needs."""
+    arr = _matrix(vectors, "vectors")
+    n = int(arr.shape[0])
+    if n < 2:
+        raise ValueError(f"intra-list similarity needs at least 2 vectors, got {n}")
+    return arr, n
 
 
 def sampled_intra_list_similarity(vectors: np.ndarray, *, n_pairs: int = 100_000, seed: int | None = 0) -> ILSEstimate:
@@ -247,10 +253,7 @@ def sampled_intra_list_similarity(vectors: np.ndarray, *, n_pairs: int = 100_000
         ``(value, stderr, n_pairs)``; ``stderr`` is NaN for one pair.
     """
     n_pairs = positive_int(n_pairs, "n_pairs")
-    arr = _matrix(vectors, "vectors")
-    n = arr.shape[0]
-    if n < 2:
-        raise ValueError(f"intra-list similarity needs at least 2 vectors, got {n}")
+    arr, n = _ils_vectors(vectors)
     rng = np.random.default_rng(seed)
     sims = np.empty(n_pairs, dtype=np.float64)
     batch = 65536

@@ -125,7 +125,7 @@ def detect_false_negative(
         at = folded.find(needle) if needle else -1
         if at >= 0:
             end = at + len(needle)
-            span = (at, end) if starts is None else (starts[at], ends[end - 1])
+            span = (at, end) if starts is None or ends is None else (starts[at], ends[end - 1])
             return [Suggestion("false_negative", replace(evidence, answer=answer), [span])]
     return []
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from core.types import CollectionSource
@@ -103,5 +104,7 @@ def read_source(format: str, path: str | os.PathLike[str]) -> CollectionSource:
     spec = FORMATS.get(format)
     if spec is None:
         raise ValueError(f"unknown format {format!r}; known formats: {', '.join(sorted(FORMATS))}")
-    reader = getattr(importlib.import_module(spec.module), spec.function)
+    reader: Callable[[str | os.PathLike[str]], CollectionSource] = getattr(
+        importlib.import_module(spec.module), spec.function
+    )
     return reader(path)

@@ -17,7 +17,7 @@ import os
 import unicodedata
 import zlib
 from collections.abc import Iterator
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from core.errors import FormatError
 
@@ -126,7 +126,8 @@ def open_binary(source: Source) -> Iterator[IO[bytes]]:
             raw.seek(0)
             if magic == b"\x1f\x8b":
                 with gzip.open(raw, "rb") as unzipped:
-                    yield unzipped
+                    # a GzipFile has every IO[bytes] method, but typeshed does not declare it one
+                    yield cast(IO[bytes], unzipped)
             else:
                 yield raw
         return

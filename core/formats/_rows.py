@@ -21,7 +21,7 @@ import math
 import os
 import re
 from collections.abc import Callable, Iterator
-from typing import IO, Any
+from typing import IO, Any, TypeGuard
 
 from core.errors import FormatError
 from core.formats._io import Source, is_blank, iter_lines, open_text_for_write, shorten, source_name
@@ -276,13 +276,13 @@ def check_score(value: Any, what: str) -> float:
     """Check a finite real score for writing."""
     if not is_real(value):
         raise ValueError(f"{what} must be a number, got {type(value).__name__}: {value!r}")
-    value = float(value)
-    if not math.isfinite(value):
-        raise ValueError(f"{what} must be finite, got {value!r}")
-    return value
+    number = float(value)
+    if not math.isfinite(number):
+        raise ValueError(f"{what} must be finite, got {number!r}")
+    return number
 
 
-def _is_binary(fileobj: Any) -> bool:
+def _is_binary(fileobj: object) -> TypeGuard[IO[bytes]]:
     if isinstance(fileobj, io.TextIOBase):
         return False
     if isinstance(fileobj, (io.BufferedIOBase, io.RawIOBase)):
@@ -301,7 +301,7 @@ def open_for_write(target: str | os.PathLike[str] | IO[str] | IO[bytes]) -> Iter
             yield fh
         return
     if _is_binary(target):
-        wrapper = io.TextIOWrapper(target, encoding="utf-8", newline="\n", write_through=True)  # type: ignore[arg-type]
+        wrapper = io.TextIOWrapper(target, encoding="utf-8", newline="\n", write_through=True)
         try:
             yield wrapper
             wrapper.flush()

@@ -129,7 +129,9 @@ def _json_id(text: str) -> str | None:
     return str(obj.get("_id")) if isinstance(obj, dict) else None
 
 
-def _duplicate_error(path: str, line: int, what: str, ident: str, earlier: int | None) -> FormatError:
+def _duplicate_error(path: str, line: int, what: str, ident: str) -> FormatError:
+    """The error for a second record with ``_id`` ``ident``, naming the line of the first when it can be re-read."""
+    earlier = find_line(path, lambda text: _json_id(text) == ident, before=line)
     where = f" (first at line {earlier})" if earlier is not None else ""
     return FormatError(path, line, f"duplicate {what} {ident!r}{where}")
 
@@ -171,8 +173,7 @@ def iter_beir_corpus(path: str | os.PathLike[str]) -> Iterator[Passage]:
         if position is not None:
             check_position_range(position, "field 'position'", name, lineno)
         if pid in seen:
-            earlier = find_line(name, lambda t, pid=pid: _json_id(t) == pid, before=lineno)
-            raise _duplicate_error(name, lineno, "passage id", pid, earlier)
+            raise _duplicate_error(name, lineno, "passage id", pid)
         seen.add(pid)
         yield Passage(
             id=pid,
@@ -247,8 +248,7 @@ def iter_beir_queries(
         extras = {key: _optional_str(rec, key, name, lineno) for key in _QUERY_TEXT_FIELDS}
         answers = _answers(rec.get("answers"), name, lineno)
         if qid in seen:
-            earlier = find_line(name, lambda t, qid=qid: _json_id(t) == qid, before=lineno)
-            raise _duplicate_error(name, lineno, "query id", qid, earlier)
+            raise _duplicate_error(name, lineno, "query id", qid)
         seen.add(qid)
         yield Query(id=qid, text=text, split=split, answers=answers, origin=f"{name}:{lineno}", **extras)
 

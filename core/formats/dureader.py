@@ -75,7 +75,7 @@ from core.formats._rows import check_id, check_query_text, check_text
 from core.formats.qa_jsonl import text_passage_id
 from core.limits import GRADE_MAX
 from core.types import SPLITS, CollectionSource, Passage, QrelEntry, Query
-from core.validators import is_integer
+from core.validators import as_integer, is_integer
 
 QUESTION_TYPES = ("DESCRIPTION", "ENTITY", "YES_NO")
 """The values of ``question_type`` in DuReader 2.0."""
@@ -271,11 +271,13 @@ def read_dureader(
 
 
 def _check_options(max_chars: object, split: object, selected_grade: object) -> None:
-    if not is_integer(max_chars) or max_chars < 1:
+    chars = as_integer(max_chars)
+    if chars is None or chars < 1:
         raise ValueError(f"max_chars must be a positive integer, got {max_chars!r}")
     if split is not None and split not in SPLITS:
         raise ValueError(f"split must be one of {', '.join(SPLITS)} or None, got {split!r}")
-    if selected_grade is not None and (not is_integer(selected_grade) or not 0 <= selected_grade <= GRADE_MAX):
+    grade = as_integer(selected_grade)
+    if selected_grade is not None and (grade is None or not 0 <= grade <= GRADE_MAX):
         raise ValueError(f"selected_grade must be None or an integer in 0..{GRADE_MAX}, got {selected_grade!r}")
 
 

@@ -119,6 +119,7 @@ IGNORED_FIELDS = frozenset({"X", "K", "N", "C"})
 
 QueryIds = Literal["position", "field"]
 QrelsFormat = Literal["auto", "cranfield", "cisi", "trec"]
+_Shape = Literal["cranfield", "cisi", "trec"]
 
 _MARKER = re.compile(r"^\.([A-Z])(?:[ \t]+(.*?))?[ \t]*$")
 
@@ -322,14 +323,14 @@ def _queries(source: Source, query_ids: QueryIds, repeated_fields: Literal["appe
         yield Query(id=qid, text=rec.text, split="test", language="en", origin=f"{name}:{rec.line}")
 
 
-_SHAPES = {
+_SHAPES: dict[_Shape, str] = {
     "cranfield": "3 columns 'qid docid grade'",
     "cisi": "4 columns 'qid docid 0 0.000000'",
     "trec": "4 columns 'qid iteration docid grade'",
 }
 
 
-def _detect_shape(columns: list[str], name: str, line: int) -> str:
+def _detect_shape(columns: list[str], name: str, line: int) -> _Shape:
     if len(columns) == 3:
         return "cranfield"
     if len(columns) == 4:

@@ -51,7 +51,9 @@ class PoolStatistics:
     overlap: list[list[float]]
 
 
-def _contributions(pool: Pool, names: list[str], queries: list[str]):
+def _contributions(
+    pool: Pool, names: list[str], queries: list[str]
+) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, int]], dict[str, dict[str, set[str]]]]:
     """Per run and query: pooled pairs it contributed, those only it contributed, and its pooled documents."""
     contributed_pq = {name: {qid: 0 for qid in queries} for name in names}
     unique_pq = {name: {qid: 0 for qid in queries} for name in names}

@@ -73,7 +73,8 @@ def describe_retriever(retriever: Any, **parts: Any) -> dict[str, Any]:
             "fingerprint": getattr(encoder, "fingerprint", None)
         }
         config["index"] = getattr(retriever, "index_type", None)
-    return json.loads(json.dumps(config, default=str))
+    plain: dict[str, Any] = json.loads(json.dumps(config, default=str))
+    return plain
 
 
 def trec_order(hits: list[Hit]) -> list[Hit]:
