@@ -399,12 +399,8 @@ def differing_queries(measure: str, differing, run_a: str, run_b: str) -> None:
 # ---------------------------------------------------------------------------- qrels versions
 
 
-def versions_tab() -> None:
-    versions = [LIVE, *info.qrels_versions]
-    if len(versions) < 2:
-        st.info("Comparing qrels needs a frozen or imported qrels version besides the live labels.")
-        return
-    c1, c2, c3 = st.columns([2, 2, 1])
+def _version_boxes(c1, c2, versions: list[str]) -> tuple[str, str]:
+    """The two qrels versions to compare: by default an older one (A) against the newest or the live labels (B)."""
     version_a = c1.selectbox(
         "Version A (before)",
         versions,
@@ -421,29 +417,26 @@ def versions_tab() -> None:
         help="E.g. the labels after relabelling false negatives.",
         persist_state="page",
     )
-    with store.read() as session:
-        qrels_a, qrels_b = load_source(session, version_a), load_source(session, version_b)
+    return version_a, version_b
+
+
+def _versions_differ(version_a: str, version_b: str, qrels_a: dict, qrels_b: dict) -> bool:
+    """Whether the two versions can be compared; if not, a warning says why."""
     if version_a == version_b:
         st.warning("Choose two different versions.")
-        return
+        return False
     if not qrels_a or not qrels_b:
         empty = version_a if not qrels_a else version_b
         st.warning(
             f"{md_escape(empty)} holds no judgments"
             + (" yet: compare once annotators have labelled, or choose two versions." if empty == LIVE else ".")
         )
-        return
-    by_run = version_comparison(
-        source_key(version_a), source_key(version_b), tuple(info.runs), tuple(measures), level, qrels_a, qrels_b
-    )
-    table = pd.DataFrame(
-        [
-            {"run": name, "measure": m, "A": v.a, "B": v.b, "delta (B - A)": v.delta}
-            for name, per in by_run.items()
-            for m, v in per.items()
-        ]
-    )
-    measure = c3.selectbox("Chart", measures, key="versions_measure", persist_state="page")
+        return False
+    return True
+
+
+def _versions_chart(table: pd.DataFrame, measure: str, version_a: str, version_b: str) -> None:
+    """One measure of every run under both versions, as grouped bars."""
     bars = pd.concat(
         [
             table[table["measure"] == measure].assign(version=chart_text(f"A: {version_a}"), mean=lambda t: t["A"]),
@@ -464,6 +457,31 @@ def versions_tab() -> None:
         width="stretch",
         key="versions_chart",
     )
+
+
+def versions_tab() -> None:
+    versions = [LIVE, *info.qrels_versions]
+    if len(versions) < 2:
+        st.info("Comparing qrels needs a frozen or imported qrels version besides the live labels.")
+        return
+    c1, c2, c3 = st.columns([2, 2, 1])
+    version_a, version_b = _version_boxes(c1, c2, versions)
+    with store.read() as session:
+        qrels_a, qrels_b = load_source(session, version_a), load_source(session, version_b)
+    if not _versions_differ(version_a, version_b, qrels_a, qrels_b):
+        return
+    by_run = version_comparison(
+        source_key(version_a), source_key(version_b), tuple(info.runs), tuple(measures), level, qrels_a, qrels_b
+    )
+    table = pd.DataFrame(
+        [
+            {"run": name, "measure": m, "A": v.a, "B": v.b, "delta (B - A)": v.delta}
+            for name, per in by_run.items()
+            for m, v in per.items()
+        ]
+    )
+    measure = c3.selectbox("Chart", measures, key="versions_measure", persist_state="page")
+    _versions_chart(table, measure, version_a, version_b)
     st.dataframe(
         table,
         hide_index=True,
