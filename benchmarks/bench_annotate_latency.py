@@ -17,20 +17,17 @@ Usage: python benchmarks/bench_annotate_latency.py [--labels 60]
 from __future__ import annotations
 
 import argparse
-import os
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
-from core.scale import GRADES
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-REPO = Path(__file__).resolve().parents[1]
-PASSWORD = "correct horse battery"
+from core.scale import GRADES  # noqa: E402
+from tests.app.browser_helpers import cli, launch_chromium, login, ready_for_keys, serve_sqlite  # noqa: E402
+
 TARGET_P95_MS = 200  # issue 9: key press -> next passage, headless Chromium, 2-core machine
 # drawn: the progress line is there and no element is left over from the previous run
 SETTLED = """() => document.querySelector('[data-testid="stProgress"]')
@@ -38,13 +35,6 @@ SETTLED = """() => document.querySelector('[data-testid="stProgress"]')
 # the next passage is visible: the progress line names the next item and nothing stale remains
 NEXT_SHOWN = """(prev) => { const p = document.querySelector('[data-testid="stProgress"]');
     return p && p.innerText !== prev && !document.querySelector('[data-stale="true"]'); }"""
-
-
-def cli(db: Path, *args: str) -> None:
-    env = {**os.environ, "POOLJUDGE_PASSWORD": PASSWORD}
-    subprocess.run(
-        [sys.executable, "-m", "pooljudge.cli", "--db", str(db), "-q", *args], env=env, check=True, capture_output=True
-    )
 
 
 def _labels_stored(db: Path) -> int:
@@ -58,6 +48,32 @@ def _labels_stored(db: Path) -> int:
     return n if n == distinct else -1
 
 
+def prepare(work: Path) -> Path:
+    """A scratch store with the demo collection and one annotator, ``ann``, holding a pool of its pairs."""
+    db = work / "s.db"
+    cli(db, "demo")
+    cli(db, "user", "add", "ann", "--role", "annotator")
+    cli(db, "pool", "-c", "demo-bilingual", "--name", "bench", "--run", "bm25", "--run", "minilm", "--depth", "3")
+    cli(db, "assign", "-c", "demo-bilingual", "--pool", "bench", "--per-pair", "1", "--seed", "3")
+    return db
+
+
+def time_labels(page, n: int) -> list[float]:
+    """Press ``n`` grade keys on the Annotate page; the milliseconds from each press to the next passage."""
+    # the login's follow-up runs can show the old and the new panel side by side for a moment
+    page.wait_for_function(SETTLED, timeout=60_000)
+    ready_for_keys(page)
+    timings = []
+    for i in range(n):
+        page.wait_for_function(SETTLED, timeout=30_000)  # the previous item is fully drawn
+        progress = page.locator('[data-testid="stProgress"]').inner_text()
+        start = time.perf_counter()
+        page.keyboard.press(str(GRADES[i % len(GRADES)]))  # a graded level's shortcut is its digit
+        page.wait_for_function(NEXT_SHOWN, arg=progress, polling="raf", timeout=30_000)
+        timings.append((time.perf_counter() - start) * 1000)
+    return timings
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--labels", type=int, default=60)
@@ -65,66 +81,13 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
 
     work = Path(tempfile.mkdtemp(prefix="pooljudge-latency-"))
-    db = work / "s.db"
-    cli(db, "demo")
-    cli(db, "user", "add", "ann", "--role", "annotator")
-    cli(db, "pool", "-c", "demo-bilingual", "--name", "bench", "--run", "bm25", "--run", "minilm", "--depth", "3")
-    cli(db, "assign", "-c", "demo-bilingual", "--pool", "bench", "--per-pair", "1", "--seed", "3")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = {**os.environ, "POOLJUDGE_DB": str(db), "POOLJUDGE_CACHE": str(work / "cache")}
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            str(REPO / "app.py"),
-            "--server.port",
-            str(port),
-            "--server.headless",
-            "true",
-        ],
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=open(work / "server.log", "w"),
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(120):
-            try:
-                urllib.request.urlopen(url + "/_stcore/health", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.5)
-        with sync_playwright() as p:
-            browser = p.chromium.launch(
-                executable_path="/usr/bin/chromium",
-                args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-            )
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.goto(url)
-            page.get_by_label("Username").fill("ann")
-            page.get_by_label("Password", exact=True).fill(PASSWORD)
-            page.get_by_role("button", name="Log in").click()
-            page.get_by_text("Passage", exact=True).wait_for(timeout=60_000)
-            # the login's follow-up runs can show the old and the new panel side by side for a moment
-            page.wait_for_function(SETTLED, timeout=60_000)
-            page.wait_for_timeout(1000)  # keyboard shortcuts attach a moment after the buttons first mount
-            timings = []
-            for i in range(args.labels):
-                page.wait_for_function(SETTLED, timeout=30_000)  # the previous item is fully drawn
-                progress = page.locator('[data-testid="stProgress"]').inner_text()
-                start = time.perf_counter()
-                page.keyboard.press(str(GRADES[i % len(GRADES)]))  # a graded level's shortcut is its digit
-                page.wait_for_function(NEXT_SHOWN, arg=progress, polling="raf", timeout=30_000)
-                timings.append((time.perf_counter() - start) * 1000)
-            browser.close()
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
+    db = prepare(work)
+    with serve_sqlite(db, work / "server.log", POOLJUDGE_CACHE=str(work / "cache")) as url, sync_playwright() as p:
+        browser = launch_chromium(p)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        login(page, url, "ann")
+        timings = time_labels(page, args.labels)
+        browser.close()
     stored = _labels_stored(db)
     if stored != args.labels:  # a fast page that lost or doubled a key press would be no result at all
         sys.exit(f"expected {args.labels} labels on {args.labels} distinct items, the store holds {stored}")

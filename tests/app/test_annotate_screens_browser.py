@@ -12,27 +12,29 @@ A server of its own on a fresh store; the judgments table is asserted row by row
 
 from __future__ import annotations
 
-import json
-import os
-
 import pytest
 from sqlalchemy import select
 
 from db.engine import Store, sqlite_url
 from db.guidelines import set_guidelines
 from db.models import Judgment, Passage, User
-from tests.app.conftest import cli, login, screenshot, serve_app
+from tests.app.browser_helpers import (
+    ALPHA_PASSAGES,
+    add_users,
+    cli,
+    login,
+    markers_of,
+    press_grade,
+    screenshot,
+    serve_sqlite,
+    shown_doc,
+    write_beir,
+)
 
 pytestmark = pytest.mark.browser
 
-PASSAGES = {
-    "d1": "Alpha passage about the Eiffel Tower.",
-    "d2": "Bravo passage on the Seine river.",
-    "d3": "Charlie passage with the tower's height, 330 metres.",
-    "d4": "Delta passage on Paris museums.",
-    "d5": "Echo passage about bridges over the Seine.",
-}
-MARKERS = {d: t.split()[0] + " passage" for d, t in PASSAGES.items()}
+PASSAGES = {d: ALPHA_PASSAGES[d] for d in ("d1", "d2", "d3", "d4", "d5")}
+MARKERS = markers_of(PASSAGES)
 QUERIES = {"q1": "how tall is the eiffel tower", "q2": "what to see in paris"}
 GRADED_NAMES = ["0 · No match", "1 · On topic, does not meet the need", "2 · Partly satisfies", "3 · Precisely answers"]
 BINARY_NAMES = ["0 · Not relevant", "1 · Relevant"]
@@ -55,46 +57,11 @@ SETTLED = """(markers) => {
 }"""
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """ann1 labels pool ``g`` (q1: d1, d2, d3) on the graded scale, ann2 pool ``b`` (q2: d4, d5) on the binary one;
-    the collection has its own graded guide."""
-    folder = tmp_path_factory.mktemp("screens")
-    db = folder / "pooljudge.db"
-    for name, role in (("admin", "admin"), ("ann1", "annotator"), ("ann2", "annotator")):
-        cli(db, "user", "add", name, "--role", role)
-    data = folder / "data"
-    (data / "runs").mkdir(parents=True)
-    (data / "corpus.jsonl").write_text(
-        "".join(json.dumps({"_id": d, "title": "", "text": t}) + "\n" for d, t in PASSAGES.items()), encoding="utf-8"
-    )
-    (data / "queries.jsonl").write_text(
-        "".join(json.dumps({"_id": q, "text": t}) + "\n" for q, t in QUERIES.items()), encoding="utf-8"
-    )
-    runs = {"g": [("q1", "d1"), ("q1", "d2"), ("q1", "d3")], "b": [("q2", "d4"), ("q2", "d5")]}
-    for name, pairs in runs.items():
-        (data / "runs" / f"{name}.trec").write_text(
-            "".join(f"{q} Q0 {d} {i + 1} {10 - i}.0 {name}\n" for i, (q, d) in enumerate(pairs)), encoding="utf-8"
-        )
-    cli(db, "import", "-f", "beir", str(data), "-c", "screens")
-    for name, annotator, scale in (("g", "ann1", []), ("b", "ann2", ["--binary"])):
-        cli(db, "pool", "-c", "screens", "--name", name, "--run", name, "--depth", "3")
-        cli(
-            db,
-            "assign",
-            "-c",
-            "screens",
-            "--pool",
-            name,
-            "--annotators",
-            annotator,
-            "--per-pair",
-            "1",
-            "--seed",
-            "1",
-            *scale,
-        )
-    store = Store(sqlite_url(db))
+RUNS = {"g": [("q1", "d1"), ("q1", "d2"), ("q1", "d3")], "b": [("q2", "d4"), ("q2", "d5")]}
+
+
+def _collection_guide(store) -> None:
+    """The collection's own graded guide, set by the admin: the app's level names, a rule per grade."""
     with store.write() as s:
         admin = s.scalar(select(User.id).where(User.username == "admin"))
         graded = [
@@ -107,19 +74,31 @@ def server(tmp_path_factory):
             for g, n in enumerate(GRADED_NAMES)
         ]
         set_guidelines(s, admin, "screens", {"graded": graded})
-    env = {**os.environ, "POOLJUDGE_DB": str(db)}
-    env.pop("POOLJUDGE_DB_URL", None)
-    with serve_app(env, folder / "streamlit.log") as url:
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """ann1 labels pool ``g`` (q1: d1, d2, d3) on the graded scale, ann2 pool ``b`` (q2: d4, d5) on the binary one;
+    the collection has its own graded guide."""
+    folder = tmp_path_factory.mktemp("screens")
+    db = folder / "pooljudge.db"
+    add_users(db, {"admin": "admin", "ann1": "annotator", "ann2": "annotator"})
+    cli(db, "import", "-f", "beir", str(write_beir(folder / "data", PASSAGES, QUERIES, RUNS)), "-c", "screens")
+    for name, annotator, scale in (("g", "ann1", []), ("b", "ann2", ["--binary"])):
+        cli(db, "pool", "-c", "screens", "--name", name, "--run", name, "--depth", "3")
+        assign = ["--pool", name, "--annotators", annotator, "--per-pair", "1", "--seed", "1", *scale]
+        cli(db, "assign", "-c", "screens", *assign)
+    store = Store(sqlite_url(db))
+    _collection_guide(store)
+    with serve_sqlite(db, folder / "streamlit.log") as url:
         yield {"url": url, "db": db, "store": store}
     store.dispose()
 
 
 @pytest.fixture
-def small_page(browser):
+def small_page(new_page):
     """A page of its own at 1280x800, the size the acceptance screenshots are taken at."""
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
-    yield context.new_page()
-    context.close()
+    return new_page(1280, 800)
 
 
 def _rows(store, username: str) -> list[tuple]:
@@ -137,10 +116,7 @@ def _rows(store, username: str) -> list[tuple]:
 
 
 def _shown(page) -> str:
-    page.wait_for_function(SETTLED, arg=list(MARKERS.values()), timeout=60_000)
-    body = page.locator('[data-testid="stMain"]').inner_text()
-    [doc] = [d for d, marker in MARKERS.items() if marker in body]
-    return doc
+    return shown_doc(page, MARKERS, settled=SETTLED)
 
 
 def _check_buttons(page, names: list[str]) -> None:
@@ -165,7 +141,7 @@ def test_graded_screen_shows_four_equal_full_labels_and_the_collections_graded_g
     assert CUSTOM_EXAMPLE in side  # the admin's text literally: no bold, no italics
     assert sidebar.locator("b").count() == 0
     assert "Not relevant" not in side
-    path = screenshot_at(page, "annotate_graded")
+    path = screenshot(page, "annotate_graded", full_page=False)  # the 1280x800 an annotator sees
     assert path.stat().st_size > 10_000
 
 
@@ -180,28 +156,12 @@ def test_binary_screen_shows_the_binary_guide(server, small_page):
     assert "0 · Not relevant" in side and "1 · Relevant" in side and "levels 2 and 3" in side
     assert "Precisely answers" not in side and "Collection rule" not in side  # not the 0-3 guide
     assert "N not relevant, Y relevant" in side
-    path = screenshot_at(page, "annotate_binary")
+    path = screenshot(page, "annotate_binary", full_page=False)
     assert path.stat().st_size > 10_000
 
 
-def screenshot_at(page, name: str):
-    """The viewport only (1280x800), as an annotator sees it."""
-    from tests.app.conftest import ARTIFACTS
-
-    ARTIFACTS.mkdir(exist_ok=True)
-    path = ARTIFACTS / f"{name}.png"
-    page.screenshot(path=str(path))
-    return path
-
-
 def _press(page, key: str, gone: str) -> None:
-    page.wait_for_timeout(500)  # keyboard shortcuts attach a moment after the buttons mount
-    page.keyboard.press(key)
-    page.wait_for_function(
-        "(m) => !document.querySelector('[data-testid=\"stMain\"]').innerText.includes(m)",
-        arg=MARKERS[gone],
-        timeout=30_000,
-    )
+    press_grade(page, key, MARKERS[gone])
 
 
 def test_previous_relabels_by_keyboard_and_f_flags(server, small_page):

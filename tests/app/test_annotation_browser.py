@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from sqlalchemy import select
 
 from db.adjudication import set_pool_adjudicators
 from db.engine import Store, sqlite_url
 from db.models import Assignment, FinalLabel, Judgment, Passage, User
-from tests.app.conftest import cli, login, screenshot
+from tests.app.browser_helpers import cli, login, ready_for_keys, screenshot, write_beir
 
 pytestmark = pytest.mark.browser
 
@@ -22,16 +20,8 @@ PLAN = {"ann1": {"d1": 0, "d2": 3, "d3": 2}, "ann2": {"d1": 1, "d2": 3, "d3": 2}
 
 @pytest.fixture(scope="module")
 def annotation_pool(app_server, tmp_path_factory):
-    folder = tmp_path_factory.mktemp("xss")
-    (folder / "qrels").mkdir()
-    (folder / "runs").mkdir()
-    (folder / "corpus.jsonl").write_text(
-        "".join(json.dumps({"_id": d, "title": "", "text": t}) + "\n" for d, t in PASSAGES.items()), encoding="utf-8"
-    )
-    (folder / "queries.jsonl").write_text(
-        json.dumps({"_id": "q1", "text": "how tall is the eiffel tower"}) + "\n", encoding="utf-8"
-    )
-    (folder / "runs" / "r.trec").write_text("q1 Q0 d1 1 3.0 r\nq1 Q0 d2 2 2.0 r\nq1 Q0 d3 3 1.0 r\n", encoding="utf-8")
+    queries = {"q1": "how tall is the eiffel tower"}
+    folder = write_beir(tmp_path_factory.mktemp("xss"), PASSAGES, queries, {"r": [("q1", d) for d in PASSAGES]})
     db = app_server["db"]
     cli(db, "import", "-f", "beir", str(folder), "-c", "xss")
     cli(db, "pool", "-c", "xss", "--name", "p", "--run", "r", "--depth", "3")
@@ -59,21 +49,10 @@ NEXT_ITEM_SHOWN = """([prev, marker]) => {
 }"""
 
 
-def _settled(page) -> None:
-    """The grade buttons are drawn and no element of an earlier run is left (a rerun after login can briefly
-    show the old and the new copy of the panel side by side)."""
-    page.wait_for_function(
-        """() => [...document.querySelectorAll('button')].some((b) => b.innerText.includes('No match'))
-            && !document.querySelector('[data-stale="true"]')""",
-        timeout=60_000,
-    )
-
-
 def _label_everything(page, answers: dict[str, int]) -> list[str]:
     """Label every item shown, by keyboard only; returns the passages in the order they came."""
     seen = []
-    _settled(page)
-    page.wait_for_timeout(1000)  # keyboard shortcuts attach a moment after the buttons first mount
+    ready_for_keys(page)
     for _ in range(len(answers)):
         page.locator(PROGRESS).wait_for(timeout=30_000)
         page.wait_for_function(ANY_PASSAGE_SHOWN, arg=list(MARKERS.values()), timeout=30_000)
@@ -128,8 +107,7 @@ def test_three_annotators_then_a_fourth(app_server, browser, annotation_pool):
     login(page, app_server["url"], "ann4")
     page.get_by_text("Adjudication").first.wait_for()
     assert "Dangerous" in page.inner_text("body")
-    _settled(page)
-    page.wait_for_timeout(1000)
+    ready_for_keys(page)
     page.keyboard.press("1")
     page.get_by_text("Nothing left to label").wait_for(timeout=30_000)
     context.close()

@@ -17,8 +17,6 @@ other browser tests' shared server.  Every test asserts against the judgments ta
 
 from __future__ import annotations
 
-import json
-import os
 import re
 
 import pytest
@@ -28,23 +26,49 @@ from db.adjudication import set_pool_adjudicators
 from db.annotation import override_label, record_judgment
 from db.engine import Store, sqlite_url
 from db.models import Assignment, FinalLabel, Judgment, Passage, QueryRecord, User
-from tests.app.conftest import cli, login, screenshot, serve_app
+from tests.app.browser_helpers import (
+    ACCOUNTS,
+    ALPHA_PASSAGES,
+    add_users,
+    cli,
+    login,
+    markers_of,
+    ready_for_keys,
+    screenshot,
+    serve_sqlite,
+    shown_doc,
+    wait_gone,
+    write_beir,
+)
 
 pytestmark = pytest.mark.browser
 
-# one marker word per passage, so the page shows which item it is
-PASSAGES = {
-    "d1": "Alpha passage about the Eiffel Tower.",
-    "d2": "Bravo passage on the Seine river.",
-    "d3": "Charlie passage with the tower's height, 330 metres.",
-    "d4": "Delta passage on Paris museums.",
-    "d5": "Echo passage about bridges over the Seine.",
-    "d6": "Foxtrot passage on French cooking.",
-}
-MARKERS = {d: t.split()[0] + " passage" for d, t in PASSAGES.items()}
+PASSAGES = ALPHA_PASSAGES  # d1 to d6, one marker word each, so the page shows which item it is
+MARKERS = markers_of(PASSAGES)
 QUERIES = {"q1": "how tall is the eiffel tower", "q2": "what to see in paris", "q3": "paris food"}
 MAIN = '[data-testid="stMain"]'
 SIGNED_OUT = re.compile(r"signed out|do not have access", re.I)
+
+
+RUNS = {
+    "tabs": [("q1", "d1"), ("q1", "d2"), ("q1", "d3")],
+    "mine": [("q2", "d4")],
+    "split": [("q2", "d5")],
+    "sam": [("q3", "d6"), ("q3", "d1"), ("q3", "d2")],
+}
+# pool (pooled from the run of that name) -> (its annotators, annotators per pair)
+HOLDERS = {"tabs": ("ann1", 1), "mine": ("ann4", 1), "split": ("ann1,ann2,ann3", 3), "sam": ("sam", 1)}
+
+
+def _pool_and_assign(db) -> None:
+    for name, (annotators, per_pair) in HOLDERS.items():
+        cli(db, "pool", "-c", "bind", "--name", name, "--run", name, "--depth", "3")
+        assign = ["--pool", name, "--annotators", annotators, "--per-pair", str(per_pair), "--seed", "1"]
+        cli(db, "assign", "-c", "bind", *assign)
+    setup = Store(sqlite_url(db))
+    with setup.write() as s:  # ann4 holds no pair of "split": listed as its adjudicator (issue 11)
+        set_pool_adjudicators(s, "bind", "split", ["ann4"])
+    setup.dispose()
 
 
 @pytest.fixture(scope="module")
@@ -57,60 +81,10 @@ def server(tmp_path_factory):
     """
     folder = tmp_path_factory.mktemp("binding")
     db = folder / "pooljudge.db"
-    for name, role in (
-        ("admin", "admin"),
-        ("rev1", "reviewer"),
-        ("rev2", "reviewer"),
-        ("ann1", "annotator"),
-        ("ann2", "annotator"),
-        ("ann3", "annotator"),
-        ("ann4", "annotator"),
-        ("sam", "annotator"),
-    ):
-        cli(db, "user", "add", name, "--role", role)
-    data = folder / "data"
-    (data / "runs").mkdir(parents=True)
-    (data / "corpus.jsonl").write_text(
-        "".join(json.dumps({"_id": d, "title": "", "text": t}) + "\n" for d, t in PASSAGES.items()), encoding="utf-8"
-    )
-    (data / "queries.jsonl").write_text(
-        "".join(json.dumps({"_id": q, "text": t}) + "\n" for q, t in QUERIES.items()), encoding="utf-8"
-    )
-    runs = {
-        "tabs": [("q1", "d1"), ("q1", "d2"), ("q1", "d3")],
-        "mine": [("q2", "d4")],
-        "split": [("q2", "d5")],
-        "sam": [("q3", "d6"), ("q3", "d1"), ("q3", "d2")],
-    }
-    for name, pairs in runs.items():
-        (data / "runs" / f"{name}.trec").write_text(
-            "".join(f"{q} Q0 {d} {i + 1} {10 - i}.0 {name}\n" for i, (q, d) in enumerate(pairs)), encoding="utf-8"
-        )
-    cli(db, "import", "-f", "beir", str(data), "-c", "bind")
-    holders = {"tabs": ("ann1", 1), "mine": ("ann4", 1), "split": ("ann1,ann2,ann3", 3), "sam": ("sam", 1)}
-    for name, (annotators, per_pair) in holders.items():
-        cli(db, "pool", "-c", "bind", "--name", name, "--run", name, "--depth", "3")
-        cli(
-            db,
-            "assign",
-            "-c",
-            "bind",
-            "--pool",
-            name,
-            "--annotators",
-            annotators,
-            "--per-pair",
-            str(per_pair),
-            "--seed",
-            "1",
-        )
-    setup = Store(sqlite_url(db))
-    with setup.write() as s:  # ann4 holds no pair of "split": listed as its adjudicator (issue 11)
-        set_pool_adjudicators(s, "bind", "split", ["ann4"])
-    setup.dispose()
-    env = {**os.environ, "POOLJUDGE_DB": str(db)}
-    env.pop("POOLJUDGE_DB_URL", None)
-    with serve_app(env, folder / "streamlit.log") as url:
+    add_users(db, {**ACCOUNTS, "sam": "annotator"})
+    cli(db, "import", "-f", "beir", str(write_beir(folder / "data", PASSAGES, QUERIES, RUNS)), "-c", "bind")
+    _pool_and_assign(db)
+    with serve_sqlite(db, folder / "streamlit.log") as url:
         store = Store(sqlite_url(db))
         yield {"url": url, "db": db, "store": store}
         store.dispose()
@@ -133,38 +107,11 @@ def _rows(store, username: str) -> list[tuple]:
 
 
 def _shown(page) -> str:
-    """The passage the Annotate page shows now (waits until one is drawn and nothing stale is left)."""
-    page.wait_for_function(
-        """(markers) => {
-            const main = document.querySelector('[data-testid="stMain"]');
-            return main && !document.querySelector('[data-stale="true"]')
-                && markers.filter((m) => main.innerText.includes(m)).length === 1;
-        }""",
-        arg=list(MARKERS.values()),
-        timeout=60_000,
-    )
-    body = page.locator(MAIN).inner_text()
-    [doc] = [d for d, marker in MARKERS.items() if marker in body]
-    return doc
+    return shown_doc(page, MARKERS)
 
 
-def _ready_for_keys(page) -> None:
-    # the grade buttons are drawn and nothing of an earlier run is left (a rerun after login can briefly show
-    # the old and the new copy of the panel side by side)
-    page.wait_for_function(
-        """() => [...document.querySelectorAll('button')].some((b) => b.innerText.startsWith('0 · '))
-            && !document.querySelector('[data-stale="true"]')""",
-        timeout=60_000,
-    )
-    page.wait_for_timeout(1000)  # keyboard shortcuts attach a moment after the buttons first mount
-
-
-def _wait_gone(page, doc: str, timeout: int = 30_000) -> None:
-    page.wait_for_function(
-        "(m) => !document.querySelector('[data-testid=\"stMain\"]').innerText.includes(m)",
-        arg=MARKERS[doc],
-        timeout=timeout,
-    )
+def _wait_gone(page, doc: str) -> None:
+    wait_gone(page, MARKERS[doc])
 
 
 def _pair_of(store, username: str, purpose: str) -> list[tuple[str, str]]:
@@ -190,7 +137,7 @@ def test_1a_a_second_tab_on_a_labelled_item_stores_nothing_and_moves_on(server, 
     first = _shown(tab1)
     assert _shown(tab2) == first and first in ("d1", "d2", "d3")  # both tabs show the same item
     for tab in (tab1, tab2):
-        _ready_for_keys(tab)
+        ready_for_keys(tab)
 
     tab1.keyboard.press("3")
     _wait_gone(tab1, first)
@@ -206,7 +153,7 @@ def test_1a_a_second_tab_on_a_labelled_item_stores_nothing_and_moves_on(server, 
     assert _rows(store, "ann1") == [("q1", first, "label", 3)]  # nothing stored on anything tab 2 never showed
 
     # the next key press in tab 2 is an ordinary label on the item it shows
-    _ready_for_keys(tab2)
+    ready_for_keys(tab2)
     tab2.keyboard.press("1")
     _wait_gone(tab2, second)
     assert _rows(store, "ann1") == [("q1", first, "label", 3), ("q1", second, "label", 1)]
@@ -217,7 +164,7 @@ def test_1b_an_adjudication_arriving_meanwhile_never_takes_the_key_press(server,
     page = new_page()
     login(page, server["url"], "ann4")
     assert _shown(page) == "d4"  # ann4's own item (q2, d4)
-    _ready_for_keys(page)
+    ready_for_keys(page)
 
     # from outside, while d4 is on screen: three annotators split on (q2, d5), which ann4 does not hold
     with store.write() as s:
@@ -238,7 +185,7 @@ def test_1b_an_adjudication_arriving_meanwhile_never_takes_the_key_press(server,
     page.get_by_text("Adjudication").first.wait_for(timeout=30_000)
     screenshot(page, "binding-adjudication-next")
 
-    _ready_for_keys(page)
+    ready_for_keys(page)
     page.keyboard.press("1")
     page.get_by_text("Nothing left to label").wait_for(timeout=30_000)
     assert _rows(store, "ann4") == [("q2", "d4", "label", 2), ("q2", "d5", "label", 1)]
@@ -257,7 +204,7 @@ def test_2_a_disabled_annotators_open_page_stores_nothing_and_signs_out(server, 
     login(page, server["url"], "sam")
     shown = _shown(page)
     assert shown in ("d6", "d1", "d2")
-    _ready_for_keys(page)
+    ready_for_keys(page)
     cli(server["db"], "user", "disable", "sam")
     try:
         page.keyboard.press("3")

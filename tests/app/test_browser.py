@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tests.app.conftest import login, open_page, screenshot
+from tests.app.browser_helpers import login, open_page, screenshot
 
 pytestmark = pytest.mark.browser
 

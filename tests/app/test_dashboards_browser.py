@@ -7,25 +7,12 @@ comparison has two versions to compare.  Screenshots go to test-artifacts/dashbo
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
-from tests.app.conftest import login, open_page, screenshot
+from tests.app.browser_helpers import choose_in, cli, login, open_page, screenshot
 
 pytestmark = pytest.mark.browser
 DEMO = "demo-bilingual"
-
-
-def _cli(app_server, *args, input_text=None):
-    return subprocess.run(
-        [sys.executable, "-m", "pooljudge.cli", "--db", str(app_server["db"]), "-q", *args],
-        check=True,
-        capture_output=True,
-        text=True,
-        input=input_text,
-    )
 
 
 @pytest.fixture(scope="module")
@@ -49,17 +36,25 @@ def relabelled(app_server, tmp_path_factory):
     lines = [f"{q} 0 {d} {g}" for q, docs in qrels.items() for d, g in docs.items()]
     lines += [f"{q} 0 {d} 2" for q, d in added.items()]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    _cli(app_server, "import", str(path), "--format", "trec-qrels", "-c", DEMO, "--merge", "--qrels-name", "relabelled")
+    cli(
+        app_server["db"],
+        "import",
+        str(path),
+        "--format",
+        "trec-qrels",
+        "-c",
+        DEMO,
+        "--merge",
+        "--qrels-name",
+        "relabelled",
+    )
     return added
 
 
 @pytest.fixture
-def page(browser):
+def page(new_page):
     # tall enough that a full-page screenshot holds a whole dashboard (Streamlit scrolls inside its own container)
-    context = browser.new_context(viewport={"width": 1400, "height": 3600})
-    pg = context.new_page()
-    yield pg
-    context.close()
+    return new_page(height=3600)
 
 
 def _visible_panel(page):
@@ -117,16 +112,11 @@ def test_dataset_statistics_dashboards(app_server, page, relabelled):
     screenshot(page, "dashboard-statistics")
 
 
-def _choose(page, label: str, option: str) -> None:
-    page.locator('[data-testid="stSelectbox"]').filter(has_text=label).get_by_role("combobox").click()
-    page.get_by_role("option", name=option, exact=True).click()
-
-
 def test_error_analysis_sampling_tagging_and_dashboards(app_server, page, relabelled):
     login(page, app_server["url"], "admin")
     open_page(page, "Error analysis")
     page.get_by_role("button", name="Sample").wait_for(timeout=60_000)
-    _choose(page, "Run", "minilm")  # the English model fails many Chinese queries: a rich sample
+    choose_in(page, "Run", "minilm")  # the English model fails many Chinese queries: a rich sample
     page.get_by_role("button", name="Sample").click()
     page.get_by_text("Failing queries").wait_for(timeout=60_000)
     failing = int(page.locator('[data-testid="stMetricValue"]').first.inner_text().replace(",", ""))
@@ -170,8 +160,7 @@ def test_live_leaderboard_follows_new_labels_without_interaction(app_server, pag
         qid = next(q.id for q in iter_queries(s, DEMO) if q.id not in labelled)
     login(page, app_server["url"], "admin")
     open_page(page, "Metrics")
-    page.locator('[data-testid="stSelectbox"]').filter(has_text="Qrels").get_by_role("combobox").click()
-    page.get_by_role("option", name="live final labels", exact=True).click()
+    choose_in(page, "Qrels", "live final labels")
     page.get_by_text("Refresh every 10 s").wait_for(timeout=30_000)
     before = len(labelled)
 

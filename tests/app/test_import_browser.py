@@ -3,29 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from tests.app.conftest import login, open_page, screenshot
+from tests.app.browser_helpers import choose, login, open_page, screenshot
 
 pytestmark = pytest.mark.browser
 
 N = 300_000
-
-
-def _choose_format(page, name: str) -> None:
-    """Pick ``name`` in the Format box, again if a rerun (e.g. the session cookie being set) closed the list."""
-    box = page.get_by_role("combobox").first
-    for _ in range(10):
-        box.click()
-        try:
-            page.get_by_role("option", name=name).click(timeout=5_000)
-        except PlaywrightTimeout:
-            page.keyboard.press("Escape")
-            continue
-        if box.input_value().startswith(f"{name}:"):
-            return
-    screenshot(page, "import-format-box")
-    raise AssertionError(f"could not choose the format {name!r}: {box.input_value()!r}")
 
 
 def test_an_import_shows_progress_survives_a_reload_and_finishes(app_server, page, tmp_path):
@@ -38,7 +21,7 @@ def test_an_import_shows_progress_survives_a_reload_and_finishes(app_server, pag
     page.get_by_label("Path (file or folder, plain or .gz)").fill(str(tsv))
     # "zz-": listed after the demo collections, so later tests on this shared server keep their default one
     page.get_by_label("Collection name").fill("zz-browser-import")
-    _choose_format(page, "msmarco")
+    choose(page, page.get_by_role("combobox").first, "msmarco:", exact=False)
     page.get_by_role("button", name="Import").click()
     bar = page.locator('[data-testid="stProgress"]').filter(has_text="zz-browser-import")
     bar.first.wait_for(timeout=60_000)

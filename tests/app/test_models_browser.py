@@ -3,12 +3,10 @@ progress survives a page reload, then lists it with its held-out nDCG@10."""
 
 from __future__ import annotations
 
-import os
 import random
 import re
 
 import pytest
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from core.types import CollectionSource, Passage, QrelEntry, Query
 from db.engine import Store, sqlite_url
@@ -16,7 +14,7 @@ from db.importer import import_collection
 from db.jobs import list_jobs
 from db.trained_models import list_models
 from db.users import add_user
-from tests.app.conftest import PASSWORD, login, open_page, screenshot, serve_app
+from tests.app.browser_helpers import PASSWORD, choose, login, open_page, screenshot, serve_sqlite
 
 pytestmark = pytest.mark.browser
 
@@ -69,32 +67,10 @@ def server(tmp_path_factory):
         add_user(s, "admin", PASSWORD, "admin")
         import_collection(s, _toy_source(), name="toy", format="t", location="m", qrels_name="gold")
     _tiny_base(folder / "tiny-base")
-    env = {
-        **os.environ,
-        "POOLJUDGE_DB": str(db),
-        "POOLJUDGE_MODELS": str(folder / "models"),
-        "POOLJUDGE_JOB_LOGS": str(folder),
-        "OMP_NUM_THREADS": "1",
-    }
-    env.pop("POOLJUDGE_DB_URL", None)
-    with serve_app(env, folder / "streamlit.log") as url:
+    models = {"POOLJUDGE_MODELS": str(folder / "models"), "POOLJUDGE_JOB_LOGS": str(folder), "OMP_NUM_THREADS": "1"}
+    with serve_sqlite(db, folder / "streamlit.log", **models) as url:
         yield {"url": url, "store": store, "folder": folder}
     store.dispose()
-
-
-def _choose(page, box, name: str) -> None:
-    """Pick option ``name`` in ``box``, again if a rerun closed the list under the pointer."""
-    for _ in range(10):
-        box.click()
-        try:
-            page.get_by_role("option", name=name, exact=True).click(timeout=5_000)
-        except PlaywrightTimeout:
-            page.keyboard.press("Escape")
-            continue
-        if box.input_value() == name:
-            return
-    screenshot(page, "models-choose")
-    raise AssertionError(f"could not choose {name!r}: {box.input_value()!r}")
 
 
 def _number(page, label: str, value) -> None:
@@ -109,7 +85,7 @@ def test_train_a_model_in_the_background_through_a_reload(server, page):
     open_page(page, "Models")
     page.get_by_text("No trained models yet.").wait_for(timeout=60_000)
     page.get_by_label("Model name").fill(NAME)
-    _choose(page, page.get_by_role("combobox", name="Base model"), "a local model folder (path below)")
+    choose(page, page.get_by_role("combobox", name="Base model"), "a local model folder (path below)")
     page.get_by_label("Local model folder").fill(str(folder / "tiny-base"))
     # enough steps (24 training queries, 6 batches an epoch) to watch the progress for some seconds
     _number(page, "Epochs", 40)

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.app.conftest import ACCOUNTS, PASSWORD, REPO, login, serve_app
+from tests.app.browser_helpers import ACCOUNTS, PASSWORD, REPO, login, serve_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -8,21 +8,24 @@ labels, the reviewers' labels) goes through the library.
 
 from __future__ import annotations
 
-import os
 import re
 
 import pytest
 from sqlalchemy import select
 
-from core.types import CollectionSource, Passage, Query
 from db.annotation import create_assignments, next_item, record_judgment, start_qc_round
 from db.engine import Store, sqlite_url
-from db.importer import import_collection
 from db.models import Assignment, Package, QcRound
 from db.models import Passage as PassageRow
-from db.pools import save_pool
-from db.users import add_user
-from tests.app.conftest import PASSWORD, login, open_page, screenshot, serve_app
+from tests.app.browser_helpers import (
+    add_accounts,
+    import_pooled,
+    login,
+    open_page,
+    screenshot,
+    serve_sqlite,
+    wait_idle,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -44,22 +47,11 @@ def server(tmp_path_factory):
     folder = tmp_path_factory.mktemp("qc_rework")
     db = folder / "pooljudge.db"
     store = Store(sqlite_url(db))
-    source = CollectionSource(
-        passages=lambda: iter([Passage(d, t, title="") for d, t in PASSAGES.items()]),
-        queries=lambda: iter([Query("q1", QUERY)]),
-        qrels=lambda: iter(()),
-    )
     with store.write() as s:
-        import_collection(s, source, name="tower", format="t", location="m")
-        save_pool(s, "tower", "p", {"q1": {d: [] for d in PASSAGES}}, method="depth")
-        ids = {
-            n: add_user(s, n, PASSWORD, r).id
-            for n, r in (("admin", "admin"), ("rev1", "reviewer"), ("rev2", "reviewer"), ("ann1", "annotator"))
-        }
+        import_pooled(s, {d: ("q1", t) for d, t in PASSAGES.items()}, {"q1": QUERY})
+        ids = add_accounts(s, {"admin": "admin", "rev1": "reviewer", "rev2": "reviewer", "ann1": "annotator"})
         create_assignments(s, "tower", "p", annotators=["ann1"], per_pair=1, seed=3, package_size=5)
-    env = {**os.environ, "POOLJUDGE_DB": str(db)}
-    env.pop("POOLJUDGE_DB_URL", None)
-    with serve_app(env, folder / "streamlit.log") as url:
+    with serve_sqlite(db, folder / "streamlit.log") as url:
         yield {"url": url, "store": store, "ids": ids}
     store.dispose()
 
@@ -92,16 +84,66 @@ def _setup_failing_round(store, ids) -> tuple[int, dict[str, int]]:
     return package, own
 
 
-def _qc_tab(page) -> None:
-    page.get_by_role("tab", name="Quality control").click()
+def _close_round(admin, decision: str) -> None:
+    """On the Admin page's Quality control tab, close the open round; wait for its ``decision`` line."""
+    admin.get_by_role("tab", name="Quality control").click()
+    admin.get_by_role("button", name="Close round and decide").click()
+    admin.get_by_text(decision, exact=False).wait_for(timeout=60_000)
 
 
-def _idle(page) -> None:
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
-        " && !document.querySelector('[data-stale=\"true\"]')",
-        timeout=60_000,
-    )
+def _open_admin_page(admin) -> None:
+    admin.get_by_text("Logged in as admin").wait_for(timeout=60_000)
+    open_page(admin, "Admin")
+
+
+def _rework_screen(ann, own: dict[str, int]) -> str:
+    """Wait until the annotator's rework screen is drawn whole; the main area's text."""
+    ann.get_by_text("Rework: package ann1-p001").wait_for(timeout=60_000)
+    # the whole run is drawn: the progress line, both items' last buttons and the panel below them
+    ann.get_by_text("0 of 2 disputed items answered").wait_for(timeout=60_000)
+    for doc in PLANTED:
+        item = ann.locator(f".st-key-rework-item-{own[doc]}")
+        item.get_by_role("button", name="Keep my label").wait_for(timeout=60_000)
+    ann.get_by_text("Nothing left to label").wait_for(timeout=60_000)
+    wait_idle(ann, 60_000, fresh=True)
+    return ann.locator('[data-testid="stMain"]').inner_text()
+
+
+def _check_disputed_items(ann, own: dict[str, int], text: str) -> None:
+    """Exactly the two disputed items, texts verbatim, with the reviewers' labels and note."""
+    assert "Quality control round 1 returned this package: accuracy 60%, below the 93% needed." in text
+    assert "The reviewers disagreed with 2 of your labels" in text
+    assert "0 of 2 disputed items answered" in text
+    assert ann.locator('[class*="st-key-rework-item-"]').count() == 2
+    d1 = ann.locator(f".st-key-rework-item-{own['d1']}").inner_text()
+    assert QUERY in d1 and PASSAGES["d1"] in d1  # markup in the texts is shown as text
+    assert re.search(r"Your label when reviewed\s*·\s*2 · ", d1), d1
+    assert re.search(r"Reviewers' labels\s*·\s*rev1: 0 · [^;]+; rev2: 0 · ", d1), d1
+    assert re.search(r"Note from rev1\s*·\s*" + re.escape(NOTE), d1), d1
+    d3 = ann.locator(f".st-key-rework-item-{own['d3']}").inner_text()
+    assert PASSAGES["d3"] in d3 and re.search(r"Your label when reviewed\s*·\s*1 · ", d3), d3
+    assert re.search(r"Reviewers' labels\s*·\s*rev1: 0 · [^;]+; rev2: 0 · ", d3) and "Note from" not in d3, d3
+    for doc in ("d0", "d2", "d4"):
+        assert PASSAGES[doc] not in text
+    assert ann.locator("main b", has_text="Paris").count() == 0 and ann.locator("main i", has_text="river").count() == 0
+
+
+def _relabel_and_resubmit(ann, own: dict[str, int]) -> None:
+    """Relabel both disputed items with the truth (each press lands on its own item), then resubmit."""
+    for doc in ("d1", "d3"):
+        wait_idle(ann, 60_000, fresh=True)
+        box = ann.locator(f".st-key-rework-item-{own[doc]}")
+        box.get_by_role("button", name=re.compile(rf"^{TRUTH[doc]} · ")).click()
+        box.get_by_text("Answered: your label now").wait_for(timeout=60_000)
+    ann.get_by_text("2 of 2 disputed items answered").wait_for(timeout=60_000)
+    wait_idle(ann, 60_000, fresh=True)
+    ann.get_by_role("button", name="Resubmit package ann1-p001").click()
+    ann.get_by_text("Package ann1-p001 resubmitted for quality control.").wait_for(timeout=60_000)
+
+
+def _package_status(store, package: int) -> str:
+    with store.read() as s:
+        return s.get(Package, package).status
 
 
 def test_a_returned_package_is_reworked_and_passes_the_next_round(server, new_page):
@@ -111,84 +153,38 @@ def test_a_returned_package_is_reworked_and_passes_the_next_round(server, new_pa
     # the admin closes round 1: below the threshold, back to the annotator, the round's table stays listed
     admin = new_page()
     login(admin, server["url"], "admin")
-    open_page(admin, "Admin")
-    _qc_tab(admin)
-    admin.get_by_role("button", name="Close round and decide").click()
-    admin.get_by_text("accuracy 0.600 on 5 pairs, decision revise", exact=False).wait_for(timeout=60_000)
+    _open_admin_page(admin)
+    _close_round(admin, "accuracy 0.600 on 5 pairs, decision revise")
     admin.get_by_text(
-        re.compile(
-            r"ann1-p001 \(ann1\) · round 1 · revise · accuracy 0\.600 on 5 pairs · "
-            r"2 disagreements"
-        )
+        re.compile(r"ann1-p001 \(ann1\) · round 1 · revise · accuracy 0\.600 on 5 pairs · 2 disagreements")
     ).wait_for(timeout=30_000)
 
-    # the annotator sees exactly the two disputed items, texts verbatim, with the reviewers' labels and note
+    # the annotator sees exactly the two disputed items
     ann = new_page()
     login(ann, server["url"], "ann1")
-    ann.get_by_text("Rework: package ann1-p001").wait_for(timeout=60_000)
-    # the whole run is drawn: the progress line, both items' last buttons and the panel below them
-    ann.get_by_text("0 of 2 disputed items answered").wait_for(timeout=60_000)
-    for doc in PLANTED:
-        ann.locator(f".st-key-rework-item-{own[doc]}").get_by_role("button", name="Keep my label").wait_for(
-            timeout=60_000
-        )
-    ann.get_by_text("Nothing left to label").wait_for(timeout=60_000)
-    _idle(ann)
-    main = ann.locator('[data-testid="stMain"]')
-    text = main.inner_text()
-    assert "Quality control round 1 returned this package: accuracy 60%, below the 93% needed." in text
-    assert "The reviewers disagreed with 2 of your labels" in text
-    assert "0 of 2 disputed items answered" in text
-    items = {doc: ann.locator(f".st-key-rework-item-{own[doc]}") for doc in PLANTED}
-    assert ann.locator('[class*="st-key-rework-item-"]').count() == 2
-    d1 = items["d1"].inner_text()
-    assert QUERY in d1 and PASSAGES["d1"] in d1  # markup in the texts is shown as text
-    assert re.search(r"Your label when reviewed\s*·\s*2 · ", d1), d1
-    assert re.search(r"Reviewers' labels\s*·\s*rev1: 0 · [^;]+; rev2: 0 · ", d1), d1
-    assert re.search(r"Note from rev1\s*·\s*" + re.escape(NOTE), d1), d1
-    d3 = items["d3"].inner_text()
-    assert PASSAGES["d3"] in d3 and re.search(r"Your label when reviewed\s*·\s*1 · ", d3), d3
-    assert re.search(r"Reviewers' labels\s*·\s*rev1: 0 · [^;]+; rev2: 0 · ", d3) and "Note from" not in d3, d3
-    for doc in ("d0", "d2", "d4"):
-        assert PASSAGES[doc] not in text
-    assert ann.locator("main b", has_text="Paris").count() == 0 and ann.locator("main i", has_text="river").count() == 0
+    _check_disputed_items(ann, own, _rework_screen(ann, own))
     screenshot(ann, "qc_rework")
 
     # resubmitting with nothing answered is refused, with the pairs named
     ann.get_by_role("button", name="Resubmit package ann1-p001").click()
-    ann.get_by_text("2 disputed item(s) not yet relabelled or confirmed (q1 / d1, q1 / d3)", exact=False).wait_for(
-        timeout=60_000
-    )
-    with store.read() as s:
-        assert s.get(Package, package).status == "revise"
+    refused = "2 disputed item(s) not yet relabelled or confirmed (q1 / d1, q1 / d3)"
+    ann.get_by_text(refused, exact=False).wait_for(timeout=60_000)
+    assert _package_status(store, package) == "revise"
 
-    # relabel both (each press lands on its own item), then resubmit
-    for doc in ("d1", "d3"):
-        _idle(ann)
-        box = ann.locator(f".st-key-rework-item-{own[doc]}")
-        box.get_by_role("button", name=re.compile(rf"^{TRUTH[doc]} · ")).click()
-        box.get_by_text("Answered: your label now").wait_for(timeout=60_000)
-    ann.get_by_text("2 of 2 disputed items answered").wait_for(timeout=60_000)
-    _idle(ann)
-    ann.get_by_role("button", name="Resubmit package ann1-p001").click()
-    ann.get_by_text("Package ann1-p001 resubmitted for quality control.").wait_for(timeout=60_000)
+    _relabel_and_resubmit(ann, own)
     assert ann.get_by_text("Rework: package ann1-p001").count() == 0
-    with store.read() as s:
-        assert s.get(Package, package).status == "submitted"
+    assert _package_status(store, package) == "submitted"
 
     # round 2 samples afresh and passes (the reviewers' labels on the same pairs still stand)
     admin.reload()
-    admin.get_by_text("Logged in as admin").wait_for(timeout=60_000)
-    open_page(admin, "Admin")
-    _qc_tab(admin)
+    _open_admin_page(admin)
+    admin.get_by_role("tab", name="Quality control").click()
     admin.get_by_role("button", name="Start QC round").click()
     admin.get_by_text("started on ann1-p001", exact=False).wait_for(timeout=60_000)
-    _idle(admin)
-    _qc_tab(admin)
-    admin.get_by_role("button", name="Close round and decide").click()
-    admin.get_by_text("accuracy 1.000 on 5 pairs, decision pass", exact=False).wait_for(timeout=60_000)
+    wait_idle(admin, 60_000, fresh=True)
+    _close_round(admin, "accuracy 1.000 on 5 pairs, decision pass")
     with store.read() as s:
         rounds = s.scalars(select(QcRound).where(QcRound.package_id == package).order_by(QcRound.round_no)).all()
         assert [(r.round_no, r.status, r.accuracy) for r in rounds] == [(1, "revise", 0.6), (2, "passed", 1.0)]
         assert rounds[1].seed != rounds[0].seed
-        assert s.get(Package, package).status == "passed"
+    assert _package_status(store, package) == "passed"

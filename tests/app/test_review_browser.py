@@ -8,21 +8,23 @@ through the library.
 
 from __future__ import annotations
 
-import os
-
 import pytest
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from sqlalchemy import select
 
-from core.types import CollectionSource, Passage, Query, RunEntry
 from db.annotation import create_assignments, record_judgment
 from db.engine import Store, sqlite_url
-from db.importer import import_collection
 from db.models import Assignment, FinalLabel, LabelOverride, QueryRecord
 from db.models import Passage as PassageRow
-from db.pools import save_pool
-from db.users import add_user
-from tests.app.conftest import PASSWORD, login, open_page, screenshot, serve_app
+from tests.app.browser_helpers import (
+    add_accounts,
+    choose_in,
+    import_pooled,
+    login,
+    open_page,
+    screenshot,
+    serve_sqlite,
+    wait_idle,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -38,31 +40,8 @@ BM25 = {"q1": {"d2": 9.0, "d0": 7.5, "d1": 1.0}, "q2": {"d3": 4.0, "d4": 3.0}}
 LABELS = {"d0": (3, 3, 3), "d1": (0, 1, 2), "d2": (2, 2, 1), "d3": (1, 1, 0)}  # d1 split, d4 unlabelled
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("review_scale")
-    db = folder / "pooljudge.db"
-    store = Store(sqlite_url(db))
-    source = CollectionSource(
-        passages=lambda: iter([Passage(d, t, title="") for d, (_q, t) in PASSAGES.items()]),
-        queries=lambda: iter([Query(q, t) for q, t in QUERIES.items()]),
-        qrels=lambda: iter(()),
-        runs={"bm25": lambda: iter([RunEntry(q, d, s) for q, docs in BM25.items() for d, s in docs.items()])},
-    )
-    with store.write() as s:
-        import_collection(s, source, name="tower", format="t", location="m")
-        save_pool(
-            s,
-            "tower",
-            "p",
-            {q: {d: [] for d, (qq, _t) in PASSAGES.items() if qq == q} for q in QUERIES},
-            method="depth",
-        )
-        ids = {
-            n: add_user(s, n, PASSWORD, r).id
-            for n, r in (("rev1", "reviewer"), ("ann1", "annotator"), ("ann2", "annotator"), ("ann3", "annotator"))
-        }
-        create_assignments(s, "tower", "p", annotators=["ann1", "ann2", "ann3"], seed=3, package_size=10)
+def _label(store, ids: dict[str, int]) -> None:
+    """ann1, ann2 and ann3 give each passage of ``LABELS`` their grades, through the library."""
     for doc, grades in LABELS.items():
         for name, grade in zip(("ann1", "ann2", "ann3"), grades):
             with store.write() as s:
@@ -71,9 +50,20 @@ def server(tmp_path_factory):
                     select(Assignment.id).where(Assignment.user_id == ids[name], Assignment.passage_id == pid)
                 )
                 record_judgment(s, ids[name], aid, grade)
-    env = {**os.environ, "POOLJUDGE_DB": str(db)}
-    env.pop("POOLJUDGE_DB_URL", None)
-    with serve_app(env, folder / "streamlit.log") as url:
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("review_scale")
+    db = folder / "pooljudge.db"
+    store = Store(sqlite_url(db))
+    with store.write() as s:
+        import_pooled(s, PASSAGES, QUERIES, runs={"bm25": BM25})
+        accounts = {"rev1": "reviewer", "ann1": "annotator", "ann2": "annotator", "ann3": "annotator"}
+        ids = add_accounts(s, accounts)
+        create_assignments(s, "tower", "p", annotators=["ann1", "ann2", "ann3"], seed=3, package_size=10)
+    _label(store, ids)
+    with serve_sqlite(db, folder / "streamlit.log") as url:
         yield {"url": url, "store": store}
     store.dispose()
 
@@ -82,41 +72,19 @@ def _panel(page):
     return page.locator('[data-testid="stTabs"] [role="tabpanel"]:visible').first
 
 
-def _pick(page, combobox, option: str) -> None:
-    """Open a selectbox and click ``option``; a click that lands during a rerun can leave the list closed."""
-    for attempt in range(3):
-        _idle(page)
-        combobox.click()
-        try:
-            page.get_by_role("option", name=option, exact=True).click(timeout=10_000 if attempt < 2 else 30_000)
-            return
-        except PlaywrightTimeout:
-            if attempt == 2:
-                raise
-            page.keyboard.press("Escape")
-
-
-def _choose(page, label: str, option: str) -> None:
-    _pick(page, page.locator('[data-testid="stSelectbox"]').filter(has_text=label).get_by_role("combobox"), option)
-
-
-def _idle(page) -> None:
-    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=60_000)
-
-
-def test_review_filters_and_the_ranked_list_view(server, page):
-    login(page, server["url"], "rev1")
-    open_page(page, "Review")
+def _filter_to_the_split_pair(page):
+    """On the Pairs tab, search the q1 pairs by the query's text, keep the split one, and choose its row; the
+    tab's panel."""
     page.get_by_role("tab", name="Pairs").click()
     panel = _panel(page)
     panel.get_by_text("5 of 5 pairs.").wait_for(timeout=60_000)
-    # a filter applied: the search finds the q1 pairs by the query's text, the state keeps the split one
-    panel.get_by_label("Search query text or id, passage id").fill("EIFFEL")
-    panel.get_by_label("Search query text or id, passage id").press("Enter")
+    search = panel.get_by_label("Search query text or id, passage id")
+    search.fill("EIFFEL")
+    search.press("Enter")
     panel.get_by_text("3 of 5 pairs.").wait_for(timeout=60_000)
-    _choose(page, "State", "needs fourth")
+    choose_in(page, "State", "needs fourth")
     panel.get_by_text("1 of 5 pairs.").wait_for(timeout=60_000)
-    _idle(page)
+    wait_idle(page, 60_000)
     table = panel.locator('[data-testid="stDataFrame"]').first
     table.wait_for(timeout=30_000)
     box = table.bounding_box()
@@ -124,23 +92,24 @@ def test_review_filters_and_the_ranked_list_view(server, page):
     # choosing the row (its checkbox, drawn on the table's canvas) shows that pair below the table
     table.click(position={"x": 17, "y": 52})
     panel.get_by_text("Paris lies on the Seine <i>river</i>.").wait_for(timeout=60_000)
-    _idle(page)
-    screenshot(page, "review_filters")
-    text = panel.inner_text()
-    assert "1 of 5 pairs. Select a row to see the pair and override its final label." in text
-    assert "Bulk actions on the 1 pair shown" in text
-    assert "how tall is the <b>Eiffel</b> tower" in text  # the chosen pair's query, shown as text
-    assert panel.locator('[data-testid="stException"]').count() == 0
+    wait_idle(page, 60_000)
+    return panel
 
+
+def _ranked_list_by_bm25(page):
+    """The Ranked list tab of q1 in bm25's order; the tab's panel."""
     page.get_by_role("tab", name="Ranked list").click()
     panel = _panel(page)
     panel.get_by_text("Query q1 · how tall is the <b>Eiffel</b> tower").wait_for(timeout=60_000)
-    _choose(page, "Order", "rank in run bm25")
+    choose_in(page, "Order", "rank in run bm25")
     panel.get_by_text("#1 · rank 1 · d2").wait_for(timeout=60_000)
-    _idle(page)
-    screenshot(page, "ranked_list")
+    wait_idle(page, 60_000)
+    return panel
+
+
+def _check_ranked_list(panel) -> None:
+    """The whole pooled list in bm25's order, every final label and every annotator's label at once."""
     text = panel.inner_text()
-    # the whole pooled list in bm25's order, every final label and every annotator's label at once
     order = [text.index(f"#{i} · rank {i} · {d}") for i, d in ((1, "d2"), (2, "d0"), (3, "d1"))]
     assert order == sorted(order)
     for shown in (
@@ -154,18 +123,19 @@ def test_review_filters_and_the_ranked_list_view(server, page):
         assert shown in text, shown
     assert panel.locator("i", has_text="river").count() == 0  # passage HTML is shown as text, never rendered
 
-    # adjust a label right there: the split d1 becomes 0, with a reason
-    _pick(
-        page,
-        panel.locator('[data-testid="stSelectbox"]').filter(has_text="Set final label").nth(2).get_by_role("combobox"),
-        "0",
-    )
+
+def _set_d1_to_0(page, panel) -> None:
+    """Set the split d1's final label to 0 in the ranked list, with a reason."""
+    choose_in(page, "Set final label", "0", scope=panel, nth=2)
     panel.get_by_label("Reason for the labels you set (required)").fill("only the river is named")
     panel.get_by_role("button", name="Apply the labels set").click()
     page.get_by_text("Set 1 final label of query q1.").wait_for(timeout=60_000)
-    _idle(page)
+    wait_idle(page, 60_000)
     _panel(page).get_by_text("final: 0 (overridden)").wait_for(timeout=60_000)
-    store = server["store"]
+
+
+def _stored_d1(store) -> tuple[tuple, tuple]:
+    """(grade, reason) of the override on (q1, d1) and (grade, method) of its final label, from the store."""
     with store.read() as s:
         q1 = s.scalar(select(QueryRecord.id).where(QueryRecord.ext_id == "q1"))
         d1 = s.scalar(select(PassageRow.id).where(PassageRow.ext_id == "d1"))
@@ -177,4 +147,23 @@ def test_review_filters_and_the_ranked_list_view(server, page):
         final = s.execute(
             select(FinalLabel.grade, FinalLabel.method).where(FinalLabel.query_id == q1, FinalLabel.passage_id == d1)
         ).one()
-    assert tuple(override) == (0, "only the river is named") and tuple(final) == (0, "overridden")
+    return tuple(override), tuple(final)
+
+
+def test_review_filters_and_the_ranked_list_view(server, page):
+    login(page, server["url"], "rev1")
+    open_page(page, "Review")
+    panel = _filter_to_the_split_pair(page)
+    screenshot(page, "review_filters")
+    text = panel.inner_text()
+    assert "1 of 5 pairs. Select a row to see the pair and override its final label." in text
+    assert "Bulk actions on the 1 pair shown" in text
+    assert "how tall is the <b>Eiffel</b> tower" in text  # the chosen pair's query, shown as text
+    assert panel.locator('[data-testid="stException"]').count() == 0
+
+    panel = _ranked_list_by_bm25(page)
+    screenshot(page, "ranked_list")
+    _check_ranked_list(panel)
+
+    _set_d1_to_0(page, panel)  # adjust a label right there: the split d1 becomes 0
+    assert _stored_d1(server["store"]) == ((0, "only the river is named"), (0, "overridden"))

@@ -6,10 +6,6 @@ must not disturb the other browser tests' shared server.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import time
 
 import pytest
@@ -17,35 +13,35 @@ from sqlalchemy import func, select
 
 from db.engine import Store, sqlite_url
 from db.models import AuthSession, Judgment, User
-from tests.app.conftest import PASSWORD, REPO, login, screenshot, serve_app
+from tests.app.browser_helpers import (
+    ALPHA_PASSAGES,
+    PASSWORD,
+    add_users,
+    cli,
+    fill_login,
+    login,
+    markers_of,
+    press_grade,
+    screenshot,
+    serve_sqlite,
+    shown_doc,
+    write_beir,
+)
 
 pytestmark = pytest.mark.browser
 
 COOKIE = "pooljudge_session"
-PASSAGES = {
-    "d1": "Alpha passage about the Eiffel Tower.",
-    "d2": "Bravo passage on the Seine river.",
-    "d3": "Charlie passage with the tower's height, 330 metres.",
-}
-MARKERS = {d: t.split()[0] + " passage" for d, t in PASSAGES.items()}
+PASSAGES = {d: ALPHA_PASSAGES[d] for d in ("d1", "d2", "d3")}
+MARKERS = markers_of(PASSAGES)
+RUN = [("q1", d) for d in PASSAGES]
 ANNOTATOR = "sam"
 SIGNED_OUT = "You were signed out"
+# some passage is drawn (the grade buttons may still be on their way)
+ANY_MARKER_SHOWN = """(markers) => {
+    const main = document.querySelector('[data-testid="stMain"]');
+    return main && markers.some((m) => main.innerText.includes(m));
+}"""
 COOKIE_COMPONENTS_GONE = "() => document.querySelectorAll('iframe[title*=\"cookie_manager\"]').length === 0"
-
-
-def _cli(db, *args, check=True):
-    env = {**os.environ, "POOLJUDGE_PASSWORD": PASSWORD}
-    env.pop("POOLJUDGE_DB_URL", None)
-    out = subprocess.run(
-        [sys.executable, "-m", "pooljudge.cli", "--db", str(db), "-q", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-    )
-    if check:
-        assert out.returncode == 0, out.stderr
-    return out
 
 
 @pytest.fixture(scope="module")
@@ -53,24 +49,12 @@ def server(tmp_path_factory):
     """``streamlit run app.py`` on a fresh store with an admin, the annotator sam and three items for sam."""
     folder = tmp_path_factory.mktemp("sessions")
     db = folder / "pooljudge.db"
-    for name, role in (("admin", "admin"), (ANNOTATOR, "annotator")):
-        _cli(db, "user", "add", name, "--role", role)
-    data = folder / "data"
-    (data / "runs").mkdir(parents=True)
-    (data / "qrels").mkdir()
-    (data / "corpus.jsonl").write_text(
-        "".join(json.dumps({"_id": d, "title": "", "text": t}) + "\n" for d, t in PASSAGES.items()), encoding="utf-8"
-    )
-    (data / "queries.jsonl").write_text(
-        json.dumps({"_id": "q1", "text": "how tall is the eiffel tower"}) + "\n", encoding="utf-8"
-    )
-    (data / "runs" / "r.trec").write_text("q1 Q0 d1 1 3.0 r\nq1 Q0 d2 2 2.0 r\nq1 Q0 d3 3 1.0 r\n", encoding="utf-8")
-    _cli(db, "import", "-f", "beir", str(data), "-c", "sess")
-    _cli(db, "pool", "-c", "sess", "--name", "p", "--run", "r", "--depth", "3")
-    _cli(db, "assign", "-c", "sess", "--pool", "p", "--annotators", ANNOTATOR, "--per-pair", "1", "--seed", "1")
-    env = {**os.environ, "POOLJUDGE_DB": str(db)}
-    env.pop("POOLJUDGE_DB_URL", None)
-    with serve_app(env, folder / "streamlit.log") as url:
+    add_users(db, {"admin": "admin", ANNOTATOR: "annotator"})
+    data = write_beir(folder / "data", PASSAGES, {"q1": "how tall is the eiffel tower"}, {"r": RUN})
+    cli(db, "import", "-f", "beir", str(data), "-c", "sess")
+    cli(db, "pool", "-c", "sess", "--name", "p", "--run", "r", "--depth", "3")
+    cli(db, "assign", "-c", "sess", "--pool", "p", "--annotators", ANNOTATOR, "--per-pair", "1", "--seed", "1")
+    with serve_sqlite(db, folder / "streamlit.log") as url:
         store = Store(sqlite_url(db))
         yield {"url": url, "db": db, "store": store}
         store.dispose()
@@ -93,18 +77,7 @@ def _wait_for_cookie(page, present: bool = True, timeout: float = 30) -> str | N
 
 def _shown_passage(page) -> str:
     """Which passage the Annotate page shows (waits until one is drawn)."""
-    page.wait_for_function(
-        """(markers) => {
-            const main = document.querySelector('[data-testid="stMain"]');
-            return main && markers.some((m) => main.innerText.includes(m));
-        }""",
-        arg=list(MARKERS.values()),
-        timeout=60_000,
-    )
-    body = page.locator('[data-testid="stMain"]').inner_text()
-    shown = [d for d, marker in MARKERS.items() if marker in body]
-    assert len(shown) == 1, body
-    return shown[0]
+    return shown_doc(page, MARKERS, settled=ANY_MARKER_SHOWN)
 
 
 def _login_screen(page, timeout: int = 60_000) -> None:
@@ -146,13 +119,7 @@ def test_a_reload_keeps_the_annotator_signed_in_on_the_same_item(server, new_pag
 
     # the keyboard flow goes on after the reload, on the item shown
     n = _judgments(server["store"], ANNOTATOR)
-    page.wait_for_timeout(1000)  # keyboard shortcuts attach a moment after the buttons first mount
-    page.keyboard.press("2")
-    page.wait_for_function(
-        "(m) => !document.querySelector('[data-testid=\"stMain\"]').innerText.includes(m)",
-        arg=MARKERS[before],
-        timeout=30_000,
-    )
+    press_grade(page, "2", MARKERS[before])
     assert _judgments(server["store"], ANNOTATOR) == n + 1
 
 
@@ -190,7 +157,7 @@ def test_disable_signs_out_every_open_page_and_enable_allows_a_new_login(server,
             >= 2
         )
 
-    _cli(server["db"], "user", "disable", ANNOTATOR)
+    cli(server["db"], "user", "disable", ANNOTATOR)
     n = _judgments(store, ANNOTATOR)
     try:
         # a refresh: the page comes back on the login screen, saying it was signed out
@@ -216,7 +183,7 @@ def test_disable_signs_out_every_open_page_and_enable_allows_a_new_login(server,
                 == 0
             )
     finally:
-        _cli(server["db"], "user", "enable", ANNOTATOR)
+        cli(server["db"], "user", "enable", ANNOTATOR)
     login(pages[0], server["url"], ANNOTATOR)
     assert _shown_passage(pages[0]) in PASSAGES
 
@@ -228,18 +195,12 @@ def _failures(store, key: str) -> int:
         return s.scalar(select(LoginThrottle.failures).where(LoginThrottle.key == key)) or 0
 
 
-def _submit(page, username: str, password: str) -> None:
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password", exact=True).fill(password)
-    page.get_by_role("button", name="Log in").click()
-
-
 def test_too_many_wrong_passwords_are_refused_with_the_wait(server, new_page):
     store = server["store"]
     page = new_page()
     page.goto(server["url"])
     for attempt in range(1, 6):  # five free failures
-        _submit(page, "admin", "not the password")
+        fill_login(page, "admin", "not the password")
         deadline = time.monotonic() + 30
         while _failures(store, "user:admin") < attempt:
             assert time.monotonic() < deadline
@@ -249,7 +210,7 @@ def test_too_many_wrong_passwords_are_refused_with_the_wait(server, new_page):
     # failure is recorded is refused (on a loaded machine one may land after a short lock: it doubles)
     refused = page.get_by_text("Too many failed logins: wait")
     for attempt in range(6, 12):
-        _submit(page, "admin", "not the password")
+        fill_login(page, "admin", "not the password")
         deadline = time.monotonic() + 60
         while not refused.is_visible() and _failures(store, "user:admin") < attempt:
             assert time.monotonic() < deadline, page.inner_text("body")
@@ -263,7 +224,7 @@ def test_too_many_wrong_passwords_are_refused_with_the_wait(server, new_page):
     # the right password works once the delay is over, and forgives the username
     deadline = time.monotonic() + 60
     while True:
-        _submit(page, "admin", PASSWORD)
+        fill_login(page, "admin", PASSWORD)
         try:
             page.get_by_text("Logged in as admin").wait_for(timeout=5_000)
             break
@@ -274,10 +235,10 @@ def test_too_many_wrong_passwords_are_refused_with_the_wait(server, new_page):
 
 def test_a_username_is_shown_verbatim_in_the_sidebar(server, new_page):
     name = "![x](http://127.0.0.1:9/x.png)**bold**"
-    _cli(server["db"], "user", "add", name, "--role", "annotator")
+    cli(server["db"], "user", "add", name, "--role", "annotator")
     page = new_page()
     page.goto(server["url"])
-    _submit(page, name, PASSWORD)
+    fill_login(page, name, PASSWORD)
     sidebar = page.locator('[data-testid="stSidebar"]')
     try:
         sidebar.get_by_text("Logged in as").wait_for(timeout=90_000)

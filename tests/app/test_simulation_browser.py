@@ -8,12 +8,10 @@ Screenshot: test-artifacts/labelling-simulation.png.
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from core.simulation import simulate_labelling
-from tests.app.conftest import ACCOUNTS, _wait_idle, cli, login, open_page, screenshot, serve_app
+from tests.app.browser_helpers import ACCOUNTS, add_users, cli, login, open_page, screenshot, serve_sqlite, wait_idle
 from tests.test_simulation_cli import ORACLE, RUNS, write_toy
 
 pytestmark = pytest.mark.browser
@@ -25,28 +23,22 @@ TOY_RUNS = {"A": RUNS["A"], "B": RUNS["B"], ODD: RUNS["C"]}
 def server(tmp_path_factory):
     root = tmp_path_factory.mktemp("simulation")
     db = root / "pooljudge.db"
-    env = {**os.environ, "POOLJUDGE_DB": str(db), "POOLJUDGE_CACHE": str(root / "cache")}
-    env.pop("POOLJUDGE_DB_URL", None)
-    for name in ("admin", "rev1"):
-        cli(str(db), "user", "add", name, "--role", ACCOUNTS[name])
-    cli(str(db), "import", "-f", "beir", str(write_toy(root / "toy", TOY_RUNS)), "-c", "toy", "--level", "1")
-    with serve_app(env, root / "streamlit.log") as url:
+    add_users(db, {"admin": ACCOUNTS["admin"], "rev1": ACCOUNTS["rev1"]})
+    cli(db, "import", "-f", "beir", str(write_toy(root / "toy", TOY_RUNS)), "-c", "toy", "--level", "1")
+    with serve_sqlite(db, root / "streamlit.log", POOLJUDGE_CACHE=str(root / "cache")) as url:
         yield url
 
 
 @pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1400, "height": 2400})
-    pg = context.new_page()
-    yield pg
-    context.close()
+def page(new_page):
+    return new_page(height=2400)
 
 
 def _number(page, label: str, value: int) -> None:
     box = page.locator('[data-testid="stNumberInput"]').filter(has_text=label).locator("input")
     box.fill(str(value))
     box.press("Enter")
-    _wait_idle(page)
+    wait_idle(page)
 
 
 def test_simulation_page_runs_and_plots(server, page):
@@ -62,7 +54,7 @@ def test_simulation_page_runs_and_plots(server, page):
     page.get_by_role("button", name="Run simulation").click()
     plots = main.locator(".js-plotly-plot")
     plots.nth(1).wait_for(state="visible", timeout=120_000)
-    _wait_idle(page)
+    wait_idle(page)
     page.wait_for_timeout(800)  # let plotly finish drawing
     assert main.locator('[data-testid="stException"]').count() == 0
     for i in range(2):

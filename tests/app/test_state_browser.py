@@ -6,32 +6,15 @@ non-default collection (the second) can be picked.
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import subprocess
-import sys
 
 import pytest
 
-from tests.app.conftest import PASSWORD, REPO, _wait_idle, login, open_page, screenshot, serve_app
+from tests.app.browser_helpers import cli, login, open_page, screenshot, serve_sqlite, wait_idle, write_beir
 
 pytestmark = pytest.mark.browser
 
 FIRST, SECOND = "alpha-set", "beta-set"  # listed by name: FIRST is every page's default
-
-
-def _cli(db, *args):
-    env = {**os.environ, "POOLJUDGE_PASSWORD": PASSWORD}
-    env.pop("POOLJUDGE_DB_URL", None)
-    out = subprocess.run(
-        [sys.executable, "-m", "pooljudge.cli", "--db", str(db), "-q", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-    )
-    assert out.returncode == 0, out.stderr
 
 
 @pytest.fixture(scope="module")
@@ -39,22 +22,15 @@ def server(tmp_path_factory):
     """``streamlit run app.py`` on a store with an admin and two small BEIR collections, each with a run."""
     folder = tmp_path_factory.mktemp("state")
     db = folder / "pooljudge.db"
-    _cli(db, "user", "add", "admin", "--role", "admin")
+    cli(db, "user", "add", "admin", "--role", "admin")
     for name in (FIRST, SECOND):
-        data = folder / name
-        (data / "runs").mkdir(parents=True)
-        (data / "qrels").mkdir()
-        (data / "corpus.jsonl").write_text(
-            "".join(json.dumps({"_id": f"d{i}", "title": "", "text": f"{name} passage {i}"}) + "\n" for i in range(3)),
-            encoding="utf-8",
+        passages = {f"d{i}": f"{name} passage {i}" for i in range(3)}
+        qrels = "query-id\tcorpus-id\tscore\nq1\td0\t2\n"
+        data = write_beir(
+            folder / name, passages, {"q1": f"about {name}"}, {"r": [("q1", "d0"), ("q1", "d1")]}, qrels=qrels
         )
-        (data / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": f"about {name}"}) + "\n", encoding="utf-8")
-        (data / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td0\t2\n", encoding="utf-8")
-        (data / "runs" / "r.trec").write_text("q1 Q0 d0 1 3.0 r\nq1 Q0 d1 2 2.0 r\n", encoding="utf-8")
-        _cli(db, "import", "-f", "beir", str(data), "-c", name)
-    env = {**os.environ, "POOLJUDGE_DB": str(db)}
-    env.pop("POOLJUDGE_DB_URL", None)
-    with serve_app(env, folder / "streamlit.log") as url:
+        cli(db, "import", "-f", "beir", str(data), "-c", name)
+    with serve_sqlite(db, folder / "streamlit.log") as url:
         yield {"url": url, "db": db}
 
 
@@ -86,12 +62,12 @@ def test_a_picked_collection_holds_on_the_other_pages(server, new_page):
     page.get_by_role("option", name=SECOND).click()
     _shows(page, SECOND)
     page.wait_for_url(re.compile(rf"[?&]collection={SECOND}"), timeout=60_000)  # a reload or a link keeps it
-    _wait_idle(page)
+    wait_idle(page)
     for title in ("Runs and export", "Error analysis", "Dataset statistics"):
         open_page(page, title)
         _shows(page, SECOND)
         page.wait_for_url(re.compile(rf"[?&]collection={SECOND}"), timeout=60_000)
-        _wait_idle(page)
+        wait_idle(page)
         if title == "Error analysis":
             screenshot(page, "state-collection-follows")
     page.reload()  # a new Streamlit session: the URL brings the collection back
@@ -106,7 +82,7 @@ def test_a_deep_link_opened_logged_out_lands_on_its_page_after_login(server, new
     page.get_by_role("heading", name="Metrics").first.wait_for(timeout=60_000)
     _shows(page, SECOND)
     page.wait_for_url(re.compile(rf"/metrics\?collection={SECOND}"), timeout=60_000)
-    _wait_idle(page)
+    wait_idle(page)
     assert page.get_by_role("heading", name="pooljudge", exact=True).count() == 0  # not Home, not the login screen
     # the page has finished drawing: the level input shows the collection's level, the leaderboard its run
     page.wait_for_function(

@@ -11,9 +11,7 @@ each, and the final labels are what those grades resolve to.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import re
 
 import pytest
 from sqlalchemy import select
@@ -21,7 +19,7 @@ from sqlalchemy import select
 from db.engine import Store
 from db.models import Assignment, FinalLabel, Judgment, Passage, User
 from db.users import add_user
-from tests.app.conftest import PASSWORD, cli, login, screenshot, serve_app
+from tests.app.browser_helpers import PASSWORD, cli, login, press_grade, screenshot, serve_app, shown_doc, write_beir
 
 pytestmark = pytest.mark.browser
 
@@ -39,7 +37,6 @@ PLAN = {
     "ann3": {"d1": 2, "d2": 0, "d3": 2, "d4": 1},
 }
 FINALS = {"d1": (3, "majority"), "d2": (0, "majority"), "d3": (2, "unanimous"), "d4": (1, "unanimous")}
-MAIN = '[data-testid="stMain"]'
 
 
 @pytest.fixture(scope="module")
@@ -52,17 +49,7 @@ def two_servers(pg_databases, tmp_path_factory):
     with store.write() as s:  # in-process: a CLI call per account costs an interpreter start each
         for name in PLAN:
             add_user(s, name, PASSWORD, "annotator")
-    data = folder / "data"
-    (data / "runs").mkdir(parents=True)
-    (data / "corpus.jsonl").write_text(
-        "".join(json.dumps({"_id": d, "title": "", "text": t}) + "\n" for d, t in PASSAGES.items()), encoding="utf-8"
-    )
-    (data / "queries.jsonl").write_text(
-        json.dumps({"_id": "q1", "text": "eiffel tower paris"}) + "\n", encoding="utf-8"
-    )
-    (data / "runs" / "r.trec").write_text(
-        "".join(f"q1 Q0 {d} {i + 1} {10 - i}.0 r\n" for i, d in enumerate(PASSAGES)), encoding="utf-8"
-    )
+    data = write_beir(folder / "data", PASSAGES, {"q1": "eiffel tower paris"}, {"r": [("q1", d) for d in PASSAGES]})
     cli(url, "import", "-f", "beir", str(data), "-c", "shared")
     cli(url, "pool", "-c", "shared", "--name", "p", "--run", "r", "--depth", "4")
     cli(url, "assign", "-c", "shared", "--pool", "p", "--annotators", ",".join(PLAN), "--per-pair", "3", "--seed", "1")
@@ -75,35 +62,12 @@ def two_servers(pg_databases, tmp_path_factory):
     pg_databases.drop(url)
 
 
-def _shown(page) -> str:
-    """The passage on screen (waits until exactly one is drawn and nothing stale is left)."""
-    page.wait_for_function(
-        """(markers) => {
-            const main = document.querySelector('[data-testid="stMain"]');
-            return main && !document.querySelector('[data-stale="true"]')
-                && markers.filter((m) => main.innerText.includes(m)).length === 1;
-        }""",
-        arg=list(MARKERS.values()),
-        timeout=60_000,
-    )
-    body = page.locator(MAIN).inner_text()
-    [doc] = [d for d, marker in MARKERS.items() if marker in body]
-    return doc
-
-
 def _press(page, user: str, pressed: dict) -> None:
     """Press the planned grade on the passage shown and wait for the next item (or the end) to replace it."""
-    doc = _shown(page)
+    doc = shown_doc(page, MARKERS)
     assert (user, doc) not in pressed, f"{user} was shown {doc} again"
-    page.get_by_role("button", name=re.compile(r"^0 · ")).wait_for(timeout=60_000)
-    page.wait_for_timeout(1000)  # keyboard shortcuts attach a moment after the buttons mount
-    page.keyboard.press(str(PLAN[user][doc]))
     pressed[(user, doc)] = PLAN[user][doc]
-    page.wait_for_function(
-        "(m) => !document.querySelector('[data-testid=\"stMain\"]').innerText.includes(m)",
-        arg=MARKERS[doc],
-        timeout=60_000,
-    )
+    press_grade(page, str(PLAN[user][doc]), MARKERS[doc], timeout=60_000)
 
 
 def _open(browser, base_url: str, user: str):

@@ -3,14 +3,12 @@ a collection archived and restored from the Manage page and from the CLI, its ju
 
 from __future__ import annotations
 
-import os
 import re
 import tempfile
 import zipfile
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from sqlalchemy import func, select
 
 from core.types import CollectionSource, Passage, Query
@@ -21,7 +19,7 @@ from db.models import Assignment, Judgment
 from db.pools import save_pool
 from db.queries import import_history, list_collections, load_qrels, load_run
 from db.users import add_user
-from tests.app.conftest import PASSWORD, cli, login, open_page, screenshot, serve_app
+from tests.app.browser_helpers import PASSWORD, choose, cli, login, open_page, screenshot, serve_sqlite
 
 pytestmark = pytest.mark.browser
 
@@ -51,9 +49,7 @@ def server(tmp_path_factory):
             for aid in s.scalars(select(Assignment.id).where(Assignment.user_id == uid).order_by(Assignment.id)):
                 record_judgment(s, uid, aid, 2, elapsed_ms=700)
         freeze_qrels(s, "labelled", "v1")
-    env = {**os.environ, "POOLJUDGE_DB": str(db)}
-    env.pop("POOLJUDGE_DB_URL", None)
-    with serve_app(env, folder / "streamlit.log") as url:
+    with serve_sqlite(db, folder / "streamlit.log") as url:
         yield {"url": url, "db": db, "store": store, "folder": folder}
     store.dispose()
 
@@ -68,37 +64,12 @@ def _collections(store) -> list[str]:
         return [c.name for c in list_collections(s)]
 
 
-def _choose(page, box, name: str) -> None:
-    """Pick option ``name`` in ``box``, again if a rerun closed the list under the pointer."""
-    for _ in range(10):
-        box.click()
-        try:
-            page.get_by_role("option", name=name, exact=True).click(timeout=5_000)
-        except PlaywrightTimeout:
-            page.keyboard.press("Escape")
-            continue
-        if box.input_value().startswith(name.split(":")[0]):
-            return
-    screenshot(page, "upload-archive-choose")
-    raise AssertionError(f"could not choose {name!r}: {box.input_value()!r}")
-
-
 def _upload(page, path, fmt: str) -> None:
     page.locator('input[type="file"]').set_input_files(str(path))
     # the file travels to the server as soon as it is chosen: wait until the uploader lists it
     page.locator(f'[data-testid="stFileChipName"][title="{path.name}"]').wait_for(timeout=60_000)
     page.wait_for_function("() => !document.querySelector('[data-testid=\"stFileChipIconSpinner\"]')", timeout=60_000)
-    format_box = page.get_by_role("combobox").first
-    for _ in range(10):
-        format_box.click()
-        try:
-            page.get_by_role("option", name=f"{fmt}:").first.click(timeout=5_000)
-        except PlaywrightTimeout:
-            page.keyboard.press("Escape")
-            continue
-        if format_box.input_value().startswith(f"{fmt}:"):
-            break
-    assert format_box.input_value().startswith(f"{fmt}:")
+    choose(page, page.get_by_role("combobox").first, f"{fmt}:", exact=False)
 
 
 def test_upload_a_zipped_beir_folder_and_a_trec_run_through_the_browser(server, page):
@@ -150,7 +121,7 @@ def test_archive_and_restore_a_collection_from_the_app_and_the_cli(server, page)
         frozen_before = load_qrels(s, "labelled")
     login(page, server["url"], "admin")
     open_page(page, "Manage")
-    _choose(page, page.get_by_role("combobox").first, "collection labelled")
+    choose(page, page.get_by_role("combobox").first, "collection labelled")
     page.get_by_role("button", name="Archive").click()
     page.get_by_text("Archived collection labelled: hidden from every list, nothing deleted.").wait_for(timeout=60_000)
     page.locator('[data-testid="stDataFrame"]').first.wait_for(timeout=30_000)
@@ -164,7 +135,7 @@ def test_archive_and_restore_a_collection_from_the_app_and_the_cli(server, page)
     assert cells.filter(has_text=re.compile(r"^archived$")).count() == 1
     assert cells.filter(has_text=re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d UTC$")).count() == 1
     screenshot(page, "manage-archived-only")
-    _choose(page, page.get_by_role("combobox").first, "collection labelled (archived)")
+    choose(page, page.get_by_role("combobox").first, "collection labelled (archived)")
     page.get_by_role("button", name="Restore").click()
     page.get_by_text("Restored collection labelled.").wait_for(timeout=60_000)
     assert "labelled" in _collections(store) and _judgments(store) == before

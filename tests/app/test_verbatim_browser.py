@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.app.conftest import REPO, cli, login, screenshot, serve_app
+from tests.app.browser_helpers import REPO, cli, login, screenshot, serve_app
 
 pytestmark = pytest.mark.browser
 

@@ -1,0 +1,341 @@
+"""The steps the browser tests (and the annotate-latency benchmark) share: serve the app, log in, wait, label.
+
+Every wait here is for a condition on the page (an element, a text, Streamlit being idle), with timeouts
+generous enough for a loaded 2-core machine.  No pytest in here, so that ``benchmarks/`` can use it too;
+the fixtures that wrap these steps live in ``tests/app/conftest.py``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+REPO = Path(__file__).resolve().parents[2]
+ARTIFACTS = REPO / "test-artifacts"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+PASSWORD = "correct horse battery"
+# the accounts of the shared server (``app_server``): name -> role
+ACCOUNTS = {
+    "admin": "admin",
+    "rev1": "reviewer",
+    "rev2": "reviewer",
+    "ann1": "annotator",
+    "ann2": "annotator",
+    "ann3": "annotator",
+    "ann4": "annotator",
+}
+MAIN = '[data-testid="stMain"]'
+# passages that each start with their own marker word, so that a test can tell which one a page shows
+ALPHA_PASSAGES = {
+    "d1": "Alpha passage about the Eiffel Tower.",
+    "d2": "Bravo passage on the Seine river.",
+    "d3": "Charlie passage with the tower's height, 330 metres.",
+    "d4": "Delta passage on Paris museums.",
+    "d5": "Echo passage about bridges over the Seine.",
+    "d6": "Foxtrot passage on French cooking.",
+}
+# the passage shown is exactly one of ``markers`` and nothing of an earlier run is left on the page
+ONE_MARKER_SHOWN = """(markers) => {
+    const main = document.querySelector('[data-testid="stMain"]');
+    return main && !document.querySelector('[data-stale="true"]')
+        && markers.filter((m) => main.innerText.includes(m)).length === 1;
+}"""
+MARKER_GONE = "(m) => !document.querySelector('[data-testid=\"stMain\"]').innerText.includes(m)"
+# the grade buttons are drawn and nothing of an earlier run is left (a rerun after login can briefly show the
+# old and the new copy of the panel side by side)
+GRADE_BUTTONS_SETTLED = """() => [...document.querySelectorAll('button')].some((b) => b.innerText.startsWith('0 · '))
+    && !document.querySelector('[data-stale="true"]')"""
+
+
+# ---------------------------------------------------------------------------------------------- the server
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def sqlite_env(db: Path | str, **extra: str) -> dict[str, str]:
+    """This process's environment with the app pointed at the SQLite file ``db`` (and ``extra`` variables)."""
+    env = {**os.environ, "POOLJUDGE_DB": str(db), **extra}
+    env.pop("POOLJUDGE_DB_URL", None)  # it would win over POOLJUDGE_DB
+    return env
+
+
+def _wait_healthy(url: str, proc: subprocess.Popen, log, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                log.seek(0)
+                raise RuntimeError(f"streamlit did not start:\n{log.read()}") from None
+            time.sleep(0.3)
+
+
+@contextlib.contextmanager
+def serve_app(env: dict[str, str], log_path: Path, *, timeout: float = 90, script: Path = REPO / "app.py"):
+    """``streamlit run script`` (the app by default) with ``env`` on a free port until the block ends; yields its
+    base URL."""
+    port = _free_port()
+    flags = ["--server.headless", "true", "--server.port", str(port), "--browser.gatherUsageStats", "false"]
+    with open(log_path, "w+") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", str(script), *flags],
+            cwd=REPO,
+            env={"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", **env},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            url = f"http://127.0.0.1:{port}"
+            _wait_healthy(url, proc, log, timeout)
+            yield url
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+@contextlib.contextmanager
+def serve_sqlite(db: Path | str, log_path: Path, **extra_env: str) -> Iterator[str]:
+    """:func:`serve_app` on the SQLite store ``db``; yields the base URL."""
+    with serve_app(sqlite_env(db, **extra_env), log_path) as url:
+        yield url
+
+
+def cli(db: Path | str, *args: str, check: bool = True) -> str:
+    """``pooljudge --db <db> -q ...`` (a SQLite file or a SQLAlchemy URL), as an admin would run it; its stdout.
+
+    Accounts it adds get :data:`PASSWORD`.  With ``check`` (the default) a non-zero exit fails the caller.
+    """
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "POOLJUDGE_PASSWORD": PASSWORD}
+    env.pop("POOLJUDGE_DB_URL", None)
+    out = subprocess.run(
+        [sys.executable, "-m", "pooljudge.cli", "--db", str(db), "-q", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
+    if check:
+        assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def add_users(db: Path | str, accounts: Mapping[str, str]) -> None:
+    """``pooljudge user add`` for each ``name: role`` of ``accounts`` (password :data:`PASSWORD`)."""
+    for name, role in accounts.items():
+        cli(db, "user", "add", name, "--role", role)
+
+
+def write_beir(
+    folder: Path,
+    passages: Mapping[str, str],
+    queries: Mapping[str, str],
+    runs: Mapping[str, Sequence[tuple[str, str]]],
+    *,
+    qrels: str | None = None,
+) -> Path:
+    """A BEIR folder: ``corpus.jsonl``, ``queries.jsonl``, one TREC run per ``runs`` entry (its (qid, docid)
+    pairs in rank order, scores 10, 9, ...) and, if given, ``qrels/test.tsv`` with the text ``qrels``
+    (else an empty ``qrels`` folder).  Returns ``folder``."""
+    (folder / "runs").mkdir(parents=True)
+    (folder / "qrels").mkdir()
+    (folder / "corpus.jsonl").write_text(
+        "".join(json.dumps({"_id": d, "title": "", "text": t}) + "\n" for d, t in passages.items()), encoding="utf-8"
+    )
+    (folder / "queries.jsonl").write_text(
+        "".join(json.dumps({"_id": q, "text": t}) + "\n" for q, t in queries.items()), encoding="utf-8"
+    )
+    for name, pairs in runs.items():
+        (folder / "runs" / f"{name}.trec").write_text(
+            "".join(f"{q} Q0 {d} {i + 1} {10 - i}.0 {name}\n" for i, (q, d) in enumerate(pairs)), encoding="utf-8"
+        )
+    if qrels is not None:
+        (folder / "qrels" / "test.tsv").write_text(qrels, encoding="utf-8")
+    return folder
+
+
+# --------------------------------------------------------------------------------------------- the browser
+
+
+def launch_chromium(playwright: Any):
+    """Headless Debian Chromium through Playwright (the browser is never downloaded)."""
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+
+
+def screenshot(page, name: str, *, full_page: bool = True) -> Path:
+    """``test-artifacts/<name>.png``: the whole page, or with ``full_page=False`` the viewport as a user sees it."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=full_page)
+    return path
+
+
+def wait_idle(page, timeout: float = 30_000, *, fresh: bool = False) -> None:
+    """Until Streamlit reports no script running (the status widget is gone); with ``fresh``, also until no
+    element of an earlier run is left on the page."""
+    stale = " && !document.querySelector('[data-stale=\"true\"]')" if fresh else ""
+    page.wait_for_function(f"() => !document.querySelector('[data-testid=\"stStatusWidget\"]'){stale}", timeout=timeout)
+
+
+def fill_login(page, username: str, password: str = PASSWORD) -> None:
+    """Fill the login form and press Log in (nothing waited for)."""
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password", exact=True).fill(password)
+    page.get_by_role("button", name="Log in").click()
+
+
+def login(page, base_url: str, username: str, password: str = PASSWORD, path: str = "") -> None:
+    """Open the app at ``path`` and log in through the login form (as a new browser: cookies cleared first)."""
+    page.context.clear_cookies()  # the session cookie of an earlier login would sign the page in by itself
+    page.goto(base_url + path)
+    fill_login(page, username, password)
+    page.get_by_text(f"Logged in as {username}").wait_for(timeout=60_000)
+    # The session cookie is written by a component, which reruns the app once the browser confirms it;
+    # a click during that rerun can be lost, so wait until the cookie is there and the app is idle.
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not any(c["name"] == "pooljudge_session" for c in page.context.cookies()):
+        page.wait_for_timeout(100)
+    wait_idle(page)
+
+
+def open_page(page, title: str) -> None:
+    """Go to a page through the sidebar navigation, inside the logged-in session."""
+    heading = page.get_by_role("heading", name=title.split(" ")[0]).first
+    for attempt in range(3):  # a click that lands during a rerun of the previous page can be dropped
+        page.locator('[data-testid="stSidebarNav"]').get_by_text(title, exact=True).click()
+        try:
+            heading.wait_for(timeout=30_000 if attempt == 2 else 15_000)
+            return
+        except PlaywrightTimeout:
+            if attempt == 2:
+                raise
+
+
+def choose(page, box, option: str, *, exact: bool = True, tries: int = 10) -> None:
+    """Pick ``option`` in the selectbox ``box`` (its combobox), again if a rerun closed the list under the
+    pointer, until the box shows it; with ``exact=False``, the first option whose name contains ``option``,
+    until the box shows a value starting with ``option``."""
+    for _ in range(tries):
+        wait_idle(page, 60_000)
+        box.click()
+        try:
+            page.get_by_role("option", name=option, exact=exact).first.click(timeout=10_000)
+        except PlaywrightTimeout:
+            page.keyboard.press("Escape")
+            continue
+        if box.input_value().startswith(option):
+            return
+    screenshot(page, "choose-failed")
+    raise AssertionError(f"could not choose {option!r}: {box.input_value()!r}")
+
+
+def choose_in(page, label: str, option: str, *, scope=None, nth: int = 0) -> None:
+    """:func:`choose` in the selectbox labelled ``label`` (the ``nth`` one in ``scope``, the page by default)."""
+    boxes = (scope or page).locator('[data-testid="stSelectbox"]').filter(has_text=label)
+    choose(page, boxes.nth(nth).get_by_role("combobox"), option)
+
+
+# ------------------------------------------------------------------------------------ the Annotate page
+
+
+def shown_doc(page, markers: Mapping[str, str], *, settled: str = ONE_MARKER_SHOWN) -> str:
+    """The passage the Annotate page shows now, as the key of ``markers`` (a text unique to each passage):
+    waits until ``settled`` (by default: exactly one marker is drawn and nothing stale is left)."""
+    page.wait_for_function(settled, arg=list(markers.values()), timeout=60_000)
+    body = page.locator(MAIN).inner_text()
+    shown = [d for d, marker in markers.items() if marker in body]
+    assert len(shown) == 1, body
+    return shown[0]
+
+
+def markers_of(passages: Mapping[str, str]) -> dict[str, str]:
+    """docid -> the marker of an :data:`ALPHA_PASSAGES` text (``"Alpha passage"``), unique on a page."""
+    return {d: t.split()[0] + " passage" for d, t in passages.items()}
+
+
+def wait_gone(page, marker: str, timeout: int = 30_000) -> None:
+    """Until the main area no longer shows ``marker`` (the item it marks was replaced)."""
+    page.wait_for_function(MARKER_GONE, arg=marker, timeout=timeout)
+
+
+def ready_for_keys(page) -> None:
+    """Until the grade buttons of the item shown are drawn and their keyboard shortcuts can be pressed."""
+    page.wait_for_function(GRADE_BUTTONS_SETTLED, timeout=60_000)
+    # Streamlit attaches a button's shortcut a moment after the button mounts and leaves no trace of it in the
+    # DOM to wait for: this pause is the one fixed wait left
+    page.wait_for_timeout(1000)
+
+
+def press_grade(page, key: str, marker: str, timeout: int = 30_000) -> None:
+    """Press ``key`` on the item marked ``marker`` once it takes keys, and wait until the next item replaced it."""
+    ready_for_keys(page)
+    page.keyboard.press(key)
+    wait_gone(page, marker, timeout)
+
+
+# ------------------------------------------------------------------------------- a store set up in-process
+
+
+def add_accounts(session, accounts: Mapping[str, str]) -> dict[str, int]:
+    """Add each ``name: role`` of ``accounts`` (password :data:`PASSWORD`) in ``session``; their user ids."""
+    from db.users import add_user
+
+    return {name: add_user(session, name, PASSWORD, role).id for name, role in accounts.items()}
+
+
+def import_pooled(
+    session,
+    passages: Mapping[str, tuple[str, str]],
+    queries: Mapping[str, str],
+    *,
+    collection: str = "tower",
+    runs: Mapping[str, Mapping[str, Mapping[str, float]]] | None = None,
+) -> None:
+    """Import ``collection`` (``passages``: docid -> (qid, text), ``queries``: qid -> text, ``runs``: name ->
+    qid -> docid -> score) and save pool ``p`` of every query with its own passages, through the library."""
+    from core.types import CollectionSource, Passage, Query, RunEntry
+    from db.importer import import_collection
+    from db.pools import save_pool
+
+    source = CollectionSource(
+        passages=lambda: iter([Passage(d, t, title="") for d, (_q, t) in passages.items()]),
+        queries=lambda: iter([Query(q, t) for q, t in queries.items()]),
+        qrels=lambda: iter(()),
+        runs={
+            name: (lambda run=run: iter([RunEntry(q, d, s) for q, docs in run.items() for d, s in docs.items()]))
+            for name, run in (runs or {}).items()
+        },
+    )
+    import_collection(session, source, name=collection, format="t", location="m")
+    pool = {q: {d: [] for d, (qq, _t) in passages.items() if qq == q} for q in queries}
+    save_pool(session, collection, "p", pool, method="depth")
