@@ -88,9 +88,9 @@ from typing import Any
 
 import numpy as np
 
-from core.atomic import atomic_write_bytes
 from core.ranking import trec_argsort, trec_scores
 from core.retrieval.base import Hit, ProgressCallback, describe_retriever
+from core.retrieval.persistence import check_doc_ids, read_saved_index, write_json
 from core.text import Analyzer
 from core.types import Passage, Run
 from core.validators import positive_int, real_number
@@ -278,7 +278,7 @@ class BM25Retriever:
         texts = list(texts)
         if len(doc_ids) != len(texts):
             raise ValueError(f"{len(doc_ids)} doc ids but {len(texts)} texts")
-        self._check_ids(doc_ids)
+        check_doc_ids(doc_ids)
         total = len(texts)
         step = _progress_step(total)
         tokenize = self.analyzer.tokenize
@@ -308,7 +308,7 @@ class BM25Retriever:
         doc_ids = list(doc_ids)
         if len(doc_ids) != len(tokens):
             raise ValueError(f"{len(doc_ids)} doc ids but {len(tokens)} token lists")
-        self._check_ids(doc_ids)
+        check_doc_ids(doc_ids)
         vocab: dict[str, int] = {}
         corpus_ids = [[vocab.setdefault(t, len(vocab)) for t in terms] for terms in tokens]
         self._build(doc_ids, corpus_ids, vocab)
@@ -334,16 +334,6 @@ class BM25Retriever:
             doc_ids.append(p.id)
             texts.append(f"{p.title}\n{p.text}" if with_title and p.title else p.text)
         return self.index(doc_ids, texts, progress=progress)
-
-    @staticmethod
-    def _check_ids(doc_ids: list[str]) -> None:
-        for i, doc_id in enumerate(doc_ids):
-            if not isinstance(doc_id, str) or not doc_id:
-                raise ValueError(f"doc_ids[{i}] must be a non-empty str, got {doc_id!r}")
-        if len(set(doc_ids)) != len(doc_ids):
-            seen: set[str] = set()
-            dup = next(d for d in doc_ids if d in seen or seen.add(d))  # type: ignore[func-returns-value]
-            raise ValueError(f"duplicate doc id {dup!r}")
 
     def _set_doc_ids(self, doc_ids: list[str]) -> None:
         n = len(doc_ids)
@@ -523,7 +513,7 @@ class BM25Retriever:
             flat = np.fromiter((t for d in self._corpus_ids for t in d), dtype=np.int64, count=int(offsets[-1]))
             np.save(root / "corpus_terms.npy", flat)
             np.save(root / "corpus_offsets.npy", offsets)
-            _write_json(root / "vocab.json", self._vocab)
+            write_json(root / "vocab.json", self._vocab)
         meta = {
             "format": _FORMAT,
             "version": _FORMAT_VERSION,
@@ -534,7 +524,7 @@ class BM25Retriever:
             "vocabulary_size": len(self._vocab),
             "doc_ids": self._doc_ids,
         }
-        _write_json(root / "meta.json", meta)  # written last: its presence marks a complete index
+        write_json(root / "meta.json", meta)  # written last: its presence marks a complete index
         return root
 
     @classmethod
@@ -550,28 +540,10 @@ class BM25Retriever:
         configuration than the saved one is a ``ValueError``.
         """
         root = Path(folder)
-        try:
-            meta = json.loads((root / "meta.json").read_text(encoding="utf-8"))
-        except FileNotFoundError as exc:
-            raise FileNotFoundError(f"{root}: not a saved BM25 index (meta.json is missing)") from exc
-        if not isinstance(meta, dict) or meta.get("format") != _FORMAT:
-            raise ValueError(f"{root / 'meta.json'}: not a pooljudge BM25 index")
-        if meta.get("version") != _FORMAT_VERSION:
-            raise ValueError(f"{root / 'meta.json'}: unsupported version {meta.get('version')!r}")
-        saved_analyzer = Analyzer.from_params(meta["analyzer"])
-        if analyzer is None:
-            analyzer = saved_analyzer
-        elif analyzer != saved_analyzer:
-            raise ValueError(f"{root}: the index was built with {saved_analyzer}, not {analyzer}")
-        if analyzer.params != meta["analyzer"]:
-            warnings.warn(
-                f"{root}: index built with analyzer {meta['analyzer']}, running {analyzer.params}",
-                UserWarning,
-                stacklevel=2,
-            )
+        meta, _ = read_saved_index(root, "BM25", _FORMAT, _FORMAT_VERSION)
         p = meta["params"]
         retriever = cls(
-            analyzer,
+            _saved_analyzer(root, meta["analyzer"], analyzer),
             k1=p["k1"],
             b=p["b"],
             method=p["method"],
@@ -585,40 +557,60 @@ class BM25Retriever:
         doc_ids = meta["doc_ids"]
         if not isinstance(doc_ids, list) or len(doc_ids) != meta.get("count"):
             raise ValueError(f"{root / 'meta.json'}: doc_ids and count disagree")
-        cls._check_ids(doc_ids)
+        check_doc_ids(doc_ids)
         vocabulary_size = meta.get("vocabulary_size", 0)
         if retriever.backend == "bm25s":
-            model = None
-            vocab: dict[str, int] = {}
-            if vocabulary_size:
-                import bm25s
-
-                model = bm25s.BM25.load(root / "bm25s", load_corpus=False, mmap=False, show_progress=False)
-                if model.scores["num_docs"] != len(doc_ids):
-                    raise ValueError(
-                        f"{root}: the bm25s index has {model.scores['num_docs']} documents, meta.json {len(doc_ids)}"
-                    )
-                vocab = model.vocab_dict
-            if len(vocab) != vocabulary_size:
-                raise ValueError(f"{root}: the vocabulary has {len(vocab)} terms, meta.json {vocabulary_size}")
-            retriever._bm25s = model
-            retriever._vocab = vocab
+            retriever._bm25s, retriever._vocab = _load_bm25s(root, len(doc_ids), vocabulary_size)
             retriever._set_doc_ids(doc_ids)
-            return retriever
-        corpus_ids: list[list[int]] = [[] for _ in doc_ids]
-        vocab = {}
-        if vocabulary_size:
-            flat = np.load(root / "corpus_terms.npy")
-            offsets = np.load(root / "corpus_offsets.npy")
-            vocab = json.loads((root / "vocab.json").read_text(encoding="utf-8"))
-            if len(offsets) != len(doc_ids) + 1 or len(vocab) != vocabulary_size:
-                raise ValueError(f"{root}: corpus_offsets.npy, vocab.json and meta.json disagree")
-            bounds = offsets.tolist()
-            terms = flat.tolist()
-            corpus_ids = [terms[bounds[i] : bounds[i + 1]] for i in range(len(doc_ids))]
-        retriever._build(doc_ids, corpus_ids, vocab)
+        else:
+            retriever._build(doc_ids, *_load_corpus_terms(root, len(doc_ids), vocabulary_size))
         return retriever
 
 
-def _write_json(path: Path, obj: Any) -> None:
-    atomic_write_bytes(path, json.dumps(obj, ensure_ascii=False).encode("utf-8"))
+def _saved_analyzer(root: Path, saved_params: dict[str, Any], analyzer: Analyzer | None) -> Analyzer:
+    """The analyzer to load an index with: ``analyzer`` if it is the saved one's configuration, else that one.
+
+    Warns when the running tokenizer/stemmer versions differ from the saved ones.
+    """
+    saved = Analyzer.from_params(saved_params)
+    if analyzer is None:
+        analyzer = saved
+    elif analyzer != saved:
+        raise ValueError(f"{root}: the index was built with {saved}, not {analyzer}")
+    if analyzer.params != saved_params:
+        warnings.warn(
+            f"{root}: index built with analyzer {saved_params}, running {analyzer.params}",
+            UserWarning,
+            stacklevel=3,
+        )
+    return analyzer
+
+
+def _load_bm25s(root: Path, n_docs: int, vocabulary_size: int) -> tuple[Any, dict[str, int]]:
+    """The saved bm25s model (``None`` for an empty vocabulary) and its vocabulary, checked against meta.json."""
+    model = None
+    vocab: dict[str, int] = {}
+    if vocabulary_size:
+        import bm25s
+
+        model = bm25s.BM25.load(root / "bm25s", load_corpus=False, mmap=False, show_progress=False)
+        if model.scores["num_docs"] != n_docs:
+            raise ValueError(f"{root}: the bm25s index has {model.scores['num_docs']} documents, meta.json {n_docs}")
+        vocab = model.vocab_dict
+    if len(vocab) != vocabulary_size:
+        raise ValueError(f"{root}: the vocabulary has {len(vocab)} terms, meta.json {vocabulary_size}")
+    return model, vocab
+
+
+def _load_corpus_terms(root: Path, n_docs: int, vocabulary_size: int) -> tuple[list[list[int]], dict[str, int]]:
+    """The saved term ids of every passage (rank_bm25 backend) and the vocabulary, checked against meta.json."""
+    if not vocabulary_size:
+        return [[] for _ in range(n_docs)], {}
+    flat = np.load(root / "corpus_terms.npy")
+    offsets = np.load(root / "corpus_offsets.npy")
+    vocab: dict[str, int] = json.loads((root / "vocab.json").read_text(encoding="utf-8"))
+    if len(offsets) != n_docs + 1 or len(vocab) != vocabulary_size:
+        raise ValueError(f"{root}: corpus_offsets.npy, vocab.json and meta.json disagree")
+    bounds = offsets.tolist()
+    terms = flat.tolist()
+    return [terms[bounds[i] : bounds[i + 1]] for i in range(n_docs)], vocab

@@ -27,16 +27,15 @@ import BiEncoder, DenseRetriever, default_model_path`` is enough.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from core.atomic import atomic_write, atomic_write_bytes
+from core.atomic import atomic_write
 from core.retrieval.base import Hit, ProgressCallback, describe_retriever, trec_order
 from core.retrieval.encoder import (
     DEFAULT_MODEL_NAME,
@@ -46,8 +45,12 @@ from core.retrieval.encoder import (
     encode_cached,
     model_files_digest,
 )
+from core.retrieval.persistence import check_doc_ids, read_saved_index, write_json
 from core.types import Run
 from core.validators import optional_positive_int, positive_int
+
+if TYPE_CHECKING:
+    import faiss
 
 __all__ = [
     "DEFAULT_MODEL_NAME",
@@ -205,14 +208,14 @@ class DenseRetriever:
         texts = list(texts)
         if len(doc_ids) != len(texts):
             raise ValueError(f"{len(doc_ids)} doc ids but {len(texts)} texts")
-        self._check_ids(doc_ids)
+        check_doc_ids(doc_ids)
         vectors = encode_cached(self.encoder, texts, kind="passage", cache=self.cache, progress=progress)
         return self.index_vectors(doc_ids, vectors)
 
     def index_vectors(self, doc_ids: Sequence[str], vectors: np.ndarray) -> DenseRetriever:
         """Build the index from precomputed passage vectors (``(len(doc_ids), dim)``).  Returns ``self``."""
         doc_ids = list(doc_ids)
-        self._check_ids(doc_ids)
+        check_doc_ids(doc_ids)
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         if vectors.ndim != 2 or vectors.shape[0] != len(doc_ids):
             raise ValueError(f"vectors must have shape ({len(doc_ids)}, dim), got {vectors.shape}")
@@ -224,36 +227,42 @@ class DenseRetriever:
         self._activate(None if self.backend == "torch" else self._build_cpu_index(vectors), vectors)
         return self
 
-    @staticmethod
-    def _check_ids(doc_ids: list[str]) -> None:
-        for i, doc_id in enumerate(doc_ids):
-            if not isinstance(doc_id, str) or not doc_id:
-                raise ValueError(f"doc_ids[{i}] must be a non-empty str, got {doc_id!r}")
-        if len(set(doc_ids)) != len(doc_ids):
-            seen: set[str] = set()
-            dup = next(d for d in doc_ids if d in seen or seen.add(d))  # type: ignore[func-returns-value]
-            raise ValueError(f"duplicate doc id {dup!r}")
-
     def _build_cpu_index(self, vectors: np.ndarray) -> Any:
         import faiss
 
         n, d = vectors.shape
+        index: faiss.Index
         if self.index_type == "flat" or n == 0:
             index = faiss.IndexFlatIP(d)
         elif self.index_type == "hnsw":
-            index = faiss.IndexHNSWFlat(d, self.hnsw_m, faiss.METRIC_INNER_PRODUCT)
-            index.hnsw.efConstruction = self.ef_construction
-            index.hnsw.efSearch = self.ef_search
+            index = self._hnsw_index(d)
         else:
-            nlist = self.nlist if self.nlist is not None else default_nlist(n)
-            if nlist > n:
-                raise ValueError(f"nlist={nlist} is larger than the number of passages ({n})")
-            quantizer = faiss.IndexFlatIP(d)
-            index = faiss.IndexIVFFlat(quantizer, d, nlist, faiss.METRIC_INNER_PRODUCT)
-            index.train(vectors)
-            index.nprobe = self._nprobe_for(nlist)
+            index = self._ivf_index(vectors)
         if n:
             index.add(vectors)
+        return index
+
+    def _hnsw_index(self, d: int) -> faiss.Index:
+        """An empty HNSW index of ``d``-dimensional vectors, with this retriever's graph parameters."""
+        import faiss
+
+        index = faiss.IndexHNSWFlat(d, self.hnsw_m, faiss.METRIC_INNER_PRODUCT)
+        index.hnsw.efConstruction = self.ef_construction
+        index.hnsw.efSearch = self.ef_search
+        return index
+
+    def _ivf_index(self, vectors: np.ndarray) -> faiss.Index:
+        """An IVF index with its coarse quantizer trained on ``vectors`` (not yet added)."""
+        import faiss
+
+        n, d = vectors.shape
+        nlist = self.nlist if self.nlist is not None else default_nlist(n)
+        if nlist > n:
+            raise ValueError(f"nlist={nlist} is larger than the number of passages ({n})")
+        quantizer = faiss.IndexFlatIP(d)
+        index = faiss.IndexIVFFlat(quantizer, d, nlist, faiss.METRIC_INNER_PRODUCT)
+        index.train(vectors)
+        index.nprobe = self._nprobe_for(nlist)
         return index
 
     def _nprobe_for(self, nlist: int) -> int:
@@ -298,17 +307,19 @@ class DenseRetriever:
             import torch
 
             q = torch.from_numpy(queries).to(self._tvecs.device)
-            scores, rows = torch.topk(q @ self._tvecs.T, k, dim=1, largest=True, sorted=True)
-            return scores.cpu().numpy(), rows.cpu().numpy()
+            top_scores, top_rows = torch.topk(q @ self._tvecs.T, k, dim=1, largest=True, sorted=True)
+            return top_scores.cpu().numpy(), top_rows.cpu().numpy()
         if self._gpu_index is not None:
-            return self._gpu_index.search(queries, k)
-        if self.index_type == "hnsw":  # per-call parameters: no shared state mutated, safe across threads
+            scores, rows = self._gpu_index.search(queries, k)
+        elif self.index_type == "hnsw":  # per-call parameters: no shared state mutated, safe across threads
             import faiss
 
-            params = faiss.SearchParametersHNSW()
+            params = faiss.SearchParametersHNSW()  # type: ignore[attr-defined]  # missing from faiss's stubs
             params.efSearch = max(self.ef_search, k)
-            return self._cpu_index.search(queries, k, params=params)
-        return self._cpu_index.search(queries, k)
+            scores, rows = self._cpu_index.search(queries, k, params=params)
+        else:
+            scores, rows = self._cpu_index.search(queries, k)
+        return scores, rows
 
     def search_vectors(self, query_vectors: np.ndarray, k: int = 10) -> list[list[Hit]]:
         """The top ``k`` hits of each query vector, in trec order (see the module docstring)."""
@@ -403,8 +414,8 @@ class DenseRetriever:
             "model_fingerprint": getattr(self.encoder, "model_fingerprint", None),
         }
         atomic_write(root / "index.faiss", lambda fh: faiss.write_index(cpu_index, fh.name))  # faiss writes by path
-        atomic_write_bytes(root / "doc_ids.json", json.dumps(self._doc_ids, ensure_ascii=False).encode("utf-8"))
-        atomic_write_bytes(root / "meta.json", json.dumps(meta, indent=2, ensure_ascii=False).encode("utf-8"))
+        write_json(root / "doc_ids.json", self._doc_ids)
+        write_json(root / "meta.json", meta, indent=2)
         return root
 
     @classmethod
@@ -426,28 +437,10 @@ class DenseRetriever:
         (its ``model_fingerprint``, or ``fingerprint`` for other encoders,
         differs; precision alone may differ); ``check_encoder=False`` skips that check.
         """
-        import faiss
-
         root = Path(folder)
-        try:
-            meta = json.loads((root / "meta.json").read_text(encoding="utf-8"))
-            doc_ids = json.loads((root / "doc_ids.json").read_text(encoding="utf-8"))
-        except FileNotFoundError as exc:
-            raise FileNotFoundError(f"{root}: not a saved dense index ({exc.filename} is missing)") from exc
-        if not isinstance(meta, dict) or meta.get("format") != _FORMAT:
-            raise ValueError(f"{root / 'meta.json'}: not a pooljudge dense index")
-        if meta.get("version") != _FORMAT_VERSION:
-            raise ValueError(f"{root / 'meta.json'}: unsupported version {meta.get('version')!r}")
-        if check_encoder:
-            theirs = meta.get("model_fingerprint")
-            ours = getattr(encoder, "model_fingerprint", None)
-            same = (
-                (theirs == ours)
-                if (theirs is not None and ours is not None)
-                else (meta.get("fingerprint") == encoder.fingerprint)
-            )
-            if not same:
-                raise ValueError(f"{root}: the index was built with another encoder or other encoding settings")
+        meta, (doc_ids,) = read_saved_index(root, "dense", _FORMAT, _FORMAT_VERSION, "doc_ids.json")
+        if check_encoder and not _same_encoder(meta, encoder):
+            raise ValueError(f"{root}: the index was built with another encoder or other encoding settings")
         retriever = cls(
             encoder,
             index=meta["index"],
@@ -458,19 +451,40 @@ class DenseRetriever:
             name=name if name is not None else meta.get("name", "dense"),
             backend=backend,
         )
-        cpu_index = faiss.read_index(str(root / "index.faiss"))
-        if not isinstance(doc_ids, list) or len(doc_ids) != cpu_index.ntotal or cpu_index.d != meta.get("dim"):
+        if not isinstance(doc_ids, list):
             raise ValueError(f"{root}: doc_ids.json, meta.json and index.faiss disagree")
-        cls._check_ids(doc_ids)
-        if retriever.index_type == "ivf" and hasattr(cpu_index, "nprobe"):
-            retriever.nlist = int(cpu_index.nlist)
-            cpu_index.nprobe = retriever._nprobe_for(retriever.nlist)
-        if retriever.index_type == "hnsw" and hasattr(cpu_index, "hnsw"):
-            cpu_index.hnsw.efSearch = retriever.ef_search
+        cpu_index = retriever._read_faiss_index(root, len(doc_ids), meta)
+        check_doc_ids(doc_ids)
         retriever._dim = int(cpu_index.d)
         retriever._doc_ids = doc_ids
         retriever._activate(cpu_index, None)
         return retriever
+
+    def _read_faiss_index(self, root: Path, n_docs: int, meta: dict[str, Any]) -> faiss.Index:
+        """``index.faiss`` of ``root``, checked against the passage count and ``meta``, tuned for this retriever."""
+        import faiss
+
+        cpu_index = faiss.read_index(str(root / "index.faiss"))
+        if n_docs != cpu_index.ntotal or cpu_index.d != meta.get("dim"):
+            raise ValueError(f"{root}: doc_ids.json, meta.json and index.faiss disagree")
+        if self.index_type == "ivf" and isinstance(cpu_index, faiss.IndexIVF):
+            self.nlist = int(cpu_index.nlist)
+            cpu_index.nprobe = self._nprobe_for(self.nlist)
+        if self.index_type == "hnsw" and isinstance(cpu_index, faiss.IndexHNSW):
+            cpu_index.hnsw.efSearch = self.ef_search
+        return cpu_index
+
+
+def _same_encoder(meta: dict[str, Any], encoder: TextEncoder) -> bool:
+    """Whether ``encoder`` makes the vectors of the saved index: same model (or, for other encoders, same fingerprint).
+
+    Precision alone may differ: the model fingerprint leaves it out.
+    """
+    theirs = meta.get("model_fingerprint")
+    ours = getattr(encoder, "model_fingerprint", None)
+    if theirs is not None and ours is not None:
+        return bool(theirs == ours)
+    return bool(meta.get("fingerprint") == encoder.fingerprint)
 
 
 def _reconstruct(index: Any) -> np.ndarray:
@@ -479,7 +493,8 @@ def _reconstruct(index: Any) -> np.ndarray:
         return np.zeros((0, index.d), dtype=np.float32)
     if hasattr(index, "make_direct_map"):
         index.make_direct_map()
-    return index.reconstruct_n(0, index.ntotal)
+    vectors: np.ndarray = index.reconstruct_n(0, index.ntotal)
+    return vectors
 
 
 def _torch_device() -> Any:
