@@ -67,9 +67,11 @@ def load_corpus(
     with store.read() as session:
         info = next((c for c in list_collections(session) if c.name == collection), None)
         if info is None:
-            from db.queries import collection_id
+            from db.queries import NotFound, collection_id
 
             collection_id(session, collection)  # raises NotFound naming the collections
+            # it exists but list_collections leaves it out: archived
+            raise NotFound(f"collection {collection!r} is archived (restore it first)")
         doc_ids, texts, passages = [], [], []
         for p in iter_passages(session, collection):
             doc_ids.append(p.id)

@@ -58,7 +58,9 @@ def cross_encoder_for(path: str | Path, *, max_length: int | None = None, batch_
     stamp = tuple(sorted((f.name, f.stat().st_mtime_ns) for f in folder.iterdir() if f.is_file()))
     key = (str(folder), max_length, batch_size, stamp)
     if key not in _CROSS_ENCODERS:
-        kwargs = {k: v for k, v in (("max_length", max_length), ("batch_size", batch_size)) if v is not None}
+        kwargs: dict[str, Any] = {
+            k: v for k, v in (("max_length", max_length), ("batch_size", batch_size)) if v is not None
+        }
         _CROSS_ENCODERS[key] = CrossEncoder(folder, **kwargs)
     return _CROSS_ENCODERS[key]
 

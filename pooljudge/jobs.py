@@ -43,7 +43,7 @@ class Reporter:
         self._last = now
         with self.store.write() as session:
             report_progress(session, self.job_id, done, total, message, new_stage=stage_changed)
-        if self.echo is not None and stage_changed:
+        if self.echo is not None and stage_changed and message is not None:  # stage_changed implies a message
             self.echo(message)
 
     def stage_callback(self, message: str) -> Callable[[int, int], None]:

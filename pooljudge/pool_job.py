@@ -111,6 +111,8 @@ def select_pairs(store: Store, p: PoolJobParams, pool, runs: Mapping[str, Run], 
     if p.select:
         return Selected(pooling.select_top(pool, runs, int(p.select)), pooling.ensemble_scores(pool, runs))
     if p.select_method == "active":  # T2Ranking 4.4: only the pairs the model is unsure about
+        if p.active_model is None:  # the params' check refuses this first; kept for the type checker's sake
+            raise ValueError("select_method 'active' needs active_model")
         probabilities = pool_probabilities(
             store,
             p.collection,

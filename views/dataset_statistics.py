@@ -133,7 +133,7 @@ st.plotly_chart(
 )
 
 st.subheader("Labels")
-if qrels:
+if qrels and version is not None:  # no version, no qrels
     labels = label_distribution(qrels)
     st.plotly_chart(
         px.bar(
@@ -190,13 +190,11 @@ def query_vectors(store_url: str, collection: str, model: str, texts_key: tuple[
     from pooljudge.encoders import query_vectors as encode
 
     bar = st.progress(0.0, text="Encoding queries...")
-    vectors = encode(
-        queries,
-        encoder(model),
-        progress=lambda done, total: bar.progress(
-            done / total if total else 0.0, text=f"Encoding queries: {done:,}/{total:,}"
-        ),
-    )
+
+    def progress(done: int, total: int) -> None:
+        bar.progress(done / total if total else 0.0, text=f"Encoding queries: {done:,}/{total:,}")
+
+    vectors = encode(queries, encoder(model), progress=progress)
     bar.empty()
     return vectors
 

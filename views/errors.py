@@ -313,8 +313,7 @@ def show_tag(tag: dict, text: str | None, where: str) -> None:
     summary = evidence_summary(tag["evidence"], tag["category"])
     if summary:
         show_text(summary, small=True)
-    spans = evidence_spans(tag["evidence"], len(text)) if text else []
-    if spans:
+    if text and (spans := evidence_spans(tag["evidence"], len(text))):
         # marked_html escapes the text (pooljudge.ui.highlight.escape_text) for st.html
         st.html(
             f'<div style="{VERBATIM_STYLE}; font-size: 0.875rem">'

@@ -100,7 +100,7 @@ def index_retriever(retriever: Retriever, corpus: Corpus, *, progress: Progress 
     cache their passage embeddings; a hybrid indexes its members, a re-ranker its first stage.
     Each retriever gets the passage texts of its ``context`` (:meth:`Corpus.texts_for`).
     """
-    module = RETRIEVERS.get(getattr(retriever, "kind", None))
+    module = RETRIEVERS.get(getattr(retriever, "kind", ""))  # "": a retriever made outside the registry
     if module is not None and hasattr(module, "index"):
         return module.index(retriever, corpus, progress)
     retriever.index(corpus.doc_ids, corpus.texts_for(context_of(retriever)), progress=progress)

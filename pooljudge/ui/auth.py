@@ -110,7 +110,7 @@ def login_form() -> None:
         result = login(get_store(), username, password, client_address())
         if result.retry_after > 0:
             st.error(f"Too many failed logins: wait {math.ceil(result.retry_after)} s before the next attempt.")
-        elif result.account is None:
+        elif result.account is None or result.token is None:  # login sets both on success
             st.error("Unknown user, wrong password, or a disabled account.")
         else:
             sign_in(result.account, result.token)
