@@ -372,28 +372,9 @@ def rerank(
     """
     if not encoders:
         raise ValueError("encoders: need at least one cross-encoder")
-    missing_q = [q for q in candidates if q not in queries]
-    if missing_q:
-        raise ValueError(f"queries: no text for {len(missing_q)} candidate queries, e.g. {missing_q[:3]}")
-    keys: list[tuple[str, str]] = []
-    for qid, docs in candidates.items():
-        keys.extend((qid, d) for d in dict.fromkeys(docs))
-    missing_p = sorted({d for _, d in keys if d not in passages})
-    if missing_p:
-        raise ValueError(f"passages: no text for {len(missing_p)} candidates, e.g. {missing_p[:3]}")
+    keys = _candidate_pairs(queries, candidates, passages)
     pairs = [(queries[q], passages[d]) for q, d in keys]
-    total = len(pairs) * len(encoders)
-    all_scores = []
-    for m, encoder in enumerate(encoders):
-
-        def enc_progress(done: int, _total: int, offset: int = m * len(pairs)) -> None:
-            if progress is not None:
-                progress(offset + done, total)
-
-        all_scores.append(np.asarray(encoder.score(pairs, progress=enc_progress if progress else None)))
-    if progress is not None:
-        progress(total, total)
-
+    all_scores = _score_with_each(encoders, pairs, progress)
     run: Run = {q: {} for q in candidates}
     start = 0
     for qid in candidates:
@@ -406,6 +387,40 @@ def rerank(
         run[qid] = {d: float(v) for (_, d), v in zip(rows, values, strict=True)}
         start += n
     return run
+
+
+def _candidate_pairs(
+    queries: Mapping[str, str], candidates: Mapping[str, Sequence[str]], passages: Mapping[str, str]
+) -> list[tuple[str, str]]:
+    """``(query id, passage id)`` of every query's candidates, duplicates dropped, in order; texts checked."""
+    missing_q = [q for q in candidates if q not in queries]
+    if missing_q:
+        raise ValueError(f"queries: no text for {len(missing_q)} candidate queries, e.g. {missing_q[:3]}")
+    keys: list[tuple[str, str]] = []
+    for qid, docs in candidates.items():
+        keys.extend((qid, d) for d in dict.fromkeys(docs))
+    missing_p = sorted({d for _, d in keys if d not in passages})
+    if missing_p:
+        raise ValueError(f"passages: no text for {len(missing_p)} candidates, e.g. {missing_p[:3]}")
+    return keys
+
+
+def _score_with_each(
+    encoders: Sequence[CrossEncoder], pairs: list[tuple[str, str]], progress: ProgressCallback | None
+) -> list[np.ndarray]:
+    """Every encoder's scores of ``pairs``; ``progress`` counts the pairs of all encoders together."""
+    total = len(pairs) * len(encoders)
+    all_scores = []
+    for m, encoder in enumerate(encoders):
+
+        def enc_progress(done: int, _total: int, offset: int = m * len(pairs)) -> None:
+            if progress is not None:
+                progress(offset + done, total)
+
+        all_scores.append(np.asarray(encoder.score(pairs, progress=enc_progress if progress else None)))
+    if progress is not None:
+        progress(total, total)
+    return all_scores
 
 
 # --------------------------------------------------------------------------- training
