@@ -6,67 +6,58 @@ import os
 import time
 from collections.abc import Callable
 from datetime import timedelta
+from functools import partial
 from typing import Any
 
 from sqlalchemy import Engine, delete, or_, select, tuple_
+from sqlalchemy.orm import InstrumentedAttribute, Session, sessionmaker
 
-from db.importer.common import STALE_ENV, STALE_IMPORT_AFTER, _Owned
+from db.importer.common import STALE_ENV, STALE_IMPORT_AFTER, _Owned, _rowcount
 from db.importer.writing import _Chunker
-from db.models import (
-    Collection,
-    QrelsEntry,
-    QrelsVersion,
-    QueryRecord,
-    RunEntryRecord,
-    RunRecord,
-    utcnow,
-)
-from db.models import (
-    Passage as PassageRow,
-)
+from db.models import Collection, QrelsEntry, QrelsVersion, QueryRecord, RunEntryRecord, RunRecord, utcnow
+from db.models import Passage as PassageRow
 
 
-def _delete_in_chunks(write, statement: Callable[[int], Any], chunk: int | None) -> None:
+def _delete_in_chunks(write: sessionmaker[Session], statement: Callable[[int], Any], chunk: int | None) -> None:
     """Run ``statement(n)`` (deleting at most n rows) in its own transaction until it deletes nothing."""
     chunker = _Chunker(chunk)
     while True:
         started = time.perf_counter()
         with write.begin() as session:
-            deleted = session.execute(statement(chunker.size)).rowcount
+            deleted = _rowcount(session.execute(statement(chunker.size)))
         chunker.took(max(deleted, 1), time.perf_counter() - started)
         if not deleted:
             return
 
 
-def _drop_run(write, run_id: int, chunk: int | None) -> None:
-    e = RunEntryRecord
-    _delete_in_chunks(
-        write,
-        lambda n: delete(e).where(
-            e.run_id == run_id,
-            tuple_(e.query_id, e.doc_id).in_(select(e.query_id, e.doc_id).where(e.run_id == run_id).limit(n)),
-        ),
-        chunk,
-    )
+def _drop_with_entries(
+    write: sessionmaker[Session],
+    container: type[RunRecord] | type[QrelsVersion],
+    entries: type[RunEntryRecord] | type[QrelsEntry],
+    parent: InstrumentedAttribute[int],
+    container_id: int,
+    chunk: int | None,
+) -> None:
+    """Delete a run's or a qrels version's entries in chunks (``parent`` is their column naming it), then the row."""
+
+    def some_entries(n: int) -> Any:
+        pairs = select(entries.query_id, entries.doc_id).where(parent == container_id).limit(n)
+        return delete(entries).where(parent == container_id, tuple_(entries.query_id, entries.doc_id).in_(pairs))
+
+    _delete_in_chunks(write, some_entries, chunk)
     with write.begin() as session:
-        session.execute(delete(RunRecord).where(RunRecord.id == run_id))
+        session.execute(delete(container).where(container.id == container_id))
 
 
-def _drop_version(write, version_id: int, chunk: int | None) -> None:
-    e = QrelsEntry
-    _delete_in_chunks(
-        write,
-        lambda n: delete(e).where(
-            e.version_id == version_id,
-            tuple_(e.query_id, e.doc_id).in_(select(e.query_id, e.doc_id).where(e.version_id == version_id).limit(n)),
-        ),
-        chunk,
-    )
-    with write.begin() as session:
-        session.execute(delete(QrelsVersion).where(QrelsVersion.id == version_id))
+def _drop_run(write: sessionmaker[Session], run_id: int, chunk: int | None) -> None:
+    _drop_with_entries(write, RunRecord, RunEntryRecord, RunEntryRecord.run_id, run_id, chunk)
 
 
-def _drop_collection(write, collection_id: int, chunk: int | None) -> None:
+def _drop_version(write: sessionmaker[Session], version_id: int, chunk: int | None) -> None:
+    _drop_with_entries(write, QrelsVersion, QrelsEntry, QrelsEntry.version_id, version_id, chunk)
+
+
+def _drop_collection(write: sessionmaker[Session], collection_id: int, chunk: int | None) -> None:
     with write.begin() as session:
         runs = list(session.scalars(select(RunRecord.id).where(RunRecord.collection_id == collection_id)))
         versions = list(session.scalars(select(QrelsVersion.id).where(QrelsVersion.collection_id == collection_id)))
@@ -75,23 +66,24 @@ def _drop_collection(write, collection_id: int, chunk: int | None) -> None:
     for version_id in versions:
         _drop_version(write, version_id, chunk)
     for model in (PassageRow, QueryRecord):
-        _delete_in_chunks(
-            write,
-            lambda n, m=model: delete(m).where(m.id.in_(select(m.id).where(m.collection_id == collection_id).limit(n))),
-            chunk,
-        )
+        _delete_in_chunks(write, partial(_some_records, model, collection_id), chunk)
     with write.begin() as session:
         # deleting the row itself cascades only into what is left: nothing big
         session.execute(delete(Collection).where(Collection.id == collection_id))
 
 
-def _writer(engine: Engine):
+def _some_records(model: type[PassageRow] | type[QueryRecord], collection_id: int, n: int) -> Any:
+    """A DELETE of at most ``n`` of a collection's passages or queries."""
+    return delete(model).where(model.id.in_(select(model.id).where(model.collection_id == collection_id).limit(n)))
+
+
+def _writer(engine: Engine) -> sessionmaker[Session]:
     from db.engine import session_factory
 
     return session_factory(engine, write=True)
 
 
-def _drop_owned(write, owned: _Owned, chunk: int | None = None) -> None:
+def _drop_owned(write: sessionmaker[Session], owned: _Owned, chunk: int | None = None) -> None:
     """Best effort: whatever cannot be dropped now stays invisible and goes at a later store open."""
     try:
         _drop_owned_now(write, owned, chunk)
@@ -99,7 +91,7 @@ def _drop_owned(write, owned: _Owned, chunk: int | None = None) -> None:
         pass
 
 
-def _drop_owned_now(write, owned: _Owned, chunk: int | None) -> None:
+def _drop_owned_now(write: sessionmaker[Session], owned: _Owned, chunk: int | None) -> None:
     if owned.collection is not None:
         _drop_collection(write, owned.collection, chunk)
         return

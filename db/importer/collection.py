@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import func, insert, select
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from core.lang import detect_language
@@ -14,15 +14,14 @@ from core.types import CollectionSource, Passage, QrelEntry, Query, RunEntry
 from db.importer.common import (
     _PASSAGE_FIELDS,
     _QUERY_FIELDS,
-    MODES,
     ImportConflict,
+    ImportRequest,
     ImportSummary,
     Progress,
     _check_level_of_existing,
-    _check_names,
     _chunks,
+    _duplicates_named,
     _error_at,
-    _first_duplicate,
     _in_progress,
     _majority_language,
     _references,
@@ -30,18 +29,8 @@ from db.importer.common import (
     _unknown_outcome,
     level_for_grades,
 )
-from db.models import (
-    Collection,
-    ImportRecord,
-    QrelsEntry,
-    QrelsVersion,
-    QueryRecord,
-    RunEntryRecord,
-    RunRecord,
-)
-from db.models import (
-    Passage as PassageRow,
-)
+from db.models import Collection, ImportRecord, QrelsEntry, QrelsVersion, QueryRecord, RunEntryRecord, RunRecord
+from db.models import Passage as PassageRow
 
 
 def import_collection(
@@ -57,7 +46,7 @@ def import_collection(
     allow_unknown_ids: bool = False,
     level: int | None = None,
 ) -> ImportSummary:
-    """Import ``source`` into the collection ``name``.
+    """Import ``source`` into the collection ``name``; returns the :class:`ImportSummary` of what was added and skipped.
 
     Parameters
     ----------
@@ -65,22 +54,10 @@ def import_collection(
         A session inside a write transaction owned by the caller.
     source : CollectionSource
         Streams produced by a reader in :mod:`core.formats`.
-    name : str
-        Collection name.
-    format, location : str
-        Recorded in the import history.
-    mode : {"create", "merge"}
-        ``create`` refuses an existing collection; ``merge`` adds to it.
-    qrels_name : str
-        The qrels version that receives the source's judgments.
+    name, format, location, mode, qrels_name, allow_unknown_ids, level
+        See :class:`db.importer.common.ImportRequest`.
     progress : callable, optional
         Called as ``progress(part, n)`` after each chunk of ``n`` records.
-    allow_unknown_ids, level
-        As in :func:`import_source`.
-
-    Returns
-    -------
-    ImportSummary
 
     Raises
     ------
@@ -92,53 +69,41 @@ def import_collection(
     ValueError
         A name :func:`core.names.check_name` refuses, a bad ``level``.
     """
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-    _check_names(name, qrels_name, source.runs, level)
+    request = ImportRequest(name, format, location, mode, qrels_name, allow_unknown_ids, level)
+    request.check(source.runs)
     tick = progress or (lambda _part, _n: None)
-    collection, created = _open_collection(session, source, name, mode, level)
+    collection, created = _open_collection(session, source, request)
     summary = ImportSummary(collection=name)
-    _import_passages(session, collection.id, source, mode, summary, tick)
-    _import_queries(session, collection.id, source, mode, summary, tick)
+    summary.passages_added, summary.passages_skipped = _insert_records(
+        session, collection.id, source.passages, _PASSAGES, mode, tick
+    )
+    summary.queries_added, summary.queries_skipped = _insert_records(
+        session, collection.id, source.queries, _QUERIES, mode, tick
+    )
     version_id = _import_qrels(session, collection.id, source, qrels_name, summary, tick)
     for run_name, stream in source.runs.items():
         summary.runs[run_name] = _import_run(session, collection.id, run_name, stream, tick)
     summary.notes.extend(source.notes)  # after the streams: readers add notes while they are read
     if summary.qrels_added or summary.qrels_skipped or summary.runs:
         references = _references([source.qrels(), *(stream() for stream in source.runs.values())])
-        _unknown_outcome(
-            _unknown_in_session(session, collection.id, references),
-            summary,
-            allow=allow_unknown_ids,
-            what="the qrels and runs",
-        )
-    _finish_collection(
-        session,
-        collection,
-        summary,
-        level=level,
-        created=created,
-        version_id=version_id,
-        format=format,
-        location=location,
-        mode=mode,
-    )
+        unknown = _unknown_in_session(session, collection.id, references)
+        _unknown_outcome(unknown, summary, allow=allow_unknown_ids, what="the qrels and runs")
+    _finish_collection(session, collection, summary, request, created=created, version_id=version_id)
     return summary
 
 
-def _open_collection(
-    session: Session, source: CollectionSource, name: str, mode: str, level: int | None
-) -> tuple[Collection, bool]:
+def _open_collection(session: Session, source: CollectionSource, request: ImportRequest) -> tuple[Collection, bool]:
     """The collection to import into and whether this import created it; refuses what ``mode`` does not allow."""
+    name = request.name
     collection = session.scalar(select(Collection).where(Collection.name == name))
     if collection is not None and collection.status != "ready":
         raise _in_progress(f"collection {name!r}")
-    if collection is not None and mode == "create":
+    if collection is not None and request.mode == "create":
         raise ImportConflict(
             f"collection {name!r} already exists; import with --merge to add to it, or choose another name"
         )
     if collection is not None:
-        _check_level_of_existing(name, collection.relevance_level, level)
+        _check_level_of_existing(name, collection.relevance_level, request.level)
         return collection, False
     collection = Collection(name=name, language=source.language, description=source.description)
     session.add(collection)
@@ -150,17 +115,15 @@ def _finish_collection(
     session: Session,
     collection: Collection,
     summary: ImportSummary,
+    request: ImportRequest,
     *,
-    level: int | None,
     created: bool,
     version_id: int | None,
-    format: str,
-    location: str,
-    mode: str,
 ) -> None:
     """Set a created collection's relevance level (from its qrels unless ``level`` is given), fill in an unknown
     language, and record the import in the history."""
     if created:
+        level = request.level
         if level is None:
             count, highest = (
                 (0, None)
@@ -175,9 +138,25 @@ def _finish_collection(
     if collection.language is None:
         collection.language = _collection_language(session, collection.id)
     session.add(
-        ImportRecord(collection_id=collection.id, format=format, source=location, mode=mode, counts=summary.as_dict())
+        ImportRecord(
+            collection_id=collection.id,
+            format=request.format,
+            source=request.location,
+            mode=request.mode,
+            counts=summary.as_dict(),
+        )
     )
     session.flush()
+
+
+@dataclass(frozen=True)
+class _RecordKind:
+    """How the records of one stream (passages or queries) become rows, and which fields a merge compares."""
+
+    table: type[PassageRow] | type[QueryRecord]
+    to_row: Callable[[int, Any], dict[str, Any]]
+    compared: tuple[str, ...]
+    what: str
 
 
 def _passage_row(collection_id: int, p: Passage) -> dict[str, Any]:
@@ -206,34 +185,31 @@ def _query_row(collection_id: int, q: Query) -> dict[str, Any]:
     }
 
 
+_PASSAGES = _RecordKind(PassageRow, _passage_row, _PASSAGE_FIELDS, "passage")
+_QUERIES = _RecordKind(QueryRecord, _query_row, _QUERY_FIELDS, "query")
+
+
 def _insert_records(
     session: Session,
     collection_id: int,
     stream: Callable[[], Iterator[Any]],
-    *,
-    table: type[PassageRow] | type[QueryRecord],
-    to_row: Callable[[int, Any], dict[str, Any]],
-    compared: tuple[str, ...],
-    what: str,
+    kind: _RecordKind,
     mode: str,
     tick: Progress,
 ) -> tuple[int, int]:
+    """Insert a stream's records in chunks; returns ``(added, skipped)`` (a merge skips identical stored ones)."""
+    table, what = kind.table, kind.what
     added = skipped = 0
-    try:
+    with _duplicates_named(stream, lambda r: r.id, f"{what} id"):
         for chunk in _chunks(stream()):
-            rows = [to_row(collection_id, record) for record in chunk]
+            rows = [kind.to_row(collection_id, record) for record in chunk]
             if mode == "merge":
-                rows = _drop_existing(session, collection_id, table, chunk, rows, compared, what)
+                rows = _drop_existing(session, collection_id, table, chunk, rows, kind.compared, what)
                 skipped += len(chunk) - len(rows)
             if rows:
                 session.execute(insert(table), rows)
             added += len(rows)
             tick(what, len(chunk))
-    except IntegrityError:
-        duplicate = _first_duplicate(stream(), lambda r: r.id, f"{what} id")
-        if duplicate is not None:
-            raise duplicate from None
-        raise
     return added, skipped
 
 
@@ -264,34 +240,6 @@ def _drop_existing(session, collection_id, table, chunk, rows, compared, what):
                 f"{what} id {record.id!r} already exists in the collection with a different {', '.join(changed)}",
             )
     return kept
-
-
-def _import_passages(session, collection_id, source, mode, summary, tick) -> None:
-    summary.passages_added, summary.passages_skipped = _insert_records(
-        session,
-        collection_id,
-        source.passages,
-        table=PassageRow,
-        to_row=_passage_row,
-        compared=_PASSAGE_FIELDS,
-        what="passage",
-        mode=mode,
-        tick=tick,
-    )
-
-
-def _import_queries(session, collection_id, source, mode, summary, tick) -> None:
-    summary.queries_added, summary.queries_skipped = _insert_records(
-        session,
-        collection_id,
-        source.queries,
-        table=QueryRecord,
-        to_row=_query_row,
-        compared=_QUERY_FIELDS,
-        what="query",
-        mode=mode,
-        tick=tick,
-    )
 
 
 def _import_qrels(session, collection_id, source, qrels_name, summary, tick) -> int | None:
@@ -327,7 +275,7 @@ def _import_qrels(session, collection_id, source, qrels_name, summary, tick) -> 
         yield first
         yield from iterator
 
-    try:
+    with _duplicates_named(stream, lambda e: (e.query_id, e.doc_id), "qrels entry"):
         for chunk in _chunks(entries()):
             rows = []
             for e in chunk:
@@ -348,11 +296,6 @@ def _import_qrels(session, collection_id, source, qrels_name, summary, tick) -> 
                 session.execute(insert(QrelsEntry), rows)
             summary.qrels_added += len(rows)
             tick("qrels", len(chunk))
-    except IntegrityError:
-        duplicate = _first_duplicate(stream(), lambda e: (e.query_id, e.doc_id), "qrels entry")
-        if duplicate is not None:
-            raise duplicate from None
-        raise
     return version.id
 
 
@@ -375,7 +318,7 @@ def _import_run(
     session.add(run)
     session.flush()
     count = 0
-    try:
+    with _duplicates_named(stream, lambda e: (e.query_id, e.doc_id), "run entry"):
         for chunk in _chunks(stream()):
             session.execute(
                 insert(RunEntryRecord),
@@ -383,11 +326,6 @@ def _import_run(
             )
             count += len(chunk)
             tick(f"run {run_name}", len(chunk))
-    except IntegrityError:
-        duplicate = _first_duplicate(stream(), lambda e: (e.query_id, e.doc_id), "run entry")
-        if duplicate is not None:
-            raise duplicate from None
-        raise
     return count
 
 

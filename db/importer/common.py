@@ -5,12 +5,14 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
 from itertools import islice
 from typing import Any, TypeVar
 
 from sqlalchemy import CursorResult, Result, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from core.errors import FormatError
@@ -319,6 +321,21 @@ def _first_duplicate(records: Iterable[Any], key: Callable[[Any], Any], what: st
             return _error_at(record.origin, f"duplicate {what} {k!r} (first at {first_seen[k]})")
         first_seen[k] = record.origin
     return None
+
+
+@contextmanager
+def _duplicates_named(records: Callable[[], Iterable[Any]], key: Callable[[Any], Any], what: str) -> Iterator[None]:
+    """Turn a unique-constraint violation while ``records`` are inserted into the error naming the first repeat.
+
+    The stream is re-read only then; a violation the stream itself does not explain is raised unchanged.
+    """
+    try:
+        yield
+    except IntegrityError:
+        duplicate = _first_duplicate(records(), key, what)
+        if duplicate is not None:
+            raise duplicate from None
+        raise
 
 
 def _check_level_of_existing(name: str, stored: int, level: int | None) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
@@ -66,7 +66,14 @@ def save_run(
     return _import_run(session, cid, name, entries, lambda _part, _n: None, source=source, params=params)
 
 
-def _check_run_ids(run: Run, collection: str, name: str, allow: bool, known, has_rows) -> None:
+_IdModel = type[QueryRecord] | type[PassageRow]
+_Known = Callable[[str, _IdModel, list[str]], set[str]]
+"""``known(kind, model, ids)``: which of ``ids`` the collection holds."""
+_HasRows = Callable[[_IdModel], bool]
+"""``has_rows(model)``: whether the collection holds any row of ``model``."""
+
+
+def _check_run_ids(run: Run, collection: str, name: str, allow: bool, known: _Known, has_rows: _HasRows) -> None:
     """Refuse a run held in memory that names ids the collection lacks (:func:`save_run`, :func:`store_run`)."""
     if allow:
         return
@@ -112,41 +119,10 @@ def store_run(
     ``allow_unknown_ids``, a run naming query or passage ids the collection lacks (a retriever's run never
     does).  Returns the number of entries stored.
     """
-    from db.queries import collection_id
-
     check_run_name(name)
-    with store.read() as session:
-        cid = collection_id(session, collection)
-        status = session.scalar(select(RunRecord.status).where(RunRecord.collection_id == cid, RunRecord.name == name))
-    if status == "ready":
-        raise ImportConflict(f"run {name!r} already exists in this collection; import it under another name")
-    if status is not None:
-        raise _in_progress(f"run {name!r}")
-
-    def known(_kind, model, ids):
-        with store.read() as session:  # one short read per chunk of ids
-            return _known_in_store(session, cid, model, ids)
-
-    def has_rows(model):
-        with store.read() as session:
-            return _has_rows(session, cid, model)
-
-    _check_run_ids(run, collection, name, allow_unknown_ids, known, has_rows)
-    owned = _Owned()
-    try:
-        with store.write() as session:
-            owned.runs[name] = session.execute(
-                insert(RunRecord).values(
-                    collection_id=cid,
-                    name=name,
-                    source=source,
-                    params=params or {},
-                    status="importing",
-                    staged_at=utcnow(),
-                )
-            ).inserted_primary_key[0]
-    except IntegrityError:
-        raise _in_progress(f"run {name!r}") from None
+    cid = _free_run_name(store, collection, name)
+    _check_run_ids(run, collection, name, allow_unknown_ids, *_short_read_lookups(store, cid))
+    owned = _reserve_run(store, cid, name, source, params or {})
     try:
         count = _write_run_entries(store, owned, owned.runs[name], run, chunk_rows)
         if publish:
@@ -156,6 +132,49 @@ def store_run(
         _drop_owned(_writer(store.engine), owned)
         raise
     return count
+
+
+def _free_run_name(store: Store, collection: str, name: str) -> int:
+    """The id of ``collection``; refuses a run name that is taken there (or held by an unfinished import)."""
+    from db.queries import collection_id
+
+    with store.read() as session:
+        cid = collection_id(session, collection)
+        status = session.scalar(select(RunRecord.status).where(RunRecord.collection_id == cid, RunRecord.name == name))
+    if status == "ready":
+        raise ImportConflict(f"run {name!r} already exists in this collection; import it under another name")
+    if status is not None:
+        raise _in_progress(f"run {name!r}")
+    return cid
+
+
+def _short_read_lookups(store: Store, cid: int) -> tuple[_Known, _HasRows]:
+    """The ``known`` and ``has_rows`` of :func:`_check_run_ids`, each answered in its own short read."""
+
+    def known(_kind: str, model: _IdModel, ids: list[str]) -> set[str]:
+        with store.read() as session:  # one short read per chunk of ids
+            return _known_in_store(session, cid, model, ids)
+
+    def has_rows(model: _IdModel) -> bool:
+        with store.read() as session:
+            return _has_rows(session, cid, model)
+
+    return known, has_rows
+
+
+def _reserve_run(store: Store, cid: int, name: str, source: str, params: dict[str, Any]) -> _Owned:
+    """Create the run, ``importing`` (invisible) until the flip; refuses a name another import took meanwhile."""
+    owned = _Owned()
+    try:
+        with store.write() as session:
+            owned.runs[name] = session.execute(
+                insert(RunRecord).values(
+                    collection_id=cid, name=name, source=source, params=params, status="importing", staged_at=utcnow()
+                )
+            ).inserted_primary_key[0]
+    except IntegrityError:
+        raise _in_progress(f"run {name!r}") from None
+    return owned
 
 
 def _write_run_entries(store: Store, owned: _Owned, rid: int, run: Run, chunk_rows: int | None) -> int:

@@ -301,6 +301,7 @@ def _staged_unknown(store: Store, staging: _Staging, plan: _Plan, tick: StagedPr
         while rows := cursor.fetchmany(CHECK_ROWS):
             known: set[str] = set()
             if stored_any:
+                assert plan.collection_id is not None  # only a stored collection has rows
                 with store.read() as session:
                     known = _known_in_store(session, plan.collection_id, model, [r[0] for r in rows])
             unknown.add(rows, known)

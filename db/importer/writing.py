@@ -24,19 +24,8 @@ from db.importer.common import (
     _rowcount,
 )
 from db.importer.staging import _Staging
-from db.models import (
-    Collection,
-    ImportRecord,
-    QrelsEntry,
-    QrelsVersion,
-    QueryRecord,
-    RunEntryRecord,
-    RunRecord,
-    utcnow,
-)
-from db.models import (
-    Passage as PassageRow,
-)
+from db.models import Collection, ImportRecord, QrelsEntry, QrelsVersion, QueryRecord, RunEntryRecord, RunRecord, utcnow
+from db.models import Passage as PassageRow
 
 if TYPE_CHECKING:
     from db.engine import Store
