@@ -211,7 +211,7 @@ def _assign_one(session: Session, query_id: int, passage_id: int, username: str,
     labels = pair_labels(session, query_id, passage_id)
     state = resolve(list(labels.values()), levels=SCALES[pair_scale(session, query_id, passage_id)]).state
     if state != "needs_fourth":
-        previous = None if fourth is None else session.get(User, fourth.user_id).username
+        previous = None if fourth is None else session.get_one(User, fourth.user_id).username
         if previous is not None and previous in labels:
             raise ValueError(f"{name}: its adjudication is already labelled (by {previous})")
         raise ValueError(f"{name}: not waiting for adjudication (it is {state})")
@@ -223,7 +223,7 @@ def _assign_one(session: Session, query_id: int, passage_id: int, username: str,
         who = ", ".join(eligible) or "nobody"
         raise ValueError(f"{username} may not adjudicate {name} (eligible: {who})")
     if fourth is not None:
-        previous = session.get(User, fourth.user_id).username
+        previous = session.get_one(User, fourth.user_id).username
         # the row is kept (judgments of the previous holder, a skip or an undone label, point at it)
         fourth.user_id = target.id
         fourth.package = f"{username}-adjudication"

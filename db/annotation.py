@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
@@ -969,6 +970,23 @@ def start_qc_round(
     return qc_round.id
 
 
+def qc_review_labels(
+    session: Session, pairs: AbstractSet[tuple[int, int]] | None = None
+) -> dict[Hashable, dict[str, int]]:
+    """Each reviewer's standing QC label by ``(query row id, passage row id)``; only ``pairs`` when given."""
+    rows = session.execute(
+        select(Judgment.query_id, Judgment.passage_id, User.username, Judgment.action, Judgment.grade)
+        .select_from(Judgment)
+        .join(Assignment, Assignment.id == Judgment.assignment_id)
+        .join(User, User.id == Judgment.user_id)
+        .where(Assignment.purpose == "qc")
+        .order_by(Judgment.id)
+    )
+    return current_labels(
+        Event((q, p), user, action, grade) for q, p, user, action, grade in rows if pairs is None or (q, p) in pairs
+    )
+
+
 def close_qc_round(session: Session, round_id: int, *, min_reviewers: int = 2, by: int | None = None) -> dict[str, Any]:
     """Score the annotator against the reviewers on the round's sample and pass or return the package.
 
@@ -990,15 +1008,7 @@ def close_qc_round(session: Session, round_id: int, *, min_reviewers: int = 2, b
     standing = _standing(session, package.user_id, list(own.values()))
     annotator_labels = {(str(q), str(p)): standing[own[(q, p)]] for q, p in sample if own.get((q, p)) in standing}
     reviewer_labels: dict[tuple[str, str], dict[str, int]] = {}
-    rows = session.execute(
-        select(Judgment.query_id, Judgment.passage_id, User.username, Judgment.action, Judgment.grade)
-        .select_from(Judgment)
-        .join(Assignment, Assignment.id == Judgment.assignment_id)
-        .join(User, User.id == Judgment.user_id)
-        .where(Assignment.purpose == "qc")
-        .order_by(Judgment.id)
-    )
-    labels = current_labels(Event((q, p), user, action, grade) for q, p, user, action, grade in rows)
+    labels = qc_review_labels(session)
     for q, p in sample:
         reviewer_labels[(str(q), str(p))] = dict(labels.get((q, p), {}))
     result = package_accuracy(annotator_labels, reviewer_labels, min_reviewers=min_reviewers)

@@ -26,9 +26,9 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core.analysis import failing_queries  # pure: moved to core (re-exported here for callers)
-from core.detectors import category_ids, suggest, typo_term_frequencies
+from core.detectors import Suggestion, category_ids, suggest, typo_term_frequencies
 from core.fusion import trec_ranking
-from core.types import Qrels
+from core.types import Qrels, Run
 from db.models import ErrorTag, QueryRecord, RunRecord
 from db.models import Passage as PassageRow
 from db.queries import (
@@ -64,6 +64,63 @@ def _run_id(session: Session, cid: int, run_name: str | None) -> int | None:
     if rid is None:
         raise NotFound(f"no run named {run_name!r} in this collection")
     return rid
+
+
+def _passages(session: Session, cid: int, doc_ids: Sequence[str]) -> dict[str, tuple[str, str, str | None, int | None]]:
+    """``{passage id: (text, title, document id, position)}`` of the passages the store has."""
+    passages: dict[str, tuple[str, str, str | None, int | None]] = {}
+    for chunk in _chunks(doc_ids):
+        for ext, text, title, doc, pos in session.execute(
+            select(PassageRow.ext_id, PassageRow.text, PassageRow.title, PassageRow.doc_id, PassageRow.position).where(
+                PassageRow.collection_id == cid, PassageRow.ext_id.in_(chunk)
+            )
+        ):
+            passages[ext] = (text, title, doc, pos)
+    return passages
+
+
+def _query_texts(session: Session, cid: int, qids: Sequence[str]) -> tuple[dict[str, str], dict[str, Any]]:
+    """``({qid: text}, {qid: reference answers})`` of the queries the store has."""
+    texts: dict[str, str] = {}
+    answers: dict[str, Any] = {}
+    for chunk in _chunks(qids):
+        for ext, text, known in session.execute(
+            select(QueryRecord.ext_id, QueryRecord.text, QueryRecord.answers).where(
+                QueryRecord.collection_id == cid, QueryRecord.ext_id.in_(chunk)
+            )
+        ):
+            texts[ext], answers[ext] = text, known
+    return texts, answers
+
+
+def _error_pairs(
+    session: Session, cid: int, run: Run, qrels: Qrels, tops: dict[str, list[str]]
+) -> list[dict[str, Any]]:
+    """The pairs of :func:`sample_error_pairs`: each sampled query's top passages with the store's texts."""
+    chosen = list(tops)
+    passages = _passages(session, cid, sorted({d for top in tops.values() for d in top}))
+    texts, answers = _query_texts(session, cid, chosen)
+    pairs = []
+    for qid in chosen:
+        judged = qrels.get(qid, {})
+        for rank, doc in enumerate(tops[qid], 1):
+            text, title, document, position = passages.get(doc) or (None, None, None, None)
+            pairs.append(
+                {
+                    "query_id": qid,
+                    "query": texts.get(qid),
+                    "answers": answers.get(qid),
+                    "doc_id": doc,
+                    "rank": rank,
+                    "score": float(run[qid][doc]),
+                    "label": judged.get(doc),
+                    "text": text,
+                    "title": title,
+                    "document": document,
+                    "position": position,
+                }
+            )
+    return pairs
 
 
 def sample_error_pairs(
@@ -118,48 +175,7 @@ def sample_error_pairs(
     run = load_run(session, collection, run_name)
     failing = failing_queries(qrels, run, k=k, level=level)
     chosen = sorted(random.Random(seed).sample(failing, min(n, len(failing))))
-
-    tops = {qid: trec_ranking(run.get(qid, {}))[:k] for qid in chosen}
-    doc_ids = sorted({d for top in tops.values() for d in top})
-    passages: dict[str, tuple[str, str, str | None, int | None]] = {}
-    for chunk in _chunks(doc_ids):
-        for ext, text, title, doc, pos in session.execute(
-            select(PassageRow.ext_id, PassageRow.text, PassageRow.title, PassageRow.doc_id, PassageRow.position).where(
-                PassageRow.collection_id == cid, PassageRow.ext_id.in_(chunk)
-            )
-        ):
-            passages[ext] = (text, title, doc, pos)
-    texts: dict[str, str] = {}
-    answers: dict[str, Any] = {}
-    for chunk in _chunks(chosen):
-        for ext, text, known in session.execute(
-            select(QueryRecord.ext_id, QueryRecord.text, QueryRecord.answers).where(
-                QueryRecord.collection_id == cid, QueryRecord.ext_id.in_(chunk)
-            )
-        ):
-            texts[ext], answers[ext] = text, known
-
-    pairs = []
-    for qid in chosen:
-        judged = qrels.get(qid, {})
-        for rank, doc in enumerate(tops[qid], 1):
-            text, title, document, position = passages.get(doc, (None, None, None, None))
-            pairs.append(
-                {
-                    "query_id": qid,
-                    "query": texts.get(qid),
-                    "answers": answers.get(qid),
-                    "doc_id": doc,
-                    "rank": rank,
-                    "score": float(run[qid][doc]),
-                    "label": judged.get(doc),
-                    "text": text,
-                    "title": title,
-                    "document": document,
-                    "position": position,
-                }
-            )
-    return pairs
+    return _error_pairs(session, cid, run, qrels, {qid: trec_ranking(run.get(qid, {}))[:k] for qid in chosen})
 
 
 # --------------------------------------------------------------------------- suggestions
@@ -190,7 +206,8 @@ def _earlier_chunks(session: Session, cid: int, pairs: Sequence[Mapping[str, Any
             .where(PassageRow.collection_id == cid, PassageRow.doc_id.in_(chunk), PassageRow.position.is_not(None))
             .order_by(PassageRow.doc_id, PassageRow.position, PassageRow.id)
         ):
-            out.setdefault(doc, []).append((pos, text))
+            if doc is not None and pos is not None:  # the query asks for both; this narrows the types
+                out.setdefault(doc, []).append((pos, text))
     return out
 
 
@@ -200,6 +217,56 @@ def earlier_chunks(session: Session, collection: str, document: str, position: i
         session, collection_id(session, collection), [{"document": document, "position": position}]
     )
     return [(pos, text) for pos, text in chunks.get(document, []) if pos < position]
+
+
+def _suggest(
+    pair: Mapping[str, Any],
+    documents: Mapping[str, list[tuple[int, str]]],
+    *,
+    language: str | None,
+    term_frequencies: Mapping[str, int] | None,
+) -> list[Suggestion]:
+    """:func:`core.detectors.suggest` on one sampled pair, with its document's earlier chunks as context."""
+    position, document = pair.get("position"), pair.get("document")
+    chunks = documents.get(document, []) if document is not None else []
+    earlier = [text for pos, text in chunks if position is not None and pos < position]
+    return suggest(
+        pair["query"],
+        pair["text"],
+        label=pair.get("label"),
+        score=pair.get("score"),
+        rank=pair.get("rank"),
+        title=pair.get("title") or "",
+        earlier_chunks=earlier,
+        language=language,
+        term_frequencies=term_frequencies,
+        answers=pair.get("answers"),
+    )
+
+
+def _auto_tag_keys(session: Session, cid: int) -> set[tuple[str, str, str]]:
+    """``(qid, doc id, category)`` of every automatic tag of the collection, whatever its status."""
+    return set(
+        session.execute(
+            select(ErrorTag.query_id, ErrorTag.doc_id, ErrorTag.category).where(
+                ErrorTag.collection_id == cid, ErrorTag.source == "auto"
+            )
+        ).tuples()
+    )
+
+
+def _suggested_tag(cid: int, rid: int | None, qid: str, doc_id: str, suggestion: Suggestion) -> ErrorTag:
+    """A detector's suggestion as an automatic tag awaiting an analyst (``status="suggested"``)."""
+    return ErrorTag(
+        collection_id=cid,
+        query_id=qid,
+        doc_id=doc_id,
+        run_id=rid,
+        category=suggestion.category,
+        status="suggested",
+        source="auto",
+        evidence=suggestion.to_dict(),
+    )
 
 
 def suggest_tags(
@@ -245,56 +312,31 @@ def suggest_tags(
     rid = _run_id(session, cid, run_name)
     pairs = [p for p in pairs if p.get("text") is not None and p.get("query") is not None]
     documents = _earlier_chunks(session, cid, pairs)
-    existing = set(
-        session.execute(
-            select(ErrorTag.query_id, ErrorTag.doc_id, ErrorTag.category).where(
-                ErrorTag.collection_id == cid, ErrorTag.source == "auto"
-            )
-        ).all()
-    )
+    existing = _auto_tag_keys(session, cid)
     stored = 0
     for pair in pairs:
-        position = pair.get("position")
-        earlier = [
-            text
-            for pos, text in documents.get(pair.get("document"), [])  # type: ignore[arg-type]
-            if position is not None and pos < position
-        ]
-        suggestions = suggest(
-            pair["query"],
-            pair["text"],
-            label=pair.get("label"),
-            score=pair.get("score"),
-            rank=pair.get("rank"),
-            title=pair.get("title") or "",
-            earlier_chunks=earlier,
-            language=language,
-            term_frequencies=term_frequencies,
-            answers=pair.get("answers"),
-        )
-        for s in suggestions:
+        for s in _suggest(pair, documents, language=language, term_frequencies=term_frequencies):
             key = (pair["query_id"], pair["doc_id"], s.category)
             if key in existing:
                 continue
             existing.add(key)
-            session.add(
-                ErrorTag(
-                    collection_id=cid,
-                    query_id=key[0],
-                    doc_id=key[1],
-                    run_id=rid,
-                    category=s.category,
-                    status="suggested",
-                    source="auto",
-                    evidence=s.to_dict(),
-                )
-            )
+            session.add(_suggested_tag(cid, rid, key[0], key[1], s))
             stored += 1
     session.flush()
     return stored
 
 
 # --------------------------------------------------------------------------- analyst tags
+
+
+def _check_tag(qid: object, doc_id: object, category: object, extra_categories: Iterable[str]) -> None:
+    """Refuse (``ValueError``) an empty id or a category neither in the taxonomy nor among ``extra_categories``."""
+    for name, value in (("qid", qid), ("doc_id", doc_id), ("category", category)):
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError(f"{name} must be a non-empty str, got {value!r}")
+    allowed = [*category_ids(), *extra_categories]
+    if category not in allowed:
+        raise ValueError(f"unknown error category {category!r} (known: {', '.join(allowed)})")
 
 
 def tag_pair(
@@ -337,12 +379,7 @@ def tag_pair(
     NotFound
         An unknown collection or run.
     """
-    for name, value in (("qid", qid), ("doc_id", doc_id), ("category", category)):
-        if not isinstance(value, str) or not value.strip():
-            raise ValueError(f"{name} must be a non-empty str, got {value!r}")
-    allowed = [*category_ids(), *extra_categories]
-    if category not in allowed:
-        raise ValueError(f"unknown error category {category!r} (known: {', '.join(allowed)})")
+    _check_tag(qid, doc_id, category, extra_categories)
     cid = collection_id(session, collection)
     tag = ErrorTag(
         collection_id=cid,

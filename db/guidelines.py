@@ -57,7 +57,7 @@ def set_guidelines(session: Session, user_id: int, collection: str, guide: Any) 
     """
     require_account(session, user_id, ADMIN_ROLES, action="edit annotation guidelines")
     checked = check_guide(guide)
-    row = session.get(Collection, collection_id(session, collection))
+    row = session.get_one(Collection, collection_id(session, collection))
     row.guidelines = checked
     session.flush()
     return checked
@@ -66,7 +66,7 @@ def set_guidelines(session: Session, user_id: int, collection: str, guide: Any) 
 def reset_guidelines(session: Session, user_id: int, collection: str) -> None:
     """Go back to the built-in guide (the column is set to NULL); the account is checked as for setting."""
     require_account(session, user_id, ADMIN_ROLES, action="edit annotation guidelines")
-    row = session.get(Collection, collection_id(session, collection))
+    row = session.get_one(Collection, collection_id(session, collection))
     row.guidelines = None
     session.flush()
 

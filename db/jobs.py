@@ -16,6 +16,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from db.models import ImportRecord, Job, utcnow
+from db.rowcount import rowcount
 
 STALE_AFTER = timedelta(seconds=120)
 
@@ -79,11 +80,12 @@ def create_job(session: Session, kind: str, params: dict[str, Any], *, collectio
 def start_job(session: Session, job_id: int) -> JobInfo:
     """Mark a queued job as running (refuses a job that is not queued, so it runs once)."""
     now = utcnow()
-    changed = session.execute(
+    changed = rowcount(
+        session,
         update(Job)
         .where(Job.id == job_id, Job.status == "queued")
-        .values(status="running", started_at=now, heartbeat_at=now)
-    ).rowcount
+        .values(status="running", started_at=now, heartbeat_at=now),
+    )
     job = session.get(Job, job_id)
     if job is None:
         raise LookupError(f"no job {job_id}")
@@ -147,4 +149,4 @@ def list_jobs(
 
 def relabel_import_source(session: Session, old: str, new: str) -> int:
     """Rename the source of import records read from ``old`` (an upload's removed temp path) to ``new``."""
-    return session.execute(update(ImportRecord).where(ImportRecord.source == old).values(source=new)).rowcount
+    return rowcount(session, update(ImportRecord).where(ImportRecord.source == old).values(source=new))

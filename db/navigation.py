@@ -16,8 +16,7 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.judgments import Event, current_labels
-from db.annotation import Forbidden, Item, _item, _open_clause
+from db.annotation import Forbidden, Item, _item, _open_clause, _own_events, _standing, standing_by_assignment
 from db.models import Assignment, Judgment, Package, Passage, QueryRecord
 
 __all__ = ["BREAK_S", "HistoryEntry", "Overview", "history", "median_seconds", "open_own_item", "overview"]
@@ -67,12 +66,16 @@ def overview(session: Session, user_id: int) -> Overview:
         .outerjoin(Package, Package.id == Assignment.package_id)
         .where(Assignment.user_id == user_id)
     ).all()
-    events = session.execute(
-        select(Judgment.assignment_id, Judgment.action, Judgment.grade, Judgment.created_at)
-        .where(Judgment.user_id == user_id, Judgment.assignment_id.is_not(None))
-        .order_by(Judgment.id)
-    ).all()
-    labelled = current_labels(Event(aid, "me", action, grade) for aid, action, grade, _at in events)
+    events = [
+        (aid, action, grade, at)
+        for aid, action, grade, at in session.execute(
+            select(Judgment.assignment_id, Judgment.action, Judgment.grade, Judgment.created_at)
+            .where(Judgment.user_id == user_id, Judgment.assignment_id.is_not(None))
+            .order_by(Judgment.id)
+        )
+        if aid is not None  # left out by the query; narrows the type
+    ]
+    labelled = standing_by_assignment([(aid, action, grade) for aid, action, grade, _at in events])
     flags: dict[int, bool] = {}
     for aid, action, _grade, _at in events:
         if action in ("skip", "flag", "label"):
@@ -111,11 +114,7 @@ def history(session: Session, user_id: int, *, limit: int | None = None) -> list
     ``limit`` keeps the most recent ones.  Texts are the query's and the passage's (cut to 200
     characters), never anything that came from a run or another annotator.
     """
-    events = session.execute(
-        select(Judgment.assignment_id, Judgment.action, Judgment.grade)
-        .where(Judgment.user_id == user_id, Judgment.assignment_id.is_not(None))
-        .order_by(Judgment.id)
-    ).all()
+    events = _own_events(session, user_id, None)
     first: dict[int, int] = {}
     marks: dict[int, str | None] = {}
     for i, (aid, action, _grade) in enumerate(events):
@@ -127,7 +126,7 @@ def history(session: Session, user_id: int, *, limit: int | None = None) -> list
             marks[aid] = None
     if not first:
         return []
-    labels = current_labels(Event(aid, "me", action, grade) for aid, action, grade in events)
+    labels = standing_by_assignment(events)
     order = sorted(first, key=first.__getitem__)
     if limit is not None:
         order = order[-limit:] if limit > 0 else []
@@ -148,7 +147,7 @@ def history(session: Session, user_id: int, *, limit: int | None = None) -> list
         if aid not in rows:
             continue
         package, purpose, query, passage, is_open = rows[aid]
-        grade = labels.get(aid, {}).get("me")
+        grade = labels.get(aid)
         result.append(
             HistoryEntry(
                 assignment_id=aid,
@@ -183,11 +182,5 @@ def open_own_item(session: Session, user_id: int, assignment_id: int) -> tuple[I
         )
         .order_by(Assignment.order_index, Assignment.id)
     ).all()
-    ids = [r[0] for r in package_rows]
-    query = select(Judgment.assignment_id, Judgment.action, Judgment.grade).where(Judgment.user_id == user_id)
-    if len(ids) <= 500:  # a long IN list costs more than reading the user's log
-        query = query.where(Judgment.assignment_id.in_(ids))
-    events = session.execute(query.order_by(Judgment.id)).all()
-    labels = current_labels(Event(aid, "me", action, grade) for aid, action, grade in events)
-    labelled = {aid: mine["me"] for aid, mine in labels.items()}
+    labelled = _standing(session, user_id, [r[0] for r in package_rows])
     return _item(session, assignment_id, package_rows, labelled), labelled.get(assignment_id)

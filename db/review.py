@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.orm import Session
 
 from core.judgments import Event, current_labels
@@ -29,7 +29,7 @@ from core.ranking import rank_positions
 from core.resolution import METHODS, STATES, resolve
 from core.scale import GRADES  # re-exported as db.review.GRADES
 from core.validators import is_integer
-from db.annotation import LABELLING
+from db.annotation import LABELLING, pair_labels, qc_review_labels, standing_by_assignment
 from db.models import (
     Assignment,
     Collection,
@@ -137,8 +137,12 @@ class PairReview:
     overrides: list[dict[str, Any]] = field(default_factory=list)
 
 
-def _pair_rows(session: Session, cid: int, where) -> list[tuple]:
-    return session.execute(
+PairRow = tuple[int, int, str, str, str, str, str]
+"""``(query row id, passage row id, qid, docid, query text, title, passage text)``."""
+
+
+def _pair_rows(session: Session, cid: int, where: Sequence[ColumnElement[bool]]) -> list[PairRow]:
+    rows = session.execute(
         select(
             QueryRecord.id,
             Passage.id,
@@ -154,10 +158,22 @@ def _pair_rows(session: Session, cid: int, where) -> list[tuple]:
         .where(QueryRecord.collection_id == cid, Assignment.purpose.in_(LABELLING), *where)
         .distinct()
         .order_by(QueryRecord.ext_id, Passage.ext_id)
-    ).all()
+    )
+    return list(rows.tuples())
 
 
-def _finals(session: Session, cid: int) -> dict[tuple[int, int], tuple[int | None, str, str]]:
+Final = tuple[int | None, str, str]
+"""``(grade, method, reason)`` of a pair's final label (grade None: excluded)."""
+
+
+def _final_parts(final: Final | None) -> tuple[int | None, str | None, str]:
+    """``(final grade, method, reason)`` as :class:`PairReview` shows them; ``(None, None, "")`` without one."""
+    if final is None:
+        return None, None, ""
+    return final
+
+
+def _finals(session: Session, cid: int) -> dict[tuple[int, int], Final]:
     return {
         (q, p): (g, m, r)
         for q, p, g, m, r in session.execute(
@@ -180,14 +196,15 @@ def _fourths(session: Session, cid: int) -> dict[tuple[int, int], str]:
     }
 
 
-def _state(labels: dict[str, int], final: tuple[int | None, str, str] | None) -> str:
+def _state(labels: dict[str, int], final: Final | None) -> str:
     if final is not None:
         return "excluded" if final[0] is None else "resolved"
     return resolve(list(labels.values())).state
 
 
-def _review(row, labels, final, fourth) -> PairReview:
+def _review(row: PairRow, labels: dict[str, int], final: Final | None, fourth: str | None) -> PairReview:
     qi, pi, qid, docid, qtext, title, ptext = row
+    grade, method, reason = _final_parts(final)
     return PairReview(
         query_id=qi,
         passage_id=pi,
@@ -198,9 +215,9 @@ def _review(row, labels, final, fourth) -> PairReview:
         passage=ptext,
         labels=dict(labels),
         state=_state(labels, final),
-        final_grade=None if final is None else final[0],
-        method=None if final is None else final[1],
-        reason="" if final is None else final[2],
+        final_grade=grade,
+        method=method,
+        reason=reason,
         fourth=fourth,
     )
 
@@ -217,10 +234,10 @@ def adjudication_queue(session: Session, collection: str) -> list[PairReview]:
     out = []
     for row in _pair_rows(session, cid, ()):
         key = (row[0], row[1])
-        pair_labels = labels.get((row[2], row[3]), {})
-        if key in finals or resolve(list(pair_labels.values())).state != "needs_fourth":
+        given = labels.get((row[2], row[3]), {})
+        if key in finals or resolve(list(given.values())).state != "needs_fourth":
             continue
-        out.append(_review(row, pair_labels, None, fourths.get(key)))
+        out.append(_review(row, given, None, fourths.get(key)))
     return out
 
 
@@ -255,18 +272,7 @@ def pair_review(session: Session, collection: str, qid: str, docid: str) -> Pair
         raise NotFound(f"no assigned pair ({qid!r}, {docid!r}) in collection {collection!r}")
     row = rows[0]
     key = (row[0], row[1])
-    events = (
-        Event("pair", user, action, grade)
-        for user, action, grade in session.execute(
-            select(User.username, Judgment.action, Judgment.grade)
-            .select_from(Judgment)
-            .join(User, User.id == Judgment.user_id)
-            .join(Assignment, Assignment.id == Judgment.assignment_id)
-            .where(Judgment.query_id == key[0], Judgment.passage_id == key[1], Assignment.purpose.in_(LABELLING))
-            .order_by(Judgment.id)
-        )
-    )
-    labels = current_labels(events).get("pair", {})
+    labels = pair_labels(session, key[0], key[1])
     final = session.execute(
         select(FinalLabel.grade, FinalLabel.method, FinalLabel.reason).where(
             FinalLabel.query_id == key[0], FinalLabel.passage_id == key[1]
@@ -286,7 +292,7 @@ def pair_review(session: Session, collection: str, qid: str, docid: str) -> Pair
             .order_by(LabelOverride.id)
         )
     ]
-    return replace(_review(row, labels, None if final is None else tuple(final), fourth), overrides=overrides)
+    return replace(_review(row, labels, None if final is None else final.tuple(), fourth), overrides=overrides)
 
 
 # --------------------------------------------------------------------------- review at scale: filters, ranked lists
@@ -306,6 +312,18 @@ def review_table(session: Session, collection: str) -> list[PairReview]:
         _review(row, labels.get((row[2], row[3]), {}), finals.get((row[0], row[1])), fourths.get((row[0], row[1])))
         for row in _pair_rows(session, cid, ())
     ]
+
+
+def _check_filters(search: object, state: object, final_grade: object, label: object) -> None:
+    """Refuse (``ValueError`` naming the argument) a filter :func:`filter_pairs` does not understand."""
+    if state is not None and state not in STATES:
+        raise ValueError(f"state must be one of {', '.join(STATES)}, got {state!r}")
+    if final_grade is not None and final_grade != "excluded" and not is_integer(final_grade):
+        raise ValueError(f"final_grade must be a grade or 'excluded', got {final_grade!r}")
+    if label is not None and not is_integer(label):
+        raise ValueError(f"label must be a grade, got {label!r}")
+    if not isinstance(search, str):
+        raise ValueError(f"search must be a str, got {type(search).__name__}")
 
 
 def filter_pairs(
@@ -339,14 +357,7 @@ def filter_pairs(
         On an unknown ``state``, or a ``final_grade`` / ``label`` that is not an integer (a bool is refused);
         the message names the argument.
     """
-    if state is not None and state not in STATES:
-        raise ValueError(f"state must be one of {', '.join(STATES)}, got {state!r}")
-    if final_grade is not None and final_grade != "excluded" and not is_integer(final_grade):
-        raise ValueError(f"final_grade must be a grade or 'excluded', got {final_grade!r}")
-    if label is not None and not is_integer(label):
-        raise ValueError(f"label must be a grade, got {label!r}")
-    if not isinstance(search, str):
-        raise ValueError(f"search must be a str, got {type(search).__name__}")
+    _check_filters(search, state, final_grade, label)
     needle = search.strip().casefold()
     out = []
     for p in pairs:
@@ -408,12 +419,17 @@ class RankedList:
     entries: list[RankedEntry]
 
 
-def pool_queries(session: Session, collection: str, pool: str) -> list[tuple[str, str, int]]:
-    """``(qid, query text, selected passages)`` of every query of a pool, by qid."""
-    cid = collection_id(session, collection)
+def _pool_id(session: Session, cid: int, collection: str, pool: str) -> int:
     pool_id = session.scalar(select(Pool.id).where(Pool.collection_id == cid, Pool.name == pool))
     if pool_id is None:
         raise NotFound(f"no pool named {pool!r} in collection {collection!r}")
+    return pool_id
+
+
+def pool_queries(session: Session, collection: str, pool: str) -> list[tuple[str, str, int]]:
+    """``(qid, query text, selected passages)`` of every query of a pool, by qid."""
+    cid = collection_id(session, collection)
+    pool_id = _pool_id(session, cid, collection, pool)
     return [
         (qid, text, n)
         for qid, text, n in session.execute(
@@ -424,6 +440,100 @@ def pool_queries(session: Session, collection: str, pool: str) -> list[tuple[str
             .order_by(QueryRecord.ext_id)
         )
     ]
+
+
+def _query(session: Session, cid: int, collection: str, qid: str) -> tuple[int, str, str | None]:
+    """``(row id, text, language)`` of a query of the collection."""
+    query = session.execute(
+        select(QueryRecord.id, QueryRecord.text, QueryRecord.language).where(
+            QueryRecord.collection_id == cid, QueryRecord.ext_id == qid
+        )
+    ).one_or_none()
+    if query is None:
+        raise NotFound(f"no query {qid!r} in collection {collection!r}")
+    return query.tuple()
+
+
+ListRow = tuple[int, str, str | None, str, int | None, int | None]
+"""``(passage row id, docid, title, text, selection rank, best run rank)`` of a pooled passage."""
+
+
+def _pool_order(session: Session, pool_id: int, query_row: int) -> list[ListRow]:
+    """The query's selected entries in pool order: selection rank, else best contributing rank, then docid."""
+    best = (
+        select(PoolProvenance.pool_entry_id, func.min(PoolProvenance.rank).label("best"))
+        .group_by(PoolProvenance.pool_entry_id)
+        .subquery()
+    )
+    rows = list(
+        session.execute(
+            select(Passage.id, Passage.ext_id, Passage.title, Passage.text, PoolEntry.selection_rank, best.c.best)
+            .select_from(PoolEntry)
+            .join(Passage, Passage.id == PoolEntry.passage_id)
+            .outerjoin(best, best.c.pool_entry_id == PoolEntry.id)
+            .where(PoolEntry.pool_id == pool_id, PoolEntry.query_id == query_row, PoolEntry.selected)
+        ).tuples()
+    )
+    inf = float("inf")
+    rows.sort(key=lambda r: (r[4] if r[4] is not None else inf, r[5] if r[5] is not None else inf, r[1]))
+    return rows
+
+
+def _run_ranks(session: Session, cid: int, collection: str, run: str, qid: str) -> dict[str, int]:
+    """``{docid: rank}`` of the query in a ready run (trec_eval order)."""
+    run_id = session.scalar(
+        select(RunRecord.id).where(RunRecord.collection_id == cid, RunRecord.name == run, RunRecord.status == "ready")
+    )
+    if run_id is None:
+        raise NotFound(f"no run named {run!r} in collection {collection!r}")
+    scores = dict(
+        session.execute(
+            select(RunEntryRecord.doc_id, RunEntryRecord.score).where(
+                RunEntryRecord.run_id == run_id, RunEntryRecord.query_id == qid
+            )
+        ).all()
+    )
+    return rank_positions(scores)
+
+
+@dataclass(frozen=True)
+class _QueryLabels:
+    """Every passage's labels, final label and 4th annotator for one query, by passage row id."""
+
+    labels: dict[int, dict[str, int]]
+    finals: dict[int, Final]
+    fourths: dict[int, str]
+
+
+def _query_labels(session: Session, query_row: int) -> _QueryLabels:
+    events = session.execute(
+        select(Judgment.passage_id, User.username, Judgment.action, Judgment.grade)
+        .select_from(Judgment)
+        .join(Assignment, Assignment.id == Judgment.assignment_id)
+        .join(User, User.id == Judgment.user_id)
+        .where(Judgment.query_id == query_row, Assignment.purpose.in_(LABELLING))
+        .order_by(Judgment.id)
+    ).all()
+    replayed = current_labels(Event(pid, user, action, grade) for pid, user, action, grade in events)
+    finals = {
+        p: (g, m, r)
+        for p, g, m, r in session.execute(
+            select(FinalLabel.passage_id, FinalLabel.grade, FinalLabel.method, FinalLabel.reason).where(
+                FinalLabel.query_id == query_row
+            )
+        )
+    }
+    fourths = dict(
+        session.execute(
+            select(Assignment.passage_id, User.username)
+            .join(User, User.id == Assignment.user_id)
+            .where(Assignment.query_id == query_row, Assignment.purpose == "fourth")
+        )
+        .tuples()
+        .all()
+    )
+    labels = {pid: dict(replayed[pid]) for pid, *_ in events if pid in replayed}
+    return _QueryLabels(labels=labels, finals=finals, fourths=fourths)
 
 
 def ranked_list(session: Session, collection: str, pool: str, qid: str, *, run: str | None = None) -> RankedList:
@@ -447,80 +557,22 @@ def ranked_list(session: Session, collection: str, pool: str, qid: str, *, run: 
         If the collection, pool, query (in that pool) or run does not exist.
     """
     cid = collection_id(session, collection)
-    pool_id = session.scalar(select(Pool.id).where(Pool.collection_id == cid, Pool.name == pool))
-    if pool_id is None:
-        raise NotFound(f"no pool named {pool!r} in collection {collection!r}")
-    query = session.execute(
-        select(QueryRecord.id, QueryRecord.text, QueryRecord.language).where(
-            QueryRecord.collection_id == cid, QueryRecord.ext_id == qid
-        )
-    ).one_or_none()
-    if query is None:
-        raise NotFound(f"no query {qid!r} in collection {collection!r}")
-    query_row = query[0]
-    best = (
-        select(PoolProvenance.pool_entry_id, func.min(PoolProvenance.rank).label("best"))
-        .group_by(PoolProvenance.pool_entry_id)
-        .subquery()
-    )
-    rows = session.execute(
-        select(Passage.id, Passage.ext_id, Passage.title, Passage.text, PoolEntry.selection_rank, best.c.best)
-        .select_from(PoolEntry)
-        .join(Passage, Passage.id == PoolEntry.passage_id)
-        .outerjoin(best, best.c.pool_entry_id == PoolEntry.id)
-        .where(PoolEntry.pool_id == pool_id, PoolEntry.query_id == query_row, PoolEntry.selected)
-    ).all()
+    pool_id = _pool_id(session, cid, collection, pool)
+    query_row, query_text, query_language = _query(session, cid, collection, qid)
+    rows = _pool_order(session, pool_id, query_row)
     if not rows:
         raise NotFound(f"query {qid!r} has no selected passages in pool {pool!r}")
-    inf = float("inf")
-    rows.sort(key=lambda r: (r[4] if r[4] is not None else inf, r[5] if r[5] is not None else inf, r[1]))
     ranks: dict[str, int] = {}
     if run is not None:
-        run_id = session.scalar(
-            select(RunRecord.id).where(
-                RunRecord.collection_id == cid, RunRecord.name == run, RunRecord.status == "ready"
-            )
-        )
-        if run_id is None:
-            raise NotFound(f"no run named {run!r} in collection {collection!r}")
-        scores = dict(
-            session.execute(
-                select(RunEntryRecord.doc_id, RunEntryRecord.score).where(
-                    RunEntryRecord.run_id == run_id, RunEntryRecord.query_id == qid
-                )
-            ).all()
-        )
-        ranks = rank_positions(scores)
+        ranks = _run_ranks(session, cid, collection, run, qid)
         order = {r[1]: i for i, r in enumerate(rows)}
-        rows.sort(key=lambda r: (ranks.get(r[1], inf), order[r[1]]))
-    events = session.execute(
-        select(Judgment.passage_id, User.username, Judgment.action, Judgment.grade)
-        .select_from(Judgment)
-        .join(Assignment, Assignment.id == Judgment.assignment_id)
-        .join(User, User.id == Judgment.user_id)
-        .where(Judgment.query_id == query_row, Assignment.purpose.in_(LABELLING))
-        .order_by(Judgment.id)
-    )
-    labels = current_labels(Event(pid, user, action, grade) for pid, user, action, grade in events)
-    finals = {
-        p: (g, m, r)
-        for p, g, m, r in session.execute(
-            select(FinalLabel.passage_id, FinalLabel.grade, FinalLabel.method, FinalLabel.reason).where(
-                FinalLabel.query_id == query_row
-            )
-        )
-    }
-    fourths = dict(
-        session.execute(
-            select(Assignment.passage_id, User.username)
-            .join(User, User.id == Assignment.user_id)
-            .where(Assignment.query_id == query_row, Assignment.purpose == "fourth")
-        ).all()
-    )
+        rows.sort(key=lambda r: (ranks.get(r[1], float("inf")), order[r[1]]))
+    known = _query_labels(session, query_row)
     entries = []
     for position, (pid, docid, title, text, _sel, _best) in enumerate(rows, start=1):
-        pair_labels = dict(labels.get(pid, {}))
-        final = finals.get(pid)
+        given = known.labels.get(pid, {})
+        final = known.finals.get(pid)
+        grade, method, reason = _final_parts(final)
         entries.append(
             RankedEntry(
                 position=position,
@@ -530,15 +582,15 @@ def ranked_list(session: Session, collection: str, pool: str, qid: str, *, run: 
                 docid=docid,
                 title=title or "",
                 passage=text,
-                labels=pair_labels,
-                state=_state(pair_labels, final) if pair_labels or final else "unlabelled",
-                final_grade=None if final is None else final[0],
-                method=None if final is None else final[1],
-                reason="" if final is None else final[2],
-                fourth=fourths.get(pid),
+                labels=given,
+                state=_state(given, final) if given or final else "unlabelled",
+                final_grade=grade,
+                method=method,
+                reason=reason,
+                fourth=known.fourths.get(pid),
             )
         )
-    return RankedList(qid=qid, query=query[1], query_language=query[2], pool=pool, run=run, entries=entries)
+    return RankedList(qid=qid, query=query_text, query_language=query_language, pool=pool, run=run, entries=entries)
 
 
 # --------------------------------------------------------------------------- packages and QC
@@ -560,6 +612,34 @@ class PackageRow:
     @property
     def finished(self) -> bool:
         return self.total > 0 and self.labelled == self.total
+
+
+def _labelled_per_package(session: Session, ids: Sequence[int]) -> Counter[int]:
+    """Per package id: its assignments with a standing label of the package's annotator."""
+    owner_events = session.execute(
+        select(Assignment.package_id, Assignment.id, Judgment.action, Judgment.grade)
+        .select_from(Judgment)
+        .join(Assignment, Assignment.id == Judgment.assignment_id)
+        .join(Package, Package.id == Assignment.package_id)
+        .where(Assignment.package_id.in_(ids), Judgment.user_id == Package.user_id)
+        .order_by(Judgment.id)
+    ).all()
+    # assignment ids are unique across packages: the owner's log per assignment is one user's own log
+    package_of = {aid: pkg for pkg, aid, _action, _grade in owner_events if pkg is not None}
+    standing = standing_by_assignment([(aid, action, grade) for _pkg, aid, action, grade in owner_events])
+    return Counter(package_of[aid] for aid in standing)
+
+
+def _round_accuracies(session: Session, ids: Sequence[int]) -> dict[int, list[tuple[int, float | None]]]:
+    """Per package id: ``(round number, accuracy)`` of each of its QC rounds, by round number."""
+    rounds: dict[int, list[tuple[int, float | None]]] = {}
+    for pkg, number, accuracy in session.execute(
+        select(QcRound.package_id, QcRound.round_no, QcRound.accuracy)
+        .where(QcRound.package_id.in_(ids))
+        .order_by(QcRound.round_no)
+    ):
+        rounds.setdefault(pkg, []).append((number, accuracy))
+    return rounds
 
 
 def package_overview(session: Session, collection: str | None = None) -> list[PackageRow]:
@@ -588,23 +668,8 @@ def package_overview(session: Session, collection: str | None = None) -> list[Pa
             .group_by(Assignment.package_id)
         ).all()
     )
-    owner_events = session.execute(
-        select(Assignment.package_id, Assignment.id, Judgment.action, Judgment.grade)
-        .select_from(Judgment)
-        .join(Assignment, Assignment.id == Judgment.assignment_id)
-        .join(Package, Package.id == Assignment.package_id)
-        .where(Assignment.package_id.in_(ids), Judgment.user_id == Package.user_id)
-        .order_by(Judgment.id)
-    ).all()
-    standing = current_labels(Event((pkg, aid), "owner", action, grade) for pkg, aid, action, grade in owner_events)
-    labelled = Counter(pkg for pkg, _aid in standing)
-    rounds: dict[int, list[tuple[int, float | None]]] = {}
-    for pkg, number, accuracy in session.execute(
-        select(QcRound.package_id, QcRound.round_no, QcRound.accuracy)
-        .where(QcRound.package_id.in_(ids))
-        .order_by(QcRound.round_no)
-    ):
-        rounds.setdefault(pkg, []).append((number, accuracy))
+    labelled = _labelled_per_package(session, ids)
+    rounds = _round_accuracies(session, ids)
     out = []
     for pid, name, user, coll, pool, status in packages:
         decided = [acc for _n, acc in rounds.get(pid, []) if acc is not None]
@@ -644,6 +709,25 @@ class QcRoundRow:
     reviewed: dict[str, int]
 
 
+def _reviewed_per_round(session: Session, items: dict[int, set[tuple[int, int]]]) -> dict[int, dict[str, int]]:
+    """Per round id: each reviewer holding one of its sampled pairs, and how many of those pairs they labelled."""
+    sampled = set().union(*items.values())
+    reviews = qc_review_labels(session, sampled)
+    holders: dict[tuple[int, int], set[str]] = {}
+    for q, p, user in session.execute(
+        select(Assignment.query_id, Assignment.passage_id, User.username)
+        .join(User, User.id == Assignment.user_id)
+        .where(Assignment.purpose == "qc")
+    ):
+        if (q, p) in sampled:
+            holders.setdefault((q, p), set()).add(user)
+    reviewed = {}
+    for rid, pairs in items.items():
+        reviewers = sorted(set().union(*(holders.get(k, set()) for k in pairs)))
+        reviewed[rid] = {user: sum(1 for k in pairs if user in reviews.get(k, {})) for user in reviewers}
+    return reviewed
+
+
 def qc_history(session: Session, package_id: int | None = None, *, collection: str | None = None) -> list[QcRoundRow]:
     """Every QC round (all kept, none overwritten), by package name then round number.
 
@@ -664,37 +748,14 @@ def qc_history(session: Session, package_id: int | None = None, *, collection: s
     rows = session.execute(query).all()
     if not rows:
         return []
-    round_ids = [r[0].id for r in rows]
-    items: dict[int, set[tuple[int, int]]] = {}
+    items: dict[int, set[tuple[int, int]]] = {r[0].id: set() for r in rows}
     for rid, q, p in session.execute(
-        select(QcItem.qc_round_id, QcItem.query_id, QcItem.passage_id).where(QcItem.qc_round_id.in_(round_ids))
+        select(QcItem.qc_round_id, QcItem.query_id, QcItem.passage_id).where(QcItem.qc_round_id.in_(list(items)))
     ):
-        items.setdefault(rid, set()).add((q, p))
-    sampled = set().union(*items.values()) if items else set()
-    review_events = session.execute(
-        select(Judgment.query_id, Judgment.passage_id, User.username, Judgment.action, Judgment.grade)
-        .select_from(Judgment)
-        .join(Assignment, Assignment.id == Judgment.assignment_id)
-        .join(User, User.id == Judgment.user_id)
-        .where(Assignment.purpose == "qc")
-        .order_by(Judgment.id)
-    ).all()
-    reviews = current_labels(
-        Event((q, p), user, action, grade) for q, p, user, action, grade in review_events if (q, p) in sampled
-    )
-    holders: dict[tuple[int, int], set[str]] = {}
-    for q, p, user in session.execute(
-        select(Assignment.query_id, Assignment.passage_id, User.username)
-        .join(User, User.id == Assignment.user_id)
-        .where(Assignment.purpose == "qc")
-    ):
-        if (q, p) in sampled:
-            holders.setdefault((q, p), set()).add(user)
+        items[rid].add((q, p))
+    reviewed = _reviewed_per_round(session, items)
     out = []
     for r, package, annotator in rows:
-        pairs = items.get(r.id, set())
-        reviewers = sorted(set().union(*(holders.get(k, set()) for k in pairs))) if pairs else []
-        reviewed = {user: sum(1 for k in pairs if user in reviews.get(k, {})) for user in reviewers}
         out.append(
             QcRoundRow(
                 id=r.id,
@@ -709,7 +770,7 @@ def qc_history(session: Session, package_id: int | None = None, *, collection: s
                 n_checked=r.n_checked,
                 created_at=r.created_at,
                 decided_at=r.decided_at,
-                reviewed=reviewed,
+                reviewed=reviewed[r.id],
             )
         )
     return out

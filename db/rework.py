@@ -18,7 +18,7 @@ Every write runs in the caller's write transaction, like :mod:`db.annotation`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -26,7 +26,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core.judgments import Event, current_labels
-from core.qc import package_accuracy
+from core.qc import Disagreement, package_accuracy
 from db.annotation import (
     Forbidden,
     StaleSubmission,
@@ -34,6 +34,7 @@ from db.annotation import (
     _standing,
     pair_scale,
     record_judgment,
+    standing_by_assignment,
 )
 from db.models import Assignment, Judgment, Package, Passage, QcItem, QcRound, QueryRecord, User
 from db.queries import NotFound
@@ -110,39 +111,43 @@ class RoundTable:
     items: list[DisputedItem]
 
 
+def _decision_time(qc_round: QcRound) -> datetime:
+    """When a decided round was decided; ``ValueError`` for a round still under review."""
+    if qc_round.status == "reviewing" or qc_round.decided_at is None:
+        raise ValueError(f"QC round {qc_round.id} is still under review")
+    return qc_round.decided_at
+
+
 def _decided_round(session: Session, round_id: int) -> QcRound:
     qc_round = session.get(QcRound, round_id)
     if qc_round is None:
         raise NotFound(f"no QC round {round_id}")
-    if qc_round.status == "reviewing" or qc_round.decided_at is None:
-        raise ValueError(f"QC round {round_id} is still under review")
+    _decision_time(qc_round)
     return qc_round
 
 
-def _round_items(session: Session, qc_round: QcRound) -> list[DisputedItem]:
-    """The disagreements of a decided round, rebuilt from the judgments stored up to its decision."""
-    package = session.get(Package, qc_round.package_id)
-    cutoff = qc_round.decided_at
-    sample = session.execute(select(QcItem.query_id, QcItem.passage_id).where(QcItem.qc_round_id == qc_round.id)).all()
-    pair_of = {
-        aid: (q, p)
-        for aid, q, p in session.execute(
-            select(Assignment.id, Assignment.query_id, Assignment.passage_id).where(Assignment.package_id == package.id)
-        )
-    }
-    assignment_of = {pair: aid for aid, pair in pair_of.items()}
-    # the annotator's label at the decision: their own log on the package, up to the decision
+def _labels_then(session: Session, user_id: int, assignment_ids: Sequence[int], cutoff: datetime) -> dict[int, int]:
+    """The user's standing label per assignment as it was at ``cutoff`` (their own log up to then)."""
     rows = session.execute(
         select(Judgment.assignment_id, Judgment.action, Judgment.grade)
         .where(
-            Judgment.user_id == package.user_id,
-            Judgment.assignment_id.in_(sorted(pair_of)),
+            Judgment.user_id == user_id,
+            Judgment.assignment_id.in_(sorted(assignment_ids)),
             Judgment.created_at <= cutoff,
         )
         .order_by(Judgment.id)
     ).all()
-    then = {aid: labels["me"] for aid, labels in current_labels(Event(a, "me", act, g) for a, act, g in rows).items()}
-    sampled = {(q, p) for q, p in sample}
+    return standing_by_assignment([(aid, act, g) for aid, act, g in rows if aid is not None])
+
+
+Pair = tuple[int, int]
+"""``(query row id, passage row id)``."""
+
+
+def _reviews_then(
+    session: Session, sampled: set[Pair], cutoff: datetime
+) -> tuple[dict[Hashable, dict[str, int]], dict[Pair, dict[str, list[str]]]]:
+    """``(each reviewer's standing label per sampled pair, their notes per pair)`` as they were at ``cutoff``."""
     reviews = session.execute(
         select(Judgment.query_id, Judgment.passage_id, User.username, Judgment.action, Judgment.grade, Judgment.note)
         .select_from(Judgment)
@@ -157,38 +162,63 @@ def _round_items(session: Session, qc_round: QcRound) -> list[DisputedItem]:
     ).all()
     reviews = [r for r in reviews if (r[0], r[1]) in sampled]
     reviewer_labels = current_labels(Event((q, p), user, act, g) for q, p, user, act, g, _n in reviews)
-    notes: dict[tuple[int, int], dict[str, list[str]]] = {}
+    notes: dict[Pair, dict[str, list[str]]] = {}
     for q, p, user, _act, _g, note in reviews:
         if note and note.strip():
             notes.setdefault((q, p), {}).setdefault(user, []).append(note.strip())
+    return reviewer_labels, notes
+
+
+def _disputed_item(
+    session: Session,
+    qc_round: QcRound,
+    d: Disagreement,
+    assignment_of: dict[Pair, int],
+    notes: dict[Pair, dict[str, list[str]]],
+) -> DisputedItem:
+    """One disagreement of the round with the pair's texts, the annotator's assignment and the reviewers' notes."""
+    q, p = int(d.pair[0]), int(d.pair[1])
+    query = session.get_one(QueryRecord, q)
+    passage = session.get_one(Passage, p)
+    return DisputedItem(
+        round_id=qc_round.id,
+        round_no=qc_round.round_no,
+        assignment_id=assignment_of[(q, p)],
+        query_id=query.ext_id,
+        passage_id=passage.ext_id,
+        query=query.text,
+        query_language=query.language,
+        title=passage.title or "",
+        passage=passage.text,
+        passage_language=passage.language,
+        annotator_label=d.annotator_label,
+        reviewer_labels=dict(sorted(d.reviewer_labels.items())),
+        consensus=d.consensus,
+        notes={user: "; ".join(texts) for user, texts in sorted(notes.get((q, p), {}).items())},
+        scale=pair_scale(session, q, p),
+    )
+
+
+def _round_items(session: Session, qc_round: QcRound) -> list[DisputedItem]:
+    """The disagreements of a decided round, rebuilt from the judgments stored up to its decision."""
+    package = session.get_one(Package, qc_round.package_id)
+    cutoff = _decision_time(qc_round)
+    sample = session.execute(select(QcItem.query_id, QcItem.passage_id).where(QcItem.qc_round_id == qc_round.id)).all()
+    pair_of = {
+        aid: (q, p)
+        for aid, q, p in session.execute(
+            select(Assignment.id, Assignment.query_id, Assignment.passage_id).where(Assignment.package_id == package.id)
+        )
+    }
+    assignment_of = {pair: aid for aid, pair in pair_of.items()}
+    # the annotator's label at the decision: their own log on the package, up to the decision
+    then = _labels_then(session, package.user_id, list(pair_of), cutoff)
+    reviewer_labels, notes = _reviews_then(session, {(q, p) for q, p in sample}, cutoff)
     annotator = {(str(q), str(p)): then[assignment_of[(q, p)]] for q, p in sample if assignment_of.get((q, p)) in then}
     reviewed = {(str(q), str(p)): dict(reviewer_labels.get((q, p), {})) for q, p in sample}
     # min_reviewers=1: a decided round had enough reviews on every pair, so this reproduces its verdict
     result = package_accuracy(annotator, reviewed, min_reviewers=1)
-    items = []
-    for d in result.disagreements:
-        q, p = int(d.pair[0]), int(d.pair[1])
-        query = session.get(QueryRecord, q)
-        passage = session.get(Passage, p)
-        items.append(
-            DisputedItem(
-                round_id=qc_round.id,
-                round_no=qc_round.round_no,
-                assignment_id=assignment_of[(q, p)],
-                query_id=query.ext_id,
-                passage_id=passage.ext_id,
-                query=query.text,
-                query_language=query.language,
-                title=passage.title or "",
-                passage=passage.text,
-                passage_language=passage.language,
-                annotator_label=d.annotator_label,
-                reviewer_labels=dict(sorted(d.reviewer_labels.items())),
-                consensus=d.consensus,
-                notes={user: "; ".join(texts) for user, texts in sorted(notes.get((q, p), {}).items())},
-                scale=pair_scale(session, q, p),
-            )
-        )
+    items = [_disputed_item(session, qc_round, d, assignment_of, notes) for d in result.disagreements]
     items.sort(key=lambda i: (i.query_id, i.passage_id))
     return items
 
@@ -248,9 +278,9 @@ def _returning_round(session: Session, package: Package) -> QcRound | None:
 
 def _answers(
     session: Session, user_id: int, assignment_ids: Sequence[int], after: datetime
-) -> dict[int, tuple[int, bool]]:
+) -> dict[int, tuple[int | None, bool]]:
     """Per assignment: (standing label, whether that standing label was given after ``after``)."""
-    stacks: dict[int, list[tuple[int, datetime]]] = {}
+    stacks: dict[int, list[tuple[int | None, datetime]]] = {}
     if not assignment_ids:
         return {}
     for aid, action, grade, created in session.execute(
@@ -258,6 +288,8 @@ def _answers(
         .where(Judgment.user_id == user_id, Judgment.assignment_id.in_(list(assignment_ids)))
         .order_by(Judgment.id)
     ):
+        if aid is None:  # left out by the query; narrows the type
+            continue
         stack = stacks.setdefault(aid, [])
         if action == "label":
             stack.append((grade, created))
@@ -267,7 +299,7 @@ def _answers(
 
 
 def _with_answers(session: Session, user_id: int, qc_round: QcRound, items: list[DisputedItem]) -> list[DisputedItem]:
-    answers = _answers(session, user_id, [i.assignment_id for i in items], qc_round.decided_at)
+    answers = _answers(session, user_id, [i.assignment_id for i in items], _decision_time(qc_round))
     return [
         DisputedItem(
             **{

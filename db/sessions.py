@@ -33,6 +33,7 @@ from sqlalchemy.orm import Session
 
 from core.passwords import hash_password, needs_rehash, verify_password
 from db.models import AuthSession, LoginThrottle, User
+from db.rowcount import rowcount
 from db.users import Account, _account
 
 SESSION_TTL = timedelta(days=14)
@@ -128,11 +129,12 @@ def touch_session(session: Session, token: str, *, now: datetime | None = None) 
     """Record that the session was seen now, unless it was within the last minute (one write a minute at most)."""
     now = _now(now)
     return bool(
-        session.execute(
+        rowcount(
+            session,
             update(AuthSession)
             .where(AuthSession.token_hash == token_hash(token), AuthSession.last_seen_at <= now - TOUCH_EVERY)
-            .values(last_seen_at=now)
-        ).rowcount
+            .values(last_seen_at=now),
+        )
     )
 
 
@@ -141,21 +143,23 @@ def revoke_session(session: Session, token: str | None, *, now: datetime | None 
     if not token:
         return False
     return bool(
-        session.execute(
+        rowcount(
+            session,
             update(AuthSession)
             .where(AuthSession.token_hash == token_hash(token), AuthSession.revoked_at.is_(None))
-            .values(revoked_at=_now(now))
-        ).rowcount
+            .values(revoked_at=_now(now)),
+        )
     )
 
 
 def revoke_all(session: Session, user_id: int, *, now: datetime | None = None) -> int:
     """End every session of an account (disabled, role or password changed); returns how many were live."""
-    return session.execute(
+    return rowcount(
+        session,
         update(AuthSession)
         .where(AuthSession.user_id == user_id, AuthSession.revoked_at.is_(None))
-        .values(revoked_at=_now(now))
-    ).rowcount
+        .values(revoked_at=_now(now)),
+    )
 
 
 def live_sessions(session: Session, user_id: int, *, now: datetime | None = None) -> int:
