@@ -51,6 +51,29 @@ with st.form("import"):
     )
     submitted = st.form_submit_button("Import", type="primary")
 
+
+def _start_import(shown_path: str, **extra) -> int:
+    """Queue and launch the import job of the form's choices; its id.
+
+    ``shown_path`` is the server path, or the uploaded file's name (``extra``: where the upload is staged).
+    """
+    params = {
+        "format": fmt,
+        "path": shown_path,
+        "collection": name.strip(),
+        "merge": merge,
+        "qrels_name": qrels_name.strip() or "imported",
+        "allow_unknown_ids": allow_unknown,
+        "level": level,
+        "run_name": run_name.strip() or None,
+        **extra,
+    }
+    with store.write() as session:
+        job_id = create_job(session, "import", params)
+    launch(store, job_id)
+    return job_id
+
+
 if submitted:
     if not name.strip() or (upload is None) == (not path.strip()):
         st.error("Give a collection name, and either a file to upload or a path on the server (not both).")
@@ -60,21 +83,8 @@ if submitted:
         else:
             # a private temp folder the job unpacks, reads and removes (pooljudge.uploads)
             staged = stage_upload(upload.name, upload.getvalue())
-            params = {
-                "format": fmt,
-                "path": upload.name,
-                "collection": name.strip(),
-                "merge": merge,
-                "qrels_name": qrels_name.strip() or "imported",
-                "allow_unknown_ids": allow_unknown,
-                "level": level,
-                "run_name": run_name.strip() or None,
-                "upload": {"dir": str(staged), "name": upload.name},
-            }
             try:
-                with store.write() as session:
-                    job_id = create_job(session, "import", params)
-                launch(store, job_id)
+                job_id = _start_import(upload.name, upload={"dir": str(staged), "name": upload.name})
             except BaseException:
                 discard(staged)
                 raise
@@ -85,20 +95,7 @@ if submitted:
         except FormatError as exc:
             st.error(f"Nothing was imported. {md_escape(str(exc))}", icon=":material/error:")
         else:
-            params = {
-                "format": fmt,
-                "path": path.strip(),
-                "collection": name.strip(),
-                "merge": merge,
-                "qrels_name": qrels_name.strip() or "imported",
-                "allow_unknown_ids": allow_unknown,
-                "level": level,
-                "run_name": run_name.strip() or None,
-            }
-            with store.write() as session:
-                job_id = create_job(session, "import", params)
-            launch(store, job_id)
-            st.toast(f"Import job {job_id} started")
+            st.toast(f"Import job {_start_import(path.strip())} started")
 
 
 def _summary(result: dict) -> str:
