@@ -88,6 +88,7 @@ and, with ``--output FILE``, writes every number (and the settings) as JSON.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -124,6 +125,7 @@ SYSTEMS = (
     ("bm25", "BM25"),
     ("minilm", "MiniLM (base dual encoder)"),
     ("cross-encoder", "cross-encoder re-ranking BM25@100"),
+    ("interpolated", "the same + BM25 (weight from dev)"),
     ("dual-encoder", "dual encoder trained alone"),
     ("rocketqav2", "RocketQAv2 dual encoder"),
 )
@@ -226,6 +228,21 @@ def split(
     return data.subset(train_ids), data.subset(held_ids)
 
 
+def split_dev(train: LabelledData, fraction: float, *, seed: int) -> tuple[LabelledData, LabelledData | None]:
+    """(training, dev) data: a seeded ``fraction`` of the training queries held back as a dev split.
+
+    The dev queries pick what the reported numbers must not: the trainers'
+    best epoch and the re-ranker's BM25 interpolation weight.  ``fraction``
+    0 (or a split too small to leave one query on each side): no dev split.
+    """
+    if fraction <= 0 or len(train.trainable()) < 2:
+        return train, None
+    train_ids, dev_ids = split_queries(train.trainable(), held_out=fraction, seed=seed + 2)
+    if not dev_ids or not train_ids:
+        return train, None
+    return train.subset(train_ids), train.subset(dev_ids)
+
+
 def held_out_metrics(run: Run, held: LabelledData) -> dict[str, float]:
     """nDCG@10 and MRR@10 of ``run`` on the held-out queries (trec_eval-exact)."""
     return ranking_metrics({q: run.get(q, {}) for q in held.queries}, held.qrels, held.level)
@@ -295,20 +312,14 @@ def plain_training_loop(
 ) -> dict[str, Any]:
     """The textbook recipe: a listwise cross-encoder trained with plain transformers and torch.
 
-    The query lists are ``train_cross_encoder``'s own, drawn with the same
-    seeded generator (one list per relevant pair: the positive first, then
-    ``negatives`` hard negatives), so both loops see the same examples and the
-    same number of pairs; ``batch_size`` lists per step, batches of a seeded
-    shuffle (no length sorting).  ``AutoModelForSequenceClassification``
-    (``num_labels=1``) from ``model_path``, ``torch.optim.AdamW`` with a
-    constant learning rate; per batch: tokenise the (query, passage) pairs
-    padded to the batch's longest, forward, softmax cross-entropy of each
-    list with the positive first (a short list's padding masked out), backward,
-    step.
+    The query lists are ``train_cross_encoder``'s own (the same seeded generator: the positive
+    first, then ``negatives`` hard negatives), so both loops train on the same pairs;
+    ``batch_size`` lists per step in batches of a seeded shuffle (no length sorting);
+    ``AutoModelForSequenceClassification`` (one logit) from ``model_path`` and
+    ``torch.optim.AdamW`` at a constant rate; per batch :func:`plain_listwise_loss`, backward, step.
 
-    Returns ``{"seconds", "pairs", "pairs_per_second", "steps", "losses"}``;
-    ``seconds`` is wall time from loading the model to the last step, like
-    ``TrainResult.seconds`` without a held-out set.
+    Returns ``{"seconds", "pairs", "pairs_per_second", "steps", "losses"}``; ``seconds`` runs
+    from loading the model to the last step, like ``TrainResult.seconds`` without a held-out set.
     """
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
@@ -330,34 +341,40 @@ def plain_training_loop(
     for epoch, lists in enumerate(epoch_lists, start=1):
         for batch in plain_batches(len(lists), batch_size, seed * 1000 + epoch):
             chosen = [lists[i] for i in batch]
-            width = max(len(docs) for _, docs in chosen)
-            queries = [train.queries[qid] for qid, docs in chosen for _ in docs]
-            passages = [train.passages[d] for _, docs in chosen for d in docs]
-            enc = tokenizer(
-                queries, passages, padding=True, truncation=True, max_length=max_length, return_tensors="pt"
-            ).to(dev)
-            flat = model(**enc).logits.view(-1)
-            scores = torch.full((len(chosen), width), float("-inf"), device=dev)
-            offset = 0
-            for row, (_, docs) in enumerate(chosen):
-                scores[row, : len(docs)] = flat[offset : offset + len(docs)]
-                offset += len(docs)
-            loss = torch.nn.functional.cross_entropy(scores, torch.zeros(len(chosen), dtype=torch.long, device=dev))
+            loss = plain_listwise_loss(model, tokenizer, train, chosen, max_length=max_length, device=dev)
             loss.backward()
             optimizer.step()
             optimizer.zero_grad()
-            pairs += len(passages)
+            pairs += sum(len(docs) for _, docs in chosen)
             losses.append(float(loss.detach()))
             if progress is not None:
                 progress(len(losses), total)
     seconds = time.perf_counter() - start
-    return {
-        "seconds": seconds,
-        "pairs": pairs,
-        "pairs_per_second": pairs / seconds if seconds else 0.0,
-        "steps": len(losses),
-        "losses": losses,
-    }
+    rate = pairs / seconds if seconds else 0.0
+    return {"seconds": seconds, "pairs": pairs, "pairs_per_second": rate, "steps": len(losses), "losses": losses}
+
+
+def plain_listwise_loss(
+    model: Any,
+    tokenizer: Any,
+    train: LabelledData,
+    chosen: Sequence[tuple[str, list[str]]],
+    *,
+    max_length: int,
+    device: torch.device,
+) -> torch.Tensor:
+    """Softmax cross-entropy of each (query, [positive, negatives...]) list, padding masked with -inf."""
+    width = max(len(docs) for _, docs in chosen)
+    queries = [train.queries[qid] for qid, docs in chosen for _ in docs]
+    passages = [train.passages[d] for _, docs in chosen for d in docs]
+    enc = tokenizer(queries, passages, padding=True, truncation=True, max_length=max_length, return_tensors="pt")
+    flat = model(**enc.to(device)).logits.view(-1)
+    scores = torch.full((len(chosen), width), float("-inf"), device=device)
+    offset = 0
+    for row, (_, docs) in enumerate(chosen):
+        scores[row, : len(docs)] = flat[offset : offset + len(docs)]
+        offset += len(docs)
+    return torch.nn.functional.cross_entropy(scores, torch.zeros(len(chosen), dtype=torch.long, device=device))
 
 
 def speed_comparison(
@@ -390,21 +407,10 @@ def speed_comparison(
         ours.append(result.seconds)
         steps_rate.append(result.pairs_per_second)
 
+    same = ("epochs", "batch_size", "negatives", "learning_rate", "weight_decay", "max_length", "seed", "device")
+
     def run_plain(r: int) -> None:
-        plain.append(
-            plain_training_loop(
-                base,
-                train,
-                epochs=config.epochs,
-                batch_size=config.batch_size,
-                negatives=config.negatives,
-                learning_rate=config.learning_rate,
-                weight_decay=config.weight_decay,
-                max_length=config.max_length,
-                seed=config.seed,
-                device=config.device,
-            )
-        )
+        plain.append(plain_training_loop(base, train, **{k: getattr(config, k) for k in same}))
 
     for r in range(rounds):
         for side in (run_plain, run_ours) if r % 2 == 0 else (run_ours, run_plain):
@@ -461,127 +467,173 @@ def train_config(args: argparse.Namespace, learning_rate: float) -> TrainConfig:
     )
 
 
+@dataclass
+class Bench:
+    """One collection's benchmark: its splits, where models go, and what it has measured so far."""
+
+    collection: Collection
+    args: argparse.Namespace
+    workdir: Path
+    train: LabelledData
+    dev: LabelledData | None
+    held: LabelledData
+    out: dict[str, Any] = field(default_factory=lambda: {"metrics": {}, "seconds": {}})
+
+    def record(self, key: str, run: Run, seconds: float) -> None:
+        self.out["metrics"][key] = held_out_metrics(run, self.held)
+        self.out["seconds"][key] = seconds
+        m = self.out["metrics"][key]
+        log(f"{self.collection.name} {key}: nDCG@10 {m['nDCG@10']:.4f}, MRR@10 {m['MRR@10']:.4f} ({seconds:.0f} s)")
+
+    def model_folder(self, system: str) -> Path:
+        return self.workdir / f"{self.collection.name}-{system}"
+
+
+def bench_minilm(b: Bench) -> None:
+    t = time.perf_counter()
+    run = dense_run(b.args.base_model, b.held, max_length=b.args.max_length, cache=True, progress=ticker("encoding"))
+    b.record("minilm", run, time.perf_counter() - t)
+
+
+def train_reranker(b: Bench) -> Path:
+    """The cross-encoder of ``--cross-model``, or one trained on the training split (dev: best epoch)."""
+    if b.args.cross_model is not None:
+        log(f"{b.collection.name} cross-encoder: {b.args.cross_model} (given, not trained)")
+        return Path(b.args.cross_model)
+    from core.training.cross_encoder import train_cross_encoder
+
+    result = train_cross_encoder(
+        b.train,
+        b.dev,
+        train_config(b.args, b.args.cross_lr),
+        output=b.model_folder("cross-encoder"),
+        base_model=b.args.base_model,
+        loss="listwise",
+        progress=ticker("cross-encoder training"),
+    )
+    b.out["cross_encoder_training"] = {
+        "seconds": result.seconds,
+        "pairs_per_second": result.pairs_per_second,
+        "history": result.history,
+        "best": result.best,
+    }
+    log(f"{b.collection.name} cross-encoder trained: {result.seconds:.0f} s, {result.pairs_per_second:.1f} pairs/s")
+    return result.path
+
+
+def bench_cross_encoder(b: Bench) -> Path:
+    """Train (or take) the re-ranker; score it alone and, with a dev split, interpolated with BM25."""
+    from core.retrieval.rerank import choose_interpolation, interpolate_runs
+
+    folder = train_reranker(b)
+    t = time.perf_counter()
+    held_run = rerank_run(folder, b.held, max_length=b.args.max_length, progress=ticker("re-ranking"))
+    b.record("cross-encoder", held_run, time.perf_counter() - t)
+    if b.dev is not None:
+        t = time.perf_counter()
+        dev_run = rerank_run(folder, b.dev, max_length=b.args.max_length, progress=ticker("re-ranking dev"))
+        bm25 = b.collection.bm25_run
+        weight, by_weight = choose_interpolation(bm25, dev_run, b.dev.qrels, b.dev.level)
+        b.out["interpolation"] = {"weight": weight, "dev_nDCG@10": by_weight, "dev_queries": len(b.dev.queries)}
+        log(f"{b.collection.name} BM25 weight chosen on {len(b.dev.queries)} dev queries: {weight}")
+        b.record("interpolated", interpolate_runs(bm25, held_run, weight), time.perf_counter() - t)
+    return folder
+
+
+def bench_speed(b: Bench) -> None:
+    subset = b.train
+    if b.args.speed_queries is not None and b.args.speed_queries < len(b.train.trainable()):
+        subset = b.train.subset(random.Random(b.args.seed).sample(b.train.trainable(), b.args.speed_queries))
+    config = train_config(b.args, b.args.cross_lr)
+    speed = speed_comparison(
+        subset, config, b.args.base_model, b.workdir, rounds=b.args.speed_rounds, progress=ticker("speed rounds")
+    )
+    b.out["speed"] = speed
+    log(
+        f"{b.collection.name} speed: pooljudge {speed['pooljudge_seconds']:.0f} s, plain transformers loop "
+        f"{speed['plain_seconds']:.0f} s on {speed['pairs']} pairs: {speed['ratio']:.2f}x"
+    )
+
+
+def bench_dual_encoder(b: Bench) -> None:
+    from core.training.dual_encoder import train_dual_encoder
+
+    result = train_dual_encoder(
+        b.train,
+        b.dev,
+        train_config(b.args, b.args.dual_lr),
+        output=b.model_folder("dual-encoder"),
+        base_model=b.args.base_model,
+        temperature=b.args.temperature,
+        progress=ticker("dual encoder training"),
+    )
+    b.out["dual_encoder_training"] = {"seconds": result.seconds, "pairs_per_second": result.pairs_per_second}
+    t = time.perf_counter()
+    run = dense_run(result.path, b.held, max_length=b.args.max_length, cache=False, progress=ticker("encoding"))
+    b.record("dual-encoder", run, time.perf_counter() - t)
+
+
+def bench_rocketqav2(b: Bench, trained_cross: Path | None) -> None:
+    """RocketQAv2 with the dual encoder's data and budget; its cross-encoder starts from ``trained_cross``.
+
+    The paper starts the cross-encoder from a trained re-ranker: the one of
+    :func:`bench_cross_encoder`, when it ran (``--rocketqa-cross trained``).
+    """
+    from core.training.rocketqav2 import train_rocketqav2
+
+    base = b.args.base_model
+    teacher = trained_cross if b.args.rocketqa_cross == "trained" and trained_cross is not None else base
+    result = train_rocketqav2(
+        b.train,
+        b.dev,
+        train_config(b.args, b.args.dual_lr),
+        output=b.model_folder("rocketqav2"),
+        base_model=base,
+        cross_base=teacher,
+        denoise=tuple(b.args.denoise) if b.args.denoise and teacher != base else None,
+        temperature=b.args.temperature,
+        progress=ticker("RocketQAv2 training"),
+    )
+    b.out["rocketqav2_teacher"] = "trained cross-encoder" if teacher != base else "base model, new head"
+    b.out["rocketqav2_denoise"] = result.params.get("denoise")
+    b.out["rocketqav2_training"] = {"seconds": result.seconds, "pairs_per_second": result.pairs_per_second}
+    t = time.perf_counter()
+    run = dense_run(result.path, b.held, max_length=b.args.max_length, cache=False, progress=ticker("encoding"))
+    b.record("rocketqav2", run, time.perf_counter() - t)
+
+
 def bench_collection(
     collection: Collection, args: argparse.Namespace, workdir: Path, *, compare_speed: bool = True
 ) -> dict[str, Any]:
     """Every system's held-out metrics (with ``compare_speed``, the plain loop's too) for one collection."""
-    base = args.base_model
-    train, held = split(
-        collection.data, seed=args.seed, max_train_queries=args.max_train_queries, max_held_out=args.max_held_out
-    )
+    train, held = split(collection.data, seed=args.seed, max_held_out=args.max_held_out)
+    train, dev = split_dev(train, args.dev, seed=args.seed)
+    if args.max_train_queries is not None and args.max_train_queries < len(train.trainable()):
+        train = train.subset(sorted(random.Random(args.seed).sample(train.trainable(), args.max_train_queries)))
     n_pos = sum(len(train.positives(q)) for q in train.queries)
     log(
         f"{collection.name}: {len(collection.data.passages)} passages, {len(train.queries)} training queries "
-        f"({n_pos} relevant pairs), {len(held.queries)} held-out queries"
+        f"({n_pos} relevant pairs), {len(dev.queries) if dev else 0} dev queries, {len(held.queries)} held-out queries"
     )
-    out: dict[str, Any] = {
-        "passages": len(collection.data.passages),
-        "train_queries": len(train.queries),
-        "held_out_queries": len(held.queries),
-        "metrics": {},
-        "seconds": {},
-    }
+    b = Bench(collection, args, workdir, train, dev, held)
+    b.out.update(
+        passages=len(collection.data.passages),
+        train_queries=len(train.queries),
+        dev_queries=len(dev.queries) if dev else 0,
+        held_out_queries=len(held.queries),
+    )
+    b.record("bm25", collection.bm25_run, 0.0)
     systems = set(args.systems)
-
-    def record(key: str, run: Run, seconds: float) -> None:
-        out["metrics"][key] = held_out_metrics(run, held)
-        out["seconds"][key] = seconds
-        m = out["metrics"][key]
-        log(f"{collection.name} {key}: nDCG@10 {m['nDCG@10']:.4f}, MRR@10 {m['MRR@10']:.4f} ({seconds:.0f} s)")
-
-    record("bm25", collection.bm25_run, 0.0)
     if "minilm" in systems:
-        t = time.perf_counter()
-        record(
-            "minilm",
-            dense_run(base, held, max_length=args.max_length, cache=True, progress=ticker("encoding")),
-            time.perf_counter() - t,
-        )
-
-    trained_cross: Path | None = None
-    if "cross-encoder" in systems:
-        from core.training.cross_encoder import train_cross_encoder
-
-        config = train_config(args, args.cross_lr)
-        folder = workdir / f"{collection.name}-cross-encoder"
-        result = train_cross_encoder(
-            train,
-            None,
-            config,
-            output=folder,
-            base_model=base,
-            loss="listwise",
-            progress=ticker("cross-encoder training"),
-        )
-        out["cross_encoder_training"] = {
-            "seconds": result.seconds,
-            "pairs_per_second": result.pairs_per_second,
-            "history": result.history,
-        }
-        log(f"{collection.name} cross-encoder trained: {result.seconds:.0f} s, {result.pairs_per_second:.1f} pairs/s")
-        trained_cross = result.path
-        t = time.perf_counter()
-        run = rerank_run(result.path, held, max_length=args.max_length, progress=ticker("re-ranking"))
-        record("cross-encoder", run, time.perf_counter() - t)
-
-        if compare_speed and not args.skip_plain:
-            subset = train
-            if args.speed_queries is not None and args.speed_queries < len(train.trainable()):
-                subset = train.subset(random.Random(args.seed).sample(train.trainable(), args.speed_queries))
-            speed = speed_comparison(
-                subset, config, base, workdir, rounds=args.speed_rounds, progress=ticker("speed comparison rounds")
-            )
-            out["speed"] = speed
-            log(
-                f"{collection.name} speed: pooljudge {speed['pooljudge_seconds']:.0f} s, plain transformers loop "
-                f"{speed['plain_seconds']:.0f} s on {speed['pairs']} pairs: {speed['ratio']:.2f}x"
-            )
-
+        bench_minilm(b)
+    trained_cross = bench_cross_encoder(b) if "cross-encoder" in systems else None
+    if trained_cross is not None and compare_speed and not args.skip_plain:
+        bench_speed(b)
     if "dual-encoder" in systems:
-        from core.training.dual_encoder import train_dual_encoder
-
-        folder = workdir / f"{collection.name}-dual-encoder"
-        result = train_dual_encoder(
-            train,
-            None,
-            train_config(args, args.dual_lr),
-            output=folder,
-            base_model=base,
-            temperature=args.temperature,
-            progress=ticker("dual encoder training"),
-        )
-        out["dual_encoder_training"] = {"seconds": result.seconds, "pairs_per_second": result.pairs_per_second}
-        t = time.perf_counter()
-        run = dense_run(result.path, held, max_length=args.max_length, cache=False, progress=ticker("encoding"))
-        record("dual-encoder", run, time.perf_counter() - t)
-
+        bench_dual_encoder(b)
     if "rocketqav2" in systems:
-        from core.training.rocketqav2 import train_rocketqav2
-
-        folder = workdir / f"{collection.name}-rocketqav2"
-        # The paper starts the cross-encoder from a trained re-ranker: the one trained above on the
-        # same training queries, when it was.  The dual encoder gets the same queries, epochs, batch
-        # size, negatives, learning rate, temperature and seed as the dual encoder trained alone.
-        teacher = trained_cross if args.rocketqa_cross == "trained" and trained_cross is not None else base
-        denoise = tuple(args.denoise) if args.denoise and teacher != base else None
-        result = train_rocketqav2(
-            train,
-            None,
-            train_config(args, args.dual_lr),
-            output=folder,
-            base_model=base,
-            cross_base=teacher,
-            denoise=denoise,
-            temperature=args.temperature,
-            progress=ticker("RocketQAv2 training"),
-        )
-        out["rocketqav2_teacher"] = "trained cross-encoder" if teacher != base else "base model, new head"
-        out["rocketqav2_denoise"] = result.params.get("denoise")
-        out["rocketqav2_training"] = {"seconds": result.seconds, "pairs_per_second": result.pairs_per_second}
-        t = time.perf_counter()
-        run = dense_run(result.path, held, max_length=args.max_length, cache=False, progress=ticker("encoding"))
-        record("rocketqav2", run, time.perf_counter() - t)
-    return out
+        bench_rocketqav2(b, trained_cross)
+    return b.out
 
 
 def format_table(results: dict[str, dict[str, Any]]) -> str:
@@ -607,18 +659,14 @@ def format_table(results: dict[str, dict[str, Any]]) -> str:
                 f"({sp['pooljudge_pairs_per_second']:.1f} pairs/s), plain transformers loop "
                 f"{sp['plain_seconds']:.1f} s ({sp['plain_pairs_per_second']:.1f} pairs/s): ratio {sp['ratio']:.2f}x"
             )
-    beats = [
-        n
-        for n, r in results.items()
-        if "cross-encoder" in r["metrics"]
-        and r["metrics"]["cross-encoder"]["nDCG@10"] > r["metrics"]["bm25"]["nDCG@10"]
-    ]
-    tried = [n for n, r in results.items() if "cross-encoder" in r["metrics"]]
-    if tried:
-        lines.append(
-            f"target 1, re-ranker beats BM25 (nDCG@10) on at least one collection: "
-            f"{'met on ' + ', '.join(beats) if beats else 'MISSED'}"
-        )
+    for key, how in (("cross-encoder", "alone"), ("interpolated", "interpolated with BM25")):
+        tried = [n for n, r in results.items() if key in r["metrics"]]
+        beats = [n for n in tried if results[n]["metrics"][key]["nDCG@10"] > results[n]["metrics"]["bm25"]["nDCG@10"]]
+        if tried:
+            lines.append(
+                f"target 1, re-ranker ({how}) beats BM25 (nDCG@10) on at least one collection: "
+                f"{'met on ' + ', '.join(beats) if beats else 'MISSED'}"
+            )
     for name, res in results.items():
         m = res["metrics"]
         if "rocketqav2" in m and "dual-encoder" in m:
@@ -629,33 +677,30 @@ def format_table(results: dict[str, dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    cuda = torch.cuda.is_available()
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--collections", default=",".join(COLLECTIONS), help="comma-separated: cranfield,rgb-zh")
-    parser.add_argument("--data", type=Path, default=DATA, help="the shared data folder (default ../shared/data)")
+def add_budget_arguments(parser: argparse.ArgumentParser, cuda: bool) -> None:
+    """What is trained on and for how long (CUDA defaults: the real benchmark; CPU: a smoke run)."""
     parser.add_argument("--epochs", type=int, default=3 if cuda else 1)
     parser.add_argument("--batch-size", type=int, default=16 if cuda else 8, help="query lists per step")
     parser.add_argument("--max-length", type=int, default=256 if cuda else 128, help="tokens per (query, passage)")
     parser.add_argument("--negatives", type=int, default=7 if cuda else 3, help="hard negatives per query list")
+    caps = {
+        "--max-train-queries": "cap on training queries (a seeded sample); 0 = no cap",
+        "--max-held-out": "cap on held-out queries (a seeded sample of the 30%% split); 0 = no cap",
+        "--max-queries": "rgb-zh: cap on the queries used (a seeded sample, with their passages); 0 = no cap",
+    }
+    for flag, text in caps.items():
+        parser.add_argument(flag, type=int, default=None if cuda else {"--max-queries": 50}.get(flag, 20), help=text)
     parser.add_argument(
-        "--max-train-queries",
-        type=int,
-        default=None if cuda else 20,
-        help="cap on training queries (a seeded sample); 0 = no cap",
+        "--dev",
+        type=float,
+        default=0.15,
+        help="share of the training queries held back as a dev split: the trainers' best epoch and the "
+        "re-ranker's BM25 interpolation weight are chosen on it (0 = none)",
     )
-    parser.add_argument(
-        "--max-held-out",
-        type=int,
-        default=None if cuda else 20,
-        help="cap on held-out queries (a seeded sample of the 30%% split); 0 = no cap",
-    )
-    parser.add_argument(
-        "--max-queries",
-        type=int,
-        default=None if cuda else 50,
-        help="rgb-zh: cap on the queries used (a seeded sample, with their passages); 0 = no cap",
-    )
+
+
+def add_model_arguments(parser: argparse.ArgumentParser, cuda: bool) -> None:
+    """Learning rates, the starting model and the RocketQAv2 settings."""
     parser.add_argument(
         "--cross-lr",
         type=float,
@@ -667,7 +712,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--temperature",
         type=float,
         default=0.05,
-        help="temperature of the dual encoders' scores (trained alone and RocketQAv2)",
+        help="temperature of the dual encoders' scores (alone and RocketQAv2)",
     )
     parser.add_argument(
         "--rocketqa-cross",
@@ -685,17 +730,23 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="RocketQAv2 hybrid data augmentation thresholds (with a trained teacher only)",
     )
     parser.add_argument(
-        "--base-model",
-        type=Path,
-        default=None,
-        help="starting encoder folder for every model (default: the packaged all-MiniLM-L6-v2)",
+        "--base-model", type=Path, default=None, help="starting encoder folder (default: the packaged all-MiniLM-L6-v2)"
     )
+    parser.add_argument(
+        "--cross-model", type=Path, default=None, help="a trained cross-encoder folder to score instead of training one"
+    )
+
+
+def add_run_arguments(parser: argparse.ArgumentParser, cuda: bool) -> None:
+    """Which collections and systems, where, on what, and the speed comparison."""
+    parser.add_argument("--collections", default=",".join(COLLECTIONS), help="comma-separated: cranfield,rgb-zh")
+    parser.add_argument("--data", type=Path, default=DATA, help="the shared data folder (default ../shared/data)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's own choice)")
     parser.add_argument("--device", default=None, help="torch device (default: CUDA when present)")
     parser.add_argument(
         "--systems",
-        default=",".join(k for k, _ in SYSTEMS[1:]),
+        default=",".join(k for k, _ in SYSTEMS[1:] if k != "interpolated"),
         help="comma-separated subset of minilm,cross-encoder,dual-encoder,rocketqav2 (BM25 always)",
     )
     parser.add_argument("--skip-plain", action="store_true", help="skip the speed comparison")
@@ -707,15 +758,22 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--speed-rounds", type=int, default=2, help="interleaved rounds of the speed comparison")
     parser.add_argument(
-        "--plain-all",
-        action="store_true",
-        help="run the speed comparison on every collection (default: the first only)",
+        "--plain-all", action="store_true", help="run the speed comparison on every collection (default: the first)"
     )
+    parser.add_argument("--workdir", type=Path, default=None, help="keep the trained models here (default: a temp dir)")
     parser.add_argument("--output", type=Path, default=None, help="write every number as JSON here")
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    cuda = torch.cuda.is_available()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_run_arguments(parser, cuda)
+    add_budget_arguments(parser, cuda)
+    add_model_arguments(parser, cuda)
     args = parser.parse_args(argv)
     args.collections = [c.strip() for c in args.collections.split(",") if c.strip()]
     args.systems = [s.strip() for s in args.systems.split(",") if s.strip()]
-    unknown = set(args.systems) - {k for k, _ in SYSTEMS[1:]}
+    unknown = set(args.systems) - {k for k, _ in SYSTEMS[1:] if k != "interpolated"}
     if unknown:
         parser.error(f"--systems: unknown {', '.join(sorted(unknown))}")
     if args.base_model is None:
@@ -738,7 +796,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         f"device {args.device or ('cuda' if torch.cuda.is_available() else 'cpu')}"
     )
     results: dict[str, dict[str, Any]] = {}
-    with tempfile.TemporaryDirectory(prefix="bench_training-") as tmp:
+    keep = args.workdir is not None
+    with contextlib.nullcontext(str(args.workdir)) if keep else tempfile.TemporaryDirectory(prefix="bench_") as tmp:
+        Path(tmp).mkdir(parents=True, exist_ok=True)
         for name in args.collections:
             collection = load_collection(name, args.data, max_queries=args.max_queries, seed=args.seed)
             if collection is None:

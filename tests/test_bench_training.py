@@ -228,7 +228,8 @@ def test_format_table(bench) -> None:
         "cranfield": {
             "metrics": {
                 "bm25": m(0.5, 0.7),
-                "cross-encoder": m(0.55, 0.75),
+                "cross-encoder": m(0.45, 0.65),
+                "interpolated": m(0.55, 0.75),
                 "dual-encoder": m(0.3, 0.4),
                 "rocketqav2": m(0.35, 0.45),
             },
@@ -255,14 +256,18 @@ def test_format_table(bench) -> None:
     }
     lines = bench.format_table(results).splitlines()
     assert lines[1] == "cranfield   BM25                                   0.5000   0.7000"
-    assert lines[2] == "cranfield   cross-encoder re-ranking BM25@100      0.5500   0.7500"
-    assert lines[5] == "rgb-zh      BM25                                   0.8000   0.9000"
+    assert lines[2] == "cranfield   cross-encoder re-ranking BM25@100      0.4500   0.6500"
+    assert lines[3] == "cranfield   the same + BM25 (weight from dev)      0.5500   0.7500"
+    assert lines[6] == "rgb-zh      BM25                                   0.8000   0.9000"
     assert "cranfield: cross-encoder training 100 s (6.0 pairs/s in its steps)" in lines
     assert (
         "cranfield: training speed, 8 queries, 500 pairs, best of 2 interleaved: train_cross_encoder 10.0 s "
         "(50.0 pairs/s), plain transformers loop 20.0 s (25.0 pairs/s): ratio 2.00x"
     ) in lines
-    assert "target 1, re-ranker beats BM25 (nDCG@10) on at least one collection: met on cranfield" in lines
+    assert "target 1, re-ranker (alone) beats BM25 (nDCG@10) on at least one collection: MISSED" in lines
+    assert (
+        "target 1, re-ranker (interpolated with BM25) beats BM25 (nDCG@10) on at least one collection: met on cranfield"
+    ) in lines
     assert "target 2, cranfield: RocketQAv2 - dual alone = +0.0500 nDCG@10 (met)" in lines
     assert "target 2, rgb-zh: RocketQAv2 - dual alone = +0.0000 nDCG@10 (MISSED)" in lines
 

@@ -5,7 +5,11 @@ protocol: the first stage (BM25, dense, hybrid...) retrieves ``depth``
 passages per query, and one cross-encoder, or the ensemble of several
 (:func:`core.training.cross_encoder.rerank`: the mean of per-query min-max
 normalised scores, as DuReader-retrieval combined its re-rankers), orders
-them.  The top ``k`` come back in trec order.  The cross-encoders need the
+them; with ``interpolate=w`` the order is the convex combination of the
+first stage's and the re-rankers' per-query min-max normalised scores,
+``w`` weighting the first stage (Birch, Yilmaz et al. 2019: BERT scores
+interpolated with BM25's; the weight is chosen on held-out queries, see
+:func:`choose_interpolation`).  The top ``k`` come back in trec order.  The cross-encoders need the
 passages' texts: :meth:`RerankRetriever.index_texts` hands them over (the
 pipeline indexes :attr:`RerankRetriever.first` itself and replaces it by
 the indexed copy).
@@ -16,11 +20,63 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from core.fusion import convex
 from core.retrieval.base import Hit, ProgressCallback, Retriever, describe_retriever
-from core.types import Run
-from core.validators import positive_int
+from core.types import Qrels, Run
+from core.validators import positive_int, real_number
 
-__all__ = ["RerankRetriever"]
+__all__ = ["INTERPOLATION_GRID", "RerankRetriever", "choose_interpolation", "interpolate_runs"]
+
+INTERPOLATION_GRID = tuple(i / 10 for i in range(11))
+"""The first-stage weights :func:`choose_interpolation` tries: 0, 0.1, ..., 1."""
+
+
+def interpolate_runs(first: Run, reranked: Run, weight: float) -> Run:
+    """Each query's re-ranked candidates scored ``weight * first + (1 - weight) * reranked``, both min-max normalised.
+
+    Only the re-ranked candidates take part (a first-stage hit that was not
+    re-ranked is left out); ``weight`` 0 keeps the re-ranker's raw scores.
+
+    Examples
+    --------
+    >>> interpolate_runs({"q": {"a": 3.0, "b": 1.0, "c": 0.5}}, {"q": {"a": -2.0, "b": 4.0}}, 0.25)
+    {'q': {'b': 0.75, 'a': 0.25}}
+    """
+    w = real_number(weight, "interpolate", low=0, high=1)
+    if w == 0:
+        return {q: dict(docs) for q, docs in reranked.items()}
+    kept = {q: {d: first.get(q, {}).get(d, 0.0) for d in docs} for q, docs in reranked.items()}
+    return convex(kept, reranked, alpha=w)
+
+
+def choose_interpolation(
+    first: Run, reranked: Run, qrels: Qrels, level: int = 1, grid: Sequence[float] = INTERPOLATION_GRID
+) -> tuple[float, dict[float, float]]:
+    """The first-stage weight in ``grid`` with the best nDCG@10 on ``qrels``'s queries, and every weight's nDCG@10.
+
+    Ties go to the smaller weight (the re-ranker alone when it is as good).
+    Choose it on queries that neither trained the re-ranker nor are
+    reported (a dev split).
+
+    Examples
+    --------
+    The re-ranker alone puts the relevant ``a`` second; half and half, or
+    the first stage alone, put it first; the smaller weight wins the tie:
+
+    >>> first = {"q": {"a": 2.0, "b": 0.0, "c": 1.0}}
+    >>> reranked = {"q": {"a": 0.8, "b": 1.0, "c": 0.0}}
+    >>> best, scores = choose_interpolation(first, reranked, {"q": {"a": 1}}, grid=(0.0, 0.5, 1.0))
+    >>> best, {w: round(v, 4) for w, v in scores.items()}
+    (0.5, {0.0: 0.6309, 0.5: 1.0, 1.0: 1.0})
+    """
+    from core.training.common import ranking_metrics
+
+    if not grid:
+        raise ValueError("grid: need at least one weight")
+    judged = {q: docs for q, docs in reranked.items() if q in qrels}
+    scores = {float(w): ranking_metrics(interpolate_runs(first, judged, w), qrels, level)["nDCG@10"] for w in grid}
+    best = max(scores, key=lambda w: (scores[w], -w))
+    return best, scores
 
 
 class RerankRetriever:
@@ -39,6 +95,9 @@ class RerankRetriever:
         ``k > depth`` re-ranks ``k`` so the list can be filled.
     name : str, default "rerank"
         The retriever's name (its run tag).
+    interpolate : float, default 0
+        The first stage's weight in :func:`interpolate_runs` (0: the
+        re-rankers alone).
 
     Attributes
     ----------
@@ -52,7 +111,15 @@ class RerankRetriever:
     context: str | None = None
     """The passage context its texts are indexed with (set by :mod:`pooljudge.retrievers`); ``None``: the corpus default."""
 
-    def __init__(self, first: Retriever, rerankers: Sequence[Any], *, depth: int = 100, name: str = "rerank") -> None:
+    def __init__(
+        self,
+        first: Retriever,
+        rerankers: Sequence[Any],
+        *,
+        depth: int = 100,
+        name: str = "rerank",
+        interpolate: float = 0.0,
+    ) -> None:
         if not hasattr(first, "batch_search"):
             raise TypeError(f"first must be a Retriever (with batch_search), got {type(first).__name__}")
         rerankers = list(rerankers)
@@ -64,6 +131,7 @@ class RerankRetriever:
         self.rerankers = rerankers
         self.depth = positive_int(depth, "depth")
         self.name = name
+        self.interpolate = real_number(interpolate, "interpolate", low=0, high=1)
         self._texts: dict[str, str] = {}
 
     def index(
@@ -86,17 +154,20 @@ class RerankRetriever:
     def __repr__(self) -> str:
         return (
             f"RerankRetriever(first={getattr(self.first, 'name', type(self.first).__name__)!r}, "
-            f"rerankers={len(self.rerankers)}, depth={self.depth}, name={self.name!r})"
+            f"rerankers={len(self.rerankers)}, depth={self.depth}, interpolate={self.interpolate}, name={self.name!r})"
         )
 
     @property
     def params(self) -> dict[str, Any]:
         """The depth, the re-rankers' fingerprints (which define the scores) and the first stage's name."""
-        return {
+        params: dict[str, Any] = {
             "depth": self.depth,
             "models": [getattr(r, "fingerprint", None) for r in self.rerankers],
             "first": getattr(self.first, "name", type(self.first).__name__),
         }
+        if self.interpolate:  # absent at 0, so that stored runs of plain re-rankers keep their parameters
+            params["interpolate"] = self.interpolate
+        return params
 
     def index_texts(self, doc_ids: Sequence[str], texts: Sequence[str]) -> RerankRetriever:
         """Remember the passages' texts (what the cross-encoders read); replaces earlier texts."""
@@ -147,6 +218,7 @@ class RerankRetriever:
         scored = rerank(
             self.rerankers, queries, candidates, self._texts, progress=rerank_progress if progress else None
         )
+        scored = interpolate_runs(first_run, scored, self.interpolate)
         out: Run = {}
         for qid in queries:
             docs = scored.get(qid, {})

@@ -1,9 +1,11 @@
-"""``rerank:model=PATH[;PATH2][,first=KIND,depth=N,first_*=...]``: cross-encoders re-ranking a first stage.
+"""``rerank:model=PATH[;PATH2][,first=KIND,depth=N,interpolate=W,first_*=...]``: cross-encoders re-ranking a first stage.
 
 ``model`` is a cross-encoder folder or a model registered in the collection (``pooljudge
 models``); several separated by ``;`` form an ensemble (the mean of per-query min-max
 normalised scores, DuReader-retrieval).  ``first`` (default bm25) is any first-stage kind;
-``first_*`` options go to its spec (``first_chinese=bigram``).
+``first_*`` options go to its spec (``first_chinese=bigram``).  ``interpolate`` (default 0)
+weights the first stage's min-max normalised scores against the re-rankers'
+(:func:`core.retrieval.rerank.interpolate_runs`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ OPTIONS: dict[str, type] = {
     "model": str,
     "first": str,
     "depth": int,
+    "interpolate": float,
     "batch_size": int,
     "max_length": int,
     "context": str,
@@ -61,6 +64,8 @@ def check(options: dict[str, Any], text: str, raw: Mapping[str, str]) -> dict[st
     from pooljudge.retrievers.spec import RetrieverSpec
 
     check_positive(options, "depth")
+    if not 0.0 <= options.get("interpolate", 0.0) <= 1.0:  # NaN fails both comparisons
+        raise ValueError(f"option 'interpolate' in {text!r} must be in [0, 1], got {options['interpolate']!r}")
     _check_models(options, text)
     kind = options.get("first", "bm25")
     if kind == "rerank":
@@ -94,7 +99,9 @@ def build(spec, language: str, *, name: str, resolve: Callable[[str], Path] | No
     ]
     first_spec = spec.first_stage()
     first = build_retriever(first_spec, language, name=first_spec.kind, resolve=resolve)
-    retriever = RerankRetriever(first, rerankers, depth=options.get("depth", 100), name=name)
+    retriever = RerankRetriever(
+        first, rerankers, depth=options.get("depth", 100), name=name, interpolate=options.get("interpolate", 0.0)
+    )
     retriever.context = options.get("context", "title")
     return retriever
 
