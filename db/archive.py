@@ -15,16 +15,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
-from sqlalchemy import select
+from sqlalchemy import Select, select
 from sqlalchemy.orm import Session
 
 from core.names import check_name, display_name
 from db.models import Collection, Pool, QrelsVersion, RunRecord, utcnow
 from db.queries import READY, NotFound
 
-KINDS = {"collection": Collection, "pool": Pool, "run": RunRecord, "qrels": QrelsVersion}
+_Archivable = Collection | Pool | RunRecord | QrelsVersion
+_CHILDREN: dict[str, type[Pool] | type[RunRecord] | type[QrelsVersion]] = {
+    "pool": Pool,
+    "run": RunRecord,
+    "qrels": QrelsVersion,
+}
+"""The kinds that belong to a collection."""
+_CHILD_TYPES = (Pool, RunRecord, QrelsVersion)
+_Query = TypeVar("_Query", bound="Select[Any]")
+KINDS: dict[str, type[_Archivable]] = {"collection": Collection, **_CHILDREN}
 """What can be archived, by the name the CLI and the Manage page use."""
 
 _LABELS = {"collection": "collection", "pool": "pool", "run": "run", "qrels": "qrels version"}
@@ -47,7 +56,7 @@ class Item:
 
 
 def _check_kind(kind: object) -> str:
-    if kind not in KINDS:
+    if not isinstance(kind, str) or kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
     return kind
 
@@ -61,10 +70,9 @@ def _acting(session: Session, acting_user_id: int | None, by: str | None, action
     return require_account(session, acting_user_id, ("admin",), action=action).username
 
 
-def _row(session: Session, kind: str, name: str, collection: str | None):
+def _row(session: Session, kind: str, name: str, collection: str | None) -> _Archivable:
     """The ready row of ``kind`` called ``name`` (in ``collection``), archived or not."""
-    model = KINDS[_check_kind(kind)]
-    label = _LABELS[kind]
+    label = _LABELS[_check_kind(kind)]
     if kind == "collection":
         row = session.scalar(select(Collection).where(Collection.name == name, Collection.status == READY))
         if row is None:
@@ -81,21 +89,26 @@ def _row(session: Session, kind: str, name: str, collection: str | None):
         return row
     if collection is None:
         raise ValueError(f"a {label} belongs to a collection: name it (--collection)")
+    model = _CHILDREN[kind]
     parent = _row(session, "collection", collection, None)
-    query = select(model).where(model.collection_id == parent.id, model.name == name)
-    if hasattr(model, "status"):
-        query = query.where(model.status == READY)
-    row = session.scalar(query)
-    if row is None:
-        names = select(model.name).where(model.collection_id == parent.id).order_by(model.name)
-        if hasattr(model, "status"):
-            names = names.where(model.status == READY)
+    child = session.scalar(
+        _ready_only(select(model).where(model.collection_id == parent.id, model.name == name), model)
+    )
+    if child is None:
+        names = _ready_only(select(model.name).where(model.collection_id == parent.id).order_by(model.name), model)
         known = ", ".join(display_name(n) for n in session.scalars(names)) or "none"
         raise NotFound(f"no {label} named {name!r} in collection {collection!r} ({label}s: {known})")
-    return row
+    assert isinstance(child, _CHILD_TYPES)  # select() over a union of models is typed as their base
+    return child
 
 
-def _item(kind: str, row, collection: str | None) -> Item:
+def _ready_only(query: _Query, model: type[_Archivable]) -> _Query:
+    """``query`` limited to the ready rows of ``model`` (a pool has no import status: every one counts)."""
+    status = getattr(model, "status", None)
+    return query if status is None else query.where(status == READY)
+
+
+def _item(kind: str, row: _Archivable, collection: str | None) -> Item:
     return Item(
         kind=kind, name=row.name, collection=collection, archived_at=row.archived_at, archived_by=row.archived_by
     )
@@ -198,8 +211,8 @@ def rename(
     model = KINDS[kind]
     # every status counts: the unique index covers an import's staged rows too
     clash = select(model.archived_at).where(model.name == new, model.id != row.id)
-    if kind != "collection":
-        clash = clash.where(model.collection_id == row.collection_id)
+    if not isinstance(row, Collection):
+        clash = clash.where(_CHILDREN[kind].collection_id == row.collection_id)
     found = session.execute(clash.limit(1)).first()
     if found is not None:
         raise ValueError(
@@ -220,12 +233,10 @@ def list_items(session: Session, *, archived_only: bool = False) -> list[Item]:
     """
     collections = {c.id: c for c in session.scalars(select(Collection).where(Collection.status == READY))}
     items: list[Item] = [_item("collection", c, None) for c in collections.values()]
-    for kind in ("pool", "run", "qrels"):
-        model = KINDS[kind]
-        query = select(model).where(model.collection_id.in_(list(collections)))
-        if hasattr(model, "status"):
-            query = query.where(model.status == READY)
-        items += [_item(kind, row, collections[row.collection_id].name) for row in session.scalars(query)]
+    for kind, model in _CHILDREN.items():
+        for row in session.scalars(_ready_only(select(model).where(model.collection_id.in_(list(collections))), model)):
+            assert isinstance(row, _CHILD_TYPES)  # select() over a union of models is typed as their base
+            items.append(_item(kind, row, collections[row.collection_id].name))
     order = list(KINDS)
     items.sort(
         key=lambda i: (
