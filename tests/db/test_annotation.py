@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import func, select
 
-from core.types import CollectionSource, Passage, Query
 from db.adjudication import set_pool_adjudicators
 from db.annotation import (
     Forbidden,
@@ -22,30 +21,19 @@ from db.annotation import (
     start_qc_round,
     undo_last,
 )
-from db.importer import import_collection
 from db.models import Assignment, FinalLabel, Judgment, Package, QcRound, QueryRecord
 from db.models import Passage as PassageRow
 from db.pools import save_pool
 from db.queries import load_qrels
-from db.users import add_user, set_active, set_role
-
-DOCS = [f"d{i}" for i in range(10)]
+from db.users import set_active, set_role
+from tests.db.labelling_helpers import DOCS, add_accounts, import_two_queries, review_all
 
 
 @pytest.fixture
 def world(store):
-    source = CollectionSource(
-        passages=lambda: iter([Passage(d, f"passage text {d}", title="T") for d in DOCS]),
-        queries=lambda: iter([Query("q1", "first query"), Query("q2", "second query")]),
-        qrels=lambda: iter(()),
-    )
-    pool = {"q1": {d: [] for d in DOCS[:5]}, "q2": {d: [] for d in DOCS[5:]}}
     with store.write() as s:
-        import_collection(s, source, name="c", format="t", location="m")
-        save_pool(s, "c", "p", pool, method="depth")
-        users = {name: add_user(s, name, "correct horse", "annotator").id for name in ("ann1", "ann2", "ann3", "ann4")}
-        users |= {name: add_user(s, name, "correct horse", "reviewer").id for name in ("rev1", "rev2")}
-        users["admin"] = add_user(s, "admin", "correct horse", "admin").id
+        import_two_queries(s)
+        users = add_accounts(s, ("ann1", "ann2", "ann3", "ann4"))
         # ann4 labels none of pool p: it adjudicates p's splits because an admin listed it (issue 11)
         set_pool_adjudicators(s, "c", "p", ["ann4"])
     return store, users
@@ -54,6 +42,14 @@ def world(store):
 def _assign(store, **kw):
     with store.write() as s:
         return create_assignments(s, "c", "p", annotators=["ann1", "ann2", "ann3"], seed=7, **kw)
+
+
+def _ann1_first_item(world, **kw):
+    """Assign the pool (``kw`` to :func:`_assign`), then the item ann1 is served first: ``(store, users, ann1, item)``."""
+    store, users = world
+    _assign(store, **kw)
+    with store.read() as s:
+        return store, users, users["ann1"], next_item(s, users["ann1"])
 
 
 def _pair_ids(store, qid, did):
@@ -206,18 +202,7 @@ def test_qc_cycle_returns_a_package_with_planted_errors_then_passes(world):
     with store.write() as s:
         round1 = start_qc_round(s, package, reviewers=["rev1", "rev2"], sample_size=10, seed=1)
 
-    def review():
-        for rev in ("rev1", "rev2"):
-            while True:
-                with store.read() as s:
-                    item = next_item(s, users[rev])
-                if item is None:
-                    break
-                d = item.passage.split()[-1]
-                with store.write() as s:
-                    record_judgment(s, users[rev], item.assignment_id, truth[d])
-
-    review()
+    review_all(store, users, truth)
     with store.write() as s:
         result = close_qc_round(s, round1)
     assert (result["accuracy"], result["n_checked"], result["decision"]) == (0.8, 10, "revise")
@@ -229,7 +214,7 @@ def test_qc_cycle_returns_a_package_with_planted_errors_then_passes(world):
         resubmit_package(s, ann, package)
     with store.write() as s:
         round2 = start_qc_round(s, package, reviewers=["rev1", "rev2"], sample_size=10, seed=1)
-    review()  # the reviewers' earlier labels on the same pairs still stand
+    review_all(store, users, truth)  # the reviewers' earlier labels on the same pairs still stand
     with store.write() as s:
         result = close_qc_round(s, round2)
     assert (result["accuracy"], result["decision"]) == (1.0, "pass")
@@ -270,11 +255,7 @@ def _judgments(store):
 
 
 def test_a_second_tab_on_a_labelled_item_is_refused_and_stores_nothing(world):
-    store, users = world
-    _assign(store)
-    ann = users["ann1"]
-    with store.read() as s:
-        shown = next_item(s, ann)  # both tabs render this item, each with its own token
+    store, users, ann, shown = _ann1_first_item(world)  # both tabs render this item, each with its own token
     with store.write() as s:
         record_judgment(s, ann, shown.assignment_id, 3, token="tab-1")
     with pytest.raises(StaleSubmission, match="already labelled"):
@@ -298,11 +279,7 @@ def _shown_pair(store, assignment_id):
 
 
 def test_the_same_submission_twice_stores_one_judgment(world):
-    store, users = world
-    _assign(store)
-    ann = users["ann1"]
-    with store.read() as s:
-        shown = next_item(s, ann)
+    store, users, ann, shown = _ann1_first_item(world)
     with store.write() as s:
         first = record_judgment(s, ann, shown.assignment_id, 2, token="t1")
     with store.write() as s:
@@ -321,11 +298,7 @@ def test_the_same_submission_twice_stores_one_judgment(world):
 
 
 def test_a_disabled_or_demoted_account_stores_nothing(world):
-    store, users = world
-    _assign(store)
-    ann = users["ann1"]
-    with store.read() as s:
-        shown = next_item(s, ann)
+    store, users, ann, shown = _ann1_first_item(world)
     with store.write() as s:
         set_active(s, "ann1", False)
     for call in (
@@ -352,11 +325,7 @@ def test_a_disabled_or_demoted_account_stores_nothing(world):
 
 
 def test_wrong_owner_and_closed_package_are_refused(world):
-    store, users = world
-    _assign(store, package_size=10)
-    ann = users["ann1"]
-    with store.read() as s:
-        shown = next_item(s, ann)
+    store, users, ann, shown = _ann1_first_item(world, package_size=10)
     with pytest.raises(Forbidden, match="not assigned to you"):
         with store.write() as s:
             record_judgment(s, users["ann2"], shown.assignment_id, 1, token="x")

@@ -30,9 +30,8 @@ from db.rework import (
     unanswered,
 )
 from db.users import add_user
+from tests.db.labelling_helpers import DOCS, add_accounts, import_two_queries, query_of, review_all
 
-DOCS = [f"d{i}" for i in range(10)]
-QUERY_OF = {d: ("q1" if i < 5 else "q2") for i, d in enumerate(DOCS)}
 TRUTH = {d: (3 if int(d[1:]) % 2 else 0) for d in DOCS}
 WRONG = {"d0": 2, "d3": 1, "d7": 0}  # planted errors: 7/10 = 0.7 < 0.93
 
@@ -40,17 +39,9 @@ WRONG = {"d0": 2, "d3": 1, "d7": 0}  # planted errors: 7/10 = 0.7 < 0.93
 @pytest.fixture
 def loop(store):
     """ann1's finished 10-pair package with three planted errors, reviewed in full by rev1 and rev2 (round 1)."""
-    source = CollectionSource(
-        passages=lambda: iter([Passage(d, f"passage <b>text</b> {d}", title="T") for d in DOCS]),
-        queries=lambda: iter([Query("q1", "first <i>query</i>"), Query("q2", "second query")]),
-        qrels=lambda: iter(()),
-    )
     with store.write() as s:
-        import_collection(s, source, name="c", format="t", location="m")
-        save_pool(s, "c", "p", {"q1": {d: [] for d in DOCS[:5]}, "q2": {d: [] for d in DOCS[5:]}}, method="depth")
-        users = {n: add_user(s, n, "correct horse", "annotator").id for n in ("ann1", "ann2")}
-        users |= {n: add_user(s, n, "correct horse", "reviewer").id for n in ("rev1", "rev2")}
-        users["admin"] = add_user(s, "admin", "correct horse", "admin").id
+        import_two_queries(s, passage="passage <b>text</b> {doc}", queries=("first <i>query</i>", "second query"))
+        users = add_accounts(s, ("ann1", "ann2"))
         create_assignments(s, "c", "p", annotators=["ann1"], per_pair=1, seed=7, package_size=10)
     for d in DOCS:
         _label(store, users["ann1"], d, WRONG.get(d, TRUTH[d]))
@@ -66,7 +57,7 @@ def loop(store):
 
 
 def _ids(s, doc):
-    q = s.scalar(select(QueryRecord.id).where(QueryRecord.ext_id == QUERY_OF[doc]))
+    q = s.scalar(select(QueryRecord.id).where(QueryRecord.ext_id == query_of(doc)))
     d = s.scalar(select(PassageRow.id).where(PassageRow.ext_id == doc))
     return q, d
 
@@ -90,17 +81,8 @@ def _label(store, user_id, doc, grade, **kw):
 
 
 def _review(store, users, notes=None):
-    """Both reviewers label every QC item they are served with the truth (rev1 flags d0 with a note first)."""
-    notes = notes or {}
-    for rev in ("rev1", "rev2"):
-        while True:
-            with store.read() as s:
-                item = next_item(s, users[rev])
-            if item is None:
-                break
-            doc = item.passage.split()[-1]
-            with store.write() as s:
-                record_judgment(s, users[rev], item.assignment_id, TRUTH[doc], note=notes.get((rev, doc), ""))
+    """Both reviewers label every QC item they are served with the truth (with ``notes[(reviewer, doc)]``)."""
+    review_all(store, users, TRUTH, notes)
 
 
 def test_a_package_with_planted_errors_returns_exactly_its_disagreements(loop):
@@ -137,6 +119,35 @@ def test_a_package_with_planted_errors_returns_exactly_its_disagreements(loop):
         assert rework_packages(s, users["ann2"]) == []
         with pytest.raises(Forbidden, match="this package is not yours"):
             disputed_items(s, users["ann2"], package)
+
+
+def _check_sampled_afresh(s, package, round1, round2):
+    """Round 2 has its own seed and samples the package afresh (8 pairs)."""
+    r1, r2 = s.get(QcRound, round1), s.get(QcRound, round2)
+    assert (r2.round_no, r2.seed) == (2, round_seed(1, "ann1-p001", 2)) and r2.seed != r1.seed
+    pairs = s.execute(select(Assignment.query_id, Assignment.passage_id).where(Assignment.package_id == package)).all()
+    keys = [(str(q), str(p)) for q, p in pairs]
+    sampled = {
+        (str(q), str(p))
+        for q, p in s.execute(select(QcItem.query_id, QcItem.passage_id).where(QcItem.qc_round_id == round2))
+    }
+    assert sampled == set(sample_for_qc(keys, size=8, seed=r2.seed)) and len(sampled) == 8
+
+
+def _check_round_tables_as_decided(s, package, round1):
+    """Every round's table stays as it was decided (round 1: three disagreements, round 2: none)."""
+    tables = qc_round_tables(s, package)
+    assert [(t.round_no, t.status, t.accuracy, t.n_checked, t.annotator) for t in tables] == [
+        (1, "revise", 0.7, 10, "ann1"),
+        (2, "passed", 1.0, 8, "ann1"),
+    ]
+    assert [(i.passage_id, i.annotator_label, i.reviewer_labels) for i in tables[0].items] == [
+        ("d0", 2, {"rev1": 0, "rev2": 0}),
+        ("d3", 1, {"rev1": 3, "rev2": 3}),
+        ("d7", 0, {"rev1": 3, "rev2": 3}),
+    ]
+    assert tables[1].items == []
+    assert round_disagreements(s, round1) == tables[0].items
 
 
 def test_resubmit_is_refused_until_every_disputed_item_is_answered_then_the_next_round_passes(loop):
@@ -188,17 +199,7 @@ def test_resubmit_is_refused_until_every_disputed_item_is_answered_then_the_next
     with store.write() as s:
         round2 = start_qc_round(s, package, reviewers=["rev1", "rev2"], sample_size=8, seed=1, by=users["admin"])
     with store.read() as s:
-        r1, r2 = s.get(QcRound, round1), s.get(QcRound, round2)
-        assert (r2.round_no, r2.seed) == (2, round_seed(1, "ann1-p001", 2)) and r2.seed != r1.seed
-        pairs = s.execute(
-            select(Assignment.query_id, Assignment.passage_id).where(Assignment.package_id == package)
-        ).all()
-        keys = [(str(q), str(p)) for q, p in pairs]
-        sampled = {
-            (str(q), str(p))
-            for q, p in s.execute(select(QcItem.query_id, QcItem.passage_id).where(QcItem.qc_round_id == round2))
-        }
-        assert sampled == set(sample_for_qc(keys, size=8, seed=r2.seed)) and len(sampled) == 8
+        _check_sampled_afresh(s, package, round1, round2)
     _review(store, users)  # the reviewers' round-1 labels on the same pairs still stand: nothing new to review
     with store.write() as s:
         result = close_qc_round(s, round2, by=users["admin"])
@@ -206,19 +207,7 @@ def test_resubmit_is_refused_until_every_disputed_item_is_answered_then_the_next
     with store.read() as s:
         assert s.get(Package, package).status == "passed"
         assert disputed_items(s, ann, package) == [] and rework_packages(s, ann) == []
-        # every round's table stays as it was decided, whatever was relabelled since
-        tables = qc_round_tables(s, package)
-        assert [(t.round_no, t.status, t.accuracy, t.n_checked, t.annotator) for t in tables] == [
-            (1, "revise", 0.7, 10, "ann1"),
-            (2, "passed", 1.0, 8, "ann1"),
-        ]
-        assert [(i.passage_id, i.annotator_label, i.reviewer_labels) for i in tables[0].items] == [
-            ("d0", 2, {"rev1": 0, "rev2": 0}),
-            ("d3", 1, {"rev1": 3, "rev2": 3}),
-            ("d7", 0, {"rev1": 3, "rev2": 3}),
-        ]
-        assert tables[1].items == []
-        assert round_disagreements(s, round1) == tables[0].items
+        _check_round_tables_as_decided(s, package, round1)
 
 
 def test_confirming_a_label_unchanged_counts_as_answered(loop):

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 from sqlalchemy import select
 
-from core.types import CollectionSource, Passage, Query
+from core.types import CollectionSource, Passage, Query, RunEntry
 from db.adjudication import set_pool_adjudicators
 from db.annotation import (
     close_qc_round,
@@ -36,34 +36,23 @@ from db.review import (
     flagged,
     package_overview,
     pair_review,
+    pool_queries,
     qc_history,
+    ranked_list,
     reviewable_pairs,
     standing_labels,
     throughput,
 )
 from db.users import add_user
-
-DOCS = [f"d{i}" for i in range(10)]
-
-
-def _qid(doc: str) -> str:
-    return "q1" if doc in DOCS[:5] else "q2"
+from tests.db.labelling_helpers import DOCS, add_accounts, import_two_queries
+from tests.db.labelling_helpers import query_of as _qid
 
 
 @pytest.fixture
 def world(store):
-    source = CollectionSource(
-        passages=lambda: iter([Passage(d, f"passage text {d}", title="T") for d in DOCS]),
-        queries=lambda: iter([Query("q1", "first query"), Query("q2", "second <b>query</b>")]),
-        qrels=lambda: iter(()),
-    )
-    pool = {"q1": {d: [] for d in DOCS[:5]}, "q2": {d: [] for d in DOCS[5:]}}
     with store.write() as s:
-        import_collection(s, source, name="c", format="t", location="m")
-        save_pool(s, "c", "p", pool, method="depth")
-        users = {name: add_user(s, name, "correct horse", "annotator").id for name in ("ann1", "ann2", "ann3", "ann4")}
-        users |= {name: add_user(s, name, "correct horse", "reviewer").id for name in ("rev1", "rev2")}
-        users["boss"] = add_user(s, "boss", "correct horse", "admin").id
+        import_two_queries(s, queries=("first query", "second <b>query</b>"))
+        users = add_accounts(s, ("ann1", "ann2", "ann3", "ann4"), admin="boss")
         create_assignments(s, "c", "p", annotators=["ann1", "ann2", "ann3"], seed=7, package_size=10)
         set_pool_adjudicators(s, "c", "p", ["ann4"])  # ann4 adjudicates p's splits (not one of its annotators)
     return store, users
@@ -363,10 +352,13 @@ def test_filter_pairs_by_search_annotator_state_and_grade(judged):
         filter_pairs(rows, final_grade="x")
 
 
-def test_ranked_list_shows_a_querys_pool_with_every_label_in_pool_or_run_order(store):
-    from core.types import RunEntry
-    from db.review import pool_queries, ranked_list
+@pytest.fixture
+def ranked(store):
+    """Collection ``r`` whose query q1 is pooled b, d, a (the selection order), labelled and partly overridden.
 
+    c was pooled but not selected; x1-x3 label b and d; a reviewer overrides a to 1; run ``bm25`` ranks c,
+    then a and d tied at 5.0.
+    """
     docs = ["a", "b", "c", "d"]
     run = [RunEntry("q1", "c", 9.0), RunEntry("q1", "a", 5.0), RunEntry("q1", "d", 5.0), RunEntry("q2", "a", 1.0)]
     source = CollectionSource(
@@ -407,6 +399,11 @@ def test_ranked_list_shows_a_querys_pool_with_every_label_in_pool_or_run_order(s
                 record_judgment(s, ids[name], aids[(ids[name], pid[doc])], grade)
     with store.write() as s:
         override_label(s, rev, q, pid["a"], 1, "checked by hand")
+    return store
+
+
+def test_ranked_list_shows_a_querys_pool_with_every_label_in_pool_or_run_order(ranked):
+    store = ranked
     with store.read() as s:
         assert pool_queries(s, "r", "p") == [("q1", "query <one>", 3), ("q2", "two", 1)]
         pooled = ranked_list(s, "r", "p", "q1")
