@@ -11,7 +11,7 @@ from db.review import active_users, package_overview, qc_history
 from db.rework import qc_round_tables
 from db.users import add_user, list_users, set_active, set_password
 from pooljudge.ui.auth import require_role
-from pooljudge.ui.common import collection_box, flash, get_store, md_escape, show_flash
+from pooljudge.ui.common import collection_box, flash, get_store, md_escape, show_flash, show_rows
 
 account = require_role("admin")
 st.title("Admin")
@@ -36,11 +36,7 @@ with users_tab:
     show_flash("admin_users")
     with store.read() as session:
         accounts = list_users(session)
-    st.dataframe(
-        pd.DataFrame([{"username": a.username, "role": a.role, "active": a.active} for a in accounts]),
-        hide_index=True,
-        width="stretch",
-    )
+    show_rows([{"username": a.username, "role": a.role, "active": a.active} for a in accounts])
     add_col, state_col, password_col = st.columns(3)
     with add_col.form("add-user", clear_on_submit=True):
         st.markdown("**Add a user**")
@@ -186,23 +182,19 @@ with qc_tab:
     if not packages:
         st.caption("No packages yet: create assignments first.")
     else:
-        st.dataframe(
-            pd.DataFrame(
-                [
-                    {
-                        "package": p.name,
-                        "annotator": p.annotator,
-                        "collection": p.collection,
-                        "status": p.status,
-                        "labelled": f"{p.labelled}/{p.total}",
-                        "QC rounds": p.rounds,
-                        "last accuracy": p.last_accuracy,
-                    }
-                    for p in packages
-                ]
-            ),
-            hide_index=True,
-            width="stretch",
+        show_rows(
+            [
+                {
+                    "package": p.name,
+                    "annotator": p.annotator,
+                    "collection": p.collection,
+                    "status": p.status,
+                    "labelled": f"{p.labelled}/{p.total}",
+                    "QC rounds": p.rounds,
+                    "last accuracy": p.last_accuracy,
+                }
+                for p in packages
+            ]
         )
     # a returned package comes back once its annotator has answered the disputed items and resubmitted it
     ready = [p for p in packages if p.finished and p.status not in ("in_qc", "passed", "revise")]
@@ -250,27 +242,23 @@ with qc_tab:
     if not rounds:
         st.caption("No QC rounds yet.")
     else:
-        st.dataframe(
-            pd.DataFrame(
-                [
-                    {
-                        "round id": r.id,
-                        "package": r.package,
-                        "annotator": r.annotator,
-                        "round": r.round_no,
-                        "status": r.status,
-                        "sample": r.sample_size,
-                        "threshold": r.threshold,
-                        "reviewed": ", ".join(f"{u}: {n}/{r.sample_size}" for u, n in r.reviewed.items()),
-                        "accuracy": r.accuracy,
-                        "checked": r.n_checked,
-                        "decided": r.decided_at,
-                    }
-                    for r in rounds
-                ]
-            ),
-            hide_index=True,
-            width="stretch",
+        show_rows(
+            [
+                {
+                    "round id": r.id,
+                    "package": r.package,
+                    "annotator": r.annotator,
+                    "round": r.round_no,
+                    "status": r.status,
+                    "sample": r.sample_size,
+                    "threshold": r.threshold,
+                    "reviewed": ", ".join(f"{u}: {n}/{r.sample_size}" for u, n in r.reviewed.items()),
+                    "accuracy": r.accuracy,
+                    "checked": r.n_checked,
+                    "decided": r.decided_at,
+                }
+                for r in rounds
+            ]
         )
         open_rounds = [r for r in rounds if r.status == "reviewing"]
         if open_rounds:
@@ -309,23 +297,19 @@ with qc_tab:
                 st.caption("The annotator agreed with the reviewers on every checked pair.")
             else:
                 # st.dataframe shows cell text as plain text: nothing to escape
-                st.dataframe(
-                    pd.DataFrame(
-                        [
-                            {
-                                "query id": i.query_id,
-                                "query": snippet(i.query),
-                                "passage id": i.passage_id,
-                                "annotator's label": i.annotator_label,
-                                "reviewers' labels": ", ".join(f"{who}: {g}" for who, g in i.reviewer_labels.items()),
-                                "consensus": "" if i.consensus is None else str(i.consensus),
-                                "reviewers' notes": " | ".join(f"{who}: {note}" for who, note in i.notes.items()),
-                            }
-                            for i in table.items
-                        ]
-                    ),
-                    hide_index=True,
-                    width="stretch",
+                show_rows(
+                    [
+                        {
+                            "query id": i.query_id,
+                            "query": snippet(i.query),
+                            "passage id": i.passage_id,
+                            "annotator's label": i.annotator_label,
+                            "reviewers' labels": ", ".join(f"{who}: {g}" for who, g in i.reviewer_labels.items()),
+                            "consensus": "" if i.consensus is None else str(i.consensus),
+                            "reviewers' notes": " | ".join(f"{who}: {note}" for who, note in i.notes.items()),
+                        }
+                        for i in table.items
+                    ],
                     key=f"qc_disagreements_{table.round_id}",
                 )
 

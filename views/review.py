@@ -54,6 +54,7 @@ from pooljudge.ui.common import (
     get_store,
     md_escape,
     show_flash,
+    show_rows,
 )
 from pooljudge.ui.highlight import chart_text, show_text
 
@@ -197,65 +198,53 @@ with agreement_tab:
             "annotator pairs weighted by shared pairs; Fleiss κ uses the pairs with three labels (a 4th, "
             "adjudicating label is left out)."
         )
-        st.dataframe(
-            pd.DataFrame(
-                [
-                    {
-                        "labels": VIEWS.get(name, name),
-                        "Fleiss κ": s["fleiss_kappa"],
-                        "Cohen κ": s["cohen_kappa"],
-                        "Cohen κ quadratic": s["cohen_kappa_quadratic"],
-                        "Krippendorff α": s["krippendorff_alpha_ordinal"],
-                        "unanimity": s["unanimity"],
-                        "pairs with 2+ labels": s["n_items"],
-                        "Fleiss pairs": s["fleiss_n_items"],
-                    }
-                    for name, s in report["overall"].items()
-                ]
-            ),
-            hide_index=True,
-            width="stretch",
+        show_rows(
+            [
+                {
+                    "labels": VIEWS.get(name, name),
+                    "Fleiss κ": s["fleiss_kappa"],
+                    "Cohen κ": s["cohen_kappa"],
+                    "Cohen κ quadratic": s["cohen_kappa_quadratic"],
+                    "Krippendorff α": s["krippendorff_alpha_ordinal"],
+                    "unanimity": s["unanimity"],
+                    "pairs with 2+ labels": s["n_items"],
+                    "Fleiss pairs": s["fleiss_n_items"],
+                }
+                for name, s in report["overall"].items()
+            ],
             column_config=FORMAT,
         )
         st.subheader("Per annotator")
-        st.dataframe(
-            pd.DataFrame(
-                [
-                    {
-                        "annotator": a,
-                        "pairs": r["n_items"],
-                        "Cohen κ": r["cohen_kappa"],
-                        "Cohen κ quadratic": r["cohen_kappa_quadratic"],
-                        "agrees with majority": r["majority_agreement"],
-                        "mean |label - majority|": r["majority_mean_abs_diff"],
-                        "mean label": r["mean_label"],
-                        **{f"label {g}": r["label_counts"][g] for g in GRADES},
-                    }
-                    for a, r in report["per_annotator"].items()
-                ]
-            ),
-            hide_index=True,
-            width="stretch",
+        show_rows(
+            [
+                {
+                    "annotator": a,
+                    "pairs": r["n_items"],
+                    "Cohen κ": r["cohen_kappa"],
+                    "Cohen κ quadratic": r["cohen_kappa_quadratic"],
+                    "agrees with majority": r["majority_agreement"],
+                    "mean |label - majority|": r["majority_mean_abs_diff"],
+                    "mean label": r["mean_label"],
+                    **{f"label {g}": r["label_counts"][g] for g in GRADES},
+                }
+                for a, r in report["per_annotator"].items()
+            ],
             column_config=FORMAT,
         )
         st.subheader("Per query")
-        st.dataframe(
-            pd.DataFrame(
-                [
-                    {
-                        "query": q,
-                        "pairs": r["n_items"],
-                        "labels": r["n_judgments"],
-                        "annotators": r["n_annotators"],
-                        "Krippendorff α": r["krippendorff_alpha_ordinal"],
-                        "Fleiss κ": r["fleiss_kappa"],
-                        "unanimity": r["unanimity"],
-                    }
-                    for q, r in report["per_query"].items()
-                ]
-            ),
-            hide_index=True,
-            width="stretch",
+        show_rows(
+            [
+                {
+                    "query": q,
+                    "pairs": r["n_items"],
+                    "labels": r["n_judgments"],
+                    "annotators": r["n_annotators"],
+                    "Krippendorff α": r["krippendorff_alpha_ordinal"],
+                    "Fleiss κ": r["fleiss_kappa"],
+                    "unanimity": r["unanimity"],
+                }
+                for q, r in report["per_query"].items()
+            ],
             column_config=FORMAT,
         )
         st.subheader("Confusion matrix of two annotators")
@@ -437,13 +426,7 @@ with pairs_tab:
             right.caption("Reason")
             show_text(pair.reason, container=right)
         if pair.overrides:
-            st.dataframe(
-                pd.DataFrame(
-                    [{**o, "grade": "excluded" if o["grade"] is None else o["grade"]} for o in pair.overrides]
-                ),
-                hide_index=True,
-                width="stretch",
-            )
+            show_rows([{**o, "grade": "excluded" if o["grade"] is None else o["grade"]} for o in pair.overrides])
         with st.form("override"):
             grade_options: list[int | str] = [*GRADES, "exclude"]
             grade = st.radio(
@@ -559,41 +542,33 @@ with ranked_tab:
 with adjudication_tab:
     st.subheader("Waiting for a 4th annotator")
     if data["queue"]:
-        st.dataframe(
-            pd.DataFrame(
-                [
-                    {
-                        "query": p.qid,
-                        "passage": p.docid,
-                        "labels": labels_text(p.labels),
-                        "4th annotator": p.fourth or "-",
-                    }
-                    for p in data["queue"]
-                ]
-            ),
-            hide_index=True,
-            width="stretch",
+        show_rows(
+            [
+                {
+                    "query": p.qid,
+                    "passage": p.docid,
+                    "labels": labels_text(p.labels),
+                    "4th annotator": p.fourth or "-",
+                }
+                for p in data["queue"]
+            ],
             column_config=FORMAT,
         )
     else:
         st.caption("No pair is waiting for a 4th label.")
     st.subheader("Excluded pairs")
     if data["excluded"]:
-        st.dataframe(
-            pd.DataFrame(
-                [
-                    {
-                        "query": p.qid,
-                        "passage": p.docid,
-                        "labels": labels_text(p.labels),
-                        "method": p.method,
-                        "reason": p.reason,
-                    }
-                    for p in data["excluded"]
-                ]
-            ),
-            hide_index=True,
-            width="stretch",
+        show_rows(
+            [
+                {
+                    "query": p.qid,
+                    "passage": p.docid,
+                    "labels": labels_text(p.labels),
+                    "method": p.method,
+                    "reason": p.reason,
+                }
+                for p in data["excluded"]
+            ],
             column_config=FORMAT,
         )
     else:
@@ -683,51 +658,43 @@ with qc_tab:
         rounds = qc_history(session, collection=info.name)
     st.subheader("Packages")
     if packages:
-        st.dataframe(
-            pd.DataFrame(
-                [
-                    {
-                        "package": p.name,
-                        "annotator": p.annotator,
-                        "pool": p.pool,
-                        "status": p.status,
-                        "labelled": p.labelled,
-                        "total": p.total,
-                        "QC rounds": p.rounds,
-                        "last accuracy": p.last_accuracy,
-                    }
-                    for p in packages
-                ]
-            ),
-            hide_index=True,
-            width="stretch",
+        show_rows(
+            [
+                {
+                    "package": p.name,
+                    "annotator": p.annotator,
+                    "pool": p.pool,
+                    "status": p.status,
+                    "labelled": p.labelled,
+                    "total": p.total,
+                    "QC rounds": p.rounds,
+                    "last accuracy": p.last_accuracy,
+                }
+                for p in packages
+            ],
             column_config=FORMAT,
         )
     else:
         st.caption("No packages yet: create assignments on the Admin page.")
     st.subheader("QC rounds (every round kept)")
     if rounds:
-        st.dataframe(
-            pd.DataFrame(
-                [
-                    {
-                        "package": r.package,
-                        "annotator": r.annotator,
-                        "round": r.round_no,
-                        "status": r.status,
-                        "sample": r.sample_size,
-                        "threshold": r.threshold,
-                        "accuracy": r.accuracy,
-                        "checked": r.n_checked,
-                        "reviewed": labels_text(r.reviewed),
-                        "started": r.created_at,
-                        "decided": r.decided_at,
-                    }
-                    for r in rounds
-                ]
-            ),
-            hide_index=True,
-            width="stretch",
+        show_rows(
+            [
+                {
+                    "package": r.package,
+                    "annotator": r.annotator,
+                    "round": r.round_no,
+                    "status": r.status,
+                    "sample": r.sample_size,
+                    "threshold": r.threshold,
+                    "accuracy": r.accuracy,
+                    "checked": r.n_checked,
+                    "reviewed": labels_text(r.reviewed),
+                    "started": r.created_at,
+                    "decided": r.decided_at,
+                }
+                for r in rounds
+            ],
             column_config=FORMAT,
         )
     else:
@@ -758,29 +725,25 @@ with throughput_tab:
             key="throughput_chart",
         )
     if work.annotators:
-        st.dataframe(
-            pd.DataFrame(
-                [
-                    {
-                        "annotator": a,
-                        "label events": r.labels,
-                        "pairs labelled": r.pairs,
-                        "QC labels": r.qc_labels,
-                        "median seconds / item": r.median_seconds,
-                        "skips": r.skips,
-                        "flags": r.flags,
-                        "undos": r.undos,
-                    }
-                    for a, r in work.annotators.items()
-                ]
-            ),
-            hide_index=True,
-            width="stretch",
+        show_rows(
+            [
+                {
+                    "annotator": a,
+                    "label events": r.labels,
+                    "pairs labelled": r.pairs,
+                    "QC labels": r.qc_labels,
+                    "median seconds / item": r.median_seconds,
+                    "skips": r.skips,
+                    "flags": r.flags,
+                    "undos": r.undos,
+                }
+                for a, r in work.annotators.items()
+            ],
             column_config=FORMAT,
         )
     st.subheader("Flagged items")
     if data["flagged"]:
-        st.dataframe(pd.DataFrame(data["flagged"]), hide_index=True, width="stretch")  # pandas reads dataclasses
+        show_rows(data["flagged"])  # pandas reads dataclasses
     else:
         st.caption("Nothing flagged.")
 

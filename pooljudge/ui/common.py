@@ -151,6 +151,16 @@ def show_flash(where: str = "page", container=None, *, user_id: int | None = Non
     return message
 
 
+def show_rows(rows: Sequence[object], container=None, **options) -> None:
+    """Rows (dicts or dataclasses, one per line) as a full-width table without pandas' index.
+
+    ``container`` defaults to ``st``; ``options`` (``column_config``, ``key``...) go to ``st.dataframe``.
+    """
+    (container if container is not None else st).dataframe(
+        pd.DataFrame(rows), hide_index=True, width="stretch", **options
+    )
+
+
 def fmt_float(value: float | None, digits: int = 1) -> str:
     return "-" if value is None else f"{value:,.{digits}f}"
 

@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+import streamlit as st
+from sqlalchemy import select
 from streamlit.testing.v1 import AppTest
+
+from core.types import CollectionSource, Passage, Query
+from db.annotation import record_judgment
+from db.engine import Store, sqlite_url
+from db.importer import import_collection, save_run
+from db.models import Assignment, QueryRecord
+from db.models import Passage as PassageRow
 
 VIEWS = Path(__file__).resolve().parents[2] / "views"
 
@@ -14,3 +26,78 @@ def open_as_admin(store, script, default_timeout=30):
     at = AppTest.from_file(str(script), default_timeout=default_timeout)
     at.session_state["pooljudge_user_id"] = store.admin_id
     return at.run()
+
+
+def open_as(store, script, username: str | None, default_timeout=30):
+    """Open a page signed in as ``username`` (an id in ``store.ids``), or signed out for None."""
+    at = AppTest.from_file(str(script), default_timeout=default_timeout)
+    if username is not None:
+        at.session_state["pooljudge_user_id"] = store.ids[username]
+    return at.run()
+
+
+@contextmanager
+def private_store(template: Path, ids: dict[str, int], tmp_path: Path, monkeypatch) -> Iterator[Store]:
+    """A private copy of a module's seeded store (built once: password hashing is slow on purpose).
+
+    The pages open it through ``$POOLJUDGE_DB``; Streamlit's caches are cleared on both sides, so no page
+    reads another test's store or tables.  ``store.ids`` maps usernames to account ids.
+    """
+    path = tmp_path / "app.db"
+    shutil.copyfile(template, path)
+    monkeypatch.delenv("POOLJUDGE_DB_URL", raising=False)
+    monkeypatch.setenv("POOLJUDGE_DB", str(path))
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    store = Store(sqlite_url(path))
+    store.ids = ids
+    try:
+        yield store
+    finally:
+        store.dispose()
+        st.cache_resource.clear()
+        st.cache_data.clear()
+
+
+def pair_ids(session, qid: str, doc: str) -> tuple[int, int]:
+    """The row ids of the query ``qid`` and the passage ``doc`` (external ids)."""
+    q = session.scalar(select(QueryRecord.id).where(QueryRecord.ext_id == qid))
+    d = session.scalar(select(PassageRow.id).where(PassageRow.ext_id == doc))
+    return q, d
+
+
+def judge(store, user_id: int, qid: str, doc: str, grade: int | None, **kw) -> None:
+    """``record_judgment`` on the account's labelling assignment of the pair (``kw``: action, note, elapsed_ms...)."""
+    with store.write() as s:
+        q, d = pair_ids(s, qid, doc)
+        aid = s.scalar(
+            select(Assignment.id).where(
+                Assignment.user_id == user_id, Assignment.query_id == q, Assignment.passage_id == d
+            )
+        )
+        record_judgment(s, user_id, aid, grade, **kw)
+
+
+def import_tiny_collection(session, *, run: str = "bm25") -> None:
+    """Collection ``c``: passages d0-d2, the query q1 (no qrels) and a run ``run`` ranking d0 then d1."""
+    import_collection(
+        session,
+        CollectionSource(
+            passages=lambda: iter([Passage(f"d{i}", f"passage {i}") for i in range(3)]),
+            queries=lambda: iter([Query("q1", "query one")]),
+            qrels=lambda: iter(()),
+        ),
+        name="c",
+        format="test",
+        location="mem",
+    )
+    save_run(session, "c", run, {"q1": {"d0": 2.0, "d1": 1.0}})
+
+
+def record_launches(monkeypatch) -> list[int]:
+    """Jobs the page launches are recorded (their ids, in order) instead of run."""
+    import pooljudge.jobs
+
+    launched: list[int] = []
+    monkeypatch.setattr(pooljudge.jobs, "launch", lambda store, job_id: launched.append(job_id))
+    return launched

@@ -7,12 +7,10 @@ import html
 import json
 import math
 import re
-import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
-import streamlit as st
 from sqlalchemy import func, select
 from streamlit.testing.v1 import AppTest
 
@@ -23,11 +21,12 @@ from db.adjudication import set_pool_adjudicators
 from db.annotation import create_assignments, record_judgment
 from db.engine import Store, sqlite_url
 from db.importer import import_collection
-from db.models import Assignment, FinalLabel, Package, QcRound, QrelsVersion, QueryRecord, User
+from db.models import Assignment, FinalLabel, Package, QcRound, QrelsVersion, User
 from db.models import Passage as PassageRow
 from db.pools import save_pool
 from db.review import final_label_distribution, package_overview, standing_labels
 from db.users import add_user
+from tests.app.apptest import judge, open_as, pair_ids, private_store
 
 VIEWS = Path(__file__).resolve().parents[2] / "views"
 REVIEW = str(VIEWS / "review.py")
@@ -86,42 +85,16 @@ def template(tmp_path_factory):
 @pytest.fixture
 def db(template, tmp_path, monkeypatch):
     """A private copy of the seeded store, opened by the pages through ``$POOLJUDGE_DB``."""
-    source, ids = template
-    path = tmp_path / "app.db"
-    shutil.copyfile(source, path)
-    monkeypatch.delenv("POOLJUDGE_DB_URL", raising=False)
-    monkeypatch.setenv("POOLJUDGE_DB", str(path))
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    store = Store(sqlite_url(path))
-    store.ids = ids
-    yield store
-    store.dispose()
-    st.cache_resource.clear()
-    st.cache_data.clear()
-
-
-def _pair(s, doc):
-    q = s.scalar(select(QueryRecord.id).where(QueryRecord.ext_id == QUERY_OF[doc]))
-    d = s.scalar(select(PassageRow.id).where(PassageRow.ext_id == doc))
-    return q, d
+    with private_store(*template, tmp_path, monkeypatch) as store:
+        yield store
 
 
 def _judge(store, user, doc, grade, **kw):
-    with store.write() as s:
-        q, d = _pair(s, doc)
-        uid = store.ids[user]
-        aid = s.scalar(
-            select(Assignment.id).where(Assignment.user_id == uid, Assignment.query_id == q, Assignment.passage_id == d)
-        )
-        record_judgment(s, uid, aid, grade, **kw)
+    judge(store, store.ids[user], QUERY_OF[doc], doc, grade, **kw)
 
 
 def _open(store, script, user):
-    at = AppTest.from_file(script, default_timeout=30)
-    if user is not None:
-        at.session_state["pooljudge_user_id"] = store.ids[user]
-    return at.run()
+    return open_as(store, script, user)
 
 
 def _plain(text: str) -> str:
@@ -205,12 +178,16 @@ def _table(at, name):
     return found[0]
 
 
-def test_review_dashboards_match_the_store(db):
-    at = _open(db, REVIEW, "rev1")
+def _review_as_rev1(store) -> AppTest:
+    at = _open(store, REVIEW, "rev1")
     assert not at.exception, at.exception
+    return at
+
+
+def test_agreement_dashboard_matches_the_store(db):
+    at = _review_as_rev1(db)
     with db.read() as s:
         labels = standing_labels(s, "c")
-        dist = final_label_distribution(s, "c")
     judgments = from_label_map(labels)
     report = agreement_report(judgments)
     graded = report["overall"]["graded"]
@@ -243,7 +220,10 @@ def test_review_dashboards_match_the_store(db):
     expected = confusion_matrix(judgments, "ann1", "ann2")
     assert _z(charts["confusion_heatmap"]) == expected
 
-    # adjudication: d2 (0, 1, 2) waits for ann4; no excluded pairs yet
+
+def test_adjudication_queue_and_the_pair_texts_shown_literally(db):
+    at = _review_as_rev1(db)
+    # d2 (0, 1, 2) waits for ann4; no excluded pairs yet
     queue = _table(at, "queue_table")
     assert queue.to_dict("records") == [
         {"query": "q1", "passage": "d2", "labels": "ann1: 0, ann2: 1, ann3: 2", "4th annotator": "ann4"}
@@ -255,7 +235,12 @@ def test_review_dashboards_match_the_store(db):
     assert not any("<script>" in m.value for m in at.markdown)
     assert not any("<script>" in h.value or "<b>d0" in h.value for h in at.html)  # escaped in the HTML
 
-    # QC status, throughput and final labels
+
+def test_qc_status_throughput_and_final_labels_match_the_store(db):
+    at = _review_as_rev1(db)
+    with db.read() as s:
+        dist = final_label_distribution(s, "c")
+    metrics = {m.label: m.value for m in at.metric}
     packages = _table(at, "qc_packages")
     assert list(packages["package"]) == ["ann1-p001", "ann2-p001", "ann3-p001"]
     assert list(packages["labelled"]) == [6, 5, 4] and list(packages["total"]) == [6, 6, 6]
@@ -294,7 +279,7 @@ def test_reviewer_overrides_a_final_label_with_a_reason(db):
     assert not at.exception and not at.error
     assert [_plain(s.value) for s in at.success] == ["Final label of q2 / d3 set to 2."]
     with db.read() as s:
-        q, d = _pair(s, "d3")
+        q, d = pair_ids(s, QUERY_OF["d3"], "d3")
         row = s.scalar(select(FinalLabel).where(FinalLabel.query_id == q, FinalLabel.passage_id == d))
         assert (row.grade, row.method, row.reason, row.decided_by) == (
             2,

@@ -5,22 +5,20 @@ from __future__ import annotations
 
 import html
 import re
-import shutil
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from sqlalchemy import func, select
-from streamlit.testing.v1 import AppTest
 
 from core.types import CollectionSource, Passage, Query
-from db.annotation import create_assignments, record_judgment
+from db.annotation import create_assignments
 from db.engine import Store, sqlite_url
 from db.importer import import_collection
-from db.models import Assignment, FinalLabel, LabelOverride, PoolAdjudicator, QueryRecord, User
+from db.models import Assignment, FinalLabel, LabelOverride, PoolAdjudicator, User
 from db.models import Passage as PassageRow
 from db.pools import save_pool
 from db.users import add_user
+from tests.app.apptest import judge, open_as, pair_ids, private_store
 
 REVIEW = str(Path(__file__).resolve().parents[2] / "views" / "review.py")
 QUERY_OF = {"d0": "q1", "d1": "q1", "d2": "q1", "d3": "q2", "d4": "q2", "d5": "q2"}
@@ -55,46 +53,21 @@ def template(tmp_path_factory):
         }
         create_assignments(s, "c", "p", annotators=ANNOTATORS, seed=2, package_size=10)
     for doc, grades in GRADES.items():
-        holders = _holders(store, doc, "label")
-        for name, grade in zip(holders, grades):
-            with store.write() as s:
-                q, d = _pair(s, doc)
-                aid = s.scalar(
-                    select(Assignment.id).where(
-                        Assignment.user_id == ids[name], Assignment.query_id == q, Assignment.passage_id == d
-                    )
-                )
-                record_judgment(s, ids[name], aid, grade)
+        for name, grade in zip(_holders(store, doc, "label"), grades):
+            judge(store, ids[name], QUERY_OF[doc], doc, grade)
     store.dispose()
     return path, ids
 
 
 @pytest.fixture
 def db(template, tmp_path, monkeypatch):
-    source, ids = template
-    path = tmp_path / "app.db"
-    shutil.copyfile(source, path)
-    monkeypatch.delenv("POOLJUDGE_DB_URL", raising=False)
-    monkeypatch.setenv("POOLJUDGE_DB", str(path))
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    store = Store(sqlite_url(path))
-    store.ids = ids
-    yield store
-    store.dispose()
-    st.cache_resource.clear()
-    st.cache_data.clear()
-
-
-def _pair(s, doc):
-    q = s.scalar(select(QueryRecord.id).where(QueryRecord.ext_id == QUERY_OF[doc]))
-    d = s.scalar(select(PassageRow.id).where(PassageRow.ext_id == doc))
-    return q, d
+    with private_store(*template, tmp_path, monkeypatch) as store:
+        yield store
 
 
 def _holders(store, doc, purpose):
     with store.read() as s:
-        q, d = _pair(s, doc)
+        q, d = pair_ids(s, QUERY_OF[doc], doc)
         return list(
             s.scalars(
                 select(User.username)
@@ -106,9 +79,7 @@ def _holders(store, doc, purpose):
 
 
 def _open(store, user):
-    at = AppTest.from_file(REVIEW, default_timeout=60)
-    at.session_state["pooljudge_user_id"] = store.ids[user]
-    return at.run()
+    return open_as(store, REVIEW, user, default_timeout=60)
 
 
 def _pairs(at):
@@ -283,8 +254,8 @@ def test_ranked_list_shows_a_querys_pool_with_every_label_and_adjusts_labels(db)
     labels = [t for t in shown if t.startswith("labels · ")]
     assert len(labels) == 3 and all(t.count(":") == 3 for t in labels[:3])  # three annotators on each
     with db.read() as s:
-        d1 = _pair(s, "d1")[1]
-        d2 = _pair(s, "d2")[1]
+        d1 = pair_ids(s, QUERY_OF["d1"], "d1")[1]
+        d2 = pair_ids(s, QUERY_OF["d2"], "d2")[1]
     at.selectbox(key=f"ranked_set_{d1}").select(2)
     at.selectbox(key=f"ranked_set_{d2}").select("exclude")
     at.button(key="ranked_submit").click().run()
