@@ -15,14 +15,13 @@ import pytest
 import streamlit as st
 from sqlalchemy import select
 
-from core.types import CollectionSource, Passage, Query
 from db.annotation import create_assignments, record_judgment
-from db.importer import import_collection, save_run
+from db.importer import save_run
 from db.models import Assignment
 from db.pools import save_pool
 from db.users import add_user
 from pooljudge.ui.highlight import chart_text
-from tests.app.apptest import VIEWS, open_as_admin
+from tests.app.apptest import VIEWS, import_tiny_collection, open_as_admin
 
 RUN = '<b>bm25</b> "k1=1.2" & more'
 RUN_LABEL = '&lt;b&gt;bm25&lt;/b&gt; "k1=1.2" &amp; more'
@@ -51,18 +50,7 @@ def test_chart_text_escapes_what_plotly_reads_and_nothing_else():
 @pytest.fixture
 def collection(db):
     with db.write() as s:
-        import_collection(
-            s,
-            CollectionSource(
-                passages=lambda: iter([Passage(f"d{i}", f"passage {i}") for i in range(3)]),
-                queries=lambda: iter([Query("q1", "query one")]),
-                qrels=lambda: iter(()),
-            ),
-            name="c",
-            format="test",
-            location="mem",
-        )
-        save_run(s, "c", RUN, {"q1": {"d0": 2.0, "d1": 1.0}})
+        import_tiny_collection(s, run=RUN)
         save_run(s, "c", "2024", {"q1": {"d1": 2.0, "d2": 1.0}})
         save_pool(
             s,

@@ -4,33 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from core.types import CollectionSource, Passage, Query
-from db.importer import import_collection, save_run
 from db.jobs import list_jobs
 from pooljudge.ui.common import md_escape
-from tests.app.apptest import VIEWS, open_as_admin
+from tests.app.apptest import VIEWS, import_tiny_collection, open_as_admin, record_launches
 
 
 @pytest.fixture
 def page(db, monkeypatch, tmp_path):
     """The Pooling page over a 3-passage collection with one run; launching a job records it instead."""
-    import pooljudge.jobs
-
-    launched: list[int] = []
-    monkeypatch.setattr(pooljudge.jobs, "launch", lambda store, job_id: launched.append(job_id))
+    launched = record_launches(monkeypatch)
     with db.write() as s:
-        import_collection(
-            s,
-            CollectionSource(
-                passages=lambda: iter([Passage(f"d{i}", f"passage {i}") for i in range(3)]),
-                queries=lambda: iter([Query("q1", "query one")]),
-                qrels=lambda: iter(()),
-            ),
-            name="c",
-            format="test",
-            location="mem",
-        )
-        save_run(s, "c", "bm25", {"q1": {"d0": 2.0, "d1": 1.0}})
+        import_tiny_collection(s)
     model = tmp_path / "ce"
     model.mkdir()  # only its existence is checked before the job
     at = open_as_admin(db, VIEWS / "pooling.py")
@@ -143,23 +127,11 @@ def test_the_done_job_shows_the_active_report(page, db):
 
 
 def test_a_registered_reranker_is_offered_by_name(db, monkeypatch, tmp_path):
-    import pooljudge.jobs
     from db.trained_models import register_model
 
-    monkeypatch.setattr(pooljudge.jobs, "launch", lambda store, job_id: None)
+    record_launches(monkeypatch)
     with db.write() as s:
-        import_collection(
-            s,
-            CollectionSource(
-                passages=lambda: iter([Passage(f"d{i}", f"passage {i}") for i in range(3)]),
-                queries=lambda: iter([Query("q1", "query one")]),
-                qrels=lambda: iter(()),
-            ),
-            name="c",
-            format="test",
-            location="mem",
-        )
-        save_run(s, "c", "bm25", {"q1": {"d0": 2.0, "d1": 1.0}})
+        import_tiny_collection(s)
         for name, kind in (("ce-1", "cross-encoder"), ("de-1", "dual-encoder")):
             (tmp_path / name).mkdir()
             register_model(
