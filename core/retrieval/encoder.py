@@ -26,6 +26,7 @@ import json
 import os
 import zipfile
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -188,6 +189,47 @@ class TextEncoder(Protocol):
     ) -> np.ndarray: ...
 
 
+def _check_encoder_options(
+    path: Path, pooling: str, max_length: int, batch_size: int, query_prefix: str, passage_prefix: str
+) -> None:
+    """Refuse a folder without ``config.json`` and invalid :class:`BiEncoder` options, before loading anything."""
+    if not (path / "config.json").is_file():
+        raise FileNotFoundError(f"{path}: not a local Hugging Face model folder (no config.json)")
+    if pooling not in _POOLINGS:
+        raise ValueError(f"pooling must be one of {_POOLINGS}, got {pooling!r}")
+    int_in_range(max_length, "max_length", 2)
+    positive_int(batch_size, "batch_size")
+    if not isinstance(query_prefix, str) or not isinstance(passage_prefix, str):
+        raise TypeError("query_prefix and passage_prefix must be str")
+
+
+@dataclass(frozen=True)
+class _Tokens:
+    """Texts tokenised without padding: token ids, token type ids (``None`` when the model takes none), lengths."""
+
+    ids: list[list[int]]
+    types: list[list[int]] | None
+    lengths: np.ndarray
+    pad_id: int
+
+    def batch(self, rows: np.ndarray) -> dict[str, np.ndarray]:
+        """The model inputs of texts ``rows``, padded to the longest of them: ids, attention mask (and token types)."""
+        width = int(self.lengths[rows].max())
+        input_ids = np.full((len(rows), width), self.pad_id, dtype=np.int64)
+        mask = np.zeros((len(rows), width), dtype=np.int64)
+        for r, i in enumerate(rows):
+            m = int(self.lengths[i])
+            input_ids[r, :m] = self.ids[i]
+            mask[r, :m] = 1
+        inputs = {"input_ids": input_ids, "attention_mask": mask}
+        if self.types is not None:
+            token_types = np.zeros((len(rows), width), dtype=np.int64)
+            for r, i in enumerate(rows):
+                token_types[r, : int(self.lengths[i])] = self.types[i]
+            inputs["token_type_ids"] = token_types
+        return inputs
+
+
 class BiEncoder:
     """A local Hugging Face encoder that maps texts to (normalised) vectors.
 
@@ -239,18 +281,9 @@ class BiEncoder:
         fp16: bool | None = None,
     ) -> None:
         import torch
-        from transformers import AutoModel, AutoTokenizer
 
         path = Path(model_path)
-        if not (path / "config.json").is_file():
-            raise FileNotFoundError(f"{path}: not a local Hugging Face model folder (no config.json)")
-        if pooling not in _POOLINGS:
-            raise ValueError(f"pooling must be one of {_POOLINGS}, got {pooling!r}")
-        int_in_range(max_length, "max_length", 2)
-        positive_int(batch_size, "batch_size")
-        if not isinstance(query_prefix, str) or not isinstance(passage_prefix, str):
-            raise TypeError("query_prefix and passage_prefix must be str")
-
+        _check_encoder_options(path, pooling, max_length, batch_size, query_prefix, passage_prefix)
         self.model_path = path
         self.pooling: Pooling = pooling
         self.normalize = bool(normalize)
@@ -259,21 +292,7 @@ class BiEncoder:
         self.batch_size = batch_size
         self.device = torch.device(device if device is not None else ("cuda" if torch.cuda.is_available() else "cpu"))
         self.fp16 = (self.device.type == "cuda") if fp16 is None else bool(fp16)
-
-        self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-        model = AutoModel.from_pretrained(path, local_files_only=True)
-        model.eval()
-        if self.fp16:
-            model = model.half()
-        self.model = model.to(self.device)
-
-        limit = getattr(model.config, "max_position_embeddings", None)
-        self.max_length = min(max_length, limit) if isinstance(limit, int) and limit > 0 else max_length
-        self.dim = int(model.config.hidden_size)
-        pad_id = self.tokenizer.pad_token_id
-        self._pad_id = int(pad_id) if pad_id is not None else 0
-        self._uses_token_types = "token_type_ids" in getattr(self.tokenizer, "model_input_names", ())
-
+        self._load_model(path, max_length)
         self.model_fingerprint = content_key(
             [],
             params={
@@ -286,6 +305,23 @@ class BiEncoder:
             },
         )
         self.fingerprint = content_key([], params={"model": self.model_fingerprint, "fp16": self.fp16})
+
+    def _load_model(self, path: Path, max_length: int) -> None:
+        """Load the tokenizer and the model (on ``self.device``, in fp16 if asked); read its limits and sizes."""
+        from transformers import AutoModel, AutoTokenizer
+
+        self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+        model = AutoModel.from_pretrained(path, local_files_only=True)
+        model.eval()
+        if self.fp16:
+            model = model.half()
+        self.model = model.to(self.device)
+        limit = getattr(model.config, "max_position_embeddings", None)
+        self.max_length = min(max_length, limit) if isinstance(limit, int) and limit > 0 else max_length
+        self.dim = int(model.config.hidden_size)
+        pad_id = self.tokenizer.pad_token_id
+        self._pad_id = int(pad_id) if pad_id is not None else 0
+        self._uses_token_types = "token_type_ids" in getattr(self.tokenizer, "model_input_names", ())
 
     def __repr__(self) -> str:
         return (
@@ -343,8 +379,26 @@ class BiEncoder:
             if progress is not None:
                 progress(0, 0)
             return out
+        tokens = self._tokenize(prepared)
+        # Longest first; equal lengths keep input order (stable sort on -length).
+        order = np.argsort(-tokens.lengths, kind="stable") if sort_by_length else np.arange(n)
+
+        done = 0
+        with torch.inference_mode():
+            for start in range(0, n, self.batch_size):
+                rows = order[start : start + self.batch_size]
+                inputs = {name: torch.from_numpy(array).to(self.device) for name, array in tokens.batch(rows).items()}
+                hidden = self.model(**inputs)[0]
+                vectors = self._pool(hidden, inputs["attention_mask"])
+                out[rows] = vectors.cpu().numpy()
+                done += len(rows)
+                if progress is not None:
+                    progress(done, n)
+        return out
+
+    def _tokenize(self, texts: list[str]) -> _Tokens:
         enc = self.tokenizer(
-            prepared,
+            texts,
             truncation=True,
             max_length=self.max_length,
             padding=False,
@@ -353,37 +407,8 @@ class BiEncoder:
         )
         ids: list[list[int]] = enc["input_ids"]
         types: list[list[int]] | None = enc.get("token_type_ids") if self._uses_token_types else None
-        lengths = np.fromiter((len(x) for x in ids), dtype=np.int64, count=n)
-        # Longest first; equal lengths keep input order (stable sort on -length).
-        order = np.argsort(-lengths, kind="stable") if sort_by_length else np.arange(n)
-
-        done = 0
-        with torch.inference_mode():
-            for start in range(0, n, self.batch_size):
-                rows = order[start : start + self.batch_size]
-                width = int(lengths[rows].max())
-                input_ids = np.full((len(rows), width), self._pad_id, dtype=np.int64)
-                mask = np.zeros((len(rows), width), dtype=np.int64)
-                token_types = np.zeros((len(rows), width), dtype=np.int64) if types is not None else None
-                for r, i in enumerate(rows):
-                    m = int(lengths[i])
-                    input_ids[r, :m] = ids[i]
-                    mask[r, :m] = 1
-                    if token_types is not None:
-                        token_types[r, :m] = types[i]
-                inputs = {
-                    "input_ids": torch.from_numpy(input_ids).to(self.device),
-                    "attention_mask": torch.from_numpy(mask).to(self.device),
-                }
-                if token_types is not None:
-                    inputs["token_type_ids"] = torch.from_numpy(token_types).to(self.device)
-                hidden = self.model(**inputs)[0]
-                vectors = self._pool(hidden, inputs["attention_mask"])
-                out[rows] = vectors.cpu().numpy()
-                done += len(rows)
-                if progress is not None:
-                    progress(done, n)
-        return out
+        lengths = np.fromiter((len(x) for x in ids), dtype=np.int64, count=len(ids))
+        return _Tokens(ids, types, lengths, self._pad_id)
 
     def _pool(self, hidden: Any, mask: Any) -> Any:
         import torch
@@ -431,14 +456,15 @@ def encode_cached(
     key = content_key(texts, params={"encoder": encoder.fingerprint, "kind": kind})
     path = cache_dir("embeddings") / f"{key}.npy"
     if path.is_file():
+        cached: np.ndarray | None
         try:
-            vectors = np.load(path, allow_pickle=False)
+            cached = np.load(path, allow_pickle=False)
         except (OSError, ValueError):
-            vectors = None  # unreadable: encode again and overwrite
-        if vectors is not None and vectors.shape == (len(texts), encoder.dim) and vectors.dtype == np.float32:
+            cached = None  # unreadable: encode again and overwrite
+        if cached is not None and cached.shape == (len(texts), encoder.dim) and cached.dtype == np.float32:
             if progress is not None:
                 progress(len(texts), len(texts))
-            return vectors
+            return cached
     vectors = np.ascontiguousarray(encoder.encode(texts, kind=kind, progress=progress), dtype=np.float32)
     if vectors.shape != (len(texts), encoder.dim):
         raise ValueError(f"the encoder returned shape {vectors.shape}, expected {(len(texts), encoder.dim)}")

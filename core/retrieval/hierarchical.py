@@ -72,6 +72,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
@@ -301,61 +302,36 @@ class HierarchicalRetriever:
         """
         passages = list(passages)
         groups = group_by_document(passages)
-        ids = [p.id for p in passages]
-        for i, pid in enumerate(ids):
-            if not isinstance(pid, str) or not pid:
-                raise ValueError(f"passages[{i}] must have a non-empty str id, got {pid!r}")
-        if len(set(ids)) != len(ids):
-            seen: set[str] = set()
-            dup = next(d for d in ids if d in seen or seen.add(d))  # type: ignore[func-returns-value]
-            raise ValueError(f"duplicate passage id {dup!r}")
+        ids = _passage_ids(passages)
         if texts is None:
             texts = contextualise(passages, self.context, n_keyphrases=self.n_keyphrases)
         else:
             texts = list(texts)
             if len(texts) != len(passages):
                 raise ValueError(f"{len(passages)} passages but {len(texts)} texts")
+        documents = _Documents.of(passages, groups)
         n_docs, n_passages = len(groups), len(passages)
         total = n_docs + n_passages
-
-        doc_ids: list[str] = []
-        doc_texts: list[str] = []
-        order: list[int] = []
-        doc_rows: dict[str, tuple[int, int]] = {}
-        for doc_id, rows in groups.items():
-            titles = {passages[i].title.strip() for i in rows} - {""}
-            if len(titles) > 1:
-                raise ValueError(f"document {doc_id!r} has passages with different titles: {sorted(titles)}")
-            lines = [*titles, *(passages[i].text for i in rows)]
-            doc_ids.append(doc_id)
-            doc_texts.append("\n".join(lines))
-            doc_rows[doc_id] = (len(order), len(order) + len(rows))
-            order.extend(rows)
-
-        def doc_progress(done: int, _total: int) -> None:
-            if progress is not None:
-                progress(min(done, n_docs), total)
-
-        def encode_progress(done: int, _total: int) -> None:
-            if progress is not None:
-                progress(n_docs + min(done, n_passages), total)
-
-        self.doc_retriever.index(doc_ids, doc_texts, progress=doc_progress if progress else None)
+        self.doc_retriever.index(documents.ids, documents.texts, progress=_stage_progress(progress, 0, n_docs, total))
         # Encode in input order (shares the embedding cache with a dense retriever of the same texts).
-        vectors = encode_cached(
-            self.encoder, texts, kind="passage", cache=self.cache, progress=encode_progress if progress else None
-        )
-        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-        if vectors.ndim != 2 or vectors.shape[0] != n_passages:
-            raise ValueError(f"the encoder returned shape {vectors.shape}, expected ({n_passages}, dim)")
-        if not np.isfinite(vectors).all():
-            raise ValueError("passage vectors contain NaN or infinite values")
+        vectors = self._passage_vectors(texts, _stage_progress(progress, n_docs, n_passages, total))
+        order = documents.order
         self._vectors = vectors[np.asarray(order, dtype=np.int64)] if order else vectors
         self._passage_ids = [ids[i] for i in order]
-        self._doc_rows = doc_rows
+        self._doc_rows = documents.rows
         if progress is not None:
             progress(total, total)
         return self
+
+    def _passage_vectors(self, texts: list[str], progress: ProgressCallback | None) -> np.ndarray:
+        """The passage vectors of ``texts`` (through the embedding cache), checked: one finite row per text."""
+        vectors = encode_cached(self.encoder, texts, kind="passage", cache=self.cache, progress=progress)
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        if vectors.ndim != 2 or vectors.shape[0] != len(texts):
+            raise ValueError(f"the encoder returned shape {vectors.shape}, expected ({len(texts)}, dim)")
+        if not np.isfinite(vectors).all():
+            raise ValueError("passage vectors contain NaN or infinite values")
+        return vectors
 
     def _require_index(self) -> None:
         if self._passage_ids is None:
@@ -429,24 +405,65 @@ class HierarchicalRetriever:
                 raise TypeError(f"queries must map str ids to str texts, got {qid!r}: {type(text).__name__}")
             texts.append(text)
         n = len(qids)
-
-        def doc_progress(done: int, _total: int) -> None:
-            if progress is not None:
-                progress(min(done, n), 2 * n)
-
-        def query_progress(done: int, _total: int) -> None:
-            if progress is not None:
-                progress(n + min(done, n), 2 * n)
-
         doc_run = self.doc_retriever.batch_search(
-            dict(zip(qids, texts)), self.top_docs, progress=doc_progress if progress else None
+            dict(zip(qids, texts)), self.top_docs, progress=_stage_progress(progress, 0, n, 2 * n)
         )
         run: Run = {}
         if n:
-            vectors = self._encode_queries(texts, progress=query_progress if progress else None)
+            vectors = self._encode_queries(texts, progress=_stage_progress(progress, n, n, 2 * n))
             for i, qid in enumerate(qids):
                 hits = self._fuse(doc_run.get(qid, {}), vectors[i], k)
                 run[qid] = {h.doc_id: h.score for h in hits}
         if progress is not None:
             progress(2 * n, 2 * n)
         return run
+
+
+def _passage_ids(passages: list[Passage]) -> list[str]:
+    """The passage ids, refused when one is not a non-empty str or two are the same."""
+    ids = [p.id for p in passages]
+    for i, pid in enumerate(ids):
+        if not isinstance(pid, str) or not pid:
+            raise ValueError(f"passages[{i}] must have a non-empty str id, got {pid!r}")
+    if len(set(ids)) != len(ids):
+        seen: set[str] = set()
+        for pid in ids:
+            if pid in seen:
+                raise ValueError(f"duplicate passage id {pid!r}")
+            seen.add(pid)
+    return ids
+
+
+@dataclass
+class _Documents:
+    """The documents the document retriever indexes, and where their passages go among the retriever's rows."""
+
+    ids: list[str] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)  # the title (if any), then the passage texts, a line each
+    order: list[int] = field(default_factory=list)  # passage indexes, document by document
+    rows: dict[str, tuple[int, int]] = field(default_factory=dict)  # document id -> [start, end) in ``order``
+
+    @classmethod
+    def of(cls, passages: list[Passage], groups: dict[str, list[int]]) -> _Documents:
+        """The documents of ``passages`` grouped by :func:`~core.context.group_by_document` (one title each)."""
+        documents = cls()
+        for doc_id, rows in groups.items():
+            titles = {passages[i].title.strip() for i in rows} - {""}
+            if len(titles) > 1:
+                raise ValueError(f"document {doc_id!r} has passages with different titles: {sorted(titles)}")
+            documents.ids.append(doc_id)
+            documents.texts.append("\n".join([*titles, *(passages[i].text for i in rows)]))
+            documents.rows[doc_id] = (len(documents.order), len(documents.order) + len(rows))
+            documents.order.extend(rows)
+        return documents
+
+
+def _stage_progress(progress: ProgressCallback | None, offset: int, size: int, total: int) -> ProgressCallback | None:
+    """``progress`` for one stage of ``size`` steps starting at ``offset`` of ``total`` (``None`` stays ``None``)."""
+    if progress is None:
+        return None
+
+    def report(done: int, _total: int) -> None:
+        progress(offset + min(done, size), total)
+
+    return report
