@@ -20,9 +20,9 @@ from typing import Any, TypeVar
 from sqlalchemy import Select, select
 from sqlalchemy.orm import Session
 
-from core.names import check_name, display_name
+from core.names import check_name
 from db.models import Collection, Pool, QrelsVersion, RunRecord, utcnow
-from db.queries import READY, NotFound
+from db.queries import READY, NotFound, known_names
 
 _Archivable = Collection | Pool | RunRecord | QrelsVersion
 _CHILDREN: dict[str, type[Pool] | type[RunRecord] | type[QrelsVersion]] = {
@@ -76,14 +76,8 @@ def _row(session: Session, kind: str, name: str, collection: str | None) -> _Arc
     if kind == "collection":
         row = session.scalar(select(Collection).where(Collection.name == name, Collection.status == READY))
         if row is None:
-            known = (
-                ", ".join(
-                    display_name(n)
-                    for n in session.scalars(
-                        select(Collection.name).where(Collection.status == READY).order_by(Collection.name)
-                    )
-                )
-                or "none"
+            known = known_names(
+                session, select(Collection.name).where(Collection.status == READY).order_by(Collection.name)
             )
             raise NotFound(f"no collection named {name!r} (collections: {known})")
         return row
@@ -96,7 +90,7 @@ def _row(session: Session, kind: str, name: str, collection: str | None) -> _Arc
     )
     if child is None:
         names = _ready_only(select(model.name).where(model.collection_id == parent.id).order_by(model.name), model)
-        known = ", ".join(display_name(n) for n in session.scalars(names)) or "none"
+        known = known_names(session, names)
         raise NotFound(f"no {label} named {name!r} in collection {collection!r} ({label}s: {known})")
     assert isinstance(child, _CHILD_TYPES)  # select() over a union of models is typed as their base
     return child

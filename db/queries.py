@@ -7,15 +7,17 @@ pages and the CLI cannot lazily hit the database after the transaction.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import case, distinct, func, select
-from sqlalchemy.orm import Session, aliased
+from sqlalchemy import ColumnElement, Select, case, distinct, func, select
+from sqlalchemy.orm import InstrumentedAttribute, Session, aliased
 
 from core.limits import CUTOFF_MAX
+from core.names import display_name
 from core.types import Passage, Qrels, Query, Run
 from core.validators import is_integer
 from db.models import (
@@ -79,14 +81,25 @@ def collection_id(session: Session, name: str) -> int:
     """The id of the collection called ``name``."""
     found = session.scalar(select(Collection.id).where(Collection.name == name, Collection.status == READY))
     if found is None:
-        known = (
-            ", ".join(
-                session.scalars(select(Collection.name).where(Collection.status == READY).order_by(Collection.name))
-            )
-            or "none"
-        )
-        raise NotFound(f"no collection named {name!r} (collections: {known})")
+        raise _unknown_collection(session, name)
     return found
+
+
+def _unknown_collection(session: Session, name: str) -> NotFound:
+    """The error for a collection name the store lacks, naming the known collections."""
+    known = (
+        ", ".join(session.scalars(select(Collection.name).where(Collection.status == READY).order_by(Collection.name)))
+        or "none"
+    )
+    return NotFound(f"no collection named {name!r} (collections: {known})")
+
+
+def known_names(session: Session, names: Select[Any]) -> str:
+    """The names ``names`` selects, comma-separated and shown safely (:func:`core.names.display_name`), or "none".
+
+    For a ``NotFound`` message that lists what the user could have meant.
+    """
+    return ", ".join(display_name(n) for n in session.scalars(names)) or "none"
 
 
 def list_collections(session: Session) -> list[CollectionInfo]:
@@ -146,7 +159,7 @@ def relevance_level(session: Session, collection: str) -> int:
         select(Collection.relevance_level).where(Collection.name == collection, Collection.status == READY)
     )
     if found is None:
-        collection_id(session, collection)  # raises NotFound naming the known collections
+        raise _unknown_collection(session, collection)
     return found
 
 
@@ -171,9 +184,13 @@ def check_relevance_level(level: object, what: str = "relevance level") -> int:
     ValueError
         ``"{what} must be an integer >= 1 (at most 2147483647), got {level!r}"``.
     """
+    refused = ValueError(f"{what} must be an integer >= 1 (at most {CUTOFF_MAX}), got {level!r}")
     # bool is an int: True would otherwise pass as level 1
-    if not is_integer(level) or not 1 <= level <= CUTOFF_MAX:
-        raise ValueError(f"{what} must be an integer >= 1 (at most {CUTOFF_MAX}), got {level!r}")
+    if not is_integer(level):
+        raise refused
+    assert isinstance(level, numbers.Integral)  # what is_integer checked (it does not narrow the type)
+    if not 1 <= int(level) <= CUTOFF_MAX:
+        raise refused
     return int(level)
 
 
@@ -207,7 +224,7 @@ def set_relevance_level(session: Session, collection: str, level: int, *, acting
         require_account(session, acting_user_id, ("admin",), action="change a collection's relevance level")
     row = session.scalar(select(Collection).where(Collection.name == collection, Collection.status == READY))
     if row is None:
-        collection_id(session, collection)  # raises NotFound naming the known collections
+        raise _unknown_collection(session, collection)
     previous = row.relevance_level
     row.relevance_level = level
     return previous
@@ -270,20 +287,30 @@ def iter_passages(session: Session, collection: str, *, batch: int = 5_000) -> I
     """Stream a collection's passages in document order (doc_id, position, id)."""
     cid = collection_id(session, collection)
     rows = session.execute(
-        select(
-            PassageRow.ext_id,
-            PassageRow.text,
-            PassageRow.title,
-            PassageRow.doc_id,
-            PassageRow.position,
-            PassageRow.language,
-        )
+        select(*_PASSAGE_COLUMNS)
         .where(PassageRow.collection_id == cid)
         .order_by(PassageRow.id)
         .execution_options(yield_per=batch)
     )
-    for ext_id, text, title, doc_id, position, language in rows:
-        yield Passage(id=ext_id, text=text, title=title, doc_id=doc_id, position=position, language=language)
+    for row in rows:
+        yield _as_passage(row)
+
+
+_PASSAGE_COLUMNS = (
+    PassageRow.ext_id,
+    PassageRow.text,
+    PassageRow.title,
+    PassageRow.doc_id,
+    PassageRow.position,
+    PassageRow.language,
+)
+"""The stored fields of a :class:`core.types.Passage`, in the order :func:`_as_passage` reads them."""
+
+
+def _as_passage(row: Any) -> Passage:
+    """A passage from a row of :data:`_PASSAGE_COLUMNS`."""
+    ext_id, text, title, doc_id, position, language = row
+    return Passage(id=ext_id, text=text, title=title, doc_id=doc_id, position=position, language=language)
 
 
 def passages_by_id(session: Session, collection: str, ids: Iterable[str], *, chunk: int = 500) -> dict[str, Passage]:
@@ -296,19 +323,13 @@ def passages_by_id(session: Session, collection: str, ids: Iterable[str], *, chu
     wanted = sorted(set(ids))
     found: dict[str, Passage] = {}
     for start in range(0, len(wanted), chunk):
-        for ext_id, text, title, doc_id, position, language in session.execute(
-            select(
-                PassageRow.ext_id,
-                PassageRow.text,
-                PassageRow.title,
-                PassageRow.doc_id,
-                PassageRow.position,
-                PassageRow.language,
-            ).where(PassageRow.collection_id == cid, PassageRow.ext_id.in_(wanted[start : start + chunk]))
-        ):
-            found[ext_id] = Passage(
-                id=ext_id, text=text, title=title, doc_id=doc_id, position=position, language=language
+        for row in session.execute(
+            select(*_PASSAGE_COLUMNS).where(
+                PassageRow.collection_id == cid, PassageRow.ext_id.in_(wanted[start : start + chunk])
             )
+        ):
+            passage = _as_passage(row)
+            found[passage.id] = passage
     return found
 
 
@@ -595,7 +616,12 @@ def has_collections(session: Session, name: str | None = None) -> bool:
 def statistics_marker(session: Session) -> tuple[int, int, int]:
     """Changes whenever collection statistics can change: a collection, an import or a qrels version added (made ready)."""
     return (
-        session.scalar(select(func.coalesce(func.max(Collection.id), 0)).where(Collection.status == READY)),
-        session.scalar(select(func.coalesce(func.max(ImportRecord.id), 0))),
-        session.scalar(select(func.coalesce(func.max(QrelsVersion.id), 0)).where(QrelsVersion.status == READY)),
+        _highest_id(session, Collection.id, Collection.status == READY),
+        _highest_id(session, ImportRecord.id),
+        _highest_id(session, QrelsVersion.id, QrelsVersion.status == READY),
     )
+
+
+def _highest_id(session: Session, column: InstrumentedAttribute[int], *where: ColumnElement[bool]) -> int:
+    """The largest ``column`` among the rows matching ``where``; 0 when there is none."""
+    return session.scalar(select(func.max(column)).where(*where)) or 0

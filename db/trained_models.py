@@ -18,9 +18,9 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.names import check_name, display_name
+from core.names import check_name
 from db.models import MODEL_KINDS, Collection, TrainedModel
-from db.queries import READY, NotFound, collection_id
+from db.queries import READY, NotFound, collection_id, known_names
 
 __all__ = [
     "MODEL_KINDS",
@@ -179,14 +179,8 @@ def get_model(session: Session, collection: str, name: str) -> TrainedModelInfo:
     cid = collection_id(session, collection)
     row = session.scalar(select(TrainedModel).where(TrainedModel.collection_id == cid, TrainedModel.name == name))
     if row is None:
-        known = (
-            ", ".join(
-                display_name(n)
-                for n in session.scalars(
-                    select(TrainedModel.name).where(TrainedModel.collection_id == cid).order_by(TrainedModel.name)
-                )
-            )
-            or "none"
+        known = known_names(
+            session, select(TrainedModel.name).where(TrainedModel.collection_id == cid).order_by(TrainedModel.name)
         )
         raise NotFound(f"no model named {name!r} in collection {collection!r} (models: {known})")
     return _info(row, collection)
