@@ -162,37 +162,37 @@ def check_guide(guide: object) -> Guide:
             raise ValueError(
                 f"{where} must be a list of {len(grades)} entries, one per grade {', '.join(map(str, grades))}"
             )
-        checked = []
-        for grade, entry in zip(grades, entries, strict=True):
-            at = f"{where}[{grade}]"
-            if not isinstance(entry, dict):
-                raise ValueError(f"{at} must be an object with grade, name, definition and examples")
-            extra = sorted(map(str, set(entry) - {"grade", "name", "definition", "examples"}))
-            if extra:
-                raise ValueError(f"{at} has unknown key(s) {', '.join(extra)}")
-            if not is_integer(entry.get("grade")) or entry["grade"] != grade:
-                raise ValueError(f"{at}['grade'] must be {grade} (grades in order), got {entry.get('grade')!r}")
-            fields = {}
-            for key in ("name", "definition"):
-                value = entry.get(key)
-                if not isinstance(value, str) or not value.strip():
-                    raise ValueError(f"{at}[{key!r}] must be a non-empty text")
-                if len(value) > GUIDE_LIMITS[key]:
-                    raise ValueError(f"{at}[{key!r}] is {len(value)} characters long; the limit is {GUIDE_LIMITS[key]}")
-                fields[key] = value.strip()
-            examples = entry.get("examples", [])
-            if not isinstance(examples, list) or not all(isinstance(e, str) for e in examples):
-                raise ValueError(f"{at}['examples'] must be a list of texts")
-            if len(examples) > GUIDE_LIMITS["examples"]:
-                raise ValueError(
-                    f"{at}['examples'] has {len(examples)} examples; the limit is {GUIDE_LIMITS['examples']}"
-                )
-            for i, example in enumerate(examples):
-                if len(example) > GUIDE_LIMITS["example"]:
-                    raise ValueError(
-                        f"{at}['examples'][{i}] is {len(example)} characters long; "
-                        f"the limit is {GUIDE_LIMITS['example']}"
-                    )
-            checked.append({"grade": grade, **fields, "examples": [e.strip() for e in examples if e.strip()]})
-        result[scale] = checked
+        result[scale] = [
+            _check_guide_entry(entry, grade, f"{where}[{grade}]") for grade, entry in zip(grades, entries, strict=True)
+        ]
     return result
+
+
+def _check_guide_entry(entry: object, grade: int, at: str) -> dict[str, object]:
+    """One grade's guide entry, checked and stripped (``at`` names it in the errors); blank examples dropped."""
+    if not isinstance(entry, dict):
+        raise ValueError(f"{at} must be an object with grade, name, definition and examples")
+    extra = sorted(map(str, set(entry) - {"grade", "name", "definition", "examples"}))
+    if extra:
+        raise ValueError(f"{at} has unknown key(s) {', '.join(extra)}")
+    if not is_integer(entry.get("grade")) or entry["grade"] != grade:
+        raise ValueError(f"{at}['grade'] must be {grade} (grades in order), got {entry.get('grade')!r}")
+    fields = {}
+    for key in ("name", "definition"):
+        value = entry.get(key)
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError(f"{at}[{key!r}] must be a non-empty text")
+        if len(value) > GUIDE_LIMITS[key]:
+            raise ValueError(f"{at}[{key!r}] is {len(value)} characters long; the limit is {GUIDE_LIMITS[key]}")
+        fields[key] = value.strip()
+    examples = entry.get("examples", [])
+    if not isinstance(examples, list) or not all(isinstance(e, str) for e in examples):
+        raise ValueError(f"{at}['examples'] must be a list of texts")
+    if len(examples) > GUIDE_LIMITS["examples"]:
+        raise ValueError(f"{at}['examples'] has {len(examples)} examples; the limit is {GUIDE_LIMITS['examples']}")
+    for i, example in enumerate(examples):
+        if len(example) > GUIDE_LIMITS["example"]:
+            raise ValueError(
+                f"{at}['examples'][{i}] is {len(example)} characters long; the limit is {GUIDE_LIMITS['example']}"
+            )
+    return {"grade": grade, **fields, "examples": [e.strip() for e in examples if e.strip()]}

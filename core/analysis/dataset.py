@@ -14,7 +14,7 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -468,9 +468,6 @@ def find_lexical_leakage(
     list of LeakPair
         Sorted by similarity descending, then train id, then eval id.
     """
-    from sklearn.feature_extraction.text import CountVectorizer
-    from sklearn.preprocessing import normalize
-
     train_ids, eval_ids = list(train_ids), list(eval_ids)
     _check_ids(train_ids, len(train_texts), "train", "texts")
     _check_ids(eval_ids, len(eval_texts), "eval", "texts")
@@ -481,13 +478,9 @@ def find_lexical_leakage(
         top = positive_int(top, "top")
     if not train_ids or not eval_ids:
         return []
-    vectorizer = CountVectorizer(analyzer=char_bigrams)
-    try:
-        matrix = vectorizer.fit_transform([*train_texts, *eval_texts])
-    except ValueError:  # no text has a letter or digit: no bigram, nothing can match
+    sims = _bigram_cosines(train_texts, eval_texts)
+    if sims is None:
         return []
-    matrix = normalize(matrix.astype(np.float64))
-    sims = (matrix[len(train_ids) :] @ matrix[: len(train_ids)].T).tocoo()  # (eval, train), sparse
     found = [
         LeakPair(train_ids[c], eval_ids[r], float(v))
         for r, c, v in zip(sims.row.tolist(), sims.col.tolist(), sims.data.tolist())
@@ -495,6 +488,24 @@ def find_lexical_leakage(
     ]
     found.sort(key=lambda p: (-p.similarity, p.train_id, p.eval_id))
     return found if top is None else _first_per_eval(found, top)
+
+
+def _bigram_cosines(train_texts: Sequence[str], eval_texts: Sequence[str]) -> Any:
+    """The character-bigram cosines of every (eval, train) pair as a sparse COO matrix (only non-zero ones stored).
+
+    ``None`` when no text has a bigram (no letter or digit): nothing can match.
+    """
+    from sklearn.feature_extraction.text import CountVectorizer
+    from sklearn.preprocessing import normalize
+
+    vectorizer = CountVectorizer(analyzer=char_bigrams)
+    try:
+        matrix = vectorizer.fit_transform([*train_texts, *eval_texts])
+    except ValueError:  # the vocabulary is empty
+        return None
+    matrix = normalize(matrix.astype(np.float64))
+    n_train = len(train_texts)
+    return (matrix[n_train:] @ matrix[:n_train].T).tocoo()
 
 
 def _first_per_eval(found: list[LeakPair], top: int) -> list[LeakPair]:

@@ -213,6 +213,22 @@ class Pair:
 
     ``language`` is resolved (``"en"`` or ``"zh"``) and ``analyzer`` set by
     :func:`~core.detectors.suggest` before any detector runs.
+
+    Attributes
+    ----------
+    query, passage : str
+        The pair.
+    label, score, rank : int, float, int, optional
+        The pair's graded label (0-3) if judged, retrieval score and 1-based rank.
+    title, earlier_chunks : str, sequence of str, optional
+        The document title; the texts of the passages before this one in its document.
+    term_frequencies : mapping, optional
+        Collection word counts, for typos.
+    overlap_threshold, depth : float, int, optional
+        See :func:`~core.detectors.terms.detect_term_overlap`; the rank cut-off for false-negative candidates.
+    answers : str or list, optional
+        The query's reference answers: a false-negative candidate must then
+        contain one (see :func:`~core.detectors.false_negatives.detect_false_negative`).
     """
 
     query: str

@@ -69,23 +69,12 @@ def suggest(
 
     Parameters
     ----------
-    query, passage : str
-        The pair.
-    label, score, rank : int, float, int, optional
-        The pair's graded label (0-3) if judged, retrieval score and 1-based rank.
-    title, earlier_chunks : str, sequence of str, optional
-        The document title; the texts of the passages before this one in its document.
+    query, passage, label, score, rank, title, earlier_chunks, term_frequencies, overlap_threshold, depth, answers
+        The :class:`~core.detectors.base.Pair` fields of the same names (documented there).
     language : {"en", "zh", "mixed"} or None, optional
         Detected from the texts when ``None``.
-    term_frequencies : mapping, optional
-        Collection word counts, for typos.
     analyzer : Analyzer, optional
         Defaults to :func:`core.text.analyzer_for` of the language.
-    overlap_threshold, depth : float, int, optional
-        See :func:`detect_term_overlap`; the rank cut-off for false-negative candidates.
-    answers : str or list, optional
-        The query's reference answers: a false-negative candidate must then
-        contain one (see :func:`detect_false_negative`).
 
     Returns
     -------
