@@ -29,7 +29,7 @@ from core.pooling import (
     select_all,
     select_top,
 )
-from core.types import Run
+from core.types import CollectionSource, Run
 
 LECARD = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "lecard"
 
@@ -285,19 +285,47 @@ def _raw_lecard_lists() -> dict[str, dict[str, list[str]]]:
     return lists
 
 
-@pytest.mark.shared_data
-def test_lecard_depth30_pool_matches_raw_json() -> None:
-    if not LECARD.is_dir():
-        pytest.skip(f"LeCaRD sample data not found at {LECARD}")
-    from core.formats.jsonmaps import read_lecard
-
-    source = read_lecard(LECARD)
+def _runs_of(source: CollectionSource) -> dict[str, Run]:
+    """The runs of a collection source, read from their streams."""
     runs: dict[str, Run] = {}
     for name, stream in source.runs.items():
         run: Run = {}
         for entry in stream():
             run.setdefault(entry.query_id, {})[entry.doc_id] = entry.score
         runs[name] = run
+    return runs
+
+
+def _expected_depth_pool(
+    lists: dict[str, dict[str, list[str]]], depth: int
+) -> dict[str, dict[str, set[tuple[str, int]]]]:
+    """Computed independently of core.pooling: the union of each list's first ``depth``, with (run, index + 1)."""
+    expected: dict[str, dict[str, set[tuple[str, int]]]] = {}
+    for name, per_query in lists.items():
+        for qid, docs in per_query.items():
+            for index, doc in enumerate(docs[:depth]):
+                expected.setdefault(qid, {}).setdefault(doc, set()).add((name, index + 1))
+    return expected
+
+
+def _expected_unique(expected: dict[str, dict[str, set[tuple[str, int]]]], names: list[str]) -> dict[str, int]:
+    """Per run, the pooled (query, document) pairs that no other run contributed."""
+    unique = {name: 0 for name in names}
+    for docs in expected.values():
+        for contributors in docs.values():
+            runs = {name for name, _ in contributors}
+            if len(runs) == 1:
+                unique[runs.pop()] += 1
+    return unique
+
+
+@pytest.mark.shared_data
+def test_lecard_depth30_pool_matches_raw_json() -> None:
+    if not LECARD.is_dir():
+        pytest.skip(f"LeCaRD sample data not found at {LECARD}")
+    from core.formats.jsonmaps import read_lecard
+
+    runs = _runs_of(read_lecard(LECARD))
     raw = _raw_lecard_lists()
     assert (
         sorted(runs)
@@ -316,12 +344,7 @@ def test_lecard_depth30_pool_matches_raw_json() -> None:
 
     pool = depth_pool(runs, 30)
 
-    # Independent computation: union of each list's first 30, provenance (run, index + 1).
-    expected: dict[str, dict[str, set[tuple[str, int]]]] = {}
-    for name, per_query in raw.items():
-        for qid, docs in per_query.items():
-            for index, doc in enumerate(docs[:30]):
-                expected.setdefault(qid, {}).setdefault(doc, set()).add((name, index + 1))
+    expected = _expected_depth_pool(raw, 30)
     assert set(pool) == set(expected)
     assert {q: len(d) for q, d in pool.items()} == {q: len(d) for q, d in expected.items()}
     got = {q: {d: {(c.run, c.rank) for c in cs} for d, cs in docs.items()} for q, docs in pool.items()}
@@ -333,14 +356,8 @@ def test_lecard_depth30_pool_matches_raw_json() -> None:
                 n = len(raw[c.run][qid])
                 assert c.score == n - (c.rank - 1)
 
-    expected_unique = {name: 0 for name in raw}
-    for docs in expected.values():
-        for contributors in docs.values():
-            names = {name for name, _ in contributors}
-            if len(names) == 1:
-                expected_unique[names.pop()] += 1
     stats = pool_statistics(pool, runs)
-    assert stats.unique == expected_unique
+    assert stats.unique == _expected_unique(expected, list(raw))
     assert stats.total == sum(len(d) for d in expected.values())
     assert stats.pool_size == {q: len(d) for q, d in expected.items()}
     # the reversal matters: bm25's stored *last* document is its rank 1, its stored first is rank 100
