@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import numpy as np
+
 from core.simulation import STRATEGIES, SimulationResult, depth_order, judged_queries, simulate_labelling
 from core.types import Qrels, Run
 from db.engine import Store
@@ -58,8 +60,8 @@ def _model_folder(store: Store, collection: str, model: str | Path) -> Path:
     try:  # a model registered in the collection, by name (the trained-models registry)
         from pooljudge.training import resolve_model
     except ImportError:
-        resolve_model = None
-    if resolve_model is not None:
+        pass
+    else:
         return Path(resolve_model(store, collection, str(model), role="cross-encoder"))
     folder = Path(model).expanduser()
     if not folder.is_dir():
@@ -100,11 +102,22 @@ def model_probabilities(
         if doc not in passages:
             raise ValueError(f"model: passage {doc!r} is not in {collection!r} (the active strategy scores texts)")
         texts.append((queries[qid], with_title(passages[doc].text, passages[doc].title)))
-    probs = CrossEncoder(folder).probabilities(texts, progress=progress) if texts else []
+    probs: np.ndarray | list[float] = CrossEncoder(folder).probabilities(texts, progress=progress) if texts else []
     out: dict[str, dict[str, float]] = {}
     for (qid, doc), p in zip(pairs, probs):
         out.setdefault(qid, {})[doc] = float(p)
     return out
+
+
+def _check_strategies(strategies: Sequence[str], model: str | Path | None, band: tuple[float, float] | None) -> None:
+    """Refuse, before loading anything, an unknown strategy, ``active`` without a model, a band without ``active``."""
+    unknown = [s for s in strategies if s not in STRATEGIES]
+    if unknown:
+        raise ValueError(f"strategies: unknown {', '.join(map(repr, unknown))}; known: {', '.join(STRATEGIES)}")
+    if "active" in strategies and model is None:
+        raise ValueError("model: the active strategy needs a cross-encoder (a registered model name or a folder)")
+    if band is not None and "active" not in strategies:
+        raise ValueError("band: only the active strategy uses a confidence band")
 
 
 def simulate_collection(
@@ -143,16 +156,11 @@ def simulate_collection(
 
     Other parameters are :func:`core.simulation.simulate_labelling`'s.
     """
-    unknown = [s for s in strategies if s not in STRATEGIES]
-    if unknown:
-        raise ValueError(f"strategies: unknown {', '.join(map(repr, unknown))}; known: {', '.join(STRATEGIES)}")
-    if "active" in strategies and model is None:
-        raise ValueError("model: the active strategy needs a cross-encoder (a registered model name or a folder)")
-    if band is not None and "active" not in strategies:
-        raise ValueError("band: only the active strategy uses a confidence band")
+    _check_strategies(strategies, model, band)
     oracle, loaded, stored_level = load_inputs(store, collection, qrels=qrels, runs=runs)
     probabilities = None
     if "active" in strategies:
+        assert model is not None  # _check_strategies demands one for "active"
         pairs = depth_order(loaded, judged_queries(oracle), depth)
         probabilities = model_probabilities(store, collection, pairs, model, progress=model_progress)
     return simulate_labelling(

@@ -35,7 +35,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from core.training.data import LabelledData, TrainConfig, TrainResult
 from db.engine import Store
@@ -45,6 +45,7 @@ DEFAULT_CANDIDATES = "bm25"
 DEFAULT_DEPTH = 100
 DEFAULT_HELD_OUT = 0.2
 LOSSES = ("listwise", "pointwise")
+Loss = Literal["listwise", "pointwise"]
 STAGES = ("loading labels", "retrieving candidates", "training", "registering")
 """The job's progress stages, in order (the reporter's messages)."""
 
@@ -142,6 +143,71 @@ def _number(params: Mapping[str, Any], key: str, flag: str, typ: type, default: 
     return typ(value)
 
 
+def _checked_kind(params: Mapping[str, Any]) -> str:
+    """The model kind, after refusing parameters the job does not know."""
+    unknown = sorted(set(params) - _PARAM_KEYS)
+    if unknown:
+        raise ValueError(f"unknown train parameter(s) {', '.join(unknown)}; known: {', '.join(sorted(_PARAM_KEYS))}")
+    kind = params.get("kind")
+    if kind not in MODEL_KINDS:
+        raise ValueError(f"kind must be one of {', '.join(MODEL_KINDS)}, got {kind!r}")
+    return str(kind)
+
+
+def _checked_loss(params: Mapping[str, Any], kind: str) -> Loss:
+    """``--loss`` (default listwise); only a cross-encoder may be trained pointwise."""
+    loss = params.get("loss") or "listwise"
+    if loss not in LOSSES:
+        raise ValueError(f"--loss must be listwise or pointwise, got {loss!r}")
+    if loss != "listwise" and kind != "cross-encoder":
+        raise ValueError(f"--loss applies to cross-encoder training only (a {kind} is trained listwise)")
+    return "pointwise" if loss == "pointwise" else "listwise"
+
+
+def _checked_denoise(params: Mapping[str, Any], kind: str) -> tuple[float, float] | None:
+    """``--denoise LOW,HIGH`` as two floats with ``0 <= LOW < HIGH <= 1``, RocketQAv2 only; None when absent."""
+    denoise = params.get("denoise")
+    if denoise is None:
+        return None
+    if kind != "rocketqav2":
+        raise ValueError(f"--denoise applies to rocketqav2 only, not {kind}")
+    if (
+        not isinstance(denoise, (list, tuple))
+        or len(denoise) != 2
+        or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in denoise)
+    ):
+        raise ValueError(f"--denoise must be two probabilities LOW,HIGH, got {denoise!r}")
+    low, high = float(denoise[0]), float(denoise[1])
+    if not 0.0 <= low < high <= 1.0:
+        raise ValueError(f"--denoise must satisfy 0 <= LOW < HIGH <= 1, got {low:g},{high:g}")
+    return low, high
+
+
+def _check_evaluation_split(params: Mapping[str, Any], held_out: float | None) -> None:
+    """Held-out queries come from ``--held-out`` or from ``--eval-split`` (another split than ``--split``)."""
+    if held_out is not None and params.get("eval_split") is not None:
+        raise ValueError(
+            "--eval-split and --held-out exclude each other: evaluate on a split or on a held-out "
+            "share of the training split"
+        )
+    if held_out is None and (params.get("eval_split") or "dev") == (params.get("split") or "train"):
+        raise ValueError(
+            f"--eval-split must differ from --split (both {params.get('split') or 'train'!r}): the "
+            "held-out queries pick the best step; or hold out a share with --held-out"
+        )
+
+
+def _strings(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The optional string parameters (None when absent); a present one must be a non-empty string."""
+    strings = {}
+    for key in ("split", "eval_split", "labels", "candidates", "base_model", "cross_base", "created_by"):
+        value = params.get(key)
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise ValueError(f"--{key.replace('_', '-')} must be a non-empty string, got {value!r}")
+        strings[key] = value
+    return strings
+
+
 @dataclass(frozen=True)
 class TrainParams:
     """A ``train`` job's parameters, checked (built by :meth:`from_params` from the job's JSON or the CLI's).
@@ -161,7 +227,7 @@ class TrainParams:
     depth: int = DEFAULT_DEPTH
     base_model: str | None = None
     cross_base: str | None = None
-    loss: str = "listwise"
+    loss: Loss = "listwise"
     denoise: tuple[float, float] | None = None
     config: TrainConfig = field(default_factory=TrainConfig)
     created_by: str | None = None
@@ -171,14 +237,7 @@ class TrainParams:
         """Check and convert the job's JSON parameters (see the module docstring)."""
         from core.names import check_name
 
-        unknown = sorted(set(params) - _PARAM_KEYS)
-        if unknown:
-            raise ValueError(
-                f"unknown train parameter(s) {', '.join(unknown)}; known: {', '.join(sorted(_PARAM_KEYS))}"
-            )
-        kind = params.get("kind")
-        if kind not in MODEL_KINDS:
-            raise ValueError(f"kind must be one of {', '.join(MODEL_KINDS)}, got {kind!r}")
+        kind = _checked_kind(params)
         collection = params.get("collection")
         if not isinstance(collection, str) or not collection:
             raise ValueError("--collection is required")
@@ -189,43 +248,12 @@ class TrainParams:
         depth = _number(params, "depth", "--depth", int, DEFAULT_DEPTH)
         if depth is None or depth < 1:
             raise ValueError(f"--depth must be a positive integer, got {params.get('depth')!r}")
-        loss = params.get("loss") or "listwise"
-        if loss not in LOSSES:
-            raise ValueError(f"--loss must be listwise or pointwise, got {loss!r}")
-        if loss != "listwise" and kind != "cross-encoder":
-            raise ValueError(f"--loss applies to cross-encoder training only (a {kind} is trained listwise)")
-        denoise = params.get("denoise")
-        if denoise is not None:
-            if kind != "rocketqav2":
-                raise ValueError(f"--denoise applies to rocketqav2 only, not {kind}")
-            if (
-                not isinstance(denoise, (list, tuple))
-                or len(denoise) != 2
-                or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in denoise)
-            ):
-                raise ValueError(f"--denoise must be two probabilities LOW,HIGH, got {denoise!r}")
-            low, high = float(denoise[0]), float(denoise[1])
-            if not 0.0 <= low < high <= 1.0:
-                raise ValueError(f"--denoise must satisfy 0 <= LOW < HIGH <= 1, got {low:g},{high:g}")
-            denoise = (low, high)
-        if held_out is not None and params.get("eval_split") is not None:
-            raise ValueError(
-                "--eval-split and --held-out exclude each other: evaluate on a split or on a held-out "
-                "share of the training split"
-            )
-        if held_out is None and (params.get("eval_split") or "dev") == (params.get("split") or "train"):
-            raise ValueError(
-                f"--eval-split must differ from --split (both {params.get('split') or 'train'!r}): the "
-                "held-out queries pick the best step; or hold out a share with --held-out"
-            )
+        loss = _checked_loss(params, kind)
+        denoise = _checked_denoise(params, kind)
+        _check_evaluation_split(params, held_out)
         if params.get("cross_base") is not None and kind != "rocketqav2":
             raise ValueError(f"--cross-base applies to rocketqav2 only, not {kind}")
-        strings = {}
-        for key in ("split", "eval_split", "labels", "candidates", "base_model", "cross_base", "created_by"):
-            value = params.get(key)
-            if value is not None and (not isinstance(value, str) or not value.strip()):
-                raise ValueError(f"--{key.replace('_', '-')} must be a non-empty string, got {value!r}")
-            strings[key] = value
+        strings = _strings(params)
         return cls(
             collection=collection,
             name=name,
@@ -436,6 +464,103 @@ def _train(kind: str, train: LabelledData, held: LabelledData, checked: _Checked
     )
 
 
+def _json(value: Any) -> Any:
+    """``value`` as JSON gives it back (paths and other objects as strings), as the registry stores it."""
+    return json.loads(json.dumps(value, default=str))
+
+
+@dataclass
+class _Data:
+    """What a job trains on: the label version, the training and held-out data, how both were chosen."""
+
+    labels: Any
+    train: LabelledData
+    held: LabelledData
+    train_ids: list[str]
+    held_ids: list[str]
+    split_info: dict[str, Any]
+    source: dict[str, Any]
+    """Where the candidates came from (a run, or a retriever spec run for the job)."""
+
+
+def _load_data(store: Store, checked: _Checked, reporter) -> _Data:
+    """The stages ``loading labels`` and ``retrieving candidates``: the labelled data, split and with candidates."""
+    from db.training import labelled_data, resolve_labels
+
+    p = checked.params
+    reporter(0, None, "loading labels")
+    with store.read() as session:
+        labels, _qrels = resolve_labels(session, p.collection, p.labels)
+        data, splits = labelled_data(session, p.collection, labels=labels)
+    train_ids, held_ids, split_info = _split(data, splits, p)
+    candidates, source = _candidates(store, checked, reporter)
+    data = dataclasses.replace(data, candidates={q: c for q, c in candidates.items() if q in data.queries})
+    return _Data(labels, data.subset(train_ids), data.subset(held_ids), train_ids, held_ids, split_info, source)
+
+
+def _train_into_place(checked: _Checked, data: _Data, reporter) -> TrainResult:
+    """The stage ``training``: train into a hidden staging folder, renamed into place only when training succeeded."""
+    from core.atomic import atomic_folder
+
+    checked.output.parent.mkdir(parents=True, exist_ok=True)
+    trained: list[TrainResult] = []
+    # a failed job leaves no folder behind
+    published = atomic_folder(
+        checked.output,
+        lambda staging: trained.append(
+            _train(checked.params.kind, data.train, data.held, checked, staging, reporter.stage_callback("training"))
+        ),
+    )
+    if not published:
+        raise ValueError(f"model folder {str(checked.output)!r} appeared while training; choose another name")
+    return trained[0]
+
+
+def _model_params(checked: _Checked, data: _Data, result: TrainResult) -> dict[str, Any]:
+    """The registry's ``params`` of the model: the job's parameters, where the data came from, the trainer's."""
+    return _json(
+        {
+            **checked.params.as_params(),
+            "labels": data.labels,
+            "candidates_source": data.source,
+            **data.split_info,
+            "train_queries": len(data.train_ids),
+            "held_out_queries": len(data.held_ids),
+            "base_path": str(checked.base) if checked.base else None,
+            "cross_base_path": str(checked.cross_base) if checked.cross_base else None,
+            "seconds": result.seconds,
+            "pairs_per_second": result.pairs_per_second,
+            "trainer": result.params,
+        }
+    )
+
+
+def _register(store: Store, checked: _Checked, data: _Data, result: TrainResult, job_id: Any) -> int:
+    """The stage ``registering``; when the name was taken meanwhile the trained folder is removed."""
+    from db.trained_models import register_model
+
+    p = checked.params
+    params = _model_params(checked, data, result)
+    try:
+        with store.write() as session:
+            return register_model(
+                session,
+                p.collection,
+                name=p.name,
+                kind=p.kind,
+                path=str(checked.output),
+                base_model=str(checked.base) if checked.base else None,
+                params=params,
+                history=_json(result.history),
+                best=_json(result.best),
+                created_by=p.created_by,
+                job_id=job_id,
+            )
+    except BaseException:  # the folder is nobody's
+        shutil.rmtree(checked.output, ignore_errors=True)
+        raise
+
+
 def run_train_job(store: Store, info, reporter) -> dict[str, Any]:
     """Train one model on a collection's labels and register it (see the module docstring for the parameters).
 
@@ -451,78 +576,22 @@ def run_train_job(store: Store, info, reporter) -> dict[str, Any]:
         ``{"model": name, "id", "path", "kind", "best", "seconds", "pairs_per_second", "labels",
         "train_queries", "held_out_queries"}``.
     """
-    from db.trained_models import register_model
-    from db.training import labelled_data, resolve_labels
-
     started = time.monotonic()
     checked = check_train_params(store, info.params)
-    p = checked.params
-    reporter(0, None, "loading labels")
-    with store.read() as session:
-        labels, _qrels = resolve_labels(session, p.collection, p.labels)
-        data, splits = labelled_data(session, p.collection, labels=labels)
-    train_ids, held_ids, split_info = _split(data, splits, p)
-    candidates, source = _candidates(store, checked, reporter)
-    data = dataclasses.replace(data, candidates={q: c for q, c in candidates.items() if q in data.queries})
-    train, held = data.subset(train_ids), data.subset(held_ids)
-
-    from core.atomic import atomic_folder
-
-    checked.output.parent.mkdir(parents=True, exist_ok=True)
-    trained: list[TrainResult] = []
-    # trained into a hidden staging folder and renamed into place: a failed job leaves no folder behind
-    published = atomic_folder(
-        checked.output,
-        lambda staging: trained.append(
-            _train(p.kind, train, held, checked, staging, reporter.stage_callback("training"))
-        ),
-    )
-    if not published:
-        raise ValueError(f"model folder {str(checked.output)!r} appeared while training; choose another name")
-    result = trained[0]
+    data = _load_data(store, checked, reporter)
+    result = _train_into_place(checked, data, reporter)
     reporter(0, None, "registering")
-    record = {
-        **p.as_params(),
-        "labels": labels,
-        "candidates_source": source,
-        **split_info,
-        "train_queries": len(train_ids),
-        "held_out_queries": len(held_ids),
-        "base_path": str(checked.base) if checked.base else None,
-        "cross_base_path": str(checked.cross_base) if checked.cross_base else None,
-        "seconds": result.seconds,
-        "pairs_per_second": result.pairs_per_second,
-        "trainer": result.params,
-    }
-    record = json.loads(json.dumps(record, default=str))
-    try:
-        with store.write() as session:
-            model_id = register_model(
-                session,
-                p.collection,
-                name=p.name,
-                kind=p.kind,
-                path=str(checked.output),
-                base_model=str(checked.base) if checked.base else None,
-                params=record,
-                history=json.loads(json.dumps(result.history, default=str)),
-                best=json.loads(json.dumps(result.best, default=str)),
-                created_by=p.created_by,
-                job_id=info.id,
-            )
-    except BaseException:  # the name was taken meanwhile: the folder is nobody's
-        shutil.rmtree(checked.output, ignore_errors=True)
-        raise
+    model_id = _register(store, checked, data, result, info.id)
     return {
-        "model": p.name,
+        "model": checked.params.name,
         "id": model_id,
         "path": str(checked.output),
-        "kind": p.kind,
-        "best": json.loads(json.dumps(result.best, default=str)),
+        "kind": checked.params.kind,
+        "best": _json(result.best),
         "seconds": result.seconds,
         "pairs_per_second": result.pairs_per_second,
-        "labels": labels,
-        "train_queries": len(train_ids),
-        "held_out_queries": len(held_ids),
+        "labels": data.labels,
+        "train_queries": len(data.train_ids),
+        "held_out_queries": len(data.held_ids),
         "total_seconds": time.monotonic() - started,
     }

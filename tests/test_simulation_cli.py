@@ -91,6 +91,11 @@ def toy_db(tmp_path):
     return db
 
 
+def _simulate(db, collection, *args):
+    """``pooljudge --db DB -q simulate-labelling -c COLLECTION ARGS...``: its exit code."""
+    return main(["--db", db, "-q", "simulate-labelling", "-c", collection, *args])
+
+
 def _rows(path):
     with open(path, encoding="utf-8") as handle:
         return list(csv.DictReader(handle))
@@ -98,29 +103,8 @@ def _rows(path):
 
 def test_csv_rows_and_table(toy_db, tmp_path, capsys):
     out = tmp_path / "sim.csv"
-    assert (
-        main(
-            [
-                "--db",
-                toy_db,
-                "-q",
-                "simulate-labelling",
-                "-c",
-                "toy",
-                "--depth",
-                "2",
-                "--batch",
-                "3",
-                "--measure",
-                "P@2",
-                "--strategies",
-                "depth,top-n,random",
-                "--output",
-                str(out),
-            ]
-        )
-        == 0
-    )
+    args = ["--depth", "2", "--batch", "3", "--measure", "P@2"]
+    assert _simulate(toy_db, "toy", *args, "--strategies", "depth,top-n,random", "--output", str(out)) == 0
     rows = _rows(out)
     assert tuple(rows[0]) == CSV_COLUMNS
     assert len(rows) == 3 * 3 * 3  # strategies x batches x runs
@@ -156,31 +140,8 @@ def test_csv_rows_and_table(toy_db, tmp_path, capsys):
 
 
 def test_runs_subset_and_stdout_csv(toy_db, capsys):
-    assert (
-        main(
-            [
-                "--db",
-                toy_db,
-                "-q",
-                "simulate-labelling",
-                "-c",
-                "toy",
-                "--runs",
-                "C,A",
-                "--depth",
-                "2",
-                "--batch",
-                "8",
-                "--measure",
-                "P@2",
-                "--strategies",
-                "random",
-                "-o",
-                "-",
-            ]
-        )
-        == 0
-    )
+    args = ["--runs", "C,A", "--depth", "2", "--batch", "8"]
+    assert _simulate(toy_db, "toy", *args, "--measure", "P@2", "--strategies", "random", "-o", "-") == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == ",".join(CSV_COLUMNS)
     assert [line.split(",")[6] for line in lines[1:3]] == ["C", "A"]
@@ -262,31 +223,8 @@ def test_active_with_a_tiny_cross_encoder(toy_db, tmp_path, capsys):
     store.dispose()
     assert [stored[q][d] for q, d in pairs] == [float(p) for p in probs]  # the same texts reach the model
     out = tmp_path / "active.csv"
-    assert (
-        main(
-            [
-                "--db",
-                toy_db,
-                "-q",
-                "simulate-labelling",
-                "-c",
-                "toy",
-                "--depth",
-                "2",
-                "--batch",
-                "2",
-                "--strategies",
-                "depth,active",
-                "--model",
-                str(model),
-                "--band",
-                f"{low!r},{high!r}",
-                "-o",
-                str(out),
-            ]
-        )
-        == 0
-    )
+    args = ["--depth", "2", "--batch", "2", "--strategies", "depth,active"]
+    assert _simulate(toy_db, "toy", *args, "--model", str(model), "--band", f"{low!r},{high!r}", "-o", str(out)) == 0
     rows = [r for r in _rows(out) if r["strategy"] == "active"]
     assert [r["labelled_pairs"] for r in rows[::3]] == ["2", "4", "6"]
     assert {r["model_labelled"] for r in rows} == {"2"}
@@ -322,23 +260,8 @@ def test_lecard_taus_per_batch(shared_data, tmp_path, capsys):
     out = tmp_path / "lecard.csv"
     # depth 100 pools every run's whole list: every judged pair is in the pool, so the last batch is all labels
     assert (
-        main(
-            [
-                "--db",
-                db,
-                "-q",
-                "simulate-labelling",
-                "-c",
-                "lecard",
-                "--depth",
-                "100",
-                "--batch",
-                "1000",
-                "--strategies",
-                "depth,top-n,random",
-                "-o",
-                str(out),
-            ]
+        _simulate(
+            db, "lecard", "--depth", "100", "--batch", "1000", "--strategies", "depth,top-n,random", "-o", str(out)
         )
         == 0
     )

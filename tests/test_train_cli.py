@@ -63,6 +63,11 @@ def _jobs(store):
         return list_jobs(session, kind="train")
 
 
+def _train(url, kind, name, *args, quiet=True):
+    """``pooljudge --db URL [-q] train KIND -c toy --name NAME ARGS...``: its exit code."""
+    return main(["--db", url, *(["-q"] if quiet else []), "train", kind, "-c", "toy", "--name", name, *args])
+
+
 def test_train_cross_encoder_registers_a_model_transformers_loads(toy, tiny_encoder_folder, capsys):  # noqa: F811
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
@@ -70,24 +75,7 @@ def test_train_cross_encoder_registers_a_model_transformers_loads(toy, tiny_enco
 
     url, store, models = toy
     capsys.readouterr()
-    assert (
-        main(
-            [
-                "--db",
-                url,
-                "train",
-                "cross-encoder",
-                "-c",
-                "toy",
-                "--name",
-                "rr",
-                "--base",
-                str(tiny_encoder_folder),
-                *FAST,
-            ]
-        )
-        == 0
-    )
+    assert _train(url, "cross-encoder", "rr", "--base", str(tiny_encoder_folder), *FAST, quiet=False) == 0
     out, err = capsys.readouterr()
     for stage in ("loading labels", "retrieving candidates: indexing bm25", "training", "registering"):
         assert stage in err.splitlines()
@@ -129,57 +117,16 @@ def test_train_cross_encoder_registers_a_model_transformers_loads(toy, tiny_enco
     assert main(["--db", url, "models", "-c", "toy"]) == 0 and "rr\t" in capsys.readouterr().out
 
     # the same name again: refused before any job is queued, nothing trained
-    assert (
-        main(
-            [
-                "--db",
-                url,
-                "train",
-                "cross-encoder",
-                "-c",
-                "toy",
-                "--name",
-                "rr",
-                "--base",
-                str(tiny_encoder_folder),
-                *FAST,
-            ]
-        )
-        == 1
-    )
+    assert _train(url, "cross-encoder", "rr", "--base", str(tiny_encoder_folder), *FAST, quiet=False) == 1
     assert "a model named 'rr' already exists in collection 'toy'" in capsys.readouterr().err
     assert len(_jobs(store)) == 1 and len(_models(store)) == 1
 
 
 def test_candidates_from_a_stored_run_pointwise_and_a_held_out_share(toy, tiny_encoder_folder, capsys):  # noqa: F811
     url, store, _models_dir = toy
-    assert (
-        main(
-            [
-                "--db",
-                url,
-                "-q",
-                "train",
-                "cross-encoder",
-                "-c",
-                "toy",
-                "--name",
-                "pw",
-                "--base",
-                str(tiny_encoder_folder),
-                "--candidates",
-                "shuffled",
-                "--loss",
-                "pointwise",
-                "--held-out",
-                "0.25",
-                "--labels",
-                "imported",
-                *FAST,
-            ]
-        )
-        == 0
-    )
+    base = ["--base", str(tiny_encoder_folder), "--candidates", "shuffled"]
+    how = ["--loss", "pointwise", "--held-out", "0.25", "--labels", "imported"]
+    assert _train(url, "cross-encoder", "pw", *base, *how, *FAST) == 0
     [model] = _models(store)
     assert model.params["candidates_source"] == {"run": "shuffled", "depth": 100}
     assert model.params["loss"] == "pointwise" and model.params["held_out"] == 0.25
@@ -199,21 +146,7 @@ def test_a_failed_training_leaves_no_folder_and_the_name_stays_free(toy, tiny_en
 
     monkeypatch.setattr(ce, "train_cross_encoder", broken)
     with pytest.raises(RuntimeError, match="out of memory"):
-        main(
-            [
-                "--db",
-                url,
-                "-q",
-                "train",
-                "cross-encoder",
-                "-c",
-                "toy",
-                "--name",
-                "rr",
-                "--base",
-                str(tiny_encoder_folder),
-            ]
-        )
+        _train(url, "cross-encoder", "rr", "--base", str(tiny_encoder_folder))
     [job] = _jobs(store)
     assert job.status == "failed" and "out of memory" in job.error
     assert list((models / "1").iterdir()) == [] and _models(store) == []
@@ -221,25 +154,7 @@ def test_a_failed_training_leaves_no_folder_and_the_name_stays_free(toy, tiny_en
     monkeypatch.setenv("POOLJUDGE_MODELS", str(models))
     monkeypatch.setenv("POOLJUDGE_CACHE", str(models.parent / "cache"))
     assert (
-        main(
-            [
-                "--db",
-                url,
-                "-q",
-                "train",
-                "cross-encoder",
-                "-c",
-                "toy",
-                "--name",
-                "rr",
-                "--base",
-                str(tiny_encoder_folder),
-                "--candidates",
-                "shuffled",
-                *FAST,
-            ]
-        )
-        == 0
+        _train(url, "cross-encoder", "rr", "--base", str(tiny_encoder_folder), "--candidates", "shuffled", *FAST) == 0
     )
     assert [m.name for m in _models(store)] == ["rr"]
 
@@ -358,53 +273,15 @@ def test_train_dual_encoder_gives_a_dense_retriever(toy, tiny_encoder_folder, ca
     from pooljudge.training import resolve_model
 
     url, store, models = toy
-    assert (
-        main(
-            [
-                "--db",
-                url,
-                "-q",
-                "train",
-                "dual-encoder",
-                "-c",
-                "toy",
-                "--name",
-                "de",
-                "--base",
-                str(tiny_encoder_folder),
-                "--candidates",
-                "shuffled",
-                *FAST,
-            ]
-        )
-        == 0
-    )
+    assert _train(url, "dual-encoder", "de", "--base", str(tiny_encoder_folder), "--candidates", "shuffled", *FAST) == 0
     [model] = _models(store)
     assert (model.kind, model.path) == ("dual-encoder", str(models / "1" / "de"))
     assert resolve_model(store, "toy", "de") == Path(model.path)
     vectors = BiEncoder(model.path).encode(["what about bread ?"])
     assert vectors.shape == (1, 32) and abs(float(np.linalg.norm(vectors[0])) - 1.0) < 1e-5
     capsys.readouterr()
-    assert (
-        main(
-            [
-                "--db",
-                url,
-                "-q",
-                "retrieve",
-                "-c",
-                "toy",
-                "-r",
-                f"dense:model={model.path}",
-                "--hits",
-                "5",
-                "--no-store",
-                "-o",
-                "-",
-            ]
-        )
-        == 0
-    )
+    retrieve = ["-c", "toy", "-r", f"dense:model={model.path}", "--hits", "5", "--no-store", "-o", "-"]
+    assert main(["--db", url, "-q", "retrieve", *retrieve]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 32 * 5 and lines[0].split()[:2] == ["q-bread-0", "Q0"]
 
@@ -416,28 +293,8 @@ def test_train_rocketqav2_from_a_registered_cross_encoder_with_denoising(toy, ti
 
     url, store, models = toy
     base = ["--base", str(tiny_encoder_folder), "--candidates", "shuffled", *FAST]
-    assert main(["--db", url, "-q", "train", "cross-encoder", "-c", "toy", "--name", "rr", *base]) == 0
-    assert (
-        main(
-            [
-                "--db",
-                url,
-                "-q",
-                "train",
-                "rocketqav2",
-                "-c",
-                "toy",
-                "--name",
-                "rq",
-                "--cross-base",
-                "rr",
-                "--denoise",
-                "0.1,0.9",
-                *base,
-            ]
-        )
-        == 0
-    )
+    assert _train(url, "cross-encoder", "rr", *base) == 0
+    assert _train(url, "rocketqav2", "rq", "--cross-base", "rr", "--denoise", "0.1,0.9", *base) == 0
     rq = {m.name: m for m in _models(store)}["rq"]
     assert rq.kind == "rocketqav2" and rq.params["denoise"] == [0.1, 0.9]
     assert rq.params["cross_base_path"] == str(models / "1" / "rr")

@@ -6,11 +6,13 @@ under all labels, and each run's metric with a bootstrap band, tell a team when 
 (``pooljudge simulate-labelling`` does the same headless).
 """
 
+from typing import Any
+
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from core.simulation import STRATEGIES, TAU_TARGET
+from core.simulation import STRATEGIES, TAU_TARGET, SimulationResult
 from pooljudge.simulation import simulate_collection
 from pooljudge.ui.auth import require_role
 from pooljudge.ui.common import collection_box, collections_or_stop, get_store, md_escape, qrels_version_box
@@ -128,7 +130,7 @@ params = (
     int(seed),
     info.relevance_level,
 )
-results: dict = st.session_state.setdefault(STATE, {})
+results: dict[tuple[Any, ...], SimulationResult] = st.session_state.setdefault(STATE, {})
 ready = len(runs) >= 2 and bool(strategies) and ("active" not in strategies or bool(model))
 if not ready:
     st.caption(
@@ -146,7 +148,7 @@ if st.button("Run simulation", type="primary", disabled=not ready, key="simulati
 
     try:
         with st.spinner("Running the simulation..."):
-            result = simulate_collection(
+            fresh = simulate_collection(
                 store,
                 info.name,
                 qrels=version,
@@ -168,7 +170,7 @@ if st.button("Run simulation", type="primary", disabled=not ready, key="simulati
         st.stop()
     bar.empty()
     results.pop(params, None)
-    results[params] = result
+    results[params] = fresh
     while len(results) > KEPT:
         results.pop(next(iter(results)))
 

@@ -92,7 +92,7 @@ with store.read() as session:
 
 # ---------------------------------------------------------------- training form
 with st.expander("Train a model", expanded=not models):
-    kind = st.selectbox("Kind", list(KINDS), format_func=KINDS.get, key="models_kind")
+    kind = st.selectbox("Kind", list(KINDS), format_func=lambda k: KINDS[k], key="models_kind")
     splits = query_splits(store.url, info.name)
     with st.form("train-model"):
         left, right = st.columns(2)
