@@ -60,6 +60,7 @@ ONE_MARKER_SHOWN = """(markers) => {
     return main && !document.querySelector('[data-stale="true"]')
         && markers.filter((m) => main.innerText.includes(m)).length === 1;
 }"""
+PLOT_MARKS = "g.trace path, g.trace rect, g.point path, g.bars path"  # what a drawn plotly chart shows
 MARKER_GONE = "(m) => !document.querySelector('[data-testid=\"stMain\"]').innerText.includes(m)"
 # the grade buttons are drawn and nothing of an earlier run is left (a rerun after login can briefly show the
 # old and the new copy of the panel side by side)
@@ -263,6 +264,17 @@ def choose_in(page, label: str, option: str, *, scope=None, nth: int = 0) -> Non
     """:func:`choose` in the selectbox labelled ``label`` (the ``nth`` one in ``scope``, the page by default)."""
     boxes = (scope or page).locator('[data-testid="stSelectbox"]').filter(has_text=label)
     choose(page, boxes.nth(nth).get_by_role("combobox"), option)
+
+
+def wait_drawn(plot, what: str, *, legend: bool = False, timeout: int = 30_000) -> None:
+    """Until the plotly chart ``plot`` has drawn bars or points (and, with ``legend``, its legend): plotly
+    draws a moment after the chart's element mounts.  Fails with ``what`` named if it never does."""
+    try:
+        plot.locator(PLOT_MARKS).first.wait_for(state="attached", timeout=timeout)
+        if legend:
+            plot.locator(".legendtext").first.wait_for(state="attached", timeout=timeout)
+    except PlaywrightTimeout:
+        raise AssertionError(f"{what} has no bars or points{' or legend' if legend else ''}") from None
 
 
 # ------------------------------------------------------------------------------------ the Annotate page

@@ -8,7 +8,7 @@ from sqlalchemy import select
 from db.adjudication import set_pool_adjudicators
 from db.engine import Store, sqlite_url
 from db.models import Assignment, FinalLabel, Judgment, Passage, User
-from tests.app.browser_helpers import cli, login, ready_for_keys, screenshot, write_beir
+from tests.app.browser_helpers import cli, login, ready_for_keys, screenshot, wait_idle, write_beir
 
 pytestmark = pytest.mark.browser
 
@@ -122,7 +122,7 @@ def test_three_annotators_then_a_fourth(app_server, browser, annotation_pool):
 def test_annotators_cannot_reach_review_admin_or_other_items(app_server, page, annotation_pool):
     for path in ("/review", "/admin", "/pooling", "/annotate?assignment=1&user=ann2&item=1"):
         login(page, app_server["url"], "ann1", path=path)  # the URL asks for a page or item: log in there
-        page.wait_for_timeout(1500)
+        wait_idle(page, 60_000, fresh=True)  # the page the URL asked for is drawn (or refused)
         body = page.inner_text("body")
         assert "Agreement" not in body and "Users" not in body and "Start pooling" not in body
         assert "ann2" not in body
