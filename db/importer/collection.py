@@ -29,7 +29,7 @@ from db.importer.common import (
     _unknown_outcome,
     level_for_grades,
 )
-from db.models import Collection, ImportRecord, QrelsEntry, QrelsVersion, QueryRecord, RunEntryRecord, RunRecord
+from db.models import Collection, QrelsEntry, QrelsVersion, QueryRecord, RunEntryRecord, RunRecord
 from db.models import Passage as PassageRow
 
 
@@ -137,15 +137,7 @@ def _finish_collection(
     summary.relevance_level = collection.relevance_level
     if collection.language is None:
         collection.language = _collection_language(session, collection.id)
-    session.add(
-        ImportRecord(
-            collection_id=collection.id,
-            format=request.format,
-            source=request.location,
-            mode=request.mode,
-            counts=summary.as_dict(),
-        )
-    )
+    session.add(request.history_row(collection.id, summary))
     session.flush()
 
 

@@ -18,8 +18,8 @@ from sqlalchemy.orm import Session
 from core.errors import FormatError
 from core.names import check_name
 from core.types import CollectionSource
+from db.models import ImportRecord, QueryRecord
 from db.models import Passage as PassageRow
-from db.models import QueryRecord
 
 CHUNK = 5_000
 MODES = ("create", "merge")
@@ -115,6 +115,16 @@ class ImportRequest:
     qrels_name: str = "imported"
     allow_unknown_ids: bool = False
     level: int | None = None
+
+    def history_row(self, collection_id: int, summary: ImportSummary) -> ImportRecord:
+        """The row that records this import, with its counts, in the import history."""
+        return ImportRecord(
+            collection_id=collection_id,
+            format=self.format,
+            source=self.location,
+            mode=self.mode,
+            counts=summary.as_dict(),
+        )
 
     def check(self, run_names: Iterable[str]) -> None:
         """Refuse an unknown mode, a name :func:`core.names.check_name` refuses, a bad ``level``."""

@@ -24,7 +24,7 @@ from db.importer.common import (
     _rowcount,
 )
 from db.importer.staging import _Staging
-from db.models import Collection, ImportRecord, QrelsEntry, QrelsVersion, QueryRecord, RunEntryRecord, RunRecord, utcnow
+from db.models import Collection, QrelsEntry, QrelsVersion, QueryRecord, RunEntryRecord, RunRecord, utcnow
 from db.models import Passage as PassageRow
 
 if TYPE_CHECKING:
@@ -140,15 +140,7 @@ def _write_staged(
             language = _collection_language(session, cid)
     with store.write() as session:
         _flip(session, owned, cid, language, level=summary.relevance_level)
-        session.add(
-            ImportRecord(
-                collection_id=cid,
-                format=request.format,
-                source=request.location,
-                mode=request.mode,
-                counts=summary.as_dict(),
-            )
-        )
+        session.add(request.history_row(cid, summary))
 
 
 def _reserve_version(store: Store, cid: int | None, qrels_name: str) -> int:

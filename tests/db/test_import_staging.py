@@ -18,7 +18,7 @@ import pytest
 from sqlalchemy import func, insert, select, update
 
 from core.errors import FormatError
-from core.types import CollectionSource, Passage, QrelEntry, Query, RunEntry
+from core.types import Passage, QrelEntry, Query, RunEntry
 from db.engine import Store, sqlite_url
 from db.importer import (
     ImportConflict,
@@ -41,6 +41,7 @@ from db.models import (
 )
 from db.models import Passage as PassageRow
 from db.queries import NotFound, collection_id, import_history, list_collections, list_runs, load_qrels, load_run
+from tests.db.import_helpers import import_one_of_each, import_table_counts, memory_source
 
 REPO = Path(__file__).resolve().parents[2]
 BIG = 200_000
@@ -76,32 +77,6 @@ def _cli_import(url: str, path: Path, name: str, fmt: str = "msmarco", env: dict
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, **(env or {})},
-    )
-
-
-def _counts(store) -> dict[str, int]:
-    with store.read() as s:
-        return {
-            t.__tablename__: s.scalar(select(func.count()).select_from(t))
-            for t in (
-                Collection,
-                PassageRow,
-                QueryRecord,
-                QrelsVersion,
-                QrelsEntry,
-                RunRecord,
-                RunEntryRecord,
-                ImportRecord,
-            )
-        }
-
-
-def _source(passages=(), queries=(), qrels=(), runs=None) -> CollectionSource:
-    return CollectionSource(
-        passages=lambda: iter(list(passages)),
-        queries=lambda: iter(list(queries)),
-        qrels=lambda: iter(list(qrels)),
-        runs={name: (lambda entries=entries: iter(list(entries))) for name, entries in (runs or {}).items()},
     )
 
 
@@ -173,7 +148,7 @@ def test_a_fifo_inside_a_folder_format_is_refused(tmp_path, store):
         import_path(store, "beir", folder, name="c")
     assert err.value.path == str(folder / "qrels" / "test.tsv")
     assert "not a regular file" in err.value.message
-    assert _counts(store)["collections"] == 0
+    assert import_table_counts(store)["collections"] == 0
 
 
 def test_regular_files_and_folders_pass_the_check(tmp_path):
@@ -208,15 +183,15 @@ def test_a_killed_import_leaves_nothing_visible_and_is_cleaned_at_the_next_open(
         assert 0 < s.scalar(select(func.count()).select_from(PassageRow)) < BIG
     # The same name is still taken while the leftovers are fresh (they may be a live import's).
     with pytest.raises(ImportConflict, match="in progress"):
-        import_source(store, _source([Passage("x", "y")]), name="big", format="t", location="m")
+        import_source(store, memory_source([Passage("x", "y")]), name="big", format="t", location="m")
     store.dispose()
     # A store opened with the default window keeps fresh leftovers...
     Store(url).dispose()
-    assert _counts(Store(url))["collections"] == 1
+    assert import_table_counts(Store(url))["collections"] == 1
     # ...and one opened with a short window removes them (in chunks).
     monkeypatch.setenv("POOLJUDGE_IMPORT_STALE_SECONDS", "0")
     reopened = Store(url)
-    assert _counts(reopened) == dict.fromkeys(_counts(reopened), 0)
+    assert import_table_counts(reopened) == dict.fromkeys(import_table_counts(reopened), 0)
     reopened.dispose()
 
 
@@ -242,18 +217,7 @@ def test_store_open_removes_stale_leftovers(tmp_path, monkeypatch):
 
 def test_readers_ignore_containers_still_importing(store):
     with store.write() as s:
-        import_collection(
-            s,
-            _source(
-                [Passage("d1", "x")],
-                [Query("q1", "y")],
-                [QrelEntry("q1", "d1", 1)],
-                {"bm25": [RunEntry("q1", "d1", 1.0)]},
-            ),
-            name="c",
-            format="t",
-            location="m",
-        )
+        import_one_of_each(s)
         cid = s.scalar(select(Collection.id))
         hidden = s.execute(
             insert(Collection).values(name="hidden", status="importing", staged_at=utcnow())
@@ -287,9 +251,9 @@ def test_a_name_held_by_an_import_in_progress_is_refused(store):
     with store.write() as s:
         s.execute(insert(Collection).values(name="busy", status="importing", staged_at=utcnow()))
     with pytest.raises(ImportConflict, match="import of collection 'busy' is in progress"):
-        import_source(store, _source([Passage("d1", "x")]), name="busy", format="t", location="m")
+        import_source(store, memory_source([Passage("d1", "x")]), name="busy", format="t", location="m")
     with pytest.raises(ImportConflict, match="in progress"):
-        import_source(store, _source([Passage("d1", "x")]), name="busy", format="t", location="m", mode="merge")
+        import_source(store, memory_source([Passage("d1", "x")]), name="busy", format="t", location="m", mode="merge")
 
 
 # --------------------------------------------------------------------------- staged writes
@@ -307,7 +271,7 @@ def test_a_staged_import_writes_in_short_transactions_and_flips_once(store):
 
     summary = import_source(
         store,
-        _source(passages, [Query("q1", "x")], [QrelEntry("q1", "d1", 2)], runs),
+        memory_source(passages, [Query("q1", "x")], [QrelEntry("q1", "d1", 2)], runs),
         name="c",
         format="t",
         location="m",
@@ -334,15 +298,17 @@ def test_a_staged_import_writes_in_short_transactions_and_flips_once(store):
 
 def test_a_merge_writes_new_runs_invisibly_and_keeps_the_store_on_error(store):
     with store.write() as s:
-        import_collection(s, _source([Passage("d1", "x")], [Query("q1", "y")]), name="c", format="t", location="m")
-    before = _counts(store)
+        import_collection(
+            s, memory_source([Passage("d1", "x")], [Query("q1", "y")]), name="c", format="t", location="m"
+        )
+    before = import_table_counts(store)
     bad_run = [RunEntry("q1", "d1", 1.0, origin="r.run:1"), RunEntry("q1", "d1", 2.0, origin="r.run:2")]
     with pytest.raises(FormatError, match="r.run:2"):
-        import_source(store, _source(runs={"r": bad_run}), name="c", format="t", location="m", mode="merge")
-    assert _counts(store) == before
+        import_source(store, memory_source(runs={"r": bad_run}), name="c", format="t", location="m", mode="merge")
+    assert import_table_counts(store) == before
     summary = import_source(
         store,
-        _source([Passage("d1", "x"), Passage("d2", "z")], runs={"r": bad_run[:1]}),
+        memory_source([Passage("d1", "x"), Passage("d2", "z")], runs={"r": bad_run[:1]}),
         name="c",
         format="t",
         location="m",
@@ -368,8 +334,8 @@ def test_a_write_phase_failure_removes_the_staged_collection(store, monkeypatch)
     monkeypatch.setattr(importer, "_heartbeat", failing)
     passages = [Passage(f"d{i}", "t") for i in range(5_000)]
     with pytest.raises(RuntimeError, match="disk full"):
-        import_source(store, _source(passages), name="c", format="t", location="m", chunk_rows=1_000)
-    assert _counts(store) == dict.fromkeys(_counts(store), 0)
+        import_source(store, memory_source(passages), name="c", format="t", location="m", chunk_rows=1_000)
+    assert import_table_counts(store) == dict.fromkeys(import_table_counts(store), 0)
 
 
 def test_store_run_writes_a_retriever_run_in_chunks_and_refuses_a_taken_name(store):
@@ -378,7 +344,7 @@ def test_store_run_writes_a_retriever_run_in_chunks_and_refuses_a_taken_name(sto
     with store.write() as s:
         import_collection(
             s,
-            _source([Passage(f"d{j}", "x") for j in range(50)], [Query(f"q{i}", "y") for i in range(100)]),
+            memory_source([Passage(f"d{j}", "x") for j in range(50)], [Query(f"q{i}", "y") for i in range(100)]),
             name="c",
             format="t",
             location="m",
@@ -406,7 +372,7 @@ def test_a_merge_stopped_half_way_is_completed_by_running_it_again(store, monkey
 
     queries = [Query("q1", "y", answers=["陕西", ["陕西省"]]), Query("q2", "z")]
     with store.write() as s:
-        import_collection(s, _source([Passage("d0", "text 0")], queries), name="c", format="t", location="m")
+        import_collection(s, memory_source([Passage("d0", "text 0")], queries), name="c", format="t", location="m")
     passages = [Passage(f"d{i}", f"text {i}") for i in range(5_000)]
     real, calls = importer._heartbeat, {"n": 0}
 
@@ -419,11 +385,11 @@ def test_a_merge_stopped_half_way_is_completed_by_running_it_again(store, monkey
     monkeypatch.setattr(importer, "_heartbeat", failing)
     with pytest.raises(RuntimeError):
         import_source(
-            store, _source(passages, queries), name="c", format="t", location="m", mode="merge", chunk_rows=1_000
+            store, memory_source(passages, queries), name="c", format="t", location="m", mode="merge", chunk_rows=1_000
         )
-    assert _counts(store)["passages"] == 2_000  # d0 plus the two chunks written before the failure
+    assert import_table_counts(store)["passages"] == 2_000  # d0 plus the two chunks written before the failure
     monkeypatch.setattr(importer, "_heartbeat", real)
-    summary = import_source(store, _source(passages, queries), name="c", format="t", location="m", mode="merge")
+    summary = import_source(store, memory_source(passages, queries), name="c", format="t", location="m", mode="merge")
     assert (summary.passages_added, summary.passages_skipped, summary.queries_added, summary.queries_skipped) == (
         3_000,
         2_000,
@@ -438,18 +404,7 @@ def test_drop_stale_imports_removes_only_stale_staged_containers(store):
     """On both stores: a stale staged collection with everything in it, a stale run and qrels version of a ready
     collection go; a fresh staged collection and everything ready stay."""
     with store.write() as s:
-        import_collection(
-            s,
-            _source(
-                [Passage("d1", "x")],
-                [Query("q1", "y")],
-                [QrelEntry("q1", "d1", 1)],
-                {"bm25": [RunEntry("q1", "d1", 1.0)]},
-            ),
-            name="c",
-            format="t",
-            location="m",
-        )
+        import_one_of_each(s)
         ready = s.scalar(select(Collection.id))
         old = utcnow() - timedelta(minutes=10)
         half = s.execute(
@@ -479,7 +434,7 @@ def test_drop_stale_imports_removes_only_stale_staged_containers(store):
         assert sorted(s.scalars(select(Collection.name))) == ["c", "live"]
         assert list(s.scalars(select(RunRecord.name))) == ["bm25"]
         assert list(s.scalars(select(QrelsVersion.name))) == ["imported"]
-    assert {k: v for k, v in _counts(store).items() if k != "imports"} == {
+    assert {k: v for k, v in import_table_counts(store).items() if k != "imports"} == {
         "collections": 2,
         "passages": 1,
         "queries": 1,
@@ -497,11 +452,11 @@ def test_a_second_import_of_the_same_name_is_refused_while_the_first_is_still_re
     def passages():
         yield Passage("d1", "x")
         with pytest.raises(ImportConflict, match="import of collection 'c' is in progress") as err:
-            import_source(store, _source([Passage("d1", "x")]), name="c", format="t", location="m")
+            import_source(store, memory_source([Passage("d1", "x")]), name="c", format="t", location="m")
         refused.append(err.value)
         yield Passage("d2", "y")
 
-    source = _source()
+    source = memory_source()
     source.passages = passages
     summary = import_source(store, source, name="c", format="t", location="m")
     assert len(refused) == 1 and summary.passages_added == 2
@@ -515,12 +470,14 @@ def test_reserved_names_are_released_when_the_input_is_invalid(store):
         yield Passage("d1", "x")
         raise FormatError("c.tsv", 2, "expected 2 columns")
 
-    source = _source(runs={"bm25": [RunEntry("q1", "d1", 1.0)]})
+    source = memory_source(runs={"bm25": [RunEntry("q1", "d1", 1.0)]})
     source.passages = passages
     with pytest.raises(FormatError, match="c.tsv:2"):
         import_source(store, source, name="c", format="t", location="m")
-    assert _counts(store) == dict.fromkeys(_counts(store), 0)
-    import_source(store, _source([Passage("d1", "x")]), name="c", format="t", location="m")  # the name is free again
+    assert import_table_counts(store) == dict.fromkeys(import_table_counts(store), 0)
+    import_source(
+        store, memory_source([Passage("d1", "x")]), name="c", format="t", location="m"
+    )  # the name is free again
 
 
 def test_an_import_whose_staging_was_removed_as_stale_stops_with_a_clear_error(store):
@@ -529,8 +486,8 @@ def test_an_import_whose_staging_was_removed_as_stale_stops_with_a_clear_error(s
         drop_stale_imports(store.engine, stale_after=timedelta(0))  # another process took it for a crash
         yield Passage("d2", "y")
 
-    source = _source()
+    source = memory_source()
     source.passages = passages
     with pytest.raises(ImportConflict, match="stalled"):
         import_source(store, source, name="c", format="t", location="m")
-    assert _counts(store) == dict.fromkeys(_counts(store), 0)
+    assert import_table_counts(store) == dict.fromkeys(import_table_counts(store), 0)

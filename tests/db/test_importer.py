@@ -10,8 +10,8 @@ import pytest
 from sqlalchemy import func, select
 
 from core.errors import FormatError
-from core.types import CollectionSource, Passage, QrelEntry, Query, RunEntry
-from db.importer import ImportConflict, import_collection, import_source
+from core.types import Passage, QrelEntry, Query, RunEntry
+from db.importer import ImportConflict
 from db.models import Collection, QrelsEntry, QueryRecord, RunEntryRecord
 from db.models import Passage as PassageRow
 from db.queries import (
@@ -23,17 +23,7 @@ from db.queries import (
     load_run,
     split_statistics,
 )
-
-
-def _source(passages=(), queries=(), qrels=(), runs=None, language=None) -> CollectionSource:
-    return CollectionSource(
-        passages=lambda: iter(list(passages)),
-        queries=lambda: iter(list(queries)),
-        qrels=lambda: iter(list(qrels)),
-        runs={name: (lambda entries=entries: iter(list(entries))) for name, entries in (runs or {}).items()},
-        language=language,
-    )
-
+from tests.db.import_helpers import import_through, memory_source
 
 PASSAGES = [
     Passage("d1", "Paris is the capital of France.", title="Paris", doc_id="D", position=0, origin="c.jsonl:1"),
@@ -60,10 +50,7 @@ def load(request, store):
     def run(source, **kwargs):
         # QRELS judges d9, outside the corpus (TREC practice); refusing unknown ids is tested in test_unknown_ids.py
         kwargs.setdefault("allow_unknown_ids", True)
-        if request.param == "staged":
-            return import_source(store, source, **kwargs)
-        with store.write() as s:
-            return import_collection(s, source, **kwargs)
+        return import_through(request.param, store, source, **kwargs)
 
     return run
 
@@ -77,7 +64,7 @@ def _counts(store):
 
 
 def test_import_round_trips_every_field(store, load):
-    summary = load(_source(PASSAGES, QUERIES, QRELS, {"bm25": RUN}), name="c", format="test", location="mem")
+    summary = load(memory_source(PASSAGES, QUERIES, QRELS, {"bm25": RUN}), name="c", format="test", location="mem")
     assert summary.as_dict() == {
         "collection": "c",
         "passages_added": 3,
@@ -117,7 +104,7 @@ def test_import_round_trips_every_field(store, load):
 
 
 def test_statistics_per_split(store, load):
-    load(_source(PASSAGES, QUERIES, QRELS), name="c", format="t", location="m")
+    load(memory_source(PASSAGES, QUERIES, QRELS), name="c", format="t", location="m")
     with store.read() as s:
         train, test = split_statistics(s, "c", level=1)
         corpus = corpus_statistics(s, "c")
@@ -136,16 +123,16 @@ def test_statistics_per_split(store, load):
 
 
 def test_reimport_is_refused_and_leaves_store_unchanged(store, load):
-    load(_source(PASSAGES, QUERIES, QRELS), name="c", format="t", location="m")
+    load(memory_source(PASSAGES, QUERIES, QRELS), name="c", format="t", location="m")
     before = _counts(store)
     with pytest.raises(ImportConflict, match="already exists"):
-        load(_source(PASSAGES), name="c", format="t", location="m")
+        load(memory_source(PASSAGES), name="c", format="t", location="m")
     assert _counts(store) == before
 
 
 def test_merge_adds_new_and_skips_identical(store, load):
-    load(_source(PASSAGES[:2], QUERIES[:1], QRELS[:1]), name="c", format="t", location="m")
-    summary = load(_source(PASSAGES, QUERIES, QRELS), name="c", format="t", location="m", mode="merge")
+    load(memory_source(PASSAGES[:2], QUERIES[:1], QRELS[:1]), name="c", format="t", location="m")
+    summary = load(memory_source(PASSAGES, QUERIES, QRELS), name="c", format="t", location="m", mode="merge")
     assert (
         summary.passages_added,
         summary.passages_skipped,
@@ -157,21 +144,21 @@ def test_merge_adds_new_and_skips_identical(store, load):
 
 
 def test_merge_refuses_a_changed_passage_naming_its_line(store, load):
-    load(_source(PASSAGES), name="c", format="t", location="m")
+    load(memory_source(PASSAGES), name="c", format="t", location="m")
     changed = [Passage("d2", "It lies on the Loire.", title="Paris", doc_id="D", position=1, origin="new.jsonl:7")]
     before = _counts(store)
     with pytest.raises(FormatError) as err:
-        load(_source(changed), name="c", format="t", location="m", mode="merge")
+        load(memory_source(changed), name="c", format="t", location="m", mode="merge")
     assert (err.value.path, err.value.line) == ("new.jsonl", 7)
     assert "different text" in err.value.message
     assert _counts(store) == before
 
 
 def test_merge_refuses_a_changed_grade(store, load):
-    load(_source(PASSAGES, QUERIES, QRELS), name="c", format="t", location="m")
+    load(memory_source(PASSAGES, QUERIES, QRELS), name="c", format="t", location="m")
     with pytest.raises(FormatError, match="already has grade 3"):
         load(
-            _source(qrels=[QrelEntry("q1", "d1", 0, origin="q.txt:4")]),
+            memory_source(qrels=[QrelEntry("q1", "d1", 0, origin="q.txt:4")]),
             name="c",
             format="t",
             location="m",
@@ -182,7 +169,7 @@ def test_merge_refuses_a_changed_grade(store, load):
 def test_duplicate_in_stream_is_located_and_nothing_is_kept(store, load):
     dup = PASSAGES + [Passage("d1", "again", origin="c.jsonl:9")]
     with pytest.raises(FormatError) as err:
-        load(_source(dup, QUERIES), name="c", format="t", location="m")
+        load(memory_source(dup, QUERIES), name="c", format="t", location="m")
     assert (err.value.path, err.value.line) == ("c.jsonl", 9)
     assert "first at c.jsonl:1" in err.value.message
     assert _counts(store) == (0, 0, 0, 0, 0)
@@ -193,7 +180,7 @@ def test_a_late_error_rolls_back_everything(store, load):
         yield from PASSAGES
         raise FormatError("c.jsonl", 4, "invalid JSON")
 
-    source = _source(queries=QUERIES)
+    source = memory_source(queries=QUERIES)
     source.passages = broken
     with pytest.raises(FormatError, match="c.jsonl:4: invalid JSON"):
         load(source, name="c", format="t", location="m")
@@ -201,6 +188,6 @@ def test_a_late_error_rolls_back_everything(store, load):
 
 
 def test_run_name_clash_is_refused(store, load):
-    load(_source(runs={"bm25": RUN}), name="c", format="t", location="m")
+    load(memory_source(runs={"bm25": RUN}), name="c", format="t", location="m")
     with pytest.raises(ImportConflict, match="run 'bm25' already exists"):
-        load(_source(runs={"bm25": RUN}), name="c", format="t", location="m", mode="merge")
+        load(memory_source(runs={"bm25": RUN}), name="c", format="t", location="m", mode="merge")
