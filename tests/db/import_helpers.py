@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, TypeVar
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -17,6 +17,8 @@ from db.models import Passage as PassageRow
 IMPORT_TABLES = (Collection, PassageRow, QueryRecord, QrelsVersion, QrelsEntry, RunRecord, RunEntryRecord, ImportRecord)
 """Every table an import writes to."""
 
+T = TypeVar("T")
+
 
 def memory_source(
     passages: Iterable[Passage] = (),
@@ -29,13 +31,18 @@ def memory_source(
 ) -> CollectionSource:
     """A source whose streams replay the given records (each call starts again, as a reader's does)."""
     return CollectionSource(
-        passages=lambda: iter(list(passages)),
-        queries=lambda: iter(list(queries)),
-        qrels=lambda: iter(list(qrels)),
-        runs={name: (lambda entries=entries: iter(list(entries))) for name, entries in (runs or {}).items()},
+        passages=_replay(passages),
+        queries=_replay(queries),
+        qrels=_replay(qrels),
+        runs={name: _replay(entries) for name, entries in (runs or {}).items()},
         language=language,
         notes=notes if notes is not None else [],
     )
+
+
+def _replay(records: Iterable[T]) -> Callable[[], Iterator[T]]:
+    """A stream over ``records``, started again at each call."""
+    return lambda: iter(list(records))
 
 
 def import_table_counts(store: Store) -> dict[str, int]:

@@ -69,6 +69,16 @@ def _package_order(store, uid) -> list[list[int]]:
     return list(packages.values())
 
 
+def _first_pair(session, uid):
+    """``(query_id, passage_id)`` of the user's first assignment."""
+    return session.execute(
+        select(Assignment.query_id, Assignment.passage_id)
+        .where(Assignment.user_id == uid)
+        .order_by(Assignment.id)
+        .limit(1)
+    ).one()
+
+
 def _judge(store, uid, aid, grade=None, action="label", **kw):
     with store.write() as s:
         return record_judgment(s, uid, aid, grade, action=action, **kw)
@@ -119,12 +129,7 @@ def test_relabel_appends_and_re_resolves(world):
     store, users = world
     a1, a2, a3 = (users[n] for n in ("ann1", "ann2", "ann3"))
     with store.read() as s:
-        pair = s.execute(
-            select(Assignment.query_id, Assignment.passage_id)
-            .where(Assignment.user_id == a1)
-            .order_by(Assignment.id)
-            .limit(1)
-        ).one()
+        pair = _first_pair(s, a1)
         aids = {
             u: s.scalar(
                 select(Assignment.id).where(
@@ -188,12 +193,7 @@ def test_my_packages_lists_adjudication_items(world):
     store, users = world
     a1, a2, a3, a4 = (users[n] for n in ("ann1", "ann2", "ann3", "ann4"))
     with store.read() as s:
-        pair = s.execute(
-            select(Assignment.query_id, Assignment.passage_id)
-            .where(Assignment.user_id == a1)
-            .order_by(Assignment.id)
-            .limit(1)
-        ).one()
+        pair = _first_pair(s, a1)
     for u, g in ((a1, 0), (a2, 1), (a3, 2)):  # a three-way split: a 4th annotator from the pool's own set
         with store.read() as s:
             aid = s.scalar(
