@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core.types import CollectionSource, Passage, Query
 from db.annotation import next_item, record_judgment
 from db.importer import import_collection
+from db.models import Package
 from db.pools import save_pool
 from db.users import add_user
 
@@ -49,6 +51,12 @@ def add_accounts(
     users |= {name: add_user(s, name, PASSWORD, "reviewer").id for name in reviewers}
     users[admin] = add_user(s, admin, PASSWORD, "admin").id
     return users
+
+
+def only_package(store, user_id: int) -> int:
+    """The id of the user's package (the user has exactly one)."""
+    with store.read() as s:
+        return s.execute(select(Package.id).where(Package.user_id == user_id)).scalar_one()
 
 
 def review_all(store, users: Mapping[str, int], grades: Mapping[str, int], notes: Mapping | None = None) -> None:

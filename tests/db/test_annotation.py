@@ -26,7 +26,7 @@ from db.models import Passage as PassageRow
 from db.pools import save_pool
 from db.queries import load_qrels
 from db.users import set_active, set_role
-from tests.db.labelling_helpers import DOCS, add_accounts, import_two_queries, review_all
+from tests.db.labelling_helpers import DOCS, add_accounts, import_two_queries, only_package, query_of, review_all
 
 
 @pytest.fixture
@@ -50,6 +50,14 @@ def _ann1_first_item(world, **kw):
     _assign(store, **kw)
     with store.read() as s:
         return store, users, users["ann1"], next_item(s, users["ann1"])
+
+
+def _ann1_labels_every_pair(store, users):
+    """ann1 labels every pair of its one 10-pair package 1; returns the package id."""
+    _assign(store, package_size=10)
+    for d in DOCS:
+        _label(store, users["ann1"], query_of(d), d, 1)
+    return only_package(store, users["ann1"])
 
 
 def _pair_ids(store, qid, did):
@@ -195,10 +203,9 @@ def test_qc_cycle_returns_a_package_with_planted_errors_then_passes(world):
     truth = {d: (3 if int(d[1:]) % 2 else 0) for d in DOCS}
     wrong = {"d0", "d3"}  # planted errors: 8/10 = 0.8 < 0.93
     for d in DOCS:
-        qid = "q1" if d in DOCS[:5] else "q2"
+        qid = query_of(d)
         _label(store, ann, qid, d, (truth[d] + 1) % 4 if d in wrong else truth[d])
-    with store.read() as s:
-        package = s.scalar(select(Package.id).where(Package.user_id == ann))
+    package = only_package(store, ann)
     with store.write() as s:
         round1 = start_qc_round(s, package, reviewers=["rev1", "rev2"], sample_size=10, seed=1)
 
@@ -209,7 +216,7 @@ def test_qc_cycle_returns_a_package_with_planted_errors_then_passes(world):
     with store.read() as s:
         assert s.get(Package, package).status == "revise"
     for d in wrong:  # the annotator revises the returned package (a deliberate relabel)
-        _label(store, ann, "q1" if d in DOCS[:5] else "q2", d, truth[d], relabel=True)
+        _label(store, ann, query_of(d), d, truth[d], relabel=True)
     with store.write() as s:
         resubmit_package(s, ann, package)
     with store.write() as s:
@@ -363,11 +370,7 @@ def test_an_adjudication_arriving_meanwhile_never_takes_the_shown_items_label(wo
 
 def test_qc_labels_need_a_reviewer_and_an_open_round(world):
     store, users = world
-    _assign(store, package_size=10)
-    for d in DOCS:
-        _label(store, users["ann1"], "q1" if d in DOCS[:5] else "q2", d, 1)
-    with store.read() as s:
-        package = s.scalar(select(Package.id).where(Package.user_id == users["ann1"]))
+    package = _ann1_labels_every_pair(store, users)
     with store.write() as s:
         round_id = start_qc_round(s, package, reviewers=["rev1", "rev2"], sample_size=2, seed=1, by=users["admin"])
     with store.read() as s:
@@ -389,11 +392,7 @@ def test_qc_labels_need_a_reviewer_and_an_open_round(world):
 
 def test_every_other_write_checks_the_acting_account(world):
     store, users = world
-    _assign(store, package_size=10)
-    for d in DOCS:
-        _label(store, users["ann1"], "q1" if d in DOCS[:5] else "q2", d, 1)
-    with store.read() as s:
-        package = s.scalar(select(Package.id).where(Package.user_id == users["ann1"]))
+    package = _ann1_labels_every_pair(store, users)
     refused = [
         (users["rev1"], lambda s, by: start_qc_round(s, package, reviewers=["rev1", "rev2"], sample_size=2, by=by)),
         (users["rev1"], lambda s, by: freeze_qrels(s, "c", "v1", user_id=by)),

@@ -30,7 +30,7 @@ from db.rework import (
     unanswered,
 )
 from db.users import add_user
-from tests.db.labelling_helpers import DOCS, add_accounts, import_two_queries, query_of, review_all
+from tests.db.labelling_helpers import DOCS, add_accounts, import_two_queries, only_package, query_of, review_all
 
 TRUTH = {d: (3 if int(d[1:]) % 2 else 0) for d in DOCS}
 WRONG = {"d0": 2, "d3": 1, "d7": 0}  # planted errors: 7/10 = 0.7 < 0.93
@@ -45,8 +45,7 @@ def loop(store):
         create_assignments(s, "c", "p", annotators=["ann1"], per_pair=1, seed=7, package_size=10)
     for d in DOCS:
         _label(store, users["ann1"], d, WRONG.get(d, TRUTH[d]))
-    with store.read() as s:
-        package = s.scalar(select(Package.id).where(Package.user_id == users["ann1"]))
+    package = only_package(store, users["ann1"])
     with store.write() as s:
         round1 = start_qc_round(s, package, reviewers=["rev1", "rev2"], sample_size=10, seed=1, by=users["admin"])
     notes = {("rev1", "d0"): "the passage <b>answers</b> nothing", ("rev2", "d3"): "off topic"}
@@ -283,8 +282,7 @@ def test_a_reviewer_who_flags_a_qc_item_gets_it_back_and_the_round_closes(store)
         create_assignments(s, "c", "p", annotators=["ann1"], per_pair=1, seed=7, package_size=4)
     for d in DOCS[:4]:
         _label(store, users["ann1"], d, TRUTH[d])
-    with store.read() as s:
-        package = s.scalar(select(Package.id).where(Package.user_id == users["ann1"]))
+    package = only_package(store, users["ann1"])
     with store.write() as s:
         round1 = start_qc_round(s, package, reviewers=["rev1", "rev2"], sample_size=4, seed=1, by=users["admin"])
     with store.read() as s:
@@ -324,8 +322,7 @@ def test_a_package_with_a_flagged_item_says_why_it_cannot_start_qc(store):
     _label(store, ann, "d1", 0)
     with store.write() as s:
         record_judgment(s, ann, _assignment(store, ann, "d2"), None, action="flag", note="which city?")
-    with store.read() as s:
-        package = s.scalar(select(Package.id).where(Package.user_id == ann))
+    package = only_package(store, ann)
     with pytest.raises(ValueError, match=r"not finished \(2/3 labelled; 1 flagged item\(s\) wait for the annotator"):
         with store.write() as s:
             start_qc_round(s, package, reviewers=["rev1", "rev2"], sample_size=3, seed=1)
