@@ -62,6 +62,11 @@ def listwise_config(**changes) -> TrainConfig:
     return TrainConfig(**{**base, **changes})
 
 
+def train_ce(data, held_out, config, output, folder, **kw):
+    """``train_cross_encoder`` from the model ``folder``, into ``output``."""
+    return train_cross_encoder(data, held_out, config, output=output, base_model=folder, **kw)
+
+
 @pytest.fixture(scope="module")
 def listwise(tmp_path_factory, learnable_encoder_folder, short_toy_split):
     """(result, output folder, progress calls) of 100 listwise steps on the toy collection."""
@@ -70,12 +75,12 @@ def listwise(tmp_path_factory, learnable_encoder_folder, short_toy_split):
     out = tmp_path_factory.mktemp("listwise") / "model"
     checkpoints = tmp_path_factory.mktemp("checkpoints")
     calls: list[tuple[int, int]] = []
-    result = train_cross_encoder(
+    result = train_ce(
         train,
         held_out,
         listwise_config(checkpoint_dir=checkpoints),
-        output=out,
-        base_model=learnable_encoder_folder,
+        out,
+        learnable_encoder_folder,
         progress=lambda d, t: calls.append((d, t)),
     )
     return result, out, checkpoints, calls
@@ -143,21 +148,15 @@ def test_errors_name_the_argument(tmp_path, tiny_encoder_folder, short_toy_split
         CrossEncoder(tmp_path)
     train, held_out = short_toy_split
     with pytest.raises(ValueError, match="loss"):
-        train_cross_encoder(
-            train, held_out, listwise_config(), output=tmp_path / "m", base_model=tiny_encoder_folder, loss="pairwise"
-        )
+        train_ce(train, held_out, listwise_config(), tmp_path / "m", tiny_encoder_folder, loss="pairwise")
     unlabelled = LabelledData(queries=train.queries, passages=train.passages, qrels={}, candidates={})
     with pytest.raises(ValueError, match="train"):
-        train_cross_encoder(unlabelled, None, listwise_config(), output=tmp_path / "m", base_model=tiny_encoder_folder)
+        train_ce(unlabelled, None, listwise_config(), tmp_path / "m", tiny_encoder_folder)
     no_candidates = LabelledData(queries=held_out.queries, passages=held_out.passages, qrels=held_out.qrels)
     with pytest.raises(ValueError, match="held_out: no query with both labels and candidates"):
-        train_cross_encoder(
-            train, no_candidates, listwise_config(), output=tmp_path / "m", base_model=tiny_encoder_folder
-        )
+        train_ce(train, no_candidates, listwise_config(), tmp_path / "m", tiny_encoder_folder)
     with pytest.raises(ValueError, match="config.negatives"):
-        train_cross_encoder(
-            train, None, listwise_config(negatives=0), output=tmp_path / "m", base_model=tiny_encoder_folder
-        )
+        train_ce(train, None, listwise_config(negatives=0), tmp_path / "m", tiny_encoder_folder)
 
 
 @pytest.mark.slow
@@ -204,12 +203,8 @@ def test_ragged_lists_train(tmp_path, learnable_encoder_folder):
         level=1,
     )
     assert sorted(len(docs) for _, docs in _groups(data, 30, random.Random(0))) == [4, 4, 5]
-    result = train_cross_encoder(
-        data,
-        None,
-        listwise_config(negatives=30, max_steps=3, batch_size=3),
-        output=tmp_path / "m",
-        base_model=learnable_encoder_folder,
+    result = train_ce(
+        data, None, listwise_config(negatives=30, max_steps=3, batch_size=3), tmp_path / "m", learnable_encoder_folder
     )
     assert [h["step"] for h in result.history] == [3] and np.isfinite(result.history[0]["loss"])
 
@@ -258,18 +253,11 @@ def test_training_record_and_progress(listwise, learnable_encoder_folder):
 def test_same_seed_same_history_and_scores(tmp_path, learnable_encoder_folder, short_toy_split):
     train, held_out = short_toy_split
     config = listwise_config(max_steps=15, eval_every=5)
-    runs = [
-        train_cross_encoder(train, held_out, config, output=tmp_path / name, base_model=learnable_encoder_folder)
-        for name in ("a", "b")
-    ]
+    runs = [train_ce(train, held_out, config, tmp_path / name, learnable_encoder_folder) for name in ("a", "b")]
     assert runs[0].history == runs[1].history
     np.testing.assert_array_equal(CrossEncoder(tmp_path / "a").score(PAIRS), CrossEncoder(tmp_path / "b").score(PAIRS))
-    other = train_cross_encoder(
-        train,
-        held_out,
-        listwise_config(max_steps=15, eval_every=5, seed=1),
-        output=tmp_path / "c",
-        base_model=learnable_encoder_folder,
+    other = train_ce(
+        train, held_out, listwise_config(max_steps=15, eval_every=5, seed=1), tmp_path / "c", learnable_encoder_folder
     )
     assert [h["loss"] for h in other.history] != [h["loss"] for h in runs[0].history]
 
@@ -279,13 +267,8 @@ def test_pointwise_training_lowers_the_loss_and_raises_held_out_ndcg(
 ):
     train, held_out = short_toy_split
     # batch_size counts pairs here: 32 pairs a step is as many as 8 lists of 4
-    result = train_cross_encoder(
-        train,
-        held_out,
-        listwise_config(batch_size=32),
-        output=tmp_path / "m",
-        base_model=learnable_encoder_folder,
-        loss="pointwise",
+    result = train_ce(
+        train, held_out, listwise_config(batch_size=32), tmp_path / "m", learnable_encoder_folder, loss="pointwise"
     )
     assert result.params["loss"] == "pointwise"
     assert result.history[-1]["loss"] < 0.8 * result.history[0]["loss"]
@@ -297,12 +280,12 @@ def test_early_stopping_after_patience_evaluations_without_improvement(
 ):
     train, held_out = short_toy_split
     # learning rate 0: the weights never change, so only the first evaluation is an improvement
-    result = train_cross_encoder(
+    result = train_ce(
         train,
         held_out,
         listwise_config(learning_rate=0.0, eval_every=1, patience=2),
-        output=tmp_path / "m",
-        base_model=learnable_encoder_folder,
+        tmp_path / "m",
+        learnable_encoder_folder,
     )
     assert [h["step"] for h in result.history] == [1, 2, 3]
     assert result.best["step"] == 1 and result.params["steps"] == 3
@@ -311,12 +294,12 @@ def test_early_stopping_after_patience_evaluations_without_improvement(
 def test_without_held_out_the_last_weights_are_saved(tmp_path, learnable_encoder_folder, short_toy_split):
     train, _ = short_toy_split
     # 18 lists of 4 per epoch at batch 8 -> 9 steps an epoch; two epochs, evaluated (loss only) after each
-    result = train_cross_encoder(
+    result = train_ce(
         train,
         None,
         listwise_config(epochs=2, max_steps=None, eval_every=None),
-        output=tmp_path / "m",
-        base_model=learnable_encoder_folder,
+        tmp_path / "m",
+        learnable_encoder_folder,
     )
     n_lists = sum(len(train.positives(q)) for q in train.trainable())
     per_epoch = -(-n_lists // 8)

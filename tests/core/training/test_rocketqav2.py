@@ -41,6 +41,11 @@ def config(**kw) -> TrainConfig:
     return TrainConfig(**base)
 
 
+def train_tiny(train, held_out, cfg, output, folder, **kw):
+    """``train_rocketqav2`` with the tiny BERT ``folder`` as both models' starting point."""
+    return train_rocketqav2(train, held_out, cfg, output=output, base_model=folder, cross_base=folder, **kw)
+
+
 # --------------------------------------------------------------------------- denoise_candidates
 
 
@@ -129,27 +134,11 @@ def test_denoise_argument_errors(low, high, message):
 def test_denoise_arguments_of_the_trainer(tmp_path, tiny_encoder_folder, toy_split):
     train, held_out = toy_split
     with pytest.raises(ValueError, match="high"):
-        train_rocketqav2(
-            train,
-            held_out,
-            config(),
-            output=tmp_path,
-            base_model=tiny_encoder_folder,
-            cross_base=tiny_encoder_folder,
-            denoise=(0.2, 1.2),
-        )
+        train_tiny(train, held_out, config(), tmp_path, tiny_encoder_folder, denoise=(0.2, 1.2))
     with pytest.raises(ValueError, match="cross_base"):
         train_rocketqav2(train, held_out, config(), output=tmp_path, base_model=tiny_encoder_folder, denoise=(0.2, 0.8))
     with pytest.raises(ValueError, match="denoise must be a"):
-        train_rocketqav2(
-            train,
-            held_out,
-            config(),
-            output=tmp_path,
-            base_model=tiny_encoder_folder,
-            cross_base=tiny_encoder_folder,
-            denoise=0.5,
-        )
+        train_tiny(train, held_out, config(), tmp_path, tiny_encoder_folder, denoise=0.5)
 
 
 # --------------------------------------------------------------------------- candidate lists
@@ -182,10 +171,7 @@ def joint(tmp_path_factory, tiny_encoder_folder, toy_split):
     train, held_out = toy_split
     torch.set_num_threads(1)
     out = tmp_path_factory.mktemp("rq") / "model"
-    result = train_rocketqav2(
-        train, held_out, config(), output=out, base_model=tiny_encoder_folder, cross_base=tiny_encoder_folder
-    )
-    return result
+    return train_tiny(train, held_out, config(), out, tiny_encoder_folder)
 
 
 def test_joint_training_history(joint, tiny_encoder_folder):
@@ -230,14 +216,7 @@ def test_both_folders_reload(joint, toy_split, tiny_encoder_folder):
 def test_joint_training_is_deterministic(tmp_path, tiny_encoder_folder, toy_split):
     train, held_out = toy_split
     runs = [
-        train_rocketqav2(
-            train,
-            held_out,
-            config(epochs=1, max_steps=4, eval_every=2),
-            output=tmp_path / str(i),
-            base_model=tiny_encoder_folder,
-            cross_base=tiny_encoder_folder,
-        )
+        train_tiny(train, held_out, config(epochs=1, max_steps=4, eval_every=2), tmp_path / str(i), tiny_encoder_folder)
         for i in range(2)
     ]
     assert runs[0].history == runs[1].history and [h["step"] for h in runs[0].history] == [2, 4]
@@ -245,15 +224,7 @@ def test_joint_training_is_deterministic(tmp_path, tiny_encoder_folder, toy_spli
 
 def test_denoise_before_training_reports_counts(tmp_path, tiny_encoder_folder, toy_split):
     train, held_out = toy_split
-    result = train_rocketqav2(
-        train,
-        held_out,
-        config(max_steps=2),
-        output=tmp_path / "m",
-        base_model=tiny_encoder_folder,
-        cross_base=tiny_encoder_folder,
-        denoise=(1.0, 1.0),
-    )
+    result = train_tiny(train, held_out, config(max_steps=2), tmp_path / "m", tiny_encoder_folder, denoise=(1.0, 1.0))
     # every toy query has all 24 passages as candidates, 3 of them labelled: 21 unlabelled each
     assert result.params["denoise"] == {
         "low": 1.0,
@@ -312,14 +283,7 @@ def test_distillation_teaches_the_dual_encoder(tmp_path, monkeypatch, tiny_encod
 
 def test_without_held_out_keeps_the_last_weights(tmp_path, tiny_encoder_folder, toy_split):
     train, _ = toy_split
-    result = train_rocketqav2(
-        train,
-        None,
-        config(max_steps=1),
-        output=tmp_path / "m",
-        base_model=tiny_encoder_folder,
-        cross_base=tiny_encoder_folder,
-    )
+    result = train_tiny(train, None, config(max_steps=1), tmp_path / "m", tiny_encoder_folder)
     assert result.best["step"] == 1 and result.best["eval"] == {} and result.params["initial_eval"] == {}
     assert (tmp_path / "m" / "model.safetensors").is_file()
     assert (tmp_path / "m" / "cross-encoder" / "model.safetensors").is_file()
