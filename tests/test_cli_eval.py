@@ -23,6 +23,14 @@ def files(tmp_path):
     return qrels, run
 
 
+def _store_of(tmp_path, qrels, run) -> str:
+    """A new store (its URL) with collection ``c`` imported from the qrels and the run ``t`` merged in."""
+    db = sqlite_url(tmp_path / "s.db")
+    assert main(["--db", db, "-q", "import", "-f", "trec-qrels", str(qrels), "-c", "c"]) == 0
+    assert main(["--db", db, "-q", "import", "-f", "trec-run", str(run), "-c", "c", "--merge"]) == 0
+    return db
+
+
 def _tsv(out: str) -> dict[tuple[str, str], float]:
     return {(m, q): float(v) for m, q, v in (line.split("\t") for line in out.splitlines())}
 
@@ -70,10 +78,7 @@ def test_level_two_and_intersection(files, capsys):
 
 
 def test_eval_from_the_store(files, tmp_path, capsys):
-    qrels, run = files
-    db = sqlite_url(tmp_path / "s.db")
-    assert main(["--db", db, "-q", "import", "-f", "trec-qrels", str(qrels), "-c", "c"]) == 0
-    assert main(["--db", db, "-q", "import", "-f", "trec-run", str(run), "-c", "c", "--merge"]) == 0
+    db = _store_of(tmp_path, *files)
     capsys.readouterr()
     assert main(["--db", db, "-q", "level", "-c", "c", "1"]) == 0
     capsys.readouterr()
@@ -83,9 +88,7 @@ def test_eval_from_the_store(files, tmp_path, capsys):
 
 def test_eval_of_a_collection_defaults_to_the_collections_level(files, tmp_path, capsys):
     qrels, run = files
-    db = sqlite_url(tmp_path / "s.db")
-    assert main(["--db", db, "-q", "import", "-f", "trec-qrels", str(qrels), "-c", "c"]) == 0
-    assert main(["--db", db, "-q", "import", "-f", "trec-run", str(run), "-c", "c", "--merge"]) == 0
+    db = _store_of(tmp_path, qrels, run)
     capsys.readouterr()
     assert main(["--db", db, "-q", "level", "-c", "c", "2"]) == 0
     assert capsys.readouterr().out == "relevance level of 'c': 2 -> 2 (binary measures count grade >= 2 as relevant)\n"
@@ -210,9 +213,7 @@ def test_a_binary_collection_evaluates_as_trec_eval_on_its_files(files, tmp_path
     _, run = files
     qrels = tmp_path / "binary.qrels"
     qrels.write_text("q1 0 a 1\nq1 0 b 0\nq2 0 c 1\nq2 0 d 0\n", encoding="utf-8")
-    db = sqlite_url(tmp_path / "s.db")
-    assert main(["--db", db, "-q", "import", "-f", "trec-qrels", str(qrels), "-c", "c"]) == 0
-    assert main(["--db", db, "-q", "import", "-f", "trec-run", str(run), "-c", "c", "--merge"]) == 0
+    db = _store_of(tmp_path, qrels, run)
     capsys.readouterr()
     assert main(["--db", db, "eval", "-c", "c", "latest", "t"]) == 0
     from_store, note = capsys.readouterr()

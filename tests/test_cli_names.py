@@ -7,6 +7,7 @@ from sqlalchemy import insert
 from db.engine import Store, sqlite_url
 from db.models import Collection, QrelsVersion, RunRecord
 from pooljudge.cli import main
+from tests.clirun import run_cli
 
 
 def test_collections_prints_stored_names_escaped(tmp_path, capsys):
@@ -106,12 +107,7 @@ def test_import_level_run_name_and_qrels_name(tmp_path, capsys):
         "file or give the run a name (--run-name)\n"
     )
     assert _counts(db) == before
-    assert (
-        main(
-            ["--db", db, "-q", "import", "-f", "trec-run", str(hidden), "-c", "graded", "--merge", "--run-name", "bm25"]
-        )
-        == 0
-    )
+    assert run_cli(db, "import -f trec-run", hidden, "-c", "graded", "--merge", "--run-name", "bm25") == 0
     assert "runs: 'bm25' (1 entries); relevance level 2\n" in capsys.readouterr().out
 
 

@@ -7,11 +7,11 @@ import pytest
 from core.formats.beir import read_beir
 from db.jobs import create_job, get_job
 from db.pools import load_pool, load_prelabels
-from pooljudge.cli import main
 from pooljudge.jobs import run_job
 from pooljudge.pipeline import retrieve
 from pooljudge.retrievers import RetrieverSpec
 from pooljudge.seed import DEMO_DIR, DEMO_NAME
+from tests.clirun import run_cli
 
 
 def test_spec_parsing():
@@ -51,30 +51,7 @@ def test_retrieve_reuses_the_cached_index(demo, tmp_path):
 def test_pool_command_pools_selects_and_prelabels(demo, capsys):
     url, store = demo
     capsys.readouterr()
-    assert (
-        main(
-            [
-                "--db",
-                url,
-                "-q",
-                "pool",
-                "-c",
-                DEMO_NAME,
-                "--name",
-                "p",
-                "--run",
-                "bm25",
-                "--run",
-                "minilm",
-                "--depth",
-                "10",
-                "--select",
-                "3",
-                "--prelabel",
-            ]
-        )
-        == 0
-    )
+    assert run_cli(url, f"pool -c {DEMO_NAME} --name p --run bm25 --run minilm --depth 10 --select 3 --prelabel") == 0
     assert "pool 'p'" in capsys.readouterr().out
     source = read_beir(DEMO_DIR)
     runs = {name: {} for name in ("bm25", "minilm")}

@@ -39,6 +39,12 @@ def _pool(url, *args):
     return main(["--db", url, "-q", "pool", "-c", DEMO_NAME, "--depth", "5", *args])
 
 
+def _pool_job(store, name: str, retriever: str) -> int:
+    """A queued pool job of the demo: one new retriever, pooled to depth 5 into pool ``name``."""
+    with store.write() as s:
+        return create_job(s, "pool", {"collection": DEMO_NAME, "name": name, "retrievers": [retriever], "depth": 5})
+
+
 def test_a_duplicate_pool_name_stops_before_retrieval_and_a_retry_works(demo, retrievals, capsys):
     url, store = demo
     assert _pool(url, "--name", "huge", "--run", "bm25") == 0
@@ -125,10 +131,7 @@ def test_a_pool_saved_concurrently_under_the_same_name_removes_the_staged_run(de
         return staged
 
     monkeypatch.setattr(pool_job, "_stage_runs", race)
-    with store.write() as s:
-        job = create_job(
-            s, "pool", {"collection": DEMO_NAME, "name": "p", "retrievers": ["bm25:name=late"], "depth": 5}
-        )
+    job = _pool_job(store, "p", "bm25:name=late")
     with pytest.raises(ValueError, match="a pool named 'p' already exists"):
         run_job(store, job)
     with store.read() as s:
@@ -174,10 +177,7 @@ def test_staged_runs_are_published_with_the_pool_or_dropped_on_both_backends(sto
     monkeypatch.setenv("POOLJUDGE_CACHE", str(tmp_path / "cache"))
     ensure_demo(store)
     before = _runs(store)
-    with store.write() as s:
-        job = create_job(
-            s, "pool", {"collection": DEMO_NAME, "name": "p", "retrievers": ["bm25:name=fresh"], "depth": 5}
-        )
+    job = _pool_job(store, "p", "bm25:name=fresh")
     result = run_job(store, job)
     assert result["runs"] == ["fresh"] and _runs(store) == (sorted([*before[0], "fresh"]), before[1] + 1)
 
@@ -189,10 +189,7 @@ def test_staged_runs_are_published_with_the_pool_or_dropped_on_both_backends(sto
         raise ValueError("refused at save")
 
     monkeypatch.setattr(pools, "save_pool", refused)
-    with store.write() as s:
-        job = create_job(
-            s, "pool", {"collection": DEMO_NAME, "name": "q", "retrievers": ["bm25:name=late"], "depth": 5}
-        )
+    job = _pool_job(store, "q", "bm25:name=late")
     with pytest.raises(ValueError, match="refused at save"):
         run_job(store, job)
     assert _runs(store) == (sorted([*before[0], "fresh"]), before[1] + 1)

@@ -24,6 +24,7 @@ from db.engine import Store, sqlite_url  # noqa: E402
 from pooljudge.cli import main  # noqa: E402
 from pooljudge.pipeline import retrieve  # noqa: E402
 from pooljudge.retrievers import RetrieverSpec, split_specs  # noqa: E402
+from tests.clirun import run_cli
 
 WORDS = (
     "bread",
@@ -265,25 +266,7 @@ def test_a_registered_model_name_works_in_index_and_pool(toy, models, capsys):
             s, "toy", name="ce-mine", kind="cross-encoder", path=str(a), base_model=None, params={}, history=[], best={}
         )
     assert main(["--db", url, "-q", "index", "-c", "toy", "-r", "rerank:model=ce-mine,depth=3"]) == 0
-    assert (
-        main(
-            [
-                "--db",
-                url,
-                "-q",
-                "pool",
-                "-c",
-                "toy",
-                "--name",
-                "p",
-                "-r",
-                "rerank:model=ce-mine,depth=3,name=re",
-                "--depth",
-                "2",
-            ]
-        )
-        == 0
-    )
+    assert run_cli(url, "pool -c toy --name p -r rerank:model=ce-mine,depth=3,name=re --depth 2") == 0
     _, by_folder, config = retrieve(store, "toy", RetrieverSpec.parse(f"rerank:model={a},depth=3"), k=100)
     assert config["models"][0]["path"] == str(a.resolve())
     with store.read() as s:
@@ -328,31 +311,7 @@ def test_pool_select_model_keeps_the_top_n_by_the_cross_encoder(toy, models, cap
     url, store = toy
     a, _ = models
     runs = save_runs(store)
-    assert (
-        main(
-            [
-                "--db",
-                url,
-                "-q",
-                "pool",
-                "-c",
-                "toy",
-                "--name",
-                "p",
-                "--run",
-                "r1",
-                "--run",
-                "r2",
-                "--depth",
-                "4",
-                "--select",
-                "3",
-                "--select-model",
-                str(a),
-            ]
-        )
-        == 0
-    )
+    assert run_cli(url, "pool -c toy --name p --run r1 --run r2 --depth 4 --select 3 --select-model", a) == 0
     assert "48 selected for annotation" in capsys.readouterr().out
     queries, passages = texts(store)
     expected = scores_of(a, queries, passages, depth_pool_docs(runs, 4))
@@ -375,29 +334,8 @@ def test_pool_select_models_as_an_ensemble(toy, models):
     a, b = models
     runs = save_runs(store)
     assert (
-        main(
-            [
-                "--db",
-                url,
-                "-q",
-                "pool",
-                "-c",
-                "toy",
-                "--name",
-                "p",
-                "--run",
-                "r1",
-                "--run",
-                "r2",
-                "--depth",
-                "4",
-                "--select",
-                "2",
-                "--select-model",
-                str(a),
-                "--select-model",
-                str(b),
-            ]
+        run_cli(
+            url, "pool -c toy --name p --run r1 --run r2 --depth 4 --select 2 --select-model", a, "--select-model", b
         )
         == 0
     )
@@ -433,29 +371,12 @@ def test_active_selection_keeps_the_unsure_pairs_and_reports_what_it_saved(toy, 
     below = sum(p < low for p in probs)
     assert above and below and keep  # the band really splits the pool three ways
     assert (
-        main(
-            [
-                "--db",
-                url,
-                "-q",
-                "pool",
-                "-c",
-                "toy",
-                "--name",
-                "act",
-                "--run",
-                "r1",
-                "--run",
-                "r2",
-                "--depth",
-                "4",
-                "--select-method",
-                "active",
-                "--active-model",
-                str(a),
-                "--active-band",
-                f"{low!r},{high!r}",
-            ]
+        run_cli(
+            url,
+            "pool -c toy --name act --run r1 --run r2 --depth 4 --select-method active --active-model",
+            a,
+            "--active-band",
+            f"{low!r},{high!r}",
         )
         == 0
     )
@@ -501,26 +422,7 @@ def test_bad_selection_options_are_refused_before_a_job(toy, models, extra, mess
     url, store = toy
     a, _ = models
     save_runs(store)
-    assert (
-        main(
-            [
-                "--db",
-                url,
-                "-q",
-                "pool",
-                "-c",
-                "toy",
-                "--name",
-                "p",
-                "--run",
-                "r1",
-                "--depth",
-                "2",
-                *[e.format(a=a) for e in extra],
-            ]
-        )
-        == 1
-    )
+    assert run_cli(url, "pool -c toy --name p --run r1 --depth 2", *[e.format(a=a) for e in extra]) == 1
     assert re.search(message, capsys.readouterr().err)
     from db.jobs import list_jobs
 

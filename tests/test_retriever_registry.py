@@ -21,6 +21,7 @@ from pooljudge.cli import main
 from pooljudge.pool_params import PoolJobParams
 from pooljudge.retrievers import RETRIEVERS, RetrieverSpec, register_retriever
 from tests import toy_retriever
+from tests.clirun import run_cli
 
 PASSAGES = [
     Passage("p1", "the cat sat on the mat"),
@@ -115,29 +116,7 @@ def first_method():
 
 def test_a_registered_pooling_method_pools_from_the_cli(toy, first_method):
     url, store = toy
-    assert (
-        main(
-            [
-                "--db",
-                url,
-                "-q",
-                "pool",
-                "-c",
-                "c",
-                "--name",
-                "f",
-                "-r",
-                "toy:name=words",
-                "-r",
-                "bm25:name=plain",
-                "--method",
-                "first",
-                "--size",
-                "1",
-            ]
-        )
-        == 0
-    )
+    assert run_cli(url, "pool -c c --name f -r toy:name=words -r bm25:name=plain --method first --size 1") == 0
     # the first run (words) alone, its top 1: p3 for q1, p4 for q2 (ties by doc id descending)
     assert pool_pairs(store, "f") == {"q1": {"p3": [("words", 1, 1.0)]}, "q2": {"p4": [("words", 1, 1.0)]}}
     with pytest.raises(ValueError, match="a pooling method named 'first' is already registered"):
