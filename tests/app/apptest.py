@@ -15,8 +15,9 @@ from core.types import CollectionSource, Passage, Query
 from db.annotation import record_judgment
 from db.engine import Store, sqlite_url
 from db.importer import import_collection, save_run
-from db.models import Assignment, QueryRecord
+from db.models import Assignment, Judgment, QueryRecord
 from db.models import Passage as PassageRow
+from db.users import add_user
 
 VIEWS = Path(__file__).resolve().parents[2] / "views"
 
@@ -101,3 +102,23 @@ def record_launches(monkeypatch) -> list[int]:
     launched: list[int] = []
     monkeypatch.setattr(pooljudge.jobs, "launch", lambda store, job_id: launched.append(job_id))
     return launched
+
+
+def judgment_rows(store, user_id: int | None = None) -> list[tuple]:
+    """Every stored judgment (of ``user_id`` only, if given) as ``(passage ext id, action, grade, note)``, in order."""
+    query = select(PassageRow.ext_id, Judgment.action, Judgment.grade, Judgment.note).join(
+        PassageRow, PassageRow.id == Judgment.passage_id
+    )
+    if user_id is not None:
+        query = query.where(Judgment.user_id == user_id)
+    with store.read() as s:
+        return [tuple(r) for r in s.execute(query.order_by(Judgment.id))]
+
+
+def open_as_new_account(store, script, username: str, role: str, default_timeout=30):
+    """Add an account (``username``, ``role``) to the store and open the page signed in as it."""
+    with store.write() as s:
+        user_id = add_user(s, username, "correct horse", role).id
+    at = AppTest.from_file(str(script), default_timeout=default_timeout)
+    at.session_state["pooljudge_user_id"] = user_id
+    return at.run()

@@ -4,12 +4,16 @@ test_review_admin_pages)."""
 
 from __future__ import annotations
 
-from sqlalchemy import select
-
 from db.annotation import record_judgment
-from db.models import Assignment
-from db.models import Passage as PassageRow
-from tests.app.test_review_admin_pages import ADMIN, NOTE, _open, _plain, db, template  # noqa: F401 (fixtures)
+from tests.app.test_review_admin_pages import (  # noqa: F401 (fixtures)
+    ADMIN,
+    NOTE,
+    _open,
+    _plain,
+    _qc_reviews,
+    db,
+    template,
+)
 
 
 def test_admin_lists_a_version_frozen_in_the_same_session(db):
@@ -52,15 +56,9 @@ def test_admin_keeps_each_rounds_disagreement_table(db):
     at = _open(db, ADMIN, "admin")
     at.number_input(key="qc_sample").set_value(6)
     at.button(key="qc_start").click().run()
-    with db.read() as s:
-        todo = s.execute(
-            select(Assignment.user_id, Assignment.id, Assignment.passage_id).where(Assignment.purpose == "qc")
-        ).all()
-        ext = dict(s.execute(select(PassageRow.id, PassageRow.ext_id)).all())
     ann1 = {"d0": 3, "d1": 2, "d2": 0, "d3": 1, "d4": 2, "d5": 0}
     reviewers = dict(ann1, d1=0, d4=3)  # the reviewers disagree with ann1 on d1 and d4: 4/6 < 0.93
-    for uid, aid, pid in todo:
-        doc = ext[pid]
+    for uid, aid, doc in _qc_reviews(db):
         note = NOTE if (uid, doc) == (db.ids["rev1"], "d1") else ""
         with db.write() as s:
             record_judgment(s, uid, aid, reviewers[doc], note=note)

@@ -20,6 +20,7 @@ from db.models import Assignment, Judgment, User
 from db.models import Passage as PassageRow
 from db.pools import save_pool
 from db.users import add_user
+from tests.app.apptest import judgment_rows
 
 PAGE = str(Path(__file__).resolve().parents[2] / "views" / "annotate.py")
 TEXTS = {"d1": "Alpha passage.", "d2": "Bravo passage.", "d3": "Charlie passage."}
@@ -57,15 +58,7 @@ def _button(at, label: str):
 
 
 def _rows(store) -> list[tuple]:
-    with store.read() as s:
-        return [
-            tuple(r)
-            for r in s.execute(
-                select(PassageRow.ext_id, Judgment.action, Judgment.grade, Judgment.note)
-                .join(PassageRow, PassageRow.id == Judgment.passage_id)
-                .order_by(Judgment.id)
-            )
-        ]
+    return judgment_rows(store)
 
 
 def test_grade_skip_flag_and_undo_land_on_the_item_shown(ann):

@@ -15,10 +15,10 @@ from core.types import CollectionSource, Passage, QrelEntry, Query
 from db.annotation import create_assignments
 from db.guidelines import get_guidelines, set_guidelines
 from db.importer import import_collection
-from db.models import Assignment, Collection, Judgment
-from db.models import Passage as PassageRow
+from db.models import Assignment, Collection
 from db.pools import save_pool
 from db.users import add_user
+from tests.app.apptest import judgment_rows
 
 VIEWS = Path(__file__).resolve().parents[2] / "views"
 PAGE = str(VIEWS / "annotate.py")
@@ -67,16 +67,7 @@ def _shown(at) -> str:
 
 
 def _rows(store, uid) -> list[tuple]:
-    with store.read() as s:
-        return [
-            tuple(r)
-            for r in s.execute(
-                select(PassageRow.ext_id, Judgment.action, Judgment.grade, Judgment.note)
-                .join(PassageRow, PassageRow.id == Judgment.passage_id)
-                .where(Judgment.user_id == uid)
-                .order_by(Judgment.id)
-            )
-        ]
+    return judgment_rows(store, uid)
 
 
 def _button(at, label: str):

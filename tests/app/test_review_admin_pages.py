@@ -97,6 +97,19 @@ def _open(store, script, user):
     return open_as(store, script, user)
 
 
+def _qc_reviews(store) -> list[tuple[int, int, str]]:
+    """Every QC review assignment as ``(reviewer id, assignment id, passage's external id)``."""
+    with store.read() as s:
+        return [
+            tuple(r)
+            for r in s.execute(
+                select(Assignment.user_id, Assignment.id, PassageRow.ext_id)
+                .join(PassageRow, PassageRow.id == Assignment.passage_id)
+                .where(Assignment.purpose == "qc")
+            )
+        ]
+
+
 def _plain(text: str) -> str:
     return text.replace("\\", "")
 
@@ -369,15 +382,10 @@ def test_admin_runs_a_qc_round_and_freezes_qrels(db):
         [pkg] = [p for p in package_overview(s) if p.name == "ann1-p001"]
         assert pkg.status == "in_qc"
     # reviewers agree with ann1 on every sampled pair
-    with db.read() as s:
-        todo = s.execute(
-            select(Assignment.user_id, Assignment.id, Assignment.passage_id).where(Assignment.purpose == "qc")
-        ).all()
-        ext = dict(s.execute(select(PassageRow.id, PassageRow.ext_id)).all())
     ann1 = {"d0": 3, "d1": 2, "d2": 0, "d3": 1, "d4": 2, "d5": 0}
-    for uid, aid, pid in todo:
+    for uid, aid, doc in _qc_reviews(db):
         with db.write() as s:
-            record_judgment(s, uid, aid, ann1[ext[pid]])
+            record_judgment(s, uid, aid, ann1[doc])
     at.run()
     assert list(_table(at, "qc_rounds")["reviewed"]) == ["rev1: 3/3, rev2: 3/3"]
     at.button(key="qc_close").click().run()
