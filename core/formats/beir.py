@@ -129,6 +129,15 @@ def _json_id(text: str) -> str | None:
     return str(obj.get("_id")) if isinstance(obj, dict) else None
 
 
+def _record_with_id(obj: Any, name: str, lineno: int, id_what: str, fields: str) -> tuple[dict[str, Any], str]:
+    """A corpus or queries record checked to be an object with an ``_id`` and a ``text``; it and its checked id."""
+    rec = _record(obj, name, lineno)
+    ident = check_id(require_str(rec.get("_id"), "_id", name, lineno), id_what, name, lineno)
+    if "text" not in rec:
+        raise FormatError(name, lineno, f"missing field 'text' (expected {fields})")
+    return rec, ident
+
+
 def _duplicate_error(path: str, line: int, what: str, ident: str) -> FormatError:
     """The error for a second record with ``_id`` ``ident``, naming the line of the first when it can be re-read."""
     earlier = find_line(path, lambda text: _json_id(text) == ident, before=line)
@@ -154,10 +163,7 @@ def iter_beir_corpus(path: str | os.PathLike[str]) -> Iterator[Passage]:
     name = os.fspath(path)
     seen: set[str] = set()
     for lineno, obj in iter_jsonl(name):
-        rec = _record(obj, name, lineno)
-        pid = check_id(require_str(rec.get("_id"), "_id", name, lineno), "passage id '_id'", name, lineno)
-        if "text" not in rec:
-            raise FormatError(name, lineno, "missing field 'text' (expected {'_id', 'title', 'text'})")
+        rec, pid = _record_with_id(obj, name, lineno, "passage id '_id'", "{'_id', 'title', 'text'}")
         text = check_text(_text(rec["text"], "text", name, lineno, allow_empty=True), "field 'text'", name, lineno)
         title = rec.get("title")
         title = "" if title is None else _text(title, "title", name, lineno, allow_empty=True)
@@ -230,10 +236,7 @@ def iter_beir_queries(
     name = os.fspath(path)
     seen: set[str] = set()
     for lineno, obj in iter_jsonl(name):
-        rec = _record(obj, name, lineno)
-        qid = check_id(require_str(rec.get("_id"), "_id", name, lineno), "query id '_id'", name, lineno)
-        if "text" not in rec:
-            raise FormatError(name, lineno, "missing field 'text' (expected {'_id', 'text'})")
+        rec, qid = _record_with_id(obj, name, lineno, "query id '_id'", "{'_id', 'text'}")
         text = check_query_text(
             _text(rec["text"], "text", name, lineno, allow_empty=False), "field 'text'", name, lineno
         )

@@ -89,17 +89,27 @@ class _Doc:
             )
 
 
-def _parse_doc(value: Any, what: str, path: str, line: int) -> _Doc:
+def _object_with_id(value: Any, what: str, shape: str, key: str, path: str, line: int) -> tuple[dict[str, Any], str]:
+    """``value`` checked to be an object ``shape`` with ``"id"`` and ``key``; it and its checked id."""
     if not isinstance(value, dict):
-        raise FormatError(path, line, f"{what} must be an object {{id, title, chunks}}, got {type(value).__name__}")
-    for key in ("id", "chunks"):
-        if key not in value:
-            raise FormatError(path, line, f"{what} has no {key!r}")
-    doc_id = check_id(require_str(value["id"], f"{what}.id", path, line), f"{what}.id", path, line)
-    title = value.get("title", "")
-    if not isinstance(title, str):
-        raise FormatError(path, line, f"{what}.title must be a string, got {type(title).__name__}")
-    check_text(title, f"{what}.title", path, line)
+        raise FormatError(path, line, f"{what} must be an object {shape}, got {type(value).__name__}")
+    for required in ("id", key):
+        if required not in value:
+            raise FormatError(path, line, f"{what} has no {required!r}")
+    return value, check_id(require_str(value["id"], f"{what}.id", path, line), f"{what}.id", path, line)
+
+
+def _string(value: Any, what: str, path: str, line: int) -> str:
+    """``value`` checked to be a string of valid text (it may be empty)."""
+    if not isinstance(value, str):
+        raise FormatError(path, line, f"{what} must be a string, got {type(value).__name__}")
+    check_text(value, what, path, line)
+    return value
+
+
+def _parse_doc(value: Any, what: str, path: str, line: int) -> _Doc:
+    value, doc_id = _object_with_id(value, what, "{id, title, chunks}", "chunks", path, line)
+    title = _string(value.get("title", ""), f"{what}.title", path, line)
     chunks = value["chunks"]
     if not isinstance(chunks, list):
         raise FormatError(path, line, f"{what}.chunks must be a list of {{id, text}}, got {type(chunks).__name__}")
@@ -115,17 +125,8 @@ def _parse_doc(value: Any, what: str, path: str, line: int) -> _Doc:
 
 
 def _parse_chunk(value: Any, what: str, path: str, line: int) -> tuple[str, str]:
-    if not isinstance(value, dict):
-        raise FormatError(path, line, f"{what} must be an object {{id, text}}, got {type(value).__name__}")
-    for key in ("id", "text"):
-        if key not in value:
-            raise FormatError(path, line, f"{what} has no {key!r}")
-    chunk_id = check_id(require_str(value["id"], f"{what}.id", path, line), f"{what}.id", path, line)
-    text = value["text"]
-    if not isinstance(text, str):
-        raise FormatError(path, line, f"{what}.text must be a string, got {type(text).__name__}")
-    check_text(text, f"{what}.text", path, line)
-    return chunk_id, text
+    value, chunk_id = _object_with_id(value, what, "{id, text}", "text", path, line)
+    return chunk_id, _string(value["text"], f"{what}.text", path, line)
 
 
 @dataclass(slots=True)

@@ -125,16 +125,7 @@ def iter_msmarco_collection(
     """
     name = os.fspath(path)
     seen: set[str] = set()
-    first = True
-    for lineno, cols in iter_rows(name, sep="\t", what="passages"):
-        if first:
-            first = False
-            if _is_header(cols, COLLECTION_HEADERS, header):
-                if len(cols) != 2:
-                    raise FormatError(name, lineno, f"header must have 2 columns 'pid<TAB>text', got {len(cols)}")
-                continue
-        if len(cols) != 2:
-            raise FormatError(name, lineno, f"expected 2 tab-separated columns 'pid<TAB>text', got {len(cols)}")
+    for lineno, cols in _id_text_rows(name, "passages", "pid", COLLECTION_HEADERS, header):
         pid = check_id(cols[0], "passage id (column 1)", name, lineno)
         check_text(cols[1], f"text of passage {pid!r}", name, lineno)
         if pid in seen:
@@ -147,21 +138,30 @@ def iter_msmarco_collection(
         raise FormatError(name, 2, "no passages after the header line")
 
 
+def _id_text_rows(
+    path: str, what: str, id_name: str, headers: frozenset[tuple[str, ...]], header: bool | None
+) -> Iterator[tuple[int, list[str]]]:
+    """The ``(line, [id, text])`` rows of a two-column TSV, its header line (see :func:`_is_header`) skipped."""
+    layout = f"'{id_name}<TAB>text'"
+    first = True
+    for lineno, cols in iter_rows(path, sep="\t", what=what):
+        if first:
+            first = False
+            if _is_header(cols, headers, header):
+                if len(cols) != 2:
+                    raise FormatError(path, lineno, f"header must have 2 columns {layout}, got {len(cols)}")
+                continue
+        if len(cols) != 2:
+            raise FormatError(path, lineno, f"expected 2 tab-separated columns {layout}, got {len(cols)}")
+        yield lineno, cols
+
+
 def _iter_queries_file(
     path: str, language: str | None, seen: dict[str, str], header: bool | None = None
 ) -> Iterator[Query]:
     split = split_from_name(path)
-    first = True
     count = 0
-    for lineno, cols in iter_rows(path, sep="\t", what="queries"):
-        if first:
-            first = False
-            if _is_header(cols, QUERIES_HEADERS, header):
-                if len(cols) != 2:
-                    raise FormatError(path, lineno, f"header must have 2 columns 'qid<TAB>text', got {len(cols)}")
-                continue
-        if len(cols) != 2:
-            raise FormatError(path, lineno, f"expected 2 tab-separated columns 'qid<TAB>text', got {len(cols)}")
+    for lineno, cols in _id_text_rows(path, "queries", "qid", QUERIES_HEADERS, header):
         qid = check_id(cols[0], "query id (column 1)", path, lineno)
         if is_blank(cols[1]):
             raise FormatError(path, lineno, f"query {qid!r} has empty text (expected 'qid<TAB>text')")

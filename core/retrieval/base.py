@@ -50,6 +50,41 @@ class Retriever(Protocol):
     ) -> Run: ...
 
 
+class IndexedPassages:
+    """What a retriever that indexes passages itself (BM25, dense) shares: its passage ids and their checks.
+
+    The subclass sets ``_doc_ids``, the passage ids in index order, once it is indexed or loaded.
+    """
+
+    _doc_ids: list[str] | None = None
+
+    def describe(self) -> dict[str, Any]:
+        """The complete resolved configuration (:func:`describe_retriever`)."""
+        return describe_retriever(self)
+
+    def __len__(self) -> int:
+        return 0 if self._doc_ids is None else len(self._doc_ids)
+
+    @property
+    def doc_ids(self) -> list[str]:
+        """The indexed passage ids, in index order."""
+        return list(self._indexed_ids())
+
+    def _indexed_ids(self) -> list[str]:
+        """The passage ids (not a copy); a ``RuntimeError`` before the retriever is indexed."""
+        if self._doc_ids is None:
+            name = type(self).__name__
+            raise RuntimeError(f"the retriever has no index yet: call index() or {name}.load() first")
+        return self._doc_ids
+
+    def _require_index(self) -> None:
+        self._indexed_ids()
+
+    def _size_text(self) -> str:
+        """``"not indexed"`` or ``"<n> passages"``, for ``repr``."""
+        return "not indexed" if self._doc_ids is None else f"{len(self._doc_ids)} passages"
+
+
 def describe_retriever(retriever: Any, **parts: Any) -> dict[str, Any]:
     """What every :meth:`Retriever.describe` holds, as JSON-ready data (non-JSON values as text).
 

@@ -89,7 +89,7 @@ from typing import Any
 import numpy as np
 
 from core.ranking import trec_argsort, trec_scores
-from core.retrieval.base import Hit, ProgressCallback, describe_retriever
+from core.retrieval.base import Hit, IndexedPassages, ProgressCallback
 from core.retrieval.persistence import check_doc_ids, read_saved_index, write_json
 from core.text import Analyzer
 from core.types import Passage, Run
@@ -113,7 +113,7 @@ def _progress_step(total: int) -> int:
     return max(1, total // 200)
 
 
-class BM25Retriever:
+class BM25Retriever(IndexedPassages):
     """BM25 over the terms of a :class:`~core.text.Analyzer` (see the module docstring).
 
     Parameters
@@ -229,23 +229,8 @@ class BM25Retriever:
             params["epsilon"] = self.epsilon
         return params
 
-    def describe(self) -> dict[str, Any]:
-        """The complete resolved configuration (:func:`core.retrieval.base.describe_retriever`)."""
-        return describe_retriever(self)
-
     def __repr__(self) -> str:
-        size = "not indexed" if self._doc_ids is None else f"{len(self._doc_ids)} passages"
-        return f"BM25Retriever(name={self.name!r}, {self.params}, cjk={self.analyzer.cjk!r}, {size})"
-
-    def __len__(self) -> int:
-        return 0 if self._doc_ids is None else len(self._doc_ids)
-
-    @property
-    def doc_ids(self) -> list[str]:
-        """The indexed passage ids, in index order."""
-        self._require_index()
-        assert self._doc_ids is not None
-        return list(self._doc_ids)
+        return f"BM25Retriever(name={self.name!r}, {self.params}, cjk={self.analyzer.cjk!r}, {self._size_text()})"
 
     @property
     def vocabulary_size(self) -> int:
@@ -385,10 +370,6 @@ class BM25Retriever:
 
     # ------------------------------------------------------------------ scoring
 
-    def _require_index(self) -> None:
-        if self._doc_ids is None:
-            raise RuntimeError("the retriever has no index yet: call index() or BM25Retriever.load() first")
-
     def _term_ids(self, terms: Sequence[str]) -> list[int]:
         vocab = self._vocab
         return [vocab[t] for t in terms if t in vocab]
@@ -456,11 +437,9 @@ class BM25Retriever:
 
     def search_tokens(self, terms: Sequence[str], k: int = 10) -> list[Hit]:
         """:meth:`search` for an analysed query (terms from :attr:`analyzer`)."""
-        self._require_index()
+        ids = self._indexed_ids()
         positive_int(k, "k")
-        assert self._doc_ids is not None
         rows, scores = self._top(self._term_ids(terms), int(k))
-        ids = self._doc_ids
         return [Hit(ids[r], s) for r, s in zip(rows, scores)]
 
     def batch_search(self, queries: Mapping[str, str], k: int = 10, *, progress: ProgressCallback | None = None) -> Run:
@@ -482,10 +461,8 @@ class BM25Retriever:
         self, queries: Mapping[str, Sequence[str]], k: int = 10, *, progress: ProgressCallback | None = None
     ) -> Run:
         """:meth:`batch_search` for analysed queries ``{qid: terms}``."""
-        self._require_index()
+        ids = self._indexed_ids()
         positive_int(k, "k")
-        assert self._doc_ids is not None
-        ids = self._doc_ids
         k = int(k)
         total = len(queries)
         step = _progress_step(total)

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from core.atomic import atomic_write
-from core.retrieval.base import Hit, ProgressCallback, describe_retriever, trec_order
+from core.retrieval.base import Hit, IndexedPassages, ProgressCallback, trec_order
 from core.retrieval.encoder import (
     DEFAULT_MODEL_NAME,
     BiEncoder,
@@ -105,7 +105,7 @@ def default_nlist(n: int) -> int:
     return max(1, min(int(round(4 * math.sqrt(n))), n // 39))
 
 
-class DenseRetriever:
+class DenseRetriever(IndexedPassages):
     """Search passages by the inner product of bi-encoder vectors (see the module docstring).
 
     Parameters
@@ -176,23 +176,8 @@ class DenseRetriever:
         self._tvecs: Any = None  # "torch": (n, d) float32 tensor on the device
         self._dim: int | None = None
 
-    def describe(self) -> dict[str, Any]:
-        """The complete resolved configuration (:func:`core.retrieval.base.describe_retriever`)."""
-        return describe_retriever(self)
-
     def __repr__(self) -> str:
-        size = "not indexed" if self._doc_ids is None else f"{len(self._doc_ids)} passages"
-        return f"DenseRetriever(name={self.name!r}, index={self.index_type!r}, backend={self.backend!r}, {size})"
-
-    def __len__(self) -> int:
-        return 0 if self._doc_ids is None else len(self._doc_ids)
-
-    @property
-    def doc_ids(self) -> list[str]:
-        """The indexed passage ids, in index order."""
-        self._require_index()
-        assert self._doc_ids is not None
-        return list(self._doc_ids)
+        return f"DenseRetriever(name={self.name!r}, index={self.index_type!r}, backend={self.backend!r}, {self._size_text()})"
 
     # ------------------------------------------------------------------ building
 
@@ -297,10 +282,6 @@ class DenseRetriever:
 
     # ------------------------------------------------------------------ searching
 
-    def _require_index(self) -> None:
-        if self._doc_ids is None:
-            raise RuntimeError("the retriever has no index yet: call index() or DenseRetriever.load() first")
-
     def _raw_search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Up to ``k`` (score, row) per query, best first; row -1 pads missing hits."""
         if self._tvecs is not None:
@@ -323,13 +304,12 @@ class DenseRetriever:
 
     def search_vectors(self, query_vectors: np.ndarray, k: int = 10) -> list[list[Hit]]:
         """The top ``k`` hits of each query vector, in trec order (see the module docstring)."""
-        self._require_index()
-        assert self._doc_ids is not None
+        ids = self._indexed_ids()
         k = positive_int(k, "k")
         queries = np.ascontiguousarray(query_vectors, dtype=np.float32)
         if queries.ndim != 2 or (self._dim is not None and queries.shape[1] != self._dim):
             raise ValueError(f"query vectors must have shape (n, {self._dim}), got {queries.shape}")
-        n_docs = len(self._doc_ids)
+        n_docs = len(ids)
         results: list[list[Hit]] = [[] for _ in range(len(queries))]
         if n_docs == 0 or len(queries) == 0:
             return results
@@ -337,7 +317,6 @@ class DenseRetriever:
         limit = _GPU_MAX_K if self._gpu_index is not None else n_docs
         if self._gpu_index is not None and k_eff > _GPU_MAX_K:
             raise ValueError(f"FAISS GPU returns at most {_GPU_MAX_K} hits per query; use backend='torch' or 'faiss'")
-        ids = self._doc_ids
         chunk = _QUERY_CHUNK
         if self._tvecs is not None:  # bound the (queries x passages) score matrix to ~1 GiB
             chunk = max(1, min(_QUERY_CHUNK, (1 << 28) // n_docs))
