@@ -11,7 +11,17 @@ from __future__ import annotations
 import pytest
 
 from core.simulation import simulate_labelling
-from tests.app.browser_helpers import ACCOUNTS, add_users, cli, login, open_page, screenshot, serve_sqlite, wait_idle
+from tests.app.browser_helpers import (
+    ACCOUNTS,
+    add_users,
+    cli,
+    login,
+    open_page,
+    screenshot,
+    serve_sqlite,
+    wait_drawn,
+    wait_idle,
+)
 from tests.test_simulation_cli import ORACLE, RUNS, write_toy
 
 pytestmark = pytest.mark.browser
@@ -55,10 +65,9 @@ def test_simulation_page_runs_and_plots(server, page):
     plots = main.locator(".js-plotly-plot")
     plots.nth(1).wait_for(state="visible", timeout=120_000)
     wait_idle(page)
-    page.wait_for_timeout(800)  # let plotly finish drawing
     assert main.locator('[data-testid="stException"]').count() == 0
     for i in range(2):
-        assert plots.nth(i).locator("g.trace path, g.point path").count() > 0, f"chart {i} has no marks"
+        wait_drawn(plots.nth(i), f"chart {i}", legend=True)
 
     # the tau chart: one line per strategy; the band chart: each run, the stored name drawn as written
     tau_legend = [t.strip() for t in plots.nth(0).locator(".legendtext").all_text_contents()]
