@@ -11,7 +11,7 @@ from db.importer import import_collection, save_run
 from db.models import Judgment
 from db.queries import list_collections
 from db.users import add_user, set_active
-from tests.app.apptest import VIEWS, open_as_admin
+from tests.app.apptest import VIEWS, open_as_admin, open_as_new_account
 
 PAGE = VIEWS / "manage.py"
 
@@ -83,12 +83,6 @@ def test_an_admin_disabled_after_the_page_loaded_changes_nothing(db):
 
 
 def test_the_page_is_for_admins_only(db):
-    with db.write() as s:
-        reviewer = add_user(s, "rev", "correct horse", "reviewer").id
-    from streamlit.testing.v1 import AppTest
-
-    at = AppTest.from_file(str(PAGE), default_timeout=30)
-    at.session_state["pooljudge_user_id"] = reviewer
-    at.run()
+    at = open_as_new_account(db, PAGE, "rev", "reviewer")
     assert _plain(at.error) == ["You do not have access to this page."]
     assert not at.dataframe and not at.button

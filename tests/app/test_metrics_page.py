@@ -13,7 +13,7 @@ from core.metrics import evaluate
 from core.types import CollectionSource, Passage, QrelEntry, Query
 from db.importer import import_collection, save_run
 from db.users import add_user
-from tests.app.apptest import VIEWS, open_as_admin
+from tests.app.apptest import VIEWS, open_as_admin, open_as_new_account
 
 NAME = "tiny *collection*"
 PAGE = VIEWS / "metrics.py"
@@ -455,13 +455,7 @@ def test_an_admin_changes_the_collections_level_on_the_metrics_page(two_levels, 
 
 
 def test_a_reviewer_sees_the_level_but_cannot_change_the_collections(two_levels):
-    from tests.app.apptest import AppTest
-
-    with two_levels.write() as s:
-        reviewer = add_user(s, "rev", "correct horse", "reviewer").id
-    at = AppTest.from_file(str(PAGE), default_timeout=30)
-    at.session_state["pooljudge_user_id"] = reviewer
-    at.run()
+    at = open_as_new_account(two_levels, PAGE, "rev", "reviewer")
     at.number_input(key="metrics_level").set_value(3).run()
     assert not at.exception and not at.button
     assert (

@@ -72,17 +72,25 @@ def _finished_import(store, timeout=180):
     raise AssertionError(f"import job {job.id} still {job.status}: {job.message}")
 
 
+def _import_run_file(store, text: str, path, collection: str, *, merge: bool = False):
+    """The Import page with a TREC run file at ``path`` submitted into ``collection``; waits for the job."""
+    path.write_text(text, encoding="utf-8")
+    at = _open(store, f"{REPO_PAGES}/import_collections.py", default_timeout=30)
+    at.text_input[0].input(str(path))
+    at.selectbox[0].select("trec-run")
+    at.text_input[1].input(collection)
+    if merge:
+        at.checkbox[0].check()
+    at.button[0].click().run()
+    return at, _finished_import(store)
+
+
 def test_import_page_reports_file_and_line(db, tmp_path):
     _seed(db)
     bad = tmp_path / "bad.run"
-    bad.write_text("q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 two t\n", encoding="utf-8")
-    at = _open(db, f"{REPO_PAGES}/import_collections.py", default_timeout=30)
-    at.text_input[0].input(str(bad))
-    at.selectbox[0].select("trec-run")
-    at.text_input[1].input("runs")
-    at.button[0].click().run()
+    at, job = _import_run_file(db, "q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 two t\n", bad, "runs")
     assert not at.exception
-    assert _finished_import(db).status == "failed"
+    assert job.status == "failed"
     at.run()
     [error] = at.error
     shown = error.value.replace("\\", "")  # the page escapes markdown in untrusted text
@@ -92,14 +100,8 @@ def test_import_page_reports_file_and_line(db, tmp_path):
 def test_import_page_imports_a_run(db, tmp_path):
     _seed(db)
     good = tmp_path / "good.run"
-    good.write_text("q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.5 t\n", encoding="utf-8")
-    at = _open(db, f"{REPO_PAGES}/import_collections.py", default_timeout=30)
-    at.text_input[0].input(str(good))
-    at.selectbox[0].select("trec-run")
-    at.text_input[1].input("tiny *collection*")
-    at.checkbox[0].check()
-    at.button[0].click().run()
-    assert _finished_import(db).status == "done"
+    at, job = _import_run_file(db, "q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.5 t\n", good, "tiny *collection*", merge=True)
+    assert job.status == "done"
     at.run()
     assert not at.exception and not at.error
     assert "2 runs" not in at.success[0].value and "1 runs" in at.success[0].value
