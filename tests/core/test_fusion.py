@@ -12,9 +12,10 @@ from collections.abc import Mapping
 import pytest
 
 from core.fusion import combmnz, combsum, fuse, min_max_normalise, rank_positions, rrf, trec_ranking
-from core.retrieval.base import Hit, Retriever, trec_order
+from core.retrieval.base import Hit, Retriever
 from core.retrieval.hybrid import HybridRetriever
 from core.types import Run
+from tests.core.fake_retriever import FakeRetriever
 
 # A ranks d1 > d2 > d3.
 # B ranks d2 > d4 > d1: d4 and d1 tie at 0.5, doc id descending puts d4 first.
@@ -170,27 +171,6 @@ def test_bad_arguments() -> None:
 
 
 # --------------------------------------------------------------------------- hybrid
-
-
-class FakeRetriever:
-    """Returns fixed scores per query text and records the k it was asked for."""
-
-    def __init__(self, name: str, results: dict[str, dict[str, float]]) -> None:
-        self.name = name
-        self.results = results
-        self.asked: list[int] = []
-
-    def search(self, query: str, k: int = 10) -> list[Hit]:
-        self.asked.append(k)
-        return trec_order([Hit(d, s) for d, s in self.results.get(query, {}).items()])[:k]
-
-    def batch_search(self, queries: Mapping[str, str], k: int = 10, *, progress=None) -> Run:  # noqa: ANN001
-        run: Run = {}
-        for i, (qid, text) in enumerate(queries.items(), start=1):
-            run[qid] = {h.doc_id: h.score for h in self.search(text, k)}
-            if progress is not None:
-                progress(i, len(queries))
-        return run
 
 
 def members() -> tuple[FakeRetriever, FakeRetriever]:

@@ -21,9 +21,9 @@ def test_production_parameters_are_argon2_cffis_rfc_9106_defaults():
     assert RFC_9106_LOW_MEMORY.memory_cost == PasswordHasher().memory_cost == 65536
 
 
-def test_a_process_without_the_variable_hashes_at_production_cost():
-    env = {k: v for k, v in os.environ.items() if k != passwords.TEST_PARAMETERS_ENV}
-    out = subprocess.run(
+def _hash_in_a_new_process(env: dict[str, str]) -> str:
+    """``hash_password('correct horse')`` computed by a fresh Python process with environment ``env``."""
+    return subprocess.run(
         [sys.executable, "-c", "from core.passwords import hash_password; print(hash_password('correct horse'))"],
         cwd=REPO,
         env=env,
@@ -31,20 +31,16 @@ def test_a_process_without_the_variable_hashes_at_production_cost():
         capture_output=True,
         text=True,
     ).stdout
-    assert out.startswith("$argon2id$v=19$m=65536,t=3,p=4$")
+
+
+def test_a_process_without_the_variable_hashes_at_production_cost():
+    env = {k: v for k, v in os.environ.items() if k != passwords.TEST_PARAMETERS_ENV}
+    assert _hash_in_a_new_process(env).startswith("$argon2id$v=19$m=65536,t=3,p=4$")
 
 
 def test_only_the_value_1_turns_it_cheap():
     env = {**os.environ, passwords.TEST_PARAMETERS_ENV: "yes"}
-    out = subprocess.run(
-        [sys.executable, "-c", "from core.passwords import hash_password; print(hash_password('correct horse'))"],
-        cwd=REPO,
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    assert out.startswith("$argon2id$v=19$m=65536,t=3,p=4$")
+    assert _hash_in_a_new_process(env).startswith("$argon2id$v=19$m=65536,t=3,p=4$")
 
 
 def test_the_suite_hashes_cheaply_and_cheap_hashes_still_verify():

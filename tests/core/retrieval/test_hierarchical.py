@@ -7,7 +7,6 @@ vectors have coordinates in multiples of 1/4, so inner products are exact.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +19,7 @@ from core.retrieval.hierarchical import HierarchicalRetriever
 from core.retrieval.hybrid import HybridRetriever
 from core.text import analyzer_for
 from core.types import Passage, Run
+from tests.core.fake_retriever import FakeRetriever
 
 REPO = Path(__file__).resolve().parents[3]
 NQ_SAMPLE = REPO.parent / "shared" / "data" / "dapr-sample" / "NaturalQuestions"
@@ -64,34 +64,6 @@ def test_convex_through_fuse_and_bad_arguments() -> None:
     for bad in (-0.1, 1.5, float("nan"), True, "0.5"):
         with pytest.raises(ValueError, match="alpha must be a number in \\[0, 1\\]"):
             convex(A, B, bad)  # type: ignore[arg-type]
-
-
-class FakeRetriever:
-    """Fixed scores per query text; records what it was indexed with and the k it was asked for."""
-
-    def __init__(self, name: str, results: dict[str, dict[str, float]]) -> None:
-        self.name = name
-        self.results = results
-        self.asked: list[int] = []
-        self.indexed: tuple[list[str], list[str]] | None = None
-
-    def index(self, doc_ids, texts, progress=None):  # noqa: ANN001, ANN201
-        self.indexed = (list(doc_ids), list(texts))
-        if progress is not None:
-            progress(len(doc_ids), len(doc_ids))
-        return self
-
-    def search(self, query: str, k: int = 10) -> list[Hit]:
-        self.asked.append(k)
-        return trec_order([Hit(d, s) for d, s in self.results.get(query, {}).items()])[:k]
-
-    def batch_search(self, queries: Mapping[str, str], k: int = 10, *, progress=None) -> Run:  # noqa: ANN001
-        run: Run = {}
-        for i, (qid, text) in enumerate(queries.items(), start=1):
-            run[qid] = {h.doc_id: h.score for h in self.search(text, k)}
-            if progress is not None:
-                progress(i, len(queries))
-        return run
 
 
 def test_hybrid_convex() -> None:
