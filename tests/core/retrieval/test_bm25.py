@@ -255,30 +255,28 @@ def test_save_load_round_trip(tmp_path: Path, backend: str) -> None:
 needs_data = pytest.mark.skipif(not SHARED_DATA.is_dir(), reason=f"shared data not found at {SHARED_DATA}")
 
 
-@pytest.fixture(scope="module")
-def dbpedia():
-    from core.formats.beir import read_beir
-
-    src = read_beir(SHARED_DATA / "agentset-dbpedia-subset")
+def _collection(src):  # noqa: ANN001, ANN202
+    """A source's passages, ``{qid: text}`` queries and ``{qid: {doc: grade}}`` qrels."""
     passages = list(src.passages())
     queries = {q.id: q.text for q in src.queries()}
     qrels: dict[str, dict[str, int]] = {}
     for e in src.qrels():
         qrels.setdefault(e.query_id, {})[e.doc_id] = e.grade
     return passages, queries, qrels
+
+
+@pytest.fixture(scope="module")
+def dbpedia():
+    from core.formats.beir import read_beir
+
+    return _collection(read_beir(SHARED_DATA / "agentset-dbpedia-subset"))
 
 
 @pytest.fixture(scope="module")
 def rgb_zh():
     from core.formats.qa_jsonl import read_qa_jsonl
 
-    src = read_qa_jsonl(SHARED_DATA / "rgb-zh" / "zh_refine.json")
-    passages = list(src.passages())
-    queries = {q.id: q.text for q in src.queries()}
-    qrels: dict[str, dict[str, int]] = {}
-    for e in src.qrels():
-        qrels.setdefault(e.query_id, {})[e.doc_id] = e.grade
-    return passages, queries, qrels
+    return _collection(read_qa_jsonl(SHARED_DATA / "rgb-zh" / "zh_refine.json"))
 
 
 def _measure(qrels, run) -> tuple[float, float]:
