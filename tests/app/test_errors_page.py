@@ -99,11 +99,16 @@ def sampled(store: Store, **params) -> AppTest:
     return at
 
 
-def dashboards(at: AppTest) -> AppTest:
-    at.session_state["errors_tab"] = "Dashboards"
+def open_tab(at: AppTest, tab: str) -> AppTest:
+    """The page rerun with ``tab`` open (the page computes only the open tab)."""
+    at.session_state["errors_tab"] = tab
     at.run()
     assert not at.exception
     return at
+
+
+def dashboards(at: AppTest) -> AppTest:
+    return open_tab(at, "Dashboards")
 
 
 def metrics(at: AppTest) -> dict[str, str]:
@@ -573,10 +578,7 @@ def _define(at: AppTest, key: str, name: str, description: str = "") -> AppTest:
 
 
 def _categories_tab(at: AppTest) -> AppTest:
-    at.session_state["errors_tab"] = "Categories"
-    at.run()
-    assert not at.exception
-    return at
+    return open_tab(at, "Categories")
 
 
 def test_a_category_defined_on_the_page_is_stored_and_survives_a_new_session(db):
