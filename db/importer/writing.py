@@ -114,10 +114,10 @@ def _write_staged(
     """Copy the validated rows from ``staging`` into the containers, then flip them visible and record the import."""
     total = summary.passages_added + summary.queries_added + summary.qrels_added + sum(summary.runs.values())
     tick("writing", 0, total)
-    if summary.qrels_version is not None and plan.version_id is None:
-        owned.version = _reserve_version(store, owned.collection or plan.collection_id, request.qrels_name)
     cid = owned.collection or plan.collection_id
     assert cid is not None  # an import either merges into an existing collection or has reserved a new one
+    if summary.qrels_version is not None and plan.version_id is None:
+        owned.version = _reserve_version(store, cid, request.qrels_name)
     vid = owned.version or plan.version_id
     try:
         # Passages and queries merged into a ready collection become visible chunk by chunk (there is no
@@ -143,7 +143,7 @@ def _write_staged(
         session.add(request.history_row(cid, summary))
 
 
-def _reserve_version(store: Store, cid: int | None, qrels_name: str) -> int:
+def _reserve_version(store: Store, cid: int, qrels_name: str) -> int:
     """Create the qrels version the import writes into, ``importing`` (invisible) until the flip; returns its id."""
     with store.write() as session:
         version_id: int = session.execute(
