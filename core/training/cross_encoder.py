@@ -14,9 +14,10 @@ slower, so it re-ranks a first stage's top candidates.
   negatives, T2Ranking / RocketQAv2's ``L_sup``) or pointwise (BCE on
   ``grade >= level``), keeping the weights that re-rank the held-out queries'
   candidates best.
-* :func:`rerank` scores candidate lists with one re-ranker, or with several
-  whose per-query min-max normalised scores are averaged (DuReader-retrieval's
-  ensemble of re-rankers).
+* :func:`~core.training.reranking.rerank` (in :mod:`core.training.reranking`,
+  importable from here too) scores candidate lists with one re-ranker, or with
+  several whose per-query min-max normalised scores are averaged
+  (DuReader-retrieval's ensemble of re-rankers).
 
 **Training** (:func:`train_cross_encoder`).  For every labelled (query,
 positive) pair, the positive and ``config.negatives`` hard negatives (the
@@ -66,20 +67,18 @@ from core.training.common import (
     autocast,
     length_sorted_batches,
     pick_device,
-    ranking_metrics,
     save_training_record,
     seed_everything,
 )
 from core.training.data import LabelledData, TrainConfig, TrainResult
-from core.types import Run
+from core.training.reranking import EVAL_DEPTH, evaluate_reranker, rerank
 from core.validators import int_in_range, positive_int
 
+# rerank, evaluate_reranker and EVAL_DEPTH live in core.training.reranking; importable from here as they always were
 __all__ = ["EVAL_DEPTH", "KIND", "CrossEncoder", "evaluate_reranker", "rerank", "train_cross_encoder"]
 
 KIND = "cross-encoder"
 """The ``kind`` of a trained cross-encoder in its training record and the model registry."""
-EVAL_DEPTH = 100
-"""How many of each held-out query's candidates the held-out evaluation re-ranks."""
 Loss = Literal["listwise", "pointwise"]
 _LOSSES = ("listwise", "pointwise")
 
@@ -319,110 +318,6 @@ class CrossEncoder:
         return out
 
 
-# --------------------------------------------------------------------------- ensembles
-
-
-def _minmax(scores: np.ndarray) -> np.ndarray:
-    """Min-max normalise to [0, 1]; all-equal scores carry no preference and become 0."""
-    low, high = float(scores.min()), float(scores.max())
-    if high == low:
-        return np.zeros_like(scores, dtype=np.float64)
-    return (scores.astype(np.float64) - low) / (high - low)
-
-
-def rerank(
-    encoders: Sequence[CrossEncoder],
-    queries: Mapping[str, str],
-    candidates: Mapping[str, Sequence[str]],
-    passages: Mapping[str, str],
-    *,
-    progress: ProgressCallback | None = None,
-) -> Run:
-    """Score each query's candidates with one re-ranker, or an ensemble of several.
-
-    One encoder: its raw logits.  Several: for each query, each encoder's
-    scores are min-max normalised over the query's candidates and the
-    normalised scores are averaged (DuReader-retrieval's ensemble; logits of
-    different models are on different scales, so they are not averaged raw)::
-
-        s(q, p) = 1/M * sum_m (s_m(q, p) - min_p' s_m(q, p')) / (max_p' s_m(q, p') - min_p' s_m(q, p'))
-
-    Parameters
-    ----------
-    encoders : sequence of CrossEncoder
-        At least one (anything with ``score(pairs, progress=)`` works).
-    queries : mapping
-        ``{query_id: text}``; every query of ``candidates`` needs one.
-    candidates : mapping
-        ``{query_id: [passage_id, ...]}`` (duplicates are scored once).
-    passages : mapping
-        ``{passage_id: text}``; every candidate needs one.
-    progress : callable, optional
-        ``progress(done, total)`` over pairs scored, ``total`` = pairs times encoders.
-
-    Returns
-    -------
-    Run
-        ``{query_id: {passage_id: score}}`` for every query of ``candidates``.
-
-    Raises
-    ------
-    ValueError
-        With no encoders, or a query or passage without a text (the message names them).
-    """
-    if not encoders:
-        raise ValueError("encoders: need at least one cross-encoder")
-    keys = _candidate_pairs(queries, candidates, passages)
-    pairs = [(queries[q], passages[d]) for q, d in keys]
-    all_scores = _score_with_each(encoders, pairs, progress)
-    run: Run = {q: {} for q in candidates}
-    start = 0
-    for qid in candidates:
-        n = len(dict.fromkeys(candidates[qid]))
-        rows = keys[start : start + n]
-        if len(encoders) == 1:
-            values = all_scores[0][start : start + n].astype(np.float64)
-        else:
-            values = np.mean([_minmax(s[start : start + n]) for s in all_scores], axis=0) if n else np.empty(0)
-        run[qid] = {d: float(v) for (_, d), v in zip(rows, values, strict=True)}
-        start += n
-    return run
-
-
-def _candidate_pairs(
-    queries: Mapping[str, str], candidates: Mapping[str, Sequence[str]], passages: Mapping[str, str]
-) -> list[tuple[str, str]]:
-    """``(query id, passage id)`` of every query's candidates, duplicates dropped, in order; texts checked."""
-    missing_q = [q for q in candidates if q not in queries]
-    if missing_q:
-        raise ValueError(f"queries: no text for {len(missing_q)} candidate queries, e.g. {missing_q[:3]}")
-    keys: list[tuple[str, str]] = []
-    for qid, docs in candidates.items():
-        keys.extend((qid, d) for d in dict.fromkeys(docs))
-    missing_p = sorted({d for _, d in keys if d not in passages})
-    if missing_p:
-        raise ValueError(f"passages: no text for {len(missing_p)} candidates, e.g. {missing_p[:3]}")
-    return keys
-
-
-def _score_with_each(
-    encoders: Sequence[CrossEncoder], pairs: list[tuple[str, str]], progress: ProgressCallback | None
-) -> list[np.ndarray]:
-    """Every encoder's scores of ``pairs``; ``progress`` counts the pairs of all encoders together."""
-    total = len(pairs) * len(encoders)
-    all_scores = []
-    for m, encoder in enumerate(encoders):
-
-        def enc_progress(done: int, _total: int, offset: int = m * len(pairs)) -> None:
-            if progress is not None:
-                progress(offset + done, total)
-
-        all_scores.append(np.asarray(encoder.score(pairs, progress=enc_progress if progress else None)))
-    if progress is not None:
-        progress(total, total)
-    return all_scores
-
-
 # --------------------------------------------------------------------------- training
 
 
@@ -457,19 +352,6 @@ def _groups(data: LabelledData, negatives: int, rng: random.Random) -> list[tupl
                     chosen.extend(rng.sample(free, min(negatives - len(chosen), len(free))))
             out.append((qid, [pos, *chosen]))
     return out
-
-
-def evaluate_reranker(
-    encoder: CrossEncoder, data: LabelledData, depth: int = EVAL_DEPTH, progress: ProgressCallback | None = None
-) -> dict[str, float]:
-    """nDCG@10 and MRR@10 of ``encoder`` re-ranking each query's first ``depth`` candidates."""
-    candidates = {
-        q: [d for d in data.candidates.get(q, [])[:depth] if d in data.passages]
-        for q in data.queries
-        if q in data.qrels
-    }
-    run = rerank([encoder], data.queries, candidates, data.passages, progress=progress)
-    return ranking_metrics(run, data.qrels, data.level)
 
 
 def _check_training_args(train: LabelledData, held_out: LabelledData | None, config: TrainConfig, loss: str) -> None:
