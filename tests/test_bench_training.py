@@ -312,9 +312,16 @@ def test_main_runs_every_system_on_both_collections(bench, data_root, tiny_model
     table = out[out.index("collection  system") :].splitlines()
     for name in ("cranfield", "rgb-zh"):
         res = report["results"][name]
-        assert res["train_queries"] == 6  # capped
+        # the dev split (round(n * 0.15) of the training side) comes first, then the cap: 8 -> 1 + 7 -> 6 on
+        # cranfield (12 queries, 4 held out), 6 -> 1 + 5 on rgb-zh (8 queries, 2 held out)
+        assert res["dev_queries"] == 1
+        assert res["train_queries"] == (6 if name == "cranfield" else 5)
         assert res["held_out_queries"] == (4 if name == "cranfield" else 2)  # round(12 * 0.3), round(8 * 0.3)
-        assert set(res["metrics"]) == {"bm25", "minilm", "cross-encoder", "dual-encoder", "rocketqav2"}
+        assert set(res["metrics"]) == {"bm25", "minilm", "cross-encoder", "interpolated", "dual-encoder", "rocketqav2"}
+        interpolation = res["interpolation"]
+        assert interpolation["dev_queries"] == 1 and len(interpolation["dev_nDCG@10"]) == 11
+        best = max(interpolation["dev_nDCG@10"].values())
+        assert interpolation["dev_nDCG@10"][interpolation["weight"]] == best  # the weight is the dev's best
         assert res["rocketqav2_teacher"] == "trained cross-encoder"  # the re-ranker trained before it
         for key, label in bench.SYSTEMS:
             value = res["metrics"][key]
@@ -343,7 +350,8 @@ def test_main_runs_every_system_on_both_collections(bench, data_root, tiny_model
     )
     cran_bm25 = report["results"]["cranfield"]["metrics"]["bm25"]
     assert cran_bm25["nDCG@10"] > 0.5  # the toy queries name their topic: BM25 finds it
-    assert any(line.startswith("target 1, re-ranker beats BM25") for line in table)
+    for how in ("alone", "interpolated with BM25"):
+        assert any(line.startswith(f"target 1, re-ranker ({how}) beats BM25") for line in table)
     for name in ("cranfield", "rgb-zh"):
         assert any(line.startswith(f"target 2, {name}: RocketQAv2 - dual alone = ") for line in table)
 
