@@ -521,13 +521,14 @@ def _checked_grade(action: str, grade: int | None) -> int | None:
 
 def _own_submissions(session: Session, user_id: int, assignment_id: int) -> list[tuple[str, int | None, str | None]]:
     """The user's own log on one assignment: ``(action, grade, submission token)``, oldest first."""
-    return list(
-        session.execute(
+    return [
+        (action, grade, token)
+        for action, grade, token in session.execute(
             select(Judgment.action, Judgment.grade, Judgment.submission_token)
             .where(Judgment.assignment_id == assignment_id, Judgment.user_id == user_id)
             .order_by(Judgment.id)
-        ).tuples()
-    )
+        )
+    ]
 
 
 def _accepting_scale(

@@ -246,13 +246,14 @@ def _suggest(
 
 def _auto_tag_keys(session: Session, cid: int) -> set[tuple[str, str, str]]:
     """``(qid, doc id, category)`` of every automatic tag of the collection, whatever its status."""
-    return set(
-        session.execute(
+    return {
+        (qid, doc_id, category)
+        for qid, doc_id, category in session.execute(
             select(ErrorTag.query_id, ErrorTag.doc_id, ErrorTag.category).where(
                 ErrorTag.collection_id == cid, ErrorTag.source == "auto"
             )
-        ).tuples()
-    )
+        )
+    }
 
 
 def _suggested_tag(cid: int, rid: int | None, qid: str, doc_id: str, suggestion: Suggestion) -> ErrorTag:

@@ -159,7 +159,7 @@ def _pair_rows(session: Session, cid: int, where: Sequence[ColumnElement[bool]])
         .distinct()
         .order_by(QueryRecord.ext_id, Passage.ext_id)
     )
-    return list(rows.tuples())
+    return [(qi, pi, qid, docid, query, title, passage) for qi, pi, qid, docid, query, title, passage in rows]
 
 
 Final = tuple[int | None, str, str]
@@ -264,6 +264,18 @@ def reviewable_pairs(session: Session, collection: str) -> dict[str, list[str]]:
     return out
 
 
+def _final_of(session: Session, query_id: int, passage_id: int) -> Final | None:
+    found = session.execute(
+        select(FinalLabel.grade, FinalLabel.method, FinalLabel.reason).where(
+            FinalLabel.query_id == query_id, FinalLabel.passage_id == passage_id
+        )
+    ).one_or_none()
+    if found is None:
+        return None
+    grade, method, reason = found
+    return grade, method, reason
+
+
 def pair_review(session: Session, collection: str, qid: str, docid: str) -> PairReview:
     """One pair with its texts, labels, final label and the history of overrides (oldest first)."""
     cid = collection_id(session, collection)
@@ -273,11 +285,7 @@ def pair_review(session: Session, collection: str, qid: str, docid: str) -> Pair
     row = rows[0]
     key = (row[0], row[1])
     labels = pair_labels(session, key[0], key[1])
-    final = session.execute(
-        select(FinalLabel.grade, FinalLabel.method, FinalLabel.reason).where(
-            FinalLabel.query_id == key[0], FinalLabel.passage_id == key[1]
-        )
-    ).one_or_none()
+    final = _final_of(session, key[0], key[1])
     fourth = session.scalar(
         select(User.username)
         .join(Assignment, Assignment.user_id == User.id)
@@ -292,7 +300,7 @@ def pair_review(session: Session, collection: str, qid: str, docid: str) -> Pair
             .order_by(LabelOverride.id)
         )
     ]
-    return replace(_review(row, labels, None if final is None else final.tuple(), fourth), overrides=overrides)
+    return replace(_review(row, labels, final, fourth), overrides=overrides)
 
 
 # --------------------------------------------------------------------------- review at scale: filters, ranked lists
@@ -451,7 +459,8 @@ def _query(session: Session, cid: int, collection: str, qid: str) -> tuple[int, 
     ).one_or_none()
     if query is None:
         raise NotFound(f"no query {qid!r} in collection {collection!r}")
-    return query.tuple()
+    row_id, text, language = query
+    return row_id, text, language
 
 
 ListRow = tuple[int, str, str | None, str, int | None, int | None]
@@ -465,15 +474,16 @@ def _pool_order(session: Session, pool_id: int, query_row: int) -> list[ListRow]
         .group_by(PoolProvenance.pool_entry_id)
         .subquery()
     )
-    rows = list(
-        session.execute(
+    rows = [
+        (pid, docid, title, text, selection_rank, best_rank)
+        for pid, docid, title, text, selection_rank, best_rank in session.execute(
             select(Passage.id, Passage.ext_id, Passage.title, Passage.text, PoolEntry.selection_rank, best.c.best)
             .select_from(PoolEntry)
             .join(Passage, Passage.id == PoolEntry.passage_id)
             .outerjoin(best, best.c.pool_entry_id == PoolEntry.id)
             .where(PoolEntry.pool_id == pool_id, PoolEntry.query_id == query_row, PoolEntry.selected)
-        ).tuples()
-    )
+        )
+    ]
     inf = float("inf")
     rows.sort(key=lambda r: (r[4] if r[4] is not None else inf, r[5] if r[5] is not None else inf, r[1]))
     return rows
@@ -523,15 +533,14 @@ def _query_labels(session: Session, query_row: int) -> _QueryLabels:
             )
         )
     }
-    fourths = dict(
-        session.execute(
+    fourths = {
+        pid: user
+        for pid, user in session.execute(
             select(Assignment.passage_id, User.username)
             .join(User, User.id == Assignment.user_id)
             .where(Assignment.query_id == query_row, Assignment.purpose == "fourth")
         )
-        .tuples()
-        .all()
-    )
+    }
     labels = {pid: dict(replayed[pid]) for pid, *_ in events if pid in replayed}
     return _QueryLabels(labels=labels, finals=finals, fourths=fourths)
 
