@@ -319,19 +319,23 @@ def test_a_merge_writes_new_runs_invisibly_and_keeps_the_store_on_error(store):
         assert load_run(s, "c", "r") == {"q1": {"d1": 1.0}}
 
 
-def test_a_write_phase_failure_removes_the_staged_collection(store, monkeypatch):
+def _fail_third_heartbeat(monkeypatch, message: str) -> None:
+    """Make the third heartbeat of an import's write phase raise ``RuntimeError(message)``: a crash mid-write."""
     import db.importer.writing as importer  # the module whose copiers call _heartbeat
 
-    calls = {"n": 0}
-    real = importer._heartbeat
+    real, calls = importer._heartbeat, {"n": 0}
 
-    def failing(session, containers):
+    def failing(session, owned):
         calls["n"] += 1
         if calls["n"] == 3:
-            raise RuntimeError("disk full")
-        real(session, containers)
+            raise RuntimeError(message)
+        real(session, owned)
 
     monkeypatch.setattr(importer, "_heartbeat", failing)
+
+
+def test_a_write_phase_failure_removes_the_staged_collection(store, monkeypatch):
+    _fail_third_heartbeat(monkeypatch, "disk full")
     passages = [Passage(f"d{i}", "t") for i in range(5_000)]
     with pytest.raises(RuntimeError, match="disk full"):
         import_source(store, memory_source(passages), name="c", format="t", location="m", chunk_rows=1_000)
@@ -368,27 +372,17 @@ def test_store_run_writes_a_retriever_run_in_chunks_and_refuses_a_taken_name(sto
 
 def test_a_merge_stopped_half_way_is_completed_by_running_it_again(store, monkeypatch):
     """Merged passages become visible chunk by chunk (documented trade-off); the same merge again finishes the job."""
-    import db.importer.writing as importer  # the module whose copiers call _heartbeat
-
     queries = [Query("q1", "y", answers=["陕西", ["陕西省"]]), Query("q2", "z")]
     with store.write() as s:
         import_collection(s, memory_source([Passage("d0", "text 0")], queries), name="c", format="t", location="m")
     passages = [Passage(f"d{i}", f"text {i}") for i in range(5_000)]
-    real, calls = importer._heartbeat, {"n": 0}
-
-    def failing(session, owned):
-        calls["n"] += 1
-        if calls["n"] == 3:
-            raise RuntimeError("killed")
-        real(session, owned)
-
-    monkeypatch.setattr(importer, "_heartbeat", failing)
+    _fail_third_heartbeat(monkeypatch, "killed")
     with pytest.raises(RuntimeError):
         import_source(
             store, memory_source(passages, queries), name="c", format="t", location="m", mode="merge", chunk_rows=1_000
         )
     assert import_table_counts(store)["passages"] == 2_000  # d0 plus the two chunks written before the failure
-    monkeypatch.setattr(importer, "_heartbeat", real)
+    monkeypatch.undo()  # the heartbeat works again: the rerun is not interrupted
     summary = import_source(store, memory_source(passages, queries), name="c", format="t", location="m", mode="merge")
     assert (summary.passages_added, summary.passages_skipped, summary.queries_added, summary.queries_skipped) == (
         3_000,
