@@ -272,88 +272,60 @@ def test_format_table(bench) -> None:
     assert "target 2, rgb-zh: RocketQAv2 - dual alone = +0.0000 nDCG@10 (MISSED)" in lines
 
 
-@pytest.mark.slow  # 11 s measured
-def test_main_runs_every_system_on_both_collections(bench, data_root, tiny_model, tmp_path, capsys) -> None:
-    systems = "minilm,cross-encoder,dual-encoder,rocketqav2"
-    output = tmp_path / "out.json"
-    report = bench.main(
-        [
-            "--data",
-            str(data_root),
-            "--base-model",
-            str(tiny_model),
-            "--systems",
-            systems,
-            "--epochs",
-            "2",
-            "--batch-size",
-            "4",
-            "--negatives",
-            "2",
-            "--max-length",
-            "32",
-            "--max-train-queries",
-            "6",
-            "--max-queries",
-            "0",
-            "--speed-queries",
-            "2",
-            "--threads",
-            "1",
-            "--device",
-            "cpu",
-            "--output",
-            str(output),
-        ]
-    )
-    out = capsys.readouterr().out
-    assert json.loads(output.read_text(encoding="utf-8")) == json.loads(json.dumps(report, default=str))
-    assert report["settings"]["negatives"] == 2 and report["settings"]["max_queries"] is None
-    table = out[out.index("collection  system") :].splitlines()
-    for name in ("cranfield", "rgb-zh"):
-        res = report["results"][name]
-        # the dev split (round(n * 0.15) of the training side) comes first, then the cap: 8 -> 1 + 7 -> 6 on
-        # cranfield (12 queries, 4 held out), 6 -> 1 + 5 on rgb-zh (8 queries, 2 held out)
-        assert res["dev_queries"] == 1
-        assert res["train_queries"] == (6 if name == "cranfield" else 5)
-        assert res["held_out_queries"] == (4 if name == "cranfield" else 2)  # round(12 * 0.3), round(8 * 0.3)
-        assert set(res["metrics"]) == {"bm25", "minilm", "cross-encoder", "interpolated", "dual-encoder", "rocketqav2"}
-        interpolation = res["interpolation"]
-        assert interpolation["dev_queries"] == 1 and len(interpolation["dev_nDCG@10"]) == 11
-        best = max(interpolation["dev_nDCG@10"].values())
-        assert interpolation["dev_nDCG@10"][interpolation["weight"]] == best  # the weight is the dev's best
-        assert res["rocketqav2_teacher"] == "trained cross-encoder"  # the re-ranker trained before it
-        for key, label in bench.SYSTEMS:
-            value = res["metrics"][key]
-            assert 0.0 <= value["nDCG@10"] <= 1.0 and 0.0 <= value["MRR@10"] <= 1.0
-            row = f"{name:<11} {label:<36} {value['nDCG@10']:>8.4f} {value['MRR@10']:>8.4f}"
-            assert row in table
-    # the speed comparison runs on the first collection only (without --plain-all)
-    cran, rgb = report["results"]["cranfield"], report["results"]["rgb-zh"]
-    assert "speed" not in rgb
-    speed = cran["speed"]
-    # 2 sampled training queries x 3 relevant documents = 6 lists of 1 + 2 passages, 2 epochs
+TOY_RUN = (
+    "--epochs 2 --batch-size 4 --negatives 2 --max-length 32 --max-train-queries 6 --max-queries 0 "
+    "--speed-queries 2 --threads 1 --device cpu --systems minilm,cross-encoder,dual-encoder,rocketqav2"
+).split()
+
+
+def check_collection(bench, name: str, res: dict, table: list[str]) -> None:
+    """One collection's splits, interpolation weight, teacher and table rows."""
+    # the dev split (round(n * 0.15) of the training side) comes first, then the cap: 8 -> 1 + 7 -> 6 on
+    # cranfield (12 queries, 4 held out), 6 -> 1 + 5 on rgb-zh (8 queries, 2 held out)
+    assert res["dev_queries"] == 1
+    assert res["train_queries"] == (6 if name == "cranfield" else 5)
+    assert res["held_out_queries"] == (4 if name == "cranfield" else 2)  # round(12 * 0.3), round(8 * 0.3)
+    assert set(res["metrics"]) == {"bm25", "minilm", "cross-encoder", "interpolated", "dual-encoder", "rocketqav2"}
+    interpolation = res["interpolation"]
+    assert interpolation["dev_queries"] == 1 and len(interpolation["dev_nDCG@10"]) == 11
+    best = max(interpolation["dev_nDCG@10"].values())
+    assert interpolation["dev_nDCG@10"][interpolation["weight"]] == best  # the weight is the dev's best
+    assert res["rocketqav2_teacher"] == "trained cross-encoder"  # the re-ranker trained before it
+    for key, label in bench.SYSTEMS:
+        value = res["metrics"][key]
+        assert 0.0 <= value["nDCG@10"] <= 1.0 and 0.0 <= value["MRR@10"] <= 1.0
+        assert f"{name:<11} {label:<36} {value['nDCG@10']:>8.4f} {value['MRR@10']:>8.4f}" in table
+    assert any(line.startswith(f"target 2, {name}: RocketQAv2 - dual alone = ") for line in table)
+
+
+def check_speed(speed: dict, table: list[str]) -> None:
+    """2 sampled training queries x 3 relevant documents = 6 lists of 1 + 2 passages, 2 epochs, best of 2."""
     assert speed["queries"] == 2 and speed["pairs"] == 2 * 6 * 3 and speed["rounds"] == 2
     assert len(speed["all_pooljudge_seconds"]) == len(speed["all_plain_seconds"]) == 2
     assert speed["pooljudge_seconds"] == min(speed["all_pooljudge_seconds"])
     assert speed["plain_seconds"] == min(speed["all_plain_seconds"])
     assert speed["ratio"] == pytest.approx(speed["plain_seconds"] / speed["pooljudge_seconds"])
     assert speed["pooljudge_pairs_per_second"] == pytest.approx(speed["pairs"] / speed["pooljudge_seconds"])
-    assert (
-        sum(
-            line.startswith(
-                "cranfield: training speed, 2 queries, 36 pairs, best of 2 interleaved: train_cross_encoder "
-            )
-            for line in table
-        )
-        == 1
-    )
-    cran_bm25 = report["results"]["cranfield"]["metrics"]["bm25"]
-    assert cran_bm25["nDCG@10"] > 0.5  # the toy queries name their topic: BM25 finds it
+    line = "cranfield: training speed, 2 queries, 36 pairs, best of 2 interleaved: train_cross_encoder "
+    assert sum(row.startswith(line) for row in table) == 1
+
+
+@pytest.mark.slow  # 11 s measured
+def test_main_runs_every_system_on_both_collections(bench, data_root, tiny_model, tmp_path, capsys) -> None:
+    output = tmp_path / "out.json"
+    report = bench.main(["--data", str(data_root), "--base-model", str(tiny_model), "--output", str(output), *TOY_RUN])
+    out = capsys.readouterr().out
+    assert json.loads(output.read_text(encoding="utf-8")) == json.loads(json.dumps(report, default=str))
+    assert report["settings"]["negatives"] == 2 and report["settings"]["max_queries"] is None
+    table = out[out.index("collection  system") :].splitlines()
+    for name in ("cranfield", "rgb-zh"):
+        check_collection(bench, name, report["results"][name], table)
+    # the speed comparison runs on the first collection only (without --plain-all)
+    assert "speed" not in report["results"]["rgb-zh"]
+    check_speed(report["results"]["cranfield"]["speed"], table)
+    assert report["results"]["cranfield"]["metrics"]["bm25"]["nDCG@10"] > 0.5  # the toy queries name their topic
     for how in ("alone", "interpolated with BM25"):
         assert any(line.startswith(f"target 1, re-ranker ({how}) beats BM25") for line in table)
-    for name in ("cranfield", "rgb-zh"):
-        assert any(line.startswith(f"target 2, {name}: RocketQAv2 - dual alone = ") for line in table)
 
 
 def test_systems_can_be_left_out(bench, data_root, tiny_model, capsys) -> None:
