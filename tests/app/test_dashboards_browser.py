@@ -8,8 +8,9 @@ comparison has two versions to compare.  Screenshots go to test-artifacts/dashbo
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
-from tests.app.browser_helpers import choose_in, cli, login, open_page, screenshot
+from tests.app.browser_helpers import choose_in, cli, login, open_page, screenshot, wait_drawn, wait_idle
 
 pytestmark = pytest.mark.browser
 DEMO = "demo-bilingual"
@@ -67,12 +68,10 @@ def _assert_rendered(scope, *, charts: int, tables: int, name: str, page) -> Non
         scope.locator(".js-plotly-plot").nth(charts - 1).wait_for(state="visible", timeout=60_000)
     if tables:
         scope.locator('[data-testid="stDataFrame"]').nth(tables - 1).wait_for(state="visible", timeout=60_000)
-    page.wait_for_timeout(500)  # let plotly finish drawing
     plots = scope.locator(".js-plotly-plot:visible")
     assert plots.count() >= charts, name
     for i in range(plots.count()):
-        marks = plots.nth(i).locator("g.trace path, g.trace rect, g.point path, g.bars path")
-        assert marks.count() > 0, f"{name}: chart {i} has no bars or points"
+        wait_drawn(plots.nth(i), f"{name}: chart {i}")
     grids = scope.locator('[data-testid="stDataFrame"]:visible')
     assert grids.count() >= tables, name
     for i in range(grids.count()):
@@ -112,6 +111,20 @@ def test_dataset_statistics_dashboards(app_server, page, relabelled):
     screenshot(page, "dashboard-statistics")
 
 
+def _step_to_a_suggestion(page):
+    """Press Next until the pair shown has a suggested tag; its Confirm button."""
+    pair = page.get_by_role("combobox", name="Pair", exact=True)
+    after = page.get_by_role("button", name="Next")
+    confirm = page.get_by_role("button", name="Confirm")
+    while not confirm.count() and after.is_enabled():
+        shown = pair.input_value()
+        after.click()
+        expect(pair).not_to_have_value(shown, timeout=60_000)  # the next pair is chosen ...
+        wait_idle(page, 60_000, fresh=True)  # ... and drawn
+    assert confirm.count(), "no sampled pair got a suggestion"
+    return confirm
+
+
 def test_error_analysis_sampling_tagging_and_dashboards(app_server, page, relabelled):
     login(page, app_server["url"], "admin")
     open_page(page, "Error analysis")
@@ -123,14 +136,7 @@ def test_error_analysis_sampling_tagging_and_dashboards(app_server, page, relabe
     assert failing > 0
     page.get_by_role("button", name="Suggest tags").click()
     page.get_by_text("suggestion").first.wait_for(timeout=120_000)
-    # step to the first pair with a suggestion and confirm it
-    for _ in range(60):
-        confirm = page.get_by_role("button", name="Confirm")
-        if confirm.count():
-            break
-        page.get_by_role("button", name="Next").click()
-        page.wait_for_timeout(400)
-    assert confirm.count(), "no sampled pair got a suggestion"
+    confirm = _step_to_a_suggestion(page)
     confirm.first.click()
     page.get_by_text("confirmed").first.wait_for(timeout=30_000)
     screenshot(page, "dashboard-errors-tagging")
