@@ -311,7 +311,14 @@ def stored_pool_statistics(store: Store, collection: str, pool_name: str):
 
     with store.read() as session:
         stored, selection = load_pool(session, collection, pool_name)
-    pool = {q: {d: [pooling.Contribution(*c) for c in cs] for d, cs in docs.items()} for q, docs in stored.items()}
+    # a stored score may be NULL (a run stored without scores); the statistics read runs and ranks only
+    pool = {
+        q: {
+            d: [pooling.Contribution(run, rank, math.nan if score is None else score) for run, rank, score in cs]
+            for d, cs in docs.items()
+        }
+        for q, docs in stored.items()
+    }
     run_names = sorted({c[0] for docs in stored.values() for cs in docs.values() for c in cs})
     stats = pooling.pool_statistics(pool, {name: {} for name in run_names})
     return stats, {q: len(docs) for q, docs in selection.items()}

@@ -14,7 +14,7 @@ import plotly.express as px
 import streamlit as st
 from sqlalchemy import select
 
-from db.jobs import create_job, list_jobs
+from db.jobs import create_job
 from db.models import QueryRecord
 from db.queries import collection_id
 from db.review import activity_marker
@@ -24,7 +24,7 @@ from pooljudge.jobs import error_text, launch
 from pooljudge.ui.auth import require_role
 from pooljudge.ui.common import blank_missing, collection_box, collections_or_stop, get_store, md_escape
 from pooljudge.ui.highlight import chart_text
-from pooljudge.ui.jobs import show_jobs
+from pooljudge.ui.jobs import show_collection_jobs
 
 KINDS = {
     "cross-encoder": "Cross-encoder re-ranker",
@@ -243,11 +243,10 @@ def _job_result(job) -> str:
 
 @st.fragment(run_every=1.0)
 def job_progress(collection_name: str) -> None:
-    require_role("admin")  # every fragment run: a disabled or demoted account stops here
-    with store.read() as session:
-        jobs = list_jobs(session, kind="train", collection_id=collection_id(session, collection_name), limit=5)
-    show_jobs(
-        jobs,
+    show_collection_jobs(
+        store,
+        "train",
+        collection_name,
         label=_job_label,
         result=_job_result,
         state_key="models_jobs_running",

@@ -5,7 +5,7 @@ import plotly.express as px
 import streamlit as st
 
 from core.pooling import POOLING_METHODS
-from db.jobs import create_job, list_jobs
+from db.jobs import create_job
 from db.pools import list_pools
 from db.queries import collection_id
 from pooljudge.jobs import error_text, launch
@@ -15,7 +15,7 @@ from pooljudge.retrievers import RetrieverSpec, split_specs
 from pooljudge.ui.auth import require_role
 from pooljudge.ui.common import blank_missing, collection_box, collections_or_stop, get_store, md_escape
 from pooljudge.ui.highlight import chart_text
-from pooljudge.ui.jobs import show_jobs
+from pooljudge.ui.jobs import show_collection_jobs
 
 PRESETS = {
     "BM25 (jieba words / English stems)": "bm25",
@@ -156,11 +156,10 @@ with st.expander("Start a new pool", expanded=True):
 
 @st.fragment(run_every=1.0)
 def job_progress(collection_name: str) -> None:
-    require_role("admin")  # every fragment run: a disabled or demoted account stops here
-    with store.read() as session:
-        jobs = list_jobs(session, kind="pool", collection_id=collection_id(session, collection_name), limit=5)
-    show_jobs(
-        jobs,
+    show_collection_jobs(
+        store,
+        "pool",
+        collection_name,
         label=lambda job: f"Job {job.id} · pool {md_escape(job.params.get('name', '?'))}",
         result=_pool_summary,
         state_key="pool_jobs_running",

@@ -9,10 +9,14 @@ reload or another browser shows the same progress.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import streamlit as st
 
-from db.jobs import JobInfo
+from db.engine import Store
+from db.jobs import JobInfo, list_jobs
+from db.queries import collection_id
+from pooljudge.ui.auth import require_role
 from pooljudge.ui.common import md_escape
 
 
@@ -72,3 +76,14 @@ def show_jobs(
             details(job)
     if not active:
         st.caption(idle)
+
+
+def show_collection_jobs(store: Store, kind: str, collection_name: str, **show: Any) -> None:
+    """An admin fragment's body: the collection's five newest ``kind`` jobs through :func:`show_jobs`.
+
+    The role is checked first on every run, so a disabled or demoted account stops here.
+    """
+    require_role("admin")
+    with store.read() as session:
+        jobs = list_jobs(session, kind=kind, collection_id=collection_id(session, collection_name), limit=5)
+    show_jobs(jobs, **show)
