@@ -185,33 +185,14 @@ def test_plain_training_loop_trains_on_the_same_lists(bench, data_root, tiny_mod
     train, _ = bench.split(cran.data, seed=0)
     lists = len(_groups(train, 2, random.Random(0)))
     assert lists == 24  # 8 training queries x 3 relevant documents
-    out = bench.plain_training_loop(
-        tiny_model,
-        train,
-        epochs=4,
-        batch_size=8,
-        negatives=2,
-        learning_rate=1e-3,
-        weight_decay=0.0,
-        max_length=32,
-        seed=0,
-    )
+    settings = {"epochs": 4, "batch_size": 8, "negatives": 2, "learning_rate": 1e-3, "weight_decay": 0.0}
+    out = bench.plain_training_loop(tiny_model, train, max_length=32, seed=0, **settings)
     assert out["steps"] == 4 * math.ceil(lists / 8)
     assert out["pairs"] == 4 * lists * 3  # each list: the positive and 2 negatives
     assert out["pairs_per_second"] == pytest.approx(out["pairs"] / out["seconds"])
     # softmax over 3 near-equal logits of a fresh head: the first loss is about ln 3
     assert out["losses"][0] == pytest.approx(math.log(3), abs=0.1)
-    again = bench.plain_training_loop(
-        tiny_model,
-        train,
-        epochs=4,
-        batch_size=8,
-        negatives=2,
-        learning_rate=1e-3,
-        weight_decay=0.0,
-        max_length=32,
-        seed=0,
-    )
+    again = bench.plain_training_loop(tiny_model, train, max_length=32, seed=0, **settings)
     assert again["losses"] == out["losses"]  # seeded: the same lists, batches and initial head
 
 
