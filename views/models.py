@@ -21,6 +21,7 @@ from db.review import activity_marker
 from db.trained_models import list_models
 from db.training import FINAL
 from pooljudge.jobs import error_text, launch
+from pooljudge.training import DEFAULT_DEPTH
 from pooljudge.ui.auth import require_role
 from pooljudge.ui.common import blank_missing, collection_box, collections_or_stop, get_store, md_escape
 from pooljudge.ui.highlight import chart_text
@@ -33,6 +34,7 @@ KINDS = {
 }
 PACKAGED = "packaged all-MiniLM-L6-v2 (default)"
 FOLDER = "a local model folder (path below)"
+NEW_HEAD = "the base model with a new scoring head"
 HELD_OUT = "a held-out share of the training split"
 MEASURES = ("nDCG@10", "MRR@10")
 
@@ -179,6 +181,33 @@ with st.expander("Train a model", expanded=not models):
             value=2,
             key="models_patience",
         )
+        depth = b.number_input(
+            "Candidates per query (hard negatives, re-ranked lists)",
+            min_value=1,
+            max_value=10000,
+            value=DEFAULT_DEPTH,
+            key="models_depth",
+        )
+        max_steps = c.number_input("Max steps (0: no cap)", min_value=0, value=0, key="models_max_steps")
+        cross_base, denoise = None, None
+        if kind == "rocketqav2":  # RocketQAv2 starts its cross-encoder from a trained re-ranker, as the paper does
+            cross_choice = left.selectbox(
+                "Cross-encoder to start from",
+                [NEW_HEAD, *registered],
+                key="models_cross_base",
+                help="A re-ranker trained here (the paper's choice), or the base model with a new scoring head.",
+            )
+            cross_base = None if cross_choice == NEW_HEAD else cross_choice
+            # a form does not rerun on a change: the thresholds are always shown, the checkbox decides
+            use_denoise = right.checkbox(
+                "Hybrid data augmentation (denoised hard negatives)",
+                key="models_denoise",
+                help="Unlabelled candidates the cross-encoder scores at most LOW become negatives, "
+                "at least HIGH positives; those between are left out.",
+            )
+            low = left.number_input("Denoise LOW", 0.0, 1.0, 0.1, 0.05, key="models_denoise_low")
+            high = right.number_input("Denoise HIGH", 0.0, 1.0, 0.9, 0.05, key="models_denoise_high")
+            denoise = [float(low), float(high)] if use_denoise else None
         submitted = st.form_submit_button("Start training", type="primary")
     if submitted:
         params = {
@@ -196,6 +225,9 @@ with st.expander("Train a model", expanded=not models):
             if base_choice == FOLDER
             else base_choice,
             "loss": loss,
+            "depth": int(depth),
+            "cross_base": cross_base,
+            "denoise": denoise,
             "config": {
                 "epochs": int(epochs),
                 "batch_size": int(batch_size),
@@ -204,6 +236,7 @@ with st.expander("Train a model", expanded=not models):
                 "negatives": int(negatives),
                 "seed": int(seed),
                 "patience": int(patience),
+                "max_steps": int(max_steps) or None,
             },
             "created_by": account.username,
         }

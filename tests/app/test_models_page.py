@@ -288,6 +288,41 @@ def test_the_form_queues_a_train_job_with_the_contract_params(db, tmp_path, monk
     assert p["config"]["patience"] == 50 and p["created_by"] == "admin"
 
 
+def test_a_rocketqav2_job_gets_its_cross_encoder_denoising_depth_and_step_cap(db, tmp_path, monkeypatch):
+    import pooljudge.jobs
+
+    pytest.importorskip("pooljudge.training")
+    monkeypatch.setattr(pooljudge.jobs, "launch", lambda store, job_id: None)
+    _collection(db)
+    _register(db, tmp_path)
+    at = open_as_admin(db, PAGE)
+    assert not any(w.key == "models_cross_base" for w in at.selectbox)  # a RocketQAv2 setting only
+    at.selectbox(key="models_kind").set_value("rocketqav2").run()
+    at.text_input(key="models_name").set_value("rq-2")
+    at.selectbox(key="models_cross_base").set_value(ODD)
+    at.checkbox(key="models_denoise").check()
+    at.number_input(key="models_denoise_low").set_value(0.2)
+    at.number_input(key="models_denoise_high").set_value(0.85)
+    at.number_input(key="models_depth").set_value(30)
+    at.number_input(key="models_max_steps").set_value(40)
+    at.button[0].click().run()
+    assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
+    with db.read() as s:
+        [job] = list_jobs(s, kind="train")
+    p = job.params
+    assert (p["kind"], p["cross_base"], p["denoise"], p["depth"]) == ("rocketqav2", ODD, [0.2, 0.85], 30)
+    assert p["config"]["max_steps"] == 40
+    # unticked, the thresholds are not sent; no step cap is None
+    at.text_input(key="models_name").set_value("rq-3")
+    at.checkbox(key="models_denoise").uncheck()
+    at.number_input(key="models_max_steps").set_value(0)
+    at.button[0].click().run()
+    with db.read() as s:
+        newest = list_jobs(s, kind="train")[0]
+    assert newest.params["name"] == "rq-3" and newest.params.get("denoise") is None
+    assert newest.params["config"].get("max_steps") is None
+
+
 def test_the_page_is_for_admins_only(db, tmp_path):
     from streamlit.testing.v1 import AppTest
 
