@@ -440,6 +440,11 @@ def cmd_train(args: argparse.Namespace) -> int:
         f"{result['train_queries']} in {result['seconds']:.1f} s ({result['pairs_per_second']:.1f} pairs/s); "
         f"saved to {result['path']}"
     )
+    if result.get("interpolate"):  # 0: the re-ranker alone was best
+        print(
+            f"blend in the first stage at the weight the held-out queries chose: "
+            f"rerank:model={result['model']},interpolate={result['interpolate']:g}"
+        )
     return 0
 
 

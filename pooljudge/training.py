@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from core.training.data import LabelledData, TrainConfig, TrainResult
+from core.types import Run
 from db.engine import Store
 from db.models import MODEL_KINDS
 
@@ -384,8 +385,8 @@ def check_train_params(store: Store, params: Mapping[str, Any] | TrainParams) ->
     return _Checked(p, cid, output, base, cross, is_run)
 
 
-def _candidates(store: Store, checked: _Checked, reporter) -> tuple[dict[str, list[str]], dict[str, Any]]:
-    """Each query's top ``depth`` candidates in trec order, and where they came from."""
+def _candidates(store: Store, checked: _Checked, reporter) -> tuple[Run, dict[str, Any]]:
+    """Each query's top ``depth`` candidates with their scores, in trec order, and where they came from."""
     from core.ranking import trec_ranking
     from db.queries import load_run
     from pooljudge.pipeline import retrieve
@@ -402,7 +403,7 @@ def _candidates(store: Store, checked: _Checked, reporter) -> tuple[dict[str, li
         stage = lambda label: reporter.stage_callback(f"retrieving candidates: {label}")  # noqa: E731
         name, run, config = retrieve(store, p.collection, spec, k=p.depth, progress=stage)
         source = {"retriever": spec.text, "depth": p.depth, "config": config}
-    return {qid: trec_ranking(docs)[: p.depth] for qid, docs in run.items()}, source
+    return {qid: {d: docs[d] for d in trec_ranking(docs)[: p.depth]} for qid, docs in run.items()}, source
 
 
 def _split(
@@ -481,6 +482,8 @@ class _Data:
     split_info: dict[str, Any]
     source: dict[str, Any]
     """Where the candidates came from (a run, or a retriever spec run for the job)."""
+    first_stage: Run
+    """The candidates with their first-stage scores (what a re-ranker is interpolated with)."""
 
 
 def _load_data(store: Store, checked: _Checked, reporter) -> _Data:
@@ -493,9 +496,32 @@ def _load_data(store: Store, checked: _Checked, reporter) -> _Data:
         labels, _qrels = resolve_labels(session, p.collection, p.labels)
         data, splits = labelled_data(session, p.collection, labels=labels)
     train_ids, held_ids, split_info = _split(data, splits, p)
-    candidates, source = _candidates(store, checked, reporter)
-    data = dataclasses.replace(data, candidates={q: c for q, c in candidates.items() if q in data.queries})
-    return _Data(labels, data.subset(train_ids), data.subset(held_ids), train_ids, held_ids, split_info, source)
+    first_stage, source = _candidates(store, checked, reporter)
+    data = dataclasses.replace(data, candidates={q: list(c) for q, c in first_stage.items() if q in data.queries})
+    train, held = data.subset(train_ids), data.subset(held_ids)
+    return _Data(labels, train, held, train_ids, held_ids, split_info, source, first_stage)
+
+
+def _interpolation(checked: _Checked, data: _Data, reporter) -> dict[str, Any] | None:
+    """The stage ``choosing the interpolation weight``: a re-ranker's first-stage weight, chosen on the held-out queries.
+
+    :func:`core.retrieval.rerank.choose_interpolation` over the trained re-ranker's scores of the
+    held-out candidates and their first-stage scores; ``None`` for a kind that is not a re-ranker.
+    The held-out queries also chose the best step, so the weight is a suggestion for the next
+    pool, not a held-out number.
+    """
+    if checked.params.kind != "cross-encoder" or not data.held.qrels:
+        return None
+    from core.retrieval.rerank import choose_interpolation
+    from core.training.cross_encoder import CrossEncoder, rerank
+
+    reporter(0, None, "choosing the interpolation weight")
+    encoder = CrossEncoder(
+        checked.output, max_length=checked.params.config.max_length, device=checked.params.config.device
+    )
+    reranked = rerank([encoder], data.held.queries, data.held.candidates, data.held.passages)
+    weight, scores = choose_interpolation(data.first_stage, reranked, data.held.qrels, data.held.level)
+    return {"weight": weight, "held_out_nDCG@10": {f"{w:g}": v for w, v in scores.items()}}
 
 
 def _train_into_place(checked: _Checked, data: _Data, reporter) -> TrainResult:
@@ -516,7 +542,9 @@ def _train_into_place(checked: _Checked, data: _Data, reporter) -> TrainResult:
     return trained[0]
 
 
-def _model_params(checked: _Checked, data: _Data, result: TrainResult) -> dict[str, Any]:
+def _model_params(
+    checked: _Checked, data: _Data, result: TrainResult, interpolation: dict[str, Any] | None
+) -> dict[str, Any]:
     """The registry's ``params`` of the model: the job's parameters, where the data came from, the trainer's."""
     return _json(
         {
@@ -531,16 +559,19 @@ def _model_params(checked: _Checked, data: _Data, result: TrainResult) -> dict[s
             "seconds": result.seconds,
             "pairs_per_second": result.pairs_per_second,
             "trainer": result.params,
+            "interpolation": interpolation,
         }
     )
 
 
-def _register(store: Store, checked: _Checked, data: _Data, result: TrainResult, job_id: Any) -> int:
+def _register(
+    store: Store, checked: _Checked, data: _Data, result: TrainResult, interpolation: dict[str, Any] | None, job_id: Any
+) -> int:
     """The stage ``registering``; when the name was taken meanwhile the trained folder is removed."""
     from db.trained_models import register_model
 
     p = checked.params
-    params = _model_params(checked, data, result)
+    params = _model_params(checked, data, result, interpolation)
     try:
         with store.write() as session:
             return register_model(
@@ -565,7 +596,7 @@ def run_train_job(store: Store, info, reporter) -> dict[str, Any]:
     """Train one model on a collection's labels and register it (see the module docstring for the parameters).
 
     Stages (the reporter's messages): ``loading labels``, ``retrieving candidates``, ``training``
-    (done/total steps), ``registering``.  Everything that can be refused is checked first
+    (done/total steps), for a re-ranker ``choosing the interpolation weight``, ``registering``.  Everything that can be refused is checked first
     (:func:`check_train_params`).  The model is trained into a hidden folder beside its final
     place and moved there only when training succeeded, so a failed job leaves no folder behind
     and can be retried with the same name.
@@ -574,14 +605,16 @@ def run_train_job(store: Store, info, reporter) -> dict[str, Any]:
     -------
     dict
         ``{"model": name, "id", "path", "kind", "best", "seconds", "pairs_per_second", "labels",
-        "train_queries", "held_out_queries"}``.
+        "train_queries", "held_out_queries", "interpolate"}`` (``interpolate``: a re-ranker's
+        first-stage weight chosen on the held-out queries, else None).
     """
     started = time.monotonic()
     checked = check_train_params(store, info.params)
     data = _load_data(store, checked, reporter)
     result = _train_into_place(checked, data, reporter)
+    interpolation = _interpolation(checked, data, reporter)
     reporter(0, None, "registering")
-    model_id = _register(store, checked, data, result, info.id)
+    model_id = _register(store, checked, data, result, interpolation, info.id)
     return {
         "model": checked.params.name,
         "id": model_id,
@@ -593,5 +626,6 @@ def run_train_job(store: Store, info, reporter) -> dict[str, Any]:
         "labels": data.labels,
         "train_queries": len(data.train_ids),
         "held_out_queries": len(data.held_ids),
+        "interpolate": interpolation["weight"] if interpolation else None,
         "total_seconds": time.monotonic() - started,
     }

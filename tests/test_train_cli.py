@@ -63,6 +63,11 @@ def _jobs(store):
         return list_jobs(session, kind="train")
 
 
+def job_result_weight(store):
+    """The newest train job's ``interpolate`` (its chosen first-stage weight)."""
+    return _jobs(store)[0].result["interpolate"]
+
+
 def _train(url, kind, name, *args, quiet=True):
     """``pooljudge --db URL [-q] train KIND -c toy --name NAME ARGS...``: its exit code."""
     return main(["--db", url, *(["-q"] if quiet else []), "train", kind, "-c", "toy", "--name", name, *args])
@@ -102,6 +107,14 @@ def test_train_cross_encoder_registers_a_model_transformers_loads(toy, tiny_enco
     assert job.result["path"] == model.path and job.result["best"] == model.best
     assert re.search(rf"best held-out nDCG@10 {best['eval']['nDCG@10']:.4f}, MRR@10 {best['eval']['MRR@10']:.4f}", out)
     assert f"saved to {model.path}" in out
+    # the first-stage weight for `rerank:...,interpolate=W`, chosen on the held-out queries from 0, 0.1, ..., 1
+    interpolation = model.params["interpolation"]
+    by_weight = interpolation["held_out_nDCG@10"]
+    assert list(by_weight) == [f"{i / 10:g}" for i in range(11)]
+    best_weight = min((w for w, v in by_weight.items() if v == max(by_weight.values())), key=float)
+    assert f"{interpolation['weight']:g}" == best_weight and job_result_weight(store) == interpolation["weight"]
+    if interpolation["weight"]:
+        assert f"rerank:model=rr,interpolate={interpolation['weight']:g}" in out
     assert not [p for p in (models / "1").iterdir() if p.name != "rr"]  # no training leftovers beside it
 
     # the folder is a standard Hugging Face model: transformers' logits are CrossEncoder's scores

@@ -337,7 +337,10 @@ st.caption("Folder (a Hugging Face model folder that `transformers` loads as is)
 st.code(chosen.path, language=None)
 st.caption("Use it as a retriever (`pooljudge retrieve`, `pooljudge pool`, the Pooling page):")
 # rerank: resolves a registered name (a RocketQAv2 model's co-trained cross-encoder); dense: takes a folder
-if chosen.kind == "cross-encoder":
+interpolation = chosen.params.get("interpolation") or {}
+if chosen.kind == "cross-encoder" and interpolation.get("weight"):  # the first-stage weight its held-out queries chose
+    usage = f"rerank:model={chosen.name},first=bm25,depth=100,interpolate={interpolation['weight']:g}"
+elif chosen.kind == "cross-encoder":
     usage = f"rerank:model={chosen.name},first=bm25,depth=100"
 elif chosen.kind == "rocketqav2":
     usage = f"dense:model={chosen.path}\nrerank:model={chosen.name},first=bm25,depth=100"

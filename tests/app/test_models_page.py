@@ -323,6 +323,24 @@ def test_a_rocketqav2_job_gets_its_cross_encoder_denoising_depth_and_step_cap(db
     assert newest.params["config"].get("max_steps") is None
 
 
+def test_a_re_ranker_with_a_chosen_interpolation_weight_shows_it_in_its_spec(db, tmp_path):
+    _collection(db)
+    with db.write() as s:
+        register_model(
+            s,
+            "c",
+            name="ce-blend",
+            kind="cross-encoder",
+            path=str(tmp_path / "blend"),
+            base_model=None,
+            params={"interpolation": {"weight": 0.7, "held_out_nDCG@10": {"0": 0.41, "0.7": 0.52}}},
+            history=[],
+            best={},
+        )
+    at = open_as_admin(db, PAGE)
+    assert "rerank:model=ce-blend,first=bm25,depth=100,interpolate=0.7" in [c.value for c in at.code]
+
+
 def test_the_page_is_for_admins_only(db, tmp_path):
     from streamlit.testing.v1 import AppTest
 
