@@ -81,6 +81,21 @@ def _register(db, tmp_path) -> None:
     )
 
 
+def _bare_model(session, collection: str, name: str, kind: str, path, params: dict | None = None) -> None:
+    """A model registered without a training history (what a page shows for a model trained elsewhere)."""
+    register_model(
+        session,
+        collection,
+        name=name,
+        kind=kind,
+        path=str(path),
+        base_model=None,
+        params=params or {},
+        history=[],
+        best={},
+    )
+
+
 def _values(array) -> list:
     """A trace's x or y: plotly writes number arrays as typed base64 (``{"dtype", "bdata"}``)."""
     if isinstance(array, dict):
@@ -151,17 +166,7 @@ def test_rocketqav2_shows_its_kl_and_supervised_terms_and_both_uses(db, tmp_path
 def test_a_dual_encoder_is_used_by_its_folder(db, tmp_path):
     _collection(db)
     with db.write() as s:
-        register_model(
-            s,
-            "c",
-            name="de",
-            kind="dual-encoder",
-            path=str(tmp_path / "de"),
-            base_model=None,
-            params={},
-            history=[],
-            best={},
-        )
+        _bare_model(s, "c", "de", "dual-encoder", tmp_path / "de")
     at = open_as_admin(db, PAGE)
     assert not at.exception
     assert [c.value for c in at.code if "model=" in c.value] == [f"dense:model={tmp_path / 'de'}"]
@@ -326,16 +331,13 @@ def test_a_rocketqav2_job_gets_its_cross_encoder_denoising_depth_and_step_cap(db
 def test_a_re_ranker_with_a_chosen_interpolation_weight_shows_it_in_its_spec(db, tmp_path):
     _collection(db)
     with db.write() as s:
-        register_model(
+        _bare_model(
             s,
             "c",
-            name="ce-blend",
-            kind="cross-encoder",
-            path=str(tmp_path / "blend"),
-            base_model=None,
+            "ce-blend",
+            "cross-encoder",
+            tmp_path / "blend",
             params={"interpolation": {"weight": 0.7, "held_out_nDCG@10": {"0": 0.41, "0.7": 0.52}}},
-            history=[],
-            best={},
         )
     at = open_as_admin(db, PAGE)
     assert "rerank:model=ce-blend,first=bm25,depth=100,interpolate=0.7" in [c.value for c in at.code]
@@ -404,17 +406,7 @@ def test_switching_collections_shows_the_other_collections_models(db, tmp_path):
             format="test",
             location="mem",
         )
-        register_model(
-            s,
-            "d",
-            name="other",
-            kind="dual-encoder",
-            path=str(tmp_path / "other"),
-            base_model=None,
-            params={},
-            history=[],
-            best={},
-        )
+        _bare_model(s, "d", "other", "dual-encoder", tmp_path / "other")
     at = open_as_admin(db, PAGE)
     at.selectbox(key="models_chosen").set_value("rq").run()
     at.selectbox(key="models_collection").set_value("d").run()
