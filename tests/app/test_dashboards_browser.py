@@ -113,14 +113,19 @@ def test_dataset_statistics_dashboards(app_server, page, relabelled):
 
 def _step_to_a_suggestion(page):
     """Press Next until the pair shown has a suggested tag; its Confirm button."""
-    pair = page.get_by_role("combobox", name="Pair", exact=True)
+    # While a rerun draws, the previous run's chooser can stay on the page beside the new one (marked stale):
+    # read and click only once the page holds the finished run's elements alone.
+    fresh = page.locator('[data-testid="stElementContainer"]:not([data-stale="true"])')
+    pair = fresh.get_by_role("combobox", name="Pair", exact=True)
     after = page.get_by_role("button", name="Next")
     confirm = page.get_by_role("button", name="Confirm")
+    wait_idle(page, 120_000, fresh=True)
     while not confirm.count() and after.is_enabled():
+        expect(pair).to_have_count(1, timeout=60_000)
         shown = pair.input_value()
         after.click()
         expect(pair).not_to_have_value(shown, timeout=60_000)  # the next pair is chosen ...
-        wait_idle(page, 60_000, fresh=True)  # ... and drawn
+        wait_idle(page, 120_000, fresh=True)  # ... and drawn
     assert confirm.count(), "no sampled pair got a suggestion"
     return confirm
 
