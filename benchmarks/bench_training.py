@@ -41,7 +41,13 @@ on the held-out queries only (``--max-held-out`` caps them), nDCG@10 and MRR@10
    teacher of the listwise distillation) starts, as in the paper, from a
    trained re-ranker: the one of 3 (``--rocketqa-cross base`` starts it from
    MiniLM with a new head instead; ``--denoise LOW HIGH`` adds the hybrid
-   data augmentation).
+   data augmentation).  With a dev split and ``--teacher-prior bm25`` (the
+   default) the distillation target is the cross-encoder's logits plus
+   :math:`\\lambda` times BM25's min-max normalised score (the module
+   docstring of :mod:`core.training.rocketqav2`), :math:`\\lambda` chosen on
+   the dev queries (:func:`core.retrieval.rerank.choose_prior_weight`): a
+   re-ranker trained on a hundred queries can rank below the student, and
+   only a teacher stronger than the student can teach it.
 
 The trainers get no held-out data (``held_out=None``): they train for the
 fixed budget and the held-out queries are scored once, at the end, so
@@ -139,6 +145,7 @@ class Collection:
     language: str
     data: LabelledData
     bm25_run: Run = field(default_factory=dict)
+    bm25_prior: Run = field(default_factory=dict)  # every passage's BM25 score: the teacher's first-stage evidence
 
 
 # ---------------------------------------------------------------------------------------------- data
@@ -205,10 +212,12 @@ def with_bm25_candidates(collection: Collection, depth: int = DEPTH) -> Collecti
     data = collection.data
     ids = sorted(data.passages)
     bm25 = BM25Retriever(analyzer_for(collection.language)).index(ids, [data.passages[d] for d in ids])
-    run = bm25.batch_search(data.queries, k=depth)
-    candidates = {q: list(hits) for q, hits in run.items()}  # batch_search gives each query's hits in trec order
+    every = bm25.batch_search(data.queries, k=len(ids))
+    # batch_search gives each query's hits in trec order
+    run = {q: dict(list(hits.items())[:depth]) for q, hits in every.items()}
+    candidates = {q: list(hits) for q, hits in run.items()}
     data = LabelledData(data.queries, data.passages, data.qrels, candidates, data.level)
-    return Collection(collection.name, collection.language, data, run)
+    return Collection(collection.name, collection.language, data, run, every)
 
 
 def split(
@@ -478,6 +487,7 @@ class Bench:
     dev: LabelledData | None
     held: LabelledData
     out: dict[str, Any] = field(default_factory=lambda: {"metrics": {}, "seconds": {}})
+    prior_weight: float = 0.0  # RocketQAv2's teacher prior weight, chosen on the dev split
 
     def record(self, key: str, run: Run, seconds: float) -> None:
         self.out["metrics"][key] = held_out_metrics(run, self.held)
@@ -537,7 +547,19 @@ def bench_cross_encoder(b: Bench) -> Path:
         b.out["interpolation"] = {"weight": weight, "dev_nDCG@10": by_weight, "dev_queries": len(b.dev.queries)}
         log(f"{b.collection.name} BM25 weight chosen on {len(b.dev.queries)} dev queries: {weight}")
         b.record("interpolated", interpolate_runs(bm25, held_run, weight), time.perf_counter() - t)
+        if b.args.teacher_prior == "bm25":
+            choose_teacher_prior(b, dev_run)
     return folder
+
+
+def choose_teacher_prior(b: Bench, dev_run: Run) -> None:
+    """RocketQAv2's teacher prior weight: the re-ranker's dev logits plus lambda * BM25 with the best dev nDCG@10."""
+    from core.retrieval.rerank import choose_prior_weight
+
+    assert b.dev is not None
+    b.prior_weight, by_weight = choose_prior_weight(b.collection.bm25_prior, dev_run, b.dev.qrels, b.dev.level)
+    b.out["teacher_prior"] = {"weight": b.prior_weight, "dev_nDCG@10": by_weight}
+    log(f"{b.collection.name} RocketQAv2 teacher's BM25 weight chosen on the dev queries: {b.prior_weight}")
 
 
 def bench_speed(b: Bench) -> None:
@@ -592,10 +614,13 @@ def bench_rocketqav2(b: Bench, trained_cross: Path | None) -> None:
         cross_base=teacher,
         denoise=tuple(b.args.denoise) if b.args.denoise and teacher != base else None,
         temperature=b.args.temperature,
+        prior=b.collection.bm25_prior if b.prior_weight else None,
+        prior_weight=b.prior_weight,
         progress=ticker("RocketQAv2 training"),
     )
     b.out["rocketqav2_teacher"] = "trained cross-encoder" if teacher != base else "base model, new head"
     b.out["rocketqav2_denoise"] = result.params.get("denoise")
+    b.out["rocketqav2_teacher_prior"] = result.params.get("teacher_prior")
     b.out["rocketqav2_training"] = {"seconds": result.seconds, "pairs_per_second": result.pairs_per_second}
     t = time.perf_counter()
     run = dense_run(result.path, b.held, max_length=b.args.max_length, cache=False, progress=ticker("encoding"))
@@ -728,6 +753,13 @@ def add_model_arguments(parser: argparse.ArgumentParser, cuda: bool) -> None:
         default=None,
         metavar=("LOW", "HIGH"),
         help="RocketQAv2 hybrid data augmentation thresholds (with a trained teacher only)",
+    )
+    parser.add_argument(
+        "--teacher-prior",
+        choices=("bm25", "none"),
+        default="bm25",
+        help="RocketQAv2's distillation target adds BM25's normalised score, its weight chosen on the dev split "
+        "(needs the cross-encoder system and --dev), or is the cross-encoder's logits alone (the paper's)",
     )
     parser.add_argument(
         "--base-model", type=Path, default=None, help="starting encoder folder (default: the packaged all-MiniLM-L6-v2)"

@@ -272,6 +272,12 @@ def check_collection(bench, name: str, res: dict, table: list[str]) -> None:
     best = max(interpolation["dev_nDCG@10"].values())
     assert interpolation["dev_nDCG@10"][interpolation["weight"]] == best  # the weight is the dev's best
     assert res["rocketqav2_teacher"] == "trained cross-encoder"  # the re-ranker trained before it
+    prior = res["teacher_prior"]  # the teacher's BM25 weight: the dev's best of the 8 tried
+    assert len(prior["dev_nDCG@10"]) == 8 and prior["dev_nDCG@10"][prior["weight"]] == max(
+        prior["dev_nDCG@10"].values()
+    )
+    used = {"weight": prior["weight"], "queries": res["train_queries"]} if prior["weight"] else None
+    assert res["rocketqav2_teacher_prior"] == used
     for key, label in bench.SYSTEMS:
         value = res["metrics"][key]
         assert 0.0 <= value["nDCG@10"] <= 1.0 and 0.0 <= value["MRR@10"] <= 1.0

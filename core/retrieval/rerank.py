@@ -17,17 +17,27 @@ the indexed copy).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from core.fusion import convex
+from core.fusion import convex, min_max_normalise
 from core.retrieval.base import Hit, ProgressCallback, Retriever, describe_retriever
 from core.types import Qrels, Run
 from core.validators import positive_int, real_number
 
-__all__ = ["INTERPOLATION_GRID", "RerankRetriever", "choose_interpolation", "interpolate_runs"]
+__all__ = [
+    "INTERPOLATION_GRID",
+    "PRIOR_GRID",
+    "RerankRetriever",
+    "add_prior",
+    "choose_interpolation",
+    "choose_prior_weight",
+    "interpolate_runs",
+]
 
 INTERPOLATION_GRID = tuple(i / 10 for i in range(11))
+PRIOR_GRID = (0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
+"""Weights :func:`choose_prior_weight` tries: logit units, from none to nearly the first stage's order."""
 """The first-stage weights :func:`choose_interpolation` tries: 0, 0.1, ..., 1."""
 
 
@@ -69,12 +79,61 @@ def choose_interpolation(
     >>> best, {w: round(v, 4) for w, v in scores.items()}
     (0.5, {0.0: 0.6309, 0.5: 1.0, 1.0: 1.0})
     """
+    return _best_weight(first, reranked, qrels, level, grid, interpolate_runs)
+
+
+def add_prior(first: Run, reranked: Run, weight: float) -> Run:
+    """Each re-ranked candidate's score plus ``weight`` times its min-max normalised first-stage score.
+
+    A log-linear combination: on a re-ranker's logits it multiplies the
+    re-ranker's softmax by the first stage's evidence, so it keeps the
+    logits' scale (what a listwise distillation target needs; the convex
+    :func:`interpolate_runs` maps everything into [0, 1]).  The first stage
+    is normalised over each query's whole ``first`` list; a candidate
+    missing from it gets 0.
+
+    Examples
+    --------
+    >>> add_prior({"q": {"a": 3.0, "b": 1.0}}, {"q": {"a": -2.0, "b": 4.0, "c": 0.0}}, 2.0)
+    {'q': {'a': 0.0, 'b': 4.0, 'c': 0.0}}
+    """
+    w = real_number(weight, "prior weight", low=0)
+    normalised = min_max_normalise({q: first[q] for q in reranked if q in first})
+    return {q: {d: s + w * normalised.get(q, {}).get(d, 0.0) for d, s in docs.items()} for q, docs in reranked.items()}
+
+
+def choose_prior_weight(
+    first: Run, reranked: Run, qrels: Qrels, level: int = 1, grid: Sequence[float] = PRIOR_GRID
+) -> tuple[float, dict[float, float]]:
+    """:func:`choose_interpolation` for :func:`add_prior`: the weight in ``grid`` with the best nDCG@10 on ``qrels``.
+
+    ``reranked`` should hold a re-ranker's raw logits (``CrossEncoder.score``).
+
+    Examples
+    --------
+    >>> first = {"q": {"a": 2.0, "b": 0.0, "c": 1.0}}
+    >>> best, scores = choose_prior_weight(first, {"q": {"a": 0.0, "b": 1.0, "c": -1.0}}, {"q": {"a": 1}}, grid=(0, 2))
+    >>> best, {w: round(v, 4) for w, v in scores.items()}
+    (2.0, {0.0: 0.6309, 2.0: 1.0})
+    """
+    return _best_weight(first, reranked, qrels, level, grid, add_prior)
+
+
+def _best_weight(
+    first: Run,
+    reranked: Run,
+    qrels: Qrels,
+    level: int,
+    grid: Sequence[float],
+    combine: Callable[[Run, Run, float], Run],
+) -> tuple[float, dict[float, float]]:
+    """The weight of ``grid`` whose ``combine(first, reranked, w)`` has the best nDCG@10 (ties: the smaller)."""
     from core.training.common import ranking_metrics
 
     if not grid:
         raise ValueError("grid: need at least one weight")
     judged = {q: docs for q, docs in reranked.items() if q in qrels}
-    scores = {float(w): ranking_metrics(interpolate_runs(first, judged, w), qrels, level)["nDCG@10"] for w in grid}
+    scores = {float(w): ranking_metrics(combine(first, judged, w), qrels, level)["nDCG@10"] for w in grid}
     best = max(scores, key=lambda w: (scores[w], -w))
     return best, scores
 

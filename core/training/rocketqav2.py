@@ -49,6 +49,19 @@ the best step for both models); ``params`` holds the settings,
 ``pairs_per_second`` counts the (query, passage) pairs of the lists (each
 scored by both models) per second of training steps.
 
+**A teacher with first-stage evidence** (``prior``, ``prior_weight``; not in
+the paper): the distillation target becomes
+:math:`s_{ce}(q, p) + \\lambda \\hat s_{prior}(q, p)`, the first stage's scores
+min-max normalised per query (0 for a passage it did not retrieve), as
+:func:`core.retrieval.rerank.add_prior` ranks.  The paper's re-ranker was
+pre-trained on far more labels than a benchmark's first rounds give; a
+cross-encoder trained on a hundred queries can rank below the dual encoder
+it should teach, and distilling it then makes the student worse.  The same
+cross-encoder with the first stage's evidence is usually stronger than
+either (choose :math:`\\lambda` on a dev split with
+:func:`core.retrieval.rerank.choose_prior_weight`).  ``L_sup`` stays on the
+cross-encoder's own logits, so the saved re-ranker is still a plain one.
+
 **Hybrid data augmentation** (section 3.4), :func:`denoise_candidates`: the
 unlabelled retrieved candidates are scored by a (trained) cross-encoder; those
 it finds confidently irrelevant (probability ``<= low``) stay as hard
@@ -68,6 +81,7 @@ from typing import Any
 
 import numpy as np
 
+from core.fusion import min_max_normalise
 from core.retrieval.base import ProgressCallback
 from core.training.common import StepFn, TrainingLoop, cpu_state, save_training_record
 from core.training.data import LabelledData, TrainConfig, TrainResult
@@ -85,6 +99,7 @@ from core.training.dual_encoder import (
     evaluate_dual,
 )
 from core.training.losses import listwise_kl, listwise_softmax
+from core.types import Run
 from core.validators import real_number
 
 __all__ = ["CROSS_ENCODER_FOLDER", "build_lists", "denoise_candidates", "train_rocketqav2"]
@@ -258,6 +273,8 @@ class _Joint:
     plan: _Plan
     cross_base: Any
     denoised: dict[str, Any] | None
+    prior: Run
+    prior_weight: float
 
     def state(self) -> tuple[dict[str, Any], dict[str, Any]]:
         return self.dual.state(), cpu_state(self.cross.model)
@@ -299,7 +316,19 @@ class _Joint:
 
     def params(self) -> dict[str, Any]:
         """The training record's joint-only ``params``: the cross-encoder's start and folder, the denoising."""
-        return {"cross_base": self.cross_from(), "cross_encoder": CROSS_ENCODER_FOLDER, "denoise": self.denoised}
+        return {
+            "cross_base": self.cross_from(),
+            "cross_encoder": CROSS_ENCODER_FOLDER,
+            "denoise": self.denoised,
+            "teacher_prior": {"weight": self.prior_weight, "queries": len(self.prior)} if self.prior_weight else None,
+        }
+
+    def teacher_prior(self, batch: Sequence[tuple[str, str]], lists: list[list[str]]) -> list[list[float]]:
+        """``prior_weight`` times each list entry's normalised first-stage score (0 when absent)."""
+        return [
+            [self.prior_weight * self.prior.get(qid, {}).get(pid, 0.0) for pid in ids]
+            for (qid, _), ids in zip(batch, lists)
+        ]
 
 
 def _prepare(
@@ -311,10 +340,16 @@ def _prepare(
     denoise: Any,
     pooling: Pooling,
     temperature: float,
+    prior: Run | None,
+    prior_weight: Any,
 ) -> _Joint:
     """Check the arguments, seed, load both models, denoise ``train`` when asked and plan the batches."""
     _check_common(train, config, temperature)
     thresholds = _check_denoise(denoise, cross_base)
+    weight = real_number(prior_weight, "prior_weight", low=0.0)
+    if weight and not prior:
+        raise ValueError("prior_weight needs a prior run (the first stage's scores of the training queries)")
+    normalised = min_max_normalise({q: docs for q, docs in (prior or {}).items() if q in train.queries})
     dual = _seeded_dual(base_model, pooling, config)
     cross = _load_cross_encoder(cross_base, config, dual.device)
     denoised = None
@@ -325,7 +360,7 @@ def _prepare(
     qids = train.trainable()
     if not qids:
         raise ValueError("train has no query with a positive passage left after denoising")
-    return _Joint(dual, cross, train, _plan(train, qids, config), cross_base, denoised)
+    return _Joint(dual, cross, train, _plan(train, qids, config), cross_base, denoised, normalised, weight)
 
 
 def _distillation_step(joint: _Joint, negatives: int, temperature: float) -> StepFn:
@@ -347,7 +382,11 @@ def _distillation_step(joint: _Joint, negatives: int, temperature: float) -> Ste
         # The cross-encoder's own tokenisation and forward pass, so training sees what CrossEncoder.score sees.
         pairs = cross.collate(cross.features([(qtexts[i // size], text) for i, text in enumerate(flat)]))
         cross_scores = cross.logits(pairs).view(len(batch), size)
-        kl = listwise_kl(dual_scores, cross_scores, mask)
+        teacher = cross_scores
+        if joint.prior_weight:
+            prior = joint.teacher_prior(batch, lists)
+            teacher = cross_scores + torch.tensor(prior, dtype=cross_scores.dtype, device=cross_scores.device)
+        kl = listwise_kl(dual_scores, teacher, mask)
         sup = listwise_softmax(cross_scores, mask)
         return kl + sup, int(mask.sum()), {"kl": float(kl.detach()), "sup": float(sup.detach())}
 
@@ -384,6 +423,8 @@ def train_rocketqav2(
     denoise: tuple[float, float] | None = None,
     pooling: Pooling = "mean",
     temperature: float = 0.05,
+    prior: Run | None = None,
+    prior_weight: float = 0.0,
     progress: ProgressCallback | None = None,
 ) -> TrainResult:
     """Train a dual encoder and a cross-encoder jointly by dynamic listwise distillation (see the module docstring).
@@ -404,6 +445,10 @@ def train_rocketqav2(
         The dual encoder's pooling, as ``BiEncoder``'s.
     temperature : float
         :math:`\\tau` of the dual scores (0.05; the module docstring says why).
+    prior : Run, optional
+        First-stage scores ``{qid: {pid: score}}`` of the training queries (e.g. BM25's).
+    prior_weight : float
+        :math:`\\lambda` >= 0 of the module docstring's teacher with first-stage evidence (0: the paper's teacher).
     progress : callable, optional
         ``progress(step, total_steps)``.
 
@@ -421,6 +466,8 @@ def train_rocketqav2(
         denoise=denoise,
         pooling=pooling,
         temperature=temperature,
+        prior=prior,
+        prior_weight=prior_weight,
     )
     initial = evaluate_dual(joint.dual, held_out) if held_out is not None else {}
     loop = joint.training_loop(config, held_out, progress)

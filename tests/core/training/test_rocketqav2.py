@@ -289,3 +289,74 @@ def test_without_held_out_keeps_the_last_weights(tmp_path, tiny_encoder_folder, 
     assert (tmp_path / "m" / "cross-encoder" / "model.safetensors").is_file()
     with pytest.raises(ValueError, match="temperature"):
         train_rocketqav2(train, None, config(), output=tmp_path / "x", base_model=tiny_encoder_folder, temperature=-1)
+
+
+# --------------------------------------------------------------------------- a teacher with first-stage evidence
+
+
+def topic_prior(data: LabelledData) -> dict[str, dict[str, float]]:
+    """A first stage that scores a passage 10 when it shares the query's topic, else 2 (min-max: 1 and 0)."""
+    return {q: {p: 10.0 if p.split("-")[1] == q.split("-")[1] else 2.0 for p in data.passages} for q in data.queries}
+
+
+def test_the_teacher_is_the_logits_plus_the_weighted_normalised_prior(
+    tmp_path, monkeypatch, tiny_encoder_folder, toy_split
+):
+    train, _ = toy_split
+    blank = OracleCrossEncoder()
+    with torch.no_grad():
+        blank.model.weight.zero_()  # logit 0 for every pair: the teacher is the prior alone
+    monkeypatch.setattr(rocketqav2, "_load_cross_encoder", lambda *a, **k: blank)
+    seen = []
+    kl = rocketqav2.listwise_kl
+
+    def recording_kl(dual, teacher, mask):
+        seen.append(teacher.detach().clone())
+        return kl(dual, teacher, mask)
+
+    monkeypatch.setattr(rocketqav2, "listwise_kl", recording_kl)
+    result = train_rocketqav2(
+        train,
+        None,
+        config(max_steps=1),
+        output=tmp_path / "m",
+        base_model=tiny_encoder_folder,
+        prior=topic_prior(train),
+        prior_weight=3.0,
+    )
+    (teacher,) = seen
+    # Each list is [positive, 3 negatives of other topics]: the prior gives the positive 3.0, the others 0.
+    assert teacher.shape == (8, 4)
+    assert torch.equal(teacher, torch.tensor([[3.0, 0.0, 0.0, 0.0]] * 8))
+    assert result.params["teacher_prior"] == {"weight": 3.0, "queries": len(train.queries)}
+
+
+def test_a_prior_teaches_where_the_cross_encoder_cannot(tmp_path, monkeypatch, tiny_encoder_folder, toy_split):
+    train, held_out = toy_split
+    results = {}
+    for weight in (0.0, 4.0):
+        blank = OracleCrossEncoder()
+        with torch.no_grad():
+            blank.model.weight.zero_()
+        monkeypatch.setattr(rocketqav2, "_load_cross_encoder", lambda *a, _b=blank, **k: _b)
+        results[weight] = train_rocketqav2(
+            train,
+            held_out,
+            config(epochs=4),
+            output=tmp_path / f"m{weight}",
+            base_model=tiny_encoder_folder,
+            prior=topic_prior(train),
+            prior_weight=weight,
+        )
+    before = results[0.0].params["initial_eval"]["nDCG@10"]
+    assert results[4.0].best["eval"]["nDCG@10"] > before + 0.2
+    assert results[0.0].best["eval"]["nDCG@10"] < before + 0.1  # a flat teacher teaches nothing
+    assert results[0.0].params["teacher_prior"] is None
+
+
+def test_prior_arguments(tmp_path, tiny_encoder_folder, toy_split):
+    train, _ = toy_split
+    with pytest.raises(ValueError, match="prior_weight needs a prior run"):
+        train_tiny(train, None, config(max_steps=1), tmp_path / "m", tiny_encoder_folder, prior_weight=1.0)
+    with pytest.raises(ValueError, match="prior_weight"):
+        train_tiny(train, None, config(max_steps=1), tmp_path / "m", tiny_encoder_folder, prior={}, prior_weight=-1.0)
