@@ -386,6 +386,12 @@ def _train_params(args: argparse.Namespace) -> dict:
             raise ValueError(
                 f"--denoise must be two probabilities LOW,HIGH, e.g. 0.1,0.9; got {args.denoise!r}"
             ) from None
+    teacher_prior = args.teacher_prior
+    if teacher_prior is not None and teacher_prior != "auto":
+        try:
+            teacher_prior = float(teacher_prior)
+        except ValueError:
+            raise ValueError(f"--teacher-prior must be a weight >= 0 or auto, got {args.teacher_prior!r}") from None
     config = {
         key: getattr(args, key)
         for key in (
@@ -416,6 +422,7 @@ def _train_params(args: argparse.Namespace) -> dict:
         "cross_base": args.cross_base,
         "loss": args.loss,
         "denoise": denoise,
+        "teacher_prior": teacher_prior,
         "config": config,
         "created_by": f"{getpass.getuser()} (cli)",
     }
@@ -445,6 +452,8 @@ def cmd_train(args: argparse.Namespace) -> int:
             f"blend in the first stage at the weight the held-out queries chose: "
             f"rerank:model={result['model']},interpolate={result['interpolate']:g}"
         )
+    if result.get("teacher_prior") is not None:
+        print(f"the teacher's first-stage weight: {result['teacher_prior']:g}")
     return 0
 
 
@@ -1035,6 +1044,23 @@ def _add_job_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.set_defaults(func=cmd_job)
 
 
+def _add_rocketqav2_arguments(p: argparse.ArgumentParser) -> None:
+    """The `train` options only RocketQAv2 reads: its cross-encoder's start, denoising and teacher prior."""
+    p.add_argument("--cross-base", help="rocketqav2: the cross-encoder's starting model (name or folder)")
+    p.add_argument(
+        "--denoise",
+        help="rocketqav2: LOW,HIGH cross-encoder probabilities: unlabelled candidates <= LOW "
+        "stay negatives, >= HIGH become positives, the rest are dropped",
+    )
+    p.add_argument(
+        "--teacher-prior",
+        metavar="W|auto",
+        help="rocketqav2: the distillation target is the cross-encoder's logits plus W times the candidates' "
+        "min-max normalised first-stage scores; auto chooses W on the held-out queries with --cross-base "
+        "(a trained cross-encoder); default: the cross-encoder alone, as in the paper",
+    )
+
+
 def _add_train_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the `train` command: a re-ranker or dense encoder."""
     p = sub.add_parser("train", help="train a re-ranker or dense encoder on a collection's labels (a job, run here)")
@@ -1067,17 +1093,12 @@ def _add_train_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="starting model: a registered model name or a folder (default: the packaged "
         "all-MiniLM-L6-v2, a new scoring head for a cross-encoder)",
     )
-    p.add_argument("--cross-base", help="rocketqav2: the cross-encoder's starting model (name or folder)")
     p.add_argument(
         "--loss",
         choices=["listwise", "pointwise"],
         help="cross-encoder: listwise softmax over a query's candidates (default) or pointwise BCE on grade >= level",
     )
-    p.add_argument(
-        "--denoise",
-        help="rocketqav2: LOW,HIGH cross-encoder probabilities: unlabelled candidates <= LOW "
-        "stay negatives, >= HIGH become positives, the rest are dropped",
-    )
+    _add_rocketqav2_arguments(p)
     p.add_argument("--epochs", type=int)
     p.add_argument("--batch-size", type=int, help="queries per step (pairs for --loss pointwise)")
     p.add_argument("--lr", dest="learning_rate", type=float, help="learning rate (default 2e-5)")

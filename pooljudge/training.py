@@ -20,6 +20,9 @@ Job parameters (JSON), all but ``collection``, ``name`` and ``kind`` optional::
                                     cross_base is RocketQAv2's cross-encoder
     loss                            cross-encoder: "listwise" (default) or "pointwise"
     denoise                         rocketqav2: [low, high] probabilities, or null (no hybrid data augmentation)
+    teacher_prior                   rocketqav2: the weight (>= 0) of the candidates' first-stage scores in the
+                                    distillation target, "auto" (chosen on the held-out queries with cross_base,
+                                    a trained cross-encoder) or null (the paper's: the cross-encoder alone)
     config                          TrainConfig fields (epochs, batch_size, learning_rate, max_length, negatives, ...)
     created_by                      who asked (recorded with the model)
 """
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import re
 import shutil
@@ -65,6 +69,7 @@ _PARAM_KEYS = {
     "cross_base",
     "loss",
     "denoise",
+    "teacher_prior",
     "config",
     "created_by",
 }
@@ -184,6 +189,25 @@ def _checked_denoise(params: Mapping[str, Any], kind: str) -> tuple[float, float
     return low, high
 
 
+def _checked_teacher_prior(params: Mapping[str, Any], kind: str) -> float | str | None:
+    """``--teacher-prior W|auto``: a finite weight >= 0 or "auto" (which needs ``--cross-base``), RocketQAv2 only."""
+    prior = params.get("teacher_prior")
+    if prior is None:
+        return None
+    if kind != "rocketqav2":
+        raise ValueError(f"--teacher-prior applies to rocketqav2 only, not {kind}")
+    if prior == "auto":
+        if params.get("cross_base") is None:
+            raise ValueError(
+                "--teacher-prior auto chooses the weight with a trained cross-encoder's scores: give it as --cross-base"
+            )
+        return "auto"
+    weight = _number(params, "teacher_prior", "--teacher-prior", float, None)
+    if not math.isfinite(weight) or weight < 0:
+        raise ValueError(f"--teacher-prior must be a weight >= 0 or auto, got {prior!r}")
+    return weight
+
+
 def _check_evaluation_split(params: Mapping[str, Any], held_out: float | None) -> None:
     """Held-out queries come from ``--held-out`` or from ``--eval-split`` (another split than ``--split``)."""
     if held_out is not None and params.get("eval_split") is not None:
@@ -230,6 +254,7 @@ class TrainParams:
     cross_base: str | None = None
     loss: Loss = "listwise"
     denoise: tuple[float, float] | None = None
+    teacher_prior: float | str | None = None
     config: TrainConfig = field(default_factory=TrainConfig)
     created_by: str | None = None
 
@@ -251,6 +276,7 @@ class TrainParams:
             raise ValueError(f"--depth must be a positive integer, got {params.get('depth')!r}")
         loss = _checked_loss(params, kind)
         denoise = _checked_denoise(params, kind)
+        teacher_prior = _checked_teacher_prior(params, kind)
         _check_evaluation_split(params, held_out)
         if params.get("cross_base") is not None and kind != "rocketqav2":
             raise ValueError(f"--cross-base applies to rocketqav2 only, not {kind}")
@@ -269,6 +295,7 @@ class TrainParams:
             cross_base=strings["cross_base"],
             loss=loss,
             denoise=denoise,
+            teacher_prior=teacher_prior,
             config=_config(params.get("config") or {}),
             created_by=strings["created_by"],
         )
@@ -438,8 +465,9 @@ def _split(
     return train, held, {"split": p.split, "eval_split": p.eval_split}
 
 
-def _train(kind: str, train: LabelledData, held: LabelledData, checked: _Checked, output: Path, progress):
+def _train(kind: str, data: _Data, checked: _Checked, output: Path, progress, prior_weight: float = 0.0):
     p = checked.params
+    train, held = data.train, data.held
     base = str(checked.base) if checked.base else None
     if kind == "cross-encoder":
         from core.training.cross_encoder import train_cross_encoder
@@ -461,6 +489,8 @@ def _train(kind: str, train: LabelledData, held: LabelledData, checked: _Checked
         base_model=base,
         cross_base=str(checked.cross_base) if checked.cross_base else None,
         denoise=p.denoise,
+        prior=data.first_stage if prior_weight else None,
+        prior_weight=prior_weight,
         progress=progress,
     )
 
@@ -502,6 +532,36 @@ def _load_data(store: Store, checked: _Checked, reporter) -> _Data:
     return _Data(labels, train, held, train_ids, held_ids, split_info, source, first_stage)
 
 
+def _held_out_scores(folder: Path, checked: _Checked, data: _Data) -> Run:
+    """A cross-encoder's raw scores of the held-out queries' candidates."""
+    from core.training.cross_encoder import CrossEncoder, rerank
+
+    config = checked.params.config
+    encoder = CrossEncoder(folder, max_length=config.max_length, device=config.device)
+    return rerank([encoder], data.held.queries, data.held.candidates, data.held.passages)
+
+
+def _teacher_prior(checked: _Checked, data: _Data, reporter) -> dict[str, Any] | None:
+    """RocketQAv2's teacher prior weight: the given one, or (``auto``) the stage ``choosing the teacher's prior weight``.
+
+    :func:`core.retrieval.rerank.choose_prior_weight` over the starting cross-encoder's logits of the
+    held-out candidates plus the weighted first-stage scores; None when there is no prior.
+    """
+    prior = checked.params.teacher_prior
+    if prior is None:
+        return None
+    if prior != "auto":
+        return {"weight": float(prior)}
+    if not data.held.qrels or checked.cross_base is None:
+        return None
+    from core.retrieval.rerank import choose_prior_weight
+
+    reporter(0, None, "choosing the teacher's prior weight")
+    logits = _held_out_scores(checked.cross_base, checked, data)
+    weight, scores = choose_prior_weight(data.first_stage, logits, data.held.qrels, data.held.level)
+    return {"weight": weight, "held_out_nDCG@10": {f"{w:g}": v for w, v in scores.items()}}
+
+
 def _interpolation(checked: _Checked, data: _Data, reporter) -> dict[str, Any] | None:
     """The stage ``choosing the interpolation weight``: a re-ranker's first-stage weight, chosen on the held-out queries.
 
@@ -513,18 +573,14 @@ def _interpolation(checked: _Checked, data: _Data, reporter) -> dict[str, Any] |
     if checked.params.kind != "cross-encoder" or not data.held.qrels:
         return None
     from core.retrieval.rerank import choose_interpolation
-    from core.training.cross_encoder import CrossEncoder, rerank
 
     reporter(0, None, "choosing the interpolation weight")
-    encoder = CrossEncoder(
-        checked.output, max_length=checked.params.config.max_length, device=checked.params.config.device
-    )
-    reranked = rerank([encoder], data.held.queries, data.held.candidates, data.held.passages)
+    reranked = _held_out_scores(checked.output, checked, data)
     weight, scores = choose_interpolation(data.first_stage, reranked, data.held.qrels, data.held.level)
     return {"weight": weight, "held_out_nDCG@10": {f"{w:g}": v for w, v in scores.items()}}
 
 
-def _train_into_place(checked: _Checked, data: _Data, reporter) -> TrainResult:
+def _train_into_place(checked: _Checked, data: _Data, reporter, prior_weight: float = 0.0) -> TrainResult:
     """The stage ``training``: train into a hidden staging folder, renamed into place only when training succeeded."""
     from core.atomic import atomic_folder
 
@@ -534,7 +590,7 @@ def _train_into_place(checked: _Checked, data: _Data, reporter) -> TrainResult:
     published = atomic_folder(
         checked.output,
         lambda staging: trained.append(
-            _train(checked.params.kind, data.train, data.held, checked, staging, reporter.stage_callback("training"))
+            _train(checked.params.kind, data, checked, staging, reporter.stage_callback("training"), prior_weight)
         ),
     )
     if not published:
@@ -542,9 +598,7 @@ def _train_into_place(checked: _Checked, data: _Data, reporter) -> TrainResult:
     return trained[0]
 
 
-def _model_params(
-    checked: _Checked, data: _Data, result: TrainResult, interpolation: dict[str, Any] | None
-) -> dict[str, Any]:
+def _model_params(checked: _Checked, data: _Data, result: TrainResult, chosen: Mapping[str, Any]) -> dict[str, Any]:
     """The registry's ``params`` of the model: the job's parameters, where the data came from, the trainer's."""
     return _json(
         {
@@ -559,19 +613,20 @@ def _model_params(
             "seconds": result.seconds,
             "pairs_per_second": result.pairs_per_second,
             "trainer": result.params,
-            "interpolation": interpolation,
+            "interpolation": chosen.get("interpolation"),
+            "teacher_prior_weight": chosen.get("teacher_prior"),
         }
     )
 
 
 def _register(
-    store: Store, checked: _Checked, data: _Data, result: TrainResult, interpolation: dict[str, Any] | None, job_id: Any
+    store: Store, checked: _Checked, data: _Data, result: TrainResult, chosen: Mapping[str, Any], job_id: Any
 ) -> int:
     """The stage ``registering``; when the name was taken meanwhile the trained folder is removed."""
     from db.trained_models import register_model
 
     p = checked.params
-    params = _model_params(checked, data, result, interpolation)
+    params = _model_params(checked, data, result, chosen)
     try:
         with store.write() as session:
             return register_model(
@@ -595,8 +650,9 @@ def _register(
 def run_train_job(store: Store, info, reporter) -> dict[str, Any]:
     """Train one model on a collection's labels and register it (see the module docstring for the parameters).
 
-    Stages (the reporter's messages): ``loading labels``, ``retrieving candidates``, ``training``
-    (done/total steps), for a re-ranker ``choosing the interpolation weight``, ``registering``.  Everything that can be refused is checked first
+    Stages (the reporter's messages): ``loading labels``, ``retrieving candidates``, for RocketQAv2 with
+    ``teacher_prior`` auto ``choosing the teacher's prior weight``, ``training`` (done/total steps), for a
+    re-ranker ``choosing the interpolation weight``, ``registering``.  Everything that can be refused is checked first
     (:func:`check_train_params`).  The model is trained into a hidden folder beside its final
     place and moved there only when training succeeded, so a failed job leaves no folder behind
     and can be retried with the same name.
@@ -605,16 +661,19 @@ def run_train_job(store: Store, info, reporter) -> dict[str, Any]:
     -------
     dict
         ``{"model": name, "id", "path", "kind", "best", "seconds", "pairs_per_second", "labels",
-        "train_queries", "held_out_queries", "interpolate"}`` (``interpolate``: a re-ranker's
-        first-stage weight chosen on the held-out queries, else None).
+        "train_queries", "held_out_queries", "interpolate", "teacher_prior"}`` (``interpolate``: a
+        re-ranker's first-stage weight chosen on the held-out queries, else None; ``teacher_prior``:
+        RocketQAv2's teacher prior weight, given or chosen, else None).
     """
     started = time.monotonic()
     checked = check_train_params(store, info.params)
     data = _load_data(store, checked, reporter)
-    result = _train_into_place(checked, data, reporter)
+    prior = _teacher_prior(checked, data, reporter)
+    result = _train_into_place(checked, data, reporter, prior["weight"] if prior else 0.0)
     interpolation = _interpolation(checked, data, reporter)
     reporter(0, None, "registering")
-    model_id = _register(store, checked, data, result, interpolation, info.id)
+    chosen = {"interpolation": interpolation, "teacher_prior": prior}
+    model_id = _register(store, checked, data, result, chosen, info.id)
     return {
         "model": checked.params.name,
         "id": model_id,
@@ -627,5 +686,6 @@ def run_train_job(store: Store, info, reporter) -> dict[str, Any]:
         "train_queries": len(data.train_ids),
         "held_out_queries": len(data.held_ids),
         "interpolate": interpolation["weight"] if interpolation else None,
+        "teacher_prior": prior["weight"] if prior else None,
         "total_seconds": time.monotonic() - started,
     }

@@ -180,6 +180,7 @@ def test_a_failed_training_leaves_no_folder_and_the_name_stays_free(toy, tiny_en
         (["--held-out", "1.5"], "--held-out must be a fraction in (0, 1), got 1.5"),
         (["--held-out", "0"], "--held-out must be a fraction in (0, 1), got 0.0"),
         (["--denoise", "0.1,0.9"], "--denoise applies to rocketqav2 only, not cross-encoder"),
+        (["--teacher-prior", "2"], "--teacher-prior applies to rocketqav2 only, not cross-encoder"),
         (
             ["--candidates", "nope:x=1"],
             "--candidates: no run named 'nope:x=1' in collection 'toy', and not a retriever spec",
@@ -332,3 +333,46 @@ def test_one_split_holds_out_a_seeded_fifth_and_several_splits_use_split_and_eva
     train, held, how = _split(data, splits, params)
     assert held == sorted(q for q in data.queries if q.endswith("-3")) and len(train) == 24
     assert how == {"split": "train", "eval_split": "dev"}
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--teacher-prior", "auto"], "--teacher-prior auto chooses the weight with a trained cross-encoder's scores"),
+        (["--teacher-prior", "-1"], "--teacher-prior must be a weight >= 0 or auto, got -1.0"),
+        (["--teacher-prior", "nan"], "--teacher-prior must be a weight >= 0 or auto, got nan"),
+        (["--teacher-prior", "much"], "--teacher-prior must be a weight >= 0 or auto, got 'much'"),
+    ],
+)
+def test_bad_teacher_priors_are_named(toy, capsys, args, message):
+    url, store, models = toy
+    assert _train(url, "rocketqav2", "rq", "--candidates", "shuffled", *args) == 1
+    assert message in capsys.readouterr().err
+    assert _models(store) == [] and not models.exists()
+
+
+def test_rocketqav2_teacher_prior_given_or_chosen_on_the_held_out_queries(toy, tiny_encoder_folder, capsys):  # noqa: F811
+    from core.retrieval.rerank import PRIOR_GRID
+
+    url, store, _models_dir = toy
+    base = ["--base", str(tiny_encoder_folder), "--candidates", "shuffled", *FAST]
+    assert _train(url, "cross-encoder", "rr", *base) == 0
+    assert _train(url, "rocketqav2", "fixed", "--cross-base", "rr", "--teacher-prior", "2", *base) == 0
+    capsys.readouterr()
+    assert _train(url, "rocketqav2", "auto", "--cross-base", "rr", "--teacher-prior", "auto", *base, quiet=False) == 0
+    out = capsys.readouterr()
+    models = {m.name: m for m in _models(store)}
+    fixed, auto = models["fixed"].params, models["auto"].params
+    assert fixed["teacher_prior"] == 2.0 and fixed["teacher_prior_weight"] == {"weight": 2.0}
+    # the trainer added the prior for every training query (24, less the ones without a relevant label)
+    assert fixed["trainer"]["teacher_prior"] == {"weight": 2.0, "queries": fixed["train_queries"]}
+    chosen = auto["teacher_prior_weight"]
+    scores = chosen["held_out_nDCG@10"]
+    assert list(scores) == [f"{w:g}" for w in PRIOR_GRID]
+    best = max(scores.values())
+    assert f"{chosen['weight']:g}" == min((k for k, v in scores.items() if v == best), key=float)  # ties: smaller
+    expected = {"weight": chosen["weight"], "queries": auto["train_queries"]} if chosen["weight"] else None
+    assert auto["trainer"]["teacher_prior"] == expected
+    assert _jobs(store)[0].result["teacher_prior"] == chosen["weight"]
+    assert f"the teacher's first-stage weight: {chosen['weight']:g}" in out.out
+    assert "choosing the teacher's prior weight" in out.err

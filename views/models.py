@@ -35,6 +35,11 @@ KINDS = {
 PACKAGED = "packaged all-MiniLM-L6-v2 (default)"
 FOLDER = "a local model folder (path below)"
 NEW_HEAD = "the base model with a new scoring head"
+PRIOR_CHOICES = {
+    "none (the cross-encoder alone, as in the paper)": None,
+    "chosen on the held-out queries (needs a trained cross-encoder)": "auto",
+    "the weight below": "fixed",
+}
 HELD_OUT = "a held-out share of the training split"
 MEASURES = ("nDCG@10", "MRR@10")
 
@@ -190,6 +195,7 @@ with st.expander("Train a model", expanded=not models):
         )
         max_steps = c.number_input("Max steps (0: no cap)", min_value=0, value=0, key="models_max_steps")
         cross_base, denoise = None, None
+        teacher_prior: float | str | None = None
         if kind == "rocketqav2":  # RocketQAv2 starts its cross-encoder from a trained re-ranker, as the paper does
             cross_choice = left.selectbox(
                 "Cross-encoder to start from",
@@ -208,6 +214,19 @@ with st.expander("Train a model", expanded=not models):
             low = left.number_input("Denoise LOW", 0.0, 1.0, 0.1, 0.05, key="models_denoise_low")
             high = right.number_input("Denoise HIGH", 0.0, 1.0, 0.9, 0.05, key="models_denoise_high")
             denoise = [float(low), float(high)] if use_denoise else None
+            prior_choice = left.selectbox(
+                "Teacher's first-stage evidence",
+                list(PRIOR_CHOICES),
+                key="models_teacher_prior",
+                help="The distillation target: the cross-encoder's logits plus a weight times the candidates' "
+                "normalised first-stage scores. A re-ranker trained on few labels can rank below the dual "
+                "encoder it teaches; with the first stage's evidence it is usually stronger than both.",
+            )
+            prior_weight = right.number_input(
+                "Teacher's first-stage weight", 0.0, 1000.0, 4.0, 0.5, key="models_teacher_prior_weight"
+            )
+            chosen_prior = PRIOR_CHOICES[prior_choice]
+            teacher_prior = float(prior_weight) if chosen_prior == "fixed" else chosen_prior
         submitted = st.form_submit_button("Start training", type="primary")
     if submitted:
         params = {
@@ -228,6 +247,7 @@ with st.expander("Train a model", expanded=not models):
             "depth": int(depth),
             "cross_base": cross_base,
             "denoise": denoise,
+            "teacher_prior": teacher_prior,
             "config": {
                 "epochs": int(epochs),
                 "batch_size": int(batch_size),
@@ -347,6 +367,10 @@ elif chosen.kind == "rocketqav2":
 else:
     usage = f"dense:model={chosen.path}"
 st.code(usage, language=None)
+prior = chosen.params.get("teacher_prior_weight") or {}
+if chosen.kind == "rocketqav2" and prior.get("weight"):
+    how = "chosen on the held-out queries" if "held_out_nDCG@10" in prior else "given"
+    st.caption(f"Its teacher: the cross-encoder's logits + {prior['weight']:g} × the first-stage score ({how}).")
 
 history = [h for h in (chosen.history or []) if isinstance(h, dict) and "step" in h]
 if history:

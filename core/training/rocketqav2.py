@@ -334,7 +334,6 @@ class _Joint:
 def _prepare(
     train: LabelledData,
     config: TrainConfig,
-    *,
     base_model: Any,
     cross_base: Any,
     denoise: Any,
@@ -458,17 +457,7 @@ def train_rocketqav2(
         As the module docstring's "Result" describes.
     """
     started = time.perf_counter()
-    joint = _prepare(
-        train,
-        config,
-        base_model=base_model,
-        cross_base=cross_base,
-        denoise=denoise,
-        pooling=pooling,
-        temperature=temperature,
-        prior=prior,
-        prior_weight=prior_weight,
-    )
+    joint = _prepare(train, config, base_model, cross_base, denoise, pooling, temperature, prior, prior_weight)
     initial = evaluate_dual(joint.dual, held_out) if held_out is not None else {}
     loop = joint.training_loop(config, held_out, progress)
     loop.run(joint.plan.epoch_batches, _distillation_step(joint, config.negatives, temperature))

@@ -317,6 +317,7 @@ def test_a_rocketqav2_job_gets_its_cross_encoder_denoising_depth_and_step_cap(db
     p = job.params
     assert (p["kind"], p["cross_base"], p["denoise"], p["depth"]) == ("rocketqav2", ODD, [0.2, 0.85], 30)
     assert p["config"]["max_steps"] == 40
+    assert p["teacher_prior"] is None  # the paper's teacher unless asked
     # unticked, the thresholds are not sent; no step cap is None
     at.text_input(key="models_name").set_value("rq-3")
     at.checkbox(key="models_denoise").uncheck()
@@ -326,6 +327,29 @@ def test_a_rocketqav2_job_gets_its_cross_encoder_denoising_depth_and_step_cap(db
         newest = list_jobs(s, kind="train")[0]
     assert newest.params["name"] == "rq-3" and newest.params.get("denoise") is None
     assert newest.params["config"].get("max_steps") is None
+
+    auto, fixed = "chosen on the held-out queries (needs a trained cross-encoder)", "the weight below"
+    for choice, (label, weight, sent) in enumerate(((auto, 8.0, "auto"), (fixed, 2.5, 2.5))):
+        at.text_input(key="models_name").set_value(f"rq-prior-{choice}")
+        at.selectbox(key="models_teacher_prior").set_value(label)
+        at.number_input(key="models_teacher_prior_weight").set_value(weight)
+        at.button[0].click().run()
+        with db.read() as s:
+            newest = list_jobs(s, kind="train")[0]
+        assert (newest.params["name"], newest.params["teacher_prior"]) == (f"rq-prior-{choice}", sent)
+
+
+def test_a_rocketqav2_model_names_its_teachers_prior(db, tmp_path):
+    _collection(db)
+    with db.write() as s:
+        prior = {"weight": 4.0, "held_out_nDCG@10": {"0": 0.4, "4": 0.5}}
+        _bare_model(s, "c", "rq-prior", "rocketqav2", tmp_path / "rq", params={"teacher_prior_weight": prior})
+    at = open_as_admin(db, PAGE)
+    captions = [c.value for c in at.caption]
+    assert (
+        "Its teacher: the cross-encoder's logits + 4 × the first-stage score (chosen on the held-out queries)."
+        in captions
+    )
 
 
 def test_a_re_ranker_with_a_chosen_interpolation_weight_shows_it_in_its_spec(db, tmp_path):
