@@ -696,6 +696,9 @@ def format_table(results: dict[str, dict[str, Any]]) -> str:
         m = res["metrics"]
         if "rocketqav2" in m and "dual-encoder" in m:
             delta = m["rocketqav2"]["nDCG@10"] - m["dual-encoder"]["nDCG@10"]
+            prior = res.get("rocketqav2_teacher_prior")
+            teacher = f"logits + {prior['weight']:g} x BM25 (dev)" if prior else "logits alone"
+            lines.append(f"{name}: RocketQAv2's teacher: the cross-encoder's {teacher}")
             lines.append(
                 f"target 2, {name}: RocketQAv2 - dual alone = {delta:+.4f} nDCG@10 ({'met' if delta > 0 else 'MISSED'})"
             )

@@ -214,6 +214,7 @@ def test_format_table(bench) -> None:
                 "dual-encoder": m(0.3, 0.4),
                 "rocketqav2": m(0.35, 0.45),
             },
+            "rocketqav2_teacher_prior": {"weight": 16.0, "queries": 133},
             "cross_encoder_training": {"seconds": 100.0, "pairs_per_second": 6.0},
             "speed": {
                 "queries": 8,
@@ -251,6 +252,8 @@ def test_format_table(bench) -> None:
     ) in lines
     assert "target 2, cranfield: RocketQAv2 - dual alone = +0.0500 nDCG@10 (met)" in lines
     assert "target 2, rgb-zh: RocketQAv2 - dual alone = +0.0000 nDCG@10 (MISSED)" in lines
+    assert "cranfield: RocketQAv2's teacher: the cross-encoder's logits + 16 x BM25 (dev)" in lines
+    assert "rgb-zh: RocketQAv2's teacher: the cross-encoder's logits alone" in lines
 
 
 TOY_RUN = (
