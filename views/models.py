@@ -36,9 +36,9 @@ PACKAGED = "packaged all-MiniLM-L6-v2 (default)"
 FOLDER = "a local model folder (path below)"
 NEW_HEAD = "the base model with a new scoring head"
 PRIOR_CHOICES = {
-    "none (the cross-encoder alone, as in the paper)": None,
-    "chosen on the held-out queries (needs a trained cross-encoder)": "auto",
-    "the weight below": "fixed",
+    "none (as in the paper)": None,
+    "chosen on held-out queries": "auto",
+    "the weight at the right": "fixed",
 }
 HELD_OUT = "a held-out share of the training split"
 MEASURES = ("nDCG@10", "MRR@10")
@@ -92,6 +92,48 @@ def query_splits(store_url: str, collection: str) -> list[str]:
         )
     order = ("train", "dev", "test")
     return sorted(found, key=lambda s: (order.index(s) if s in order else len(order), s))
+
+
+def rocketqav2_fields(registered: list[str]) -> tuple[str | None, list[float] | None, float | str | None]:
+    """The form's RocketQAv2 settings: the cross-encoder to start from, the denoising and the teacher's prior.
+
+    A form does not rerun on a change, so every field is always shown; the checkbox and the choice decide
+    which are sent.
+    """
+    first = st.columns(3, vertical_alignment="bottom")
+    cross_choice = first[0].selectbox(
+        "Cross-encoder to start from",
+        [NEW_HEAD, *registered],
+        key="models_cross_base",
+        help="A re-ranker trained here (the paper's choice), or the base model with a new scoring head.",
+    )
+    prior_choice = first[1].selectbox(
+        "Teacher's first-stage evidence",
+        list(PRIOR_CHOICES),
+        key="models_teacher_prior",
+        help="The distillation target: the cross-encoder's logits plus a weight times the candidates' "
+        "normalised first-stage scores. A re-ranker trained on few labels can rank below the dual "
+        "encoder it teaches; with the first stage's evidence it is usually stronger than both. 'Chosen on "
+        "held-out queries' needs a trained cross-encoder to start from.",
+    )
+    prior_weight = first[2].number_input(
+        "Teacher's first-stage weight", 0.0, 1000.0, 4.0, 0.5, key="models_teacher_prior_weight"
+    )
+    second = st.columns(3, vertical_alignment="bottom")
+    use_denoise = second[0].checkbox(
+        "Hybrid data augmentation",
+        key="models_denoise",
+        help="Denoised hard negatives: unlabelled candidates the cross-encoder scores at most LOW become negatives, "
+        "at least HIGH positives; those between are left out.",
+    )
+    low = second[1].number_input("Denoise LOW", 0.0, 1.0, 0.1, 0.05, key="models_denoise_low")
+    high = second[2].number_input("Denoise HIGH", 0.0, 1.0, 0.9, 0.05, key="models_denoise_high")
+    chosen_prior = PRIOR_CHOICES[prior_choice]
+    return (
+        None if cross_choice == NEW_HEAD else cross_choice,
+        [float(low), float(high)] if use_denoise else None,
+        float(prior_weight) if chosen_prior == "fixed" else chosen_prior,
+    )
 
 
 with store.read() as session:
@@ -194,39 +236,9 @@ with st.expander("Train a model", expanded=not models):
             key="models_depth",
         )
         max_steps = c.number_input("Max steps (0: no cap)", min_value=0, value=0, key="models_max_steps")
-        cross_base, denoise = None, None
-        teacher_prior: float | str | None = None
-        if kind == "rocketqav2":  # RocketQAv2 starts its cross-encoder from a trained re-ranker, as the paper does
-            cross_choice = left.selectbox(
-                "Cross-encoder to start from",
-                [NEW_HEAD, *registered],
-                key="models_cross_base",
-                help="A re-ranker trained here (the paper's choice), or the base model with a new scoring head.",
-            )
-            cross_base = None if cross_choice == NEW_HEAD else cross_choice
-            # a form does not rerun on a change: the thresholds are always shown, the checkbox decides
-            use_denoise = right.checkbox(
-                "Hybrid data augmentation (denoised hard negatives)",
-                key="models_denoise",
-                help="Unlabelled candidates the cross-encoder scores at most LOW become negatives, "
-                "at least HIGH positives; those between are left out.",
-            )
-            low = left.number_input("Denoise LOW", 0.0, 1.0, 0.1, 0.05, key="models_denoise_low")
-            high = right.number_input("Denoise HIGH", 0.0, 1.0, 0.9, 0.05, key="models_denoise_high")
-            denoise = [float(low), float(high)] if use_denoise else None
-            prior_choice = left.selectbox(
-                "Teacher's first-stage evidence",
-                list(PRIOR_CHOICES),
-                key="models_teacher_prior",
-                help="The distillation target: the cross-encoder's logits plus a weight times the candidates' "
-                "normalised first-stage scores. A re-ranker trained on few labels can rank below the dual "
-                "encoder it teaches; with the first stage's evidence it is usually stronger than both.",
-            )
-            prior_weight = right.number_input(
-                "Teacher's first-stage weight", 0.0, 1000.0, 4.0, 0.5, key="models_teacher_prior_weight"
-            )
-            chosen_prior = PRIOR_CHOICES[prior_choice]
-            teacher_prior = float(prior_weight) if chosen_prior == "fixed" else chosen_prior
+        cross_base, denoise, teacher_prior = (
+            rocketqav2_fields(registered) if kind == "rocketqav2" else (None, None, None)
+        )
         submitted = st.form_submit_button("Start training", type="primary")
     if submitted:
         params = {

@@ -328,7 +328,7 @@ def test_a_rocketqav2_job_gets_its_cross_encoder_denoising_depth_and_step_cap(db
     assert newest.params["name"] == "rq-3" and newest.params.get("denoise") is None
     assert newest.params["config"].get("max_steps") is None
 
-    auto, fixed = "chosen on the held-out queries (needs a trained cross-encoder)", "the weight below"
+    auto, fixed = "chosen on held-out queries", "the weight at the right"
     for choice, (label, weight, sent) in enumerate(((auto, 8.0, "auto"), (fixed, 2.5, 2.5))):
         at.text_input(key="models_name").set_value(f"rq-prior-{choice}")
         at.selectbox(key="models_teacher_prior").set_value(label)
