@@ -49,9 +49,11 @@ on the held-out queries only (``--max-held-out`` caps them), nDCG@10 and MRR@10
    re-ranker trained on a hundred queries can rank below the student, and
    only a teacher stronger than the student can teach it.
 
-The trainers get no held-out data (``held_out=None``): they train for the
-fixed budget and the held-out queries are scored once, at the end, so
-nothing is picked on the numbers this table reports.
+The held-out queries are scored once, at the end, so nothing is picked on the
+numbers this table reports: the trainers' best epoch, the re-ranker's BM25
+interpolation weight and RocketQAv2's teacher prior weight are chosen on a dev
+split of the training queries (``--dev``, 15 %; ``--dev 0``: none, and the
+trainers keep their last weights).
 
 Training speed: ``train_cross_encoder``'s training time and pairs/s against a
 plain ``transformers`` loop written here (:func:`plain_training_loop`: the
@@ -723,7 +725,7 @@ def add_budget_arguments(parser: argparse.ArgumentParser, cuda: bool) -> None:
         type=float,
         default=0.15,
         help="share of the training queries held back as a dev split: the trainers' best epoch and the "
-        "re-ranker's BM25 interpolation weight are chosen on it (0 = none)",
+        "re-ranker's BM25 interpolation weight and RocketQAv2's teacher prior weight are chosen on it (0 = none)",
     )
 
 
