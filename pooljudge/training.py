@@ -552,8 +552,7 @@ def _teacher_prior(checked: _Checked, data: _Data, reporter) -> dict[str, Any] |
         return None
     if prior != "auto":
         return {"weight": float(prior)}
-    if not data.held.qrels or checked.cross_base is None:
-        return None
+    assert checked.cross_base is not None  # TrainParams refuses auto without --cross-base
     from core.retrieval.rerank import choose_prior_weight
 
     reporter(0, None, "choosing the teacher's prior weight")

@@ -36,9 +36,9 @@ __all__ = [
 ]
 
 INTERPOLATION_GRID = tuple(i / 10 for i in range(11))
+"""The first-stage weights :func:`choose_interpolation` tries: 0, 0.1, ..., 1."""
 PRIOR_GRID = (0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
 """Weights :func:`choose_prior_weight` tries: logit units, from none to nearly the first stage's order."""
-"""The first-stage weights :func:`choose_interpolation` tries: 0, 0.1, ..., 1."""
 
 
 def interpolate_runs(first: Run, reranked: Run, weight: float) -> Run:
