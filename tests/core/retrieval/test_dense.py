@@ -122,16 +122,37 @@ def test_normalisation_gives_unit_vectors(tiny_model):
 def test_length_sorted_batches_return_input_order(tiny_model):
     sorted_enc = BiEncoder(tiny_model, batch_size=3)
     one_by_one = BiEncoder(tiny_model, batch_size=1)
+    one_by_one.max_tokens = 1  # every text alone: a text longer than the budget travels by itself
     counter = ForwardCounter(sorted_enc)
+    lengths = sorted((len(sorted_enc.tokenizer(t)["input_ids"]) for t in TEXTS), reverse=True)
+    # a budget of 3 longest texts: (3 x 19), then shorter texts more to a batch
+    sorted_enc.max_tokens = 3 * lengths[0]
     got = sorted_enc.encode(TEXTS)
+    sorted_shapes = list(counter.shapes)
     expected = one_by_one.encode(TEXTS)
     np.testing.assert_allclose(got, expected, atol=1e-5, rtol=0)
     unsorted = sorted_enc.encode(TEXTS, sort_by_length=False)
     np.testing.assert_allclose(unsorted, expected, atol=1e-5, rtol=0)
-    # batches went longest first, each padded only to its own longest text
-    lengths = sorted((len(sorted_enc.tokenizer(t)["input_ids"]) for t in TEXTS), reverse=True)
-    sorted_shapes = counter.shapes[:4]
-    assert sorted_shapes == [(3, lengths[0]), (3, lengths[3]), (3, lengths[6]), (2, lengths[9])]
+    # batches went longest first, each padded only to its own longest text, within the token budget
+    assert [w for _, w in sorted_shapes] == [lengths[i] for i in np.cumsum([0] + [r for r, _ in sorted_shapes])[:-1]]
+    assert all(rows * width <= 3 * lengths[0] for rows, width in sorted_shapes)
+    # greedy: no batch could have taken the next text without passing the budget
+    starts = np.cumsum([0] + [r for r, _ in sorted_shapes])
+    for (rows, width), start in zip(sorted_shapes[:-1], starts[:-1]):
+        assert (rows + 1) * width > 3 * lengths[0]
+        assert width == lengths[start]
+    assert sorted_shapes[0] == (3, lengths[0])
+    assert len(sorted_shapes) < len(TEXTS) // 3 + 1  # fewer batches than a fixed count of 3 would make
+
+
+def test_default_token_budget_follows_batch_size_and_device(tiny_model):
+    enc = BiEncoder(tiny_model, batch_size=5, max_length=16, device="cpu")
+    assert enc.token_budget() == 5 * 16
+    enc.max_tokens = 1000
+    assert enc.token_budget() == 1000
+    enc.max_tokens = 0
+    with pytest.raises(ValueError, match="max_tokens"):
+        enc.token_budget()
 
 
 def test_prefixes_are_applied_per_kind(tiny_model):
@@ -158,9 +179,10 @@ def test_truncation_to_max_length(tiny_model):
 
 def test_progress_and_empty_input(tiny_model):
     enc = BiEncoder(tiny_model, batch_size=4)
+    enc.max_tokens = 1  # one text a batch
     calls: list[tuple[int, int]] = []
     enc.encode(TEXTS, progress=lambda done, total: calls.append((done, total)))
-    assert calls == [(4, 11), (8, 11), (11, 11)]
+    assert calls == [(i, 11) for i in range(1, 12)]
     empty = enc.encode([])
     assert empty.shape == (0, 32) and empty.dtype == np.float32
     with pytest.raises(TypeError):
@@ -193,34 +215,37 @@ def test_fingerprint_is_stable_and_tracks_the_files(tiny_model, tmp_path):
 
 def test_cache_hit_and_misses(tiny_model, tmp_path):
     enc = BiEncoder(tiny_model, batch_size=4)
+    enc.max_tokens = 1  # one forward call per text: the counts below count texts encoded
     counter = ForwardCounter(enc)
     first = encode_cached(enc, TEXTS, kind="passage")
-    assert counter.calls == 3
+    assert counter.calls == 11
     progress: list[tuple[int, int]] = []
     second = encode_cached(enc, TEXTS, kind="passage", progress=lambda d, t: progress.append((d, t)))
-    assert counter.calls == 3  # nothing encoded
+    assert counter.calls == 11  # nothing encoded
     assert progress == [(11, 11)]
     np.testing.assert_array_equal(first, second)
     np.testing.assert_allclose(first, enc.encode(TEXTS), atol=1e-6)
     counter.calls = 0
 
     encode_cached(enc, TEXTS[:-1] + ["a changed text"], kind="passage")  # other texts
-    assert counter.calls == 3
+    assert counter.calls == 11
     encode_cached(enc, list(reversed(TEXTS)), kind="passage")  # order matters
-    assert counter.calls == 6
+    assert counter.calls == 22
     encode_cached(enc, TEXTS, kind="query")  # other kind
-    assert counter.calls == 9
+    assert counter.calls == 33
     encode_cached(enc, TEXTS, kind="passage", cache=False)  # cache off
-    assert counter.calls == 12
+    assert counter.calls == 44
 
     cls_enc = BiEncoder(tiny_model, pooling="cls", batch_size=4)  # other params
+    cls_enc.max_tokens = 1
     cls_counter = ForwardCounter(cls_enc)
     encode_cached(cls_enc, TEXTS)
-    assert cls_counter.calls == 3
+    assert cls_counter.calls == 11
     prefixed = BiEncoder(tiny_model, passage_prefix="passage : ", batch_size=4)
+    prefixed.max_tokens = 1
     pre_counter = ForwardCounter(prefixed)
     encode_cached(prefixed, TEXTS)
-    assert pre_counter.calls == 3
+    assert pre_counter.calls == 11
 
     files = sorted(p.name for p in (tmp_path / "cache" / "embeddings").iterdir())
     assert len(files) == 6 and all(f.endswith(".npy") and not f.startswith(".") for f in files)
@@ -437,3 +462,19 @@ def test_default_minilm_model(tmp_path):
     assert q.shape == (384,)
     assert float(q @ bread) > float(q @ stocks) + 0.3
     np.testing.assert_allclose(np.linalg.norm([q, bread, stocks], axis=1), 1.0, atol=1e-5)
+
+
+def test_texts_are_tokenised_in_chunks_sorted_within_each(tiny_model, monkeypatch):
+    import core.retrieval.encoder as encoder_module
+
+    monkeypatch.setattr(encoder_module, "_TOKENIZE_CHUNK", 4)
+    enc = BiEncoder(tiny_model)
+    enc.max_tokens = 10_000  # the budget never cuts: one batch per chunk
+    counter = ForwardCounter(enc)
+    got = enc.encode(TEXTS)
+    lengths = [len(enc.tokenizer(t)["input_ids"]) for t in TEXTS]
+    # chunks of 4, 4 and 3 texts in input order, each padded to its own longest text
+    assert counter.shapes == [(4, max(lengths[0:4])), (4, max(lengths[4:8])), (3, max(lengths[8:11]))]
+    one_by_one = BiEncoder(tiny_model)
+    one_by_one.max_tokens = 1
+    np.testing.assert_allclose(got, one_by_one.encode(TEXTS), atol=1e-5, rtol=0)
