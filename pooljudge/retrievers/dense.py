@@ -1,4 +1,9 @@
-"""``dense[:options]``: a bi-encoder (all-MiniLM-L6-v2 by default) over a FAISS index."""
+"""``dense[:options]``: a bi-encoder (all-MiniLM-L6-v2 by default) over a FAISS index.
+
+``pooling``, ``normalize``, ``max_length``, ``query_prefix`` and ``passage_prefix`` left out
+come from the model folder's sentence-transformers files when it has them
+(:func:`core.retrieval.st_config.read_conventions`).
+"""
 
 from __future__ import annotations
 
@@ -12,6 +17,7 @@ from pooljudge.corpus import Corpus
 OPTIONS: dict[str, type] = {
     "model": str,
     "pooling": str,
+    "normalize": bool,
     "index": str,
     "max_length": int,
     "batch_size": int,
