@@ -250,7 +250,7 @@ def test_pool_hidden_by_hand():
 
 @pytest.mark.parametrize("mode", ["mean", "cls", "max", "lasttoken"])
 def test_pool_hidden_equals_sentence_transformers_pooling(mode):
-    from sentence_transformers.sentence_transformer.modules import Pooling
+    from sentence_transformers.models import Pooling
 
     generator = torch.Generator().manual_seed(0)
     hidden = torch.randn(4, 7, 6, generator=generator)

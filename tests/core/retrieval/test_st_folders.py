@@ -208,8 +208,7 @@ def test_do_lower_case_lowers_the_text_and_the_prompt(weights, tmp_path):
 
 def test_a_folder_saved_by_sentence_transformers_itself(weights, tmp_path):
     from sentence_transformers import SentenceTransformer
-    from sentence_transformers.base.modules import Normalize, Transformer
-    from sentence_transformers.sentence_transformer.modules import Pooling
+    from sentence_transformers.models import Normalize, Pooling, Transformer
 
     transformer = Transformer(str(weights), max_seq_length=7)
     modules = [transformer, Pooling(transformer.get_embedding_dimension(), "cls"), Normalize()]
