@@ -24,6 +24,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import re
 import zipfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -35,6 +36,7 @@ from core.atomic import atomic_folder, atomic_write, atomic_write_bytes
 from core.cache import cache_dir, content_key
 from core.retrieval.base import ProgressCallback
 from core.retrieval.batching import PackedTokens, prefetch, token_budget_batches
+from core.retrieval.multilingual import MULTILINGUAL_MODEL_NAME
 from core.retrieval.st_config import DEFAULT_MAX_LENGTH, POOLING_MODES, read_conventions
 from core.validators import int_in_range, positive_int
 
@@ -45,6 +47,7 @@ __all__ = [
     "default_model_path",
     "encode_cached",
     "model_files_digest",
+    "model_label",
 ]
 
 Kind = Literal["passage", "query"]
@@ -122,6 +125,28 @@ def default_model_path() -> Path:
     if not atomic_folder(target, unpack) and not (target / "config.json").is_file():
         raise RuntimeError(f"{target} exists but holds no config.json: remove it and try again")
     return target
+
+
+def model_label(model_path: str | os.PathLike[str]) -> str:
+    """A model folder's short name for run descriptions: a bundled model's name, else the folder's own name.
+
+    The bundled models are unpacked or converted into ``cache_dir("models")`` as ``<name>-<key>``
+    (:func:`default_model_path`, :func:`core.retrieval.multilingual.multilingual_model_path`);
+    the key says which package file they came from and is left out here.
+
+    Examples
+    --------
+    >>> model_label("/home/me/.cache/pooljudge/models/multilingual-e5-small-0a1b2c3d4e5f")
+    'multilingual-e5-small'
+    >>> model_label("/models/bge-small-zh-v1.5")
+    'bge-small-zh-v1.5'
+    """
+    path = Path(model_path)
+    if path.parent.name == "models":
+        for name in (DEFAULT_MODEL_NAME, MULTILINGUAL_MODEL_NAME):
+            if re.fullmatch(re.escape(name) + r"-[0-9a-f]{12}", path.name):
+                return name
+    return path.name or str(path)
 
 
 # --------------------------------------------------------------------------- fingerprints
@@ -385,6 +410,7 @@ class BiEncoder:
     def params(self) -> dict[str, Any]:
         """The encoding parameters (for display and run metadata)."""
         return {
+            "model": model_label(self.model_path),
             "model_path": str(self.model_path),
             "pooling": self.pooling,
             "normalize": self.normalize,
