@@ -178,10 +178,10 @@ class Conventions:
             lowercase=self.lowercase,
         )
         if not self.include_prompt and (chosen.query_prefix or chosen.passage_prefix):
+            pooling_file = self.folder / self.files[1]  # only a Pooling config, read right after modules.json, says so
             raise ValueError(
-                f"{self.folder}: its pooling config sets include_prompt=false (the prompt's tokens are left out "
-                "of the pooling), which pooljudge does not do; with a query or passage prefix the vectors would "
-                "differ from the model's"
+                f"{pooling_file}: include_prompt=false (the prompt's tokens are left out of the pooling), which "
+                "pooljudge does not do; with a query or passage prefix the vectors would differ from the model's"
             )
         return chosen
 

@@ -130,7 +130,7 @@ def test_a_pooling_without_the_prompt_is_refused_only_with_a_prefix(tmp_path):
     config = json.loads((tmp_path / "1_Pooling" / "config.json").read_text())
     write_json(tmp_path / "1_Pooling" / "config.json", config | {"include_prompt": False})
     conventions = read_conventions(tmp_path)
-    with pytest.raises(ValueError, match="include_prompt=false"):
+    with pytest.raises(ValueError, match=r"1_Pooling/config\.json: include_prompt=false"):
         conventions.settings()
     assert conventions.settings(query_prefix="").query_prefix == ""
 
