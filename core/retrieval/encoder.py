@@ -37,7 +37,7 @@ from core.cache import cache_dir, content_key
 from core.retrieval.base import ProgressCallback
 from core.retrieval.batching import PackedTokens, prefetch, token_budget_batches
 from core.retrieval.multilingual import MULTILINGUAL_MODEL_NAME
-from core.retrieval.st_config import DEFAULT_MAX_LENGTH, POOLING_MODES, read_conventions
+from core.retrieval.st_config import DEFAULT_MAX_LENGTH, POOLING_MODES, pool_hidden, read_conventions
 from core.validators import int_in_range, positive_int
 
 __all__ = [
@@ -388,8 +388,9 @@ class BiEncoder:
             _lowercase_tokenizer(self.tokenizer)
         model = AutoModel.from_pretrained(path, local_files_only=True)
         model.eval()
-        if self.fp16:
-            model = model.half()
+        # transformers 5 keeps the dtype the files store: an fp16 folder (the converted multilingual model)
+        # would otherwise run in fp16 on the CPU, slower and less exact than float32 (the cast is exact).
+        model = model.half() if self.fp16 else model.float()
         self.model = model.to(self.device)
         limit = getattr(model.config, "max_position_embeddings", None)
         limit = limit if isinstance(limit, int) and limit > 0 else None
@@ -522,15 +523,8 @@ class BiEncoder:
     def _pool(self, hidden: Any, mask: Any) -> Any:
         import torch
 
-        hidden = hidden.float()
-        if self.pooling == "cls":
-            pooled = hidden[:, 0]
-        else:
-            m = mask.unsqueeze(-1).to(hidden.dtype)
-            pooled = (hidden * m).sum(dim=1) / m.sum(dim=1).clamp(min=1e-9)
-        if self.normalize:
-            pooled = torch.nn.functional.normalize(pooled, p=2, dim=1)
-        return pooled
+        pooled = pool_hidden(hidden, mask, self.pooling)
+        return torch.nn.functional.normalize(pooled, p=2, dim=1) if self.normalize else pooled
 
 
 # --------------------------------------------------------------------------- the embedding cache

@@ -67,8 +67,7 @@ def test_prefetch_consumer_stopping_early_releases_the_producer():
 
     def produce():
         try:
-            for i in range(10_000):
-                yield i
+            yield from range(10_000)
         finally:
             finished.set()
 

@@ -478,3 +478,21 @@ def test_texts_are_tokenised_in_chunks_sorted_within_each(tiny_model, monkeypatc
     one_by_one = BiEncoder(tiny_model)
     one_by_one.max_tokens = 1
     np.testing.assert_allclose(got, one_by_one.encode(TEXTS), atol=1e-5, rtol=0)
+
+
+def test_a_folder_stored_in_fp16_encodes_in_float32_on_the_cpu(tiny_model, tmp_path):
+    """transformers 5 loads a checkpoint in its stored dtype; the CPU path must still compute in float32."""
+    import shutil
+
+    from transformers import AutoModel
+
+    half = tmp_path / "half"
+    shutil.copytree(tiny_model, half)
+    AutoModel.from_pretrained(tiny_model, local_files_only=True).half().save_pretrained(half)
+    enc = BiEncoder(half, device="cpu")
+    assert {p.dtype for p in enc.model.parameters()} == {torch.float32}
+    # the same weights rounded to fp16, computed in float32
+    rounded = tmp_path / "rounded"
+    shutil.copytree(tiny_model, rounded)
+    AutoModel.from_pretrained(tiny_model, local_files_only=True).half().float().save_pretrained(rounded)
+    np.testing.assert_allclose(enc.encode(TEXTS), BiEncoder(rounded, device="cpu").encode(TEXTS), atol=1e-6, rtol=0)

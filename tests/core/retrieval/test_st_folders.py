@@ -148,16 +148,7 @@ def test_no_normalize_module_and_a_dot_product_gives_raw_vectors(weights, tmp_pa
     check_both_kinds(folder, enc)
 
 
-# BiEncoder._pool (rewritten for GPU speed in another change) computes mean and cls itself; max and
-# last-token pooling reach it through core.retrieval.st_config.pool_hidden once _pool calls it.
-_NEEDS_POOL_HIDDEN = pytest.mark.xfail(
-    strict=True, reason="BiEncoder._pool does not call core.retrieval.st_config.pool_hidden yet"
-)
-
-
-@pytest.mark.parametrize(
-    "mode", [pytest.param("max", marks=_NEEDS_POOL_HIDDEN), pytest.param("lasttoken", marks=_NEEDS_POOL_HIDDEN)]
-)
+@pytest.mark.parametrize("mode", ["max", "lasttoken"])
 def test_max_and_last_token_pooling(weights, tmp_path, mode):
     folder = write_st_files(copy_model(weights, tmp_path / mode), pooling=mode, prompts={"query": "query : "})
     enc = BiEncoder(folder, batch_size=2)
