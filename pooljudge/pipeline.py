@@ -41,7 +41,7 @@ from typing import Any
 from core.types import Run
 from db.engine import Store
 from pooljudge.corpus import load_corpus
-from pooljudge.encoders import resolve_model
+from pooljudge.encoders import models_text, resolve_model
 from pooljudge.retrievers import RetrieverSpec, build_retriever, index_retriever
 
 Progress = Callable[[int, int], None]
@@ -66,8 +66,10 @@ def retrieve(
     retriever = build_retriever(
         spec, corpus.language, name=name, resolve=lambda model: resolve_model(store, collection, model)
     )
-    retriever = index_retriever(retriever, corpus, progress=stage(f"indexing {retriever.name}"))
-    run = retriever.batch_search(corpus.queries, k, progress=stage(f"searching {retriever.name}"))
+    models = models_text(retriever.describe())  # the stage labels say which model encodes
+    label = f"{retriever.name} ({models})" if models else retriever.name
+    retriever = index_retriever(retriever, corpus, progress=stage(f"indexing {label}"))
+    run = retriever.batch_search(corpus.queries, k, progress=stage(f"searching {label}"))
     return retriever.name, run, retriever.describe()
 
 

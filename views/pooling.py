@@ -8,6 +8,7 @@ from core.pooling import POOLING_METHODS
 from db.jobs import create_job
 from db.pools import list_pools
 from db.queries import collection_id
+from pooljudge.encoders import default_model_name
 from pooljudge.jobs import error_text, launch
 from pooljudge.pool_job import stored_pool_statistics
 from pooljudge.pool_params import DEFAULT_ACTIVE_BAND, PoolJobParams, check_pool_params
@@ -17,12 +18,18 @@ from pooljudge.ui.common import blank_missing, collection_box, collections_or_st
 from pooljudge.ui.highlight import chart_text
 from pooljudge.ui.jobs import show_collection_jobs
 
-PRESETS = {
-    "BM25 (jieba words / English stems)": "bm25",
-    "BM25 (CJK character bigrams)": "bm25:chinese=bigram",
-    "Dense: all-MiniLM-L6-v2 (packaged, offline)": "dense",
-    "Hybrid: BM25 + MiniLM, reciprocal rank fusion": "hybrid:fusion=rrf",
-}
+
+def preset_specs(language: str | None) -> dict[str, str]:
+    """Ready-made retrievers; the dense ones name the bundled model the collection's language gets."""
+    model = default_model_name(language)
+    return {
+        "BM25 (jieba words / English stems)": "bm25",
+        "BM25 (CJK character bigrams)": "bm25:chinese=bigram",
+        f"Dense: {model} (packaged, offline)": "dense",
+        f"Hybrid: BM25 + {model}, reciprocal rank fusion": "hybrid:fusion=rrf",
+    }
+
+
 SELECTIONS = {
     "none": "annotate everything pooled",
     "top N by runs": "the top N per query by the ensemble of the pooled runs",
@@ -49,6 +56,7 @@ info = collection_box(
     key="pooling_collection",
     format_func=lambda c: f"{c.name} ({c.passages:,} passages, {c.queries} queries)",
 )
+PRESETS = preset_specs(info.language)
 
 with st.expander("Start a new pool", expanded=True):
     with st.form("new-pool"):

@@ -7,6 +7,7 @@ import streamlit as st
 
 from core.formats.trec import write_qrels, write_run
 from db.queries import list_runs, load_qrels, load_run
+from pooljudge.encoders import described_models
 from pooljudge.ui.auth import require_role
 from pooljudge.ui.common import blank_missing, collection_box, collections_or_stop, get_store, md_escape
 
@@ -25,6 +26,7 @@ if runs:
                 "run": r.name,
                 "source": r.source,
                 "retriever": r.params.get("spec", ""),
+                "model": ", ".join(described_models(r.params.get("config") or {})),
                 "hits per query": r.params.get("k"),
                 "queries": r.queries,
                 "entries": r.entries,

@@ -1,4 +1,4 @@
-"""``dense[:options]``: a bi-encoder (all-MiniLM-L6-v2 by default) over a FAISS index.
+"""``dense[:options]``: a bi-encoder over a FAISS index (by default all-MiniLM-L6-v2 for English, else multilingual-e5-small).
 
 ``pooling``, ``normalize``, ``max_length``, ``query_prefix`` and ``passage_prefix`` left out
 come from the model folder's sentence-transformers files when it has them
@@ -35,16 +35,21 @@ def check(options: dict[str, Any], text: str, raw: Mapping[str, str]) -> dict[st
     return options
 
 
-def dense_retriever(options: Mapping[str, Any], name: str):
-    """A :class:`core.retrieval.dense.DenseRetriever` from dense options (also a hybrid's member)."""
+def dense_retriever(options: Mapping[str, Any], name: str, language: str | None = None):
+    """A :class:`core.retrieval.dense.DenseRetriever` from dense options (also a hybrid's member).
+
+    Without a ``model`` option the encoder is the collection language's default
+    (:func:`pooljudge.encoders.default_model`: multilingual-e5-small unless English).
+    """
     from core.retrieval.dense import DenseRetriever
 
     kwargs = {k: options[k] for k in ("nprobe", "ef_search") if k in options}
-    return DenseRetriever(encoders.encoder_for(options), index=options.get("index", "flat"), name=name, **kwargs)
+    encoder = encoders.encoder_for(encoders.with_default_model(options, language))
+    return DenseRetriever(encoder, index=options.get("index", "flat"), name=name, **kwargs)
 
 
 def build(spec, language: str, *, name: str, resolve: Callable[[str], Path] | None = None):
-    retriever = dense_retriever(spec.options, name)
+    retriever = dense_retriever(spec.options, name, language)
     retriever.context = spec.options.get("context", "title")
     return retriever
 

@@ -37,7 +37,7 @@ def build(spec, language: str, *, name: str, resolve: Callable[[str], Path] | No
     kwargs = {k: options[k] for k in ("top_docs", "fusion", "alpha") if k in options}
     return HierarchicalRetriever(
         bm25.bm25_retriever(prefixed(options, "bm25_"), language, "bm25-documents"),
-        encoders.encoder_for(prefixed(options, "dense_")),
+        encoders.encoder_for(encoders.with_default_model(prefixed(options, "dense_"), language)),
         context=options.get("context", "title"),
         name=name,
         **kwargs,

@@ -35,7 +35,10 @@ def build(spec, language: str, *, name: str, resolve: Callable[[str], Path] | No
     options = spec.options
     context = options.get("context", "title")
     bm25_options, dense_options = prefixed(options, "bm25_"), prefixed(options, "dense_")
-    members = [bm25.bm25_retriever(bm25_options, language, "bm25"), dense.dense_retriever(dense_options, "dense")]
+    members = [
+        bm25.bm25_retriever(bm25_options, language, "bm25"),
+        dense.dense_retriever(dense_options, "dense", language),
+    ]
     members[0].context = bm25_options.get("context", context)
     members[1].context = dense_options.get("context", context)
     return HybridRetriever(

@@ -1,0 +1,38 @@
+"""The Pooling page's ready-made dense retrievers name the model the collection's language gets."""
+
+from __future__ import annotations
+
+from core.types import CollectionSource, Passage, Query
+from db.importer import import_collection
+from tests.app.apptest import VIEWS, open_as_admin
+
+
+def add_collection(store, name: str, language: str) -> None:
+    with store.write() as session:
+        import_collection(
+            session,
+            CollectionSource(
+                passages=lambda: iter([Passage("d0", "passage zero"), Passage("d1", "passage one")]),
+                queries=lambda: iter([Query("q1", "query one")]),
+                qrels=lambda: iter(()),
+                language=language,
+            ),
+            name=name,
+            format="test",
+            location="mem",
+        )
+
+
+def test_dense_presets_follow_the_collection_language(db):
+    add_collection(db, "chinese", "zh")
+    add_collection(db, "english", "en")
+    at = open_as_admin(db, VIEWS / "pooling.py")
+    picker = next(m for m in at.multiselect if m.label == "New retrievers to run")
+    assert at.selectbox(key="pooling_collection").value == "chinese"
+    assert [o for o in picker.options if o.startswith(("Dense", "Hybrid"))] == [
+        "Dense: multilingual-e5-small (packaged, offline)",
+        "Hybrid: BM25 + multilingual-e5-small, reciprocal rank fusion",
+    ]
+    at.selectbox(key="pooling_collection").set_value("english").run()
+    picker = next(m for m in at.multiselect if m.label == "New retrievers to run")
+    assert "Dense: all-MiniLM-L6-v2 (packaged, offline)" in picker.options
