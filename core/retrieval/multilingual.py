@@ -19,11 +19,12 @@ weights is ``nin / 32`` blocks ``{uint16 d (fp16); uint8 qs[16]}`` and::
 The tokenizer is rebuilt with ``tokenizers`` from the same vocabulary: a Unigram
 model (Kudo, 2018), the package's per-code-point normalisation map (XLM-R's
 ``nmt_nfkc``) compiled into a SentencePiece ``precompiled_charsmap``, runs of
-spaces collapsed, metaspace ``▁`` pre-tokenisation and ``<s> X </s>``.  Two known
-differences from the engine: a run of characters missing from the vocabulary is
-one ``<unk>`` here (as in SentencePiece and the original XLM-R tokenizer) but one
-``<unk>`` per character there, and a text over 512 tokens is truncated here while
-the engine averages 510-token windows.
+spaces collapsed, metaspace ``▁`` pre-tokenisation and ``<s> X </s>``; its ids equal
+the engine's except where the engine departs from SentencePiece and the original
+XLM-R tokenizer: a run of characters missing from the vocabulary is one ``<unk>``
+here, one per character there; a literal ``<unk>`` in a text is the unknown token
+here, three pieces there; the engine ends a text at a NUL character.  A text over
+512 tokens is truncated here while the engine averages 510-token windows.
 
 E5's conventions (Wang et al., 2022, "Text Embeddings by Weakly-Supervised
 Contrastive Pre-training"): ``"query: "`` / ``"passage: "`` prefixes, mean pooling,
@@ -424,7 +425,7 @@ def _normalizer(weights: E5Weights) -> Any:
     """The engine's normalisation (each code point through the map, then runs of spaces to one) in ``tokenizers``.
 
     ``normalizers.Precompiled`` looks a whole grapheme up first and, when only its first code point is
-    in the map, replaces the whole grapheme (``"Ａ\u0301"`` -> ``"A"``, the accent lost); and it keeps
+    in the map, replaces the whole grapheme (full-width A + combining acute -> ``"A"``, the accent lost); it keeps
     a text's leading code points that the map deletes.  So a code point the map deletes (a control
     character, which always ends a grapheme) is first put between every two code points, making
     each code point its own grapheme, and deletable code points left at the start are removed last.
