@@ -148,6 +148,7 @@ def test_length_sorted_batches_return_input_order(tiny_model):
 def test_default_token_budget_follows_batch_size_and_device(tiny_model):
     enc = BiEncoder(tiny_model, batch_size=5, max_length=16, device="cpu")
     assert enc.token_budget() == 5 * 16
+    assert BiEncoder(tiny_model, batch_size=5, max_length=128, device="cpu").token_budget() == 5 * 64
     enc.max_tokens = 1000
     assert enc.token_budget() == 1000
     enc.max_tokens = 0
