@@ -6,6 +6,8 @@
 * :func:`pick_device` / :func:`autocast`: CUDA when present, with bf16
   autocast there (bf16 needs no loss scaling, unlike fp16); plain float32 on
   the CPU, where autocast would only slow things down.
+  :func:`float32_weights`: trained models are loaded as float32 whatever
+  their files store (an fp16 folder gave AdamW fp16 weights, which turn NaN).
 * :func:`ranking_metrics`: held-out nDCG@10 and MRR@10 through
   :func:`core.metrics.evaluate` (trec_eval-exact), the numbers the benchmark
   and the Models page show.
@@ -14,6 +16,9 @@
 * :class:`TrainingLoop`: the optimisation every trainer runs (AdamW, linear
   warm-up and decay, clipping, held-out evaluations, early stopping, the best
   weights, checkpoints, history); a trainer brings its batches and its loss.
+  A step whose gradients are not finite is skipped, not applied: one such
+  step used to turn every weight into NaN (the clipping factor is NaN, and
+  AdamW's moments keep it).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import json
 import os
 import random
 import time
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, cast
@@ -38,12 +44,14 @@ from core.validators import integer, positive_int
 
 __all__ = [
     "METRICS",
+    "NONFINITE_LIMIT",
     "PRIMARY_METRIC",
     "TRAINING_RECORD",
     "EarlyStopping",
     "TrainingLoop",
     "autocast",
     "cpu_state",
+    "float32_weights",
     "length_sorted_batches",
     "load_training_record",
     "pick_device",
@@ -58,6 +66,13 @@ PRIMARY_METRIC = "nDCG@10"
 """The held-out measure that picks the best checkpoint and drives early stopping."""
 METRICS = ("nDCG@10", "MRR@10")
 """What :func:`ranking_metrics` reports (``core.metrics`` spellings)."""
+NONFINITE_LIMIT = 10
+"""Training stops with an error after this many steps in a row with non-finite gradients.
+
+A kernel that fails on some batch shapes costs isolated steps, which
+:class:`TrainingLoop` skips; ten in a row means no step can succeed (a
+forward pass that overflows, say), and going on would only spend the budget.
+"""
 
 
 def seed_everything(seed: int) -> None:
@@ -110,6 +125,25 @@ def autocast(device: Any, enabled: bool = True) -> contextlib.AbstractContextMan
     if enabled and dev.type == "cuda":  # pragma: no cover - no GPU in CI
         return torch.autocast(device_type="cuda", dtype=torch.bfloat16)
     return contextlib.nullcontext()
+
+
+def float32_weights() -> dict[str, Any]:
+    """The ``from_pretrained`` keyword that loads a model's weights as float32, whatever dtype its files store.
+
+    transformers 5 loads a checkpoint in the dtype it was saved in (its default
+    ``dtype="auto"``), so an fp16 or bf16 folder would give half-precision
+    weights to AdamW: its ``eps`` (1e-8) is 0 in fp16, its squared gradients
+    underflow, and the first steps turn weights into inf and NaN.  The GPU runs
+    of issue #19 collapsed that way: they trained an fp16 copy of
+    all-MiniLM-L6-v2 (the float32 folder is too large to carry to that
+    machine).  Training keeps float32 master weights; bf16 only enters through
+    autocast.  transformers before 4.56 names the keyword ``torch_dtype``.
+    """
+    import torch
+    import transformers
+
+    major, minor = (int(part) for part in transformers.__version__.split(".")[:2])
+    return {"dtype": torch.float32} if (major, minor) >= (4, 56) else {"torch_dtype": torch.float32}
 
 
 def ranking_metrics(run: Run, qrels: Qrels, level: int = 1) -> dict[str, float]:
@@ -225,8 +259,10 @@ class TrainingLoop:
     """The loop every trainer runs: AdamW + linear warmup, evaluation, early stopping, the best weights.
 
     ``step_fn(batch)`` (:data:`StepFn`) does one forward pass; the loop does
-    backward, clipping at norm 1, the optimizer and scheduler steps,
-    progress, the held-out evaluations (every ``config.eval_every`` steps,
+    backward, clipping at norm 1, the optimizer and scheduler steps (a step
+    whose loss or gradient norm is not finite is skipped: no weight changes,
+    the schedule moves on, and :data:`NONFINITE_LIMIT` of them in a row
+    raise), progress, the held-out evaluations (every ``config.eval_every`` steps,
     else after each epoch, and after the last step), early stopping on
     nDCG@10, and calls ``snapshot()`` at each improvement (without
     ``evaluate``: at the last evaluation), keeping what it returns in
@@ -266,11 +302,14 @@ class TrainingLoop:
     ----------
     history : list of dict
         One ``{"step", "epoch", "loss", <extra terms>, "eval"}`` per evaluation
-        (losses are means since the previous entry).
+        (losses are means over the steps applied since the previous entry;
+        ``"nonfinite_steps"`` is added when some were skipped).
     best_entry, best_state
         The best evaluation's entry and ``snapshot()`` result (None before one).
     step, pairs, train_seconds
         Steps done, training pairs seen, seconds spent in training steps.
+    nonfinite_steps : int
+        Steps skipped because their loss or gradients were not finite.
     """
 
     def __init__(
@@ -308,8 +347,11 @@ class TrainingLoop:
         self.step = 0
         self.total = 0
         self.stopper = EarlyStopping(config.patience)
+        self.nonfinite_steps = 0
+        self._nonfinite_in_a_row = 0
         self._sums: dict[str, float] = {}
         self._since = 0
+        self._skipped_since = 0
 
     @property
     def pairs_per_second(self) -> float:
@@ -365,7 +407,7 @@ class TrainingLoop:
         return self.step >= self.total or self.stopper.stop
 
     def _train_step(self, batch: Any, step_fn: StepFn, optimizer: Any, scheduler: Any) -> None:
-        """One forward pass, backward, clipping and optimizer step; the loss terms go into the running sums."""
+        """One forward pass, backward, clipping and optimizer step (skipped when not finite); terms into the sums."""
         import torch
 
         started = time.perf_counter()
@@ -373,24 +415,53 @@ class TrainingLoop:
         with autocast(self.device, bool(self.config.mixed_precision) and self.autocast_steps):
             loss, pairs, terms = step_fn(batch)
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(self.params, 1.0)
-        optimizer.step()
-        scheduler.step()
+        norm = torch.nn.utils.clip_grad_norm_(self.params, 1.0)
+        # A NaN norm makes the clipping factor NaN for every gradient and AdamW keeps it in its moments:
+        # one bad step would poison every weight for good, so such a step changes nothing.
+        finite = bool(torch.isfinite(norm) & torch.isfinite(loss.detach()))  # waits for the device
+        if finite:
+            optimizer.step()
+            scheduler.step()
+        else:  # the schedule still counts the batch; torch would warn that the optimizer did not step
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message="Detected call of `lr_scheduler.step")
+                scheduler.step()
         optimizer.zero_grad(set_to_none=True)
-        loss_value = float(loss.detach())  # waits for the device, so the time below is the step's
+        loss_value = float(loss.detach())
         self.train_seconds += time.perf_counter() - started
         self.pairs += pairs
         self.step += 1
         self._since += 1
-        for k, v in {"loss": loss_value, **terms}.items():
-            self._sums[k] = self._sums.get(k, 0.0) + v
+        self._count(finite, {"loss": loss_value, **terms})
         if self.progress is not None:
             self.progress(self.step, self.total)
+
+    def _count(self, applied: bool, terms: dict[str, float]) -> None:
+        """Add an applied step's loss terms to the running sums, or count a skipped one (raising after too many)."""
+        if applied:
+            self._nonfinite_in_a_row = 0
+            for k, v in terms.items():
+                self._sums[k] = self._sums.get(k, 0.0) + v
+            return
+        self.nonfinite_steps += 1
+        self._skipped_since += 1
+        self._nonfinite_in_a_row += 1
+        if self._nonfinite_in_a_row >= NONFINITE_LIMIT:
+            on_cuda = str(self.device).startswith("cuda")
+            precision = "bf16 autocast" if self.config.mixed_precision and on_cuda else "float32"
+            raise FloatingPointError(
+                f"training step {self.step}: the last {self._nonfinite_in_a_row} steps had a non-finite loss or "
+                f"gradient norm (device {self.device}, {precision}; {self.nonfinite_steps} of {self.step} steps "
+                "so far); no weight was changed by them. Try mixed_precision=False."
+            )
 
     def _record(self, epoch: int) -> None:
         """Evaluate, append the history entry, keep the best weights, write the checkpoint."""
         entry: dict[str, Any] = {"step": self.step, "epoch": epoch}
-        entry.update({k: v / max(self._since, 1) for k, v in self._sums.items()})
+        applied = self._since - self._skipped_since
+        entry.update({k: v / applied for k, v in self._sums.items()} if applied else {"loss": float("nan")})
+        if self._skipped_since:
+            entry["nonfinite_steps"] = self._skipped_since
         entry["eval"] = self.evaluate() if self.evaluate is not None else {}
         self.history.append(entry)
         if self.evaluate is not None:
@@ -401,4 +472,4 @@ class TrainingLoop:
             self.best_entry, self.best_state = entry, self.snapshot()
         if self.config.checkpoint_dir is not None:
             self.save(Path(self.config.checkpoint_dir) / f"step-{self.step}")
-        self._sums, self._since = {}, 0
+        self._sums, self._since, self._skipped_since = {}, 0, 0

@@ -65,6 +65,7 @@ from core.training.common import (
     StepFn,
     TrainingLoop,
     autocast,
+    float32_weights,
     length_sorted_batches,
     pick_device,
     save_training_record,
@@ -180,6 +181,7 @@ class CrossEncoder:
                 local_files_only=True,
                 output_loading_info=True,
                 ignore_mismatched_sizes=True,  # a classifier with another label count gets a fresh 1-logit head
+                **float32_weights(),  # an fp16/bf16 folder too: AdamW needs float32 weights, autocast does the rest
             )
         head = ("classifier", "score", "out_proj")
         missing = [

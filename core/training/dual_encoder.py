@@ -58,6 +58,7 @@ from core.training.common import (
     StepFn,
     TrainingLoop,
     cpu_state,
+    float32_weights,
     pick_device,
     ranking_metrics,
     save_training_record,
@@ -117,7 +118,8 @@ class DualEncoder:
         self.pooling: Pooling = pooling
         self.device = pick_device(device)
         self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-        self.model = AutoModel.from_pretrained(path, local_files_only=True).to(self.device)
+        # float32 whatever the folder stores: AdamW on fp16 weights turns them NaN (common.float32_weights)
+        self.model = AutoModel.from_pretrained(path, local_files_only=True, **float32_weights()).to(self.device)
         limit = getattr(self.model.config, "max_position_embeddings", None)
         self.max_length = min(max_length, limit) if isinstance(limit, int) and limit > 0 else max_length
         self.dim = int(self.model.config.hidden_size)

@@ -81,13 +81,15 @@ def rerank(
     Raises
     ------
     ValueError
-        With no encoders, or a query or passage without a text (the message names them).
+        With no encoders, a query or passage without a text, or a score that
+        is not finite (a model whose weights or forward pass overflowed: its
+        ranking would be arbitrary); the message names them.
     """
     if not encoders:
         raise ValueError("encoders: need at least one cross-encoder")
     keys = _candidate_pairs(queries, candidates, passages)
     pairs = [(queries[q], passages[d]) for q, d in keys]
-    all_scores = _score_with_each(encoders, pairs, progress)
+    all_scores = _score_with_each(encoders, pairs, progress, keys)
     run: Run = {q: {} for q in candidates}
     start = 0
     for qid in candidates:
@@ -119,9 +121,12 @@ def _candidate_pairs(
 
 
 def _score_with_each(
-    encoders: Sequence[PairScorer], pairs: list[tuple[str, str]], progress: ProgressCallback | None
+    encoders: Sequence[PairScorer],
+    pairs: list[tuple[str, str]],
+    progress: ProgressCallback | None,
+    keys: list[tuple[str, str]],
 ) -> list[np.ndarray]:
-    """Every encoder's scores of ``pairs``; ``progress`` counts the pairs of all encoders together."""
+    """Every encoder's scores of ``pairs`` (``keys``: their ids), checked finite; ``progress`` over all of them."""
     total = len(pairs) * len(encoders)
     all_scores = []
     for m, encoder in enumerate(encoders):
@@ -131,9 +136,21 @@ def _score_with_each(
                 progress(offset + done, total)
 
         all_scores.append(np.asarray(encoder.score(pairs, progress=enc_progress if progress else None)))
+        _check_finite(all_scores[-1], encoder, keys)
     if progress is not None:
         progress(total, total)
     return all_scores
+
+
+def _check_finite(scores: np.ndarray, encoder: PairScorer, keys: list[tuple[str, str]]) -> None:
+    """Refuse NaN or infinite scores: trec_eval would rank them in an arbitrary order and still report a number."""
+    bad = np.flatnonzero(~np.isfinite(scores))
+    if bad.size:
+        qid, doc = keys[int(bad[0])]
+        raise ValueError(
+            f"re-ranker {encoder!r}: {bad.size} of {len(scores)} scores are not finite, the first "
+            f"{scores[bad[0]]} for query {qid!r}, passage {doc!r}"
+        )
 
 
 def evaluate_reranker(
