@@ -462,7 +462,17 @@ def cmd_train(args: argparse.Namespace) -> int:
         )
     if result.get("teacher_prior") is not None:
         print(f"the teacher's first-stage weight: {result['teacher_prior']:g}")
+    if result.get("spec"):  # the default kind: what the held-out queries chose, and why
+        _print_default_system(result)
     return 0
+
+
+def _print_default_system(result: dict) -> None:
+    """The default kind's choice: every candidate's held-out nDCG@10, the reason, the spec to retrieve with."""
+    scores = ", ".join(f"{k} {v:.4f}" for k, v in (result.get("dev_nDCG@10") or {}).items())
+    print(f"held-out (dev) nDCG@10 of the candidates: {scores}")
+    print(result["reason"])
+    print(f"the default system: {result['system_label']}; retrieve or pool with -r '{result['spec']}'")
 
 
 def cmd_models(args: argparse.Namespace) -> int:
@@ -615,14 +625,17 @@ def _split_list(text: str | None, option: str) -> list[str] | None:
 
 def _simulation_options(args: argparse.Namespace) -> tuple[list[str], tuple[float, float] | None]:
     """The checked ``--strategies`` and ``--band`` (and the positive counts), before any work starts."""
-    from core.simulation import STRATEGIES
+    from core.simulation import ACTIVE_STRATEGIES, STRATEGIES
 
     strategies = _split_list(args.strategies, "--strategies") or []  # the option has a default: never None
     unknown = [s for s in strategies if s not in STRATEGIES]
     if unknown:
         raise ValueError(f"--strategies: unknown {', '.join(map(repr, unknown))}; known: {', '.join(STRATEGIES)}")
-    if "active" in strategies and not args.model:
-        raise ValueError("--model: the active strategy needs a cross-encoder (a registered model name or a folder)")
+    active = [s for s in strategies if s in ACTIVE_STRATEGIES]
+    if active and not args.model:
+        raise ValueError(
+            f"--model: the {active[0]} strategy needs a cross-encoder (a registered model name or a folder)"
+        )
     band = None
     if args.band is not None:
         try:
@@ -632,9 +645,18 @@ def _simulation_options(args: argparse.Namespace) -> tuple[list[str], tuple[floa
         if len(values) != 2:
             raise ValueError(f"--band must be two probabilities LOW,HIGH, e.g. 0.1,0.9; got {args.band!r}")
         band = (values[0], values[1])
-    for option, value in (("--depth", args.depth), ("--batch", args.batch), ("--resamples", args.resamples)):
+    for option, value in (
+        ("--depth", args.depth),
+        ("--batch", args.batch),
+        ("--resamples", args.resamples),
+        ("--retrain-steps", args.retrain_steps),
+        ("--retrain-batch", args.retrain_batch),
+        ("--max-length", args.max_length),
+    ):
         if value < 1:
             raise ValueError(f"{option} must be a positive integer, got {value}")
+    if not args.retrain_lr > 0:
+        raise ValueError(f"--retrain-lr must be a positive number, got {args.retrain_lr}")
     return strategies, band
 
 
@@ -659,16 +681,45 @@ def _print_simulation(args: argparse.Namespace, result) -> None:
         f"pairs to reach tau >= {TAU_TARGET}: "
         + ", ".join(f"{s} {'never' if n is None else n}" for s, n in reached.items())
     )
+    _print_recall(result)
     for s, saved in result.saved.items():
         print(f"{s}: {saved} pairs labelled by the model instead of annotators ({result.model_wrong[s]} of them wrong)")
+    for s, rounds in result.training_rounds.items():
+        print(f"{s}: the model was fine-tuned {rounds} times (after every batch but the last; rule {result.rule})")
+
+
+def _print_recall(result) -> None:
+    """Recall of the pool's relevant pairs per batch and strategy, and the labels spent to find 90% of them."""
+    print(f"recall of the {result.pool_relevant} relevant pooled pairs (found / relevant):")
+    columns = result.strategies
+    recalls = {s: result.recalls(s) for s in columns}
+    print("\t".join(["batch", "pairs", *columns]))
+    for b in range(max(len(r) for r in recalls.values())):
+        pairs = max(r[b][0] for r in recalls.values() if b < len(r))
+        cells = ["" if b >= len(recalls[s]) else f"{recalls[s][b][1]:.4f}" for s in columns]
+        print("\t".join([str(b + 1), str(pairs), *cells]))
+    found = result.pairs_to_recall(0.9)
+    print("pairs to find 90% of them: " + ", ".join(f"{s} {'never' if n is None else n}" for s, n in found.items()))
 
 
 def cmd_simulate_labelling(args: argparse.Namespace) -> int:
-    from pooljudge.simulation import simulate_collection
+    from core.simulation import ACTIVE_STRATEGIES
+    from pooljudge.simulation import RetrainSettings, simulate_collection
 
     strategies, band = _simulation_options(args)
+    retrain = RetrainSettings(
+        steps=args.retrain_steps,
+        batch_size=args.retrain_batch,
+        learning_rate=args.retrain_lr,
+        max_length=args.max_length,
+        from_base=args.from_base,
+    )
     bar = tqdm(desc="simulating batches", disable=args.quiet, mininterval=0.5)
-    model_bar = tqdm(desc="scoring pairs (active)", disable=args.quiet or "active" not in strategies, mininterval=0.5)
+    model_bar = tqdm(
+        desc="scoring pairs (active)",
+        disable=args.quiet or not any(s in ACTIVE_STRATEGIES for s in strategies),
+        mininterval=0.5,
+    )
 
     def update(target: tqdm, done: int, total: int) -> None:
         target.total = total
@@ -686,6 +737,8 @@ def cmd_simulate_labelling(args: argparse.Namespace) -> int:
             strategies=strategies,
             model=args.model,
             band=band,
+            rule=args.rule,
+            retrain=retrain,
             measure=args.measure,
             level=args.level,
             seed=args.seed,
@@ -1072,7 +1125,14 @@ def _add_rocketqav2_arguments(p: argparse.ArgumentParser) -> None:
 def _add_train_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the `train` command: a re-ranker or dense encoder."""
     p = sub.add_parser("train", help="train a re-ranker or dense encoder on a collection's labels (a job, run here)")
-    p.add_argument("kind", choices=["cross-encoder", "dual-encoder", "rocketqav2"])
+    p.add_argument(
+        "kind",
+        nargs="?",
+        default="default",
+        choices=["default", "cross-encoder", "dual-encoder", "rocketqav2"],
+        help="default (the default): fine-tune the base encoder, then offer the best on the held-out queries of "
+        "BM25, base dense, their hybrid and the fine-tuned encoder (alone or with BM25); or one trainer",
+    )
     p.add_argument("--collection", "-c", required=True)
     p.add_argument(
         "--name", required=True, help="the model's name in the collection (`pooljudge models`; rerank:model=NAME)"
@@ -1203,10 +1263,29 @@ def _add_simulate_labelling_parser(sub: argparse._SubParsersAction[argparse.Argu
     p.add_argument(
         "--strategies",
         default="depth,top-n,random",
-        help="comma-separated: depth, top-n, random, active (default depth,top-n,random)",
+        help="comma-separated: depth, top-n, random, active (a fixed model), active-retrain (the model is "
+        "fine-tuned on the labels after every batch, T2Ranking's loop) (default depth,top-n,random)",
     )
-    p.add_argument("--model", help="active: the cross-encoder (a registered model name or a folder)")
-    p.add_argument("--band", help="active: LOW,HIGH; pairs the model scores outside the band take its label for free")
+    p.add_argument("--model", help="active, active-retrain: the cross-encoder (a registered model name or a folder)")
+    p.add_argument(
+        "--band", help="active strategies: LOW,HIGH; pairs the model scores outside the band take its label for free"
+    )
+    p.add_argument(
+        "--rule",
+        choices=["uncertain", "relevant"],
+        default="uncertain",
+        help="active strategies' order: the most uncertain pairs first (T2Ranking, default) or the most "
+        "probably relevant first (continuous active learning)",
+    )
+    p.add_argument("--retrain-steps", type=int, default=10, help="active-retrain: optimiser steps per round (10)")
+    p.add_argument("--retrain-batch", type=int, default=16, help="active-retrain: labelled pairs per step (16)")
+    p.add_argument("--retrain-lr", type=float, default=1e-4, help="active-retrain: learning rate (1e-4)")
+    p.add_argument(
+        "--from-base",
+        action="store_true",
+        help="active-retrain: restart every round from the base weights (default: from the previous round's)",
+    )
+    p.add_argument("--max-length", type=int, default=256, help="active strategies: tokens per pair (256)")
     p.add_argument("--measure", default="nDCG@10", help="the measure runs are ranked by (default nDCG@10)")
     p.add_argument("--level", type=int, help="relevance level (default: the collection's)")
     p.add_argument("--seed", type=int, default=0, help="seeds the random order and the bootstrap (default 0)")

@@ -10,7 +10,10 @@ collection (:mod:`db.trained_models`), so ``rerank:model=NAME``,
 
 Job parameters (JSON), all but ``collection``, ``name`` and ``kind`` optional::
 
-    collection, name, kind          "cross-encoder", "dual-encoder" or "rocketqav2"
+    collection, name, kind          "default", "cross-encoder", "dual-encoder" or "rocketqav2" ("default": the
+                                    base encoder fine-tuned, then the best on the held-out queries of BM25, base
+                                    dense, their hybrid and the fine-tuned encoder alone or with BM25 is offered,
+                                    :mod:`pooljudge.default_training`)
     split, eval_split               training and held-out splits (default "train" and "dev")
     held_out                        a held-out share in (0, 1) of the ``split`` queries instead of eval_split
                                     (the default, 0.2, when the collection's queries are all in one split)
@@ -45,6 +48,7 @@ from core.training.data import LabelledData, TrainConfig, TrainResult
 from core.types import Run
 from db.engine import Store
 from db.models import MODEL_KINDS
+from pooljudge.default_training import DEFAULT_KIND
 
 DEFAULT_CANDIDATES = "bm25"
 DEFAULT_DEPTH = 100
@@ -53,6 +57,8 @@ LOSSES = ("listwise", "pointwise")
 Loss = Literal["listwise", "pointwise"]
 STAGES = ("loading labels", "retrieving candidates", "training", "registering")
 """The job's progress stages, in order (the reporter's messages)."""
+TRAIN_KINDS = (DEFAULT_KIND, *MODEL_KINDS)
+"""What ``kind`` may be: the default (a choice on the held-out queries) or a trainer of :data:`db.models.MODEL_KINDS`."""
 
 _CONFIG_FIELDS = {f.name for f in dataclasses.fields(TrainConfig)} - {"checkpoint_dir"}
 _PARAM_KEYS = {
@@ -155,8 +161,8 @@ def _checked_kind(params: Mapping[str, Any]) -> str:
     if unknown:
         raise ValueError(f"unknown train parameter(s) {', '.join(unknown)}; known: {', '.join(sorted(_PARAM_KEYS))}")
     kind = params.get("kind")
-    if kind not in MODEL_KINDS:
-        raise ValueError(f"kind must be one of {', '.join(MODEL_KINDS)}, got {kind!r}")
+    if kind not in TRAIN_KINDS:
+        raise ValueError(f"kind must be one of {', '.join(TRAIN_KINDS)}, got {kind!r}")
     return str(kind)
 
 
@@ -649,7 +655,9 @@ def _register(
 def run_train_job(store: Store, info, reporter) -> dict[str, Any]:
     """Train one model on a collection's labels and register it (see the module docstring for the parameters).
 
-    Stages (the reporter's messages): ``loading labels``, ``retrieving candidates``, for RocketQAv2 with
+    The ``default`` kind goes on in :func:`pooljudge.default_training.train_default` after the
+    candidates (its own stages and result fields).  Other kinds' stages (the reporter's messages):
+    ``loading labels``, ``retrieving candidates``, for RocketQAv2 with
     ``teacher_prior`` auto ``choosing the teacher's prior weight``, ``training`` (done/total steps), for a
     re-ranker ``choosing the interpolation weight``, ``registering``.  Everything that can be refused is checked first
     (:func:`check_train_params`).  The model is trained into a hidden folder beside its final
@@ -667,6 +675,10 @@ def run_train_job(store: Store, info, reporter) -> dict[str, Any]:
     started = time.monotonic()
     checked = check_train_params(store, info.params)
     data = _load_data(store, checked, reporter)
+    if checked.params.kind == DEFAULT_KIND:
+        from pooljudge.default_training import train_default
+
+        return {**train_default(store, checked, data, reporter, info.id), "total_seconds": time.monotonic() - started}
     prior = _teacher_prior(checked, data, reporter)
     result = _train_into_place(checked, data, reporter, prior["weight"] if prior else 0.0)
     interpolation = _interpolation(checked, data, reporter)

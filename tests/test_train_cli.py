@@ -376,3 +376,51 @@ def test_rocketqav2_teacher_prior_given_or_chosen_on_the_held_out_queries(toy, t
     assert _jobs(store)[0].result["teacher_prior"] == chosen["weight"]
     assert f"the teacher's first-stage weight: {chosen['weight']:g}" in out.out
     assert "choosing the teacher's prior weight" in out.err
+
+
+def test_the_default_kind_keeps_an_untrained_system_when_training_does_not_help_and_says_why(
+    toy,
+    tiny_encoder_folder,  # noqa: F811
+    capsys,
+    tmp_path,
+):
+    from core.formats.trec import load_run
+    from core.training.common import ranking_metrics
+    from tests.core.training.conftest import toy_collection
+
+    url, store, models = toy
+    capsys.readouterr()
+    # no kind: the default; one step at a learning rate that changes nothing a ranking can see
+    args = ["train", "-c", "toy", "--name", "auto", "--base", str(tiny_encoder_folder), *FAST]
+    assert main(["--db", url, "-q", *args, "--max-steps", "1", "--lr", "1e-9"]) == 0
+    out = capsys.readouterr().out
+    [model] = _models(store)
+    assert (model.name, model.kind, model.path) == ("auto", "dual-encoder", str(models / "1" / "auto"))
+    system = model.params["default_system"]
+    [job] = _jobs(store)
+    result = job.result
+    assert result["kind"] == "default" and job.params["kind"] == "default"
+    assert (result["system"], result["spec"], result["reason"]) == (system["chosen"], system["spec"], system["reason"])
+    dev = result["dev_nDCG@10"]
+    assert list(dev) == ["bm25", "dense", "hybrid", "tuned-dense", "tuned-hybrid"] and dev == system["dev_nDCG@10"]
+    # the fine-tuned encoder ranks as the base does: never strictly better, so an untrained system is kept
+    assert dev["tuned-dense"] == dev["dense"] and result["improved"] is False
+    assert system["chosen"] in ("bm25", "dense", "hybrid")
+    assert dev[system["chosen"]] == max(dev.values()) >= max(dev["bm25"], dev["dense"])
+    assert result["reason"].startswith(f"training did not help on the dev split: keeping {result['system_label']} (")
+    assert result["reason"] in out and f"retrieve or pool with -r '{result['spec']}'" in out
+    assert f"held-out (dev) nDCG@10 of the candidates: bm25 {dev['bm25']:.4f}, dense {dev['dense']:.4f}" in out
+    assert system["base_spec"] == f"dense:model={tiny_encoder_folder.resolve()}"
+    assert system["dev_queries"] == model.params["held_out_queries"] == 8
+    # every candidate's spec retrieves exactly what the choice scored: its dev nDCG@10 comes back
+    qrels = {q: j for q, j in toy_collection().qrels.items() if q.endswith("-3")}
+    for candidate in system["systems"]:
+        trec = tmp_path / f"{candidate['key']}.trec"
+        retrieve = ["-c", "toy", "-r", candidate["spec"], "--hits", "100", "--no-store", "-o", str(trec)]
+        assert main(["--db", url, "-q", "retrieve", *retrieve]) == 0, candidate["spec"]
+        run = load_run(trec)
+        assert ranking_metrics(run, qrels, level=2)["nDCG@10"] == pytest.approx(dev[candidate["key"]], abs=1e-6)
+    spec_of = {c["key"]: c["spec"] for c in system["systems"]}
+    assert spec_of["bm25"] == "bm25" and spec_of["tuned-dense"] == f"dense:model={model.path}"
+    assert spec_of["hybrid"].startswith("hybrid:fusion=convex,alpha=")
+    assert spec_of["tuned-hybrid"].endswith(f",dense_model={model.path}")

@@ -28,6 +28,7 @@ from pooljudge.ui.highlight import chart_text
 from pooljudge.ui.jobs import show_collection_jobs
 
 KINDS = {
+    "default": "Default: the best on the held-out queries of BM25, base dense, their hybrid and the fine-tuned encoder",
     "cross-encoder": "Cross-encoder re-ranker",
     "dual-encoder": "Dual encoder (dense retriever)",
     "rocketqav2": "RocketQAv2: dual encoder + cross-encoder trained jointly",
@@ -134,6 +135,29 @@ def rocketqav2_fields(registered: list[str]) -> tuple[str | None, list[float] | 
         [float(low), float(high)] if use_denoise else None,
         float(prior_weight) if chosen_prior == "fixed" else chosen_prior,
     )
+
+
+def show_default_system(system: dict) -> None:
+    """A default-kind model's choice: what is offered and why, and every candidate's held-out nDCG@10."""
+    st.caption(
+        f"Offered by default: {md_escape(str(system.get('label', '?')))}. {md_escape(str(system.get('reason', '')))}."
+    )
+    rows = [
+        {
+            "system": s.get("label"),
+            "trained": bool(s.get("trained")),
+            "held-out nDCG@10": (s.get("dev") or {}).get("nDCG@10"),
+            "chosen": s.get("key") == system.get("chosen"),
+        }
+        for s in system.get("systems") or []
+        if isinstance(s, dict)
+    ]
+    if rows:
+        st.dataframe(
+            pd.DataFrame(rows),
+            hide_index=True,
+            column_config={"held-out nDCG@10": st.column_config.NumberColumn(format="%.4f")},
+        )
 
 
 with store.read() as session:
@@ -303,6 +327,8 @@ def _job_result(job) -> str:
             f"{r['seconds']:,.1f} s"
             + (f", {r['pairs_per_second']:,.1f} pairs/s" if r.get("pairs_per_second") is not None else "")
         )
+    if r.get("reason"):  # the default kind: what the held-out queries chose
+        parts.append(md_escape(str(r["reason"])))
     return "; ".join(parts)
 
 
@@ -370,7 +396,10 @@ st.code(chosen.path, language=None)
 st.caption("Use it as a retriever (`pooljudge retrieve`, `pooljudge pool`, the Pooling page):")
 # rerank: resolves a registered name (a RocketQAv2 model's co-trained cross-encoder); dense: takes a folder
 interpolation = chosen.params.get("interpolation") or {}
-if chosen.kind == "cross-encoder" and interpolation.get("weight"):  # the first-stage weight its held-out queries chose
+default_system = chosen.params.get("default_system") or {}
+if default_system.get("spec"):  # trained as the default kind: the system its held-out queries chose
+    usage = str(default_system["spec"])
+elif chosen.kind == "cross-encoder" and interpolation.get("weight"):  # the weight its held-out queries chose
     usage = f"rerank:model={chosen.name},first=bm25,depth=100,interpolate={interpolation['weight']:g}"
 elif chosen.kind == "cross-encoder":
     usage = f"rerank:model={chosen.name},first=bm25,depth=100"
@@ -379,6 +408,8 @@ elif chosen.kind == "rocketqav2":
 else:
     usage = f"dense:model={chosen.path}"
 st.code(usage, language=None)
+if default_system.get("spec"):
+    show_default_system(default_system)
 prior = chosen.params.get("teacher_prior_weight") or {}
 if chosen.kind == "rocketqav2" and prior.get("weight"):
     how = "chosen on the held-out queries" if "held_out_nDCG@10" in prior else "given"

@@ -262,6 +262,7 @@ def test_the_form_queues_a_train_job_with_the_contract_params(db, tmp_path, monk
     base = tmp_path / "base"
     base.mkdir()
     at = open_as_admin(db, PAGE)
+    at.selectbox(key="models_kind").set_value("cross-encoder").run()
     at.text_input(key="models_name").set_value("ce-1")
     at.selectbox(key="models_labels").set_value("gold")
     at.selectbox(key="models_candidates").set_value("bm25-run")
@@ -438,3 +439,93 @@ def test_switching_collections_shows_the_other_collections_models(db, tmp_path):
     assert list(at.dataframe[0].value["name"]) == ["other"]
     assert at.selectbox(key="models_chosen").value == "other"
     assert [c.value for c in at.code if "model=" in c.value] == [f"dense:model={tmp_path / 'other'}"]
+
+
+DEFAULT_SYSTEM = {
+    "chosen": "hybrid",
+    "label": "BM25 + base dense (BM25 weight 0.3)",
+    "alpha": 0.3,
+    "improved": False,
+    "reason": "training did not help on the dev split: keeping BM25 + base dense (BM25 weight 0.3) "
+    "(nDCG@10 0.6100 on 8 dev queries; the best trained system, fine-tuned dense, 0.5500)",
+    "baseline": "bm25",
+    "dev_queries": 8,
+    "dev_nDCG@10": {"bm25": 0.5, "dense": 0.45, "hybrid": 0.61, "tuned-dense": 0.55},
+    "systems": [
+        {"key": "bm25", "label": "BM25", "trained": False, "dev": {"nDCG@10": 0.5}, "alpha": None, "spec": "bm25"},
+        {"key": "dense", "label": "base dense", "trained": False, "dev": {"nDCG@10": 0.45}, "alpha": None},
+        {"key": "hybrid", "label": "BM25 + base dense (BM25 weight 0.3)", "trained": False, "dev": {"nDCG@10": 0.61}},
+        {"key": "tuned-dense", "label": "fine-tuned dense", "trained": True, "dev": {"nDCG@10": 0.55}},
+    ],
+    "spec": "hybrid:fusion=convex,alpha=0.3",
+}
+
+
+def test_the_default_kind_comes_first_and_is_queued_as_default(db, monkeypatch):
+    import pooljudge.jobs
+
+    pytest.importorskip("pooljudge.training")
+    monkeypatch.setattr(pooljudge.jobs, "launch", lambda store, job_id: None)
+    _collection(db)
+    at = open_as_admin(db, PAGE)
+    kind = at.selectbox(key="models_kind")
+    assert kind.value == "default" and kind.options[0].startswith("Default: the best on the held-out queries of BM25")
+    assert not any(w.key == "models_loss" for w in at.radio)  # a cross-encoder setting only
+    at.text_input(key="models_name").set_value("auto-1")
+    at.button[0].click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    with db.read() as s:
+        [job] = list_jobs(s, kind="train")
+    assert (job.params["kind"], job.params["name"], job.params["loss"]) == ("default", "auto-1", "listwise")
+
+
+def test_a_default_model_shows_the_system_it_offers_why_and_every_candidate(db, tmp_path):
+    _collection(db)
+    with db.write() as s:
+        _bare_model(s, "c", "auto", "dual-encoder", tmp_path / "auto", params={"default_system": DEFAULT_SYSTEM})
+    at = open_as_admin(db, PAGE)
+    assert not at.exception
+    # the spec of what the dev split chose, not the fine-tuned folder it did not choose
+    assert [c.value for c in at.code if "model=" in c.value or c.value.startswith("hybrid")] == [
+        "hybrid:fusion=convex,alpha=0.3"
+    ]
+    assert f"Offered by default: {md_escape(DEFAULT_SYSTEM['label'])}. {md_escape(DEFAULT_SYSTEM['reason'])}." in [
+        c.value for c in at.caption
+    ]
+    candidates = at.dataframe[1].value
+    assert list(candidates["system"]) == [
+        "BM25",
+        "base dense",
+        "BM25 + base dense (BM25 weight 0.3)",
+        "fine-tuned dense",
+    ]
+    assert list(candidates["held-out nDCG@10"]) == [0.5, 0.45, 0.61, 0.55]
+    assert list(candidates["chosen"]) == [False, False, True, False]
+    assert list(candidates["trained"]) == [False, False, False, True]
+
+
+def test_a_finished_default_job_says_what_it_chose(db):
+    _collection(db)
+    with db.write() as s:
+        job = create_job(
+            s, "train", {"collection": "c", "name": "auto", "kind": "default"}, collection_id=collection_id(s, "c")
+        )
+        start_job(s, job)
+        finish_job(
+            s,
+            job,
+            {
+                "model": "auto",
+                "kind": "default",
+                "seconds": 3.0,
+                "pairs_per_second": 10.0,
+                "best": {"step": 2, "eval": {"nDCG@10": 0.55, "MRR@10": 0.5}},
+                "reason": DEFAULT_SYSTEM["reason"],
+                "spec": DEFAULT_SYSTEM["spec"],
+            },
+        )
+    at = open_as_admin(db, PAGE)
+    assert [s.value for s in at.success] == [
+        f"Job {job} · default auto: model auto trained; held-out nDCG@10 0.5500, MRR@10 0.5000; 3.0 s, 10.0 pairs/s; "
+        + md_escape(DEFAULT_SYSTEM["reason"])
+    ]
