@@ -13,7 +13,7 @@ import math
 
 import pytest
 
-from core.simulation import CSV_COLUMNS
+from core.simulation import CSV_COLUMNS, simulate_labelling
 from db.engine import Store, sqlite_url
 from pooljudge.cli import main
 
@@ -144,13 +144,13 @@ def test_runs_subset_and_stdout_csv(toy_db, capsys):
     assert _simulate(toy_db, "toy", *args, "--measure", "P@2", "--strategies", "random", "-o", "-") == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == ",".join(CSV_COLUMNS)
-    assert [line.split(",")[6] for line in lines[1:3]] == ["C", "A"]
-    assert lines[1] == "random,1,7,0,5,1.000000,C,1.000000,1.000000,1.000000,1.000000"  # C and A pool 7 pairs
+    assert [line.split(",")[7] for line in lines[1:3]] == ["C", "A"]
+    # C and A pool 7 pairs, 5 of them relevant: one batch finds them all (recall 1)
+    assert lines[1] == "random,1,7,0,5,1.000000,1.000000,C,1.000000,1.000000,1.000000,1.000000"
 
 
 def test_simulate_collection_on_both_backends(store, tmp_path):
     """The store's qrels and runs come back in no defined order (PostgreSQL): the rows must equal core's."""
-    from core.simulation import simulate_labelling
     from pooljudge.simulation import simulate_collection
 
     assert (
@@ -177,8 +177,12 @@ def test_simulate_collection_on_both_backends(store, tmp_path):
     assert got.records() == want.records()
     with pytest.raises(ValueError, match="model: the active strategy needs a cross-encoder"):
         simulate_collection(store, "toy", strategies=["active"])
-    with pytest.raises(ValueError, match="band: only the active strategy"):
+    with pytest.raises(ValueError, match="model: the active-retrain strategy needs a cross-encoder"):
+        simulate_collection(store, "toy", strategies=["depth", "active-retrain"])
+    with pytest.raises(ValueError, match="band: only the active strategies use a confidence band"):
         simulate_collection(store, "toy", band=(0.1, 0.9))
+    with pytest.raises(ValueError, match="rule: unknown 'sure'; known: uncertain, relevant"):
+        simulate_collection(store, "toy", rule="sure")
 
 
 @pytest.mark.parametrize(
@@ -186,6 +190,9 @@ def test_simulate_collection_on_both_backends(store, tmp_path):
     [
         (["--strategies", "depth,deep"], "--strategies: unknown 'deep'"),
         (["--strategies", "active"], "--model: the active strategy needs a cross-encoder"),
+        (["--strategies", "random,active-retrain"], "--model: the active-retrain strategy needs a cross-encoder"),
+        (["--retrain-steps", "0"], "--retrain-steps must be a positive integer, got 0"),
+        (["--retrain-lr", "0"], "--retrain-lr must be a positive number, got 0.0"),
         (["--strategies", "active", "--model", "/nonexistent", "--band", "0.1"], "--band must be two probabilities"),
         (["--runs", "A"], "runs: the simulation ranks systems and needs at least two runs, got 1 ('A')"),
         (["--runs", "A,nope"], "no run named 'nope' in collection 'toy' (runs: A, B, C)"),
@@ -229,8 +236,6 @@ def test_active_with_a_tiny_cross_encoder(toy_db, tmp_path, capsys):
     assert [r["labelled_pairs"] for r in rows[::3]] == ["2", "4", "6"]
     assert {r["model_labelled"] for r in rows} == {"2"}
     assert "active: 2 pairs labelled by the model instead of annotators" in capsys.readouterr().out
-    from core.simulation import simulate_labelling
-
     want = simulate_labelling(
         ORACLE,
         RUNS,
@@ -242,6 +247,38 @@ def test_active_with_a_tiny_cross_encoder(toy_db, tmp_path, capsys):
         band=(low, high),
     )
     assert out.read_text(encoding="utf-8") == want.to_csv()
+
+
+def test_active_retrain_with_a_tiny_cross_encoder(toy_db, tmp_path, capsys):
+    """The CLI's active-retrain is core's simulation with a RetrainingSelector over the stored texts."""
+    active = pytest.importorskip("core.training.active")
+    model = tiny_cross_encoder(tmp_path / "model")
+    out = tmp_path / "retrain.csv"
+    args = ["--depth", "2", "--batch", "3", "--strategies", "active,active-retrain", "--rule", "relevant"]
+    settings = ["--retrain-steps", "3", "--retrain-batch", "4", "--retrain-lr", "0.01", "--max-length", "32"]
+    assert _simulate(toy_db, "toy", *args, *settings, "--model", str(model), "--seed", "2", "-o", str(out)) == 0
+    printed = capsys.readouterr().out
+    assert "active-retrain: the model was fine-tuned 2 times (after every batch but the last; rule relevant)" in printed
+    assert "recall of the 5 relevant pooled pairs (found / relevant):" in printed
+    assert "batch\tpairs\tactive\tactive-retrain" in printed
+    selector = active.RetrainingSelector(  # the toy's titles are empty: a passage's text is what is scored
+        model, QUERY_TEXTS, TEXTS, steps=3, batch_size=4, learning_rate=0.01, max_length=32, seed=2
+    )
+    want = simulate_labelling(
+        ORACLE,
+        RUNS,
+        depth=2,
+        batch_size=3,
+        strategies=["active", "active-retrain"],
+        level=1,
+        selector=selector,
+        rule="relevant",
+        seed=2,
+    )
+    assert out.read_text(encoding="utf-8") == want.to_csv()
+    assert want.training_rounds == {"active-retrain": 2} and selector.rounds == 2
+    rows = [r for r in _rows(out) if r["strategy"] == "active-retrain"]
+    assert [r["labelled_pairs"] for r in rows[::3]] == ["3", "6", "8"] and rows[-1]["recall"] == "1.000000"
 
 
 @pytest.mark.shared_data

@@ -12,8 +12,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from core.simulation import STRATEGIES, TAU_TARGET, SimulationResult
-from pooljudge.simulation import simulate_collection
+from core.simulation import ACTIVE_STRATEGIES, RULES, STRATEGIES, TAU_TARGET, SimulationResult
+from pooljudge.simulation import RetrainSettings, simulate_collection
 from pooljudge.ui.auth import require_role
 from pooljudge.ui.common import collection_box, collections_or_stop, get_store, md_escape, qrels_version_box
 from pooljudge.ui.highlight import chart_text
@@ -24,7 +24,13 @@ KEPT = 4  # results kept per session
 STRATEGY_HELP = (
     "depth: every run's rank 1 for every query, then rank 2, ...; top-n: each query's pool ranked by "
     "the ensemble of the runs (DuReader-retrieval), round-robin over queries; random: a seeded shuffle; "
-    "active: a cross-encoder's most uncertain pairs first (T2Ranking 4.4)"
+    "active: a cross-encoder's most uncertain pairs first (T2Ranking 4.4); active-retrain: the same, but the "
+    "cross-encoder is fine-tuned on the labels so far after every batch before it picks the next (T2Ranking's loop)"
+)
+RULE_HELP = (
+    "uncertain: the pairs whose probability is closest to 0.5 first (T2Ranking); relevant: the most probably "
+    "relevant first (continuous active learning), which finds the relevant pairs, the labels that move the "
+    "metrics, sooner"
 )
 
 FOLDER = "a folder on the server..."
@@ -89,8 +95,9 @@ strategies = st.multiselect(
     key="simulation_strategies",
     help=STRATEGY_HELP,
 )
-model, band = None, None
-if "active" in strategies:
+model, band, rule, retrain = None, None, "uncertain", RetrainSettings()
+active = [s for s in strategies if s in ACTIVE_STRATEGIES]
+if active:
     m1, m2 = st.columns([2, 1])
     registered = registered_cross_encoders(info.name)
     if registered:  # stored names are shown as plain option text (a selectbox draws no Markdown)
@@ -112,6 +119,18 @@ if "active" in strategies:
         help="Pairs the model scores outside the band take its label instead of a human's, at no cost.",
     ):
         band = m2.slider("Confidence band", 0.0, 1.0, (0.1, 0.9), step=0.01, key="simulation_band")
+    r1, r2 = st.columns([2, 1])
+    rule = r1.radio("Active order", list(RULES), horizontal=True, key="simulation_rule", help=RULE_HELP)
+    if "active-retrain" in strategies:
+        steps = r2.number_input(
+            "Fine-tuning steps per batch",
+            min_value=1,
+            max_value=1000,
+            value=retrain.steps,
+            key="simulation_retrain_steps",
+            help=f"Each step trains on {retrain.batch_size} of the labelled pairs; more steps, slower rounds.",
+        )
+        retrain = RetrainSettings(steps=int(steps))
 st.caption(
     f"Binary measures count grade ≥ {info.relevance_level} as relevant (the collection's level); "
     f"the oracle is qrels version **{md_escape(version)}**."
@@ -127,15 +146,17 @@ params = (
     tuple(strategies),
     model or None,
     band,
+    rule,
+    retrain,
     int(seed),
     info.relevance_level,
 )
 results: dict[tuple[Any, ...], SimulationResult] = st.session_state.setdefault(STATE, {})
-ready = len(runs) >= 2 and bool(strategies) and ("active" not in strategies or bool(model))
+ready = len(runs) >= 2 and bool(strategies) and (not active or bool(model))
 if not ready:
     st.caption(
         "Choose at least two runs and one strategy"
-        + (" and a cross-encoder for active." if "active" in strategies and not model else ".")
+        + (f" and a cross-encoder for {active[0]}." if active and not model else ".")
     )
 if st.button("Run simulation", type="primary", disabled=not ready, key="simulation_run"):
     bar = st.progress(0.0, text="Simulating...")
@@ -158,6 +179,8 @@ if st.button("Run simulation", type="primary", disabled=not ready, key="simulati
                 strategies=strategies,
                 model=model or None,
                 band=band,
+                rule=rule,
+                retrain=retrain,
                 measure=measure,
                 level=info.relevance_level,
                 seed=int(seed),
@@ -197,6 +220,7 @@ tau_chart.update_layout(
 st.plotly_chart(tau_chart, key="simulation_tau_chart")
 
 reached = result.pairs_to_reach(TAU_TARGET)
+found = result.pairs_to_recall(0.9)
 # st.table, not st.dataframe: a handful of rows, drawn as plain text (readable, printable); strategy names are ours
 table = pd.DataFrame(
     [
@@ -205,6 +229,7 @@ table = pd.DataFrame(
             f"pairs to reach tau ≥ {TAU_TARGET}": "never" if n is None else f"{n:,}",
             "share of the pool": "–" if n is None else f"{n / result.pool_pairs:.1%}",
             "final tau": f"{result.taus(s)[-1][1]:.4f}",
+            "pairs to find 90% of the relevant": "never" if found[s] is None else f"{found[s]:,}",
             "pairs labelled by the model": f"{result.saved.get(s, 0):,}",
             "of them wrong": f"{result.model_wrong.get(s, 0):,}",
         }
@@ -212,6 +237,27 @@ table = pd.DataFrame(
     ]
 ).set_index("strategy")
 st.table(table)
+
+st.subheader("Relevant pairs found")
+recall_chart = go.Figure()
+for strategy in result.strategies:
+    points = result.recalls(strategy)
+    recall_chart.add_trace(
+        go.Scatter(x=[p for p, _ in points], y=[r for _, r in points], mode="lines+markers", name=strategy)
+    )
+recall_chart.update_layout(
+    xaxis_title="labelled pairs",
+    yaxis_title=f"recall of the {result.pool_relevant:,} relevant pooled pairs",
+    yaxis_range=[-0.02, 1.02],
+    height=380,
+    margin={"t": 30},
+)
+st.plotly_chart(recall_chart, key="simulation_recall_chart")
+if result.training_rounds:
+    st.caption(
+        ", ".join(f"{s}: fine-tuned {n} times" for s, n in result.training_rounds.items())
+        + f" (after every batch but the last); active order: {result.rule}."
+    )
 
 st.subheader("Each run's metric with its bootstrap 95% interval")
 shown = st.selectbox("Strategy", result.strategies, key="simulation_band_strategy")

@@ -34,7 +34,19 @@ Strategies (:data:`STRATEGIES`) give an order over the pool's pairs:
     the model's label instead of a human's and costs nothing (``p > high``:
     grade ``level``; ``p < low``: grade 0); the result reports those "pairs
     saved".  The probabilities are fixed for the whole simulation (the
-    model is not retrained between batches).
+    model is not retrained between batches).  With ``rule="relevant"`` the
+    most probably relevant pairs come first instead (continuous active
+    learning, Cormack and Grossman, SIGIR 2014).
+``active-retrain``
+    T2Ranking's loop: the same order and band as ``active``, but after each
+    batch (except the last) the model (a :class:`~core.simulation.selector.Selector`,
+    e.g. :class:`core.training.active.RetrainingSelector`) is fine-tuned on
+    every human label so far and scores the unlabelled pairs again before
+    the next batch is chosen; the first batch is ``active``'s.  A pooled
+    pair the oracle does not judge teaches the model grade 0 (trec_eval's
+    reading).  With a band, labelling stops once every pair the model is
+    unsure about has been labelled: the model then labels the rest (one
+    more row, with no human pair, when that leaves no human batch).
 
 Semantics (trec_eval's view, chosen so that every batch is comparable):
 
@@ -45,6 +57,10 @@ Semantics (trec_eval's view, chosen so that every batch is comparable):
   far; an unlabelled pair is absent, i.e. non-relevant, as trec_eval treats
   it.  A pooled pair the oracle does not judge stays absent once labelled
   (the oracle has nothing to say, exactly as under all labels).
+* ``recall`` is the share of the pool's relevant pairs (oracle grade
+  ``>= level``) labelled relevant so far: how quickly a strategy finds
+  them.  Only relevant labels move a trec_eval measure (an unlabelled pair
+  already counts as non-relevant), so recall and tau rise together.
 * Every mean is over the same query set as the all-label evaluation: the
   queries with at least one oracle judgment (what :func:`core.metrics.evaluate`
   averages over).  A query with no labels yet scores 0 for every run, as
@@ -64,12 +80,25 @@ from __future__ import annotations
 
 from core.simulation.replay import SimulationSettings, simulate_labelling
 from core.simulation.result import CSV_COLUMNS, TAU_TARGET, SimulationResult, SimulationRow
+from core.simulation.selector import Selector
 from core.simulation.statistics import bootstrap_interval
-from core.simulation.strategies import STRATEGIES, active_order, depth_order, judged_queries, random_order, top_n_order
+from core.simulation.strategies import (
+    ACTIVE_STRATEGIES,
+    RULES,
+    STRATEGIES,
+    active_order,
+    depth_order,
+    judged_queries,
+    random_order,
+    top_n_order,
+)
 
 __all__ = [
+    "ACTIVE_STRATEGIES",
     "CSV_COLUMNS",
+    "RULES",
     "STRATEGIES",
+    "Selector",
     "SimulationResult",
     "SimulationRow",
     "SimulationSettings",

@@ -20,6 +20,7 @@ CSV_COLUMNS: tuple[str, ...] = (
     "labelled_pairs",
     "model_labelled",
     "relevant_found",
+    "recall",
     "tau",
     "run",
     "metric",
@@ -37,8 +38,11 @@ class SimulationRow:
     ``labelled_pairs`` counts the pairs humans labelled so far;
     ``model_labelled`` the pairs the model labelled for free (active with a
     band; 0 otherwise); ``relevant_found`` the labelled pairs (human or
-    model) with grade ``>= level``; ``metric``, ``lo``, ``hi``: each run's
-    mean and bootstrap interval under the labels so far.
+    model) with grade ``>= level``; ``recall`` the share of the pool's
+    relevant pairs (oracle grade ``>= level``) labelled relevant so far (a
+    model's wrong "relevant" label finds nothing; NaN when the pool holds
+    no relevant pair); ``metric``, ``lo``, ``hi``: each run's mean and
+    bootstrap interval under the labels so far.
     """
 
     strategy: str
@@ -46,6 +50,7 @@ class SimulationRow:
     labelled_pairs: int
     model_labelled: int
     relevant_found: int
+    recall: float
     tau: float
     metric: dict[str, float]
     lo: dict[str, float]
@@ -66,6 +71,8 @@ class SimulationResult:
         Queries evaluated (those with oracle judgments).
     pool_pairs : int
         Pairs in the depth-``depth`` pool.
+    pool_relevant : int
+        Pooled pairs the oracle grades ``>= level`` (what ``recall`` divides by).
     full : dict
         ``{run: mean}`` under all oracle labels (the reference).
     rows : list of SimulationRow
@@ -76,6 +83,13 @@ class SimulationResult:
     model_wrong : dict
         ``{strategy: model labels that disagree with the oracle}`` (relevant
         means grade ``>= level``; an unjudged pair counts as non-relevant).
+    rule : str
+        The active strategies' order (:data:`core.simulation.strategies.RULES`).
+    orders : dict
+        ``{strategy: [(qid, docid), ...]}``: the pairs humans labelled, in order.
+    training_rounds : dict
+        ``{strategy: times the model was fine-tuned}`` (``active-retrain``
+        only: once between two batches, never after the last).
     """
 
     measure: str
@@ -91,6 +105,10 @@ class SimulationResult:
     rows: list[SimulationRow] = field(default_factory=list)
     saved: dict[str, int] = field(default_factory=dict)
     model_wrong: dict[str, int] = field(default_factory=dict)
+    pool_relevant: int = 0
+    rule: str = "uncertain"
+    orders: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    training_rounds: dict[str, int] = field(default_factory=dict)
 
     @property
     def strategies(self) -> list[str]:
@@ -100,6 +118,19 @@ class SimulationResult:
     def taus(self, strategy: str) -> list[tuple[int, float]]:
         """``[(labelled_pairs, tau), ...]`` of one strategy, batch by batch."""
         return [(row.labelled_pairs, row.tau) for row in self.rows if row.strategy == strategy]
+
+    def recalls(self, strategy: str) -> list[tuple[int, float]]:
+        """``[(labelled_pairs, recall), ...]`` of one strategy, batch by batch: relevant pairs found per label spent."""
+        return [(row.labelled_pairs, row.recall) for row in self.rows if row.strategy == strategy]
+
+    def pairs_to_recall(self, share: float = 0.9) -> dict[str, int | None]:
+        """``{strategy: human-labelled pairs after the first batch with recall >= share}`` (None: never)."""
+        reached: dict[str, int | None] = {}
+        for row in self.rows:
+            reached.setdefault(row.strategy, None)
+            if reached[row.strategy] is None and not math.isnan(row.recall) and row.recall >= share:
+                reached[row.strategy] = row.labelled_pairs
+        return reached
 
     def pairs_to_reach(self, threshold: float = TAU_TARGET) -> dict[str, int | None]:
         """``{strategy: human-labelled pairs after the first batch with tau >= threshold}`` (None: never).
@@ -124,6 +155,7 @@ class SimulationResult:
                 "labelled_pairs": row.labelled_pairs,
                 "model_labelled": row.model_labelled,
                 "relevant_found": row.relevant_found,
+                "recall": row.recall,
                 "tau": row.tau,
                 "run": run,
                 "metric": row.metric[run],

@@ -1,4 +1,4 @@
-"""The labelling orders of :func:`core.simulation.simulate_labelling`: depth, top-n, random and active.
+"""The labelling orders of :func:`core.simulation.simulate_labelling`: depth, top-n, random, active, active-retrain.
 
 Each strategy is an order over the pool's (query, document) pairs; the
 module docstring of :mod:`core.simulation` describes them.
@@ -16,6 +16,8 @@ from core.types import Qrels, Run
 from core.validators import positive_int, real_number
 
 __all__ = [
+    "ACTIVE_STRATEGIES",
+    "RULES",
     "STRATEGIES",
     "Pair",
     "active_order",
@@ -26,8 +28,12 @@ __all__ = [
     "top_n_order",
 ]
 
-STRATEGIES: tuple[str, ...] = ("depth", "top-n", "random", "active")
+STRATEGIES: tuple[str, ...] = ("depth", "top-n", "random", "active", "active-retrain")
 """The labelling orders :func:`~core.simulation.simulate_labelling` knows, in documentation order."""
+ACTIVE_STRATEGIES: tuple[str, ...] = ("active", "active-retrain")
+"""The strategies a model orders (and which a confidence band applies to)."""
+RULES: tuple[str, ...] = ("uncertain", "relevant")
+"""How active selection orders the pairs humans label: most uncertain first, or most probably relevant first."""
 
 Pair = tuple[str, str]
 
@@ -119,8 +125,9 @@ def active_order(
     probabilities: Mapping[str, Mapping[str, float]],
     *,
     band: tuple[float, float] | None = None,
+    rule: str = "uncertain",
 ) -> tuple[list[Pair], list[Pair]]:
-    """T2Ranking's active selection: the most uncertain pairs first; with a band, the confident ones apart.
+    """Active selection's order: the most uncertain (or most probable) pairs first; with a band, the confident apart.
 
     Parameters
     ----------
@@ -132,22 +139,38 @@ def active_order(
     band : (low, high), optional
         Pairs with ``low <= p <= high`` go to humans; the others are
         returned apart (the model labels them).  Default: all go to humans.
+    rule : {"uncertain", "relevant"}
+        ``"uncertain"`` (T2Ranking section 4.4): ``|p - 0.5|`` ascending;
+        ``"relevant"`` (continuous active learning, Cormack and Grossman,
+        SIGIR 2014): ``p`` descending, so that the relevant pairs, the only
+        labels that move a trec_eval measure, come first.
 
     Returns
     -------
     (human, confident)
-        ``human`` sorted by ``|p - 0.5|`` ascending; ``confident`` the pairs
-        outside the band, in the reference order.
+        ``human`` in the rule's order; ``confident`` the pairs outside the
+        band, in the reference order.
+
+    Raises
+    ------
+    ValueError
+        Naming a pair without a probability or with one outside [0, 1], a bad band or an unknown rule.
     """
     low, high = check_band(band)
+    if rule not in RULES:
+        raise ValueError(f"rule: unknown {rule!r}; known: {', '.join(RULES)}")
     scored = [(pair, _probability(probabilities, *pair)) for pair in pairs]
     human = [(pair, p) for pair, p in scored if low <= p <= high]
     confident = [pair for pair, p in scored if not low <= p <= high]
-    human.sort(key=lambda item: abs(item[1] - 0.5))
+    if rule == "uncertain":
+        human.sort(key=lambda item: abs(item[1] - 0.5))
+    else:
+        human.sort(key=lambda item: -item[1])
     return [pair for pair, _ in human], confident
 
 
 def check_band(band: tuple[float, float] | None) -> tuple[float, float]:
+    """The band as ``(low, high)`` floats, ``(0, 1)`` for None; ValueError unless ``0 <= low < high <= 1``."""
     if band is None:
         return 0.0, 1.0
     if not isinstance(band, (tuple, list)) or len(band) != 2:

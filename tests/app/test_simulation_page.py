@@ -7,7 +7,7 @@ import pytest
 from core.simulation import simulate_labelling
 from pooljudge.cli import main
 from tests.app.apptest import VIEWS, open_as_admin
-from tests.test_simulation_cli import ORACLE, RUNS, tiny_cross_encoder, write_toy
+from tests.test_simulation_cli import ORACLE, QUERY_TEXTS, RUNS, TEXTS, tiny_cross_encoder, write_toy
 
 PAGE = VIEWS / "labelling_simulation.py"
 ODD = "C *x* [y](e.org)"  # Markdown in a stored run name: shown literally
@@ -56,10 +56,11 @@ def test_runs_and_shows_the_stop_hint(toy):
     at.button(key="simulation_run").click().run()
     assert not at.exception and not at.error
     want = simulate_labelling(ORACLE, TOY_RUNS, depth=2, batch_size=3)
+    # 5 of the 8 pooled pairs are relevant: every order finds the fifth with its third batch
     assert _table(at) == {
-        "depth": ["6", "75.0%", "1.0000", "0", "0"],
-        "top-n": ["3", "37.5%", "1.0000", "0", "0"],
-        "random": ["3", "37.5%", "1.0000", "0", "0"],
+        "depth": ["6", "75.0%", "1.0000", "8", "0", "0"],
+        "top-n": ["3", "37.5%", "1.0000", "8", "0", "0"],
+        "random": ["3", "37.5%", "1.0000", "8", "0", "0"],
     }
     assert [m.value for m in at.metric] == ["2", "8", "3"]
     caption = next(c.value for c in at.caption if "under all labels" in c.value)
@@ -83,9 +84,39 @@ def test_active_with_confident_band(toy, tmp_path):
     at.button(key="simulation_run").click().run()
     assert not at.exception and not at.error
     table = _table(at)
-    assert table["depth"] == ["6", "75.0%", "1.0000", "0", "0"]
+    assert table["depth"] == ["6", "75.0%", "1.0000", "8", "0", "0"]
     assert table["active"][-2:] == ["0", "0"]  # the whole [0, 1] band: every pair goes to humans
     assert table["active"][2] == "1.0000"  # all human labels in the end: the full labels
+
+
+def test_active_retrain_with_the_relevant_rule(toy, tmp_path):
+    active = pytest.importorskip("core.training.active")
+    model = tiny_cross_encoder(tmp_path / "model")
+    at = _configure(open_as_admin(toy, PAGE, default_timeout=120), strategies=["active", "active-retrain"])
+    at.text_input(key="simulation_model_folder").input(str(model))
+    at.radio(key="simulation_rule").set_value("relevant")
+    at.number_input(key="simulation_retrain_steps").set_value(2).run()
+    at.button(key="simulation_run").click().run()
+    assert not at.exception and not at.error
+    table = _table(at)
+    assert set(table) == {"active", "active-retrain"} and table["active-retrain"][2] == "1.0000"
+    caption = next(c.value for c in at.caption if "fine-tuned" in c.value)
+    assert caption == "active-retrain: fine-tuned 2 times (after every batch but the last); active order: relevant."
+    # the page's result is core's with the same model, texts and settings (seed 0, 256 tokens, 2 steps of 16)
+    selector = active.RetrainingSelector(model, QUERY_TEXTS, TEXTS, steps=2)
+    want = simulate_labelling(
+        ORACLE,
+        TOY_RUNS,
+        depth=2,
+        batch_size=3,
+        strategies=["active", "active-retrain"],
+        selector=selector,
+        rule="relevant",
+    )
+    reached = want.pairs_to_reach(0.9)
+    assert [table[s][0] for s in ("active", "active-retrain")] == [
+        str(reached[s]) for s in ("active", "active-retrain")
+    ]
 
 
 def test_missing_model_is_named(toy):

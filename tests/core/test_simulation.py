@@ -195,6 +195,7 @@ def test_records_and_csv():
         "labelled_pairs": 3,
         "model_labelled": 0,
         "relevant_found": 2,
+        "recall": 0.4,  # 2 of the pool's 5 relevant pairs (q1 d1, d3, d4; q2 d4, d6)
         "tau": pytest.approx(0.816496580927726),
         "run": "B",
         "metric": 0.0,
@@ -204,7 +205,7 @@ def test_records_and_csv():
     }
     lines = result.to_csv().splitlines()
     assert lines[0] == ",".join(CSV_COLUMNS)
-    assert lines[1] == "depth,1,3,0,2,0.816497,A,0.250000,0.000000,0.500000,0.500000"
+    assert lines[1] == "depth,1,3,0,2,0.400000,0.816497,A,0.250000,0.000000,0.500000,0.500000"
     assert len(lines) == 10
 
 
