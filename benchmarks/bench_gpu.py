@@ -167,19 +167,22 @@ def bench_search(args: argparse.Namespace, device: torch.device, encoded: dict[s
     t_search, hits = timed(lambda: retriever.search_vectors(query_vectors, 100), device)
     mapping = {f"q{i}": q for i, q in enumerate(queries)}
     t_total, run = timed(lambda: retriever.batch_search(mapping, k=100), device)
-    exact = np.argsort(-(query_vectors[:5] @ vectors.T), axis=1, kind="stable")[:, :10]
-    agree = all([h.doc_id for h in hits[i][:10]] == [doc_ids[j] for j in exact[i]] for i in range(5))
+    # Exact scores in float64 on the host: the search's top-10 scores must be theirs (duplicate generated
+    # passages tie, so the ids of tied passages may differ in order, the scores may not).
+    exact = np.sort(query_vectors[:100].astype(np.float64) @ vectors.T.astype(np.float64), axis=1)[:, ::-1][:, :10]
+    found = np.array([[h.score for h in hits[i][:10]] for i in range(len(exact))])
+    agree = bool(np.abs(found - exact).max() < 1e-4)
     result = {
         "backend": retriever.backend,
         "queries": len(queries),
         "search_queries_per_second": len(queries) / t_search,
         "end_to_end_queries_per_second": len(queries) / t_total,
-        "top10_equal_to_numpy": agree,
+        "top10_scores_equal_to_float64": agree,
     }
     log(
         f"search: {len(queries)} queries x {len(vectors)} passages, top 100, backend {retriever.backend}: "
         f"{result['search_queries_per_second']:,.0f} q/s search alone, "
-        f"{result['end_to_end_queries_per_second']:,.0f} q/s with query encoding; top 10 = numpy's: {agree}"
+        f"{result['end_to_end_queries_per_second']:,.0f} q/s with query encoding; top-10 scores = float64 exact (1e-4): {agree}"
     )
     return result
 
@@ -239,9 +242,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--passages", type=int, default=30_000 if cuda else 400)
     parser.add_argument("--queries", type=int, default=10_000 if cuda else 50)
-    parser.add_argument("--st-batch-sizes", type=int_list, default=[32, 128, 256] if cuda else [32])
+    parser.add_argument("--st-batch-sizes", type=int_list, default=[32, 128, 256, 512] if cuda else [32])
     parser.add_argument(
-        "--budgets", type=int_list, default=[16_384, 65_536] if cuda else [], help="extra pooljudge token budgets"
+        "--budgets", type=int_list, default=[32_768, 262_144] if cuda else [], help="extra pooljudge token budgets"
     )
     parser.add_argument("--repeat", type=int, default=2 if cuda else 1)
     parser.add_argument("--model", type=Path, default=None, help="encoder folder (default: all-MiniLM-L6-v2)")

@@ -61,7 +61,7 @@ _POOLINGS = POOLING_MODES
 # Files of a model folder that define its behaviour (weights, config, tokenizer).
 _MODEL_FILE_SUFFIXES = (".json", ".txt", ".model", ".safetensors", ".bin", ".pt", ".tiktoken", ".py")
 _MAX_ROWS = 4096  # texts per batch at most, however short (bounds the host memory of one batch)
-_CUDA_MIN_ROWS = 256  # a GPU batch holds at least this many texts of max_length tokens
+_CUDA_MIN_ROWS = 512  # a GPU batch holds at least this many texts of max_length tokens
 _CPU_ROW_TOKENS = 64  # a CPU batch holds batch_size texts of this many tokens
 # Texts tokenised at a time: the next chunk is tokenised (the Rust tokenizer releases the GIL) while the
 # model encodes this one, and sorting by length within 8,192 texts pads almost as little as sorting all.
@@ -504,7 +504,8 @@ class BiEncoder:
         On the CPU, ``batch_size`` texts of up to 64 tokens (``max_length`` if
         shorter): small batches stay in the caches, and measured faster than
         both fixed batches of 32 texts and bigger budgets.  On CUDA, at least
-        256 texts of ``max_length`` tokens: a GPU needs big batches to be busy,
+        512 texts of ``max_length`` tokens (on an H100, MiniLM: 131,072 tokens
+        gave 11,700 passages/s, 65,536 8,600, 32,768 7,100): a GPU needs big batches to be busy,
         and short texts then travel thousands to a batch.
         """
         if self.max_tokens is not None:
