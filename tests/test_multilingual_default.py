@@ -117,3 +117,11 @@ def test_cli_index_names_the_model(bundled, collections, capsys):
     url, _ = collections
     assert run_cli(url, "index -c zh -r dense") == 0
     assert "with dense (model: multilingual-e5-small) (cached for reuse)" in capsys.readouterr().out
+
+
+def test_a_bundled_model_can_be_named_instead_of_a_folder(bundled, collections, capsys):
+    url, store = collections
+    assert run_cli(url, "retrieve -c en -r dense:model=multilingual-e5-small,name=e5 --hits 3") == 0
+    assert capsys.readouterr().err.endswith("; model: multilingual-e5-small\n")
+    encoder = stored_config(store, "en", "e5")["encoder"]
+    assert (encoder["model_path"], encoder["query_prefix"]) == (str(bundled["e5"]), "query: ")
