@@ -81,11 +81,11 @@ def timed(fn: Callable[[], Any], device: torch.device) -> tuple[float, Any]:
 # ---------------------------------------------------------------------------------------------- encoding
 
 
-def sentence_transformer(model: Path, device: torch.device) -> Any:
+def sentence_transformer(model: Path, device: torch.device, max_length: int) -> Any:
     from sentence_transformers import SentenceTransformer
 
     st = SentenceTransformer(str(model), device=str(device), local_files_only=True)
-    st.max_seq_length = MAX_LENGTH
+    st.max_seq_length = max_length
     if device.type == "cuda":
         st.half()
     return st
@@ -100,7 +100,7 @@ def st_encode(st: Any, texts: list[str], batch_size: int) -> np.ndarray:
 def bench_encode(args: argparse.Namespace, device: torch.device, texts: list[str]) -> dict[str, Any]:
     """Passages/s of pooljudge (default budget and each of ``--budgets``) and sentence-transformers (each batch size)."""
     ours = BiEncoder(args.model, max_length=MAX_LENGTH, device=device)
-    st = sentence_transformer(args.model, device)
+    st = sentence_transformer(args.model, device, ours.max_length)  # MAX_LENGTH, or the model's limit
     lengths = ours.tokenizer(texts, truncation=True, max_length=MAX_LENGTH, return_length=True)["length"]
     log(
         f"encode: {len(texts)} passages, tokens median {int(np.median(lengths))}, mean {np.mean(lengths):.0f}; "
