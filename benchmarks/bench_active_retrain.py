@@ -118,6 +118,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--resamples", type=int, default=200)
     parser.add_argument("--rules", default="uncertain,relevant")
     parser.add_argument("--from-base", action="store_true", help="also restart every round from the base weights")
+    parser.add_argument("--only-from-base", action="store_true", help="run only the --from-base simulations")
     args = parser.parse_args(argv)
     if not (args.data / "cran.all.1400").is_file():
         raise SystemExit(f"{args.data}: Cranfield not found")
@@ -139,12 +140,12 @@ def main(argv: list[str] | None = None) -> None:
     )
     selector = RetrainingSelector(args.model, queries, passages, **settings)
     print(f"Cranfield: {len(queries)} queries, {len(runs)} BM25 runs, selector {selector!r}")
-    for i, rule in enumerate(args.rules.split(",")):
+    for i, rule in enumerate([] if args.only_from_base else args.rules.split(",")):
         strategies = ["depth", "random", "active", "active-retrain"] if i == 0 else ["active", "active-retrain"]
         started = time.perf_counter()
         result = simulate_labelling(oracle, runs, strategies=strategies, selector=selector, rule=rule, **common)
         report(f"rule {rule}", result, time.perf_counter() - started)
-    if args.from_base:
+    if args.from_base or args.only_from_base:
         restart = RetrainingSelector(args.model, queries, passages, from_base=True, **settings)
         for rule in args.rules.split(","):
             started = time.perf_counter()

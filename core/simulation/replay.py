@@ -168,7 +168,8 @@ def _plans(
 ) -> list[_Plan]:
     """Each wanted strategy's order over the pool (``base`` is the depth order)."""
     scored: Probabilities | None = None
-    if selector is not None and any(s in ACTIVE_STRATEGIES for s in settings.strategies):
+    wanted = settings.strategies
+    if selector is not None and ("active-retrain" in wanted or ("active" in wanted and probabilities is None)):
         selector.reset()
         scored = _scored(selector, base)  # once: "active" and the first batch of "active-retrain" share them
     plans = []
