@@ -1,7 +1,7 @@
 """The Labelling simulation page in headless Chromium: a toy collection with three stored runs and qrels.
 
-The admin runs the simulation (pool depth 2, batches of 3, nDCG@10); the page must draw the tau chart and the
-per-run band chart, show the "pairs to reach tau 0.9" table with the values core.simulation computes, offer
+The admin runs the simulation (pool depth 2, batches of 3, nDCG@10); the page must draw the tau chart, the
+recall chart (relevant pairs found per labelled pair) and the per-run band chart, show the "pairs to reach tau 0.9" table with the values core.simulation computes, offer
 the CSV, and draw a stored run name with HTML in it literally.  A reviewer is offered the page too.
 Screenshot: test-artifacts/labelling-simulation.png.
 """
@@ -63,24 +63,25 @@ def test_simulation_page_runs_and_plots(server, page):
     _number(page, "Batch size (pairs)", 3)
     page.get_by_role("button", name="Run simulation").click()
     plots = main.locator(".js-plotly-plot")
-    plots.nth(1).wait_for(state="visible", timeout=120_000)
+    plots.nth(2).wait_for(state="visible", timeout=120_000)
     wait_idle(page)
     assert main.locator('[data-testid="stException"]').count() == 0
-    for i in range(2):
+    for i in range(3):
         wait_drawn(plots.nth(i), f"chart {i}", legend=True)
 
-    # the tau chart: one line per strategy; the band chart: each run, the stored name drawn as written
-    tau_legend = [t.strip() for t in plots.nth(0).locator(".legendtext").all_text_contents()]
-    assert tau_legend == ["depth", "top-n", "random"]
-    band_legend = [t.strip() for t in plots.nth(1).locator(".legendtext").all_text_contents()]
+    # the tau and recall charts: one line per strategy; the band chart: each run, the stored name drawn as written
+    for i in range(2):
+        legend = [t.strip() for t in plots.nth(i).locator(".legendtext").all_text_contents()]
+        assert legend == ["depth", "top-n", "random"]
+    band_legend = [t.strip() for t in plots.nth(2).locator(".legendtext").all_text_contents()]
     assert band_legend == ["A", "B", ODD]
 
     table = main.locator('[data-testid="stTable"]')
     cells = [[c.strip() for c in row.locator("th, td").all_text_contents()] for row in table.locator("tbody tr").all()]
     assert cells == [
-        ["depth", "6", "75.0%", "1.0000", "0", "0"],
-        ["top-n", "3", "37.5%", "1.0000", "0", "0"],
-        ["random", "3", "37.5%", "1.0000", "0", "0"],
+        ["depth", "6", "75.0%", "1.0000", "8", "0", "0"],
+        ["top-n", "3", "37.5%", "1.0000", "8", "0", "0"],
+        ["random", "3", "37.5%", "1.0000", "8", "0", "0"],
     ]
     assert main.locator('[data-testid="stMetricValue"]').all_text_contents()[:3] == ["2", "8", "3"]
     full = ", ".join(f"{run} {value:.4f}" for run, value in expected.full.items())
