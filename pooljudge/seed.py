@@ -24,7 +24,8 @@ def ensure_demo(store, *, force: bool = False) -> bool:
         source = read_beir(DEMO_DIR)
         source.description = (
             "Bilingual demo written for pooljudge: English and Chinese documents split into passages, "
-            "graded 0-3 qrels and three runs (BM25 words, BM25 bigrams, MiniLM)."
+            "graded 0-3 qrels and four runs (BM25 words, BM25 bigrams, multilingual-e5-small: the dense default "
+            "of a mixed collection, and the English all-MiniLM-L6-v2 for contrast)."
         )
         import_collection(session, source, name=DEMO_NAME, format="beir", location=str(DEMO_DIR))
     return True

@@ -51,10 +51,11 @@ def test_retrieve_reuses_the_cached_index(demo, tmp_path):
 def test_pool_command_pools_selects_and_prelabels(demo, capsys):
     url, store = demo
     capsys.readouterr()
-    assert run_cli(url, f"pool -c {DEMO_NAME} --name p --run bm25 --run minilm --depth 10 --select 3 --prelabel") == 0
+    # the demo's dense run is multilingual-e5-small, the mixed collection's default encoder (issue 19)
+    assert run_cli(url, f"pool -c {DEMO_NAME} --name p --run bm25 --run e5 --depth 10 --select 3 --prelabel") == 0
     assert "pool 'p'" in capsys.readouterr().out
     source = read_beir(DEMO_DIR)
-    runs = {name: {} for name in ("bm25", "minilm")}
+    runs = {name: {} for name in ("bm25", "e5")}
     for name in runs:
         for e in source.runs[name]():
             runs[name].setdefault(e.query_id, {})[e.doc_id] = e.score
@@ -68,6 +69,8 @@ def test_pool_command_pools_selects_and_prelabels(demo, capsys):
         pool, selected = load_pool(s, DEMO_NAME, "p")
         prelabels = load_prelabels(s, DEMO_NAME)
     assert pool == expected
+    # every query, Chinese ones included, has e5's top 10 in its pool
+    assert all(sum(name == "e5" for prov in pool[q.id].values() for name, *_ in prov) == 10 for q in source.queries())
     assert all(1 <= len(docs) <= 3 and set(docs) <= set(pool[q]) for q, docs in selected.items())
     assert len(selected) == len(pool)
     # pre-labels only for queries with reference answers (the Chinese demo queries have them)

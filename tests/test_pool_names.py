@@ -85,7 +85,7 @@ def test_a_duplicate_pool_name_stops_before_retrieval_and_a_retry_works(demo, re
         ),
         (
             ["--name", "p", "-r", "bm25:name=fine", "--run", "nope"],
-            f"no run named 'nope' in collection {DEMO_NAME!r} (runs: bm25, bm25-bigram, minilm)",
+            f"no run named 'nope' in collection {DEMO_NAME!r} (runs: bm25, bm25-bigram, e5, minilm)",
         ),
     ],
 )
