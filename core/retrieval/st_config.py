@@ -58,7 +58,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
+
+from core.validators import is_integer
 
 __all__ = [
     "POOLING_MODES",
@@ -220,7 +222,7 @@ def _typed(path: Path, data: dict[str, Any], key: str, types: tuple[type, ...], 
     value = data.get(key)
     if value is None:
         return None
-    if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+    if not (is_integer(value) if types == (int,) else isinstance(value, types)):
         raise ValueError(f"{path}: {key!r} must be {what}, got {value!r}")
     return value
 
@@ -357,8 +359,8 @@ def _length_settings(model_dir: Path, from_modules: bool) -> tuple[int | None, b
     tokenizer_file = model_dir / "tokenizer_config.json"
     if length is None and from_modules and tokenizer_file.is_file():
         limit = _read_object(tokenizer_file).get("model_max_length")
-        if isinstance(limit, int) and not isinstance(limit, bool) and 0 < limit < _HUGE_LENGTH:
-            length = limit
+        if is_integer(limit) and 0 < int(cast(int, limit)) < _HUGE_LENGTH:
+            length = int(cast(int, limit))
     return length, lowercase, files
 
 
