@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import sys
 import tempfile
 import time
@@ -152,8 +153,57 @@ def train_config(args: argparse.Namespace) -> TrainConfig:
     )
 
 
+def components_and_training(
+    collection: bt.Collection,
+    args: argparse.Namespace,
+    workdir: Path,
+    train: LabelledData,
+    dev: LabelledData,
+    wanted: dict[str, str],
+    timings: dict[str, float],
+) -> tuple[dict[str, Run], dict[str, Any]]:
+    """BM25's, the base encoder's and the fine-tuned encoder's top 100 for ``wanted``, and the training's numbers.
+
+    With ``--reuse``, a model already fine-tuned in ``--workdir`` is not trained again, and runs saved
+    there by an earlier run (``<collection>-runs.json``) are read instead of encoding again.
+    """
+    from core.training.common import load_training_record
+    from core.training.default_system import evaluation_pool, fine_tune_bi_encoder
+
+    folder, saved = workdir / f"{collection.name}-tuned", workdir / f"{collection.name}-runs.json"
+    base = base_model(collection.language)
+    t = time.perf_counter()
+    dense = dense_runs(base, collection.data, wanted, max_length=args.encode_max_length, cache=True)
+    timings["base dense"] = time.perf_counter() - t
+    if args.reuse and (folder / "config.json").is_file():
+        log(f"{collection.name}: reusing the fine-tuned model {folder}")
+        record = load_training_record(folder) or {}
+    else:
+        t = time.perf_counter()
+        fine_tune_bi_encoder(
+            train,
+            evaluation_pool(dev, [dense]),
+            train_config(args),
+            output=folder,
+            base_model=base,
+            progress=bt.ticker("fine-tuning"),
+        )
+        timings["fine-tuning"] = time.perf_counter() - t
+        record = load_training_record(folder) or {}
+    if args.reuse and saved.is_file():
+        tuned = json.loads(saved.read_text(encoding="utf-8"))["tuned"]
+    else:
+        t = time.perf_counter()
+        tuned = dense_runs(folder, collection.data, wanted, max_length=args.encode_max_length, cache=False)
+        timings["tuned dense"] = time.perf_counter() - t
+        saved.write_text(json.dumps({"tuned": tuned}), encoding="utf-8")
+    training = {k: record.get(k) for k in ("seconds", "pairs_per_second", "best", "history")}
+    training["initial_eval"] = (record.get("params") or {}).get("initial_eval")
+    return {"bm25": collection.bm25_run, "dense": dense, "tuned": tuned}, {"base_model": str(base), **training}
+
+
 def bench_collection(collection: bt.Collection, args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
-    from core.training.default_system import choose_default_system, evaluation_pool, fine_tune_bi_encoder
+    from core.training.default_system import choose_default_system
 
     timings: dict[str, float] = {}
     train, held = bt.split(collection.data, seed=args.seed)
@@ -164,28 +214,8 @@ def bench_collection(collection: bt.Collection, args: argparse.Namespace, workdi
         f"{collection.name}: {len(collection.data.passages)} passages, {len(train.queries)} training, "
         f"{len(dev.queries)} dev, {len(held.queries)} held-out queries"
     )
-    base = base_model(collection.language)
     wanted = {**dev.queries, **held.queries}
-    t = time.perf_counter()
-    dense = dense_runs(base, collection.data, wanted, max_length=args.encode_max_length, cache=True)
-    timings["base dense"] = time.perf_counter() - t
-    bm25 = collection.bm25_run
-    components = {"bm25": bm25, "dense": dense}
-    t = time.perf_counter()
-    result = fine_tune_bi_encoder(
-        train,
-        evaluation_pool(dev, [dense]),
-        train_config(args),
-        output=workdir / f"{collection.name}-tuned",
-        base_model=base,
-        progress=bt.ticker("fine-tuning"),
-    )
-    timings["fine-tuning"] = time.perf_counter() - t
-    t = time.perf_counter()
-    components["tuned"] = dense_runs(
-        result.path, collection.data, wanted, max_length=args.encode_max_length, cache=False
-    )
-    timings["tuned dense"] = time.perf_counter() - t
+    components, training = components_and_training(collection, args, workdir, train, dev, wanted, timings)
     dev_runs = {k: {q: r.get(q, {}) for q in dev.queries} for k, r in components.items()}
     choice = choose_default_system(dev_runs, dev.qrels, dev.level)
     log(f"{collection.name}: {choice.reason}")
@@ -194,16 +224,10 @@ def bench_collection(collection: bt.Collection, args: argparse.Namespace, workdi
         "train_queries": len(train.queries),
         "dev_queries": len(dev.queries),
         "held_out_queries": len(held.queries),
-        "base_model": str(base),
+        "base_model": training.pop("base_model"),
         "choice": choice.as_dict(),
         **held_out(choice, components, held),
-        "training": {
-            "seconds": result.seconds,
-            "pairs_per_second": result.pairs_per_second,
-            "best": result.best,
-            "history": result.history,
-            "initial_eval": result.params.get("initial_eval"),
-        },
+        "training": training,
         "seconds": timings,
     }
 
@@ -254,7 +278,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--max-steps", type=int, default=None if cuda else 120, help="0 = no cap")
     p.add_argument("--eval-every", type=int, default=40)
     p.add_argument("--patience", type=int, default=2)
-    p.add_argument("--workdir", type=Path, default=None)
+    p.add_argument("--workdir", type=Path, default=None, help="keep the fine-tuned models and runs here")
+    p.add_argument(
+        "--reuse",
+        action="store_true",
+        help="reuse the fine-tuned models and their runs an earlier run left in --workdir (the choice and the "
+        "held-out numbers are computed again)",
+    )
     p.add_argument("--output", type=Path, default=None)
     args = p.parse_args(argv)
     args.collections = [c.strip() for c in args.collections.split(",") if c.strip()]

@@ -21,12 +21,21 @@ min-max normalised per query, BM25 weighted ``alpha`` (exactly what the
 ``hybrid:fusion=convex,alpha=A`` retriever computes over its members' top
 ``depth``); ``alpha`` is chosen on the dev queries (:func:`choose_fusion_weight`).
 
-:func:`choose_system` keeps the system with the best dev nDCG@10; ties go to
-the earlier row of the table (the simpler system, untrained before trained).
-BM25 and the base dense retriever are always candidates, so the chosen
-system never ranks below the better of the two on the dev split; when no
-trained system is strictly better than every untrained one, the choice says
-so ("training did not help on the dev split: keeping ...").
+:func:`choose_system` keeps the untrained system with the best dev nDCG@10
+(ties go to the earlier row of the table: the simpler system), unless the
+best trained system beats it by more than one standard error of the
+per-query differences: the one-standard-error rule of model selection
+(Breiman et al., *Classification and Regression Trees*, 1984; Hastie,
+Tibshirani & Friedman, *The Elements of Statistical Learning*, 7.10), which
+prefers the simpler model when the dev queries cannot tell the two apart.
+The fine-tuned weights were picked on the same dev queries (early stopping)
+and a few hundred labels move the encoder little, so a gain within the noise
+of a few dozen dev queries is not evidence that training helped (on
+Cranfield a +0.006 dev gain of BM25 + fine-tuned dense over BM25 + base
+dense came with -0.009 on the held-out queries).  BM25 and the base dense
+retriever are always candidates, so the chosen system never ranks below the
+better of the two on the dev split; when training is not chosen the reason
+says so ("training did not help on the dev split: keeping ...").
 
 The fine-tuning (:func:`fine_tune_bi_encoder`) starts from the base encoder
 and keeps its conventions: the contrastive trainer of
@@ -70,6 +79,7 @@ __all__ = [
     "fine_tune_bi_encoder",
     "prefixed",
     "score_systems",
+    "standard_error",
     "system_run",
 ]
 
@@ -169,6 +179,8 @@ class ScoredSystem:
     dev: dict[str, float]
     alpha: float | None = None
     alpha_scores: dict[float, float] = field(default_factory=dict)
+    per_query: dict[str, float] = field(default_factory=dict)
+    """Each dev query's nDCG@10 (what the standard error of a difference is computed from)."""
 
     @property
     def trained(self) -> bool:
@@ -216,9 +228,41 @@ def score_systems(runs: Mapping[str, Run], qrels: Qrels, level: int = 1) -> list
         if len(COMPONENTS[key]) == 2:
             first, second = (runs[c] for c in COMPONENTS[key])
             alpha, by_weight = choose_fusion_weight(first, second, qrels, level)
-        dev = ranking_metrics(system_run(key, runs, alpha), qrels, level)
-        scored.append(ScoredSystem(key, dev, alpha, by_weight))
+        run = system_run(key, runs, alpha)
+        dev = ranking_metrics(run, qrels, level)
+        scored.append(ScoredSystem(key, dev, alpha, by_weight, _per_query(run, qrels, level)))
     return scored
+
+
+def _per_query(run: Run, qrels: Qrels, level: int) -> dict[str, float]:
+    """Each judged query's nDCG@10 (0 for a query the run lacks), as :func:`ranking_metrics` averages them."""
+    from core.metrics import evaluate
+
+    judged = {q: j for q, j in qrels.items() if j}
+    values = evaluate(judged, {q: r for q, r in run.items() if q in judged}, [PRIMARY_METRIC], level=level)
+    per_query = values[PRIMARY_METRIC]
+    return {q: float(per_query.get(q, 0.0)) for q in judged}
+
+
+def standard_error(better: ScoredSystem, other: ScoredSystem) -> float:
+    """The standard error of the mean per-query difference of dev nDCG@10, ``better`` minus ``other``.
+
+    ``sd(d) / sqrt(n)`` over the queries both were scored on (``ddof=1``);
+    0.0 without per-query values or with fewer than two queries (the means
+    alone decide).
+
+    >>> a = ScoredSystem("tuned-dense", {}, per_query={"q1": 1.0, "q2": 0.5, "q3": 0.5})
+    >>> b = ScoredSystem("hybrid", {}, per_query={"q1": 0.5, "q2": 0.5, "q3": 0.5})
+    >>> round(standard_error(a, b), 4)
+    0.1667
+    """
+    shared = sorted(better.per_query.keys() & other.per_query.keys())
+    if len(shared) < 2:
+        return 0.0
+    diffs = [better.per_query[q] - other.per_query[q] for q in shared]
+    mean = sum(diffs) / len(diffs)
+    variance = sum((d - mean) ** 2 for d in diffs) / (len(diffs) - 1)
+    return float((variance / len(diffs)) ** 0.5)
 
 
 # --------------------------------------------------------------------------- the choice
@@ -240,6 +284,9 @@ class SystemChoice:
         One sentence: whether training helped on the dev split, with the numbers.
     dev_queries : int
         How many judged dev queries the choice was made on.
+    standard_error : float or None
+        The standard error of the best trained system's per-query gain over
+        the best untrained one (:func:`standard_error`); None without a trained system.
     """
 
     chosen: ScoredSystem
@@ -247,6 +294,8 @@ class SystemChoice:
     baseline: ScoredSystem
     reason: str
     dev_queries: int
+    standard_error: float | None = None
+    """Of the best trained system's dev gain over the best untrained one (None: no trained system)."""
 
     @property
     def improved(self) -> bool:
@@ -264,12 +313,18 @@ class SystemChoice:
             "baseline": self.baseline.key,
             "dev_queries": self.dev_queries,
             "dev_nDCG@10": {s.key: s.ndcg for s in self.systems},
+            "standard_error": self.standard_error,
             "systems": [s.as_dict() for s in self.systems],
         }
 
 
 def choose_system(systems: Sequence[ScoredSystem], dev_queries: int) -> SystemChoice:
-    """The system with the best dev nDCG@10 (ties: the earlier in :data:`SYSTEMS`), and the reason.
+    """The best untrained system on the dev split, or the best trained one if it is better by over one standard error.
+
+    Ties go to the earlier system in :data:`SYSTEMS`.  The trained system
+    must beat the best untrained one's dev nDCG@10 by more than
+    :func:`standard_error` of their per-query differences (the module
+    docstring says why); otherwise the reason says that training did not help.
 
     Raises
     ------
@@ -293,28 +348,36 @@ def choose_system(systems: Sequence[ScoredSystem], dev_queries: int) -> SystemCh
         raise ValueError(f"the choice needs BM25 and the base dense system among the candidates; missing {missing}")
     ordered = tuple(sorted(by_key.values(), key=lambda s: SYSTEMS.index(s.key) if s.key in SYSTEMS else len(SYSTEMS)))
     rank = {s.key: i for i, s in enumerate(ordered)}
-    best = max(ordered, key=lambda s: (s.ndcg, -rank[s.key]))
-    baseline = max((by_key[BM25], by_key[DENSE]), key=lambda s: (s.ndcg, -rank[s.key]))
-    return SystemChoice(best, ordered, baseline, _reason(best, ordered, dev_queries), dev_queries)
 
+    def best_of(found: Iterable[ScoredSystem]) -> ScoredSystem:
+        return max(found, key=lambda s: (s.ndcg, -rank[s.key]))
 
-def _reason(best: ScoredSystem, systems: Sequence[ScoredSystem], dev_queries: int) -> str:
-    """The sentence that says whether training helped on the dev split, and by how much."""
-    untrained = [s for s in systems if not s.trained]
-    trained = [s for s in systems if s.trained]
-    where = f"on {dev_queries} dev queries"
-    if best.trained:
-        runner = max(untrained, key=lambda s: s.ndcg)
-        return (
-            f"training helped on the dev split: {best.label}, nDCG@10 {best.ndcg:.4f} {where}, "
-            f"against {runner.ndcg:.4f} for the best untrained system, {runner.label}"
-        )
+    untrained = best_of(s for s in ordered if not s.trained)
+    baseline = best_of((by_key[BM25], by_key[DENSE]))
+    trained = [s for s in ordered if s.trained]
     if not trained:
-        return f"no trained system was scored: keeping {best.label} (nDCG@10 {best.ndcg:.4f} {where})"
-    top = max(trained, key=lambda s: s.ndcg)
+        reason = f"no trained system was scored: keeping {untrained.label} (nDCG@10 {untrained.ndcg:.4f} on {dev_queries} dev queries)"
+        return SystemChoice(untrained, ordered, baseline, reason, dev_queries)
+    top = best_of(trained)
+    se = standard_error(top, untrained)
+    chosen = top if top.ndcg - untrained.ndcg > se else untrained
+    return SystemChoice(chosen, ordered, baseline, _reason(top, untrained, se, dev_queries), dev_queries, se)
+
+
+def _reason(top: ScoredSystem, untrained: ScoredSystem, se: float, dev_queries: int) -> str:
+    """The sentence that says whether training helped on the dev split, and by how much."""
+    gain = top.ndcg - untrained.ndcg
+    where = f"on {dev_queries} dev queries"
+    if gain > se:
+        return (
+            f"training helped on the dev split: {top.label}, nDCG@10 {top.ndcg:.4f} {where}, "
+            f"against {untrained.ndcg:.4f} for the best untrained system, {untrained.label} "
+            f"(+{gain:.4f}, more than one standard error, {se:.4f})"
+        )
+    noise = f": +{gain:.4f}, within one standard error ({se:.4f}) of the per-query differences" if gain > 0 else ""
     return (
-        f"training did not help on the dev split: keeping {best.label} (nDCG@10 {best.ndcg:.4f} {where}; "
-        f"the best trained system, {top.label}, {top.ndcg:.4f})"
+        f"training did not help on the dev split: keeping {untrained.label} (nDCG@10 {untrained.ndcg:.4f} {where}; "
+        f"the best trained system, {top.label}, {top.ndcg:.4f}{noise})"
     )
 
 

@@ -20,30 +20,34 @@ from core.training.default_system import (
     system_run,
 )
 
-# Three dev queries; "a", "x", "o" are the relevant passages.  BM25 puts q1's first and q2's second,
-# the base encoder the other way round, so their hybrid gets both first; neither finds q3's.  The
-# fine-tuned encoder either puts every relevant passage last (a trained system that loses on dev)
-# or first (one that wins).
-QRELS = {"q1": {"a": 1}, "q2": {"x": 1}, "q3": {"o": 1}}
+# Four dev queries; "a", "x", "o", "w" are the relevant passages.  BM25 puts q1's first and q2's
+# second, the base encoder the other way round, so their hybrid gets both first; neither finds q3's
+# and q4's.  The fine-tuned encoder either puts every relevant passage last (a trained system that
+# loses on dev) or first (one that wins).
+QRELS = {"q1": {"a": 1}, "q2": {"x": 1}, "q3": {"o": 1}, "q4": {"w": 1}}
 BM25 = {
     "q1": {"a": 3.0, "b": 2.0, "c": 1.0},
     "q2": {"y": 3.0, "x": 2.0, "z": 1.0},
     "q3": {"m": 3.0, "n": 2.0, "o": 1.0},
+    "q4": {"u": 3.0, "v": 2.0, "w": 1.0},
 }
 DENSE = {
     "q1": {"b": 0.9, "a": 0.85, "c": 0.1},
     "q2": {"x": 0.9, "y": 0.3, "z": 0.1},
     "q3": {"m": 0.9, "n": 0.5, "o": 0.1},
+    "q4": {"u": 0.9, "v": 0.5, "w": 0.1},
 }
 WORSE = {
     "q1": {"c": 0.9, "b": 0.8, "a": 0.1},
     "q2": {"z": 0.9, "y": 0.8, "x": 0.1},
     "q3": {"m": 0.9, "n": 0.8, "o": 0.1},
+    "q4": {"u": 0.9, "v": 0.8, "w": 0.1},
 }
 BETTER = {
     "q1": {"a": 0.9, "b": 0.2, "c": 0.1},
     "q2": {"x": 0.9, "y": 0.2, "z": 0.1},
     "q3": {"o": 0.9, "n": 0.2, "m": 0.1},
+    "q4": {"w": 0.9, "v": 0.2, "u": 0.1},
 }
 RANK2, RANK3 = 0.6309, 0.5  # nDCG@10 of one relevant passage at rank 2 (1 / log2 3) and rank 3 (1 / log2 4)
 
@@ -52,17 +56,17 @@ def test_a_trained_system_that_loses_on_dev_is_not_offered_and_the_base_is_kept_
     choice = choose_default_system({"bm25": BM25, "dense": DENSE, "tuned": WORSE}, QRELS)
     assert [s.key for s in choice.systems] == ["bm25", "dense", "hybrid", "tuned-dense", "tuned-hybrid"]
     dev = {s.key: round(s.ndcg, 4) for s in choice.systems}
-    single = round((1 + RANK2 + RANK3) / 3, 4)
+    single = round((1 + RANK2 + RANK3 + RANK3) / 4, 4)
     assert dev == {
         "bm25": single,
         "dense": single,
-        "hybrid": round((1 + 1 + RANK3) / 3, 4),
+        "hybrid": round((1 + 1 + RANK3 + RANK3) / 4, 4),
         "tuned-dense": RANK3,
         "tuned-hybrid": single,  # the fine-tuned encoder adds nothing to BM25
     }
     assert choice.chosen.key == "hybrid" and not choice.improved
     # BM25 and dense tie on dev: the simpler, BM25, is the baseline
-    assert choice.baseline.key == "bm25" and choice.dev_queries == 3
+    assert choice.baseline.key == "bm25" and choice.dev_queries == 4
     # weights 0.2 to 0.5 put q1's and q2's first: the one nearest an even blend wins
     assert choice.chosen.alpha == 0.5
     assert [w for w, v in choice.chosen.alpha_scores.items() if v == max(choice.chosen.alpha_scores.values())] == [
@@ -73,22 +77,53 @@ def test_a_trained_system_that_loses_on_dev_is_not_offered_and_the_base_is_kept_
     ]
     assert choice.reason == (
         "training did not help on the dev split: keeping BM25 + base dense (BM25 weight 0.5) "
-        "(nDCG@10 0.8333 on 3 dev queries; the best trained system, BM25 + fine-tuned dense (BM25 weight 0.7), 0.7103)"
+        "(nDCG@10 0.7500 on 4 dev queries; the best trained system, BM25 + fine-tuned dense (BM25 weight 0.7), 0.6577)"
     )
     record = choice.as_dict()
     assert json.loads(json.dumps(record)) == record  # JSON-ready, as the registry stores it
     assert record["chosen"] == "hybrid" and record["improved"] is False and record["baseline"] == "bm25"
     assert record["dev_nDCG@10"] == {s.key: s.ndcg for s in choice.systems}
-    assert record["systems"][2]["alpha_dev_nDCG@10"]["0.5"] == pytest.approx((2 + RANK3) / 3)
+    assert record["systems"][2]["alpha_dev_nDCG@10"]["0.5"] == pytest.approx((2 + 2 * RANK3) / 4)
 
 
 def test_a_trained_system_that_wins_on_dev_is_offered_with_the_numbers():
     choice = choose_default_system({"bm25": BM25, "dense": DENSE, "tuned": BETTER}, QRELS)
     assert (choice.chosen.key, choice.chosen.ndcg, choice.improved) == ("tuned-dense", 1.0, True)
+    # per-query gains over the hybrid 0, 0, 0.5, 0.5: mean 0.25, standard error 0.2887 / 2
+    assert choice.standard_error == pytest.approx(0.5 / 12**0.5)
     assert choice.reason == (
-        "training helped on the dev split: fine-tuned dense, nDCG@10 1.0000 on 3 dev queries, "
-        "against 0.8333 for the best untrained system, BM25 + base dense (BM25 weight 0.5)"
+        "training helped on the dev split: fine-tuned dense, nDCG@10 1.0000 on 4 dev queries, "
+        "against 0.7500 for the best untrained system, BM25 + base dense (BM25 weight 0.5) "
+        "(+0.2500, more than one standard error, 0.1443)"
     )
+
+
+def test_a_trained_gain_within_one_standard_error_is_noise_and_the_untrained_system_is_kept():
+    per = {
+        "bm25": (0.5, 0.25, 0.25),
+        "dense": (0.25, 0.5, 0.25),
+        "hybrid": (0.5, 0.5, 0.5),
+        "tuned-hybrid": (1.0, 0.5, 0.25),
+    }
+    found = [
+        ScoredSystem(key, {"nDCG@10": sum(v) / 3}, per_query=dict(zip(("q1", "q2", "q3"), v, strict=True)))
+        for key, v in per.items()
+    ]
+    choice = choose_system(found, dev_queries=3)
+    # differences 0.5, 0, -0.25: mean +0.0833, standard error 0.2205
+    assert choice.standard_error == pytest.approx(0.2205, abs=1e-4)
+    assert (choice.chosen.key, choice.improved, choice.baseline.key) == ("hybrid", False, "bm25")
+    assert choice.reason == (
+        "training did not help on the dev split: keeping BM25 + base dense (nDCG@10 0.5000 on 3 dev queries; "
+        "the best trained system, BM25 + fine-tuned dense, 0.5833: +0.0833, within one standard error (0.2205) "
+        "of the per-query differences)"
+    )
+    # the same gain on queries that agree is not noise
+    steady = [
+        *found[:3],
+        ScoredSystem("tuned-hybrid", {"nDCG@10": 0.5833}, per_query={"q1": 0.58, "q2": 0.59, "q3": 0.58}),
+    ]
+    assert choose_system(steady, dev_queries=3).chosen.key == "tuned-hybrid"
 
 
 def test_the_base_is_kept_when_nothing_beats_the_better_of_bm25_and_dense():
@@ -108,7 +143,8 @@ def test_without_a_trained_run_the_choice_says_so_and_bm25_and_dense_are_require
     choice = choose_default_system({"bm25": BM25, "dense": WORSE}, QRELS)
     assert [s.key for s in choice.systems] == ["bm25", "dense", "hybrid"]
     assert choice.chosen.key == "bm25"
-    assert choice.reason == "no trained system was scored: keeping BM25 (nDCG@10 0.7103 on 3 dev queries)"
+    assert choice.reason == "no trained system was scored: keeping BM25 (nDCG@10 0.6577 on 4 dev queries)"
+    assert choice.standard_error is None
     with pytest.raises(ValueError, match=r"needs BM25 and the base dense system .* missing \['dense'\]"):
         choose_system([ScoredSystem("bm25", {"nDCG@10": 1.0})], dev_queries=1)
     with pytest.raises(ValueError, match="no dev query has a label"):
