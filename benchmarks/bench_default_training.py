@@ -214,10 +214,12 @@ def bench_collection(collection: bt.Collection, args: argparse.Namespace, workdi
         f"{collection.name}: {len(collection.data.passages)} passages, {len(train.queries)} training, "
         f"{len(dev.queries)} dev, {len(held.queries)} held-out queries"
     )
-    wanted = {**dev.queries, **held.queries}
+    wanted = {**train.queries, **dev.queries, **held.queries}
     components, training = components_and_training(collection, args, workdir, train, dev, wanted, timings)
-    dev_runs = {k: {q: r.get(q, {}) for q in dev.queries} for k, r in components.items()}
-    choice = choose_default_system(dev_runs, dev.qrels, dev.level)
+    # the base hybrid's weight is chosen on the training and dev queries (the base systems saw neither's labels)
+    seen = {**train.queries, **dev.queries}
+    dev_runs = {k: {q: r.get(q, {}) for q in seen} for k, r in components.items()}
+    choice = choose_default_system(dev_runs, dev.qrels, dev.level, weight_qrels={**train.qrels, **dev.qrels})
     log(f"{collection.name}: {choice.reason}")
     return {
         "passages": len(collection.data.passages),

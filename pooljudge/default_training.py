@@ -19,7 +19,9 @@ and ``retrieving candidates``:
 * ``scoring the fine-tuned encoder``: ``dense:model=<trained folder>``'s top 100;
 * ``choosing the default system``: :func:`core.training.default_system.choose_default_system`
   among BM25, base dense, their hybrid, the fine-tuned dense retriever and its
-  hybrid with BM25 (hybrid weights chosen on the dev split);
+  hybrid with BM25 (the fine-tuned hybrid's BM25 weight chosen on the dev split,
+  the base hybrid's on the training and dev queries, whose labels neither base
+  system saw);
 * ``registering``: the fine-tuned encoder is registered as a ``dual-encoder``
   model whose record holds the choice (``params["default_system"]``: the
   chosen system, its retriever spec, every candidate's dev nDCG@10 and the
@@ -169,8 +171,11 @@ def choose(runs: dict[str, Any], data: Any, base_spec: str, base: Path, checked:
     """The stage ``choosing the default system`` on the job's held-out (dev) queries, as the record stores it."""
     from core.training.default_system import choose_default_system
 
-    dev_runs = {k: {q: r.get(q, {}) for q in data.held_ids} for k, r in runs.items()}
-    choice = choose_default_system(dev_runs, data.held.qrels, data.held.level)
+    # the base hybrid's weight is chosen on the training queries too: BM25 and the base encoder never saw them
+    seen = [*data.train_ids, *data.held_ids]
+    dev_runs = {k: {q: r.get(q, {}) for q in seen} for k, r in runs.items()}
+    weight_qrels = {**data.train.qrels, **data.held.qrels}
+    choice = choose_default_system(dev_runs, data.held.qrels, data.held.level, weight_qrels=weight_qrels)
     record = choice.as_dict()
     for system in record["systems"]:  # every candidate as a retriever spec, to pool with or compare
         system["spec"] = offered_spec(system["key"], system["alpha"], base_spec, checked.base, checked.output)

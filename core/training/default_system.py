@@ -214,10 +214,16 @@ class ScoredSystem:
         }
 
 
-def score_systems(runs: Mapping[str, Run], qrels: Qrels, level: int = 1) -> list[ScoredSystem]:
+def score_systems(
+    runs: Mapping[str, Run], qrels: Qrels, level: int = 1, *, weight_qrels: Qrels | None = None
+) -> list[ScoredSystem]:
     """Every system whose component runs are given, scored on ``qrels``'s queries (a dev split), in :data:`SYSTEMS` order.
 
-    A hybrid's BM25 weight is chosen on the same queries (:func:`choose_fusion_weight`).
+    A hybrid's BM25 weight is chosen by :func:`choose_fusion_weight`: the fine-tuned
+    hybrid's on ``qrels``, the base hybrid's on ``weight_qrels`` (default ``qrels``),
+    which may add the training queries: BM25 and the base encoder never saw their
+    labels, and more queries choose a steadier weight than a small dev split does.
+    ``runs`` must hold every query of both.
     """
     scored = []
     for key in SYSTEMS:
@@ -227,7 +233,8 @@ def score_systems(runs: Mapping[str, Run], qrels: Qrels, level: int = 1) -> list
         by_weight: dict[float, float] = {}
         if len(COMPONENTS[key]) == 2:
             first, second = (runs[c] for c in COMPONENTS[key])
-            alpha, by_weight = choose_fusion_weight(first, second, qrels, level)
+            chooser = weight_qrels if key == HYBRID and weight_qrels is not None else qrels
+            alpha, by_weight = choose_fusion_weight(first, second, chooser, level)
         run = system_run(key, runs, alpha)
         dev = ranking_metrics(run, qrels, level)
         scored.append(ScoredSystem(key, dev, alpha, by_weight, _per_query(run, qrels, level)))
@@ -381,25 +388,30 @@ def _reason(top: ScoredSystem, untrained: ScoredSystem, se: float, dev_queries: 
     )
 
 
-def choose_default_system(runs: Mapping[str, Run], qrels: Qrels, level: int = 1) -> SystemChoice:
+def choose_default_system(
+    runs: Mapping[str, Run], qrels: Qrels, level: int = 1, *, weight_qrels: Qrels | None = None
+) -> SystemChoice:
     """:func:`score_systems` on the dev runs then :func:`choose_system`: the default trained system and why.
 
     Parameters
     ----------
     runs : mapping
-        The dev queries' component runs: ``"bm25"`` and ``"dense"`` (required),
-        ``"tuned"`` (the fine-tuned encoder's; absent when training failed
-        or was skipped).  Use each member's top ``depth`` (100), as the
-        hybrid retriever fuses them.
+        The component runs: ``"bm25"`` and ``"dense"`` (required), ``"tuned"``
+        (the fine-tuned encoder's; absent when training failed or was
+        skipped), for the dev queries and those of ``weight_qrels``.  Use
+        each member's top ``depth`` (100), as the hybrid retriever fuses them.
     qrels : Qrels
-        The dev queries' labels.
+        The dev queries' labels: they score every system and choose among them.
     level : int
         Relevance level.
+    weight_qrels : Qrels, optional
+        The labels that choose the base hybrid's BM25 weight (default ``qrels``):
+        the dev and the training queries' (:func:`score_systems`).
     """
     judged = sum(1 for q in qrels if qrels[q])
     if not judged:
         raise ValueError("qrels: no dev query has a label; the default system is chosen on labelled dev queries")
-    return choose_system(score_systems(runs, qrels, level), judged)
+    return choose_system(score_systems(runs, qrels, level, weight_qrels=weight_qrels), judged)
 
 
 # --------------------------------------------------------------------------- fine-tuning the base bi-encoder

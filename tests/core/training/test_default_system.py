@@ -270,3 +270,22 @@ def test_fine_tuning_refuses_a_pooling_it_cannot_train(tmp_path, tiny_encoder_fo
     train, held = toy_split
     with pytest.raises(ValueError, match=r"pooling 'max' .*modules.json.* cannot be fine-tuned"):
         fine_tune_bi_encoder(train, held, TrainConfig(device="cpu"), output=tmp_path / "t", base_model=base)
+
+
+def test_the_base_hybrids_weight_can_be_chosen_on_the_training_queries_too():
+    # t1, a training query: BM25 finds its passage, the base encoder ranks it last, so only BM25 weights
+    # of 0.7 and more put it first; the dev queries alone would choose 0.5
+    runs = {
+        "bm25": {**BM25, "t1": {"r": 3.0, "s": 2.0, "t": 1.0}},
+        "dense": {**DENSE, "t1": {"t": 0.9, "s": 0.8, "r": 0.1}},
+        "tuned": WORSE,
+    }
+    choice = choose_default_system(runs, QRELS, weight_qrels={"t1": {"r": 1}})
+    hybrid = next(s for s in choice.systems if s.key == "hybrid")
+    assert hybrid.alpha == 0.7 and [w for w, v in hybrid.alpha_scores.items() if v == 1.0] == [0.7, 0.8, 0.9, 1.0]
+    # scored on the dev queries at that weight: q2's passage drops to second
+    assert hybrid.ndcg == pytest.approx((1 + RANK2 + 2 * RANK3) / 4, abs=1e-4)
+    assert hybrid.per_query.keys() == QRELS.keys()
+    # the fine-tuned hybrid's weight is still the dev queries' (the fine-tuned encoder saw the training labels)
+    assert next(s for s in choice.systems if s.key == "tuned-hybrid").alpha == 0.7
+    assert choice.dev_queries == 4
