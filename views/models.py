@@ -361,7 +361,8 @@ for m in models:
     rows.append(
         {
             "name": m.name,
-            "kind": m.kind,
+            # a default-kind model is the fine-tuned dual encoder the choice was made with
+            "kind": f"default ({m.kind})" if m.params.get("default_system") else m.kind,
             "held-out nDCG@10": best_metric(m.best, "nDCG@10"),
             "held-out MRR@10": best_metric(m.best, "MRR@10"),
             "training s": seconds,

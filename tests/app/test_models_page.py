@@ -485,6 +485,7 @@ def test_a_default_model_shows_the_system_it_offers_why_and_every_candidate(db, 
         _bare_model(s, "c", "auto", "dual-encoder", tmp_path / "auto", params={"default_system": DEFAULT_SYSTEM})
     at = open_as_admin(db, PAGE)
     assert not at.exception
+    assert list(at.dataframe[0].value["kind"]) == ["default (dual-encoder)"]
     # the spec of what the dev split chose, not the fine-tuned folder it did not choose
     assert [c.value for c in at.code if "model=" in c.value or c.value.startswith("hybrid")] == [
         "hybrid:fusion=convex,alpha=0.3"
