@@ -9,6 +9,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 from sqlalchemy import func, select
 
 from core.types import CollectionSource, Passage, Query
@@ -131,9 +132,10 @@ def test_archive_and_restore_a_collection_from_the_app_and_the_cli(server, page)
     # the table of archived items says who archived the collection and when
     # (the grid is drawn on a canvas; its cells are also in an accessible table, read here)
     cells = page.locator('[data-testid="stDataFrame"] td[role="gridcell"]')
+    # the grid fills its cells in stages: wait for each count, never take it once
     cells.filter(has_text=re.compile(r"^admin$")).first.wait_for(state="attached", timeout=30_000)
-    assert cells.filter(has_text=re.compile(r"^archived$")).count() == 1
-    assert cells.filter(has_text=re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d UTC$")).count() == 1
+    expect(cells.filter(has_text=re.compile(r"^archived$"))).to_have_count(1, timeout=30_000)
+    expect(cells.filter(has_text=re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d UTC$"))).to_have_count(1, timeout=30_000)
     screenshot(page, "manage-archived-only")
     choose(page, page.get_by_role("combobox").first, "collection labelled (archived)")
     page.get_by_role("button", name="Restore").click()
