@@ -98,7 +98,8 @@ def safe_extract(
         ``"{shown_as}: is not a zip file"``, ``"{shown_as}: member '{m}' is an absolute path"``,
         ``... leaves the folder (..)``, ``... is a symbolic link``,
         ``"{shown_as}: holds more than {max_files:,} files"``, ``"{shown_as}: unpacks to more than
-        {max_bytes:,} bytes"``; each ends ``"; nothing was imported"``.  ``dest`` may then hold part of
+        {max_bytes:,} bytes"``, ``"{shown_as}: member '{m}' appears twice (as ...)"``, ``"{shown_as}: member
+        '{m}' is a file and also a folder (of '{n}')"``; each ends ``"; nothing was imported"``.  ``dest`` may then hold part of
         the zip: the caller discards the whole staging folder.
     """
 
@@ -138,6 +139,37 @@ def _check_members(members: list[zipfile.ZipInfo], *, shown_as: str, max_bytes: 
             raise _refusal(shown_as, f"member {info.filename!r} {problem}")
     if sum(info.file_size for info in members) > max_bytes:
         raise _refusal(shown_as, f"unpacks to more than {max_bytes:,} bytes")
+    _check_name_clashes(members, shown_as=shown_as)
+
+
+def _unpacked_parts(name: str) -> tuple[str, ...]:
+    """The path a member is unpacked to, as :func:`safe_extract` writes it (``\\`` as ``/``, ``.`` and ``//`` dropped)."""
+    return PurePosixPath(name.replace("\\", "/")).parts
+
+
+def _check_name_clashes(members: list[zipfile.ZipInfo], *, shown_as: str) -> None:
+    """Refuse two files unpacked to one path, and a path that is a file and also a folder (``a`` and ``a/b``).
+
+    Checked on the normalised paths, before anything is written: else the second write fails half-way with
+    an error that shows the staging folder.  A folder named twice (or implied by its files) is fine.
+    """
+    files: dict[tuple[str, ...], str] = {}
+    folders: dict[tuple[str, ...], str] = {}  # each folder -> the first member that makes it
+    for info in members:
+        if info.filename.startswith("__MACOSX/"):  # skipped by the extractor
+            continue
+        parts = _unpacked_parts(info.filename)
+        if not info.is_dir():
+            if parts in files:
+                first = files[parts]
+                clash = f"member {'/'.join(parts)!r} appears twice (as {first!r} and {info.filename!r})"
+                raise _refusal(shown_as, clash)
+            files[parts] = info.filename
+        for depth in range(1, len(parts) if not info.is_dir() else len(parts) + 1):
+            folders.setdefault(parts[:depth], info.filename)
+    for parts, name in files.items():
+        if parts in folders:
+            raise _refusal(shown_as, f"member {name!r} is a file and also a folder (of {folders[parts]!r})")
 
 
 def _copy_member(
