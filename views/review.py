@@ -7,7 +7,7 @@ Reviewers may see who gave which label; annotators never reach this page
 import enum
 import math
 from collections.abc import Callable, Hashable
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 import pandas as pd
 import plotly.express as px
@@ -28,6 +28,8 @@ from db.annotation import override_label
 from db.pools import list_pools
 from db.queries import list_runs
 from db.review import (
+    PairReview,
+    RankedList,
     active_users,
     activity_marker,
     adjudication_queue,
@@ -100,19 +102,23 @@ def agreement(url: str, collection: str, marker: tuple) -> tuple[list, dict]:
     return judgments, agreement_report(judgments, categories=GRADES)
 
 
+TABLES: dict[str, Callable] = {
+    "queue": adjudication_queue,
+    "excluded": excluded_pairs,
+    "pairs": reviewable_pairs,
+    "throughput": throughput,
+    "flagged": flagged,
+    "distribution": final_label_distribution,
+    "table": review_table,
+}
+
+
 @st.cache_data(ttl=600, show_spinner=False)
-def tables(url: str, collection: str, marker: tuple, writes: int) -> dict:
+def tables(url: str, collection: str, marker: tuple, writes: int, name: str) -> Any:
+    # one table per call, so that a tab reads only what it shows;
     # writes: this session's reassignments, which move no judgment and so leave the marker unchanged
     with store.read() as session:
-        return {
-            "queue": adjudication_queue(session, collection),
-            "excluded": excluded_pairs(session, collection),
-            "pairs": reviewable_pairs(session, collection),
-            "throughput": throughput(session, collection),
-            "flagged": flagged(session, collection),
-            "distribution": final_label_distribution(session, collection),
-            "table": review_table(session, collection),
-        }
+        return TABLES[name](session, collection)
 
 
 DONE = "review_done"  # flash slots (pooljudge.ui.common.flash) shown in the notice area above the tabs
@@ -169,109 +175,128 @@ def final_text(grade: int | None, method: str | None) -> str | None:
 
 
 is_admin = account.role == "admin"
-judgments, report = agreement(store.url, info.name, marker)
-data = tables(store.url, info.name, marker, st.session_state.get("review_writes", 0))
-if is_admin:
-    with store.read() as session:
-        accounts = active_users(session, ["annotator", "reviewer", "admin"])
-# always drawn, even empty: an element appearing above the tabs would make the browser show the first tab again
-notice = st.container()
-show_flash(DONE, notice)
-show_flash(REFUSED_SLOT, notice)
-agreement_tab, pairs_tab, ranked_tab, adjudication_tab, qc_tab, throughput_tab, labels_tab = st.tabs(
-    ["Agreement", "Pairs", "Ranked list", "Adjudication", "Quality control", "Throughput", "Final labels"]
-)
 
-with agreement_tab:
+
+def table(name: str) -> Any:
+    """The collection's table ``name`` (a key of ``TABLES``), computed once per judgment marker."""
+    return tables(store.url, info.name, marker, st.session_state.get("review_writes", 0), name)
+
+
+def users() -> list[str]:
+    """The active accounts an admin may give work to."""
+    with store.read() as session:
+        return active_users(session, ["annotator", "reviewer", "admin"])
+
+
+def agreement_view() -> None:
+    judgments, report = agreement(store.url, info.name, marker)
     if not judgments:
         st.info("No labels in this collection yet.")
-    else:
-        graded = report["overall"]["graded"]
-        cols = st.columns(4)
-        cols[0].metric("Fleiss κ", stat(graded["fleiss_kappa"]))
-        cols[1].metric("Cohen κ (mean)", stat(graded["cohen_kappa"]))
-        cols[2].metric("Cohen κ (quadratic)", stat(graded["cohen_kappa_quadratic"]))
-        cols[3].metric("Krippendorff α (ordinal)", stat(graded["krippendorff_alpha_ordinal"]))
-        st.caption(
-            f"{report['n_judgments']:,} standing labels on {report['n_items']:,} pairs by {report['n_annotators']} "
-            "annotators (labelling assignments only; QC reviews are not included). Cohen κ is the mean over "
-            "annotator pairs weighted by shared pairs; Fleiss κ uses the pairs with three labels (a 4th, "
-            "adjudicating label is left out)."
-        )
-        show_rows(
-            [
-                {
-                    "labels": VIEWS.get(name, name),
-                    "Fleiss κ": s["fleiss_kappa"],
-                    "Cohen κ": s["cohen_kappa"],
-                    "Cohen κ quadratic": s["cohen_kappa_quadratic"],
-                    "Krippendorff α": s["krippendorff_alpha_ordinal"],
-                    "unanimity": s["unanimity"],
-                    "pairs with 2+ labels": s["n_items"],
-                    "Fleiss pairs": s["fleiss_n_items"],
-                }
-                for name, s in report["overall"].items()
-            ],
-            column_config=FORMAT,
-        )
-        st.subheader("Per annotator")
-        show_rows(
-            [
-                {
-                    "annotator": a,
-                    "pairs": r["n_items"],
-                    "Cohen κ": r["cohen_kappa"],
-                    "Cohen κ quadratic": r["cohen_kappa_quadratic"],
-                    "agrees with majority": r["majority_agreement"],
-                    "mean |label - majority|": r["majority_mean_abs_diff"],
-                    "mean label": r["mean_label"],
-                    **{f"label {g}": r["label_counts"][g] for g in GRADES},
-                }
-                for a, r in report["per_annotator"].items()
-            ],
-            column_config=FORMAT,
-        )
-        st.subheader("Per query")
-        show_rows(
-            [
-                {
-                    "query": q,
-                    "pairs": r["n_items"],
-                    "labels": r["n_judgments"],
-                    "annotators": r["n_annotators"],
-                    "Krippendorff α": r["krippendorff_alpha_ordinal"],
-                    "Fleiss κ": r["fleiss_kappa"],
-                    "unanimity": r["unanimity"],
-                }
-                for q, r in report["per_query"].items()
-            ],
-            column_config=FORMAT,
-        )
-        st.subheader("Confusion matrix of two annotators")
-        shared = [p for p in report["pairs"] if p["n_items"]]
-        if not shared:
-            st.caption("No two annotators share a pair yet.")
-        else:
-            chosen = st.selectbox(
-                "Annotator pair",
-                shared,
-                key="confusion_pair",
-                format_func=lambda p: f"{p['a']} vs {p['b']} ({p['n_items']} shared, κ {stat(p['cohen_kappa'], 2)})",
-            )
-            matrix = confusion_matrix(judgments, chosen["a"], chosen["b"], categories=GRADES)
-            figure = px.imshow(
-                matrix,
-                x=[str(g) for g in GRADES],
-                y=[str(g) for g in GRADES],
-                text_auto=True,
-                color_continuous_scale="Blues",
-                labels={"x": chart_text(chosen["b"]), "y": chart_text(chosen["a"]), "color": "pairs"},
-                title=chart_text(f"{chosen['a']} (rows) vs {chosen['b']} (columns)"),
-            )
-            st.plotly_chart(figure, width="stretch", key="confusion_heatmap")
+        return
+    graded = report["overall"]["graded"]
+    cols = st.columns(4)
+    cols[0].metric("Fleiss κ", stat(graded["fleiss_kappa"]))
+    cols[1].metric("Cohen κ (mean)", stat(graded["cohen_kappa"]))
+    cols[2].metric("Cohen κ (quadratic)", stat(graded["cohen_kappa_quadratic"]))
+    cols[3].metric("Krippendorff α (ordinal)", stat(graded["krippendorff_alpha_ordinal"]))
+    st.caption(
+        f"{report['n_judgments']:,} standing labels on {report['n_items']:,} pairs by {report['n_annotators']} "
+        "annotators (labelling assignments only; QC reviews are not included). Cohen κ is the mean over "
+        "annotator pairs weighted by shared pairs; Fleiss κ uses the pairs with three labels (a 4th, "
+        "adjudicating label is left out)."
+    )
+    show_rows(
+        [
+            {
+                "labels": VIEWS.get(name, name),
+                "Fleiss κ": s["fleiss_kappa"],
+                "Cohen κ": s["cohen_kappa"],
+                "Cohen κ quadratic": s["cohen_kappa_quadratic"],
+                "Krippendorff α": s["krippendorff_alpha_ordinal"],
+                "unanimity": s["unanimity"],
+                "pairs with 2+ labels": s["n_items"],
+                "Fleiss pairs": s["fleiss_n_items"],
+            }
+            for name, s in report["overall"].items()
+        ],
+        column_config=FORMAT,
+    )
+    agreement_breakdown(report)
+    confusion_view(judgments, report)
 
-with pairs_tab:
-    rows = data["table"]
+
+def agreement_breakdown(report: dict) -> None:
+    st.subheader("Per annotator")
+    show_rows(
+        [
+            {
+                "annotator": a,
+                "pairs": r["n_items"],
+                "Cohen κ": r["cohen_kappa"],
+                "Cohen κ quadratic": r["cohen_kappa_quadratic"],
+                "agrees with majority": r["majority_agreement"],
+                "mean |label - majority|": r["majority_mean_abs_diff"],
+                "mean label": r["mean_label"],
+                **{f"label {g}": r["label_counts"][g] for g in GRADES},
+            }
+            for a, r in report["per_annotator"].items()
+        ],
+        column_config=FORMAT,
+    )
+    st.subheader("Per query")
+    show_rows(
+        [
+            {
+                "query": q,
+                "pairs": r["n_items"],
+                "labels": r["n_judgments"],
+                "annotators": r["n_annotators"],
+                "Krippendorff α": r["krippendorff_alpha_ordinal"],
+                "Fleiss κ": r["fleiss_kappa"],
+                "unanimity": r["unanimity"],
+            }
+            for q, r in report["per_query"].items()
+        ],
+        column_config=FORMAT,
+    )
+
+
+def confusion_view(judgments: list, report: dict) -> None:
+    st.subheader("Confusion matrix of two annotators")
+    shared = [p for p in report["pairs"] if p["n_items"]]
+    if not shared:
+        st.caption("No two annotators share a pair yet.")
+    else:
+        chosen = st.selectbox(
+            "Annotator pair",
+            shared,
+            key="confusion_pair",
+            format_func=lambda p: f"{p['a']} vs {p['b']} ({p['n_items']} shared, κ {stat(p['cohen_kappa'], 2)})",
+        )
+        matrix = confusion_matrix(judgments, chosen["a"], chosen["b"], categories=GRADES)
+        figure = px.imshow(
+            matrix,
+            x=[str(g) for g in GRADES],
+            y=[str(g) for g in GRADES],
+            text_auto=True,
+            color_continuous_scale="Blues",
+            labels={"x": chart_text(chosen["b"]), "y": chart_text(chosen["a"]), "color": "pairs"},
+            title=chart_text(f"{chosen['a']} (rows) vs {chosen['b']} (columns)"),
+        )
+        st.plotly_chart(figure, width="stretch", key="confusion_heatmap")
+
+
+def pairs_view() -> None:
+    rows = table("table")
+    shown = pair_filters(rows)
+    pairs_table(shown, len(rows))
+    if shown:
+        bulk_actions(shown)
+    override_view()
+
+
+def pair_filters(rows: list) -> list:
+    """The filter boxes above the pairs table, and the pairs of ``rows`` they let through."""
     people = sorted({user for p in rows for user in p.labels} | {p.fourth for p in rows if p.fourth})
     f1, f2, f3, f4, f5 = st.columns([3, 2, 2, 2, 2])
     search = f1.text_input("Search query text or id, passage id", key="review_search")
@@ -293,11 +318,14 @@ with pairs_tab:
         key="review_label",
         format_func=lambda g: "any" if g is None else str(g),
     )
-    shown = filter_pairs(rows, search=search, annotator=annotator, state=state, final_grade=final_grade, label=label)
-    st.caption(f"{len(shown):,} of {len(rows):,} pairs. Select a row to see the pair and override its final label.")
+    return filter_pairs(rows, search=search, annotator=annotator, state=state, final_grade=final_grade, label=label)
+
+
+def pairs_table(shown: list, total: int) -> None:
+    st.caption(f"{len(shown):,} of {total:,} pairs. Select a row to see the pair and override its final label.")
     if not shown:
-        st.info("No pair matches these filters." if rows else "No assigned pairs yet.")
-    table = pd.DataFrame(
+        st.info("No pair matches these filters." if total else "No assigned pairs yet.")
+    frame = pd.DataFrame(
         [
             {
                 "query id": p.qid,
@@ -313,7 +341,7 @@ with pairs_tab:
         columns=["query id", "query", "passage id", "labels", "state", "final", "adjudicator"],
     )
     event = st.dataframe(
-        blank_missing(table),
+        blank_missing(frame),
         hide_index=True,
         width="stretch",
         key="review_table",
@@ -328,220 +356,232 @@ with pairs_tab:
         st.session_state["override_query"] = chosen_pair.qid
         st.session_state["override_passage"] = chosen_pair.docid
 
-    if shown:
-        with st.expander(f"Bulk actions on the {count(len(shown), 'pair')} shown"):
-            names = {f"{p.qid} / {p.docid}": p for p in shown}
-            chosen = st.multiselect("Pairs (none chosen: all pairs shown)", list(names), key="bulk_pairs")
-            targets = [names[n] for n in chosen if n in names] or shown
-            shown_keys = [(p.query_id, p.passage_id) for p in targets]
 
-            def bulk_override(keys: list[tuple[int, int]]) -> None:
-                # bound to the pairs on screen when the form was drawn, not to what the filters match now
-                choice = st.session_state["bulk_grade"]
-                grade_value = None if choice == "exclude" else int(choice)
-                results = write(
-                    override_labels,
-                    account.id,
-                    [(q, p, grade_value) for q, p in keys],
-                    st.session_state.get("bulk_reason", ""),
-                    deferred=True,
-                )
-                if results is not Refused.WRITE:
-                    stored(
-                        f"Overrode {count(len(results), 'final label')} "
-                        f"({'excluded' if grade_value is None else grade_value})."
-                    )
+def bulk_actions(shown: list) -> None:
+    with st.expander(f"Bulk actions on the {count(len(shown), 'pair')} shown"):
+        names = {f"{p.qid} / {p.docid}": p for p in shown}
+        chosen = st.multiselect("Pairs (none chosen: all pairs shown)", list(names), key="bulk_pairs")
+        targets = [names[n] for n in chosen if n in names] or shown
+        shown_keys = [(p.query_id, p.passage_id) for p in targets]
 
-            with st.form("bulk_override"):
-                st.caption(
-                    f"Override the final label of {count(len(targets), 'pair')} with one reason (each override is "
-                    "stored on its own; the labels stay)."
-                )
-                st.radio(
-                    "Final label",
-                    [*GRADES, "exclude"],
-                    horizontal=True,
-                    key="bulk_grade",
-                    format_func=lambda g: "exclude the pairs" if g == "exclude" else str(g),
-                )
-                st.text_area("Reason (required)", key="bulk_reason")
-                st.form_submit_button(
-                    f"Override {count(len(targets), 'pair')}",
-                    key="bulk_override_submit",
-                    on_click=bulk_override,
-                    args=(shown_keys,),
-                )
-            if is_admin:
-                waiting = [(p.query_id, p.passage_id) for p in targets if p.state == "needs_fourth"]
-
-                def bulk_assign(keys: list[tuple[int, int]]) -> None:
-                    who = st.session_state.get("bulk_assign_user")
-                    if not keys:
-                        refuse("None of these pairs waits for a 4th label.")
-                        return
-                    assigned = write(assign_adjudications, account.id, keys, who, deferred=True)
-                    if assigned is not Refused.WRITE:
-                        stored(f"Gave {count(assigned, 'adjudication')} to {md_escape(str(who))}.")
-
-                with st.form("bulk_assign"):
-                    st.caption(
-                        f"{len(waiting):,} of these pairs wait for a 4th label. Give their adjudication to "
-                        "one account (it must be eligible for every pair: from the pair's pool or the pool's "
-                        "adjudicator list)."
-                    )
-                    st.selectbox("Account", accounts, key="bulk_assign_user")
-                    st.form_submit_button(
-                        "Assign adjudications", key="bulk_assign_submit", on_click=bulk_assign, args=(waiting,)
-                    )
-
-    st.subheader("Override a final label")
-    if not data["pairs"]:
-        st.caption("No assigned pairs yet.")
-    else:
-        qid = st.selectbox("Query", list(data["pairs"]), key="override_query")
-        docid = st.selectbox("Passage", data["pairs"][qid], key="override_passage")
-        with store.read() as session:
-            pair = pair_review(session, info.name, qid, docid)
-        with st.container(border=True):
-            # verbatim (st.html, never Markdown), the query's terms marked in the passage as annotators saw them
-            st.caption("Query")
-            show_text(pair.query, language=info.language)
-            st.caption("Passage")
-            show_text(pair.title, query=pair.query, language=info.language, bold=True)
-            show_text(pair.passage, query=pair.query, language=info.language)
-        left, right = st.columns(2)
-        left.dataframe(
-            pd.DataFrame({"annotator": list(pair.labels), "label": list(pair.labels.values())}), hide_index=True
-        )
-        final = (
-            "none yet"
-            if pair.method is None
-            else (f"{pair.final_grade if pair.final_grade is not None else 'excluded'} ({pair.method})")
-        )
-        right.markdown(
-            f"**Final label:** {md_escape(final)}  \n**State:** {md_escape(pair.state)}"
-            + (f"  \n**4th annotator:** {md_escape(pair.fourth)}" if pair.fourth else "")
-        )
-        if pair.reason:
-            right.caption("Reason")
-            show_text(pair.reason, container=right)
-        if pair.overrides:
-            show_rows([{**o, "grade": "excluded" if o["grade"] is None else o["grade"]} for o in pair.overrides])
-        with st.form("override"):
-            grade_options: list[int | str] = [*GRADES, "exclude"]
-            grade = st.radio(
-                "Final label",
-                grade_options,
-                horizontal=True,
-                key="override_grade",
-                format_func=lambda g: "exclude the pair" if g == "exclude" else str(g),
-            )
-            reason = st.text_area("Reason (required)", key="override_reason")
-            submitted = st.form_submit_button("Override", type="primary", key="override_submit")
-        if submitted:
-            result = write(
-                override_label,
+        def bulk_override(keys: list[tuple[int, int]]) -> None:
+            # bound to the pairs on screen when the form was drawn, not to what the filters match now
+            choice = st.session_state["bulk_grade"]
+            grade_value = None if choice == "exclude" else int(choice)
+            results = write(
+                override_labels,
                 account.id,
-                pair.query_id,
-                pair.passage_id,
-                None if grade == "exclude" else int(grade),
-                reason,
+                [(q, p, grade_value) for q, p in keys],
+                st.session_state.get("bulk_reason", ""),
+                deferred=True,
             )
-            if result is not Refused.WRITE:
-                outcome = "excluded" if result.grade is None else f"set to {result.grade}"
-                done(f"Final label of {md_escape(qid)} / {md_escape(docid)} {outcome}.")
+            if results is not Refused.WRITE:
+                stored(
+                    f"Overrode {count(len(results), 'final label')} "
+                    f"({'excluded' if grade_value is None else grade_value})."
+                )
 
-with ranked_tab:
+        with st.form("bulk_override"):
+            st.caption(
+                f"Override the final label of {count(len(targets), 'pair')} with one reason (each override is "
+                "stored on its own; the labels stay)."
+            )
+            st.radio(
+                "Final label",
+                [*GRADES, "exclude"],
+                horizontal=True,
+                key="bulk_grade",
+                format_func=lambda g: "exclude the pairs" if g == "exclude" else str(g),
+            )
+            st.text_area("Reason (required)", key="bulk_reason")
+            st.form_submit_button(
+                f"Override {count(len(targets), 'pair')}",
+                key="bulk_override_submit",
+                on_click=bulk_override,
+                args=(shown_keys,),
+            )
+        if is_admin:
+            bulk_assign_form(targets, users())
+
+
+def bulk_assign_form(targets: list, accounts: list[str]) -> None:
+    waiting = [(p.query_id, p.passage_id) for p in targets if p.state == "needs_fourth"]
+
+    def bulk_assign(keys: list[tuple[int, int]]) -> None:
+        who = st.session_state.get("bulk_assign_user")
+        if not keys:
+            refuse("None of these pairs waits for a 4th label.")
+            return
+        assigned = write(assign_adjudications, account.id, keys, who, deferred=True)
+        if assigned is not Refused.WRITE:
+            stored(f"Gave {count(assigned, 'adjudication')} to {md_escape(str(who))}.")
+
+    with st.form("bulk_assign"):
+        st.caption(
+            f"{len(waiting):,} of these pairs wait for a 4th label. Give their adjudication to "
+            "one account (it must be eligible for every pair: from the pair's pool or the pool's "
+            "adjudicator list)."
+        )
+        st.selectbox("Account", accounts, key="bulk_assign_user")
+        st.form_submit_button("Assign adjudications", key="bulk_assign_submit", on_click=bulk_assign, args=(waiting,))
+
+
+def override_view() -> None:
+    st.subheader("Override a final label")
+    pairs = table("pairs")
+    if not pairs:
+        st.caption("No assigned pairs yet.")
+        return
+    qid = st.selectbox("Query", list(pairs), key="override_query")
+    docid = st.selectbox("Passage", pairs[qid], key="override_passage")
+    with store.read() as session:
+        pair = pair_review(session, info.name, qid, docid)
+    with st.container(border=True):
+        # verbatim (st.html, never Markdown), the query's terms marked in the passage as annotators saw them
+        st.caption("Query")
+        show_text(pair.query, language=info.language)
+        st.caption("Passage")
+        show_text(pair.title, query=pair.query, language=info.language, bold=True)
+        show_text(pair.passage, query=pair.query, language=info.language)
+    left, right = st.columns(2)
+    left.dataframe(pd.DataFrame({"annotator": list(pair.labels), "label": list(pair.labels.values())}), hide_index=True)
+    final = (
+        "none yet"
+        if pair.method is None
+        else (f"{pair.final_grade if pair.final_grade is not None else 'excluded'} ({pair.method})")
+    )
+    right.markdown(
+        f"**Final label:** {md_escape(final)}  \n**State:** {md_escape(pair.state)}"
+        + (f"  \n**4th annotator:** {md_escape(pair.fourth)}" if pair.fourth else "")
+    )
+    if pair.reason:
+        right.caption("Reason")
+        show_text(pair.reason, container=right)
+    if pair.overrides:
+        show_rows([{**o, "grade": "excluded" if o["grade"] is None else o["grade"]} for o in pair.overrides])
+    override_form(pair, qid, docid)
+
+
+def override_form(pair: PairReview, qid: str, docid: str) -> None:
+    with st.form("override"):
+        grade_options: list[int | str] = [*GRADES, "exclude"]
+        grade = st.radio(
+            "Final label",
+            grade_options,
+            horizontal=True,
+            key="override_grade",
+            format_func=lambda g: "exclude the pair" if g == "exclude" else str(g),
+        )
+        reason = st.text_area("Reason (required)", key="override_reason")
+        submitted = st.form_submit_button("Override", type="primary", key="override_submit")
+    if submitted:
+        result = write(
+            override_label,
+            account.id,
+            pair.query_id,
+            pair.passage_id,
+            None if grade == "exclude" else int(grade),
+            reason,
+        )
+        if result is not Refused.WRITE:
+            outcome = "excluded" if result.grade is None else f"set to {result.grade}"
+            done(f"Final label of {md_escape(qid)} / {md_escape(docid)} {outcome}.")
+
+
+def ranked_view() -> None:
     with store.read() as session:
         pools = [p.name for p in list_pools(session, info.name) if p.selected]
         runs = [r.name for r in list_runs(session, info.name)]
     if not pools:
         st.info("No pool with selected pairs in this collection yet.")
-    else:
-        r1, r2, r3 = st.columns([2, 4, 2])
-        pool_name = r1.selectbox("Pool", pools, key="ranked_pool")
-        with store.read() as session:
-            queries = pool_queries(session, info.name, pool_name)
-        texts = {qid: (text, n) for qid, text, n in queries}
-        # the query text is shown as plain text in the box (selectbox options are never Markdown)
-        qid = r2.selectbox(
-            "Query",
-            list(texts),
-            key="ranked_query",
-            format_func=lambda q: f"{q} · {texts[q][0][:80]} ({texts[q][1]} passages)",
-        )
-        order = r3.selectbox(
-            "Order",
-            [None, *runs],
-            key="ranked_order",
-            format_func=lambda r: "pool order" if r is None else f"rank in run {r}",
-        )
-        with store.read() as session:
-            ranked = ranked_list(session, info.name, pool_name, qid, run=order)
-        show_text(ranked.query, language=info.language, bold=True, label=f"Query {ranked.qid}")
-        final_counts = pd.Series(
-            [e.final_grade for e in ranked.entries if e.method is not None and e.final_grade is not None],
-            dtype="object",
-        ).value_counts()
-        st.caption(
-            f"{len(ranked.entries)} pooled passages; final labels: "
-            + (", ".join(f"{g}: {final_counts.get(g, 0)}" for g in GRADES))
-            + f"; excluded: {sum(1 for e in ranked.entries if e.state == 'excluded')}"
-            + f"; without a final label: {sum(1 for e in ranked.entries if e.method is None)}."
-        )
-        with st.form("ranked_adjust"):
-            for e in ranked.entries:
-                with st.container(border=True):
-                    left, right = st.columns([5, 2])
-                    where = f"#{e.position}" + (
-                        "" if order is None else (f" · rank {e.run_rank}" if e.run_rank else " · not retrieved")
-                    )
-                    if e.title:
-                        show_text(
-                            e.title,
-                            query=ranked.query,
-                            language=info.language,
-                            bold=True,
-                            container=left,
-                            label=f"{where} · {e.docid}",
-                        )
-                    else:
-                        show_text(e.docid, bold=True, container=left, label=where)
-                    show_text(e.passage, query=ranked.query, language=info.language, container=left)
-                    final = final_text(e.final_grade, e.method) or (
-                        "not labelled yet" if e.state == "unlabelled" else e.state.replace("_", " ")
-                    )
-                    show_text(f"final: {final}", bold=True, container=right)
-                    show_text(labels_text(e.labels) or "no labels yet", small=True, container=right, label="labels")
-                    right.selectbox(
-                        "Set final label",
-                        ["keep", *GRADES, "exclude"],
-                        key=f"ranked_set_{e.passage_id}",
-                        format_func=lambda g: (
-                            "keep as is" if g == "keep" else ("exclude" if g == "exclude" else str(g))
-                        ),
-                    )
-            ranked_reason = st.text_area("Reason for the labels you set (required)", key="ranked_reason")
-            ranked_submit = st.form_submit_button("Apply the labels set", key="ranked_submit")
-        if ranked_submit:
-            changes = [
-                (e.query_id, e.passage_id, None if choice == "exclude" else int(choice))
-                for e in ranked.entries
-                if (choice := st.session_state.get(f"ranked_set_{e.passage_id}", "keep")) != "keep"
-            ]
-            if not changes:
-                st.error("No label was set: choose a final label for at least one passage.")
-            else:
-                results = write(override_labels, account.id, changes, ranked_reason)
-                if results is not Refused.WRITE:
-                    for e in ranked.entries:  # the list shows the new labels; the boxes start from "keep" again
-                        st.session_state.pop(f"ranked_set_{e.passage_id}", None)
-                    st.session_state.pop("ranked_reason", None)
-                    done(f"Set {count(len(results), 'final label')} of query {md_escape(ranked.qid)}.")
+        return
+    r1, r2, r3 = st.columns([2, 4, 2])
+    pool_name = r1.selectbox("Pool", pools, key="ranked_pool")
+    with store.read() as session:
+        queries = pool_queries(session, info.name, pool_name)
+    texts = {qid: (text, n) for qid, text, n in queries}
+    # the query text is shown as plain text in the box (selectbox options are never Markdown)
+    qid = r2.selectbox(
+        "Query",
+        list(texts),
+        key="ranked_query",
+        format_func=lambda q: f"{q} · {texts[q][0][:80]} ({texts[q][1]} passages)",
+    )
+    order = r3.selectbox(
+        "Order",
+        [None, *runs],
+        key="ranked_order",
+        format_func=lambda r: "pool order" if r is None else f"rank in run {r}",
+    )
+    with store.read() as session:
+        ranked = ranked_list(session, info.name, pool_name, qid, run=order)
+    show_text(ranked.query, language=info.language, bold=True, label=f"Query {ranked.qid}")
+    final_counts = pd.Series(
+        [e.final_grade for e in ranked.entries if e.method is not None and e.final_grade is not None],
+        dtype="object",
+    ).value_counts()
+    st.caption(
+        f"{len(ranked.entries)} pooled passages; final labels: "
+        + (", ".join(f"{g}: {final_counts.get(g, 0)}" for g in GRADES))
+        + f"; excluded: {sum(1 for e in ranked.entries if e.state == 'excluded')}"
+        + f"; without a final label: {sum(1 for e in ranked.entries if e.method is None)}."
+    )
+    ranked_form(ranked, order)
 
-with adjudication_tab:
+
+def ranked_form(ranked: RankedList, order: str | None) -> None:
+    with st.form("ranked_adjust"):
+        for e in ranked.entries:
+            with st.container(border=True):
+                left, right = st.columns([5, 2])
+                where = f"#{e.position}" + (
+                    "" if order is None else (f" · rank {e.run_rank}" if e.run_rank else " · not retrieved")
+                )
+                if e.title:
+                    show_text(
+                        e.title,
+                        query=ranked.query,
+                        language=info.language,
+                        bold=True,
+                        container=left,
+                        label=f"{where} · {e.docid}",
+                    )
+                else:
+                    show_text(e.docid, bold=True, container=left, label=where)
+                show_text(e.passage, query=ranked.query, language=info.language, container=left)
+                final = final_text(e.final_grade, e.method) or (
+                    "not labelled yet" if e.state == "unlabelled" else e.state.replace("_", " ")
+                )
+                show_text(f"final: {final}", bold=True, container=right)
+                show_text(labels_text(e.labels) or "no labels yet", small=True, container=right, label="labels")
+                right.selectbox(
+                    "Set final label",
+                    ["keep", *GRADES, "exclude"],
+                    key=f"ranked_set_{e.passage_id}",
+                    format_func=lambda g: "keep as is" if g == "keep" else ("exclude" if g == "exclude" else str(g)),
+                )
+        ranked_reason = st.text_area("Reason for the labels you set (required)", key="ranked_reason")
+        ranked_submit = st.form_submit_button("Apply the labels set", key="ranked_submit")
+    if ranked_submit:
+        changes = [
+            (e.query_id, e.passage_id, None if choice == "exclude" else int(choice))
+            for e in ranked.entries
+            if (choice := st.session_state.get(f"ranked_set_{e.passage_id}", "keep")) != "keep"
+        ]
+        if not changes:
+            st.error("No label was set: choose a final label for at least one passage.")
+        else:
+            results = write(override_labels, account.id, changes, ranked_reason)
+            if results is not Refused.WRITE:
+                for e in ranked.entries:  # the list shows the new labels; the boxes start from "keep" again
+                    st.session_state.pop(f"ranked_set_{e.passage_id}", None)
+                st.session_state.pop("ranked_reason", None)
+                done(f"Set {count(len(results), 'final label')} of query {md_escape(ranked.qid)}.")
+
+
+def adjudication_view() -> None:
     st.subheader("Waiting for a 4th annotator")
-    if data["queue"]:
+    if table("queue"):
         show_rows(
             [
                 {
@@ -550,14 +590,14 @@ with adjudication_tab:
                     "labels": labels_text(p.labels),
                     "4th annotator": p.fourth or "-",
                 }
-                for p in data["queue"]
+                for p in table("queue")
             ],
             column_config=FORMAT,
         )
     else:
         st.caption("No pair is waiting for a 4th label.")
     st.subheader("Excluded pairs")
-    if data["excluded"]:
+    if table("excluded"):
         show_rows(
             [
                 {
@@ -567,7 +607,7 @@ with adjudication_tab:
                     "method": p.method,
                     "reason": p.reason,
                 }
-                for p in data["excluded"]
+                for p in table("excluded")
             ],
             column_config=FORMAT,
         )
@@ -575,84 +615,92 @@ with adjudication_tab:
         st.caption("No excluded pairs.")
 
     if is_admin:
-        st.subheader("Reassign an open adjudication")
-        if not data["queue"]:
-            st.caption("No adjudication is open.")
-        else:
-            queue = {f"{p.qid} / {p.docid}": p for p in data["queue"]}
-            a1, a2 = st.columns(2)
-            open_name = a1.selectbox(
-                "Pair",
-                list(queue),
-                key="reassign_pair",
-                format_func=lambda n: f"{n} (now: {queue[n].fourth or 'nobody'})",
-            )
-            open_pair = queue[open_name]
-            with store.read() as session:
-                eligible = eligible_adjudicators(session, open_pair.query_id, open_pair.passage_id)
-            # every account is offered and the write checks eligibility: options that changed with each pair
-            # would make Streamlit switch the box to another account between the click and the write
-            target = a2.selectbox(
-                "Give it to", accounts, index=None, key="reassign_user", placeholder="choose an account"
-            )
-            a2.caption(
-                "Eligible now: "
-                + (
-                    ", ".join(eligible)
-                    if eligible
-                    else "nobody (the pool's annotators all hold this pair: add an adjudicator "
-                    "for the pool below, or override the final label)"
-                )
-                + "."
-            )
+        accounts = users()
+        reassign_view(accounts)
+        adjudicators_view(accounts)
 
-            def reassign(query_id: int, passage_id: int, name: str) -> None:
-                # the pair is the one on screen when the button was drawn, even if the queue changed since
-                target = st.session_state.get("reassign_user")
-                if target is None:
-                    refuse("Choose the account to give the adjudication to.")
-                    return
-                previous = write(assign_adjudication, account.id, query_id, passage_id, target, deferred=True)
-                if previous is not Refused.WRITE:
-                    stored(
-                        f"Adjudication of {md_escape(name)} given to {md_escape(target)}"
-                        + (f" (was {md_escape(previous)})." if previous else ".")
-                    )
 
-            st.button(
-                "Reassign",
-                key="reassign_submit",
-                on_click=reassign,
-                args=(open_pair.query_id, open_pair.passage_id, open_name),
-            )
-        st.subheader("Adjudicators per pool")
-        st.caption(
-            "A three-way split goes to one of the pool's own annotators, or, when a list is set here, only "
-            "to the accounts on it."
+def reassign_view(accounts: list[str]) -> None:
+    st.subheader("Reassign an open adjudication")
+    if not table("queue"):
+        st.caption("No adjudication is open.")
+    else:
+        queue = {f"{p.qid} / {p.docid}": p for p in table("queue")}
+        a1, a2 = st.columns(2)
+        open_name = a1.selectbox(
+            "Pair",
+            list(queue),
+            key="reassign_pair",
+            format_func=lambda n: f"{n} (now: {queue[n].fourth or 'nobody'})",
         )
+        open_pair = queue[open_name]
         with store.read() as session:
-            all_pools = [p.name for p in list_pools(session, info.name)]
-        if all_pools:
-            b1, b2 = st.columns([1, 2])
-            list_pool = b1.selectbox("Pool", all_pools, key="adjudicators_pool")
-            with store.read() as session:
-                current = pool_adjudicators(session, info.name, list_pool)
-            wanted = b2.multiselect(
-                "Adjudicators (empty: the pool's annotators)",
-                sorted(set(accounts) | set(current)),
-                default=current,
-                key=f"adjudicators_{list_pool}",
+            eligible = eligible_adjudicators(session, open_pair.query_id, open_pair.passage_id)
+        # every account is offered and the write checks eligibility: options that changed with each pair
+        # would make Streamlit switch the box to another account between the click and the write
+        a2.selectbox("Give it to", accounts, index=None, key="reassign_user", placeholder="choose an account")
+        a2.caption(
+            "Eligible now: "
+            + (
+                ", ".join(eligible)
+                if eligible
+                else "nobody (the pool's annotators all hold this pair: add an adjudicator "
+                "for the pool below, or override the final label)"
             )
-            if st.button("Save adjudicators", key="adjudicators_submit"):
-                saved = write(set_pool_adjudicators, info.name, list_pool, wanted, by=account.id)
-                if saved is not Refused.WRITE:
-                    done(
-                        f"Adjudicators of pool {md_escape(list_pool)}: "
-                        + (md_escape(", ".join(saved)) if saved else "none (the pool's annotators adjudicate)")
-                        + "."
-                    )
+            + "."
+        )
 
-with qc_tab:
+        def reassign(query_id: int, passage_id: int, name: str) -> None:
+            # the pair is the one on screen when the button was drawn, even if the queue changed since
+            target = st.session_state.get("reassign_user")
+            if target is None:
+                refuse("Choose the account to give the adjudication to.")
+                return
+            previous = write(assign_adjudication, account.id, query_id, passage_id, target, deferred=True)
+            if previous is not Refused.WRITE:
+                stored(
+                    f"Adjudication of {md_escape(name)} given to {md_escape(target)}"
+                    + (f" (was {md_escape(previous)})." if previous else ".")
+                )
+
+        st.button(
+            "Reassign",
+            key="reassign_submit",
+            on_click=reassign,
+            args=(open_pair.query_id, open_pair.passage_id, open_name),
+        )
+
+
+def adjudicators_view(accounts: list[str]) -> None:
+    st.subheader("Adjudicators per pool")
+    st.caption(
+        "A three-way split goes to one of the pool's own annotators, or, when a list is set here, only "
+        "to the accounts on it."
+    )
+    with store.read() as session:
+        all_pools = [p.name for p in list_pools(session, info.name)]
+    if all_pools:
+        b1, b2 = st.columns([1, 2])
+        list_pool = b1.selectbox("Pool", all_pools, key="adjudicators_pool")
+        with store.read() as session:
+            current = pool_adjudicators(session, info.name, list_pool)
+        wanted = b2.multiselect(
+            "Adjudicators (empty: the pool's annotators)",
+            sorted(set(accounts) | set(current)),
+            default=current,
+            key=f"adjudicators_{list_pool}",
+        )
+        if st.button("Save adjudicators", key="adjudicators_submit"):
+            saved = write(set_pool_adjudicators, info.name, list_pool, wanted, by=account.id)
+            if saved is not Refused.WRITE:
+                done(
+                    f"Adjudicators of pool {md_escape(list_pool)}: "
+                    + (md_escape(", ".join(saved)) if saved else "none (the pool's annotators adjudicate)")
+                    + "."
+                )
+
+
+def qc_view() -> None:
     with store.read() as session:
         packages = package_overview(session, info.name)
         rounds = qc_history(session, collection=info.name)
@@ -700,8 +748,9 @@ with qc_tab:
     else:
         st.caption("No QC rounds yet.")
 
-with throughput_tab:
-    work = data["throughput"]
+
+def throughput_view() -> None:
+    work = table("throughput")
     if not work.daily:
         st.caption("No labels yet.")
     else:
@@ -742,13 +791,14 @@ with throughput_tab:
             column_config=FORMAT,
         )
     st.subheader("Flagged items")
-    if data["flagged"]:
-        show_rows(data["flagged"])  # pandas reads dataclasses
+    if table("flagged"):
+        show_rows(table("flagged"))  # pandas reads dataclasses
     else:
         st.caption("Nothing flagged.")
 
-with labels_tab:
-    dist = data["distribution"]
+
+def labels_view() -> None:
+    dist = table("distribution")
     grade_cols = st.columns(len(GRADES) + 2)
     for col, (g, n) in zip(grade_cols, dist.by_grade.items()):
         col.metric(f"Grade {g}", f"{n:,}")
@@ -771,3 +821,23 @@ with labels_tab:
             width="stretch",
             key="labels_chart",
         )
+
+
+TABS = {
+    "Agreement": agreement_view,
+    "Pairs": pairs_view,
+    "Ranked list": ranked_view,
+    "Adjudication": adjudication_view,
+    "Quality control": qc_view,
+    "Throughput": throughput_view,
+    "Final labels": labels_view,
+}
+# always drawn, even empty: an element appearing above the tabs would make the browser show the first tab again
+notice = st.container()
+show_flash(DONE, notice)
+show_flash(REFUSED_SLOT, notice)
+# on_change='rerun' makes the tabs lazy: only the open tab's body runs (and reads its tables)
+for tab, view in zip(st.tabs(list(TABS), key="review_tab", on_change="rerun"), TABS.values()):
+    if tab.open:
+        with tab:
+            view()

@@ -122,3 +122,12 @@ def open_as_new_account(store, script, username: str, role: str, default_timeout
     at = AppTest.from_file(str(script), default_timeout=default_timeout)
     at.session_state["pooljudge_user_id"] = user_id
     return at.run()
+
+
+def open_tab(at: AppTest, key: str, label: str) -> AppTest:
+    """Switch the lazy tabs ``key`` (``st.tabs(key=..., on_change="rerun")``) to ``label`` and rerun the page.
+
+    Only the open tab's body runs, so a test opens the tab whose widgets and tables it reads.
+    """
+    at.session_state[key] = label
+    return at.run()

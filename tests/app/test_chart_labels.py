@@ -21,7 +21,7 @@ from db.models import Assignment
 from db.pools import save_pool
 from db.users import add_user
 from pooljudge.ui.highlight import chart_text
-from tests.app.apptest import VIEWS, import_tiny_collection, open_as_admin
+from tests.app.apptest import VIEWS, import_tiny_collection, open_as_admin, open_tab
 
 RUN = '<b>bm25</b> "k1=1.2" & more'
 RUN_LABEL = '&lt;b&gt;bm25&lt;/b&gt; "k1=1.2" &amp; more'
@@ -82,10 +82,11 @@ def test_review_charts_show_usernames_as_stored(collection):
         with db.write() as s:
             for aid in s.scalars(select(Assignment.id).where(Assignment.user_id == uid).order_by(Assignment.id)):
                 record_judgment(s, uid, aid, 2)
-    at = open_as_admin(db, VIEWS / "review.py")
+    at = open_tab(open_as_admin(db, VIEWS / "review.py"), "review_tab", "Throughput")  # the tabs are lazy
     assert not at.exception
     throughput = _spec(at, "Labels per annotator per day")
     assert sorted(t["name"] for t in throughput["data"]) == sorted(ANNOTATORS.values())  # the legend
+    open_tab(at, "review_tab", "Agreement")
     confusion = _spec(at, "(rows) vs")
     first, second = ANNOTATORS.values()  # the first pair of annotators with shared items
     assert confusion["layout"]["title"]["text"] == f"{first} (rows) vs {second} (columns)"

@@ -26,7 +26,7 @@ from db.models import Passage as PassageRow
 from db.pools import save_pool
 from db.review import final_label_distribution, package_overview, standing_labels
 from db.users import add_user
-from tests.app.apptest import judge, open_as, pair_ids, private_store
+from tests.app.apptest import judge, open_as, open_tab, pair_ids, private_store
 
 VIEWS = Path(__file__).resolve().parents[2] / "views"
 REVIEW = str(VIEWS / "review.py")
@@ -223,9 +223,9 @@ def test_agreement_dashboard_matches_the_store(db):
         assert _same(row["Cohen κ"], report["per_annotator"][row["annotator"]]["cohen_kappa"])
     queries = _table(at, "agreement_queries")
     assert list(queries["query"]) == ["q1", "q2"] and list(queries["pairs"]) == [3, 3]
-    # the confusion heatmap of the first annotator pair with shared items
+    # the confusion heatmap of the first annotator pair with shared items; the other tabs' charts are not drawn
     charts = {c.proto.id.rsplit("-", 1)[-1]: c for c in at.get("plotly_chart")}
-    assert set(charts) == {"confusion_heatmap", "throughput_chart", "labels_chart"}
+    assert set(charts) == {"confusion_heatmap"}
     assert (
         at.selectbox(key="confusion_pair").value["a"] == "ann1"
         and at.selectbox(key="confusion_pair").value["b"] == "ann2"
@@ -235,13 +235,14 @@ def test_agreement_dashboard_matches_the_store(db):
 
 
 def test_adjudication_queue_and_the_pair_texts_shown_literally(db):
-    at = _review_as_rev1(db)
+    at = open_tab(_review_as_rev1(db), "review_tab", "Adjudication")
     # d2 (0, 1, 2) waits for ann4; no excluded pairs yet
     queue = _table(at, "queue_table")
     assert queue.to_dict("records") == [
         {"query": "q1", "passage": "d2", "labels": "ann1: 0, ann2: 1, ann3: 2", "4th annotator": "ann4"}
     ]
     assert any(c.value == "No excluded pairs." for c in at.caption)
+    open_tab(at, "review_tab", "Pairs")
     # the chosen pair's texts are shown literally, never as HTML
     assert "first <script>q</script>" in _verbatim(at)
     assert "passage <b>d0</b> text" in _verbatim(at)
@@ -253,15 +254,20 @@ def test_qc_status_throughput_and_final_labels_match_the_store(db):
     at = _review_as_rev1(db)
     with db.read() as s:
         dist = final_label_distribution(s, "c")
-    metrics = {m.label: m.value for m in at.metric}
+    open_tab(at, "review_tab", "Quality control")
     packages = _table(at, "qc_packages")
     assert list(packages["package"]) == ["ann1-p001", "ann2-p001", "ann3-p001"]
     assert list(packages["labelled"]) == [6, 5, 4] and list(packages["total"]) == [6, 6, 6]
+    open_tab(at, "review_tab", "Throughput")
+    assert [c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart")] == ["throughput_chart"]
     work = _table(at, "throughput_table")
     assert list(work["label events"]) == [6, 5, 4]
     assert list(work["median seconds / item"]) == [3.5, 3.0, 2.5]
     flags = _table(at, "flagged_table")
     assert list(flags["note"]) == [NOTE] and list(flags["annotator"]) == ["ann2"]
+    open_tab(at, "review_tab", "Final labels")
+    assert [c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart")] == ["labels_chart"]
+    metrics = {m.label: m.value for m in at.metric}
     assert metrics["Grade 3"] == str(dist.by_grade[3]) == "1"
     assert metrics["Grade 2"] == "1" and metrics["Grade 1"] == "1" and metrics["Grade 0"] == "0"
     assert metrics["Excluded"] == "0" and metrics["Pending"] == str(dist.pending) == "3"
@@ -274,7 +280,7 @@ def test_qc_status_throughput_and_final_labels_match_the_store(db):
 
 
 def test_reviewer_overrides_a_final_label_with_a_reason(db):
-    at = _open(db, REVIEW, "rev2")
+    at = open_tab(_open(db, REVIEW, "rev2"), "review_tab", "Pairs")
     at.selectbox(key="override_query").select("q2").run()
     at.selectbox(key="override_passage").select("d3").run()
     assert "second query" in _verbatim(at) and "passage <b>d3</b> text" in _verbatim(at)
@@ -302,6 +308,7 @@ def test_reviewer_overrides_a_final_label_with_a_reason(db):
         )
     overrides = _table(at, "pair_overrides")
     assert list(overrides["reviewer"]) == ["rev2"] and list(overrides["reason"]) == ["answers it <b>partly</b>"]
+    open_tab(at, "review_tab", "Final labels")
     assert {m.label: m.value for m in at.metric}["Grade 2"] == "2"  # cached tables refreshed after the override
 
 

@@ -18,7 +18,7 @@ from db.models import Assignment, FinalLabel, LabelOverride, PoolAdjudicator, Us
 from db.models import Passage as PassageRow
 from db.pools import save_pool
 from db.users import add_user
-from tests.app.apptest import judge, open_as, pair_ids, private_store
+from tests.app.apptest import judge, open_as, open_tab, pair_ids, private_store
 
 REVIEW = str(Path(__file__).resolve().parents[2] / "views" / "review.py")
 QUERY_OF = {"d0": "q1", "d1": "q1", "d2": "q1", "d3": "q2", "d4": "q2", "d5": "q2"}
@@ -78,8 +78,9 @@ def _holders(store, doc, purpose):
         )
 
 
-def _open(store, user):
-    return open_as(store, REVIEW, user, default_timeout=60)
+def _open(store, user, tab):
+    """The Review page as ``user`` with the tab ``tab`` open (only the open tab's body runs)."""
+    return open_tab(open_as(store, REVIEW, user, default_timeout=60), "review_tab", tab)
 
 
 def _pairs(at):
@@ -96,7 +97,7 @@ def _verbatim(at):
 
 
 def test_filters_and_search_narrow_the_pairs_table(db):
-    at = _open(db, "rev1")
+    at = _open(db, "rev1", "Pairs")
     assert not at.exception, at.exception
     table = _pairs(at)
     assert list(table["passage id"]) == ["d0", "d1", "d2", "d3", "d4", "d5"]
@@ -125,7 +126,7 @@ def test_filters_and_search_narrow_the_pairs_table(db):
 
 
 def test_choosing_a_row_shows_that_pair(db):
-    at = _open(db, "rev1")
+    at = _open(db, "rev1", "Pairs")
     at.selectbox(key="review_state").select("needs_fourth").run()
     at.session_state["review_table"] = {"selection": {"rows": [1], "columns": [], "cells": []}}
     at.run()
@@ -140,7 +141,7 @@ def test_choosing_a_row_shows_that_pair(db):
 
 
 def test_bulk_override_of_the_filtered_pairs_with_one_reason(db):
-    at = _open(db, "rev1")
+    at = _open(db, "rev1", "Pairs")
     at.selectbox(key="review_state").select("needs_fourth").run()
     at.radio(key="bulk_grade").set_value(1)
     at.button(key="bulk_override_submit").click().run()
@@ -181,16 +182,20 @@ def test_bulk_override_of_the_filtered_pairs_with_one_reason(db):
 
 
 def test_reviewers_get_no_admin_controls(db):
-    at = _open(db, "rev1")
-    keys = {b.key for b in at.button}
+    at = _open(db, "rev1", "Pairs")
+    assert "bulk_override_submit" in {b.key for b in at.button}  # the tab is drawn, without the admin's form
+    keys = {b.key for b in open_tab(at, "review_tab", "Adjudication").button}
+    keys |= {b.key for b in open_tab(at, "review_tab", "Pairs").button}
     assert "reassign_submit" not in keys and "bulk_assign_submit" not in keys and "adjudicators_submit" not in keys
+    headers = [h.value for h in open_tab(at, "review_tab", "Adjudication").subheader]
+    assert headers == ["Waiting for a 4th annotator", "Excluded pairs"]  # drawn, without the admin's sections
 
 
 def test_admin_reassigns_an_open_adjudication_from_the_app(db):
     [fourth] = _holders(db, "d1", "fourth")
     labellers = _holders(db, "d1", "label")
     [other] = sorted(set(ANNOTATORS) - set(labellers) - {fourth})
-    at = _open(db, "admin")
+    at = _open(db, "admin", "Adjudication")
     assert not at.exception, at.exception
     box = at.selectbox(key="reassign_pair")
     assert box.options == [f"q1 / d1 (now: {fourth})", f"q2 / d4 (now: {_holders(db, 'd4', 'fourth')[0]})"]
@@ -221,13 +226,14 @@ def test_admin_reassigns_an_open_adjudication_from_the_app(db):
 
 
 def test_admin_sets_a_pools_adjudicators_and_assigns_waiting_pairs_in_bulk(db):
-    at = _open(db, "admin")
+    at = _open(db, "admin", "Adjudication")
     at.multiselect(key="adjudicators_p").select("other")
     at.button(key="adjudicators_submit").click().run()
     assert not at.exception and not at.error
     assert [_plain(s.value) for s in at.success] == ["Adjudicators of pool p: other."]
     with db.read() as s:
         assert s.scalar(select(func.count()).select_from(PoolAdjudicator)) == 1
+    open_tab(at, "review_tab", "Pairs")
     at.selectbox(key="review_state").select("needs_fourth").run()
     at.selectbox(key="bulk_assign_user").select("other")
     at.button(key="bulk_assign_submit").click().run()
@@ -241,7 +247,7 @@ def test_admin_sets_a_pools_adjudicators_and_assigns_waiting_pairs_in_bulk(db):
 
 
 def test_ranked_list_shows_a_querys_pool_with_every_label_and_adjusts_labels(db):
-    at = _open(db, "rev1")
+    at = _open(db, "rev1", "Ranked list")
     assert at.selectbox(key="ranked_pool").value == "p"
     assert at.selectbox(key="ranked_query").options == [
         "q1 · tall <script>towers</script> (3 passages)",
