@@ -9,10 +9,10 @@ the window of whole sentences that overlaps the query most, so a labeller can
 read each pair in full.
 
 The sample is reproducible: one seed, sources read in a fixed order, ties
-broken by ids.  It writes records *without* labels (``expected`` empty,
-``note`` empty); labels are added by hand afterwards (see
-``benchmarks/data/detector_real_pairs.md``), so re-running the sampler over a
-labelled file would lose them: it refuses to overwrite unless ``--force``.
+broken by ids.  New pairs come *without* labels (``expected`` and ``note``
+empty); labels are added by hand (see ``benchmarks/data/detector_real_pairs.md``).
+Re-running the sampler over a labelled file keeps the labels of the pairs it
+draws again (matched by source and ids); ``--fresh`` drops them.
 
 Sources (under ``--data``, default ``../shared/data`` next to the project):
 
@@ -23,8 +23,11 @@ Sources (under ``--data``, default ``../shared/data`` next to the project):
 * ``cranfield``: ``cranfield`` qrels, Cleverdon codes 1-4 mapped to grades 3-0 (``4 - code``).
 * ``dapr-nq``: ``dapr-sample/NaturalQuestions``, judged chunks (grade 2) and
   unjudged chunks of the same document (grade 0, on topic by construction).
+* ``*-focus``: more on-topic low-grade pairs of a source whose query holds a
+  number or a direction frame (for RGB, any of its negatives), so that the
+  numeral and syntactic categories have enough positives to measure.
 
-Usage: python tools/sample_detector_pairs.py [--data DIR] [--out PATH] [--seed N] [--force]
+Usage: python tools/sample_detector_pairs.py [--data DIR] [--out PATH] [--seed N] [--fresh]
 """
 
 from __future__ import annotations
@@ -52,6 +55,13 @@ QUOTAS = {
     "dbpedia": (34, 8),
     "cranfield": (22, 8),
     "dapr-nq": (6, 4),
+    # Focus strata, drawn after the ones above (so adding them left those draws unchanged): on-topic
+    # low-grade pairs whose query holds a number or a direction frame, the cues of the numeral and
+    # syntactic categories, which a plain sample holds too few of to measure recall.
+    "demo-en-focus": (16, 0),
+    "rgb-zh-focus": (34, 0),
+    "cranfield-focus": (8, 0),
+    "dbpedia-focus": (6, 0),
 }
 WINDOW = {"en": 480, "zh": 260}  # characters of passage kept around the best-overlapping sentences
 MIN_OVERLAP = 0.2  # share of the query's salient units the passage must contain to count as on topic
@@ -62,6 +72,12 @@ _EN_STOP = frozenset(
 )
 _SENTENCE = re.compile(r"[^。！？!?；;]+[。！？!?；;]?|[^.]+(?:\.(?=\s|$))?", re.S)
 _CJK = re.compile(r"[\u4e00-\u9fff]")
+_NUMBER = re.compile(
+    r"\d|第[一二三四五六七八九十百两]|[一二三四五六七八九十两][年届次代级号]|"
+    r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|first|second|third|fourth|fifth|last)\b",
+    re.I,
+)
+_DIRECTION = re.compile(r"\bfrom\b.+\bto\b|\bconvert|\binto\b|\bbeat|\bdefeat|从.+[到至往]|[成至]|飞往|战胜|打败|换算", re.I)
 
 
 def units(text: str, lang: str) -> set[str]:
@@ -126,17 +142,12 @@ def demo_pairs(lang: str) -> Iterator[dict[str, Any]]:
                 yield {"query": q["text"], "passage": p["text"], "grade": int(grade), "ids": [qid, pid]}
 
 
-def rgb_pairs(data: Path) -> Iterator[dict[str, Any]]:
-    """Per RGB query: its most on-topic negative (grade 0) and its first positive (grade 2)."""
+def rgb_pairs(data: Path, every_negative: bool = False) -> Iterator[dict[str, Any]]:
+    """Per RGB query: its most on-topic negative (or every negative) as grade 0, its first positive as grade 2."""
     for row in _jsonl(data / "rgb-zh" / "zh_refine.json"):
         negatives = sorted(set(row["negative"]), key=lambda t: (-overlap(row["query"], t, "zh"), t))
-        if negatives:
-            yield {
-                "query": row["query"],
-                "passage": negatives[0],
-                "grade": 0,
-                "ids": [str(row["id"]), _digest(negatives[0])],
-            }
+        for negative in negatives if every_negative else negatives[:1]:
+            yield {"query": row["query"], "passage": negative, "grade": 0, "ids": [str(row["id"]), _digest(negative)]}
         if row["positive"]:
             first = row["positive"][0]
             yield {"query": row["query"], "passage": first, "grade": 2, "ids": [str(row["id"]), _digest(first)]}
@@ -207,12 +218,12 @@ def dapr_pairs(data: Path) -> Iterator[dict[str, Any]]:
                         }
 
 
-def _source_pairs(source: str, data: Path) -> tuple[str, Iterator[dict[str, Any]]]:
-    """The language and the candidate pairs of one source."""
+def _source_pairs(source: str, data: Path, every_negative: bool = False) -> tuple[str, Iterator[dict[str, Any]]]:
+    """The language and the candidate pairs of one source (``every_negative``: all of RGB's negatives)."""
     readers = {
         "demo-en": ("en", lambda: demo_pairs("en")),
         "demo-zh": ("zh", lambda: demo_pairs("zh")),
-        "rgb-zh": ("zh", lambda: rgb_pairs(data)),
+        "rgb-zh": ("zh", lambda: rgb_pairs(data, every_negative)),
         "dbpedia": ("en", lambda: dbpedia_pairs(data)),
         "cranfield": ("en", lambda: cranfield_pairs(data)),
         "dapr-nq": ("en", lambda: dapr_pairs(data)),
@@ -221,10 +232,21 @@ def _source_pairs(source: str, data: Path) -> tuple[str, Iterator[dict[str, Any]
     return lang, read()
 
 
-def sample_source(source: str, data: Path, rng: random.Random) -> list[dict[str, Any]]:
-    """One source's quota: on-topic low-grade pairs (most overlapping first among a shuffle) and relevant ones."""
-    lang, candidates = _source_pairs(source, data)
-    seen: set[tuple[str, str]] = set()
+def has_cue(query: str) -> bool:
+    """Whether ``query`` holds a number (digits, Chinese or English number words) or a direction frame."""
+    return bool(_NUMBER.search(query) or _DIRECTION.search(query))
+
+
+def sample_source(
+    source: str, data: Path, rng: random.Random, taken: set[tuple[str, str]] | None = None
+) -> list[dict[str, Any]]:
+    """One source's quota: on-topic low-grade pairs and relevant ones, none of the ``taken`` (query, passage) pairs.
+
+    A ``-focus`` source keeps only low-grade pairs whose query :func:`has_cue`.
+    """
+    focus = source.endswith("-focus")
+    lang, candidates = _source_pairs(source.removesuffix("-focus"), data, every_negative=focus)
+    seen: set[tuple[str, str]] = set(taken or ())
     low: list[dict[str, Any]] = []
     high: list[dict[str, Any]] = []
     for pair in candidates:
@@ -233,7 +255,7 @@ def sample_source(source: str, data: Path, rng: random.Random) -> list[dict[str,
             continue
         seen.add(key)
         pair["overlap"] = overlap(pair["query"], pair["passage"], lang)
-        if pair["grade"] <= 1 and pair["overlap"] >= MIN_OVERLAP:
+        if pair["grade"] <= 1 and pair["overlap"] >= MIN_OVERLAP and (not focus or has_cue(pair["query"])):
             low.append(pair)
         elif pair["grade"] >= 2:
             high.append(pair)
@@ -261,6 +283,7 @@ def _record(source: str, lang: str, index: int, pair: dict[str, Any]) -> dict[st
         "lang": lang,
         "query": pair["query"],
         "passage": trim(pair["query"], pair["passage"], lang),
+        "original": pair["passage"],
         "expected": [],
         "note": "",
         "source": source,
@@ -269,18 +292,30 @@ def _record(source: str, lang: str, index: int, pair: dict[str, Any]) -> dict[st
     }
 
 
+def existing_labels(path: Path) -> dict[tuple[str, ...], tuple[list[str], str]]:
+    """The hand labels (``expected``, ``note``) of an earlier output, by source and ids: a re-run keeps them."""
+    return {(r["source"], *r["ids"]): (r["expected"], r["note"]) for r in _jsonl(path)}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DATA, help="the shared data folder (default: ../shared/data)")
     parser.add_argument("--out", type=Path, default=OUT, help="where to write the unlabelled pairs (JSON lines)")
     parser.add_argument("--seed", type=int, default=22)
-    parser.add_argument("--force", action="store_true", help="overwrite an existing file (its labels are lost)")
+    parser.add_argument("--fresh", action="store_true", help="drop the labels of an existing --out file")
     args = parser.parse_args(argv)
-    if args.out.exists() and not args.force:
-        print(f"{args.out.name} exists (it holds hand labels); pass --force to overwrite it", file=sys.stderr)
-        return 1
+    labels = {} if args.fresh or not args.out.exists() else existing_labels(args.out)
     rng = random.Random(args.seed)
-    records = [r for source in QUOTAS for r in sample_source(source, args.data, rng)]
+    records: list[dict[str, Any]] = []
+    taken: set[tuple[str, str]] = set()
+    for source in QUOTAS:
+        for r in sample_source(source, args.data, rng, taken):
+            key = (r["source"], *r["ids"])
+            r["expected"], r["note"] = labels.get(key, ([], ""))
+            records.append(r)
+            taken.add((r["query"], r["original"]))
+    for r in records:
+        del r["original"]
     lines = [json.dumps(r, ensure_ascii=False) for r in records]
     args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     by_lang = {lang: sum(r["lang"] == lang for r in records) for lang in ("en", "zh")}
