@@ -37,7 +37,6 @@ import hashlib
 import json
 import random
 import re
-import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -77,7 +76,9 @@ _NUMBER = re.compile(
     r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|first|second|third|fourth|fifth|last)\b",
     re.I,
 )
-_DIRECTION = re.compile(r"\bfrom\b.+\bto\b|\bconvert|\binto\b|\bbeat|\bdefeat|从.+[到至往]|[成至]|飞往|战胜|打败|换算", re.I)
+_DIRECTION = re.compile(
+    r"\bfrom\b.+\bto\b|\bconvert|\binto\b|\bbeat|\bdefeat|从.+[到至往]|[成至]|飞往|战胜|打败|换算", re.I
+)
 
 
 def units(text: str, lang: str) -> set[str]:
