@@ -13,7 +13,6 @@ user, so editing a URL or a request cannot reach someone else's work.
 
 from __future__ import annotations
 
-import random
 from collections import Counter
 from collections.abc import Hashable, Sequence
 from collections.abc import Set as AbstractSet
@@ -26,7 +25,7 @@ from sqlalchemy.orm import Session
 from core.assignment import Task, annotator_seed, plan_assignments, plan_fourth
 from core.judgments import Event, current_labels
 from core.names import check_name
-from core.qc import package_accuracy, qc_decision, round_seed, sample_for_qc
+from core.qc import qc_decision, round_seed
 from core.resolution import Resolution, apply_override, resolve
 from core.scale import SCALES  # re-exported as db.annotation.SCALES
 from core.types import Qrels
@@ -282,6 +281,8 @@ class Item:
     done: int
     purpose: str
     scale: str = "graded"
+    note: str = ""
+    """For a QC reviewer of a label the annotator kept after rework: that label and the annotator's note."""
 
 
 OwnEvent = tuple[int, str, int | None]
@@ -462,7 +463,14 @@ def _item(
         done=sum(1 for aid in order if aid in labelled),
         purpose=a.purpose,
         scale=_assignment_scale(session, a),
+        note=_kept_note(session, a) if a.purpose == "qc" else "",
     )
+
+
+def _kept_note(session: Session, a: Assignment) -> str:
+    from db.qc_rounds import annotator_note  # builds on this module
+
+    return annotator_note(session, a)
 
 
 def pair_scale(session: Session, query_id: int, passage_id: int) -> str:
@@ -894,38 +902,6 @@ def _qc_reviewers(session: Session, reviewers: Sequence[str]) -> dict[str, int]:
     return users
 
 
-def _assign_qc_reviews(
-    session: Session, sample: Sequence[tuple[int, int]], users: dict[str, int], package: str, rseed: int
-) -> None:
-    """Give each reviewer the sampled pairs they do not review yet, in their own shuffled order."""
-    for name, uid in sorted(users.items()):
-        have = set(
-            session.execute(
-                select(Assignment.query_id, Assignment.passage_id).where(
-                    Assignment.user_id == uid, Assignment.purpose == "qc"
-                )
-            ).all()
-        )
-        order = [pair for pair in sample if pair not in have]
-        random.Random(annotator_seed(rseed, name)).shuffle(order)
-        if order:
-            session.execute(
-                insert(Assignment),
-                [
-                    {
-                        "query_id": q,
-                        "passage_id": p,
-                        "user_id": uid,
-                        "package": package,
-                        "order_index": i,
-                        "seed": annotator_seed(rseed, name),
-                        "purpose": "qc",
-                    }
-                    for i, (q, p) in enumerate(order)
-                ],
-            )
-
-
 def start_qc_round(
     session: Session,
     package_id: int,
@@ -942,17 +918,16 @@ def start_qc_round(
     """
     if by is not None:
         require_account(session, by, ADMIN_ROLES, action="start quality control")
+    from db import qc_rounds  # builds on this module
+
     package = _package_for_qc(session, package_id)
     users = _qc_reviewers(session, reviewers)
     number = (session.scalar(select(func.max(QcRound.round_no)).where(QcRound.package_id == package_id)) or 0) + 1
-    pairs = session.execute(
-        select(Assignment.query_id, Assignment.passage_id)
-        .where(Assignment.package_id == package_id)
-        .order_by(Assignment.id)
-    ).all()
-    keys = {(str(q), str(p)): (q, p) for q, p in pairs}
     rseed = round_seed(seed, package.name, number)
-    sample = [keys[k] for k in sample_for_qc(list(keys), size=sample_size, seed=rseed)]
+    fresh, kept = qc_rounds.plan_sample(session, package, number, sample_size, rseed)
+    if not fresh and not kept:  # every item reviewed, every disputed label changed to the reviewers': passed
+        return qc_rounds.pass_fully_reviewed(session, package, number, rseed, threshold)
+    sample = [k.pair for k in kept] + fresh
     qc_round = QcRound(
         package_id=package_id,
         round_no=number,
@@ -964,7 +939,8 @@ def start_qc_round(
     session.add(qc_round)
     session.flush()
     session.execute(insert(QcItem), [{"qc_round_id": qc_round.id, "query_id": q, "passage_id": p} for q, p in sample])
-    _assign_qc_reviews(session, sample, users, f"qc-{package.name}-r{number}", rseed)
+    qc_rounds.assign_kept(session, kept, users, qc_rounds.round_tag(package.name, number), rseed)
+    qc_rounds.assign_fresh(session, fresh, users, qc_rounds.round_tag(package.name, number), rseed)
     package.status = "in_qc"
     package.updated_at = utcnow()
     session.flush()
@@ -1000,6 +976,8 @@ def close_qc_round(session: Session, round_id: int, *, min_reviewers: int = 2, b
         raise NotFound(f"no QC round {round_id}")
     if qc_round.status != "reviewing":
         raise ValueError(f"QC round {round_id} is already decided ({qc_round.status})")
+    from db.qc_rounds import score_round  # builds on this module
+
     package = session.get_one(Package, qc_round.package_id)
     sample = session.execute(select(QcItem.query_id, QcItem.passage_id).where(QcItem.qc_round_id == round_id)).all()
     own = {
@@ -1008,11 +986,8 @@ def close_qc_round(session: Session, round_id: int, *, min_reviewers: int = 2, b
     }
     standing = _standing(session, package.user_id, list(own.values()))
     annotator_labels = {(str(q), str(p)): standing[own[(q, p)]] for q, p in sample if own.get((q, p)) in standing}
-    reviewer_labels: dict[tuple[str, str], dict[str, int]] = {}
-    labels = qc_review_labels(session)
-    for q, p in sample:
-        reviewer_labels[(str(q), str(p))] = dict(labels.get((q, p), {}))
-    result = package_accuracy(annotator_labels, reviewer_labels, min_reviewers=min_reviewers)
+    # a kept item counts only its new reviews, a fresh item those of min_reviewers reviewers (db.qc_rounds)
+    result = score_round(session, qc_round, annotator_labels, min_reviewers)
     decision = qc_decision(result, threshold=qc_round.threshold)
     qc_round.status = "passed" if decision == "pass" else "revise"
     qc_round.accuracy = result.accuracy

@@ -10,8 +10,10 @@ can be rebuilt at any time and never changes afterwards).
 The annotator answers each disputed item with a new label judgment (a relabel,
 or the same grade again to confirm it deliberately: both append, nothing is
 overwritten); :func:`db.annotation.resubmit_package` refuses while any disputed
-item of the latest round is unanswered.  The next round samples afresh
-(:func:`core.qc.round_seed` of the round number).
+item of the latest round is unanswered.  The next round samples items no
+earlier round of the package sampled, plus the labels the annotator kept
+against the reviewers, for reviewers who have not seen them
+(:mod:`db.qc_rounds`).
 
 Every write runs in the caller's write transaction, like :mod:`db.annotation`.
 """
@@ -145,22 +147,15 @@ Pair = tuple[int, int]
 
 
 def _reviews_then(
-    session: Session, sampled: set[Pair], cutoff: datetime
+    session: Session, qc_round: QcRound, cutoff: datetime
 ) -> tuple[dict[Hashable, dict[str, int]], dict[Pair, dict[str, list[str]]]]:
-    """``(each reviewer's standing label per sampled pair, their notes per pair)`` as they were at ``cutoff``."""
-    reviews = session.execute(
-        select(Judgment.query_id, Judgment.passage_id, User.username, Judgment.action, Judgment.grade, Judgment.note)
-        .select_from(Judgment)
-        .join(Assignment, Assignment.id == Judgment.assignment_id)
-        .join(User, User.id == Judgment.user_id)
-        .where(
-            Assignment.purpose == "qc",
-            Judgment.created_at <= cutoff,
-            Judgment.query_id.in_(sorted({q for q, _p in sampled})),
-        )
-        .order_by(Judgment.id)
-    ).all()
-    reviews = [r for r in reviews if (r[0], r[1]) in sampled]
+    """``(each counting reviewer's standing label per sampled pair, their notes per pair)`` as they were at ``cutoff``.
+
+    The reviews that count are those of :func:`db.qc_rounds.round_reviews` (a kept item: only its new reviews).
+    """
+    from db.qc_rounds import round_reviews  # db.qc_rounds builds on this module
+
+    reviews = round_reviews(session, qc_round, cutoff)
     reviewer_labels = current_labels(Event((q, p), user, act, g) for q, p, user, act, g, _n in reviews)
     notes: dict[Pair, dict[str, list[str]]] = {}
     for q, p, user, _act, _g, note in reviews:
@@ -213,7 +208,7 @@ def _round_items(session: Session, qc_round: QcRound) -> list[DisputedItem]:
     assignment_of = {pair: aid for aid, pair in pair_of.items()}
     # the annotator's label at the decision: their own log on the package, up to the decision
     then = _labels_then(session, package.user_id, list(pair_of), cutoff)
-    reviewer_labels, notes = _reviews_then(session, {(q, p) for q, p in sample}, cutoff)
+    reviewer_labels, notes = _reviews_then(session, qc_round, cutoff)
     annotator = {(str(q), str(p)): then[assignment_of[(q, p)]] for q, p in sample if assignment_of.get((q, p)) in then}
     reviewed = {(str(q), str(p)): dict(reviewer_labels.get((q, p), {})) for q, p in sample}
     # min_reviewers=1: a decided round had enough reviews on every pair, so this reproduces its verdict

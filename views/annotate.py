@@ -260,6 +260,8 @@ def _show_item(item, standing: int | None, levels: list[dict], revisit: bool) ->
         item.done / item.total if item.total else 0.0,
         text=f"{label} {md_escape(item.package)}: {item.done} of {item.total} labelled · item {item.position}",
     )
+    if getattr(item, "note", ""):  # a label the annotator kept after QC rework: your review alone decides it
+        st.info(md_escape(item.note) + " Your label decides this item; the earlier reviewers' labels do not count.")
     if revisit:
         mark = (
             "no label" if standing is None else f"your label {_label(item.scale, standing, levels[standing]['name'])}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import func, select
 
-from core.qc import round_seed, sample_for_qc
+from core.qc import round_seed
 from core.types import CollectionSource, Passage, Query
 from db.annotation import (
     Forbidden,
@@ -120,17 +120,13 @@ def test_a_package_with_planted_errors_returns_exactly_its_disagreements(loop):
             disputed_items(s, users["ann2"], package)
 
 
-def _check_sampled_afresh(s, package, round1, round2):
-    """Round 2 has its own seed and samples the package afresh (8 pairs)."""
+def _check_nothing_left(s, package, round1, round2):
+    """Round 2 has its own seed, no sample and no review assignments, and is passed at once."""
     r1, r2 = s.get(QcRound, round1), s.get(QcRound, round2)
     assert (r2.round_no, r2.seed) == (2, round_seed(1, "ann1-p001", 2)) and r2.seed != r1.seed
-    pairs = s.execute(select(Assignment.query_id, Assignment.passage_id).where(Assignment.package_id == package)).all()
-    keys = [(str(q), str(p)) for q, p in pairs]
-    sampled = {
-        (str(q), str(p))
-        for q, p in s.execute(select(QcItem.query_id, QcItem.passage_id).where(QcItem.qc_round_id == round2))
-    }
-    assert sampled == set(sample_for_qc(keys, size=8, seed=r2.seed)) and len(sampled) == 8
+    assert (r2.status, r2.sample_size, r2.n_checked, r2.accuracy) == ("passed", 0, 0, None)
+    assert s.scalar(select(func.count()).select_from(QcItem).where(QcItem.qc_round_id == round2)) == 0
+    assert s.scalar(select(func.count()).select_from(Assignment).where(Assignment.package == "qc-ann1-p001-r2")) == 0
 
 
 def _check_round_tables_as_decided(s, package, round1):
@@ -138,7 +134,7 @@ def _check_round_tables_as_decided(s, package, round1):
     tables = qc_round_tables(s, package)
     assert [(t.round_no, t.status, t.accuracy, t.n_checked, t.annotator) for t in tables] == [
         (1, "revise", 0.7, 10, "ann1"),
-        (2, "passed", 1.0, 8, "ann1"),
+        (2, "passed", None, 0, "ann1"),
     ]
     assert [(i.passage_id, i.annotator_label, i.reviewer_labels) for i in tables[0].items] == [
         ("d0", 2, {"rev1": 0, "rev2": 0}),
@@ -194,15 +190,12 @@ def test_resubmit_is_refused_until_every_disputed_item_is_answered_then_the_next
         resubmit_package(s, ann, package)
     with store.read() as s:
         assert s.get(Package, package).status == "submitted"
-    # round 2 samples afresh: its own seed, a different sample of 8
+    # round 1 reviewed all ten pairs and every disputed label now follows the reviewers: round 2 has nothing
+    # to sample (db.qc_rounds) and passes at once, with no new review
     with store.write() as s:
         round2 = start_qc_round(s, package, reviewers=["rev1", "rev2"], sample_size=8, seed=1, by=users["admin"])
     with store.read() as s:
-        _check_sampled_afresh(s, package, round1, round2)
-    _review(store, users)  # the reviewers' round-1 labels on the same pairs still stand: nothing new to review
-    with store.write() as s:
-        result = close_qc_round(s, round2, by=users["admin"])
-    assert (result["accuracy"], result["n_checked"], result["decision"]) == (1.0, 8, "pass")
+        _check_nothing_left(s, package, round1, round2)
     with store.read() as s:
         assert s.get(Package, package).status == "passed"
         assert disputed_items(s, ann, package) == [] and rework_packages(s, ann) == []
@@ -232,14 +225,21 @@ def test_confirming_a_label_unchanged_counts_as_answered(loop):
             relabel_disputed(s, ann, _assignment(store, ann, "d0"), 0)
 
 
-def test_round_tables_refuse_a_round_under_review(loop):
-    store, users, package, _round1, _ = loop
+def _keep_d7(store, users, package):
+    """The annotator relabels d0 and d3 as the reviewers said, keeps d7, and resubmits."""
     for doc in WRONG:
         with store.write() as s:
-            relabel_disputed(s, users["ann1"], _assignment(store, users["ann1"], doc), TRUTH[doc])
+            grade = WRONG[doc] if doc == "d7" else TRUTH[doc]
+            relabel_disputed(s, users["ann1"], _assignment(store, users["ann1"], doc), grade)
     with store.write() as s:
         resubmit_package(s, users["ann1"], package)
-        round2 = start_qc_round(s, package, reviewers=["rev1", "rev2"], sample_size=3, seed=1)
+
+
+def test_round_tables_refuse_a_round_under_review(loop):
+    store, users, package, _round1, _ = loop
+    _keep_d7(store, users, package)
+    with store.write() as s:  # round 1 sampled all ten: round 2 is the kept d7, for a reviewer new to it
+        round2 = start_qc_round(s, package, reviewers=["rev1", "rev2", "admin"], sample_size=3, seed=1)
     with store.read() as s:
         with pytest.raises(ValueError, match=f"QC round {round2} is still under review"):
             round_disagreements(s, round2)
@@ -252,15 +252,12 @@ def test_no_new_round_while_a_package_is_returned_or_under_review(loop):
         with pytest.raises(ValueError) as returned:
             start_qc_round(s, package, reviewers=["rev1", "rev2"], sample_size=3, seed=1)
     assert str(returned.value) == "package ann1-p001 is returned for revision: its annotator resubmits it first"
-    for doc in WRONG:
-        with store.write() as s:
-            relabel_disputed(s, users["ann1"], _assignment(store, users["ann1"], doc), TRUTH[doc])
+    _keep_d7(store, users, package)
     with store.write() as s:
-        resubmit_package(s, users["ann1"], package)
-        start_qc_round(s, package, reviewers=["rev1", "rev2"], sample_size=3, seed=1)
+        start_qc_round(s, package, reviewers=["rev1", "rev2", "admin"], sample_size=3, seed=1)
     with store.write() as s:
         with pytest.raises(ValueError) as reviewing:
-            start_qc_round(s, package, reviewers=["rev1", "rev2"], sample_size=3, seed=1)
+            start_qc_round(s, package, reviewers=["rev1", "rev2", "admin"], sample_size=3, seed=1)
     assert str(reviewing.value) == "package ann1-p001 is under review: close its open round first"
     with store.read() as s:
         assert s.scalar(select(func.count()).select_from(QcRound).where(QcRound.package_id == package)) == 2

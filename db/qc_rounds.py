@@ -1,0 +1,365 @@
+"""What a QC round after the first reviews: fresh items, plus the labels the annotator kept.
+
+DuReader-retrieval (Appendix A.3) repeats the check on a revised package
+until it passes.  A repeated check only means something when it looks at
+new evidence, so a round of a package samples:
+
+* **fresh items**: pairs of the package no earlier round of it sampled
+  (seeded by :func:`core.qc.round_seed` of the round number, default seed
+  too), and
+* **kept items**: the disputed pairs of the round that returned the package
+  whose label still differs from the reviewers' consensus after rework (the
+  annotator kept their label, or changed it to another grade the reviewers
+  did not give).  Each goes to every chosen reviewer who has not reviewed it
+  before, with the annotator's note, and that new review alone decides it:
+  the earlier reviewers' labels do not count again.
+
+Pairs relabelled to the consensus are settled and not reviewed again.  QC
+assignments carry the round's tag (:func:`round_tag`) in
+``Assignment.package``, which is how a kept pair's new reviews are told
+apart from the old ones; a pair sampled by an earlier round of the same
+package and again by this one is a kept item (fresh samples never repeat).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import insert, select
+from sqlalchemy.orm import Session
+
+from core.assignment import annotator_seed
+from core.judgments import Event, current_labels
+from core.qc import QcResult, package_accuracy, sample_for_qc
+from db.models import Assignment, Judgment, Package, Passage, QcItem, QcRound, QueryRecord, User, utcnow
+
+Pair = tuple[int, int]
+"""``(query row id, passage row id)``."""
+
+
+def round_tag(package: str, round_no: int) -> str:
+    """The ``Assignment.package`` value of a QC round's review assignments."""
+    return f"qc-{package}-r{round_no}"
+
+
+@dataclass(frozen=True)
+class KeptItem:
+    """A disputed pair whose label still differs from the reviewers' after rework.
+
+    Attributes
+    ----------
+    pair : (int, int)
+        Query and passage row ids.
+    label : int
+        The annotator's standing label.
+    note : str
+        The note stored with it (``"kept after QC round N"`` unless the annotator wrote one).
+    """
+
+    pair: Pair
+    label: int
+    note: str
+
+
+def sampled_before(session: Session, package_id: int, before_round: int) -> set[Pair]:
+    """Pairs sampled by the package's rounds numbered below ``before_round``."""
+    return {
+        (q, p)
+        for q, p in session.execute(
+            select(QcItem.query_id, QcItem.passage_id)
+            .join(QcRound, QcRound.id == QcItem.qc_round_id)
+            .where(QcRound.package_id == package_id, QcRound.round_no < before_round)
+        )
+    }
+
+
+def kept_items(session: Session, package: Package) -> list[KeptItem]:
+    """The disputed pairs of the round that returned ``package`` whose label still differs from the consensus."""
+    from db.rework import _round_items, _with_answers  # db.rework builds on db.annotation
+
+    last = session.scalar(
+        select(QcRound).where(QcRound.package_id == package.id).order_by(QcRound.round_no.desc()).limit(1)
+    )
+    if last is None or last.status != "revise":
+        return []
+    items = _with_answers(session, package.user_id, last, _round_items(session, last))
+    kept = [i for i in items if i.current_label is not None and i.current_label != i.consensus]
+    notes = _latest_notes(session, package.user_id, [i.assignment_id for i in kept])
+    pairs = _pair_ids(session, [i.assignment_id for i in kept])
+    return [KeptItem(pairs[i.assignment_id], int(i.current_label or 0), notes.get(i.assignment_id, "")) for i in kept]
+
+
+def _pair_ids(session: Session, assignment_ids: Sequence[int]) -> dict[int, Pair]:
+    return {
+        aid: (q, p)
+        for aid, q, p in session.execute(
+            select(Assignment.id, Assignment.query_id, Assignment.passage_id).where(
+                Assignment.id.in_(list(assignment_ids))
+            )
+        )
+    }
+
+
+def _latest_notes(session: Session, user_id: int, assignment_ids: Sequence[int]) -> dict[int, str]:
+    """The note of the user's latest label judgment on each assignment (where it has one)."""
+    notes: dict[int, str] = {}
+    for aid, note in session.execute(
+        select(Judgment.assignment_id, Judgment.note)
+        .where(
+            Judgment.user_id == user_id, Judgment.assignment_id.in_(list(assignment_ids)), Judgment.action == "label"
+        )
+        .order_by(Judgment.id)
+    ):
+        if aid is not None:
+            notes[aid] = (note or "").strip()
+    return notes
+
+
+def plan_sample(
+    session: Session, package: Package, round_no: int, size: int, seed: int
+) -> tuple[list[Pair], list[KeptItem]]:
+    """``(fresh pairs, kept items)`` of the package's next round: ``size`` pairs no earlier round sampled."""
+    pairs = session.execute(
+        select(Assignment.query_id, Assignment.passage_id)
+        .where(Assignment.package_id == package.id)
+        .order_by(Assignment.id)
+    ).all()
+    seen = sampled_before(session, package.id, round_no)
+    keys = {(str(q), str(p)): (q, p) for q, p in pairs if (q, p) not in seen}
+    fresh = [keys[k] for k in sample_for_qc(list(keys), size=size, seed=seed)] if keys else []
+    return fresh, kept_items(session, package)
+
+
+def _holders(session: Session, pair: Pair) -> dict[str, int]:
+    """``{username: id}`` of everyone with an assignment on the pair (one per user and pair in the store)."""
+    return dict(
+        session.execute(
+            select(User.username, User.id)
+            .join(Assignment, Assignment.user_id == User.id)
+            .where(Assignment.query_id == pair[0], Assignment.passage_id == pair[1])
+        ).all()
+    )
+
+
+def _pair_name(session: Session, pair: Pair) -> str:
+    query = session.get_one(QueryRecord, pair[0])
+    passage = session.get_one(Passage, pair[1])
+    return f"{query.ext_id} / {passage.ext_id}"
+
+
+def assign_kept(session: Session, kept: Sequence[KeptItem], users: dict[str, int], tag: str, seed: int) -> None:
+    """Give each kept item to every chosen reviewer who has not reviewed (or labelled) the pair before.
+
+    Raises
+    ------
+    ValueError
+        A kept item has no such reviewer among ``users`` (nothing is stored: the caller's transaction
+        is rolled back); the message names the pair and who already saw it.
+    """
+    rows = []
+    for item in kept:
+        seen = _holders(session, item.pair)
+        fresh = sorted(name for name in users if name not in seen)
+        if not fresh:
+            raise ValueError(
+                f"the annotator kept their label on {_pair_name(session, item.pair)}: it needs a reviewer who has "
+                f"not reviewed it ({', '.join(sorted(n for n in users if n in seen))} did); add one to this round"
+            )
+        rows += [
+            {
+                "query_id": item.pair[0],
+                "passage_id": item.pair[1],
+                "user_id": users[name],
+                "package": tag,
+                "order_index": 0,
+                "seed": annotator_seed(seed, name),
+                "purpose": "qc",
+            }
+            for name in fresh
+        ]
+    if rows:
+        session.execute(insert(Assignment), rows)
+
+
+def assign_fresh(session: Session, sample: Sequence[Pair], users: dict[str, int], tag: str, seed: int) -> None:
+    """Give each reviewer the fresh pairs they hold no assignment on yet, in their own shuffled order."""
+    for name, uid in sorted(users.items()):
+        have = set(
+            session.execute(
+                select(Assignment.query_id, Assignment.passage_id).where(
+                    Assignment.user_id == uid, Assignment.purpose == "qc"
+                )
+            ).all()
+        )
+        order = [pair for pair in sample if pair not in have]
+        random.Random(annotator_seed(seed, name)).shuffle(order)
+        if order:
+            session.execute(
+                insert(Assignment),
+                [
+                    {
+                        "query_id": q,
+                        "passage_id": p,
+                        "user_id": uid,
+                        "package": tag,
+                        "order_index": i + 1,  # after the kept items (order 0), which wait on a decision
+                        "seed": annotator_seed(seed, name),
+                        "purpose": "qc",
+                    }
+                    for i, (q, p) in enumerate(order)
+                ],
+            )
+
+
+def kept_in_round(session: Session, qc_round: QcRound) -> set[Pair]:
+    """The round's kept items: its pairs an earlier round of the same package sampled too."""
+    mine = {
+        (q, p)
+        for q, p in session.execute(select(QcItem.query_id, QcItem.passage_id).where(QcItem.qc_round_id == qc_round.id))
+    }
+    return mine & sampled_before(session, qc_round.package_id, qc_round.round_no)
+
+
+def round_reviews(
+    session: Session, qc_round: QcRound, cutoff: datetime | None = None
+) -> list[tuple[int, int, str, str, int | None, str]]:
+    """The QC judgments that count for the round: ``(query, passage, reviewer, action, grade, note)``, oldest first.
+
+    Every QC judgment on a fresh pair counts (a reviewer reviews a pair once); on a kept pair only
+    those given through this round's assignments.  ``cutoff``: only judgments stored up to then.
+    """
+    sample = {
+        (q, p)
+        for q, p in session.execute(select(QcItem.query_id, QcItem.passage_id).where(QcItem.qc_round_id == qc_round.id))
+    }
+    kept = kept_in_round(session, qc_round)
+    tag = round_tag(session.get_one(Package, qc_round.package_id).name, qc_round.round_no)
+    query = (
+        select(
+            Judgment.query_id,
+            Judgment.passage_id,
+            User.username,
+            Judgment.action,
+            Judgment.grade,
+            Judgment.note,
+            Assignment.package,
+        )
+        .select_from(Judgment)
+        .join(Assignment, Assignment.id == Judgment.assignment_id)
+        .join(User, User.id == Judgment.user_id)
+        .where(Assignment.purpose == "qc", Judgment.query_id.in_(sorted({q for q, _p in sample})))
+        .order_by(Judgment.id)
+    )
+    if cutoff is not None:
+        query = query.where(Judgment.created_at <= cutoff)
+    return [
+        (q, p, user, action, grade, note or "")
+        for q, p, user, action, grade, note, assigned in session.execute(query)
+        if (q, p) in sample and ((q, p) not in kept or assigned == tag)
+    ]
+
+
+def round_review_labels(session: Session, qc_round: QcRound) -> dict[Hashable, dict[str, int]]:
+    """Each counting reviewer's standing label per pair of the round (:func:`round_reviews`)."""
+    return current_labels(Event((q, p), user, act, g) for q, p, user, act, g, _n in round_reviews(session, qc_round))
+
+
+def score_round(
+    session: Session, qc_round: QcRound, annotator: dict[tuple[str, str], int], min_reviewers: int
+) -> QcResult:
+    """The annotator against the counting reviews: fresh pairs need ``min_reviewers``, a kept pair one new review."""
+    labels = round_review_labels(session, qc_round)
+    kept = kept_in_round(session, qc_round)
+    sample = session.execute(select(QcItem.query_id, QcItem.passage_id).where(QcItem.qc_round_id == qc_round.id)).all()
+    parts = []
+    for pairs, needed in (
+        ([s for s in sample if tuple(s) not in kept], min_reviewers),
+        ([s for s in sample if tuple(s) in kept], 1),
+    ):
+        reviewed = {(str(q), str(p)): dict(labels.get((q, p), {})) for q, p in pairs}
+        parts.append(package_accuracy(annotator, reviewed, min_reviewers=needed))
+    return merge_results(*parts)
+
+
+def merge_results(a: QcResult, b: QcResult) -> QcResult:
+    """Two partial results of one round as one (counts added, lists joined)."""
+    checked, correct = a.n_checked + b.n_checked, a.n_correct + b.n_correct
+    return QcResult(
+        correct / checked if checked else None,
+        checked,
+        correct,
+        a.disagreements + b.disagreements,
+        a.reviewer_conflicts + b.reviewer_conflicts,
+        a.incomplete + b.incomplete,
+        a.rule,
+        a.relevance_level,
+    )
+
+
+def annotator_note(session: Session, assignment: Assignment) -> str:
+    """What the reviewer of a kept item is shown: the annotator's label and note (``""`` for any other item)."""
+    if assignment.purpose != "qc":
+        return ""
+    qc_round = session.scalar(
+        select(QcRound)
+        .join(QcItem, QcItem.qc_round_id == QcRound.id)
+        .where(
+            QcItem.query_id == assignment.query_id,
+            QcItem.passage_id == assignment.passage_id,
+            QcRound.status == "reviewing",
+        )
+        .order_by(QcRound.id.desc())
+        .limit(1)
+    )
+    pair = (assignment.query_id, assignment.passage_id)
+    if qc_round is None or pair not in kept_in_round(session, qc_round):
+        return ""
+    package = session.get_one(Package, qc_round.package_id)
+    own = session.scalar(
+        select(Assignment.id).where(
+            Assignment.package_id == package.id,
+            Assignment.query_id == pair[0],
+            Assignment.passage_id == pair[1],
+        )
+    )
+    if own is None:
+        return ""
+    from db.annotation import _standing  # db.annotation calls into this module lazily too
+
+    label = _standing(session, package.user_id, [own]).get(own)
+    note = _latest_notes(session, package.user_id, [own]).get(own, "")
+    return f"The annotator kept label {label} after the last review" + (f". Their note: {note}" if note else ".")
+
+
+def pass_fully_reviewed(session: Session, package: Package, round_no: int, seed: int, threshold: float) -> int:
+    """Record a round with nothing left to review as passed at once; returns its id.
+
+    Every item of the package was sampled by an earlier round and every disputed label was changed
+    to the reviewers' consensus: no review is pending and nothing contradicts them any more.
+    """
+    now = utcnow()
+    qc_round = QcRound(
+        package_id=package.id,
+        round_no=round_no,
+        seed=seed,
+        sample_size=0,
+        threshold=threshold,
+        status="passed",
+        n_checked=0,
+        decided_at=now,
+    )
+    session.add(qc_round)
+    package.status = "passed"
+    package.updated_at = now
+    session.flush()
+    return qc_round.id
+
+
+NOTHING_LEFT = (
+    "every item was reviewed in an earlier round and every disputed label now follows the reviewers: "
+    "nothing was left to review, so the package passed"
+)
+"""What a round recorded by :func:`pass_fully_reviewed` says (the Admin page shows it)."""
