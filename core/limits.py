@@ -13,9 +13,23 @@ or unusable record.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
 GRADE_MIN = -(2**31)
 GRADE_MAX = 2**31 - 1
 GRADE_RANGE = f"{GRADE_MIN}..{GRADE_MAX}"
+
+GRADE_BOUND = 1_000
+"""Readers refuse a grade above ``GRADE_BOUND`` or below ``-GRADE_BOUND`` unless :func:`allow_large_grades`.
+
+Real scales are small (0-3 here and in T2Ranking, -2..4 in TREC Web, 0-4 in
+TREC-COVID); a grade of millions is a score or an id read as a grade, and
+trec_eval allocates 8 bytes per grade level up to the largest one (2e9: 15 GiB).
+"""
+
+_LARGE_GRADES: ContextVar[bool] = ContextVar("pooljudge_large_grades", default=False)
 
 # trec_eval reads cutoffs and relevance levels as C int.
 CUTOFF_MAX = GRADE_MAX
@@ -60,3 +74,28 @@ LANGUAGE_MAX_CHARS = 16
 def grade_in_range(value: int) -> bool:
     """Whether ``value`` is a grade trec_eval represents exactly."""
     return GRADE_MIN <= value <= GRADE_MAX
+
+
+def large_grades_allowed() -> bool:
+    """Whether the readers accept grades beyond :data:`GRADE_BOUND` here (inside :func:`allow_large_grades`)."""
+    return _LARGE_GRADES.get()
+
+
+@contextmanager
+def allow_large_grades(allow: bool = True) -> Iterator[None]:
+    """Let the readers consumed inside the block read grades up to trec_eval's int (:data:`GRADE_RANGE`).
+
+    A context variable rather than a parameter of every reader: the readers are
+    generators, so the permission holds where they are consumed (an import, an
+    evaluation), in this thread or task only.
+
+    Parameters
+    ----------
+    allow : bool
+        ``False`` keeps the bound (so that a caller can pass its flag through).
+    """
+    token = _LARGE_GRADES.set(allow)
+    try:
+        yield
+    finally:
+        _LARGE_GRADES.reset(token)

@@ -104,7 +104,8 @@ from dataclasses import dataclass
 
 import pytrec_eval
 
-from core.limits import CUTOFF_MAX, GRADE_MAX, GRADE_MIN, GRADE_RANGE
+from core.limits import CUTOFF_MAX, GRADE_BOUND, GRADE_MAX, GRADE_MIN, GRADE_RANGE
+from core.memory import check_grade_levels_fit
 from core.types import Qrels, Run
 from core.validators import int_in_range, is_integer, non_negative_int
 
@@ -234,7 +235,7 @@ def _check_level(value: object, what: str) -> int:
 
 
 def _check_grades(qrels: Qrels) -> None:
-    """Refuse grades outside trec_eval's C int; warn above :data:`LARGE_GRADE`.
+    """Refuse grades outside trec_eval's C int, or too large for the memory left; warn above :data:`LARGE_GRADE`.
 
     Outside the range pytrec_eval truncates silently (``2**32 + 1`` scores as
     ``1``) or fails with a SystemError.  The extremes are found in C first and
@@ -251,6 +252,8 @@ def _check_grades(qrels: Qrels) -> None:
             for docid, grade in docs.items():
                 if isinstance(grade, int) and not GRADE_MIN <= grade <= GRADE_MAX:
                     raise ValueError(f"grade {grade} of query {qid!r}, document {docid!r} is outside {GRADE_RANGE}")
+    if top > GRADE_BOUND:
+        check_grade_levels_fit(top)  # refused before pytrec_eval allocates it
     if top > LARGE_GRADE:
         warnings.warn(
             f"the largest grade is {top}: trec_eval allocates 8 bytes per grade level, "
@@ -516,7 +519,8 @@ def evaluate(
     ValueError
         For a bad measure or level, a query id ``"all"``, a grade outside
         :data:`core.limits.GRADE_MIN`..:data:`core.limits.GRADE_MAX` (trec_eval's
-        int), or a grade above :data:`MAX_EXP_GRADE` with ``nDCG_exp``.
+        int), one too large for the memory left (:func:`core.memory.check_grade_levels_fit`),
+        or a grade above :data:`MAX_EXP_GRADE` with ``nDCG_exp``.
     TypeError
         When ids, grades or scores are not of the expected types.
     """

@@ -31,6 +31,7 @@ def _store(args: argparse.Namespace):
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    from core.limits import allow_large_grades
     from db.importer import check_regular_input, import_path
 
     check_regular_input(args.path)  # a FIFO is refused before the store is even opened
@@ -47,18 +48,19 @@ def cmd_import(args: argparse.Namespace) -> int:
 
         # Parsed and validated outside the write lock, then written in short transactions: annotators
         # labelling meanwhile wait at most one chunk; on any error nothing is visible.
-        summary = import_path(
-            store,
-            args.format,
-            args.path,
-            name=args.collection,
-            mode="merge" if args.merge else "create",
-            qrels_name=args.qrels_name,
-            progress=progress,
-            allow_unknown_ids=args.allow_unknown_ids,
-            level=args.level,
-            run_name=args.run_name,
-        )
+        with allow_large_grades(args.allow_large_grades):  # the readers are consumed inside import_path
+            summary = import_path(
+                store,
+                args.format,
+                args.path,
+                name=args.collection,
+                mode="merge" if args.merge else "create",
+                qrels_name=args.qrels_name,
+                progress=progress,
+                allow_unknown_ids=args.allow_unknown_ids,
+                level=args.level,
+                run_name=args.run_name,
+            )
     s = summary.as_dict()
     runs = ", ".join(f"{name!r} ({n} entries)" for name, n in s["runs"].items()) or "none"
     unknown = [
@@ -161,8 +163,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
             print(f"binary measures count grade >= {level} as relevant (the collection's level)", file=sys.stderr)
     else:
         from core.formats.trec import load_qrels, load_run
+        from core.limits import allow_large_grades
+        from db.importer import check_regular_input
 
-        qrels = load_qrels(args.qrels)
+        for path in (args.qrels, args.run):
+            check_regular_input(path)  # as import: a FIFO would block forever
+        with allow_large_grades(args.allow_large_grades):
+            qrels = load_qrels(args.qrels)
         run = load_run(args.run)
         level = 1 if args.level is None else args.level  # trec_eval's default
     import warnings
@@ -945,6 +952,7 @@ def _add_import_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         help="accept qrels and run entries naming queries or passages the collection lacks (TREC qrels may "
         "judge documents outside the corpus); by default they are refused, with their counts",
     )
+    p.add_argument("--allow-large-grades", action="store_true", help=_LARGE_GRADES_HELP)
     p.add_argument(
         "--level",
         type=int,
@@ -972,6 +980,12 @@ def _add_export_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     p.add_argument("--depth", type=int, help="run: keep the top DEPTH per query")
     p.add_argument("--with-runs", action="store_true", help="beir: also write runs/*.trec")
     p.set_defaults(func=cmd_export)
+
+
+_LARGE_GRADES_HELP = (
+    "read qrels grades beyond -1000..1000 (by default refused at file:line: such a grade is usually a score or an "
+    "id in the grade column); eval still refuses grades whose levels trec_eval could not allocate"
+)
 
 
 def _add_eval_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -1007,6 +1021,7 @@ def _add_eval_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     p.add_argument("--format", choices=["tsv", "json"], default="tsv")
     p.add_argument("--digits", type=int, default=4, help="tsv: decimals (default 4, like trec_eval)")
     p.add_argument("--collection", "-c", help="read qrels and run from the store instead of files")
+    p.add_argument("--allow-large-grades", action="store_true", help=_LARGE_GRADES_HELP)
     p.set_defaults(func=cmd_eval)
 
 

@@ -171,7 +171,7 @@ def test_large_grade_warns_in_one_line(files, tmp_path, capsys):
     _, run = files
     qrels = tmp_path / "big.qrels"
     qrels.write_text("q1 0 a 2000000\n", encoding="utf-8")
-    assert main(["eval", str(qrels), str(run), "-m", "nDCG@10"]) == 0
+    assert main(["eval", str(qrels), str(run), "-m", "nDCG@10", "--allow-large-grades"]) == 0
     out, err = capsys.readouterr()
     assert out == "nDCG@10\tall\t0.6309\n"  # a at rank 2 (b ranks first on the tie): 1/log2(3)
     assert err == (

@@ -26,12 +26,14 @@ from typing import IO, Any, TypeGuard
 from core.errors import FormatError
 from core.formats._io import Source, is_blank, iter_lines, open_text_for_write, shorten, source_name
 from core.limits import (
+    GRADE_BOUND,
     GRADE_RANGE,
     ID_MAX_CHARS,
     PASSAGE_TEXT_MAX_CHARS,
     POSITION_MAX,
     QUERY_TEXT_MAX_CHARS,
     grade_in_range,
+    large_grades_allowed,
 )
 from core.validators import is_integer, is_real
 
@@ -189,9 +191,14 @@ def parse_grade(token: str, what: str, path: str, line: int, *, bounded: bool = 
 
 
 def check_grade_range(value: int, what: str, path: str, line: int) -> int:
-    """Refuse a grade trec_eval cannot hold (a C ``int``) with a ``file:line`` error."""
+    """Refuse a grade trec_eval cannot hold (a C ``int``), or one beyond :data:`core.limits.GRADE_BOUND`
+    unless large grades are allowed (:func:`core.limits.allow_large_grades`), with a ``file:line`` error."""
     if not grade_in_range(value):
         raise FormatError(path, line, f"grade {value} is outside {GRADE_RANGE} ({what})")
+    if abs(value) > GRADE_BOUND and not large_grades_allowed():
+        bound = f"-{GRADE_BOUND}..{GRADE_BOUND}"
+        hint = "larger grades are read only when allowed (--allow-large-grades)"
+        raise FormatError(path, line, f"grade {value} is outside {bound} ({what}); {hint}")
     return value
 
 
