@@ -88,16 +88,25 @@ class Suggestion:
     spans : list of (int, int)
         Character spans ``(start, end)`` into the *passage* to highlight;
         may be empty.
+    detector : str
+        The name of the :class:`Detector` that made it (set by
+        :func:`core.detectors.suggest`; "" when a detector function is called
+        directly).  Stored with the evidence, because two detectors may
+        suggest one category with differently shaped evidence.
     """
 
     category: str
     evidence: Mapping[str, Any] = field(default_factory=dict)
     spans: list[Span] = field(default_factory=list)
+    detector: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        """A plain dict (spans as lists), for JSON."""
+        """A plain dict (spans as lists; ``detector`` only when set), for JSON."""
         ev = self.evidence.as_dict() if isinstance(self.evidence, Evidence) else dict(self.evidence)
-        return {"category": self.category, "evidence": ev, "spans": [list(s) for s in self.spans]}
+        out = {"category": self.category, "evidence": ev, "spans": [list(s) for s in self.spans]}
+        if self.detector:
+            out["detector"] = self.detector
+        return out
 
 
 def listing(items: Any) -> str:
@@ -229,6 +238,12 @@ class Pair:
     answers : str or list, optional
         The query's reference answers: a false-negative candidate must then
         contain one (see :func:`~core.detectors.false_negatives.detect_false_negative`).
+    lexicon : mapping, optional
+        A collection's own names, ``{name: kind}``, added to the packaged name
+        list (see :mod:`~core.detectors.names`).
+    encoder : TextEncoder or PhraseCache, optional
+        The collection's encoder, enabling the embedding-alignment detector
+        (:mod:`~core.detectors.alignment`).
     """
 
     query: str
@@ -244,6 +259,8 @@ class Pair:
     overlap_threshold: float = 0.5
     depth: int = 10
     answers: Any = None
+    lexicon: Mapping[str, str] | None = None
+    encoder: Any = None
 
     def has(self, name: str) -> bool:
         """Whether input ``name`` was given: not ``None`` and, for a string, not blank."""
@@ -270,6 +287,10 @@ class Detector:
         ``run(pair) -> list[Suggestion]``.
     evidence : type
         The :class:`Evidence` class of its suggestions.
+    fallback : bool
+        Its suggestions only add categories no rule detector gave the pair
+        (the embedding-alignment detector: a rule's evidence is exact, so it
+        wins).
     """
 
     name: str
@@ -278,6 +299,7 @@ class Detector:
     requires: tuple[str, ...]
     run: Callable[[Pair], list[Suggestion]]
     evidence: type[Evidence]
+    fallback: bool = False
 
     def applies(self, pair: Pair) -> bool:
         """Whether every required input of ``pair`` was given."""

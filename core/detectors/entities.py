@@ -9,12 +9,21 @@ capitalised word only when not sentence-initial, leading ``The`` and
 function words dropped.  Fires when a query entity does not occur in the
 passage **and** the passage has an entity that does not occur in the query
 (case-insensitive substring tests).
+
+Kinded names come first (:mod:`~core.detectors.names`: the packaged list of
+brand, product, site and place names jieba misses, plus a collection's
+lexicon): a query name of kind K absent from the passage while the passage
+has another name of kind K (two liquor brands, two phone makers) is a
+mismatch, evidence ``method`` ``"name_list"`` or ``"lexicon"`` and ``kind``
+K.  Names of different kinds are never compared there.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import ClassVar
 
 from core.detectors.base import (
     Detector,
@@ -28,6 +37,7 @@ from core.detectors.base import (
     resolve_language,
     unique,
 )
+from core.detectors.names import find_names
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -36,10 +46,13 @@ class EntityEvidence(Evidence):
 
     query: tuple[str, ...] = ()
     passage: tuple[str, ...] = ()
-    method: str = "capitalisation"  # or "jieba_pos"
+    method: str = "capitalisation"  # or "jieba_pos", "name_list", "lexicon"
+    kind: str | None = None  # the names' kind, for "name_list" and "lexicon"
+    optional: ClassVar[frozenset[str]] = frozenset({"kind"})
 
     def summary(self) -> str:
-        return f"query entity {listing(self.query)} not in the passage; passage has {listing(self.passage)}"
+        kind = f" ({self.kind})" if self.kind else ""
+        return f"query entity {listing(self.query)}{kind} not in the passage; passage has {listing(self.passage)}"
 
 
 _ZH_ENTITY_TAGS = ("nr", "ns", "nt", "nz")
@@ -94,7 +107,27 @@ def _en_entities(text: str) -> list[tuple[str, Span]]:
     return out
 
 
-def detect_entity_mismatch(query: str, passage: str, *, language: str | None = None) -> list[Suggestion]:
+def _kinded_mismatch(query: str, passage: str, lexicon: Mapping[str, str] | None) -> list[Suggestion]:
+    """A listed (or lexicon) query name of kind K missing from the passage, which names another of kind K."""
+    q_names, p_names = find_names(query, lexicon), find_names(passage, lexicon)
+    for kind in unique(k for _, k, _, _ in q_names):
+        missing = [(n, own) for n, k, _, own in q_names if k == kind and not contains(passage, n)]
+        other = [(n, sp, own) for n, k, sp, own in p_names if k == kind and not contains(query, n)]
+        if missing and other:
+            own = any(o for _, o in missing) or any(o for _, _, o in other)
+            evidence = EntityEvidence(
+                tuple(unique(n for n, _ in missing)),
+                tuple(unique(n for n, _, _ in other)),
+                "lexicon" if own else "name_list",
+                kind,
+            )
+            return [Suggestion("entity_mismatch", evidence, sorted({sp for _, sp, _ in other}))]
+    return []
+
+
+def detect_entity_mismatch(
+    query: str, passage: str, *, language: str | None = None, lexicon: Mapping[str, str] | None = None
+) -> list[Suggestion]:
     """A query entity absent from the passage, which names another entity (DuReader-retrieval Table 10).
 
     Parameters
@@ -103,12 +136,15 @@ def detect_entity_mismatch(query: str, passage: str, *, language: str | None = N
         The pair.
     language : {"en", "zh", "mixed"} or None, optional
         ``None`` detects it (Chinese when either text is Chinese).
+    lexicon : mapping, optional
+        A collection's own names, ``{name: kind}``, added to the packaged list.
 
     Returns
     -------
     list of Suggestion
         At most one ``entity_mismatch`` suggestion, evidence
-        ``{"query": [...], "passage": [...], "method": "jieba_pos" | "capitalisation"}``,
+        ``{"query": [...], "passage": [...], "method": "jieba_pos" | "capitalisation"}``
+        (or ``"name_list"`` / ``"lexicon"`` with ``"kind"``),
         spans on the passage's other entities.
 
     Examples
@@ -118,6 +154,9 @@ def detect_entity_mismatch(query: str, passage: str, *, language: str | None = N
     """
     check_str("query", query), check_str("passage", passage)
     lang = resolve_language(language, query, passage)
+    kinded = _kinded_mismatch(query, passage, lexicon)
+    if kinded:
+        return kinded
     if lang == "zh":
         q_ents = [(w, sp) for w, _, sp in _zh_entities(query)]
         p_ents = [(w, sp) for w, _, sp in _zh_entities(passage)]
@@ -144,8 +183,8 @@ def detect_entity_mismatch(query: str, passage: str, *, language: str | None = N
 DETECTOR = Detector(
     "entities",
     "entity_mismatch",
-    ("query", "passage", "language"),
+    ("query", "passage", "language", "lexicon"),
     (),
-    lambda pair: detect_entity_mismatch(pair.query, pair.passage, language=pair.language),
+    lambda pair: detect_entity_mismatch(pair.query, pair.passage, language=pair.language, lexicon=pair.lexicon),
     EntityEvidence,
 )

@@ -16,6 +16,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import ClassVar
+
+import cn2an
 
 from core.detectors.base import Detector, Evidence, Norm, Span, Suggestion, check_str, listing, unique
 
@@ -26,8 +29,13 @@ class NumeralEvidence(Evidence):
 
     query: tuple[str, ...] = ()
     passage: tuple[str, ...] = ()
+    query_text: tuple[str, ...] | None = None  # the numbers as written, when a measure word is involved
+    passage_text: tuple[str, ...] | None = None
+    optional: ClassVar[frozenset[str]] = frozenset({"query_text", "passage_text"})
 
     def summary(self) -> str:
+        if self.query_text and self.passage_text:
+            return f"query has {listing(self.query_text)}; passage has {listing(self.passage_text)}"
         return f"query has {listing(self.query)}; passage has {listing(self.passage)}"
 
 
@@ -47,35 +55,22 @@ _ZH_DIGITS = {
     "八": 8,
     "九": 9,
 }
-_ZH_UNITS = {"十": 10, "百": 100, "千": 1000}
 _ZH_NUMERAL = re.compile("[〇○零一二两三四五六七八九十百千万]+")
 
 
-def _parse_zh_numeral(s: str) -> int | None:
-    """Value of a Chinese numeral, or ``None`` when it is not read as a number."""
-    if len(s) < 2:
+def _parse_zh_numeral(s: str, *, single: bool = False) -> int | None:
+    """Value of a Chinese numeral (``cn2an``'s "smart" reading: 三千五 = 3500), or ``None`` when not a number.
+
+    A single character is read only with ``single`` (before a measure word or
+    after 第): alone it is mostly an article (一个, 一些).
+    """
+    if not s or (len(s) < 2 and not single):
         return None
-    if all(ch in _ZH_DIGITS for ch in s):  # digit by digit: 二〇一六
-        return int("".join(str(_ZH_DIGITS[ch]) for ch in s))
-    total, section, digit = 0, 0, None
-    for i, ch in enumerate(s):
-        if ch in _ZH_DIGITS:
-            if digit is not None and _ZH_DIGITS[ch] != 0 and digit != 0:
-                return None  # two non-zero digits in a row in a positional numeral
-            digit = _ZH_DIGITS[ch]
-        elif ch in _ZH_UNITS:
-            if digit is None:
-                if not (ch == "十" and i == 0):
-                    return None
-                digit = 1  # 十二 = 12
-            section += digit * _ZH_UNITS[ch]
-            digit = None
-        else:  # 万
-            if digit is None and section == 0:
-                return None
-            total += (section + (digit or 0)) * 10_000
-            section, digit = 0, None
-    return total + section + (digit or 0)
+    try:
+        value = cn2an.cn2an(s.replace("○", "〇"), "smart")
+    except (ValueError, KeyError, IndexError):  # not a well-formed numeral: 三五十, 千千
+        return None
+    return int(value) if float(value).is_integer() else None
 
 
 # Ordinals, their own kind: "the 3rd session" is not "3 sessions".  Chinese 第 + numeral reads a single
@@ -101,9 +96,7 @@ def _ordinal_value(digits: str | None, word: str) -> int | None:
         return int(digits)
     if word.lower() in _EN_ORDINAL_WORDS:
         return _EN_ORDINAL_WORDS[word.lower()]
-    if len(word) == 1:  # 第三: one character, which _parse_zh_numeral leaves out
-        return _ZH_DIGITS.get(word, _ZH_UNITS.get(word))
-    return _parse_zh_numeral(word)
+    return _parse_zh_numeral(word, single=True)  # 第三: one character counts after 第
 
 
 def _ordinals(text: str) -> list[tuple[int, str, Span]]:
@@ -130,27 +123,82 @@ def _arabic_value(match: str) -> tuple[str, str]:
     return str(n), ("year" if is_year else "number")
 
 
-def _numbers(text: str) -> list[tuple[str, str, Span]]:
-    """``(value, kind, span)`` of the numbers of ``text`` (kind ``year``, ``number`` or ``ordinal``), in text order."""
+# Measure words after a numeral, and the kind of count each makes (胎 and 孩 both count children): 三年级 is a
+# grade, 第三版 an ordinal.  A single-character numeral is read before one of them (一年级, 三孩), where it
+# is no article.  个, 种, 些, 天 and 年 are left out: 一个, 一种, 一天 are mostly articles or idioms, and 年
+# is as often a duration as a year.
+_MEASURES = {
+    "年级": "grade",
+    "级": "level",
+    "星级": "star",
+    "版": "edition",
+    "届": "session",
+    "期": "issue",
+    "季": "season",
+    "号线": "line",
+    "楼": "floor",
+    "层": "floor",
+    "线": "tier",
+    "胎": "child",
+    "孩": "child",
+    "册": "volume",
+    "章": "chapter",
+    "集": "episode",
+    "班": "class",
+    "等奖": "prize",
+    "环": "ring",
+    "倍": "times",
+    "岁": "age",
+    "周年": "anniversary",
+    "室": "room",
+}
+_MEASURE = re.compile("|".join(sorted(_MEASURES, key=len, reverse=True)))
+
+Number = tuple[str, str, Span, str]
+"""``(value, kind, original span, surface)``: kind ``year``, ``number``, ``ordinal`` or ``measure:<kind>``."""
+
+
+def _measured(text: str, end: int) -> tuple[str, int] | None:
+    """``("measure:<kind>", end of the measure word)`` when a measure word starts at ``end`` of ``text``."""
+    m = _MEASURE.match(text, end)
+    return (f"measure:{_MEASURES[m.group()]}", m.end()) if m else None
+
+
+def numbers(text: str) -> list[Number]:
+    """The numbers of ``text`` in text order: ``(value, kind, original span, surface)`` (see :data:`Number`).
+
+    A number before a measure word (三年级, 3年级, 二胎) is of kind
+    ``measure:<kind>`` and its span and surface take the measure word in.
+    """
     norm = Norm(text)
     ordinals = _ordinals(norm.text)
-    found: list[tuple[int, str, str, Span]] = [(at, v, "ordinal", norm.span(*sp)) for at, v, sp in ordinals]
+    found: list[tuple[int, str, str, Span]] = [(sp[0], v, "ordinal", sp) for _, v, sp in ordinals]
 
     def in_ordinal(s: int, e: int) -> bool:
         return any(s < oe and os < e for _, _, (os, oe) in ordinals)
 
     for m in _ARABIC.finditer(norm.text):
         if not in_ordinal(*m.span()):
-            found.append((m.start(), *_arabic_value(m.group()), norm.span(*m.span())))
+            value, kind = _arabic_value(m.group())
+            measured = _measured(norm.text, m.end())
+            kind, end = measured if measured else (kind, m.end())
+            found.append((m.start(), value, kind, (m.start(), end)))
     for m in _ZH_NUMERAL.finditer(norm.text):
-        n = _parse_zh_numeral(m.group())
-        if n is None or in_ordinal(*m.span()):
+        if in_ordinal(*m.span()):
+            continue
+        measured = _measured(norm.text, m.end())
+        n = _parse_zh_numeral(m.group(), single=measured is not None)
+        if n is None:
             continue
         digit_by_digit = len(m.group()) == 4 and all(ch in _ZH_DIGITS for ch in m.group())
-        kind = "year" if digit_by_digit and 1000 <= n <= 2999 else "number"
-        found.append((m.start(), str(n), kind, norm.span(*m.span())))
+        kind, end = measured if measured else ("year" if digit_by_digit and 1000 <= n <= 2999 else "number", m.end())
+        found.append((m.start(), str(n), kind, (m.start(), end)))
     found.sort(key=lambda x: x[0])
-    return [(v, k, sp) for _, v, k, sp in found]
+    out = []
+    for _, v, k, (s, e) in found:
+        start, end = norm.span(s, e)
+        out.append((v, k, (start, end), text[start:end]))
+    return out
 
 
 def detect_numeral_mismatch(query: str, passage: str) -> list[Suggestion]:
@@ -176,23 +224,36 @@ def detect_numeral_mismatch(query: str, passage: str) -> list[Suggestion]:
     {'query': ['2016'], 'passage': ['2017']}
     """
     check_str("query", query), check_str("passage", passage)
-    q, p = _numbers(query), _numbers(passage)
-    q_missing: list[str] = []
-    p_extra: list[str] = []
+    q, p = numbers(query), numbers(passage)
+    q_missing: list[tuple[str, str]] = []
+    p_extra: list[tuple[str, str]] = []
     spans: list[Span] = []
-    for kind in ("year", "number", "ordinal"):
-        qv = {v for v, k, _ in q if k == kind}
-        pv = {v for v, k, _ in p if k == kind}
-        missing = [v for v, k, _ in q if k == kind and v not in pv]
-        extra = [(v, sp) for v, k, sp in p if k == kind and v not in qv]
+    for kind in unique(k for _, k, _, _ in q):
+        qv = {v for v, k, _, _ in q if k == kind}
+        pv = {v for v, k, _, _ in p if k == kind}
+        missing = [(v, t) for v, k, _, t in q if k == kind and v not in pv]
+        extra = [(v, t, sp) for v, k, sp, t in p if k == kind and v not in qv]
         if missing and extra:
             q_missing.extend(missing)
-            p_extra.extend(v for v, _ in extra)
-            spans.extend(sp for _, sp in extra)
+            p_extra.extend((v, t) for v, t, _ in extra)
+            spans.extend(sp for _, _, sp in extra)
     if not q_missing:
         return []
-    evidence = NumeralEvidence(tuple(unique(q_missing)), tuple(unique(p_extra)))
+    q_pairs, p_pairs = unique_pairs(q_missing), unique_pairs(p_extra)
+    # the words are kept when a measure word says what the number counts (三年级 against 五年级)
+    measured = any(t != v for v, t in q_pairs + p_pairs) and any(k.startswith("measure:") for _, k, _, _ in q + p)
+    evidence = NumeralEvidence(
+        tuple(v for v, _ in q_pairs),
+        tuple(v for v, _ in p_pairs),
+        tuple(t for _, t in q_pairs) if measured else None,
+        tuple(t for _, t in p_pairs) if measured else None,
+    )
     return [Suggestion("numeral_mismatch", evidence, sorted(spans))]
+
+
+def unique_pairs(items: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """``(value, surface)`` pairs, the first of each value kept."""
+    return list({v: (v, t) for v, t in reversed(items)}.values())[::-1]
 
 
 DETECTOR = Detector(

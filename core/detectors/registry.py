@@ -7,10 +7,22 @@ Adding a detector is one module (its evidence class, its function and a
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from core.detectors import acronyms, coreference, entities, false_negatives, main_topic, numerals, syntax, terms, typos
+from core.detectors import (
+    acronyms,
+    alignment,
+    coreference,
+    entities,
+    false_negatives,
+    main_topic,
+    numerals,
+    syntax,
+    terms,
+    typos,
+)
 from core.detectors.base import Detector, Evidence, Pair, Suggestion, check_str, resolve_language
 from core.text import Analyzer, analyzer_for
 
@@ -24,24 +36,35 @@ DETECTORS: tuple[Detector, ...] = (
     main_topic.DETECTOR,
     coreference.DETECTOR,
     acronyms.DETECTOR,
+    alignment.DETECTOR,
 )
-"""Every detector, in the order :func:`suggest` runs them."""
+"""Every detector, in the order :func:`suggest` runs them (the fallback alignment detector last)."""
 
 
-def evidence_class(category: str) -> type[Evidence] | None:
-    """The :class:`~core.detectors.base.Evidence` class of ``category``'s detector (``None`` when it has none)."""
-    for detector in DETECTORS:
-        if detector.category == category:
-            return detector.evidence
-    return None
+def detector_of(category: str, detector: str | None = None) -> Detector | None:
+    """The detector named ``detector``, else the first rule detector suggesting ``category`` (``None``: none)."""
+    for d in DETECTORS:
+        if d.name == detector:
+            return d
+    return next((d for d in DETECTORS if d.category == category and not d.fallback), None)
 
 
-def read_evidence(category: str, evidence: Mapping[str, Any]) -> Mapping[str, Any]:
+def evidence_class(category: str, detector: str | None = None) -> type[Evidence] | None:
+    """The :class:`~core.detectors.base.Evidence` class of ``category``'s detector (``None`` when it has none).
+
+    ``detector`` (a stored suggestion's detector name) picks the class when two detectors suggest one category.
+    """
+    found = detector_of(category, detector)
+    return found.evidence if found is not None else None
+
+
+def read_evidence(category: str, evidence: Mapping[str, Any], detector: str | None = None) -> Mapping[str, Any]:
     """Stored evidence (a dict from the db) as its detector's typed evidence; other dicts are returned as they are.
 
-    Tags stored before evidence was typed, and analysts' tags (``{"note": ...}``), read the same way.
+    Tags stored before evidence was typed or before suggestions named their
+    detector, and analysts' tags (``{"note": ...}``), read the same way.
     """
-    cls = evidence_class(category)
+    cls = evidence_class(category, detector)
     return evidence if cls is None or isinstance(evidence, cls) else cls.from_dict(evidence)
 
 
@@ -60,17 +83,24 @@ def suggest(
     overlap_threshold: float = 0.5,
     depth: int = 10,
     answers: Any = None,
+    lexicon: Mapping[str, str] | None = None,
+    encoder: Any = None,
 ) -> list[Suggestion]:
     """Run every detector applicable to one (query, passage) pair.
 
     Loops over :data:`DETECTORS`, running each whose required inputs
     (``Detector.requires``) are given: term overlap needs ``label``, typos
-    ``term_frequencies``, false negative ``rank``, main topic ``title``.
+    ``term_frequencies``, false negative ``rank``, main topic ``title``, the
+    embedding alignment ``encoder``.  A fallback detector's suggestion is
+    dropped when a rule detector already suggested its category.  Each
+    suggestion names its detector (``Suggestion.detector``).
 
     Parameters
     ----------
     query, passage, label, score, rank, title, earlier_chunks, term_frequencies, overlap_threshold, depth, answers
         The :class:`~core.detectors.base.Pair` fields of the same names (documented there).
+    lexicon, encoder
+        Likewise: a collection's own names ``{name: kind}`` and its encoder.
     language : {"en", "zh", "mixed"} or None, optional
         Detected from the texts when ``None``.
     analyzer : Analyzer, optional
@@ -97,6 +127,15 @@ def suggest(
         overlap_threshold=overlap_threshold,
         depth=depth,
         answers=answers,
+        lexicon=lexicon,
+        encoder=encoder,
     )
-    out = [s for detector in DETECTORS if detector.applies(pair) for s in detector.run(pair)]
+    out: list[Suggestion] = []
+    for detector in DETECTORS:
+        if not detector.applies(pair):
+            continue
+        given = {s.category for s in out}
+        for s in detector.run(pair):
+            if not (detector.fallback and s.category in given):
+                out.append(dataclasses.replace(s, detector=detector.name))
     return sorted(out, key=lambda s: s.category)

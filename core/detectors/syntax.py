@@ -1,6 +1,8 @@
 """``syntactic_mismatch``: the passage states the query's directed relation backwards (DuReader-retrieval).
 
-Directed relations "from A to B": English ``from A to B`` (A and B runs of
+Directed relations are the conversion frames of :mod:`~core.detectors.direction`
+(``convert A to B``, ``A to B``, ``A-to-B``, ``A翻译成B``, ``A换成B``,
+``A转B``...) and "from A to B": English ``from A to B`` (A and B runs of
 capitalised words when they start with a capital, so "from Shanghai to
 Beijing depart hourly" reads B as "Beijing"; else up to four words ending
 before a preposition, a verb of travel or punctuation); Chinese
@@ -16,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from core.detectors.base import Detector, Evidence, Span, Suggestion, check_str, pos_tokens
+from core.detectors.direction import Relation, en_frames, zh_frames
 from core.lang import has_cjk_ideograph
 from core.text import Analyzer, analyzer_for
 
@@ -50,9 +53,6 @@ _EN_FROM_TO = re.compile(
 _NAME = r"[A-Z][\w'’-]*(?:\s+(?:(?:of|de|la|upon)\s+)?[A-Z][\w'’-]*){0,3}"
 _EN_FROM_TO_NAMES = re.compile(rf"\b(?i:from)\s+(?P<a>{_NAME})\s+(?i:to)\s+(?P<b>{_NAME})(?![\w'’-])")
 
-Relation = tuple[str, str, str, str, Span, Span]
-"""``(key_a, key_b, surface_a, surface_b, span_a, span_b)`` of a directed relation A -> B."""
-
 
 def _is_noun(word: str, flag: str) -> bool:
     return (flag.startswith("n") or flag == "eng") and len(word) >= 2 and word not in _ZH_MOTION
@@ -67,7 +67,7 @@ def _en_relations(text: str, key: Callable[[str], str]) -> list[Relation]:
             if any(m.start() < e and s < m.end() for s, e in taken):
                 continue
             a, b = m.group("a"), m.group("b")
-            out.append((key(a), key(b), a, b, m.span("a"), m.span("b")))
+            out.append((key(a), key(b), a, b, m.span("a"), m.span("b"), "from-to"))
             taken.append(m.span())
     return out
 
@@ -93,7 +93,7 @@ def _zh_relations(text: str, key: Callable[[str], str]) -> list[Relation]:
         src = _nearest_noun(toks, range(i - 1, max(-1, i - 5), -1))
         dst = _nearest_noun(toks, range(i + 1, min(len(toks), i + 4)))
         if src is not None and dst is not None and src[0] != dst[0]:
-            out.append((key(src[0]), key(dst[0]), src[0], dst[0], src[2], dst[2]))
+            out.append((key(src[0]), key(dst[0]), src[0], dst[0], src[2], dst[2], "from-to"))
     return out
 
 
@@ -103,7 +103,8 @@ def _relations(text: str, analyzer: Analyzer) -> list[Relation]:
     def key(s: str) -> str:
         return " ".join(analyzer.tokenize(s)) or s.lower()
 
-    return _en_relations(text, key) + (_zh_relations(text, key) if has_cjk_ideograph(text) else [])
+    zh = zh_frames(text, key) + _zh_relations(text, key) if has_cjk_ideograph(text) else []
+    return en_frames(text, key) + _en_relations(text, key) + zh
 
 
 def _same_end(x: str, y: str) -> bool:
@@ -126,8 +127,9 @@ def detect_syntactic_mismatch(query: str, passage: str, *, analyzer: Analyzer | 
     -------
     list of Suggestion
         At most one ``syntactic_mismatch`` suggestion, evidence
-        ``{"query": [A, B], "passage": [B, A], "relation": "from-to"}``,
-        spans on B and A in the passage.
+        ``{"query": [A, B], "passage": [B, A], "relation": ...}`` (the
+        passage's frame: ``"from-to"``, ``"convert-to"``, ``"to"`` or the
+        Chinese verb, e.g. ``"翻译成"``), spans on B and A in the passage.
 
     Examples
     --------
@@ -140,12 +142,13 @@ def detect_syntactic_mismatch(query: str, passage: str, *, analyzer: Analyzer | 
     if not q_rel:
         return []
     p_rel = _relations(passage, analyzer)
-    for qa, qb, qsa, qsb, _, _ in q_rel:
+    for qa, qb, qsa, qsb, *_ in q_rel:
         if any(_same_end(qa, pa) and _same_end(qb, pb) for pa, pb, *_ in p_rel):
             continue
-        for pa, pb, psa, psb, spa, spb in p_rel:
+        for pa, pb, psa, psb, spa, spb, name in p_rel:
             if _same_end(pa, qb) and _same_end(pb, qa):
-                return [Suggestion("syntactic_mismatch", SyntacticEvidence((qsa, qsb), (psa, psb)), sorted([spa, spb]))]
+                evidence = SyntacticEvidence((qsa, qsb), (psa, psb), name)
+                return [Suggestion("syntactic_mismatch", evidence, sorted([spa, spb]))]
     return []
 
 

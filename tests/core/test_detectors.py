@@ -122,7 +122,8 @@ def test_numeral_forms() -> None:
     # a year is not compared with a count
     assert detect_numeral_mismatch("best songs of 2016", "the 10 best songs") == []
     [s] = detect_numeral_mismatch("二十三岁", "他今年二十五岁")
-    assert s.evidence == {"query": ["23"], "passage": ["25"]}
+    # 岁 is a measure word: the evidence keeps the numbers as written too
+    assert s.evidence == {"query": ["23"], "passage": ["25"], "query_text": ["二十三岁"], "passage_text": ["二十五岁"]}
 
 
 def test_numeral_silent_on_clean_pair() -> None:
@@ -137,7 +138,8 @@ def test_entity_mismatch_dureader_case() -> None:
     [s] = detect_entity_mismatch("淘宝修改实名认证", ALIPAY)
     assert s.evidence["query"] == ["淘宝"]
     assert s.evidence["passage"] == ["支付宝"]
-    assert s.evidence["method"] == "jieba_pos"
+    # both are on the packaged name list (core.detectors.names), as apps: the kinded rule fires first
+    assert (s.evidence["method"], s.evidence["kind"]) == ("name_list", "app")
     assert all(ALIPAY[a:b] == "支付宝" for a, b in s.spans) and len(s.spans) == 2
 
 
@@ -459,12 +461,15 @@ def test_registry_lists_every_detector_once() -> None:
         ("main_topic", "main_topic"),
         ("coreference", "coreference"),
         ("acronyms", "acronym"),
+        ("alignment", "entity_mismatch"),  # the fallback: entity or numeral mismatch, with an encoder
     ]
+    assert [d.name for d in DETECTORS if d.fallback] == ["alignment"]
     assert {d.name: d.requires for d in DETECTORS if d.requires} == {
         "terms": ("label",),
         "typos": ("term_frequencies",),
         "false_negatives": ("rank",),
         "main_topic": ("title",),
+        "alignment": ("encoder",),
     }
     assert all(set(d.requires) <= set(d.inputs) for d in DETECTORS)
     assert set(category_ids()) >= {d.category for d in DETECTORS}
