@@ -7,14 +7,11 @@ expired session, or a disabled account, signs the browser out.  Disabling an
 account, changing its role or its password revokes all of its sessions
 (:mod:`db.users` calls :func:`revoke_all`).
 
-Login throttling: failed attempts are counted per username
-(``user:<name lowercased>``) and per client address (``client:<ip>``).  The
-first :data:`FREE_FAILURES` failures of a key are free; from then on the key
-is locked for 1 s, 2 s, 4 s ... (at most :data:`MAX_DELAY`) after each further
-failure.  An attempt while a key is locked is refused before the password
-hash is even looked at.  :func:`login` verifies the Argon2 hash outside any
-transaction (it takes ~50 ms of CPU and must not hold the write lock that
-annotators' labels need), then records the outcome in one short write.
+Login throttling lives in :mod:`db.throttle`: :func:`login` claims the
+attempt (checks the locks and counts it) in one short write *before* it
+verifies the Argon2 hash, outside any transaction (~50 ms of CPU that must not
+hold the write lock annotators' labels need); a success then clears the
+account's keys and starts the session in a second short write.
 
 Functions take a ``Session`` first and leave the transaction to the caller,
 except :func:`login`, which takes the :class:`~db.engine.Store` because its
@@ -28,23 +25,19 @@ import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from core.passwords import hash_password, needs_rehash, verify_password
-from db.models import AuthSession, LoginThrottle, User
+from db.models import AuthSession, User
 from db.rowcount import rowcount
-from db.users import Account, _account
+from db.throttle import claim_attempt, forgive, throttle_keys
+from db.users import Account, _account, sign_in_candidate
 
 SESSION_TTL = timedelta(days=14)
 # verified for an unknown username, so that an unknown and a known account take the same time
 _DUMMY_HASH = hash_password("timing-equaliser-not-a-password")
 TOUCH_EVERY = timedelta(minutes=1)
-FREE_FAILURES = 5
-FIRST_DELAY = timedelta(seconds=1)
-MAX_DELAY = timedelta(minutes=15)
-FORGET_AFTER = timedelta(hours=1)
-"""A key whose last failure is this old starts again from zero (a typo last week costs nothing today)."""
 
 
 def _now(now: datetime | None) -> datetime:
@@ -171,65 +164,6 @@ def live_sessions(session: Session, user_id: int, *, now: datetime | None = None
     return sum(_aware(expires) > now for expires in rows)
 
 
-# --------------------------------------------------------------------------- throttling
-
-
-def throttle_keys(username: str, client: str = "") -> list[str]:
-    """The throttle keys of an attempt: the username's, and the client's when its address is known.
-
-    Without an address (Streamlit reports none for localhost) there is no
-    client key: one shared bucket would let one person's typos lock out everyone.
-    """
-    keys = [f"user:{username.strip().lower()}"[:200]]
-    if client:
-        keys.append(f"client:{client}"[:200])
-    return keys
-
-
-def delay_after(failures: int) -> timedelta:
-    """How long a key stays locked after its ``failures``-th failure: 0 for the free ones, then 1 s, 2 s, 4 s ... 15 min."""
-    if failures < FREE_FAILURES:
-        return timedelta(0)
-    exponent = failures - FREE_FAILURES
-    if exponent >= 20:  # 2**20 s is far beyond the cap; avoid huge numbers
-        return MAX_DELAY
-    return min(FIRST_DELAY * (2**exponent), MAX_DELAY)
-
-
-def locked_for(session: Session, keys: list[str], *, now: datetime | None = None) -> float:
-    """Seconds until every key in ``keys`` accepts an attempt again (0.0: none is locked)."""
-    now = _now(now)
-    wait = 0.0
-    for locked_until in session.scalars(select(LoginThrottle.locked_until).where(LoginThrottle.key.in_(keys))):
-        if locked_until is not None:
-            wait = max(wait, (_aware(locked_until) - now).total_seconds())
-    return wait
-
-
-def record_failure(session: Session, keys: list[str], *, now: datetime | None = None) -> None:
-    """Count a failed attempt against each key and lock those past their free failures.
-
-    A read-modify-write: call it inside a :meth:`~db.engine.Store.write` transaction, which holds the store's write lock.
-    """
-    now = _now(now)
-    for key in keys:
-        row = session.get(LoginThrottle, key)
-        if row is None:
-            row = LoginThrottle(key=key, failures=0)
-            session.add(row)
-        elif row.last_failure_at is not None and now - _aware(row.last_failure_at) >= FORGET_AFTER:
-            row.failures = 0
-        row.failures = (row.failures or 0) + 1
-        row.last_failure_at = now
-        delay = delay_after(row.failures)
-        row.locked_until = now + delay if delay else None
-    session.flush()
-
-
-def clear_failures(session: Session, key: str) -> None:
-    session.execute(delete(LoginThrottle).where(LoginThrottle.key == key))
-
-
 @dataclass(frozen=True)
 class LoginResult:
     """The outcome of :func:`login`.
@@ -253,42 +187,32 @@ def login(
 ) -> LoginResult:
     """Check a login attempt with throttling and start a session on success.
 
-    1. read transaction: are the keys locked?  If so, refuse (no hash is touched).
-       Else read the user's hash.
+    1. one short write: refuse if a throttle key is locked (no hash is
+       touched), else count the attempt as a failure now (:func:`db.throttle.claim_attempt`),
+       and read the account.  Claiming before verifying is what keeps 40
+       attempts at once from verifying 40 passwords.
     2. no transaction: verify the Argon2 hash (or a dummy one for an unknown
-       user, so that both take the same time).
-    3. one short write: count the failure, or clear the username key, rehash if
+       user, so that both take the same time and the same statements).
+    3. on success only, one short write: clear the account's keys, rehash if
        the parameters are outdated, and create the session.
     """
     now = _now(now)
-    username = username.strip()
     keys = throttle_keys(username, client)
-    with store.read() as session:
-        wait = locked_for(session, keys, now=now)
+    with store.write() as session:
+        wait = claim_attempt(session, keys, now=now)
         if wait > 0:
             return LoginResult(retry_after=wait)
-        user = session.execute(
-            select(User.id, User.password_hash, User.active).where(User.username == username)
-        ).first()
+        user = sign_in_candidate(session, username.strip())
     ok = verify_password(user.password_hash if user is not None else _DUMMY_HASH, password)
-    ok = ok and user is not None and user.active
-    new_hash = None
-    if ok and needs_rehash(user.password_hash):
-        new_hash = hash_password(password)  # hashing is as slow as verifying: also outside the write
-    # store.write() serialises writers (SQLite BEGIN IMMEDIATE, PostgreSQL's advisory write lock), so
-    # the read-modify-write of the throttle rows cannot lose a concurrent failure
+    if not ok or user is None or not user.active:
+        return LoginResult()  # already counted by the claim
+    new_hash = hash_password(password) if needs_rehash(user.password_hash) else None  # also outside the write
     with store.write() as session:
-        if not ok:
-            record_failure(session, keys, now=now)
-            return LoginResult()
         current = session.get(User, user.id)
-        # the account may have been disabled or its password changed while we verified
+        # the account may have been disabled or its password changed while we verified: a failure, counted
         if current is None or not current.active or current.password_hash != user.password_hash:
-            record_failure(session, keys, now=now)
             return LoginResult()
-        # a success forgives the username, not the client: one valid account must not
-        # reset the counter of an address that is guessing other accounts' passwords
-        clear_failures(session, keys[0])
+        forgive(session, keys)
         if new_hash is not None:
             current.password_hash = new_hash
         token = create_session(session, current.id, client, ttl, now=now)

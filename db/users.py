@@ -1,11 +1,19 @@
 """Accounts: create, list, disable, change role and password (signing in is db.sessions.login).  Passwords are stored only as Argon2id hashes.
 
 Usernames follow :func:`core.names.check_name` (printable, no surrounding
-whitespace, at most 100 characters) and are unique regardless of case: ``ADMIN0``
-cannot be added beside ``admin0``.  Signing in and every other lookup by
-username stay exact (``ADMIN0`` does not sign in as ``admin0``): with names
+whitespace, at most 100 characters), are stored NFKC-normalised (full-width
+``ａｄｍｉｎ`` is stored, and signs in, as ``admin``) and are unique regardless
+of case: ``ADMIN0`` cannot be added beside ``admin0``.  A new name that looks
+like an existing one (the same Unicode TR39 confusable skeleton, e.g. Cyrillic
+``аdmin`` beside ``admin``) is refused, naming the name it resembles
+(:mod:`core.usernames`).  Signing in and every other lookup by username stay
+exact after NFKC (``ADMIN0`` does not sign in as ``admin0``): with names
 unique regardless of case an exact match is never ambiguous, and the name
 typed is the name shown everywhere.
+
+Names stored before normalisation existed are kept as they are: they still
+sign in as stored or by their NFKC form, and new names that look like them
+are refused.
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ from sqlalchemy.orm import Session
 
 from core.names import USERNAME_MAX_CHARS, check_name
 from core.passwords import hash_password
+from core.usernames import looks_like, normalize_username
 from db.models import ROLES, User
 
 
@@ -34,37 +43,70 @@ def _account(user: User) -> Account:
 
 
 def add_user(session: Session, username: str, password: str, role: str) -> Account:
-    """Create an account.
+    """Create an account under the NFKC form of ``username``.
 
     Refuses a username that :func:`core.names.check_name` refuses (surrounding
-    whitespace included: it is not stripped), one that exists in any case, an
+    whitespace included: it is not stripped), one that exists in any case, one
+    that looks like an existing name (:func:`core.usernames.looks_like`), an
     unknown role or a short password, with a ``ValueError`` saying which.
+    Nothing is written when it refuses.
     """
     check_name(username, "username", limit=USERNAME_MAX_CHARS)
+    name = normalize_username(username)
+    check_name(name, "username", limit=USERNAME_MAX_CHARS)  # NFKC may lengthen a name
     if role not in ROLES:
         raise ValueError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
-    taken = _taken(session, username)
-    if taken is not None:
-        raise _exists(username, taken)
-    user = User(username=username, password_hash=hash_password(password), role=role, active=True)
+    _refuse_clash(session, username, name)
+    user = User(username=name, password_hash=hash_password(password), role=role, active=True)
     try:
         # the unique index on lower(username) is the backstop should the check above ever miss one
         with session.begin_nested():
             session.add(user)
             session.flush()
     except IntegrityError:
-        raise _exists(username, _taken(session, username) or username) from None
+        raise _exists(username, _taken(session, name) or name) from None
     return _account(user)
 
 
-def _taken(session: Session, username: str) -> str | None:
+def _refuse_clash(session: Session, typed: str, name: str) -> None:
+    """Refuse ``name`` (typed as ``typed``) when a stored name equals it regardless of case, or looks like it."""
+    stored = list(session.scalars(select(User.username)))
+    taken = _taken(session, typed, stored)
+    if taken is not None:
+        raise _exists(typed, taken)
+    resembled = looks_like(name, stored)
+    if resembled is not None:
+        shown = repr(typed) if typed.isascii() else f"{typed!r} ({ascii(typed)})"  # the look-alike, spelt out
+        raise ValueError(f"username {shown} looks like the existing user {resembled!r}")
+
+
+def _taken(session: Session, username: str, stored: list[str] | None = None) -> str | None:
     """The stored username equal to ``username`` regardless of case, or None.
 
     Compared in Python (``casefold``) over all accounts: SQLite's ``lower()``
     folds ASCII only, and accounts are few.
     """
     folded = username.casefold()
-    return next((u for u in session.scalars(select(User.username)) if u.casefold() == folded), None)
+    names = stored if stored is not None else session.scalars(select(User.username))
+    return next((u for u in names if u.casefold() == folded), None)
+
+
+def sign_in_candidate(session: Session, typed: str):
+    """The account row (``id, username, password_hash, active``) a sign-in as ``typed`` is for, or None.
+
+    The name stored exactly as typed, else the one stored as its NFKC form, else
+    the only stored name whose NFKC form it is (a name stored before
+    normalisation).  All accounts are read whether or not the name exists, so
+    that an unknown name costs the same statements as a known one.
+    """
+    name = normalize_username(typed)
+    rows = session.execute(select(User.id, User.username, User.password_hash, User.active)).all()
+    for wanted in (typed, name):
+        row = next((r for r in rows if r.username == wanted), None)
+        if row is not None:
+            return row
+    legacy = [r for r in rows if normalize_username(r.username) == name]
+    return legacy[0] if len(legacy) == 1 else None
 
 
 def _exists(username: str, taken: str) -> ValueError:
@@ -78,7 +120,10 @@ def list_users(session: Session) -> list[Account]:
 
 
 def _user(session: Session, username: str) -> User:
-    user = session.scalar(select(User).where(User.username == username))
+    # the name as given, else its NFKC form (``pooljudge user disable ｂｏｂ`` finds bob)
+    user = session.scalar(select(User).where(User.username == username)) or session.scalar(
+        select(User).where(User.username == normalize_username(username))
+    )
     if user is None:
         raise LookupError(f"no user named {username!r}")
     return user
@@ -115,9 +160,7 @@ def set_password(session: Session, username: str, password: str) -> None:
     from db.sessions import revoke_all
 
     new_hash = hash_password(password)
-    user_id = session.scalar(select(User.id).where(User.username == username))
-    if user_id is None:
-        raise LookupError(f"no user named {username!r}")
+    user_id = _user(session, username).id
     session.execute(update(User).where(User.id == user_id).values(password_hash=new_hash))
     revoke_all(session, user_id)
 

@@ -192,12 +192,27 @@ def sync_cookie() -> None:
 
 
 def client_address() -> str:
-    """The browser's address as Streamlit sees it ("" when unknown, e.g. on localhost), for login throttling."""
+    """The browser's address for login throttling ("" without a client context).
+
+    The TCP peer's, or the rightmost untrusted ``X-Forwarded-For`` hop when the
+    peer is a proxy named in ``$POOLJUDGE_TRUSTED_PROXIES`` (see core.client_address).
+    """
+    import os
+
+    from core.client_address import TRUSTED_PROXIES_ENV, parse_trusted_proxies
+    from core.client_address import client_address as resolve
+
     try:
-        address = st.context.ip_address
+        peer = st.context.ip_address  # None for 127.0.0.1 and ::1
+        headers = st.context.headers
     except Exception:  # noqa: BLE001 - no client context (bare mode): no address
         return ""
-    return address if isinstance(address, str) else ""  # AppTest's context is a stand-in
+    if peer is not None and not isinstance(peer, str):
+        return ""  # AppTest's context is a stand-in
+    get_all = getattr(headers, "get_all", None)
+    lines = get_all("X-Forwarded-For") if callable(get_all) else []
+    trusted = parse_trusted_proxies(os.environ.get(TRUSTED_PROXIES_ENV))
+    return resolve(peer, [line for line in lines if isinstance(line, str)], trusted)
 
 
 def _validate(store, token: str) -> Account | None:

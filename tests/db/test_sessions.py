@@ -14,13 +14,13 @@ from db.sessions import (
     account_for_token,
     check_session,
     create_session,
-    delay_after,
     live_sessions,
     login,
     revoke_all,
     revoke_session,
     touch_session,
 )
+from db.throttle import delay_after, locked_for, throttle_keys
 from db.users import add_user, set_active, set_password, set_role
 
 T0 = datetime(2026, 11, 26, 8, 0, 0, tzinfo=UTC)
@@ -187,7 +187,7 @@ def test_sixth_wrong_password_is_delayed_and_a_locked_attempt_never_touches_the_
     with store.read() as s:
         assert account_for_token(s, ok.token, now=clock.now) == ann
         keys = dict(s.execute(select(LoginThrottle.key, LoginThrottle.failures)).all())
-    assert keys == {"client:10.0.0.1": 6}  # the success forgives the username, not the address
+    assert keys == {}  # the success forgives the account and the account from this address
 
 
 def test_delays_keep_doubling_and_are_capped(store, ann):
@@ -197,22 +197,25 @@ def test_delays_keep_doubling_and_are_capped(store, ann):
         result = login(store, "ANN", "wrong password", now=clock.now)  # usernames are throttled case-blind
         assert result.retry_after == 0
         with store.read() as s:
-            waits.append(sessions.locked_for(s, ["user:ann"], now=clock.now))
+            waits.append(locked_for(s, throttle_keys("ann"), now=clock.now))
         clock.advance(waits[-1])
     assert waits[:9] == [0, 0, 0, 0, 1, 2, 4, 8, 16]
     assert max(waits) == 900 and waits[-1] == 900
 
 
-def test_a_client_trying_many_usernames_is_locked_out(store, ann, monkeypatch):
+def test_a_client_trying_many_usernames_locks_none_of_them_for_the_others(store, ann):
+    """Failures are keyed by account and (account, client), never by address alone (issue 21)."""
     clock = Clock()
     for i in range(5):
         assert login(store, f"guess{i}", "password1", "10.0.0.9", now=clock.now).retry_after == 0
-    monkeypatch.setattr(sessions, "verify_password", lambda *a: pytest.fail("verify_password was called"))
-    refused = login(store, "ann", PASSWORD, "10.0.0.9", now=clock.now)
-    assert refused.account is None and refused.retry_after == pytest.approx(1.0)
-    monkeypatch.undo()
-    # another address is not affected, and ann's own key is clean
-    assert login(store, "ann", PASSWORD, "10.0.0.10", now=clock.now).account == ann
+    assert login(store, "ann", PASSWORD, "10.0.0.9", now=clock.now).account == ann
+    with store.read() as s:
+        keys = dict(s.execute(select(LoginThrottle.key, LoginThrottle.failures)).all())
+    assert keys == {
+        f"{kind}{name}": 1
+        for name in ("guess0", "guess1", "guess2", "guess3", "guess4")
+        for kind in ("user:", "user+client:10.0.0.9:")
+    }
 
 
 def test_failures_are_forgotten_after_an_hour_without_one(store, ann):
@@ -234,7 +237,7 @@ def test_disabled_and_unknown_accounts_fail_like_a_wrong_password(store, ann):
     with store.read() as s:
         failures = dict(s.execute(select(LoginThrottle.key, LoginThrottle.failures)).all())
         assert s.scalar(select(AuthSession.id)) is None
-    assert failures == {"user:ann": 1, "user:nobody": 1}
+    assert failures == {"user:ann": 1, "user+client::ann": 1, "user:nobody": 1, "user+client::nobody": 1}
 
 
 def test_the_hash_is_verified_outside_any_transaction(store, ann, monkeypatch):
@@ -253,7 +256,7 @@ def test_the_hash_is_verified_outside_any_transaction(store, ann, monkeypatch):
 
 
 def test_concurrent_failures_all_count(store, ann, monkeypatch):
-    """Eight wrong passwords at once: all pass the lock check, then all record their failure together.
+    """Eight wrong passwords at once, each verifying while the others claim: every claim is counted.
 
     PostgreSQL: the eight race to insert the same new throttle key, then to increment it.
     """
@@ -261,10 +264,10 @@ def test_concurrent_failures_all_count(store, ann, monkeypatch):
     from concurrent.futures import ThreadPoolExecutor
 
     barrier = threading.Barrier(8, timeout=30)
-    monkeypatch.setattr(sessions, "verify_password", lambda *a: barrier.wait() is None)  # all read, then all write
+    monkeypatch.setattr(sessions, "verify_password", lambda *a: barrier.wait() is None)  # all claimed, then all verify
     with ThreadPoolExecutor(8) as pool:
-        results = list(pool.map(lambda i: login(store, "ann", f"wrong password {i}", "10.0.0.7", now=T0), range(8)))
+        results = list(pool.map(lambda i: login(store, "ann", f"wrong password {i}", f"10.0.0.{i}", now=T0), range(8)))
     assert all(not r.ok and r.retry_after == 0 for r in results)
     with store.read() as s:
         failures = dict(s.execute(select(LoginThrottle.key, LoginThrottle.failures)).all())
-    assert failures == {"user:ann": 8, "client:10.0.0.7": 8}
+    assert failures == {"user:ann": 8} | {f"user+client:10.0.0.{i}:ann": 1 for i in range(8)}
