@@ -178,6 +178,7 @@ def test_suggest_tags_numeral_and_coreference(world):
         "category": "numeral_mismatch",
         "evidence": {"query": ["2016"], "passage": ["2017"]},
         "spans": [[17, 21]],
+        "detector": "numerals",  # the detector that made it (issue 22: the page names it)
     }
     coref = next(t for t in listed if t["category"] == "coreference")
     # the antecedent is the earlier chunk of the same document, which names the title
