@@ -130,3 +130,39 @@ def test_load_real_pairs_rejects_duplicate_ids(tmp_path):
     path.write_text(json.dumps(good) + "\n" + json.dumps(good) + "\n", encoding="utf-8")
     with pytest.raises(ValueError, match="line 2: duplicate id 'x'"):
         bench.load_real_pairs(path)
+
+
+def _sampler():
+    spec = importlib.util.spec_from_file_location("sample_detector_pairs", REPO / "tools" / "sample_detector_pairs.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.shared_data
+def test_the_sampler_redraws_the_committed_pairs_and_keeps_their_labels(shared_data, tmp_path, real_pairs):
+    sampler = _sampler()
+    fresh, kept = tmp_path / "fresh.jsonl", tmp_path / "kept.jsonl"
+    assert sampler.main(["--data", str(shared_data), "--out", str(fresh), "--fresh"]) == 0
+    drawn = [json.loads(line) for line in fresh.read_text(encoding="utf-8").splitlines()]
+    unlabelled = [{k: v for k, v in p.items() if k not in ("expected", "note")} for p in real_pairs]
+    assert [{k: v for k, v in p.items() if k not in ("expected", "note")} for p in drawn] == unlabelled
+    assert all(p["expected"] == [] and p["note"] == "" for p in drawn)
+    # a re-run over a labelled file keeps every label it has
+    kept.write_text(bench.REAL_PAIRS.read_text(encoding="utf-8"), encoding="utf-8")
+    assert sampler.main(["--data", str(shared_data), "--out", str(kept)]) == 0
+    assert kept.read_text(encoding="utf-8") == bench.REAL_PAIRS.read_text(encoding="utf-8")
+
+
+def test_the_sampler_keeps_cues_and_overlap_to_what_it_says():
+    sampler = _sampler()
+    assert sampler.has_cue("第三届进博会") and sampler.has_cue("convert Fahrenheit to Celsius")
+    assert sampler.has_cue("从北京到上海坐高铁") and not sampler.has_cue("who founded Microsoft")
+    assert sampler.overlap("北京故宫门票", "故宫门票多少钱", "zh") == pytest.approx(
+        3 / 5
+    )  # 故宫, 宫门, 门票 of 5 bigrams
+    assert sampler.overlap("population of Paris", "Paris has two million people", "en") == 0.5
+    long = "First sentence about cats. " * 10 + "The Eiffel Tower was built in 1889. " + "Dogs bark. " * 30
+    assert sampler.trim("When was the Eiffel Tower built", long, "en").count("Eiffel Tower was built in 1889") == 1
+    assert len(sampler.trim("When was the Eiffel Tower built", long, "en")) <= sampler.WINDOW["en"]
