@@ -30,9 +30,7 @@ def snippet(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-users_tab, assign_tab, qc_tab, qrels_tab = st.tabs(["Users", "Assignments", "Quality control", "Qrels"])
-
-with users_tab:
+def users_view() -> None:
     show_flash("admin_users")
     with store.read() as session:
         accounts = list_users(session)
@@ -86,93 +84,88 @@ with users_tab:
         else:
             done("users", f"Password of {md_escape(who)} reset.")
 
-with store.read() as session:
-    collections = list_collections(session)
 
-with assign_tab:
+def assign_view() -> None:
+    collections = all_collections()
     if not collections:
         st.info("No collections yet: import one first.")
+        return
+    info = collection_box(st, collections, key="assign_collection")
+    with store.read() as session:
+        pools = list_pools(session, info.name)
+        annotators = active_users(session, ["annotator"])
+    if not pools:
+        st.caption("This collection has no pools yet: build one on the Pooling page.")
+    elif not annotators:
+        st.caption("No active annotators: add some on the Users tab.")
     else:
-        info = collection_box(st, collections, key="assign_collection")
-        with store.read() as session:
-            pools = list_pools(session, info.name)
-            annotators = active_users(session, ["annotator"])
-        if not pools:
-            st.caption("This collection has no pools yet: build one on the Pooling page.")
-        elif not annotators:
-            st.caption("No active annotators: add some on the Users tab.")
-        else:
-            with st.form("assign"):
-                selected = {p.name: p.selected for p in pools}
-                pool = st.selectbox(
-                    "Pool",
-                    list(selected),
-                    key="assign_pool",
-                    format_func=lambda name: f"{name} ({selected[name]:,} selected pairs)",
-                )
-                # the selection is kept in the session; an annotator added since the last run joins it
-                # (a widget's default is read only when it is first drawn, so a new one was offered unselected)
-                known = st.session_state.get("assign_known_annotators")
-                if "assign_annotators" not in st.session_state or known is None:
-                    st.session_state["assign_annotators"] = list(annotators)
-                else:
-                    keep = set(st.session_state["assign_annotators"]) | (set(annotators) - set(known))
-                    st.session_state["assign_annotators"] = [a for a in annotators if a in keep]
-                st.session_state["assign_known_annotators"] = list(annotators)
-                chosen = st.multiselect("Annotators", annotators, key="assign_annotators")
-                left, middle, right = st.columns(3)
-                per_pair = left.number_input(
-                    "Annotators per pair", min_value=1, max_value=10, value=3, key="assign_per_pair"
-                )
-                package_size = middle.number_input("Package size", min_value=1, value=1000, key="assign_package_size")
-                seed = right.number_input("Seed", min_value=0, value=0, key="assign_seed")
-                group = st.checkbox(
-                    "Keep the passages of one query together",
-                    key="assign_group",
-                    help="Passages of a query follow one another in a package (queries shuffled); "
-                    "otherwise every pair is shuffled on its own.",
-                )
-                scale = st.radio(
-                    "Scale",
-                    ["graded", "binary"],
-                    horizontal=True,
-                    key="assign_scale",
-                    help="graded: 0-3 (keys 0-3); binary: relevant or not (keys N and Y)",
-                )
-                assign = st.form_submit_button("Create assignments", type="primary", key="assign_submit")
-            if assign:
-                try:
-                    with store.write() as session:
-                        summary = create_assignments(
-                            session,
-                            info.name,
-                            pool,
-                            annotators=chosen,
-                            per_pair=int(per_pair),
-                            seed=int(seed),
-                            package_size=int(package_size),
-                            group_by_query=group,
-                            scale=scale,
-                            by=account.id,
-                        )
-                except (ValueError, LookupError, PermissionError) as exc:
-                    st.error(md_escape(str(exc)))
-                else:
-                    st.success(f"{summary.tasks:,} new tasks for {summary.pairs:,} pairs of pool {md_escape(pool)}.")
-                    cols = st.columns(3)
-                    cols[0].metric("Pairs", f"{summary.pairs:,}")
-                    cols[1].metric("New tasks", f"{summary.tasks:,}")
-                    cols[2].metric("New packages", f"{len(summary.packages):,}")
-                    if summary.per_annotator:
-                        st.dataframe(
-                            pd.DataFrame(
-                                [{"annotator": a, "new tasks": n} for a, n in sorted(summary.per_annotator.items())]
-                            ),
-                            hide_index=True,
-                        )
-                        st.caption("Packages: " + ", ".join(md_escape(p) for p in summary.packages))
+        assign_form(info.name, pools, annotators)
 
-with qc_tab:
+
+def assign_form(collection: str, pools: list, annotators: list[str]) -> None:
+    with st.form("assign", enter_to_submit=False):  # Enter in a box must not create the assignments
+        selected = {p.name: p.selected for p in pools}
+        pool = st.selectbox(
+            "Pool",
+            list(selected),
+            key="assign_pool",
+            format_func=lambda name: f"{name} ({selected[name]:,} selected pairs)",
+        )
+        # the selection is kept in the session; an annotator added since the last run joins it
+        # (a widget's default is read only when it is first drawn, so a new one was offered unselected)
+        known = st.session_state.get("assign_known_annotators")
+        if "assign_annotators" not in st.session_state or known is None:
+            st.session_state["assign_annotators"] = list(annotators)
+        else:
+            keep = set(st.session_state["assign_annotators"]) | (set(annotators) - set(known))
+            st.session_state["assign_annotators"] = [a for a in annotators if a in keep]
+        st.session_state["assign_known_annotators"] = list(annotators)
+        # persist_state: the tabs are lazy, and a widget not drawn (another tab open) would lose its value
+        chosen = st.multiselect("Annotators", annotators, key="assign_annotators", persist_state="page")
+        left, middle, right = st.columns(3)
+        per_pair = left.number_input("Annotators per pair", min_value=1, max_value=10, value=3, key="assign_per_pair")
+        package_size = middle.number_input("Package size", min_value=1, value=1000, key="assign_package_size")
+        seed = right.number_input("Seed", min_value=0, value=0, key="assign_seed")
+        group = st.checkbox(
+            "Keep the passages of one query together",
+            key="assign_group",
+            help="Passages of a query follow one another in a package (queries shuffled); "
+            "otherwise every pair is shuffled on its own.",
+        )
+        scale = st.radio(
+            "Scale",
+            ["graded", "binary"],
+            horizontal=True,
+            key="assign_scale",
+            help="graded: 0-3 (keys 0-3); binary: relevant or not (keys N and Y)",
+        )
+        assign = st.form_submit_button("Create assignments", type="primary", key="assign_submit")
+    if assign:
+        settings = dict(per_pair=int(per_pair), seed=int(seed), package_size=int(package_size), group_by_query=group)
+        assign_result(collection, pool, chosen, {**settings, "scale": scale})
+
+
+def assign_result(collection: str, pool: str, chosen: list[str], settings: dict) -> None:
+    try:
+        with store.write() as session:
+            summary = create_assignments(session, collection, pool, annotators=chosen, by=account.id, **settings)
+    except (ValueError, LookupError, PermissionError) as exc:
+        st.error(md_escape(str(exc)))
+    else:
+        st.success(f"{summary.tasks:,} new tasks for {summary.pairs:,} pairs of pool {md_escape(pool)}.")
+        cols = st.columns(3)
+        cols[0].metric("Pairs", f"{summary.pairs:,}")
+        cols[1].metric("New tasks", f"{summary.tasks:,}")
+        cols[2].metric("New packages", f"{len(summary.packages):,}")
+        if summary.per_annotator:
+            st.dataframe(
+                pd.DataFrame([{"annotator": a, "new tasks": n} for a, n in sorted(summary.per_annotator.items())]),
+                hide_index=True,
+            )
+            st.caption("Packages: " + ", ".join(md_escape(p) for p in summary.packages))
+
+
+def qc_view() -> None:
     show_flash("admin_qc")
     with store.read() as session:
         packages = package_overview(session)
@@ -198,11 +191,17 @@ with qc_tab:
         )
     # a returned package comes back once its annotator has answered the disputed items and resubmitted it
     ready = [p for p in packages if p.finished and p.status not in ("in_qc", "passed", "revise")]
+    qc_start_form(ready, reviewers, plain_reviewers)
+    qc_rounds_view(rounds)
+    disagreements_view()
+
+
+def qc_start_form(ready: list, reviewers: list[str], plain_reviewers: list[str]) -> None:
     st.subheader("Start a QC round")
     if not ready:
         st.caption("No finished package is waiting for review.")
     else:
-        with st.form("qc-start"):
+        with st.form("qc-start", enter_to_submit=False):
             package = st.selectbox(
                 "Finished package",
                 ready,
@@ -238,6 +237,9 @@ with qc_tab:
                 st.error(md_escape(str(exc)))
             else:
                 done("qc", f"QC round {round_id} started on {md_escape(package.name)}.")
+
+
+def qc_rounds_view(rounds: list) -> None:
     st.subheader("QC rounds")
     if not rounds:
         st.caption("No QC rounds yet.")
@@ -281,6 +283,9 @@ with qc_tab:
                         f"{result['n_checked']} pairs, decision **{result['decision']}**"
                         f" ({len(result['disagreements'])} disagreements, listed under Disagreements by round).",
                     )
+
+
+def disagreements_view() -> None:
     st.subheader("Disagreements by round")
     with store.read() as session:
         tables = qc_round_tables(session)
@@ -313,8 +318,10 @@ with qc_tab:
                     key=f"qc_disagreements_{table.round_id}",
                 )
 
-with qrels_tab:
+
+def qrels_view() -> None:
     show_flash("admin_qrels")
+    collections = all_collections()
     if not collections:
         st.info("No collections yet.")
     else:
@@ -339,3 +346,16 @@ with qrels_tab:
                 st.error(md_escape(str(exc)))
             else:
                 done("qrels", f"Froze {n:,} labels as {md_escape(name.strip())}.")
+
+
+def all_collections() -> list:
+    with store.read() as session:
+        return list_collections(session)
+
+
+TABS = {"Users": users_view, "Assignments": assign_view, "Quality control": qc_view, "Qrels": qrels_view}
+# on_change='rerun' makes the tabs lazy: only the open tab's body runs
+for tab, view in zip(st.tabs(list(TABS), key="admin_tab", on_change="rerun"), TABS.values()):
+    if tab.open:
+        with tab:
+            view()

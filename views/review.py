@@ -299,23 +299,33 @@ def pair_filters(rows: list) -> list:
     """The filter boxes above the pairs table, and the pairs of ``rows`` they let through."""
     people = sorted({user for p in rows for user in p.labels} | {p.fourth for p in rows if p.fourth})
     f1, f2, f3, f4, f5 = st.columns([3, 2, 2, 2, 2])
-    search = f1.text_input("Search query text or id, passage id", key="review_search")
+    search = f1.text_input("Search query text or id, passage id", key="review_search", persist_state="page")
     annotator = f2.selectbox(
-        "Annotator", [None, *people], key="review_annotator", format_func=lambda u: "any" if u is None else u
+        "Annotator",
+        [None, *people],
+        key="review_annotator",
+        persist_state="page",
+        format_func=lambda u: "any" if u is None else u,
     )
     state = f3.selectbox(
-        "State", [None, *STATES], key="review_state", format_func=lambda x: "any" if x is None else x.replace("_", " ")
+        "State",
+        [None, *STATES],
+        key="review_state",
+        persist_state="page",
+        format_func=lambda x: "any" if x is None else x.replace("_", " "),
     )
     final_grade = f4.selectbox(
         "Final label",
         [None, *GRADES, "excluded"],
         key="review_final",
+        persist_state="page",
         format_func=lambda g: "any" if g is None else str(g),
     )
     label = f5.selectbox(
         "Given label" if annotator is None else f"Label by {annotator}",
         [None, *GRADES],
         key="review_label",
+        persist_state="page",
         format_func=lambda g: "any" if g is None else str(g),
     )
     return filter_pairs(rows, search=search, annotator=annotator, state=state, final_grade=final_grade, label=label)

@@ -5,6 +5,7 @@ test_review_admin_pages)."""
 from __future__ import annotations
 
 from db.annotation import record_judgment
+from tests.app.apptest import open_tab
 from tests.app.test_review_admin_pages import (  # noqa: F401 (fixtures)
     ADMIN,
     NOTE,
@@ -17,7 +18,7 @@ from tests.app.test_review_admin_pages import (  # noqa: F401 (fixtures)
 
 
 def test_admin_lists_a_version_frozen_in_the_same_session(db):
-    at = _open(db, ADMIN, "admin")
+    at = _open(db, ADMIN, "admin", "Qrels")
     assert "Existing versions: none" in [_plain(c.value) for c in at.caption]
     at.text_input(key="freeze_name").input("v-one")
     at.button(key="freeze_submit").click().run()
@@ -30,16 +31,18 @@ def test_admin_lists_a_version_frozen_in_the_same_session(db):
 
 
 def test_admin_preselects_an_annotator_added_in_the_same_session(db):
-    at = _open(db, ADMIN, "admin")
+    at = _open(db, ADMIN, "admin", "Assignments")
     assert at.multiselect(key="assign_annotators").value == ["ann1", "ann2", "ann3", "ann4"]
     at.selectbox(key="assign_pool").select("p2")
     at.multiselect(key="assign_annotators").unselect("ann2")  # the admin's own choice, submitted, is kept
     at.button(key="assign_submit").click().run()
     assert not at.exception and not at.error
+    open_tab(at, "admin_tab", "Users")
     at.text_input(key="new_username").input("ann5")
     at.text_input(key="new_password").input("a long password")
     at.button(key="add_user").click().run()
     assert [_plain(s.value) for s in at.success] == ["Added ann5 (annotator)."]
+    open_tab(at, "admin_tab", "Assignments")
     box = at.multiselect(key="assign_annotators")
     assert box.options == ["ann1", "ann2", "ann3", "ann4", "ann5"]
     assert box.value == ["ann1", "ann3", "ann4", "ann5"]
@@ -53,7 +56,7 @@ def _disagreement_tables(at):
 
 def test_admin_keeps_each_rounds_disagreement_table(db):
     """A failing round's table (ids, query snippet, labels, notes) is on the page in every later session."""
-    at = _open(db, ADMIN, "admin")
+    at = _open(db, ADMIN, "admin", "Quality control")
     at.number_input(key="qc_sample").set_value(6)
     at.button(key="qc_start").click().run()
     ann1 = {"d0": 3, "d1": 2, "d2": 0, "d3": 1, "d4": 2, "d5": 0}
@@ -69,7 +72,9 @@ def test_admin_keeps_each_rounds_disagreement_table(db):
         "ann1-p001 round 1: accuracy 0.667 on 6 pairs, decision **revise** "
         "(2 disagreements, listed under Disagreements by round)."
     )
-    fresh = _open(db, ADMIN, "admin")  # a later session: computed from the store, not a one-time message
+    fresh = _open(
+        db, ADMIN, "admin", "Quality control"
+    )  # a later session: computed from the store, not a one-time message
     [table] = _disagreement_tables(fresh)
     assert table.to_dict("records") == [
         {

@@ -93,8 +93,10 @@ def _judge(store, user, doc, grade, **kw):
     judge(store, store.ids[user], QUERY_OF[doc], doc, grade, **kw)
 
 
-def _open(store, script, user):
-    return open_as(store, script, user)
+def _open(store, script, user, tab=None):
+    """``script`` as ``user``; ``tab``: the label of the (lazy) tab to open, whose body alone runs."""
+    at = open_as(store, script, user)
+    return at if tab is None else open_tab(at, "admin_tab" if script == ADMIN else "review_tab", tab)
 
 
 def _qc_reviews(store) -> list[tuple[int, int, str]]:
@@ -350,7 +352,7 @@ def test_admin_adds_a_user_and_resets_a_password(db):
 
 
 def test_admin_creates_assignments_through_the_form(db):
-    at = _open(db, ADMIN, "admin")
+    at = _open(db, ADMIN, "admin", "Assignments")
     at.selectbox(key="assign_pool").select("p2")
     assert at.multiselect(key="assign_annotators").value == ["ann1", "ann2", "ann3", "ann4"]
     at.multiselect(key="assign_annotators").unselect("ann1")
@@ -377,7 +379,7 @@ def test_admin_creates_assignments_through_the_form(db):
 
 
 def test_admin_runs_a_qc_round_and_freezes_qrels(db):
-    at = _open(db, ADMIN, "admin")
+    at = _open(db, ADMIN, "admin", "Quality control")
     assert at.selectbox(key="qc_package").options == ["ann1-p001 (ann1, open)"]
     assert at.multiselect(key="qc_reviewers").value == ["rev1", "rev2"]
     at.number_input(key="qc_sample").set_value(3)
@@ -401,6 +403,7 @@ def test_admin_runs_a_qc_round_and_freezes_qrels(db):
     rounds = _table(at, "qc_rounds")
     assert list(rounds["status"]) == ["passed"] and list(rounds["accuracy"]) == [1.0]
     # freeze the current final labels
+    open_tab(at, "admin_tab", "Qrels")
     at.text_input(key="freeze_name").input("round-1")
     at.text_area(key="freeze_note").input("first pass")
     at.button(key="freeze_submit").click().run()
