@@ -67,6 +67,7 @@ __all__ = [
     "STATES",
     "Resolution",
     "apply_override",
+    "exclusion_reason",
     "resolve",
     "resolutions_to_qrels",
 ]
@@ -99,7 +100,8 @@ class Resolution:
     counts : dict of int to int
         Label -> number of annotators who gave it, by ascending label.
     reason : str
-        The reviewer's reason for an ``"overridden"`` decision, else ``""``.
+        The reviewer's reason for an ``"overridden"`` decision, why an
+        ``"excluded"`` pair is excluded (:func:`exclusion_reason`), else ``""``.
     """
 
     state: State
@@ -206,7 +208,24 @@ def _decide(counts: dict[int, int], n: int, required: int) -> Resolution:
 
     if len(leaders) == 1 and top >= 2:
         return Resolution("resolved", leaders[0], "adjudicated", n, counts)
-    return Resolution("excluded", None, "excluded", n, counts)
+    return Resolution("excluded", None, "excluded", n, counts, reason=exclusion_reason(counts))
+
+
+def exclusion_reason(counts: Mapping[int, int]) -> str:
+    """Why labels with these counts exclude a pair, e.g. ``"4 labels, no majority: 0, 1, 2, 3"``.
+
+    Parameters
+    ----------
+    counts : mapping of int to int
+        Label -> number of annotators who gave it.
+
+    Returns
+    -------
+    str
+        The number of labels and every label given, ascending (a 2-2 tie reads ``1, 1, 2, 2``).
+    """
+    labels = [label for label in sorted(counts) for _ in range(counts[label])]
+    return f"{len(labels)} labels, no majority: {', '.join(map(str, labels))}"
 
 
 def apply_override(

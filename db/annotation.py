@@ -30,9 +30,9 @@ from core.resolution import Resolution, apply_override, resolve
 from core.scale import SCALES  # re-exported as db.annotation.SCALES
 from core.types import Qrels
 from core.validators import is_integer
+from db.archive_state import archived_clause, archived_reason
 from db.models import (
     Assignment,
-    Collection,
     FinalLabel,
     Judgment,
     LabelOverride,
@@ -334,12 +334,8 @@ def _open_clause() -> ColumnElement[bool]:
         QcRound.id == QcItem.qc_round_id,
         QcRound.status == "reviewing",
     )
-    # an archived collection (db.archive) serves and takes nothing until restored; its packages keep their state
-    archived = exists().where(
-        QueryRecord.id == Assignment.query_id,
-        Collection.id == QueryRecord.collection_id,
-        Collection.archived_at.is_not(None),
-    )
+    # an archived collection or pool (db.archive) serves and takes nothing until restored; packages keep their state
+    archived = archived_clause()
     return and_(
         ~archived,
         or_(
@@ -376,15 +372,9 @@ def _assignment_state(session: Session, a: Assignment) -> tuple[str | None, str]
         scale = (params or {}).get("scale", "graded")
     if is_open:  # None (SQL NULL) counts as closed
         return None, scale
-    if (
-        session.scalar(
-            select(Collection.archived_at)
-            .join(QueryRecord, QueryRecord.collection_id == Collection.id)
-            .where(QueryRecord.id == a.query_id)
-        )
-        is not None
-    ):
-        return "its collection is archived (restore it to go on)", scale
+    archived = archived_reason(session, a)
+    if archived is not None:
+        return archived, scale
     if a.package_id is not None:
         return f"package {a.package} is {status} and takes no more labels", scale
     if a.purpose == "fourth":
@@ -718,7 +708,7 @@ def resolve_pair(
             "grade": resolution.grade,
             "method": resolution.method,
             "n_labels": resolution.n_labels,
-            "reason": override.reason if override is not None else "",
+            "reason": override.reason if override is not None else resolution.reason,  # an exclusion says why
             "decided_at": utcnow(),
             "decided_by": override.user_id if override is not None else None,
         }

@@ -109,12 +109,14 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     store = _store(args)
     with store.read() as session:
+        _archived_notice(session, args.collection, run=args.run, qrels=args.version)
         if args.what == "qrels":
             # binary only when asked: the graded labels are the data, the level is how measures read them
             level = None if args.level is None else q.check_relevance_level(args.level, "--level")
             qrels = q.load_qrels(session, args.collection, args.version)
             with _output(args.output) as out:
                 trec.write_qrels(qrels, out, level=level)
+            _report_unresolved(args, session, qrels)
         elif args.what == "run":
             run = q.load_run(session, args.collection, args.run)
             with _output(args.output) as out:
@@ -152,6 +154,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         from db.annotation import live_qrels
 
         with _store(args).read() as session:
+            _archived_notice(session, args.collection, run=args.run, qrels=args.qrels)
             if args.qrels == "live":
                 qrels = live_qrels(session, args.collection)
             else:
@@ -771,7 +774,37 @@ def cmd_freeze(args: argparse.Namespace) -> int:
     with _store(args).write() as session:
         n = freeze_qrels(session, args.collection, args.name, note=args.note or "")
     print(f"qrels version {args.name!r}: {n} final labels")
+    with _store(args).read() as session:
+        _report_unresolved(args, session, None)
     return 0
+
+
+def _report_unresolved(args: argparse.Namespace, session, qrels) -> None:
+    """On stderr: the judged pairs left out (no final label), by reason; listed or median-labelled when asked."""
+    from pooljudge.unresolved_report import report
+
+    kept = sum(len(docs) for docs in qrels.values()) if qrels is not None else None
+    if kept is None:
+        from db.annotation import live_qrels
+
+        kept = sum(len(docs) for docs in live_qrels(session, args.collection).values())
+    report(
+        session,
+        args.collection,
+        qrels,
+        kept,
+        listing=args.list_unresolved,
+        median_path=getattr(args, "unresolved_median", None),
+    )
+
+
+def _archived_notice(session, collection: str, *, run: str | None = None, qrels: str | None = None) -> None:
+    """A note on stderr when the collection (or the run or qrels version) read by name is archived."""
+    from db.archive_state import archived_note
+
+    note = archived_note(session, collection, run=run, qrels=qrels)
+    if note:
+        print(f"note: {note}", file=sys.stderr)
 
 
 # --------------------------------------------------------------------------- users
@@ -979,7 +1012,22 @@ def _add_export_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     p.add_argument("--tag", help="run: the tag column (default: the run name)")
     p.add_argument("--depth", type=int, help="run: keep the top DEPTH per query")
     p.add_argument("--with-runs", action="store_true", help="beir: also write runs/*.trec")
+    _add_unresolved_flags(p)
+    p.add_argument(
+        "--unresolved-median",
+        metavar="PATH",
+        help="qrels: also write the judged pairs without a final label, each with the lower median of its labels "
+        "so far, to this separate qrels file (the qrels written above keep resolved pairs only)",
+    )
     p.set_defaults(func=cmd_export)
+
+
+def _add_unresolved_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--list-unresolved",
+        action="store_true",
+        help="list the judged pairs without a final label on stderr (query id, doc id, reason, labels, detail)",
+    )
 
 
 _LARGE_GRADES_HELP = (
@@ -1224,6 +1272,7 @@ def _add_freeze_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     p.add_argument("--collection", "-c", required=True)
     p.add_argument("--name", required=True)
     p.add_argument("--note")
+    _add_unresolved_flags(p)
     p.set_defaults(func=cmd_freeze)
 
 

@@ -37,12 +37,14 @@ def test_fourth_label_breaks_the_tie_adjudicated() -> None:
 
 def test_fourth_label_all_different_excluded() -> None:
     r = resolve([0, 1, 2, 3])
-    assert r == Resolution("excluded", None, "excluded", 4, {0: 1, 1: 1, 2: 1, 3: 1})
+    reason = "4 labels, no majority: 0, 1, 2, 3"  # an exclusion always says why (issue 20)
+    assert r == Resolution("excluded", None, "excluded", 4, {0: 1, 1: 1, 2: 1, 3: 1}, reason)
     assert r.is_final
 
 
 def test_two_two_tie_excluded() -> None:
-    assert resolve([1, 2, 1, 2]) == Resolution("excluded", None, "excluded", 4, {1: 2, 2: 2})
+    reason = "4 labels, no majority: 1, 1, 2, 2"
+    assert resolve([1, 2, 1, 2]) == Resolution("excluded", None, "excluded", 4, {1: 2, 2: 2}, reason)
 
 
 def test_four_labels_with_a_three_label_majority_stays_majority() -> None:
