@@ -31,7 +31,7 @@ from sqlalchemy.orm import Session
 from core.passwords import hash_password, needs_rehash, verify_password
 from db.models import AuthSession, User
 from db.rowcount import rowcount
-from db.throttle import claim_attempt, forgive, throttle_keys
+from db.throttle import claim_attempt, forgive, locked_for, throttle_keys
 from db.users import Account, _account, sign_in_candidate
 
 SESSION_TTL = timedelta(days=14)
@@ -188,9 +188,11 @@ def login(
     """Check a login attempt with throttling and start a session on success.
 
     1. one short write: refuse if a throttle key is locked (no hash is
-       touched), else count the attempt as a failure now (:func:`db.throttle.claim_attempt`),
-       and read the account.  Claiming before verifying is what keeps 40
-       attempts at once from verifying 40 passwords.
+       touched), else count the attempt as a failure now
+       (:func:`db.throttle.claim_attempt`), and read the account.  Claiming
+       before verifying is what keeps 40 attempts at once from verifying 40
+       passwords.  A read before it refuses a key already locked without
+       queueing for the write lock that annotators' labels need.
     2. no transaction: verify the Argon2 hash (or a dummy one for an unknown
        user, so that both take the same time and the same statements).
     3. on success only, one short write: clear the account's keys, rehash if
@@ -198,6 +200,10 @@ def login(
     """
     now = _now(now)
     keys = throttle_keys(username, client)
+    with store.read() as session:  # a locked-out flood is refused without queueing for the write lock
+        wait = locked_for(session, keys, now=now)
+    if wait > 0:
+        return LoginResult(retry_after=wait)
     with store.write() as session:
         wait = claim_attempt(session, keys, now=now)
         if wait > 0:

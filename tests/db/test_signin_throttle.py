@@ -179,3 +179,10 @@ def test_an_unknown_username_costs_one_verification_like_a_known_one(store, ann,
     assert params[0] == params[1] and params[0].startswith("$argon2id$")
     assert [s for s in known if s != "SELECT"] == [s for s in unknown if s != "SELECT"]
     assert known.count("SELECT") == unknown.count("SELECT")
+
+
+def test_an_attempt_on_a_locked_key_is_refused_without_queueing_for_the_write_lock(store, ann, monkeypatch):
+    for _ in range(FREE_FAILURES):
+        login(store, "ann", "wrong", "10.0.0.7", now=T0)
+    monkeypatch.setattr(store, "write", lambda: pytest.fail("a refused attempt took the write lock"))
+    assert login(store, "ann", PASSWORD, "10.0.0.7", now=T0).retry_after == pytest.approx(1.0)
