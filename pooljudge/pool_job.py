@@ -174,14 +174,20 @@ def _stage_runs(store: Store, collection: str, new_runs: Mapping[str, tuple[Run,
     """
     from sqlalchemy import select, update
 
-    from db.importer import drop_staged_runs, store_run
+    from db.importer import ImportConflict, drop_staged_runs, store_run
     from db.models import RunRecord, utcnow
     from db.queries import collection_id
 
     ids: list[int] = []
     try:
         for name, (run, params) in new_runs.items():
-            store_run(store, collection, name, run, params=params, publish=False)
+            try:
+                store_run(store, collection, name, run, params=params, publish=False)
+            except ImportConflict as exc:  # the import's own advice would send the user to the Import page
+                raise ValueError(
+                    f"run {name!r} was stored in {collection!r} while this job ran (by another pooling job or an "
+                    f"import): pool the stored run (Stored runs to pool), or name the new one, e.g. name=my-{name}"
+                ) from exc
             with store.write() as session:
                 cid = collection_id(session, collection)
                 ids.append(
@@ -290,7 +296,7 @@ def run_pool_job(store: Store, info, reporter) -> dict[str, Any]:
     with the selection.
     """
     p = PoolJobParams.from_dict(info.params)
-    specs = check_pool_params(store, p)
+    specs = check_pool_params(store, p, job_id=info.id)
     new_runs = retrieve_new_runs(store, p, specs, reporter)
     reporter(0, None, "pooling")
     runs = load_runs(store, p, new_runs)

@@ -200,22 +200,16 @@ def _new_run_names(specs: list[RetrieverSpec], run_names: list[str]) -> dict[str
 
 def _run_status(store: Store, collection: str, pool_name: str) -> dict[str, str]:
     """The status of every run of ``collection`` (``NotFound``), after refusing a taken pool name."""
-    from sqlalchemy import select
-
-    from db.models import Pool, RunRecord
-    from db.queries import collection_id
+    from db.runs import pool_name as taken_pool_name
+    from db.runs import run_names
 
     with store.read() as session:
-        cid = collection_id(session, collection)
-        taken = session.execute(
-            select(Pool.id, Pool.archived_at).where(Pool.collection_id == cid, Pool.name == pool_name)
-        ).first()
-        if taken is not None:
-            hidden = " (archived: restore it, or choose another name)" if taken.archived_at is not None else ""
-            raise ValueError(f"a pool named {pool_name!r} already exists in collection {collection!r}{hidden}")
-        return dict(
-            session.execute(select(RunRecord.name, RunRecord.status).where(RunRecord.collection_id == cid)).all()
-        )
+        runs = run_names(session, collection)
+        taken = taken_pool_name(session, collection, pool_name)
+    if taken is not None:
+        hidden = " (archived: restore it, or choose another name)" if taken.archived else ""
+        raise ValueError(f"a pool named {pool_name!r} already exists in collection {collection!r}{hidden}")
+    return {name: run.status for name, run in runs.items()}
 
 
 def _check_run_names(
@@ -240,15 +234,48 @@ def _check_run_names(
             raise NotFound(f"no run named {name!r} in collection {collection!r} (runs: {known})")
 
 
-def check_pool_params(store: Store, params: PoolJobParams | Mapping[str, Any]) -> list[RetrieverSpec]:
+def _check_active_jobs(
+    store: Store, p: PoolJobParams, made_by: Mapping[str, RetrieverSpec], job_id: int | None
+) -> None:
+    """Refuse the names another active pooling job of the collection will store (a second click, a double Enter)."""
+    from db.jobs import list_jobs
+    from db.queries import collection_id
+
+    with store.read() as session:
+        jobs = list_jobs(session, kind="pool", collection_id=collection_id(session, p.collection), limit=50)
+    for job in jobs:
+        if job.id == job_id or job.status not in ("queued", "running") or job.stale:
+            continue
+        if job.params.get("name") == p.name:
+            raise ValueError(
+                f"pooling job {job.id} is already building pool {p.name!r}: wait for it (under Jobs below), "
+                "or give this pool another name"
+            )
+        try:
+            theirs = _new_run_names([RetrieverSpec.parse(s) for s in job.params.get("retrievers", [])], [])
+        except ValueError:  # a job queued with specs that no longer parse fails on its own
+            continue
+        for name, spec in made_by.items():
+            if name in theirs:
+                raise ValueError(
+                    f"pooling job {job.id} is already making run {name!r}: wait for it and choose the run "
+                    f"under 'Stored runs to pool', or name the new one, e.g. {spec.kind}:name=my-{spec.kind}"
+                )
+
+
+def check_pool_params(
+    store: Store, params: PoolJobParams | Mapping[str, Any], *, job_id: int | None = None
+) -> list[RetrieverSpec]:
     """Check every name a pooling job would use, before any retrieval; returns the parsed retriever specs.
 
     Refuses (``ValueError``, ``NotFound`` for an unknown collection or stored run) a bad or taken pool
     name (:func:`core.names.check_name`), an unknown pooling method, a retriever spec that does not
     parse, a new run name that is bad (:func:`db.importer.check_run_name`), taken in the collection
     (or being imported), given to two retrievers or also to a stored run, and a stored run that does
-    not exist.  Called by :func:`pooljudge.pool_job.run_pool_job` and by the CLI and the Pooling page
-    before they queue the job, so a duplicate name costs nothing.
+    not exist, and a pool name or new run name that another queued or running pooling job of the
+    collection will make (``job_id``: the job checking its own params, left out).  Called by
+    :func:`pooljudge.pool_job.run_pool_job` and by the CLI and the Pooling page before they queue the
+    job, so a duplicate name costs nothing.
     """
     from core.names import check_name
     from core.pooling import pooling_method
@@ -261,6 +288,7 @@ def check_pool_params(store: Store, params: PoolJobParams | Mapping[str, Any]) -
         raise ValueError("a pool needs at least one retriever or stored run")
     made_by = _new_run_names(specs, list(p.runs))
     _check_run_names(p.collection, made_by, list(p.runs), _run_status(store, p.collection, p.name))
+    _check_active_jobs(store, p, made_by, job_id)
     as_dict = p.as_dict()
     check_selection_params(as_dict)
     for model in selection_models(as_dict) + [m for spec in specs for m in spec.models]:

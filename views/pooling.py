@@ -59,7 +59,7 @@ info = collection_box(
 PRESETS = preset_specs(info.language)
 
 with st.expander("Start a new pool", expanded=True):
-    with st.form("new-pool"):
+    with st.form("new-pool", enter_to_submit=False):  # Enter in a box would start a job: only the button does
         name = st.text_input("Pool name", placeholder="e.g. top5-bm25-dense")
         presets = st.multiselect(
             "New retrievers to run", list(PRESETS), help="Each becomes a stored run of the collection."
