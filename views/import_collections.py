@@ -23,7 +23,7 @@ st.caption(
 )
 
 store = get_store()
-with st.form("import"):
+with st.form("import", enter_to_submit=False):  # Enter in a box would start the import job: only the button does
     upload = st.file_uploader(
         f"Upload a file (plain or .gz) or a folder as a .zip (at most {UPLOAD_MAX_MB} MB)",
         max_upload_size=UPLOAD_MAX_MB,

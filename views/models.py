@@ -167,7 +167,7 @@ with store.read() as session:
 with st.expander("Train a model", expanded=not models):
     kind = st.selectbox("Kind", list(KINDS), format_func=lambda k: KINDS[k], key="models_kind")
     splits = query_splits(store.url, info.name)
-    with st.form("train-model"):
+    with st.form("train-model", enter_to_submit=False):  # Enter in a box would start a training job
         left, right = st.columns(2)
         name = left.text_input("Model name", placeholder="e.g. ce-minilm-v1", key="models_name")
         with (

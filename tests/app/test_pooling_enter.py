@@ -75,3 +75,12 @@ def test_a_run_stored_meanwhile_fails_the_job_with_pooling_advice(db):
         "run 'late' was stored in 'c' while this job ran (by another pooling job or an import): "
         "pool the stored run (Stored runs to pool), or name the new one, e.g. name=my-late"
     )
+
+
+@pytest.mark.parametrize(("page", "form"), [("import_collections.py", "import"), ("models.py", "train-model")])
+def test_enter_never_submits_the_other_job_forms(db, page, form):
+    with db.write() as s:
+        import_tiny_collection(s)
+    at = open_as_admin(db, VIEWS / page)
+    assert not at.exception
+    assert _forms(at)[form] is False
