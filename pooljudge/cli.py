@@ -830,8 +830,8 @@ def cmd_user(args: argparse.Namespace) -> int:
     with store.write() as session:
         if args.action == "add":
             role = args.role or "annotator"
-            add_user(session, args.username, _password(), role)
-            print(f"added {role} {args.username!r}")
+            added = add_user(session, args.username, _password(), role)
+            print(f"added {role} {added.username!r}")  # the stored (NFKC) name, the one to sign in with
         elif args.action == "passwd":
             set_password(session, args.username, _password())
             print(f"password of {args.username!r} changed; its sessions are signed out")

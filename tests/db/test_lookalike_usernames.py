@@ -69,3 +69,23 @@ def test_a_name_stored_before_normalisation_still_signs_in(store):
         add_user(s, "carol", PASSWORD, "annotator")
     with store.read() as s:
         assert s.scalar(select(func.count()).select_from(User)) == 1
+
+
+def test_the_cli_refuses_a_look_alike_and_names_the_stored_form(tmp_path, capsys, monkeypatch):
+    from db.engine import Store, sqlite_url
+    from pooljudge.cli import main
+
+    db = sqlite_url(tmp_path / "s.db")
+    monkeypatch.setenv("POOLJUDGE_PASSWORD", PASSWORD)
+    assert main(["--db", db, "user", "add", "admin", "--role", "admin"]) == 0
+    capsys.readouterr()
+    assert main(["--db", db, "user", "add", "аdmin", "--role", "annotator"]) == 1
+    assert capsys.readouterr().err.strip() == (
+        "error: username 'аdmin' ('\\u0430dmin') looks like the existing user 'admin'"
+    )
+    assert main(["--db", db, "user", "add", "ｂｏｂ", "--role", "annotator"]) == 0
+    assert capsys.readouterr().out.strip() == "added annotator 'bob'"
+    store = Store(db)
+    with store.read() as s:
+        assert [(a.username, a.role) for a in list_users(s)] == [("admin", "admin"), ("bob", "annotator")]
+    store.dispose()
