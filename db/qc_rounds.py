@@ -363,3 +363,37 @@ NOTHING_LEFT = (
     "nothing was left to review, so the package passed"
 )
 """What a round recorded by :func:`pass_fully_reviewed` says (the Admin page shows it)."""
+
+
+@dataclass(frozen=True)
+class WaitingPackage:
+    """A package whose only unlabelled items are flagged: it waits for the flags to be answered before QC."""
+
+    id: int
+    name: str
+    annotator: str
+    labelled: int
+    total: int
+    flagged: list[tuple[str, str]]
+    """``(query id, passage id)`` of each flagged item."""
+
+
+def waiting_on_flags(session: Session) -> list[WaitingPackage]:
+    """Packages that would be finished but for flagged items (a reviewer answers, the annotator labels them)."""
+    from db.annotation import _own_log  # db.annotation calls into this module lazily too
+
+    out = []
+    for package, annotator in session.execute(
+        select(Package, User.username).join(User, User.id == Package.user_id).order_by(Package.name)
+    ).all():
+        rows = session.execute(
+            select(Assignment.id, QueryRecord.ext_id, Passage.ext_id)
+            .join(QueryRecord, QueryRecord.id == Assignment.query_id)
+            .join(Passage, Passage.id == Assignment.passage_id)
+            .where(Assignment.package_id == package.id)
+        ).all()
+        labelled, marks = _own_log(session, package.user_id, [r[0] for r in rows])
+        flagged = sorted((q, d) for aid, q, d in rows if marks.get(aid) == "flag")
+        if flagged and len(labelled) + len(flagged) == len(rows):
+            out.append(WaitingPackage(package.id, package.name, annotator, len(labelled), len(rows), flagged))
+    return out

@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from db.annotation import close_qc_round, create_assignments, freeze_qrels, live_qrels, start_qc_round
+from db.annotation import close_qc_round, create_assignments, freeze_qrels, start_qc_round
 from db.models import ROLES
 from db.pools import list_pools
 from db.queries import list_collections
@@ -12,6 +12,7 @@ from db.rework import qc_round_tables
 from db.users import add_user, list_users, set_active, set_password
 from pooljudge.ui.auth import require_role
 from pooljudge.ui.common import collection_box, flash, get_store, md_escape, show_flash, show_rows
+from pooljudge.ui.qc_states import flag_waits, freeze_message, qc_started, unresolved_panel
 
 account = require_role("admin")
 st.title("Admin")
@@ -192,6 +193,7 @@ def qc_view() -> None:
     # a returned package comes back once its annotator has answered the disputed items and resubmitted it
     ready = [p for p in packages if p.finished and p.status not in ("in_qc", "passed", "revise")]
     qc_start_form(ready, reviewers, plain_reviewers)
+    flag_waits(store)  # a package finished but for a flag says so, instead of missing from the list silently
     qc_rounds_view(rounds)
     disagreements_view()
 
@@ -236,7 +238,7 @@ def qc_start_form(ready: list, reviewers: list[str], plain_reviewers: list[str])
             except (ValueError, LookupError, PermissionError) as exc:
                 st.error(md_escape(str(exc)))
             else:
-                done("qc", f"QC round {round_id} started on {md_escape(package.name)}.")
+                done("qc", qc_started(round_id, package.name))
 
 
 def qc_rounds_view(rounds: list) -> None:
@@ -327,10 +329,9 @@ def qrels_view() -> None:
     else:
         info = collection_box(st, collections, key="qrels_collection")
         with store.read() as session:
-            current = live_qrels(session, info.name)
             # read now, not from the list made at the top of the run: a freeze must show in the next run
             versions = next((c.qrels_versions for c in list_collections(session) if c.name == info.name), [])
-        st.metric("Final labels now (excluded pairs left out)", f"{sum(len(d) for d in current.values()):,}")
+        left_out = unresolved_panel(store, info.name)
         st.caption("Existing versions: " + (", ".join(md_escape(v) for v in versions) or "none"))
         with st.form("freeze", clear_on_submit=True):
             name = st.text_input("Version name", placeholder="e.g. round-1", key="freeze_name")
@@ -345,7 +346,7 @@ def qrels_view() -> None:
             except (ValueError, LookupError, PermissionError) as exc:
                 st.error(md_escape(str(exc)))
             else:
-                done("qrels", f"Froze {n:,} labels as {md_escape(name.strip())}.")
+                done("qrels", freeze_message(n, name.strip(), left_out))
 
 
 def all_collections() -> list:

@@ -22,7 +22,10 @@ def test_admin_lists_a_version_frozen_in_the_same_session(db):
     assert "Existing versions: none" in [_plain(c.value) for c in at.caption]
     at.text_input(key="freeze_name").input("v-one")
     at.button(key="freeze_submit").click().run()
-    assert "Froze 3 labels as v-one." in [_plain(s.value) for s in at.success]
+    assert [_plain(s.value) for s in at.success] == [  # the pairs a freeze leaves out, by reason (issue 20)
+        "Froze 3 labels as v-one. Left out 3 judged pairs without a final label: 1 waiting for a 4th label, "
+        "1 flagged, 1 waiting for more labels."
+    ]
     assert "Existing versions: v-one" in [_plain(c.value) for c in at.caption]
     at.text_input(key="freeze_name").input("v-two")
     at.button(key="freeze_submit").click().run()

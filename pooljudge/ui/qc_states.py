@@ -1,0 +1,82 @@
+"""Admin page pieces that say why something waits: packages held by a flag, pairs left out of the qrels."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from db.annotation import live_qrels
+from db.qc_rounds import WaitingPackage, waiting_on_flags
+from db.unresolved import as_rows, counts_by_reason, unresolved_pairs
+from pooljudge.ui.common import md_escape, show_rows
+
+
+def flag_waits(store: Any) -> None:
+    """One warning per package that is finished but for flagged items, with a link to the flagged items."""
+    with store.read() as session:
+        waiting = waiting_on_flags(session)
+    for package in waiting:
+        st.warning(flag_wait_text(package))
+    if waiting:
+        # a relative link: the Review page's url path next to this one (st.page_link needs st.navigation's pages,
+        # which a page run on its own does not have)
+        st.markdown("[Open the flagged items (Review › Throughput › Flagged items)](review)")
+
+
+def flag_wait_text(package: WaitingPackage) -> str:
+    """Why a package is not in the QC list: it waits for its flags (escaped for markdown)."""
+    pairs = ", ".join(f"{q} / {d}" for q, d in package.flagged[:5]) + (" …" if len(package.flagged) > 5 else "")
+    n = len(package.flagged)
+    return md_escape(
+        f"Package {package.name} ({package.annotator}, {package.labelled}/{package.total} labelled) waits for "
+        f"{n} flagged item{'s' * (n != 1)} to be resolved ({pairs}): a reviewer answers the flag under Review › "
+        f"Throughput › Flagged items, then {package.annotator} labels it from 'My earlier items'; the package "
+        "can start QC after that."
+    )
+
+
+def unresolved_panel(store: Any, collection: str) -> dict[str, int]:
+    """The live final labels' count and what a freeze would leave out; returns the left-out counts by reason."""
+    with store.read() as session:
+        kept = sum(len(docs) for docs in live_qrels(session, collection).values())
+        pairs = unresolved_pairs(session, collection)
+    st.metric("Final labels now (a freeze keeps these)", f"{kept:,}")
+    if pairs:
+        counts = counts_by_reason(pairs)
+        st.warning(
+            md_escape(f"{len(pairs)} judged pairs have no final label and a freeze leaves them out: ")
+            + ", ".join(f"{n} {md_escape(reason)}" for reason, n in counts.items())
+            + ". `pooljudge export qrels --unresolved-median PATH` writes the median of their labels so far to a "
+            "separate file."
+        )
+        with st.expander(f"List the {len(pairs)} pairs without a final label"):
+            show_rows(as_rows(pairs), key="unresolved_pairs")
+    return counts_by_reason(pairs)
+
+
+def freeze_message(n: int, name: str, left_out: dict[str, int]) -> str:
+    """What a freeze did (markdown): how many labels it froze and which judged pairs it left out, by reason."""
+    text = f"Froze {n:,} labels as {md_escape(name)}."
+    if left_out:
+        total = sum(left_out.values())
+        reasons = ", ".join(f"{k} {md_escape(reason)}" for reason, k in left_out.items())
+        text += f" Left out {total} judged pair{'s' * (total != 1)} without a final label: {reasons}."
+    return text
+
+
+def qc_started(round_id: int, package: str) -> str:
+    """What starting a round did (markdown): the round is under review, or it passed at once with nothing left."""
+    from db.models import QcRound
+    from db.qc_rounds import NOTHING_LEFT
+    from pooljudge.ui.common import get_store
+
+    with get_store().read() as session:
+        qc_round = session.get_one(QcRound, round_id)
+        status, size = qc_round.status, qc_round.sample_size
+    if status == "passed":
+        return f"{md_escape(package)} round {round_id}: {NOTHING_LEFT}."
+    return (
+        f"QC round {round_id} started on {md_escape(package)}: {size} items, none reviewed in an earlier round "
+        "except labels the annotator kept, which go to reviewers new to them."
+    )
