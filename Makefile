@@ -8,7 +8,7 @@ export POOLJUDGE_DB ?= $(CURDIR)/data/pooljudge.db
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: setup run lint test chromium postgresql bench clean
+.PHONY: setup run lint test chromium postgresql sqlite3 bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,13 +36,19 @@ postgresql:
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; }
 
+# The sqlite3 command-line shell: tests attack the store from it with its default settings (foreign keys off).
+sqlite3:
+	@command -v sqlite3 >/dev/null 2>&1 || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq sqlite3 >/dev/null; }
+
 # The conventions, checked: ruff's lint rules and format, mypy (strict on core/); config in pyproject.toml.
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-test: setup lint chromium postgresql
+test: setup lint chromium postgresql sqlite3
 	$(BIN)/python -m pytest -q
 
 bench: setup
