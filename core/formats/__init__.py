@@ -99,12 +99,16 @@ FORMATS: dict[str, FormatSpec] = {
 }
 
 
-def read_source(format: str, path: str | os.PathLike[str]) -> CollectionSource:
-    """Open ``path`` with the reader registered for ``format``."""
+def read_source(format: str, path: str | os.PathLike[str], *, merge: bool = False) -> CollectionSource:
+    """Open ``path`` with the reader registered for ``format``.
+
+    ``merge``: the source is added to a stored collection, so a BEIR folder's ``corpus.jsonl`` may be absent
+    or empty (a merge that only adds queries; :func:`core.formats.beir.read_beir`).
+    """
     spec = FORMATS.get(format)
     if spec is None:
         raise ValueError(f"unknown format {format!r}; known formats: {', '.join(sorted(FORMATS))}")
-    reader: Callable[[str | os.PathLike[str]], CollectionSource] = getattr(
-        importlib.import_module(spec.module), spec.function
-    )
+    reader: Callable[..., CollectionSource] = getattr(importlib.import_module(spec.module), spec.function)
+    if merge and spec.function == "read_beir":
+        return reader(path, corpus_optional=True)
     return reader(path)

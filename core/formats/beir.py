@@ -145,7 +145,7 @@ def _duplicate_error(path: str, line: int, what: str, ident: str) -> FormatError
     return FormatError(path, line, f"duplicate {what} {ident!r}{where}")
 
 
-def iter_beir_corpus(path: str | os.PathLike[str]) -> Iterator[Passage]:
+def iter_beir_corpus(path: str | os.PathLike[str], *, allow_empty: bool = False) -> Iterator[Passage]:
     """Stream the passages of a BEIR ``corpus.jsonl`` (plain or gzip).
 
     Each record needs ``_id`` (string, or integer stringified) and ``text``
@@ -162,7 +162,7 @@ def iter_beir_corpus(path: str | os.PathLike[str]) -> Iterator[Passage]:
     """
     name = os.fspath(path)
     seen: set[str] = set()
-    for lineno, obj in iter_jsonl(name):
+    for lineno, obj in iter_jsonl(name, allow_empty=allow_empty):
         rec, pid = _record_with_id(obj, name, lineno, "passage id '_id'", "{'_id', 'title', 'text'}")
         text = check_text(_text(rec["text"], "text", name, lineno, allow_empty=True), "field 'text'", name, lineno)
         title = rec.get("title")
@@ -388,7 +388,7 @@ def _split_lookup(files: list[tuple[str, str]], queries_path: str) -> Callable[[
     return split_of
 
 
-def read_beir(folder: str | os.PathLike[str]) -> CollectionSource:
+def read_beir(folder: str | os.PathLike[str], *, corpus_optional: bool = False) -> CollectionSource:
     """Read a BEIR folder (with pooljudge's optional extensions) as a :class:`CollectionSource`.
 
     Parameters
@@ -398,6 +398,10 @@ def read_beir(folder: str | os.PathLike[str]) -> CollectionSource:
         ``.gz``), optionally ``qrels/{train,dev,test}.tsv`` and ``runs/``
         holding TREC run files (``*.trec``, ``*.run``, ``*.txt``, each
         possibly ``.gz``), each a run named after its stem.
+    corpus_optional : bool, default False
+        A merge that only adds queries (and qrels) to a stored collection:
+        ``corpus.jsonl`` may then be absent or empty, and the source notes
+        which.
 
     Returns
     -------
@@ -416,7 +420,7 @@ def read_beir(folder: str | os.PathLike[str]) -> CollectionSource:
     root = Path(require_path(folder, "BEIR folder not found"))
     if not root.is_dir():
         raise FormatError(os.fspath(root), None, "not a folder")
-    corpus = _find_file(root, "corpus.jsonl")
+    corpus, corpus_note = _corpus_file(root, corpus_optional)
     queries = _find_file(root, "queries.jsonl")
     qrels_files = _qrels_files(root)
     run_files = _run_files(root)
@@ -427,17 +431,31 @@ def read_beir(folder: str | os.PathLike[str]) -> CollectionSource:
     def stream_run(path: str) -> Callable[[], Iterator[RunEntry]]:
         return lambda: iter_trec_run(path)
 
-    parts = [os.path.basename(corpus), os.path.basename(queries)]
+    parts = [os.path.basename(corpus) if corpus else "no corpus.jsonl", os.path.basename(queries)]
     parts += [f"qrels/{os.path.basename(p)}" for _, p in qrels_files]
     parts += [f"runs/{os.path.basename(p)}" for p in run_files.values()]
     return CollectionSource(
-        passages=lambda: iter_beir_corpus(corpus),
+        passages=(lambda: iter_beir_corpus(corpus, allow_empty=corpus_optional)) if corpus else empty_stream,
         queries=stream_queries,
         qrels=(lambda: _iter_all_qrels(qrels_files)) if qrels_files else empty_stream,
         runs={name: stream_run(path) for name, path in run_files.items()},
         language=None,
         description=f"BEIR folder {os.fspath(root)}: {', '.join(parts)}",
+        notes=[corpus_note] if corpus_note else [],
     )
+
+
+def _corpus_file(root: Path, optional: bool) -> tuple[str | None, str]:
+    """``(the corpus file or None, a note)``: an optional corpus may be absent or empty, and the note says so."""
+    if not optional:
+        return _find_file(root, "corpus.jsonl"), ""
+    try:
+        corpus = _find_file(root, "corpus.jsonl")
+    except FormatError:
+        return None, "no corpus.jsonl: queries and qrels only, no passage added"
+    if os.path.getsize(corpus) == 0:
+        return corpus, f"{os.path.basename(corpus)} is empty: queries and qrels only, no passage added"
+    return corpus, ""
 
 
 # --------------------------------------------------------------------------- writing

@@ -113,7 +113,7 @@ def import_path(
     check_regular_input(path)
     return import_source(
         store,
-        read_source(format, path),
+        read_source(format, path, merge=mode == "merge"),
         name=name,
         format=format,
         location=os.fspath(path),
