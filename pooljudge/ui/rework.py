@@ -114,7 +114,9 @@ def _package(store, user_id: int, package: ReworkPackage) -> None:
     st.info(
         f"Quality control round {package.round_no} returned this package: accuracy {accuracy}, "
         f"below the {package.threshold:.0%} needed. The reviewers disagreed with {len(package.items)} of your "
-        "labels: relabel each one (or keep your label if you stand by it), then resubmit."
+        "labels: relabel each one (or keep your label if you stand by it), then resubmit. The next round "
+        "reviews items no earlier round sampled, plus each label you kept, which a reviewer who has not seen it "
+        "decides, with your note."
     )
     st.progress(
         package.answered / len(package.items) if package.items else 1.0,
