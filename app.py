@@ -19,7 +19,7 @@ from pooljudge.ui.auth import (
     sync_cookie,
     take_requested_page,
 )
-from pooljudge.ui.common import get_store, md_escape
+from pooljudge.ui.common import carry_collection, get_store, md_escape
 from pooljudge.ui.setup import first_admin_form, has_users
 
 st.set_page_config(page_title="pooljudge", page_icon=":material/fact_check:", layout="wide")
@@ -87,4 +87,5 @@ if requested is not None:
     wanted = next((p for p in pages if p.url_path == path), None)
     if wanted is not None and wanted.url_path != current.url_path:
         st.switch_page(wanted, query_params=params)
+carry_collection(store)  # pages without a collection box keep the choice (and the URL shows it)
 current.run()

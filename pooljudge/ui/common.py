@@ -16,6 +16,7 @@ COLLECTION_STATE = "pooljudge_collection"
 """Session state: the collection this browser session works on; every page's collection box starts there."""
 COLLECTION_PARAM = "collection"
 """The URL query parameter that mirrors :data:`COLLECTION_STATE`, so a link or a reload opens the same collection."""
+_URL_SEEN = "pooljudge_collection_url_seen"  # the URL's collection at the previous run: a new one is a link followed
 VERSION_STATE = "pooljudge_qrels_version"
 """Session state: ``{collection: qrels version}`` picked last on the Dataset statistics page, also used by Home."""
 MISSING = "\u2013"
@@ -215,7 +216,31 @@ def collection_box(
     current = state.get(COLLECTION_STATE, name)
     if st.query_params.get(COLLECTION_PARAM) != current:
         st.query_params[COLLECTION_PARAM] = current
+    state[_URL_SEEN] = current  # written here, not followed: carry_collection must not take it for a link
     return by_name[name]
+
+
+def carry_collection(store: Store) -> None:
+    """Carry the collection choice through every page, those without a collection box included.
+
+    Called by ``app.py`` before each page runs: a ``?collection=`` the session has not seen yet (a link
+    followed) becomes the session's choice when that collection exists, and the session's choice is
+    written back to the URL, which the sidebar's page links drop, so a reload of any page keeps it.
+    A choice made in a box since (its callback moved :data:`COLLECTION_STATE`) wins over the URL it
+    has not rewritten yet.
+    """
+    state = st.session_state
+    url = st.query_params.get(COLLECTION_PARAM)
+    if url and url != state.get(_URL_SEEN) and url != state.get(COLLECTION_STATE):
+        from db.queries import list_collections
+
+        with store.read() as session:
+            if any(c.name == url for c in list_collections(session)):
+                state[COLLECTION_STATE] = url
+    current = state.get(COLLECTION_STATE)
+    if current is not None and url != current:
+        st.query_params[COLLECTION_PARAM] = current
+    state[_URL_SEEN] = current or url
 
 
 def describe_version(summary, *, markdown: bool = False) -> str:

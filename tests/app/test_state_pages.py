@@ -19,7 +19,7 @@ from db.queries import collection_id
 from db.version_summary import VersionSummary, version_summaries
 from pooljudge.seed import DEMO_NAME
 from pooljudge.ui.common import COLLECTION_STATE, MISSING, blank_missing, default_version
-from tests.app.apptest import VIEWS, open_as_admin
+from tests.app.apptest import VIEWS, open_as_admin, open_tab
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
@@ -84,8 +84,8 @@ def test_the_collection_picked_on_one_page_holds_on_the_others(two):
         assert at.selectbox(key=key).value == "beta", view
         assert at.session_state[COLLECTION_STATE] == "beta"
     _go(at, "admin.py")
-    assert at.selectbox(key="assign_collection").value == "beta"
-    assert at.selectbox(key="qrels_collection").value == "beta"
+    assert open_tab(at, "admin_tab", "Assignments").selectbox(key="assign_collection").value == "beta"
+    assert open_tab(at, "admin_tab", "Qrels").selectbox(key="qrels_collection").value == "beta"
     at.selectbox(key="qrels_collection").select("alpha").run()  # either of the Admin page's two boxes moves it
     _go(at, "metrics.py")
     assert at.selectbox(key="metrics_collection").value == "alpha"
