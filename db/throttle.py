@@ -70,7 +70,18 @@ def throttle_keys(username: str, client: str = "") -> list[str]:
 
 
 def free_failures(key: str) -> int:
-    """How many failures ``key`` allows before it locks (:data:`ACCOUNT_FREE_FAILURES` or :data:`FREE_FAILURES`)."""
+    """How many failures ``key`` allows before it locks.
+
+    Parameters
+    ----------
+    key : str
+        A key of :func:`throttle_keys`.
+
+    Returns
+    -------
+    int
+        :data:`ACCOUNT_FREE_FAILURES` for an account key, :data:`FREE_FAILURES` for an (account, client) key.
+    """
     return ACCOUNT_FREE_FAILURES if key.startswith("user:") else FREE_FAILURES
 
 
@@ -98,7 +109,22 @@ def delay_after(failures: int, free: int = FREE_FAILURES) -> timedelta:
 
 
 def locked_for(session: Session, keys: list[str], *, now: datetime) -> float:
-    """Seconds until every key in ``keys`` accepts an attempt again (0.0: none is locked)."""
+    """Seconds until every key in ``keys`` accepts an attempt again (read only).
+
+    Parameters
+    ----------
+    session : Session
+        Any transaction.
+    keys : list of str
+        :func:`throttle_keys` of an attempt.
+    now : datetime
+        The attempt's time (timezone-aware).
+
+    Returns
+    -------
+    float
+        0.0 when no key is locked.
+    """
     wait = 0.0
     for locked_until in session.scalars(select(LoginThrottle.locked_until).where(LoginThrottle.key.in_(keys))):
         if locked_until is not None:
@@ -154,5 +180,12 @@ def forgive(session: Session, keys: list[str]) -> None:
 
     Other clients' keys for the account stay: a success does not reset an
     address that is guessing this account's password.
+
+    Parameters
+    ----------
+    session : Session
+        A session in a write transaction.
+    keys : list of str
+        :func:`throttle_keys` of the successful attempt.
     """
     session.execute(delete(LoginThrottle).where(LoginThrottle.key.in_(keys)))

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import func, select, update
+from sqlalchemy import Row, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -91,13 +91,25 @@ def _taken(session: Session, username: str, stored: list[str] | None = None) -> 
     return next((u for u in names if u.casefold() == folded), None)
 
 
-def sign_in_candidate(session: Session, typed: str):
+def sign_in_candidate(session: Session, typed: str) -> Row[int, str, str, bool] | None:
     """The account row (``id, username, password_hash, active``) a sign-in as ``typed`` is for, or None.
 
     The name stored exactly as typed, else the one stored as its NFKC form, else
     the only stored name whose NFKC form it is (a name stored before
     normalisation).  All accounts are read whether or not the name exists, so
     that an unknown name costs the same statements as a known one.
+
+    Parameters
+    ----------
+    session : Session
+        Any transaction (:func:`db.sessions.login` uses its claim's write).
+    typed : str
+        The username as typed, stripped.
+
+    Returns
+    -------
+    Row or None
+        ``(id, username, password_hash, active)``; None when no account, or more than one legacy one, matches.
     """
     name = normalize_username(typed)
     rows = session.execute(select(User.id, User.username, User.password_hash, User.active)).all()

@@ -9,11 +9,13 @@ other names from a shared address never lock an account out.
 
 from __future__ import annotations
 
-import multiprocessing
+import subprocess
+import sys
 import threading
 import time
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 from sqlalchemy import select
@@ -26,6 +28,7 @@ from db.users import add_user
 
 T0 = datetime(2026, 11, 27, 8, 0, 0, tzinfo=UTC)
 PASSWORD = "correct horse"
+REPO = Path(__file__).resolve().parents[2]
 ARGON2_COST_S = 0.05  # what one production Argon2 verification takes: the window a check-then-record race needs
 
 
@@ -104,27 +107,22 @@ def test_a_right_password_among_parallel_wrong_ones_is_checked_once_and_forgives
     assert failures["user+client:10.0.0.9:ann"] == 3
 
 
-def _process_worker(url: str, client: str, threads: int) -> int:
-    """One server process of a deployment: ``threads`` wrong sign-ins at once; returns its verifications."""
-    from db.engine import Store
-
-    store = Store(url, upgrade=False)
-    verifier = CountingVerifier(sessions.verify_password)
-    sessions.verify_password = verifier  # this process is ours alone
-    try:
-        _parallel_logins(store, [("ann", f"wrong {i}", client) for i in range(threads)])
-    finally:
-        store.dispose()
-    return len(verifier.calls)
-
-
-def test_four_server_processes_on_one_store_verify_at_most_the_allowance_together(store, ann):
+def test_four_server_processes_on_one_store_verify_at_most_the_allowance_together(store, ann, tmp_path):
     if store.engine.dialect.name != "sqlite":
         pytest.skip("one multi-process run is enough; PostgreSQL's write lock is covered by the thread tests")
-    spawn = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(4, mp_context=spawn) as pool:
-        verified = list(pool.map(_process_worker, [store.url] * 4, ["10.0.0.7"] * 4, [10] * 4))
-    assert sum(verified) == FREE_FAILURES
+    gate = tmp_path / "go"
+    command = [sys.executable, "-m", "tests.db.signin_worker", store.url, "10.0.0.7", "10", str(gate)]
+    workers = [subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, text=True) for _ in range(4)]
+    try:
+        assert [w.stdout.readline().strip() for w in workers if w.stdout] == ["ready"] * 4
+        gate.touch()  # all four fire together
+        outputs = [w.communicate(timeout=120)[0] for w in workers]
+    finally:
+        for w in workers:
+            if w.poll() is None:
+                w.kill()
+    assert [w.returncode for w in workers] == [0] * 4
+    assert sum(int(out.strip()) for out in outputs) == FREE_FAILURES
     assert _failures(store) == {"user:ann": 5, "user+client:10.0.0.7:ann": 5}
 
 
