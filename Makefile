@@ -43,10 +43,12 @@ sqlite3:
 	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq sqlite3 >/dev/null; }
 
 # The conventions, checked: ruff's lint rules and format, mypy (strict on core/); config in pyproject.toml.
+# lint-imports: the architecture's import contracts (layers, no circles), config in .importlinter.
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 test: setup lint chromium postgresql sqlite3
 	$(BIN)/python -m pytest -q

@@ -18,7 +18,7 @@ from sqlalchemy.orm import InstrumentedAttribute, Session, aliased
 
 from core.limits import CUTOFF_MAX
 from core.names import display_name
-from core.types import Passage, Qrels, Query, Run
+from core.types import SPLITS, Passage, Qrels, Query, Run
 from core.validators import is_integer
 from db.models import (
     Assignment,
@@ -448,6 +448,25 @@ def split_statistics(
             )
         )
     return result
+
+
+def query_splits(session: Session, collection: str) -> list[str]:
+    """The query splits of ``collection``: ``train``, ``dev``, ``test`` first (those it has), then the others by name.
+
+    Parameters
+    ----------
+    session : Session
+        An open session.
+    collection : str
+        A ready collection's name (``NotFound`` otherwise).
+
+    Returns
+    -------
+    list of str
+    """
+    cid = collection_id(session, collection)
+    found = set(session.scalars(select(QueryRecord.split).distinct().where(QueryRecord.collection_id == cid)))
+    return sorted(found, key=lambda s: (SPLITS.index(s) if s in SPLITS else len(SPLITS), s))
 
 
 def corpus_statistics(session: Session, collection: str) -> dict[str, Any]:

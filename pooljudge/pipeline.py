@@ -75,19 +75,15 @@ def retrieve(
 
 def check_new_run_name(store: Store, collection: str, name: str) -> str:
     """Refuse a run name that is bad (:func:`db.importer.check_run_name`) or exists (or is being imported)."""
-    from sqlalchemy import select
-
     from db.importer import check_run_name
-    from db.models import RunRecord
-    from db.queries import collection_id
+    from db.runs import run_name
 
     check_run_name(name)
     with store.read() as session:
-        cid = collection_id(session, collection)
-        status = session.scalar(select(RunRecord.status).where(RunRecord.collection_id == cid, RunRecord.name == name))
-    if status == "ready":
+        taken = run_name(session, collection, name)
+    if taken is not None and taken.ready:
         raise ValueError(f"run {name!r} already exists in {collection!r}; give the new run another name")
-    if status is not None:
+    if taken is not None:
         raise ValueError(
             f"run {name!r} is being imported into {collection!r} (or a crashed import left it); "
             "give the new run another name"

@@ -377,10 +377,8 @@ def check_train_params(store: Store, params: Mapping[str, Any] | TrainParams) ->
     its place), ``labels`` (a known qrels version), ``candidates`` (a stored run, else a retriever
     spec that parses), ``base_model`` / ``cross_base`` (:func:`resolve_model`).
     """
-    from sqlalchemy import select
-
-    from db.models import RunRecord
-    from db.queries import READY, NotFound, collection_id
+    from db.queries import NotFound, collection_id
+    from db.runs import run_name
     from db.trained_models import check_new_model_name
     from db.training import FINAL, resolve_labels
     from pooljudge.retrievers import RetrieverSpec
@@ -391,14 +389,8 @@ def check_train_params(store: Store, params: Mapping[str, Any] | TrainParams) ->
         check_new_model_name(session, p.collection, p.name)
         if p.labels not in (None, FINAL):
             resolve_labels(session, p.collection, p.labels)
-        is_run = (
-            session.scalar(
-                select(RunRecord.id).where(
-                    RunRecord.collection_id == cid, RunRecord.name == p.candidates, RunRecord.status == READY
-                )
-            )
-            is not None
-        )
+        stored = run_name(session, p.collection, p.candidates)
+        is_run = stored is not None and stored.ready
     output = model_folder(cid, p.name)
     if output.exists():
         raise ValueError(

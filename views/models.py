@@ -12,11 +12,10 @@ from pathlib import Path
 import pandas as pd
 import plotly.express as px
 import streamlit as st
-from sqlalchemy import select
 
 from db.jobs import create_job
-from db.models import QueryRecord
 from db.queries import collection_id
+from db.queries import query_splits as stored_query_splits
 from db.review import activity_marker
 from db.trained_models import list_models
 from db.training import FINAL
@@ -84,15 +83,7 @@ def timing(model) -> tuple[float | None, float | None]:
 def query_splits(store_url: str, collection: str) -> list[str]:
     """The collection's query splits, train/dev/test first."""
     with store.read() as session:
-        found = set(
-            session.scalars(
-                select(QueryRecord.split)
-                .distinct()
-                .where(QueryRecord.collection_id == collection_id(session, collection))
-            )
-        )
-    order = ("train", "dev", "test")
-    return sorted(found, key=lambda s: (order.index(s) if s in order else len(order), s))
+        return stored_query_splits(session, collection)
 
 
 def rocketqav2_fields(registered: list[str]) -> tuple[str | None, list[float] | None, float | str | None]:

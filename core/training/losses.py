@@ -6,8 +6,10 @@ batch's queries (or pairs), so its scale does not grow with the batch size.
 
 from __future__ import annotations
 
-import torch
-import torch.nn.functional as F
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # torch is imported where a loss is computed: importing core never loads it
+    import torch
 
 __all__ = ["in_batch_contrastive", "listwise_kl", "listwise_softmax", "pointwise_bce"]
 
@@ -30,6 +32,8 @@ def pointwise_bce(scores: torch.Tensor, grades: torch.Tensor, level: int = 1) ->
     """
     if scores.shape != grades.shape:
         raise ValueError(f"scores {tuple(scores.shape)} and grades {tuple(grades.shape)} differ in shape")
+    from torch.nn import functional as F
+
     targets = (grades >= level).to(scores.dtype)
     return F.binary_cross_entropy_with_logits(scores, targets)
 
@@ -54,7 +58,7 @@ def listwise_softmax(scores: torch.Tensor, mask: torch.Tensor | None = None) -> 
         raise ValueError(f"scores must be (queries, list length), got shape {tuple(scores.shape)}")
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))
-    log_probs = F.log_softmax(scores, dim=-1)
+    log_probs = scores.log_softmax(dim=-1)
     return -log_probs[:, 0].mean()
 
 
@@ -90,6 +94,9 @@ def in_batch_contrastive(
         raise ValueError(f"queries {tuple(queries.shape)} and positives {tuple(positives.shape)} differ in shape")
     if temperature <= 0:
         raise ValueError(f"temperature must be positive, got {temperature!r}")
+    import torch
+    from torch.nn import functional as F
+
     candidates = positives
     if hard_negatives is not None and hard_negatives.numel():
         candidates = torch.cat([positives, hard_negatives.reshape(-1, positives.shape[-1])], dim=0)
@@ -138,8 +145,8 @@ def listwise_kl(
     if mask is not None:
         dual_scores = dual_scores.masked_fill(~mask, float("-inf"))
         cross_scores = cross_scores.masked_fill(~mask, float("-inf"))
-    log_de = F.log_softmax(dual_scores, dim=-1)
-    log_ce = F.log_softmax(cross_scores, dim=-1)
+    log_de = dual_scores.log_softmax(dim=-1)
+    log_ce = cross_scores.log_softmax(dim=-1)
     terms = log_ce.exp() * (log_ce - log_de)
     if mask is not None:  # 0 * (-inf - -inf) is nan at padded entries
         terms = terms.masked_fill(~mask, 0.0)

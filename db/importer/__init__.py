@@ -40,7 +40,8 @@ The package's modules, each one step:
 :mod:`db.importer.cleanup`
     Dropping a failed import's containers and a crashed import's leftovers (:func:`drop_stale_imports`).
 :mod:`db.importer.runs`
-    Storing a run held in memory (:func:`save_run`, :func:`store_run`).
+    Storing a run held in memory (:func:`save_run`, :func:`store_run`; a job's runs shown with what they
+    belong to: :func:`stage_run`, :func:`refresh_staged_runs`, :func:`publish_staged_runs`).
 
 Everything callers use is importable from ``db.importer`` itself.
 """
@@ -67,7 +68,14 @@ from db.importer.common import (
     check_run_name,
     level_for_grades,
 )
-from db.importer.runs import drop_staged_runs, save_run, store_run
+from db.importer.runs import (
+    drop_staged_runs,
+    publish_staged_runs,
+    refresh_staged_runs,
+    save_run,
+    stage_run,
+    store_run,
+)
 from db.importer.staged import HEARTBEAT_SECONDS, check_regular_input, import_path, import_source
 from db.importer.writing import TARGET_TRANSACTION_SECONDS
 
@@ -96,6 +104,9 @@ __all__ = [
     "import_path",
     "import_source",
     "level_for_grades",
+    "publish_staged_runs",
+    "refresh_staged_runs",
     "save_run",
+    "stage_run",
     "store_run",
 ]

@@ -27,7 +27,7 @@ from db.importer.common import (
     _unknown_outcome,
     check_run_name,
 )
-from db.importer.writing import _Chunker, _flip, _heartbeat, _yield_lock
+from db.importer.writing import _Chunker, _flip, _heartbeat, _publish_runs, _yield_lock
 from db.models import Passage as PassageRow
 from db.models import QueryRecord, RunEntryRecord, RunRecord, utcnow
 
@@ -119,19 +119,100 @@ def store_run(
     ``allow_unknown_ids``, a run naming query or passage ids the collection lacks (a retriever's run never
     does).  Returns the number of entries stored.
     """
+    owned, cid, count = _stage(store, collection, name, run, source, params, chunk_rows, allow_unknown_ids)
+    if publish:
+        try:
+            with store.write() as session:
+                _flip(session, owned, cid, None)
+        except BaseException:
+            _drop_owned(_writer(store.engine), owned)
+            raise
+    return count
+
+
+def stage_run(store: Store, collection: str, name: str, run: Run, *, params: dict[str, Any] | None = None) -> int:
+    """Store a retriever's run invisible (``importing``) as :func:`store_run` does; returns its id.
+
+    For a job that stores several runs and shows them with what they belong to (a pool,
+    :func:`pooljudge.pool_job.run_pool_job`): it keeps the runs it staged alive with
+    :func:`refresh_staged_runs`, then shows them with :func:`publish_staged_runs` or removes them
+    with :func:`drop_staged_runs`.
+
+    Parameters
+    ----------
+    store : Store
+        The store.
+    collection, name : str
+        A ready collection's name and the new run's name (refused as by :func:`store_run`).
+    run : Run
+        The run.
+    params : dict, optional
+        The run's configuration (a retriever's spec, ``k``, ...).
+
+    Returns
+    -------
+    int
+        The new run's id.
+    """
+    owned, _cid, _count = _stage(store, collection, name, run, "retriever", params, None, False)
+    return owned.runs[name]
+
+
+def refresh_staged_runs(store: Store, run_ids: Iterable[int]) -> None:
+    """Refresh the heartbeat of runs :func:`stage_run` stored, so that a job's long work after them (the next
+    run) never makes them look like a crashed import's leftovers (:func:`drop_stale_imports`).
+
+    Parameters
+    ----------
+    store : Store
+        The store.
+    run_ids : iterable of int
+        The staged runs' ids.
+
+    Raises
+    ------
+    ImportConflict
+        When one of them is gone: the job stalled for longer than the staleness window and its runs
+        were removed as a crashed import's.
+    """
+    with store.write() as session:
+        _heartbeat(session, _Owned(runs={str(i): i for i in run_ids}))
+
+
+def publish_staged_runs(session: Session, run_ids: Iterable[int]) -> None:
+    """Make runs :func:`stage_run` stored visible (``ready``), in the caller's transaction.
+
+    Parameters
+    ----------
+    session : Session
+        The caller's write transaction: the runs become visible with what else it writes, or not at all.
+    run_ids : iterable of int
+        The staged runs' ids.
+    """
+    _publish_runs(session, run_ids)
+
+
+def _stage(
+    store: Store,
+    collection: str,
+    name: str,
+    run: Run,
+    source: str,
+    params: dict[str, Any] | None,
+    chunk_rows: int | None,
+    allow_unknown_ids: bool,
+) -> tuple[_Owned, int, int]:
+    """Write ``run`` invisible in short transactions; ``(what was created, collection id, entries written)``."""
     check_run_name(name)
     cid = _free_run_name(store, collection, name)
     _check_run_ids(run, collection, name, allow_unknown_ids, *_short_read_lookups(store, cid))
     owned = _reserve_run(store, cid, name, source, params or {})
     try:
         count = _write_run_entries(store, owned, owned.runs[name], run, chunk_rows)
-        if publish:
-            with store.write() as session:
-                _flip(session, owned, cid, None)
     except BaseException:
         _drop_owned(_writer(store.engine), owned)
         raise
-    return count
+    return owned, cid, count
 
 
 def _free_run_name(store: Store, collection: str, name: str) -> int:

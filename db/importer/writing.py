@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 import time
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine, insert, update
@@ -303,7 +304,12 @@ def _flip(session: Session, owned: _Owned, cid: int, language: str | None, *, le
     if owned.version is not None:
         session.execute(update(QrelsVersion).where(QrelsVersion.id == owned.version).values(**ready))
     if owned.runs:
-        session.execute(update(RunRecord).where(RunRecord.id.in_(list(owned.runs.values()))).values(**ready))
+        _publish_runs(session, owned.runs.values())
+
+
+def _publish_runs(session: Session, run_ids: Iterable[int]) -> None:
+    """Show staged runs (``ready``, no heartbeat): an import's own at its flip, or a pooling job's with its pool."""
+    session.execute(update(RunRecord).where(RunRecord.id.in_(list(run_ids))).values(status="ready", staged_at=None))
 
 
 def _staged_language(staging: _Staging) -> str | None:
