@@ -54,9 +54,10 @@ class Reporter:
 
 def handlers() -> dict[str, JobHandler]:
     from pooljudge.pool_job import run_pool_job
+    from pooljudge.query_vectors_job import KIND, run_query_vectors_job
     from pooljudge.training import run_train_job
 
-    return {"pool": run_pool_job, "import": run_import_job, "train": run_train_job}
+    return {"pool": run_pool_job, "import": run_import_job, "train": run_train_job, KIND: run_query_vectors_job}
 
 
 IMPORT_STAGES = {

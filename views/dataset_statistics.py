@@ -7,6 +7,7 @@ import streamlit as st
 
 from core.analysis import label_distribution, length_stats, length_stats_of, relevant_positions
 from db.queries import document_layout, iter_queries, load_qrels, passage_lengths, split_statistics
+from pooljudge.query_vectors_job import vectors_key
 from pooljudge.ui.auth import require_role
 from pooljudge.ui.common import (
     blank_missing,
@@ -20,8 +21,9 @@ from pooljudge.ui.common import (
 )
 from pooljudge.ui.highlight import chart_text
 from pooljudge.ui.level import level_input, relevant_caption
+from pooljudge.ui.vectors import query_vectors_or_job
 
-# Encoding more queries than this waits for a click instead of starting on page load.
+# Encoding more queries than this waits for a click instead of starting its job on page load.
 AUTO_ENCODE_QUERIES = 20_000
 
 require_role("admin", "reviewer")
@@ -173,36 +175,17 @@ with st.expander("Embedding model"):
 if len(queries) < 2:
     st.caption("Query diversity needs at least two queries.")
     st.stop()
-if len(queries) > AUTO_ENCODE_QUERIES and not st.toggle(f"Encode the {len(queries):,} queries", key="stats_encode"):
-    st.caption("Encoding runs once per model and query set; the vectors are cached on disk.")
-    st.stop()
-
-
-@st.cache_resource(show_spinner="Loading the embedding model...")
-def encoder(model: str):
-    from pooljudge.encoders import encoder_for  # encoder_for imports torch and loads the model: only here
-
-    return encoder_for({"model": model} if model else {})
-
-
-@st.cache_data(show_spinner=False, max_entries=4)
-def query_vectors(store_url: str, collection: str, model: str, texts_key: tuple[str, ...]):
-    from pooljudge.encoders import query_vectors as encode
-
-    bar = st.progress(0.0, text="Encoding queries...")
-
-    def progress(done: int, total: int) -> None:
-        bar.progress(done / total if total else 0.0, text=f"Encoding queries: {done:,}/{total:,}")
-
-    vectors = encode(queries, encoder(model), progress=progress)
-    bar.empty()
-    return vectors
-
-
-try:
-    vectors = query_vectors(store.url, info.name, model, tuple(q.text for q in queries))
-except (OSError, RuntimeError, ValueError) as exc:
-    st.error(f"Could not encode the queries with {md_escape(model or 'the bundled model')}: {md_escape(str(exc))}")
+# the vectors come from a background job (kept on disk by query texts and model): never encoded on the request
+vectors = query_vectors_or_job(
+    store,
+    info.name,
+    model,
+    vectors_key([q.text for q in queries], model),
+    len(queries),
+    ask_above=AUTO_ENCODE_QUERIES,
+    model_label=model or "the bundled model",
+)
+if vectors is None:
     st.stop()
 
 # imported beside their use: core.leakage itself imports no torch

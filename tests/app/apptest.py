@@ -131,3 +131,17 @@ def open_tab(at: AppTest, key: str, label: str) -> AppTest:
     """
     at.session_state[key] = label
     return at.run()
+
+
+def run_launches_inline(monkeypatch) -> list[int]:
+    """Jobs the page launches run to the end in this process, before the launch returns (their ids, in order)."""
+    import pooljudge.jobs
+
+    launched: list[int] = []
+
+    def launch(store, job_id: int) -> None:
+        launched.append(job_id)
+        pooljudge.jobs.run_job(store, job_id)
+
+    monkeypatch.setattr(pooljudge.jobs, "launch", launch)
+    return launched

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from pooljudge.seed import ensure_demo
 from pooljudge.ui.common import md_escape
-from tests.app.apptest import VIEWS, open_as_admin
+from tests.app.apptest import VIEWS, open_as_admin, run_launches_inline
 
 
-def test_demo_leakage_flags_only_the_paraphrase_and_names_its_methods(db):
+def test_demo_leakage_flags_only_the_paraphrase_and_names_its_methods(db, monkeypatch):
     ensure_demo(db)
+    run_launches_inline(monkeypatch)  # the page's query-vectors job runs before the launch returns
     page = open_as_admin(db, VIEWS / "dataset_statistics.py", default_timeout=120)
     assert not page.exception
     leaks = next(d.value for d in page.dataframe if "train_query" in d.value.columns)

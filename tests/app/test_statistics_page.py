@@ -12,12 +12,13 @@ from core.analysis import intra_list_similarity, label_distribution, length_stat
 from db.queries import iter_passages, iter_queries, load_qrels, relevance_level, split_statistics
 from pooljudge.encoders import encoder_for, query_vectors
 from pooljudge.seed import DEMO_NAME, ensure_demo
-from tests.app.apptest import VIEWS, open_as_admin
+from tests.app.apptest import VIEWS, open_as_admin, run_launches_inline
 
 
 @pytest.fixture
-def page(db):
+def page(db, monkeypatch):
     ensure_demo(db)
+    run_launches_inline(monkeypatch)  # the page's query-vectors job runs before the launch returns
     at = open_as_admin(db, VIEWS / "dataset_statistics.py", default_timeout=120)
     assert not at.exception
     return at
