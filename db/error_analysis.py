@@ -225,6 +225,8 @@ def _suggest(
     *,
     language: str | None,
     term_frequencies: Mapping[str, int] | None,
+    lexicon: Mapping[str, str] | None = None,
+    encoder: Any = None,
 ) -> list[Suggestion]:
     """:func:`core.detectors.suggest` on one sampled pair, with its document's earlier chunks as context."""
     position, document = pair.get("position"), pair.get("document")
@@ -241,6 +243,8 @@ def _suggest(
         language=language,
         term_frequencies=term_frequencies,
         answers=pair.get("answers"),
+        lexicon=lexicon,
+        encoder=encoder,
     )
 
 
@@ -278,6 +282,8 @@ def suggest_tags(
     *,
     language: str | None = None,
     term_frequencies: Mapping[str, int] | None = None,
+    lexicon: Mapping[str, str] | None = None,
+    encoder: Any = None,
 ) -> int:
     """Run :func:`core.detectors.suggest` on each pair and store the suggestions as tags.
 
@@ -297,6 +303,9 @@ def suggest_tags(
         Collection word counts enabling the typo detector; ``None`` (the
         default) skips typos.  :func:`collection_term_frequencies` builds one
         in a single pass over the collection.
+    lexicon, encoder : optional
+        A collection's own names ``{name: kind}`` and its encoder (enabling
+        the embedding-alignment detector), passed to :func:`~core.detectors.suggest`.
 
     Returns
     -------
@@ -316,7 +325,10 @@ def suggest_tags(
     existing = _auto_tag_keys(session, cid)
     stored = 0
     for pair in pairs:
-        for s in _suggest(pair, documents, language=language, term_frequencies=term_frequencies):
+        found = _suggest(
+            pair, documents, language=language, term_frequencies=term_frequencies, lexicon=lexicon, encoder=encoder
+        )
+        for s in found:
             key = (pair["query_id"], pair["doc_id"], s.category)
             if key in existing:
                 continue

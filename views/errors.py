@@ -62,6 +62,7 @@ from pooljudge.ui.error_dashboards import (
     category_metric_rows,
     category_metric_table,
     category_name,
+    evidence_detector,
     evidence_spans,
     evidence_summary,
     marked_html,
@@ -306,9 +307,12 @@ def show_context(pair: dict, query: str | None) -> None:
 def show_tag(tag: dict, text: str | None, where: str) -> None:
     """One tag with its evidence, and Confirm / Reject buttons."""
     who = f" · {md_escape(usernames.get(tag['user_id'], '?'))}" if tag["user_id"] is not None else ""
+    source = "analyst"
+    if tag["source"] == "auto":  # which detector made it: two may suggest one category
+        source = f"detector {md_escape(evidence_detector(tag['evidence'], tag['category']) or '?')}"
     st.markdown(
         f"{STATUS_ICONS[tag['status']]} **{md_escape(names.get(tag['category'], tag['category']))}**  \n"
-        f":small[{tag['status']} · {'detector' if tag['source'] == 'auto' else 'analyst'}{who}]"
+        f":small[{tag['status']} · {source}{who}]"
     )
     summary = evidence_summary(tag["evidence"], tag["category"])
     if summary:
@@ -696,6 +700,7 @@ def examples_section() -> None:
                         "category": names.get(t["category"], t["category"]),
                         "status": t["status"],
                         "source": "detector" if t["source"] == "auto" else "analyst",
+                        "detector": evidence_detector(t["evidence"], t["category"]) or None,
                         "run": t["run"],
                         "evidence": evidence_summary(t["evidence"], t["category"]),
                         "by": usernames.get(t["user_id"]) if t["user_id"] is not None else None,

@@ -28,6 +28,7 @@ from typing import Any
 from core.analysis import UNTAGGED, metrics_by_category
 from core.detectors import TAXONOMY, Category, Evidence, category_ids, read_evidence
 from core.detectors.base import listing, shorten
+from core.detectors.registry import detector_of
 from core.validators import is_integer
 from pooljudge.ui.highlight import escape_text
 
@@ -38,6 +39,7 @@ __all__ = [
     "category_metric_rows",
     "category_metric_table",
     "category_name",
+    "evidence_detector",
     "evidence_spans",
     "evidence_summary",
     "marked_html",
@@ -122,10 +124,26 @@ def category_name(category: str, names: Mapping[str, str] | None = None) -> str:
 # --------------------------------------------------------------------------- evidence
 
 
-def _detector_summary(category: str, ev: Mapping[str, Any]) -> str:
+def _detector_summary(category: str, ev: Mapping[str, Any], detector: str | None = None) -> str:
     # the detector's evidence class knows its shape (core.detectors); other categories list their keys
-    typed = read_evidence(category, ev)
+    typed = read_evidence(category, ev, detector)
     return typed.summary() if isinstance(typed, Evidence) else "; ".join(f"{k}: {listing(v)}" for k, v in ev.items())
+
+
+def evidence_detector(evidence: Mapping[str, Any] | None, category: str | None = None) -> str:
+    """The name of the detector that made a stored suggestion ("" for an analyst's tag).
+
+    A suggestion stores its detector (``"detector"``,
+    :meth:`core.detectors.Suggestion.to_dict`); one stored before it did is
+    the category's rule detector, the only one there was then.
+    """
+    if not evidence or not isinstance(evidence.get("evidence"), Mapping):
+        return ""
+    stored = evidence.get("detector")
+    if isinstance(stored, str) and stored.strip():
+        return stored
+    found = detector_of(category or str(evidence.get("category", "")))
+    return found.name if found is not None else ""
 
 
 def evidence_summary(evidence: Mapping[str, Any] | None, category: str | None = None) -> str:
@@ -150,7 +168,9 @@ def evidence_summary(evidence: Mapping[str, Any] | None, category: str | None = 
     parts = []
     inner = evidence.get("evidence")
     if isinstance(inner, Mapping):
-        parts.append(_detector_summary(category or str(evidence.get("category", "")), inner))
+        detector = evidence.get("detector")
+        detector = detector if isinstance(detector, str) else None
+        parts.append(_detector_summary(category or str(evidence.get("category", "")), inner, detector))
     note = evidence.get("note")
     if isinstance(note, str) and note.strip():
         parts.append(f"note: {note.strip()}")

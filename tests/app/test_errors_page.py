@@ -208,7 +208,12 @@ def test_suggest_tags_stores_exactly_what_suggest_tags_produces(db, tmp_path):
         "suggested",
         "auto",
         "bm25",
-        {"category": "numeral_mismatch", "evidence": {"query": ["2016"], "passage": ["2017"]}, "spans": [[0, 4]]},
+        {
+            "category": "numeral_mismatch",
+            "evidence": {"query": ["2016"], "passage": ["2017"]},
+            "spans": [[0, 4]],
+            "detector": "numerals",
+        },
     ) in stored
     assert {(q, d, c) for q, d, c, *_ in stored} >= {
         ("q2", "alipay", "entity_mismatch"),
