@@ -331,7 +331,9 @@ def annotator_note(session: Session, assignment: Assignment) -> str:
 
     label = _standing(session, package.user_id, [own]).get(own)
     note = _latest_notes(session, package.user_id, [own]).get(own, "")
-    return f"The annotator kept label {label} after the last review" + (f". Their note: {note}" if note else ".")
+    return f"The annotator kept label {label} after the last review." + (
+        f" Their note: {note.rstrip('.')}." if note else ""
+    )
 
 
 def pass_fully_reviewed(session: Session, package: Package, round_no: int, seed: int, threshold: float) -> int:

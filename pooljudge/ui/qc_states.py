@@ -73,9 +73,9 @@ def qc_started(round_id: int, package: str) -> str:
 
     with get_store().read() as session:
         qc_round = session.get_one(QcRound, round_id)
-        status, size = qc_round.status, qc_round.sample_size
+        status, size, number = qc_round.status, qc_round.sample_size, qc_round.round_no
     if status == "passed":
-        return f"{md_escape(package)} round {round_id}: {NOTHING_LEFT}."
+        return f"{md_escape(package)} round {number}: {NOTHING_LEFT}."
     return (
         f"QC round {round_id} started on {md_escape(package)}: {size} items, none reviewed in an earlier round "
         "except labels the annotator kept, which go to reviewers new to them."

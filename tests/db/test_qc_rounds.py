@@ -124,7 +124,7 @@ def test_round_two_reviews_only_new_items_plus_the_kept_one_by_a_new_reviewer(re
     first = _next(store, users["rev3"])
     with store.read() as s:
         assert _doc_of(s, first.assignment_id) == kept
-    assert first.note == "The annotator kept label 1 after the last review. Their note: kept after QC round 1"
+    assert first.note == "The annotator kept label 1 after the last review. Their note: kept after QC round 1."
     assert sorted(_review(store, users["rev1"], TRUTH)) == fresh
     assert sorted(_review(store, users["rev2"], TRUTH)) == fresh
     # rev3 agrees with the kept label: that review decides it, rev1's and rev2's old labels (3 or 0) do not
