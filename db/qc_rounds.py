@@ -399,3 +399,9 @@ def waiting_on_flags(session: Session) -> list[WaitingPackage]:
         if flagged and len(labelled) + len(flagged) == len(rows):
             out.append(WaitingPackage(package.id, package.name, annotator, len(labelled), len(rows), flagged))
     return out
+
+
+def round_outcome(session: Session, round_id: int) -> tuple[str, int, int]:
+    """``(status, sample size, round number)`` of a QC round, for what the page says after starting it."""
+    qc_round = session.get_one(QcRound, round_id)
+    return qc_round.status, qc_round.sample_size, qc_round.round_no

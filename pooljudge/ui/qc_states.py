@@ -67,13 +67,11 @@ def freeze_message(n: int, name: str, left_out: dict[str, int]) -> str:
 
 def qc_started(round_id: int, package: str) -> str:
     """What starting a round did (markdown): the round is under review, or it passed at once with nothing left."""
-    from db.models import QcRound
-    from db.qc_rounds import NOTHING_LEFT
+    from db.qc_rounds import NOTHING_LEFT, round_outcome
     from pooljudge.ui.common import get_store
 
     with get_store().read() as session:
-        qc_round = session.get_one(QcRound, round_id)
-        status, size, number = qc_round.status, qc_round.sample_size, qc_round.round_no
+        status, size, number = round_outcome(session, round_id)
     if status == "passed":
         return f"{md_escape(package)} round {number}: {NOTHING_LEFT}."
     return (
