@@ -392,6 +392,15 @@ def next_item(session: Session, user_id: int, *, skipped: Sequence[int] = ()) ->
     too.  Returns None when nothing is left.  What is served is exactly what :func:`record_judgment`
     accepts (the same open condition).
     """
+    items = next_items(session, user_id, 1, skipped=skipped)
+    return items[0] if items else None
+
+
+def next_items(session: Session, user_id: int, limit: int, *, skipped: Sequence[int] = ()) -> list[Item]:
+    """The user's next ``limit`` unlabelled open items in serving order (:func:`next_item` is the first).
+
+    Each package's skipped items come after the rest of it; a browser queue shows them in this order.
+    """
     rows = session.execute(
         select(Assignment.id, Assignment.purpose, Assignment.package, Assignment.order_index, Assignment.package_id)
         .outerjoin(Package, Package.id == Assignment.package_id)
@@ -399,20 +408,19 @@ def next_item(session: Session, user_id: int, *, skipped: Sequence[int] = ()) ->
         .order_by(Assignment.purpose != "fourth", Assignment.package_id, Assignment.order_index, Assignment.id)
     ).all()
     if not rows:
-        return None
+        return []
     labelled, marks = _own_log(session, user_id, [r[0] for r in rows])
     # A reviewer's flag on a QC item is a note, not a hand-off: nobody else labels that sample, so it
     # comes back like a skip (else the round could never close).  Elsewhere a flag waits for reviewers.
     qc_ids = {r[0] for r in rows if r[1] == "qc"}
     todo = [r for r in rows if r[0] not in labelled and (marks.get(r[0]) != "flag" or r[0] in qc_ids)]
-    if not todo:
-        return None
     skip = set(skipped) | {aid for aid, mark in marks.items() if mark == "skip" or aid in qc_ids}
-    # the first package (in serving order) with work left; its skipped items only after the rest of it
-    group = [r for r in todo if (r[1] == "fourth", r[4], r[2]) == (todo[0][1] == "fourth", todo[0][4], todo[0][2])]
-    chosen = next((r for r in group if r[0] not in skip), group[0])
-    package_rows = [r for r in rows if r[4] == chosen[4] and r[2] == chosen[2]]
-    return _item(session, chosen[0], package_rows, labelled)
+    groups: dict[tuple[bool, Any, Any], list[Any]] = {}  # packages in serving order (dicts keep insertion order)
+    for r in todo:
+        groups.setdefault((r[1] == "fourth", r[4], r[2]), []).append(r)
+    # within a package its skipped items only after the rest of it
+    chosen = [r for group in groups.values() for r in sorted(group, key=lambda r: r[0] in skip)][:limit]
+    return [_item(session, r[0], [p for p in rows if p[4] == r[4] and p[2] == r[2]], labelled) for r in chosen]
 
 
 def _own_log(session: Session, user_id: int, assignment_ids: Sequence[int]) -> tuple[dict[int, int], dict[int, str]]:

@@ -44,7 +44,8 @@ from db.guidelines import (
     set_guidelines,
 )
 from db.navigation import history, open_own_item, overview
-from pooljudge.ui.auth import _in_fragment_run, require_role
+from pooljudge.ui.annotate_component import show_queue, upcoming
+from pooljudge.ui.auth import _in_fragment_run, note_refused, require_role
 from pooljudge.ui.common import flash, get_store, md_escape, show_flash
 from pooljudge.ui.highlight import highlighted_html, verbatim_html
 from pooljudge.ui.rework import rework_screen
@@ -59,6 +60,10 @@ VIEW = "annotate_view"  # the item on screen: {"assignment_id", "token", "shown_
 FLASH = "annotate"  # the flash slot (pooljudge.ui.common.flash) of the next fragment run: a refusal, nothing to undo
 REVISIT = "annotate_revisit"  # the earlier item on screen (an assignment id); absent while new items are shown
 GUIDE = "annotate_guide"  # {"key": (collection, scale), "levels": [...]}: the guide of the item on screen
+# "queue" (the default): new items come from the browser's queue (pooljudge.ui.annotate_component);
+# "server": each key press goes to the server before the next item is drawn, as earlier items always do
+# (the AppTest page tests drive this view: AppTest cannot press keys in a component)
+ITEM_VIEW = "annotate_item_view"
 
 account = require_role(*ROLES)
 store = get_store()
@@ -345,11 +350,55 @@ def _action_buttons(user_id: int, item, token: str, revisit: bool) -> None:
         st.text_area("What is unclear?", key=f"note-{token}")
 
 
+def _queue_command(user_id: int, name: str, shown: int | None) -> None:
+    """U and P pressed in the queue, after the answers sent with them are stored: undo, or go back."""
+    if name == "undo":
+        try:
+            with store.write() as session:
+                undone = undo_last(session, user_id)
+        except Forbidden as exc:
+            _warn(user_id, str(exc))
+            return
+        if undone is None:
+            _warn(user_id, "Nothing to undo.")
+    elif name == "previous":
+        earlier = [aid for aid in _open_history(user_id) if aid != shown]
+        if not earlier:
+            _warn(user_id, "There is no earlier item of yours to go back to.")
+            return
+        state[REVISIT] = earlier[-1]
+        state.pop(VIEW, None)
+
+
+def _queue_panel(user_id: int) -> None:
+    """New items: the browser's queue (pooljudge.ui.annotate_component) shows them and sends the answers."""
+    items = upcoming(store, user_id)
+    with store.read() as session:
+        mine = overview(session, user_id)
+        collection = assignment_collection(session, items[0][0].assignment_id) if items else None
+    _work_caption(mine)
+    scale = items[0][0].scale if items else "graded"
+    _sync_guide(collection, scale)
+    levels = {**default_guide(), scale: state[GUIDE]["levels"]}
+    show_queue(store, user_id, items, levels, KEYS, lambda name, shown: _queue_command(user_id, name, shown))
+    if not items:
+        st.success("Nothing left to label. Thank you!")
+
+
 @st.fragment
 def annotation_panel() -> None:
     me = require_role(*ROLES)  # every fragment run: a disabled or demoted account stops here
+    note_refused(None)  # still signed in: nothing to add to a sign-out notice
     show_flash(FLASH, user_id=me.id)  # not a message left over from an account signed out here
+    queue = state.get(ITEM_VIEW, "queue") == "queue"
+    if queue and state.get(REVISIT) is None:
+        state.pop(VIEW, None)
+        _queue_panel(me.id)
+        return
     item, standing, mine, collection = _item_for(me.id)
+    if queue and state.get(REVISIT) is None:  # the earlier item is no longer open: back to the queue
+        _queue_panel(me.id)
+        return
     revisit = state.get(REVISIT) is not None
     _work_caption(mine)
     if item is None:

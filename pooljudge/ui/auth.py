@@ -40,6 +40,7 @@ _NOTICE = "pooljudge_signed_out"  # why the login screen is shown, until the nex
 _DEAD = "pooljudge_dead_token"  # a token known not to work: st.context.cookies keeps offering it
 _COOKIE_OP = "pooljudge_cookie_op"  # a cookie write waiting for the browser: {"kind", "nonce", ...}
 _REQUESTED = "pooljudge_requested_page"  # the page a logged-out browser asked for: (url path, query params)
+_DETAIL = "pooljudge_signed_out_detail"  # what a page refused to store as the account was signed out (Markdown)
 
 SIGNED_OUT = "You were signed out: the session ended, or the account was disabled or its role changed. Log in again."
 
@@ -60,7 +61,7 @@ def current_account() -> Account | None:
             account = get_account(session, user_id)
         if account is None:
             st.session_state.pop(_KEY, None)
-            st.session_state[_NOTICE] = SIGNED_OUT
+            st.session_state[_NOTICE] = SIGNED_OUT + st.session_state.pop(_DETAIL, "")
         return account
     token = _cookie_token()
     if token and token != st.session_state.get(_DEAD):
@@ -71,6 +72,18 @@ def current_account() -> Account | None:
             return account
         _signed_out(token)
     return None
+
+
+def note_refused(detail: str | None) -> None:
+    """Keep ``detail`` (Markdown, untrusted parts escaped) for the signed-out notice this run is about to show.
+
+    A page that refused to store something because the account was signed out says what (the Annotate page's
+    queued answers); None forgets it (the account is still signed in).
+    """
+    if detail is None:
+        st.session_state.pop(_DETAIL, None)
+    else:
+        st.session_state[_DETAIL] = detail
 
 
 def require_role(*roles: str) -> Account:
@@ -234,7 +247,7 @@ def _signed_out(token: str | None) -> None:
         st.session_state.pop(key, None)
     if token:
         st.session_state[_DEAD] = token
-    st.session_state[_NOTICE] = SIGNED_OUT
+    st.session_state[_NOTICE] = SIGNED_OUT + st.session_state.pop(_DETAIL, "")
     _queue_cookie("delete")  # the cookie holds this dead token (set at login, or it came with the page)
 
 

@@ -64,6 +64,9 @@ PLOT_MARKS = "g.trace path, g.trace rect, g.point path, g.bars path"  # what a d
 MARKER_GONE = "(m) => !document.querySelector('[data-testid=\"stMain\"]').innerText.includes(m)"
 # the grade buttons are drawn and nothing of an earlier run is left (a rerun after login can briefly show the
 # old and the new copy of the panel side by side)
+# the Annotate page's queue (pooljudge/ui/annotate_component) has no answer waiting for the server
+ANSWERS_SAVED = """() => { const q = document.querySelector('[data-testid="annotate-queue"]');
+    return !q || q.dataset.pending === "0"; }"""
 GRADE_BUTTONS_SETTLED = """() => [...document.querySelectorAll('button')].some((b) => b.innerText.startsWith('0 · '))
     && !document.querySelector('[data-stale="true"]')"""
 
@@ -308,11 +311,18 @@ def ready_for_keys(page) -> None:
     page.wait_for_timeout(1000)
 
 
+def wait_saved(page, timeout: int = 60_000) -> None:
+    """Until the Annotate page's queue holds no answer the server has not acknowledged (stored or refused)."""
+    page.wait_for_function(ANSWERS_SAVED, timeout=timeout)
+
+
 def press_grade(page, key: str, marker: str, timeout: int = 30_000) -> None:
-    """Press ``key`` on the item marked ``marker`` once it takes keys, and wait until the next item replaced it."""
+    """Press ``key`` on the item marked ``marker`` once it takes keys, and wait until the next item replaced it
+    and the server has the answer (the queue shows the next item before the answer is stored)."""
     ready_for_keys(page)
     page.keyboard.press(key)
     wait_gone(page, marker, timeout)
+    wait_saved(page, max(timeout, 60_000))
 
 
 # ------------------------------------------------------------------------------- a store set up in-process

@@ -34,7 +34,7 @@ def annotation_pool(app_server, tmp_path_factory):
 
 
 MARKERS = {"d1": "Dangerous", "d2": "330 metres", "d3": "Seine river"}
-PROGRESS = '[data-testid="stProgress"]'
+PROGRESS = '[data-testid="annotate-progress"]'  # the progress line of the queue's item view
 # a passage is shown and the run that drew it is complete (no element of the previous item left over, so
 # the buttons, and their keyboard shortcuts, belong to this item)
 ANY_PASSAGE_SHOWN = """(markers) => {
@@ -44,7 +44,7 @@ ANY_PASSAGE_SHOWN = """(markers) => {
 # the next item is on screen when the progress line changed and the old passage is gone
 NEXT_ITEM_SHOWN = """([prev, marker]) => {
     const main = document.querySelector('[data-testid="stMain"]');
-    const p = document.querySelector('[data-testid="stProgress"]');
+    const p = document.querySelector('[data-testid="annotate-progress"]');
     return !main.innerText.includes(marker) && (!p || p.innerText !== prev);
 }"""
 

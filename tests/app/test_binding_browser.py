@@ -18,6 +18,7 @@ other browser tests' shared server.  Every test asserts against the judgments ta
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 from sqlalchemy import select, update
@@ -106,6 +107,15 @@ def _rows(store, username: str) -> list[tuple]:
         ]
 
 
+def _stored(store, username: str, n: int, timeout: float = 30) -> list[tuple]:
+    """:func:`_rows` once they are ``n`` (or after ``timeout`` s): the page shows the next item before the
+    answer reaches the store (the browser's queue sends it in the background)."""
+    deadline = time.monotonic() + timeout
+    while len(rows := _rows(store, username)) < n and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return rows
+
+
 def _shown(page) -> str:
     return shown_doc(page, MARKERS)
 
@@ -142,7 +152,7 @@ def test_1a_a_second_tab_on_a_labelled_item_stores_nothing_and_moves_on(server, 
     tab1.keyboard.press("3")
     _wait_gone(tab1, first)
     second = _shown(tab1)
-    assert _rows(store, "ann1") == [("q1", first, "label", 3)]
+    assert _stored(store, "ann1", 1) == [("q1", first, "label", 3)]
 
     assert _shown(tab2) == first  # tab 2 still shows the item tab 1 labelled
     tab2.keyboard.press("0")
@@ -156,7 +166,7 @@ def test_1a_a_second_tab_on_a_labelled_item_stores_nothing_and_moves_on(server, 
     ready_for_keys(tab2)
     tab2.keyboard.press("1")
     _wait_gone(tab2, second)
-    assert _rows(store, "ann1") == [("q1", first, "label", 3), ("q1", second, "label", 1)]
+    assert _stored(store, "ann1", 2) == [("q1", first, "label", 3), ("q1", second, "label", 1)]
 
 
 def test_1b_an_adjudication_arriving_meanwhile_never_takes_the_key_press(server, new_page):
@@ -180,7 +190,7 @@ def test_1b_an_adjudication_arriving_meanwhile_never_takes_the_key_press(server,
 
     page.keyboard.press("2")
     _wait_gone(page, "d4")
-    assert _rows(store, "ann4") == [("q2", "d4", "label", 2)]  # on the item shown, not the adjudication
+    assert _stored(store, "ann4", 1) == [("q2", "d4", "label", 2)]  # on the item shown, not the adjudication
     assert _shown(page) == "d5"
     page.get_by_text("Adjudication").first.wait_for(timeout=30_000)
     screenshot(page, "binding-adjudication-next")
@@ -188,7 +198,7 @@ def test_1b_an_adjudication_arriving_meanwhile_never_takes_the_key_press(server,
     ready_for_keys(page)
     page.keyboard.press("1")
     page.get_by_text("Nothing left to label").wait_for(timeout=30_000)
-    assert _rows(store, "ann4") == [("q2", "d4", "label", 2), ("q2", "d5", "label", 1)]
+    assert _stored(store, "ann4", 2) == [("q2", "d4", "label", 2), ("q2", "d5", "label", 1)]
     with store.read() as s:
         final = s.execute(
             select(FinalLabel.grade, FinalLabel.method, FinalLabel.n_labels)

@@ -144,6 +144,8 @@ def test_annotate_page_binary_mode_and_blindness(db):
         create_assignments(s, "tiny *collection*", "p", annotators=["ann"], per_pair=1, scale="binary")
     at = AppTest.from_file(f"{REPO_PAGES}/annotate.py", default_timeout=30)
     at.session_state["pooljudge_user_id"] = ann
+    # the server-drawn item view: AppTest clicks its buttons (the browser queue has its own Chromium tests)
+    at.session_state["annotate_item_view"] = "server"
     at.run()
     assert not at.exception
     labels = [b.label for b in at.button]

@@ -77,9 +77,10 @@ def verbatim_app(tmp_path_factory):
         yield url
 
 
-def _html_with(page, text: str, timeout: int = 60_000):
-    """The st.html element in the main area whose text contains ``text`` (waits for it)."""
-    selector = '[data-testid="stMain"] [data-testid="stHtml"]'
+def _html_with(
+    page, text: str, timeout: int = 60_000, *, selector: str = '[data-testid="stMain"] [data-testid="stHtml"]'
+):
+    """The element (st.html by default) in the main area whose text contains ``text`` (waits for it)."""
     page.wait_for_function(
         """([selector, text]) => [...document.querySelectorAll(selector)].some((e) => e.innerText.includes(text))""",
         arg=[selector, text],
@@ -105,13 +106,14 @@ def test_annotate_page_shows_query_title_and_passage_verbatim(verbatim_app, page
     page.on("request", lambda r: requests.append(r.url))
     login(page, verbatim_app, "ann1")
     page.get_by_text("Passage", exact=True).wait_for(timeout=60_000)
-    passage = _html_with(page, MARKER)
+    queue = '[data-testid="stMain"] [data-testid="annotate-queue"] .pj-verbatim'  # the queue's text elements
+    passage = _html_with(page, MARKER, selector=queue)
     _assert_verbatim(passage, PASSAGE)
     _assert_marked(passage, "tower", "tall")  # query terms still highlighted, Latin and inside CJK text
-    title = _html_with(page, "not italic")
+    title = _html_with(page, "not italic", selector=queue)
     assert title.inner_text() == TITLE  # (in bold: not checked for made-up <b>)
     _assert_marked(title, "tower")
-    query = _html_with(page, "www.query-site.org")
+    query = _html_with(page, "www.query-site.org", selector=queue)
     _assert_verbatim(query, QUERY)
     assert not any("127.0.0.1:9" in url for url in requests)  # no remote image was fetched
     screenshot(page, "verbatim-annotate")

@@ -1,0 +1,132 @@
+"""Acceptance (issue 20, item 2): the Annotate page's queue in the browser, in Chromium against the real app.
+
+- N grade keys pressed back to back, with no wait between them: every press labels the next item, and the
+  store ends with exactly N judgments, the right grade on each item, in the order they were shown;
+- an account disabled while answers are queued: the answer after it is refused, the page says which item
+  and why, and nothing is stored after the revocation.
+
+A server of its own on a fresh store (these tests disable an account).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+from sqlalchemy import select
+
+from db.annotation import create_assignments, next_items
+from db.engine import Store, sqlite_url
+from db.models import Judgment, Passage, User
+from tests.app.browser_helpers import (
+    ALPHA_PASSAGES,
+    add_accounts,
+    cli,
+    import_pooled,
+    login,
+    markers_of,
+    screenshot,
+    serve_sqlite,
+    shown_doc,
+)
+
+pytestmark = pytest.mark.browser
+
+MARKERS = markers_of(ALPHA_PASSAGES)
+QUEUE_READY = """() => { const q = document.querySelector('[data-testid="annotate-queue"]');
+    return q && q.dataset.shown && [...q.querySelectorAll('button')].some((b) => b.innerText.startsWith('0 · ')); }"""
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """``fast`` holds all six passages of collection ``six``; ``gone`` holds the three of collection ``three``."""
+    folder = tmp_path_factory.mktemp("queue")
+    db = folder / "pooljudge.db"
+    setup = Store(sqlite_url(db))
+    with setup.write() as s:
+        add_accounts(s, {"admin": "admin", "fast": "annotator", "gone": "annotator"})
+        for name, docs, holder in (("six", list(ALPHA_PASSAGES), "fast"), ("three", ["d1", "d2", "d3"], "gone")):
+            passages = {d: ("q1", ALPHA_PASSAGES[d]) for d in docs}
+            import_pooled(s, passages, {"q1": "tell me about paris"}, collection=name)
+            create_assignments(s, name, "p", annotators=[holder], per_pair=1, seed=4)
+    setup.dispose()
+    with serve_sqlite(db, folder / "streamlit.log") as url:
+        store = Store(sqlite_url(db))
+        yield {"url": url, "db": db, "store": store}
+        store.dispose()
+
+
+def _serving_order(store, username: str) -> list[str]:
+    with store.read() as s:
+        uid = s.scalar(select(User.id).where(User.username == username))
+        return [item.passage.split()[0] for item in next_items(s, uid, 20)]
+
+
+def _rows(store, username: str) -> list[tuple]:
+    """The user's judgments as (marker word, action, grade), oldest first."""
+    with store.read() as s:
+        rows = s.execute(
+            select(Passage.ext_id, Judgment.action, Judgment.grade)
+            .join(Passage, Passage.id == Judgment.passage_id)
+            .join(User, User.id == Judgment.user_id)
+            .where(User.username == username)
+            .order_by(Judgment.id)
+        )
+        return [(ALPHA_PASSAGES[d].split()[0], action, grade) for d, action, grade in rows]
+
+
+def _wait_rows(store, username: str, n: int, timeout: float = 60) -> list[tuple]:
+    deadline = time.monotonic() + timeout
+    rows = _rows(store, username)
+    while len(rows) < n and time.monotonic() < deadline:
+        time.sleep(0.2)
+        rows = _rows(store, username)
+    return rows
+
+
+def test_rapid_key_presses_each_label_the_next_item_exactly_once(server, new_page):
+    store = server["store"]
+    order = _serving_order(store, "fast")
+    assert len(order) == 6
+    page = new_page()
+    login(page, server["url"], "fast")
+    assert shown_doc(page, MARKERS) == next(d for d, m in MARKERS.items() if m.startswith(order[0]))
+    page.wait_for_function(QUEUE_READY, timeout=60_000)
+    grades = [3, 0, 2, 1, 1, 2]
+    for grade in grades:  # back to back: no wait for the server or the page between presses
+        page.keyboard.press(str(grade))
+    page.get_by_text("Nothing left to label").wait_for(timeout=60_000)
+    rows = _wait_rows(store, "fast", len(grades))
+    assert rows == [(word, "label", g) for word, g in zip(order, grades, strict=True)]
+    # none dropped, none doubled: the page's own latency record has one entry per press
+    assert page.evaluate("window.__pjLatency.length") == len(grades)
+    assert page.locator('[data-testid="annotate-refusals"]').inner_text() == ""
+    screenshot(page, "queue-rapid-presses")
+
+
+def test_a_revoked_account_stores_nothing_more_and_the_page_says_which_item(server, new_page):
+    store = server["store"]
+    order = _serving_order(store, "gone")
+    page = new_page()
+    login(page, server["url"], "gone")
+    page.wait_for_function(QUEUE_READY, timeout=60_000)
+    page.keyboard.press("2")
+    assert _wait_rows(store, "gone", 1) == [(order[0], "label", 2)]
+    cli(server["db"], "user", "disable", "gone")
+    try:
+        page.keyboard.press("1")  # the second item was on screen at once: the answer is queued, then refused
+        notice = page.get_by_text(re.compile(r"signed out", re.I)).first
+        notice.wait_for(timeout=60_000)
+        page.get_by_text(re.compile(r"Not stored: Item 2 of gone-p\d+: this account was signed out")).wait_for(
+            timeout=30_000
+        )
+        screenshot(page, "queue-revoked")
+        # read once the refusal is on screen: the server has answered the press already
+        assert _rows(store, "gone") == [(order[0], "label", 2)]
+        # the items went with the session: the login form instead of the queue
+        assert not any(m in page.locator('[data-testid="stMain"]').inner_text() for m in MARKERS.values())
+        assert page.locator('[data-testid="annotate-queue"]').count() == 0
+        assert page.get_by_role("button", name="Log in").count() == 1
+    finally:
+        cli(server["db"], "user", "enable", "gone")
