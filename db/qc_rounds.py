@@ -405,3 +405,28 @@ def round_outcome(session: Session, round_id: int) -> tuple[str, int, int]:
     """``(status, sample size, round number)`` of a QC round, for what the page says after starting it."""
     qc_round = session.get_one(QcRound, round_id)
     return qc_round.status, qc_round.sample_size, qc_round.round_no
+
+
+def reviewed_counts(session: Session, qc_round: QcRound) -> dict[str, int]:
+    """Each reviewer of the round and how many of its pairs they labelled, counting only reviews that count.
+
+    A kept pair counts only for the reviewers this round gave it (:func:`round_reviews`), so a reviewer of an
+    earlier round is not shown as having reviewed it again.
+    """
+    labels = round_review_labels(session, qc_round)
+    kept = kept_in_round(session, qc_round)
+    sample = {
+        (q, p)
+        for q, p in session.execute(select(QcItem.query_id, QcItem.passage_id).where(QcItem.qc_round_id == qc_round.id))
+    }
+    tag = round_tag(session.get_one(Package, qc_round.package_id).name, qc_round.round_no)
+    holders = {
+        user
+        for q, p, user, assigned in session.execute(
+            select(Assignment.query_id, Assignment.passage_id, User.username, Assignment.package)
+            .join(User, User.id == Assignment.user_id)
+            .where(Assignment.purpose == "qc", Assignment.query_id.in_(sorted({q for q, _p in sample})))
+        )
+        if (q, p) in sample and ((q, p) not in kept or assigned == tag)
+    }
+    return {user: sum(1 for pair in sample if user in labels.get(pair, {})) for user in sorted(holders)}

@@ -29,7 +29,7 @@ from core.ranking import rank_positions
 from core.resolution import METHODS, STATES, resolve
 from core.scale import GRADES  # re-exported as db.review.GRADES
 from core.validators import is_integer
-from db.annotation import LABELLING, pair_labels, qc_review_labels, standing_by_assignment
+from db.annotation import LABELLING, pair_labels, standing_by_assignment
 from db.models import (
     Assignment,
     Collection,
@@ -41,7 +41,6 @@ from db.models import (
     Pool,
     PoolEntry,
     PoolProvenance,
-    QcItem,
     QcRound,
     QueryRecord,
     RunEntryRecord,
@@ -718,25 +717,6 @@ class QcRoundRow:
     reviewed: dict[str, int]
 
 
-def _reviewed_per_round(session: Session, items: dict[int, set[tuple[int, int]]]) -> dict[int, dict[str, int]]:
-    """Per round id: each reviewer holding one of its sampled pairs, and how many of those pairs they labelled."""
-    sampled = set().union(*items.values())
-    reviews = qc_review_labels(session, sampled)
-    holders: dict[tuple[int, int], set[str]] = {}
-    for q, p, user in session.execute(
-        select(Assignment.query_id, Assignment.passage_id, User.username)
-        .join(User, User.id == Assignment.user_id)
-        .where(Assignment.purpose == "qc")
-    ):
-        if (q, p) in sampled:
-            holders.setdefault((q, p), set()).add(user)
-    reviewed = {}
-    for rid, pairs in items.items():
-        reviewers = sorted(set().union(*(holders.get(k, set()) for k in pairs)))
-        reviewed[rid] = {user: sum(1 for k in pairs if user in reviews.get(k, {})) for user in reviewers}
-    return reviewed
-
-
 def qc_history(session: Session, package_id: int | None = None, *, collection: str | None = None) -> list[QcRoundRow]:
     """Every QC round (all kept, none overwritten), by package name then round number.
 
@@ -754,15 +734,10 @@ def qc_history(session: Session, package_id: int | None = None, *, collection: s
         query = query.join(Pool, Pool.id == Package.pool_id).where(
             Pool.collection_id == collection_id(session, collection)
         )
+    from db.qc_rounds import reviewed_counts  # builds on db.annotation, as this module does
+
     rows = session.execute(query).all()
-    if not rows:
-        return []
-    items: dict[int, set[tuple[int, int]]] = {r[0].id: set() for r in rows}
-    for rid, q, p in session.execute(
-        select(QcItem.qc_round_id, QcItem.query_id, QcItem.passage_id).where(QcItem.qc_round_id.in_(list(items)))
-    ):
-        items[rid].add((q, p))
-    reviewed = _reviewed_per_round(session, items)
+    reviewed = {r.id: reviewed_counts(session, r) for r, _package, _annotator in rows}
     out = []
     for r, package, annotator in rows:
         out.append(

@@ -15,6 +15,7 @@ from db.annotation import (
     start_qc_round,
 )
 from db.models import Assignment, Package, Passage, QcItem, QcRound, QueryRecord, User
+from db.review import qc_history
 from db.rework import qc_round_tables, relabel_disputed
 from db.users import add_user
 from tests.db.labelling_helpers import DOCS, PASSWORD, add_accounts, import_two_queries, only_package
@@ -129,6 +130,8 @@ def test_round_two_reviews_only_new_items_plus_the_kept_one_by_a_new_reviewer(re
     assert sorted(_review(store, users["rev2"], TRUTH)) == fresh
     # rev3 agrees with the kept label: that review decides it, rev1's and rev2's old labels (3 or 0) do not
     assert sorted(_review(store, users["rev3"], {**TRUTH, kept: WRONG})) == sorted([*fresh, kept])
+    with store.read() as s:  # rev1 and rev2 reviewed the kept item in round 1 only: round 2 counts 5 of 6 for them
+        assert qc_history(s, package)[1].reviewed == {"rev1": 5, "rev2": 5, "rev3": 6}
     with store.write() as s:
         result = close_qc_round(s, round2)
     assert (result["n_checked"], result["accuracy"], result["decision"]) == (6, 1.0, "pass")
