@@ -51,9 +51,11 @@ def _answer(store, user_id: int, assignment_id: int, token: str, grade: int) -> 
             user_id=user_id,
         )
         return
+    # the annotator's own words for the next reviewer; without them a kept label says "kept after QC round N"
+    note = str(st.session_state.get(f"rework-note-{assignment_id}") or "").strip()
     try:
         with store.write() as session:
-            relabel_disputed(session, user_id, assignment_id, grade, token=token)
+            relabel_disputed(session, user_id, assignment_id, grade, token=token, note=note)
     except (StaleSubmission, Forbidden, ValueError) as exc:
         flash(md_escape(str(exc)), "warning", where=FLASH, user_id=user_id)
     tokens.pop(assignment_id, None)  # used up: the next run draws the item with a fresh token
@@ -88,6 +90,11 @@ def _item(store, user_id: int, item: DisputedItem) -> None:
             show_text(_label(item.current_label, item.scale), label="Answered: your label now")
         else:
             show_text("relabel it, or keep your label if you stand by it", label="Not answered yet")
+            st.text_input(
+                "Note for the next reviewer (optional): a label you keep goes, with this note, to a reviewer "
+                "who has not seen it",
+                key=f"rework-note-{item.assignment_id}",
+            )
         # every grade looks the same: no button is styled to nudge the answer
         row = st.container(horizontal=True)
         for grade in SCALES[item.scale]:

@@ -141,3 +141,12 @@ def test_an_early_resubmission_is_refused_and_keep_my_label_counts_as_an_answer(
     at.button(key=f"rework-resubmit-{package}").click().run()
     with store.read() as s:
         assert s.get(Package, package).status == "submitted"
+
+
+def test_a_kept_label_carries_the_annotators_note_for_the_next_reviewer(returned):
+    store, ids, own, package = returned
+    at = _open(ids["ann"])
+    at.text_input(key=f"rework-note-{own['d1']}").input("the <b>passage</b> names the city")
+    next(b for b in at.button if b.label == "Keep my label").click().run()
+    assert not at.exception
+    assert _ann_labels(store, ids["ann"])[-1] == (own["d1"], 0, "the <b>passage</b> names the city")
