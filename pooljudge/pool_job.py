@@ -172,32 +172,19 @@ def _stage_runs(store: Store, collection: str, new_runs: Mapping[str, tuple[Run,
     Each earlier staged run's heartbeat is refreshed after every run written, so a long write never
     makes them look like a crashed import's leftovers (:func:`db.importer.drop_stale_imports`).
     """
-    from sqlalchemy import select, update
-
-    from db.importer import ImportConflict, drop_staged_runs, store_run
-    from db.models import RunRecord, utcnow
-    from db.queries import collection_id
+    from db.importer import ImportConflict, drop_staged_runs, refresh_staged_runs, stage_run
 
     ids: list[int] = []
     try:
         for name, (run, params) in new_runs.items():
             try:
-                store_run(store, collection, name, run, params=params, publish=False)
+                ids.append(stage_run(store, collection, name, run, params=params))
             except ImportConflict as exc:  # the import's own advice would send the user to the Import page
                 raise ValueError(
                     f"run {name!r} was stored in {collection!r} while this job ran (by another pooling job or an "
                     f"import): pool the stored run (Stored runs to pool), or name the new one, e.g. name=my-{name}"
                 ) from exc
-            with store.write() as session:
-                cid = collection_id(session, collection)
-                ids.append(
-                    session.scalar(
-                        select(RunRecord.id).where(
-                            RunRecord.collection_id == cid, RunRecord.name == name, RunRecord.status == "importing"
-                        )
-                    )
-                )
-                session.execute(update(RunRecord).where(RunRecord.id.in_(ids)).values(staged_at=utcnow()))
+            refresh_staged_runs(store, ids)
     except BaseException:
         drop_staged_runs(store, ids)
         raise
@@ -220,6 +207,7 @@ def save_pool_and_runs(
     A failure at any point (even a pool name taken meanwhile) drops the staged runs, so a retry can
     use the same names.  Returns the saved pool's summary and the number of pre-labels stored.
     """
+    from db.importer import drop_staged_runs, publish_staged_runs
     from db.pools import save_pool, save_prelabels
 
     reporter(0, None, "saving the pool")
@@ -231,13 +219,7 @@ def save_pool_and_runs(
     try:
         with store.write() as session:
             if staged:  # visible in the transaction that saves the pool: both or neither
-                from sqlalchemy import update
-
-                from db.models import RunRecord
-
-                session.execute(
-                    update(RunRecord).where(RunRecord.id.in_(staged)).values(status="ready", staged_at=None)
-                )
+                publish_staged_runs(session, staged)
             summary = save_pool(
                 session,
                 p.collection,
@@ -251,8 +233,6 @@ def save_pool_and_runs(
             )
             n_prelabels = save_prelabels(session, p.collection, prelabels) if prelabels else 0
     except BaseException:
-        from db.importer import drop_staged_runs
-
         drop_staged_runs(store, staged)
         raise
     return summary, n_prelabels
