@@ -38,6 +38,7 @@ OUTCOMES = "annotate_queue_outcomes"  # {token: {"status", "reason"}} of the las
 COMMAND_DONE = "annotate_queue_command"  # serial of the last command (undo, previous) carried out
 SESSION = "annotate_queue_session"  # a new value makes the browser start an empty queue
 DESCRIBED = "annotate_queue_described"  # {token: the item in words} for the refusals of a signed-out account
+TEXTS = "annotate_queue_texts"  # {assignment id: its texts as segments}
 ERROR = "annotate_queue_error"  # a message the callback keeps for the panel's next run
 _NOT_HIGHLIGHTED = frozenset(STOPWORDS_CHINESE)
 
@@ -79,8 +80,23 @@ def _describe(item: Item) -> str:
     return f"Item {item.position} of {item.package}"
 
 
+def _texts(item: Item) -> dict[str, Any]:
+    """The item's texts as segments, computed once per item and session (a rerun re-sends the whole queue)."""
+    cache = st.session_state.setdefault(TEXTS, {})
+    if item.assignment_id not in cache:
+        if len(cache) >= 4 * AHEAD:
+            cache.pop(next(iter(cache)))  # the oldest: long gone from the queue
+        cache[item.assignment_id] = {
+            "query": segments(None, item.query, item.query_language),
+            "title": segments(item.query, item.title, item.passage_language) if item.title else [],
+            "passage": segments(item.query, item.passage, item.passage_language),
+        }
+    return cache[item.assignment_id]
+
+
 def _payload(item: Item, token: str) -> dict[str, Any]:
     return {
+        **_texts(item),
         "assignment_id": item.assignment_id,
         "token": token,
         "scale": item.scale,
@@ -88,9 +104,6 @@ def _payload(item: Item, token: str) -> dict[str, Any]:
         "done": item.done,
         "total": item.total,
         "describe": _describe(item),
-        "query": segments(None, item.query, item.query_language),
-        "title": segments(item.query, item.title, item.passage_language) if item.title else [],
-        "passage": segments(item.query, item.passage, item.passage_language),
         # a QC item whose label the annotator kept after rework: that label and the annotator's note
         "note": getattr(item, "note", ""),
     }
