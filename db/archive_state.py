@@ -11,6 +11,8 @@ archived (:func:`archived_note`).
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from sqlalchemy import ColumnElement, exists, or_, select
 from sqlalchemy.orm import Session, aliased
 
@@ -86,3 +88,13 @@ def _sentence(kind: str, name: str, by: str | None, at: object, *, collection: s
         f"{label} {name!r} is archived (by {by or 'unknown'} at {at:%Y-%m-%d %H:%M} UTC); it is read all the same "
         f"(`{restore}` shows it again)."
     )
+
+
+def archived_collection(session: Session, collection: str) -> tuple[str | None, datetime] | None:
+    """``(archived by, archived at)`` of an archived collection; None when it is not archived or not there."""
+    row = session.execute(
+        select(Collection.archived_by, Collection.archived_at).where(
+            Collection.name == collection, Collection.archived_at.is_not(None)
+        )
+    ).first()
+    return None if row is None or row.archived_at is None else (row.archived_by, row.archived_at)

@@ -166,6 +166,23 @@ def fmt_float(value: float | None, digits: int = 1) -> str:
     return "-" if value is None else f"{value:,.{digits}f}"
 
 
+def _archived_link_notice(container, wanted: str, chosen: str) -> None:
+    """An info line when the URL names an archived collection (the box shows ``chosen`` instead)."""
+    from db.archive_state import archived_collection
+
+    with get_store().read() as session:
+        archived = archived_collection(session, wanted)
+    if archived is not None:
+        by, at = archived
+        container.info(
+            md_escape(
+                f"Collection {wanted!r} (from the link) is archived (by {by or 'unknown'} at {at:%Y-%m-%d %H:%M} "
+                f"UTC): this page shows {chosen!r}. Restore it on the Manage page to work on it here; "
+                f"`pooljudge eval -c` and `export -c` still read it by name."
+            )
+        )
+
+
 def collection_box(
     container, collections: Sequence, *, key: str, label: str = "Collection", format_func: Callable | None = None
 ):
@@ -201,6 +218,8 @@ def collection_box(
         wanted = st.query_params.get(COLLECTION_PARAM)
         chosen = next((n for n in (wanted, state.get(COLLECTION_STATE)) if n in by_name), names[0])
         state[COLLECTION_STATE] = chosen
+        if wanted and wanted not in by_name:  # a link to an archived collection: say so, not a silent switch
+            _archived_link_notice(container, wanted, str(chosen))
 
     def remember() -> None:  # only a choice the user makes moves the shared one (a page may hold two boxes)
         st.session_state[COLLECTION_STATE] = st.session_state[key]

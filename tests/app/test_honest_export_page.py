@@ -80,3 +80,30 @@ def test_a_package_held_by_a_flag_says_so_and_links_to_the_flags(db):
     assert "[Open the flagged items (Review › Throughput › Flagged items)](review)" in [m.value for m in at.markdown]
     # the package is not offered for QC, and the warning is why
     assert "ann1-p001" not in str([o for sb in at.selectbox for o in sb.options])
+
+
+def test_a_link_to_an_archived_collection_says_so(db):
+    from core.types import CollectionSource, Passage, Query
+    from db.archive import archive
+    from db.importer import import_collection
+
+    source = CollectionSource(
+        passages=lambda: iter([Passage("x1", "text")]), queries=lambda: iter([Query("y1", "q")]), qrels=lambda: iter(())
+    )
+    with db.write() as s:
+        import_collection(s, source, name="other", format="t", location="m")
+        archive(s, "collection", "c", by="admin")
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(VIEWS / "admin.py"), default_timeout=60)
+    at.session_state["pooljudge_user_id"] = db.ids["admin"]
+    at.query_params["collection"] = "c"
+    at.session_state["admin_tab"] = "Qrels"
+    at.run()
+    assert not at.exception
+    [info] = [_plain(i.value) for i in at.info]
+    assert info.startswith("Collection 'c' (from the link) is archived (by admin at ")
+    assert info.endswith(
+        "UTC): this page shows 'other'. Restore it on the Manage page to work on it here; `pooljudge eval -c` "
+        "and `export -c` still read it by name."
+    )
