@@ -10,6 +10,7 @@ from db.queries import list_runs, load_qrels, load_run
 from pooljudge.encoders import described_models
 from pooljudge.ui.auth import require_role
 from pooljudge.ui.common import blank_missing, collection_box, collections_or_stop, get_store, md_escape
+from pooljudge.ui.qc_states import version_left_out
 
 require_role("admin", "reviewer")
 st.title("Runs and export")
@@ -79,6 +80,9 @@ def qrels_file(collection: str, version: str, level: int) -> str:
     return buffer.getvalue()
 
 
+left_out = version_left_out(store, info.name, version)  # judged pairs without a final label are not silently gone
+if left_out:
+    st.warning(left_out)
 try:
     content = qrels_file(info.name, version, int(level))
 except ValueError as exc:  # ids with whitespace cannot be written to TREC files

@@ -78,3 +78,20 @@ def qc_started(round_id: int, package: str) -> str:
         f"QC round {round_id} started on {md_escape(package)}: {size} items, none reviewed in an earlier round "
         "except labels the annotator kept, which go to reviewers new to them."
     )
+
+
+def version_left_out(store: Any, collection: str, version: str) -> str:
+    """What a qrels version's download leaves out (markdown): the judged pairs not in it, by reason, or ``""``."""
+    from db.queries import load_qrels
+
+    with store.read() as session:
+        pairs = unresolved_pairs(session, collection, load_qrels(session, collection, version))
+    if not pairs:
+        return ""
+    reasons = ", ".join(f"{n} {md_escape(reason)}" for reason, n in counts_by_reason(pairs).items())
+    return (
+        f"This version holds resolved pairs only: {len(pairs)} judged pair{'s' * (len(pairs) != 1)} of the "
+        f"collection {'are' if len(pairs) != 1 else 'is'} not in it ({reasons}). "
+        "`pooljudge export qrels --list-unresolved` lists them; `--unresolved-median PATH` writes their median "
+        "labels to a separate file."
+    )

@@ -107,3 +107,22 @@ def test_a_link_to_an_archived_collection_says_so(db):
         "UTC): this page shows 'other'. Restore it on the Manage page to work on it here; `pooljudge eval -c` "
         "and `export -c` still read it by name."
     )
+
+
+def test_the_download_page_says_which_judged_pairs_a_version_leaves_out(db):
+    from streamlit.testing.v1 import AppTest
+
+    from db.annotation import freeze_qrels
+
+    with db.write() as s:
+        freeze_qrels(s, "c", "v1")
+    at = AppTest.from_file(str(VIEWS / "runs.py"), default_timeout=60)
+    at.session_state["pooljudge_user_id"] = db.ids["admin"]
+    at.run()
+    assert not at.exception
+    assert [_plain(w.value) for w in at.warning] == [
+        "This version holds resolved pairs only: 4 judged pairs of the collection are not in it (1 waiting for a "
+        "4th label, 1 excluded after a 4th differing label, 1 flagged, 1 waiting for more labels). `pooljudge "
+        "export qrels --list-unresolved` lists them; `--unresolved-median PATH` writes their median labels to a "
+        "separate file."
+    ]
