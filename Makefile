@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)
 
 run: setup
-	$(BIN)/streamlit run app.py --server.headless true --server.port $(PORT) --browser.gatherUsageStats false
+	$(BIN)/streamlit run serve.py --server.headless true --server.port $(PORT) --browser.gatherUsageStats false
 
 # Chromium for the browser tests, and a CJK font so Chinese passages render in its screenshots.
 chromium:

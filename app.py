@@ -1,4 +1,4 @@
-"""pooljudge: the Streamlit entry point.  Run with ``streamlit run app.py`` (or ``make run``).
+"""pooljudge: the Streamlit entry point.  Served by ``streamlit run serve.py`` (or ``make run``).
 
 Navigation is declared here with ``st.navigation``, the one mechanism the app
 uses, so that the set of pages depends on who is logged in: an annotator is

@@ -10,11 +10,11 @@ message saying so.
 
 The cookie is read with Streamlit's own ``st.context.cookies`` (the cookies
 the browser sent when the page was opened, so available on the first run) and
-written or deleted with ``extra_streamlit_components.CookieManager`` (a
-maintained component; no JavaScript of ours).  A component only acts once the
-browser has rendered it, so a write is kept pending in the session, and the
-component rendered on every full run by :func:`sync_cookie`, until the
-browser reports it done.
+written or deleted by the server's own route (:mod:`pooljudge.ui.session_route`,
+``streamlit run serve.py``) as ``HttpOnly; SameSite=Strict``: no page script
+can read it.  A sign-in shows the signed-in page only once the browser holds
+the cookie (:mod:`pooljudge.ui.session_cookie`), so a URL opened straight
+after is signed in too.
 
 Page tests (AppTest) put only an account id into the session, without a
 token: such a session re-reads the account (active, role) on every run.
@@ -23,14 +23,13 @@ token: such a session re-reads the account (active, role) on every run.
 from __future__ import annotations
 
 import math
-import secrets
-from datetime import UTC, datetime
 
 import streamlit as st
 from sqlalchemy.exc import OperationalError
 
 from db.sessions import SESSION_TTL, check_session, login, revoke_session, touch_session
 from db.users import Account, get_account
+from pooljudge.ui import session_cookie
 from pooljudge.ui.common import get_store
 
 COOKIE = "pooljudge_session"
@@ -38,7 +37,7 @@ _KEY = "pooljudge_user_id"
 _TOKEN = "pooljudge_session_token"
 _NOTICE = "pooljudge_signed_out"  # why the login screen is shown, until the next sign-in
 _DEAD = "pooljudge_dead_token"  # a token known not to work: st.context.cookies keeps offering it
-_COOKIE_OP = "pooljudge_cookie_op"  # a cookie write waiting for the browser: {"kind", "nonce", ...}
+_COOKIE_OP = "pooljudge_cookie_op"  # the nonce of a cookie deletion the browser has not asked for yet
 _REQUESTED = "pooljudge_requested_page"  # the page a logged-out browser asked for: (url path, query params)
 _DETAIL = "pooljudge_signed_out_detail"  # what a page refused to store as the account was signed out (Markdown)
 
@@ -148,13 +147,13 @@ def take_requested_page() -> tuple[str, dict[str, str]] | None:
 
 
 def sign_in(account: Account, token: str) -> None:
-    """Keep the new session in this browser (state now, cookie as soon as the browser confirms) and rerun."""
+    """Keep the new session in this browser (the HttpOnly cookie first, then the state) and rerun."""
+    with st.spinner("Signing in…"):
+        session_cookie.write_now("set", token, max_age=int(SESSION_TTL.total_seconds()))
     st.session_state[_KEY] = account.id
     st.session_state[_TOKEN] = token
-    for key in (_NOTICE, _DEAD):
+    for key in (_NOTICE, _DEAD, _COOKIE_OP):
         st.session_state.pop(key, None)
-    expires = datetime.now(UTC) + SESSION_TTL
-    _queue_cookie("set", token=token, expires=expires)
     st.rerun()
 
 
@@ -167,41 +166,16 @@ def logout() -> None:
     st.session_state.clear()
     if token:
         st.session_state[_DEAD] = token
-    _queue_cookie("delete")
+    session_cookie.write_now("clear", timeout=10)  # the token is revoked already: this only tidies the browser
     st.rerun()
 
 
 def sync_cookie() -> None:
-    """Render the pending cookie write until the browser reports it done (call once per full run, from app.py).
-
-    Not from fragments: a component rendered inside a fragment belongs to it.
-    The components have no height; they sit at the top of the page.
-    """
-    op = st.session_state.get(_COOKIE_OP)
-    if op is None:
-        return
-    done_key = f"pooljudge_cookie_{op['kind']}_{op['nonce']}"
-    if st.session_state.get(done_key):  # the component's value: True once the browser did it
+    """Show the pending deletion of a dead token's cookie until the browser asked for it (once per full run,
+    from app.py; not from fragments, whose elements belong to them)."""
+    nonce = st.session_state.get(_COOKIE_OP)
+    if nonce is not None and session_cookie.show_pending(nonce):
         del st.session_state[_COOKIE_OP]
-        return
-    from extra_streamlit_components import CookieManager
-
-    manager = CookieManager(key=f"pooljudge_cookies_{op['nonce']}")
-    if op["kind"] == "set":
-        manager.set(
-            COOKIE,
-            op["token"],
-            key=done_key,
-            path="/",
-            expires_at=op["expires"],
-            same_site="strict",
-            secure=_https() or None,
-        )  # HTTPS-only when served over HTTPS; plain HTTP on localhost
-    else:
-        try:
-            manager.delete(COOKIE, key=done_key)
-        except KeyError:  # the component was rendered; CookieManager only failed to drop it from its own dict
-            pass
 
 
 def client_address() -> str:
@@ -248,15 +222,8 @@ def _signed_out(token: str | None) -> None:
     if token:
         st.session_state[_DEAD] = token
     st.session_state[_NOTICE] = SIGNED_OUT + st.session_state.pop(_DETAIL, "")
-    _queue_cookie("delete")  # the cookie holds this dead token (set at login, or it came with the page)
-
-
-def _https() -> bool:
-    try:
-        url = st.context.url
-    except Exception:  # noqa: BLE001 - no client context
-        return False
-    return isinstance(url, str) and url.lower().startswith("https://")
+    if token:  # the cookie holds this dead token (set at login, or it came with the page): drop it
+        st.session_state[_COOKIE_OP] = session_cookie.offer_clear()
 
 
 def _cookie_token() -> str | None:
@@ -265,10 +232,6 @@ def _cookie_token() -> str | None:
     except Exception:  # noqa: BLE001 - no client context: no cookies
         return None
     return value if isinstance(value, str) and value else None  # AppTest's context is a stand-in
-
-
-def _queue_cookie(kind: str, **values) -> None:
-    st.session_state[_COOKIE_OP] = {"kind": kind, "nonce": secrets.token_hex(4), **values}
 
 
 def _in_fragment_run() -> bool:

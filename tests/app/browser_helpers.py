@@ -103,15 +103,16 @@ def _wait_healthy(url: str, proc: subprocess.Popen, log, timeout: float) -> None
 
 @contextlib.contextmanager
 def serve_app(env: dict[str, str], log_path: Path, *, timeout: float = 90, script: Path = REPO / "app.py"):
-    """``streamlit run script`` (the app by default) with ``env`` on a free port until the block ends; yields its
+    """``streamlit run serve.py`` serving ``script`` (the app by default; ``$POOLJUDGE_APP``) with ``env`` on a free
+    port until the block ends, as ``make run`` does (the HttpOnly session cookie's route included); yields its
     base URL."""
     port = _free_port()
     flags = ["--server.headless", "true", "--server.port", str(port), "--browser.gatherUsageStats", "false"]
     with open(log_path, "w+") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", str(script), *flags],
+            [sys.executable, "-m", "streamlit", "run", str(REPO / "serve.py"), *flags],
             cwd=REPO,
-            env={"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", **env},
+            env={"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", **env, "POOLJUDGE_APP": str(script)},
             stdout=log,
             stderr=subprocess.STDOUT,
         )
@@ -224,8 +225,8 @@ def login(page, base_url: str, username: str, password: str = PASSWORD, path: st
     page.goto(base_url + path)
     fill_login(page, username, password)
     page.get_by_text(f"Logged in as {username}").wait_for(timeout=60_000)
-    # The session cookie is written by a component, which reruns the app once the browser confirms it;
-    # a click during that rerun can be lost, so wait until the cookie is there and the app is idle.
+    # The session cookie is set before the signed-in page is shown; wait for it all the same (a server started
+    # without serve.py sets none, hence the bounded wait) and until the app is idle.
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and not any(c["name"] == "pooljudge_session" for c in page.context.cookies()):
         page.wait_for_timeout(100)

@@ -120,6 +120,10 @@ def test_a_reload_keeps_the_annotator_signed_in_on_the_same_item(server, new_pag
     # the keyboard flow goes on after the reload, on the item shown
     n = _judgments(server["store"], ANNOTATOR)
     press_grade(page, "2", MARKERS[before])
+    # the queue shows the next item at once and sends the answer in the background: wait for it to be stored
+    deadline = time.monotonic() + 30
+    while _judgments(server["store"], ANNOTATOR) < n + 1 and time.monotonic() < deadline:
+        page.wait_for_timeout(100)
     assert _judgments(server["store"], ANNOTATOR) == n + 1
 
 
