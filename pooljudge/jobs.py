@@ -71,7 +71,7 @@ def run_import_job(store: Store, info: JobInfo, report: Reporter) -> dict[str, A
     """The app's import: :func:`db.importer.import_path` with the job's params, progress into the job row.
 
     Params: ``format``, ``path``, ``collection``, ``merge`` (bool), ``qrels_name``, ``allow_unknown_ids`` (bool),
-    ``level`` and ``run_name`` (optional).  An upload from the browser also has ``upload``:
+    ``allow_large_grades`` (bool: grades beyond -1000..1000), ``level`` and ``run_name`` (optional).  An upload from the browser also has ``upload``:
     ``{"dir": staging folder, "name": the uploaded file's name}`` (:mod:`pooljudge.uploads`): a zip is
     unpacked safely first, every message names the uploaded file instead of the temp path, and the
     staging folder is removed whatever the outcome (``path`` is then only the name shown).
@@ -109,20 +109,22 @@ def run_import_job(store: Store, info: JobInfo, report: Reporter) -> dict[str, A
 
 
 def _import(store: Store, p: dict[str, Any], path: Any, report: Reporter) -> dict[str, Any]:
+    from core.limits import allow_large_grades
     from db.importer import import_path
 
-    summary = import_path(
-        store,
-        p["format"],
-        path,
-        name=p["collection"],
-        mode="merge" if p.get("merge") else "create",
-        qrels_name=p.get("qrels_name") or "imported",
-        allow_unknown_ids=bool(p.get("allow_unknown_ids")),
-        level=p.get("level"),
-        run_name=p.get("run_name"),
-        progress=lambda stage, done, total: report(done, total, IMPORT_STAGES.get(stage, stage)),
-    )
+    with allow_large_grades(bool(p.get("allow_large_grades"))):  # the readers are consumed inside import_path
+        summary = import_path(
+            store,
+            p["format"],
+            path,
+            name=p["collection"],
+            mode="merge" if p.get("merge") else "create",
+            qrels_name=p.get("qrels_name") or "imported",
+            allow_unknown_ids=bool(p.get("allow_unknown_ids")),
+            level=p.get("level"),
+            run_name=p.get("run_name"),
+            progress=lambda stage, done, total: report(done, total, IMPORT_STAGES.get(stage, stage)),
+        )
     return summary.as_dict()
 
 

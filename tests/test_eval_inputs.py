@@ -139,3 +139,28 @@ def test_import_refuses_a_huge_grade_and_the_store_is_unchanged(tmp_path, capsys
     assert main(["--db", url, "-q", "eval", "-c", "c", "v2", "t", "-m", "nDCG@10"]) == 1
     out, err = capsys.readouterr()
     assert out == "" and err.startswith(f"error: the largest grade is {HUGE}: trec_eval would allocate about 14.9 GiB")
+
+
+def test_an_import_job_refuses_a_huge_grade_unless_its_params_allow_it(store, tmp_path):
+    from core.errors import FormatError
+    from db.jobs import create_job, get_job
+    from pooljudge.jobs import run_job
+
+    huge = tmp_path / "huge.qrels"
+    huge.write_text(f"q1 0 a 1\nq1 0 b {HUGE}\n", encoding="utf-8")
+    params = {"format": "trec-qrels", "path": str(huge), "collection": "c"}
+    with store.write() as s:
+        job = create_job(s, "import", params)
+    with pytest.raises(FormatError):
+        run_job(store, job)
+    with store.read() as s:
+        assert get_job(s, job).error == (
+            f"{huge}:2: grade {HUGE} is outside -1000..1000 (grade (column 4)); "
+            "larger grades are read only when allowed (--allow-large-grades)"
+        )
+        assert list_collections(s) == []
+    with store.write() as s:
+        job = create_job(s, "import", {**params, "allow_large_grades": True})
+    run_job(store, job)
+    with store.read() as s:
+        assert load_qrels(s, "c") == {"q1": {"a": 1, "b": HUGE}}

@@ -49,6 +49,11 @@ with st.form("import", enter_to_submit=False):  # Enter in a box would start the
         help="Refused by default: a typo in an id would silently score 0. TREC qrels may judge documents outside "
         "the corpus: accept them here, the summary counts them.",
     )
+    allow_large = st.checkbox(
+        "Accept qrels grades beyond -1000..1000",
+        help="Refused by default: such a grade is usually a score or an id in the grade column, and evaluating "
+        "it makes trec_eval allocate 8 bytes per grade level.",
+    )
     submitted = st.form_submit_button("Import", type="primary")
 
 
@@ -64,6 +69,7 @@ def _start_import(shown_path: str, **extra) -> int:
         "merge": merge,
         "qrels_name": qrels_name.strip() or "imported",
         "allow_unknown_ids": allow_unknown,
+        "allow_large_grades": allow_large,
         "level": level,
         "run_name": run_name.strip() or None,
         **extra,

@@ -22,6 +22,7 @@ def test_the_form_passes_the_checkbox_the_level_and_the_run_name_to_the_job(db, 
     at.text_input[3].input(" my run ")
     at.selectbox[1].select(1)
     at.checkbox[1].check()
+    at.checkbox[2].check()  # grades beyond -1000..1000
     at.button[0].click().run()
     assert not at.exception and not at.error
     with db.read() as s:
@@ -33,6 +34,7 @@ def test_the_form_passes_the_checkbox_the_level_and_the_run_name_to_the_job(db, 
         "merge": False,
         "qrels_name": "imported",
         "allow_unknown_ids": True,
+        "allow_large_grades": True,
         "level": 1,
         "run_name": "my run",
     }
