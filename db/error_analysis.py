@@ -304,8 +304,7 @@ def suggest_tags(
         default) skips typos.  :func:`collection_term_frequencies` builds one
         in a single pass over the collection.
     lexicon, encoder : optional
-        A collection's own names ``{name: kind}`` and its encoder (enabling
-        the embedding-alignment detector), passed to :func:`~core.detectors.suggest`.
+        Passed on: a collection's own names ``{name: kind}``; its encoder (the alignment detector).
 
     Returns
     -------
@@ -324,11 +323,9 @@ def suggest_tags(
     documents = _earlier_chunks(session, cid, pairs)
     existing = _auto_tag_keys(session, cid)
     stored = 0
+    options = {"language": language, "term_frequencies": term_frequencies, "lexicon": lexicon, "encoder": encoder}
     for pair in pairs:
-        found = _suggest(
-            pair, documents, language=language, term_frequencies=term_frequencies, lexicon=lexicon, encoder=encoder
-        )
-        for s in found:
+        for s in _suggest(pair, documents, **options):
             key = (pair["query_id"], pair["doc_id"], s.category)
             if key in existing:
                 continue

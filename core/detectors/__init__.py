@@ -17,7 +17,11 @@ Layout
     :class:`Pair` and :class:`Detector`, shared text helpers.
 one module per detector family
     :mod:`~core.detectors.numerals`, :mod:`~core.detectors.entities`,
-    :mod:`~core.detectors.syntax` (from-to relations),
+    :mod:`~core.detectors.syntax` (from-to relations and the conversion
+    frames of :mod:`~core.detectors.direction`), :mod:`~core.detectors.names`
+    (the kinded Chinese name list and a collection's lexicon, read by the
+    entity detector), :mod:`~core.detectors.alignment` (the embedding
+    alignment: no word list, needs the collection's encoder),
     :mod:`~core.detectors.terms` (term overlap), :mod:`~core.detectors.typos`,
     :mod:`~core.detectors.false_negatives`, :mod:`~core.detectors.main_topic`,
     :mod:`~core.detectors.coreference`, :mod:`~core.detectors.acronyms`.
@@ -39,6 +43,7 @@ prints each detector's precision and recall on a labelled set of pairs.
 from __future__ import annotations
 
 from core.detectors.acronyms import AcronymEvidence, detect_acronym
+from core.detectors.alignment import AlignmentEvidence, detect_alignment_mismatch
 from core.detectors.base import Detector, Evidence, Pair, Suggestion
 from core.detectors.coreference import CoreferenceEvidence, detect_coreference
 from core.detectors.entities import EntityEvidence, detect_entity_mismatch
@@ -49,6 +54,7 @@ from core.detectors.false_negatives import (
     false_negative_candidates,
 )
 from core.detectors.main_topic import MainTopicEvidence, detect_main_topic
+from core.detectors.names import load_lexicon
 from core.detectors.numerals import NumeralEvidence, detect_numeral_mismatch
 from core.detectors.registry import DETECTORS, evidence_class, read_evidence, suggest
 from core.detectors.syntax import SyntacticEvidence, detect_syntactic_mismatch
@@ -60,6 +66,7 @@ __all__ = [
     "DETECTORS",
     "TAXONOMY",
     "AcronymEvidence",
+    "AlignmentEvidence",
     "Category",
     "CoreferenceEvidence",
     "Detector",
@@ -76,6 +83,7 @@ __all__ = [
     "TypoEvidence",
     "category_ids",
     "detect_acronym",
+    "detect_alignment_mismatch",
     "detect_coreference",
     "detect_entity_mismatch",
     "detect_false_negative",
@@ -87,6 +95,7 @@ __all__ = [
     "evidence_class",
     "false_negative_candidates",
     "levenshtein",
+    "load_lexicon",
     "merge_categories",
     "read_evidence",
     "suggest",

@@ -243,10 +243,15 @@ def _key(text: str) -> str:
 
 
 def _present(q: Phrase, passage: str, p_phrases: Sequence[Phrase]) -> bool:
-    """The query phrase is in the passage: the same value for a number, the same text otherwise."""
+    """The query phrase is in the passage: the same value for a number; for a name, its text, or a passage
+    name inside it or around it (Tesla for Nikola Tesla: a shorter mention of the same name, not another one).
+    """
     if q.value is not None:
         return any(p.kind == q.kind and p.value == q.value for p in p_phrases)
-    return contains(passage, q.text)
+    key = _key(q.text)
+    return contains(passage, q.text) or any(
+        p.value is None and (_key(p.text) in key or key in _key(p.text)) for p in p_phrases
+    )
 
 
 def _category(q: Phrase, p: Phrase) -> str:

@@ -97,10 +97,9 @@ def suggest(
 
     Parameters
     ----------
-    query, passage, label, score, rank, title, earlier_chunks, term_frequencies, overlap_threshold, depth, answers
-        The :class:`~core.detectors.base.Pair` fields of the same names (documented there).
-    lexicon, encoder
-        Likewise: a collection's own names ``{name: kind}`` and its encoder.
+    query, passage, label, score, rank, title, earlier_chunks, term_frequencies
+        The :class:`~core.detectors.base.Pair` fields of the same names (documented there), as are
+        ``overlap_threshold``, ``depth``, ``answers``, ``lexicon`` and ``encoder``.
     language : {"en", "zh", "mixed"} or None, optional
         Detected from the texts when ``None``.
     analyzer : Analyzer, optional
@@ -114,28 +113,18 @@ def suggest(
     check_str("query", query), check_str("passage", passage), check_str("title", title)
     lang = resolve_language(language, query, passage)
     pair = Pair(
-        query,
-        passage,
-        analyzer or analyzer_for("en" if lang == "en" else "zh"),
-        lang,
-        label=label,
-        score=score,
-        rank=rank,
-        title=title,
-        earlier_chunks=earlier_chunks,
-        term_frequencies=term_frequencies,
-        overlap_threshold=overlap_threshold,
-        depth=depth,
-        answers=answers,
-        lexicon=lexicon,
-        encoder=encoder,
-    )
+        query, passage, analyzer or analyzer_for("en" if lang == "en" else "zh"), lang, label, score, rank, title,
+        earlier_chunks, term_frequencies, overlap_threshold, depth, answers, lexicon, encoder,
+    )  # fmt: skip
+    return _run(pair)
+
+
+def _run(pair: Pair) -> list[Suggestion]:
+    """Every applicable detector on ``pair``, each suggestion named by its detector, a fallback's only new ones."""
     out: list[Suggestion] = []
     for detector in DETECTORS:
-        if not detector.applies(pair):
-            continue
-        given = {s.category for s in out}
-        for s in detector.run(pair):
-            if not (detector.fallback and s.category in given):
-                out.append(dataclasses.replace(s, detector=detector.name))
+        if detector.applies(pair):
+            given = {s.category for s in out}
+            found = [s for s in detector.run(pair) if not (detector.fallback and s.category in given)]
+            out += [dataclasses.replace(s, detector=detector.name) for s in found]
     return sorted(out, key=lambda s: s.category)

@@ -17,6 +17,7 @@ CLUSTERS = {
     "phone": ["小米", "华为"],
     "site": ["三星堆", "殷墟"],
     "model": ["iPhone 13", "iPhone 12", "iphone 13", "iphone 12"],
+    "inventor": ["Nikola Tesla", "Tesla", "Edison"],
 }
 
 
@@ -95,6 +96,8 @@ def test_a_close_phrase_of_the_same_kind_is_a_mismatch(query, passage, q_phrase,
         ("小米手机怎么截图", "截图方法：同时按住电源键和音量下键。"),  # no counterpart at all
         ("三星堆遗址在哪里", "华为手机截图方法"),  # a counterpart of another kind (slot) only
         ("is the Toyota safe", "The weather in Paris is mild."),  # a name, but not a close one
+        # a shorter mention of the query's name is the same name, however close another one is
+        ("what did Nikola Tesla invent", "Tesla worked for Edison before founding his own company."),
     ],
 )
 def test_equal_missing_or_unrelated_counterparts_are_clean(query, passage) -> None:
