@@ -48,6 +48,7 @@ from db.review import (
     throughput,
 )
 from pooljudge.ui.auth import require_role
+from pooljudge.ui.background import background, shown_value
 from pooljudge.ui.common import (
     blank_missing,
     collection_box,
@@ -93,8 +94,7 @@ def labels_text(labels: dict[str, int]) -> str:
     return ", ".join(f"{user}: {grade}" for user, grade in labels.items())
 
 
-@st.cache_data(ttl=600, show_spinner="Computing agreement...")
-def agreement(url: str, collection: str, marker: tuple) -> tuple[list, dict]:
+def agreement_of(collection: str) -> tuple[list, dict]:
     with store.read() as session:
         # a dict of the wider key type: Mapping is invariant in its keys
         labels: dict[Hashable, dict[str, int]] = dict(standing_labels(session, collection).items())
@@ -102,23 +102,23 @@ def agreement(url: str, collection: str, marker: tuple) -> tuple[list, dict]:
     return judgments, agreement_report(judgments, categories=GRADES)
 
 
-TABLES: dict[str, Callable] = {
-    "queue": adjudication_queue,
-    "excluded": excluded_pairs,
-    "pairs": reviewable_pairs,
-    "throughput": throughput,
-    "flagged": flagged,
-    "distribution": final_label_distribution,
-    "table": review_table,
+TABLES: dict[str, tuple[str, Callable]] = {
+    "queue": ("the adjudication queue", adjudication_queue),
+    "excluded": ("the excluded pairs", excluded_pairs),
+    "pairs": ("the reviewable pairs", reviewable_pairs),
+    "throughput": ("the throughput", throughput),
+    "flagged": ("the flagged items", flagged),
+    "distribution": ("the final labels", final_label_distribution),
+    "table": ("the pairs table", review_table),
+    "agreement": ("the agreement", lambda session, collection: agreement_of(collection)),
 }
 
 
-@st.cache_data(ttl=600, show_spinner=False)
-def tables(url: str, collection: str, marker: tuple, writes: int, name: str) -> Any:
-    # one table per call, so that a tab reads only what it shows;
-    # writes: this session's reassignments, which move no judgment and so leave the marker unchanged
+def compute(name: str, collection: str) -> Any:
+    if name == "agreement":  # reads in its own session, then computes without holding one
+        return agreement_of(collection)
     with store.read() as session:
-        return TABLES[name](session, collection)
+        return TABLES[name][1](session, collection)
 
 
 DONE = "review_done"  # flash slots (pooljudge.ui.common.flash) shown in the notice area above the tabs
@@ -135,7 +135,7 @@ class Refused(enum.Enum):
 def stored(message: str) -> None:
     """Show ``message`` above the tables, which this run reads afresh (the write changed them)."""
     flash(message, where=DONE)
-    st.session_state["review_writes"] = st.session_state.get("review_writes", 0) + 1
+    background().touch((store.url, info.name))
 
 
 def done(message: str) -> None:
@@ -178,8 +178,15 @@ is_admin = account.role == "admin"
 
 
 def table(name: str) -> Any:
-    """The collection's table ``name`` (a key of ``TABLES``), computed once per judgment marker."""
-    return tables(store.url, info.name, marker, st.session_state.get("review_writes", 0), name)
+    """The collection's table ``name`` (a key of ``TABLES``), computed in the background once per judgment marker.
+
+    The key also counts the writes made from this page that move no judgment (reassignments); a table
+    that takes long is shown as last computed while the new one is computed (pooljudge.ui.background).
+    """
+    scope = (store.url, info.name)
+    key = (marker, background().generation(scope))
+    collection = info.name
+    return shown_value((*scope, name), key, lambda: compute(name, collection), what=TABLES[name][0])
 
 
 def users() -> list[str]:
@@ -189,7 +196,7 @@ def users() -> list[str]:
 
 
 def agreement_view() -> None:
-    judgments, report = agreement(store.url, info.name, marker)
+    judgments, report = table("agreement")
     if not judgments:
         st.info("No labels in this collection yet.")
         return

@@ -13,6 +13,10 @@ from db.engine import Store, sqlite_url
 from db.users import add_user
 from tests.app.browser_helpers import ACCOUNTS, CHROMIUM, add_users, cli, launch_chromium, serve_sqlite
 
+# pages wait this long for a table computed in the background (pooljudge.ui.background) before showing the
+# last one: on a loaded test machine every page shows the store as it is, in AppTest and in served apps alike
+os.environ.setdefault("POOLJUDGE_BACKGROUND_WAIT", "300")
+
 
 @pytest.fixture(scope="session")
 def app_server(tmp_path_factory):

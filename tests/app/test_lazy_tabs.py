@@ -3,13 +3,15 @@ Pairs tab's filters survive a visit to another tab (AppTest on the seeded store 
 
 from __future__ import annotations
 
+import threading
+import time
 from collections import Counter
 
 import pytest
 
 import db.review as review_reads
 import db.rework as rework_reads
-from tests.app.apptest import open_tab
+from tests.app.apptest import judge, open_tab
 from tests.app.test_review_admin_pages import (  # noqa: F401 (fixtures)
     ADMIN,
     REVIEW,
@@ -72,3 +74,53 @@ def test_admin_computes_only_the_open_tab(db, calls):
     assert calls == Counter()  # the Users tab: no package or QC table read
     open_tab(at, "admin_tab", "Quality control")
     assert calls == Counter(package_overview=1, qc_round_tables=1)
+
+
+def _wait_for(at, condition, what: str, timeout: float = 60.0):
+    """Rerun the page until ``condition(at)`` holds (the background thread finishes on its own time)."""
+    deadline = time.monotonic() + timeout
+    while not condition(at.run()):
+        assert time.monotonic() < deadline, f"{what} not shown after {timeout:.0f} s"
+        time.sleep(0.2)
+    return at
+
+
+def _labels_of(at, doc):
+    tables = [d.value for d in at.dataframe if d.key == "review_table"]
+    if not tables:
+        return None
+    return dict(zip(tables[0]["passage id"], tables[0]["labels"])).get(doc)
+
+
+def test_a_slow_table_is_computed_in_the_background_and_the_last_one_shown(db, monkeypatch):
+    """The request never waits for a slow table: the first time a notice, later the last table while the new
+    one is computed; each label (a new judgment marker) starts one computation."""
+    monkeypatch.setenv("POOLJUDGE_BACKGROUND_WAIT", "0.2")
+    gate = threading.Event()
+    real = review_reads.review_table
+    computed: list[int] = []
+
+    def slow(*args, **kwargs):
+        assert gate.wait(60)
+        computed.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(review_reads, "review_table", slow)
+    at = _open(db, REVIEW, "rev1", "Pairs")
+    assert not at.exception, at.exception
+    assert [i.value for i in at.info] == [
+        "Computing the pairs table in the background: this page shows it as soon as it is ready."
+    ]
+    assert "review_table" not in [d.key for d in at.dataframe] and computed == []
+    gate.set()
+    _wait_for(at, lambda a: _labels_of(a, "d4") is not None, "the pairs table")
+    assert _labels_of(at, "d4") == "ann1: 2, ann2: 1" and computed == [1]
+
+    gate.clear()
+    judge(db, db.ids["ann3"], "q2", "d4", 2)
+    at.run()  # the new table waits on the gate: the last one is shown, said to be updating
+    assert _labels_of(at, "d4") == "ann1: 2, ann2: 1"
+    assert any(c.value.startswith("Computed at ") and "being counted" in c.value for c in at.caption)
+    gate.set()
+    _wait_for(at, lambda a: _labels_of(a, "d4") == "ann1: 2, ann2: 1, ann3: 2", "the newer pairs table")
+    assert computed == [1, 1]

@@ -1,0 +1,151 @@
+"""Tables a page shows without computing them on the request: computed in a background thread, kept per key.
+
+A page names what it needs (``slot``: e.g. the Review page's adjudication queue of a collection) and the
+key of its inputs (e.g. the collection's judgment marker, which changes with every label).  If the last
+result was computed for that key it is shown; otherwise one computation starts in the server's
+background thread and the page waits for it at most ``wait`` seconds (a small collection's table is
+there by then, so nothing changes for it); past that it shows the last result, said to be updating,
+or, the first time, a notice that refreshes the page once the result is in.  One computation per slot
+at a time, one thread for all: a page's request threads keep the other core.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Hashable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import streamlit as st
+
+
+@dataclass
+class Snapshot:
+    """A computed value, the key of the inputs it was computed from, and when it was finished."""
+
+    value: Any
+    key: Hashable
+    finished: datetime
+
+
+@dataclass
+class _Slot:
+    snapshot: Snapshot | None = None
+    error: str | None = None
+    running: Future | None = None
+    started: float = 0.0
+    history: list[float] = field(default_factory=list)  # the last computations' durations, seconds
+
+
+class Background:
+    """The process-wide slots and their one worker thread (:func:`background`)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._slots: dict[Hashable, _Slot] = {}
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pooljudge-background")
+        self._generations: dict[Hashable, int] = {}
+
+    def touch(self, scope: Hashable) -> None:
+        """Note a write under ``scope`` that the inputs' key does not see (a reassignment moves no judgment)."""
+        with self._lock:
+            self._generations[scope] = self._generations.get(scope, 0) + 1
+
+    def generation(self, scope: Hashable) -> int:
+        """How many :meth:`touch` calls ``scope`` had: part of the key of what depends on those writes."""
+        with self._lock:
+            return self._generations.get(scope, 0)
+
+    def get(self, slot: Hashable, key: Hashable, compute: Callable[[], Any], *, wait: float = 0.0) -> Snapshot | None:
+        """The newest snapshot of ``slot`` after starting (and awaiting up to ``wait`` s) a computation for ``key``."""
+        with self._lock:
+            s = self._slots.setdefault(slot, _Slot())
+            if (s.snapshot is None or s.snapshot.key != key) and s.running is None:
+                s.started = time.monotonic()
+                s.running = self._pool.submit(self._run, s, key, compute)
+            running = s.running
+        if running is not None and wait > 0:
+            try:
+                running.result(timeout=wait)
+            except Exception:  # noqa: BLE001 (a timeout, or the computation's own error, kept in the slot)
+                pass
+        with self._lock:
+            return s.snapshot
+
+    def _run(self, s: _Slot, key: Hashable, compute: Callable[[], Any]) -> None:
+        try:
+            value = compute()
+        except Exception as exc:  # shown by the page; the next request tries again
+            with self._lock:
+                s.error, s.running = str(exc) or type(exc).__name__, None
+            raise
+        with self._lock:
+            s.snapshot, s.error, s.running = Snapshot(value, key, datetime.now()), None, None
+            s.history = [*s.history[-4:], time.monotonic() - s.started]
+
+    def state(self, slot: Hashable) -> tuple[Snapshot | None, bool, str | None, float | None]:
+        """``(snapshot, computing, last error, seconds the last computation took)`` of ``slot``."""
+        with self._lock:
+            s = self._slots.get(slot, _Slot())
+            return s.snapshot, s.running is not None, s.error, (s.history[-1] if s.history else None)
+
+
+@st.cache_resource(show_spinner=False)
+def background() -> Background:
+    """The server's one :class:`Background` (a Streamlit resource: shared by every session)."""
+    return Background()
+
+
+WAIT_VARIABLE = "POOLJUDGE_BACKGROUND_WAIT"
+"""Seconds a page waits for a table before showing the last one (default 0.5; the app tests set minutes, so a
+loaded test machine sees every table computed for the store as it is, as before)."""
+
+
+def shown_value(
+    slot: Hashable, key: Hashable, compute: Callable[[], Any], *, what: str, wait: float | None = None
+) -> Any:
+    """The value to show for ``slot``: fresh if it is ready within ``wait`` s, else the last one with a note.
+
+    The first time (nothing computed yet) the page shows a notice and stops; a fragment reruns the page
+    when the value is in.  ``what`` names the table in the notices; ``wait`` defaults to
+    ``$POOLJUDGE_BACKGROUND_WAIT`` or 0.5 s.
+    """
+    if wait is None:
+        wait = float(os.environ.get(WAIT_VARIABLE) or 0.5)
+    snap = background().get(slot, key, compute, wait=wait)
+    if snap is None:
+        _, computing, error, _ = background().state(slot)
+        if error is not None and not computing:
+            st.error(f"Computing {what} failed: {error}")
+            st.stop()
+        st.info(f"Computing {what} in the background: this page shows it as soon as it is ready.")
+        _await_first(slot)
+        st.stop()
+    if snap.key != key:
+        _newer(slot, snap.finished, what)
+    return snap.value
+
+
+@st.fragment(run_every=1.0)
+def _await_first(slot: Hashable) -> None:
+    if background().state(slot)[0] is not None:
+        st.rerun(scope="app")
+
+
+@st.fragment(run_every=2.0)
+def _newer(slot: Hashable, shown: datetime, what: str) -> None:
+    snap, computing, _, took = background().state(slot)
+    if snap is not None and snap.finished > shown:
+        if st.button(f"Show the newer {what} (computed at {snap.finished:%H:%M:%S})", key=f"newer_{hash(slot)}"):
+            st.rerun(scope="app")
+        return
+    cost = f" (takes about {took:.0f} s)" if took else ""
+    st.caption(
+        f"Computed at {shown:%H:%M:%S}; labels stored since are being counted in the background{cost}."
+        if computing
+        else f"Computed at {shown:%H:%M:%S}."
+    )
