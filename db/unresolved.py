@@ -28,7 +28,7 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, exists, select
 from sqlalchemy.orm import Session
 
 from core.judgments import Event, current_labels
@@ -71,8 +71,18 @@ class UnresolvedPair:
     detail: str = ""
 
 
+def _resolved() -> ColumnElement[bool]:
+    """SQL condition on ``Judgment``: its pair has a final grade (only the other pairs' logs are read)."""
+    return exists().where(
+        FinalLabel.query_id == Judgment.query_id,
+        FinalLabel.passage_id == Judgment.passage_id,
+        FinalLabel.grade.is_not(None),
+        FinalLabel.method != "excluded",
+    )
+
+
 def _log(session: Session, cid: int) -> tuple[dict[tuple[str, str], dict[str, int]], set[tuple[str, str]]]:
-    """``(standing labels per judged pair, pairs whose latest word of some annotator is an unlabelled flag)``."""
+    """``(standing labels per judged pair without a final grade, pairs some annotator flagged and left unlabelled)``."""
     rows = session.execute(
         select(QueryRecord.ext_id, Passage.ext_id, User.username, Judgment.action, Judgment.grade)
         .select_from(Judgment)
@@ -80,7 +90,7 @@ def _log(session: Session, cid: int) -> tuple[dict[tuple[str, str], dict[str, in
         .join(QueryRecord, QueryRecord.id == Judgment.query_id)
         .join(Passage, Passage.id == Judgment.passage_id)
         .join(User, User.id == Judgment.user_id)
-        .where(QueryRecord.collection_id == cid, Assignment.purpose.in_(LABELLING))
+        .where(QueryRecord.collection_id == cid, Assignment.purpose.in_(LABELLING), ~_resolved())
         .order_by(Judgment.id)
     ).all()
     labels = current_labels(Event((q, d), user, action, grade) for q, d, user, action, grade in rows)
@@ -95,17 +105,17 @@ def _log(session: Session, cid: int) -> tuple[dict[tuple[str, str], dict[str, in
     return judged, flagged
 
 
-def _finals(session: Session, cid: int) -> dict[tuple[str, str], tuple[str, int | None, str]]:
-    """``(method, grade, reason)`` of every final label of the collection, by pair."""
-    return {
-        (q, d): (method, grade, reason or "")
-        for q, d, method, grade, reason in session.execute(
-            select(QueryRecord.ext_id, Passage.ext_id, FinalLabel.method, FinalLabel.grade, FinalLabel.reason)
-            .join(QueryRecord, QueryRecord.id == FinalLabel.query_id)
-            .join(Passage, Passage.id == FinalLabel.passage_id)
-            .where(FinalLabel.collection_id == cid)
-        )
-    }
+def _finals(session: Session, cid: int, *, excluded_only: bool) -> dict[tuple[str, str], tuple[str, int | None, str]]:
+    """``(method, grade, reason)`` of the collection's final labels (only its exclusions: ``excluded_only``), by pair."""
+    query = (
+        select(QueryRecord.ext_id, Passage.ext_id, FinalLabel.method, FinalLabel.grade, FinalLabel.reason)
+        .join(QueryRecord, QueryRecord.id == FinalLabel.query_id)
+        .join(Passage, Passage.id == FinalLabel.passage_id)
+        .where(FinalLabel.collection_id == cid)
+    )
+    if excluded_only:
+        query = query.where(FinalLabel.method == "excluded")
+    return {(q, d): (method, grade, reason or "") for q, d, method, grade, reason in session.execute(query)}
 
 
 def _reason(
@@ -114,8 +124,6 @@ def _reason(
     """``(reason, detail)`` of one judged pair missing from the qrels."""
     if final is not None and final[0] == "excluded":
         return EXCLUDED, final[2] or exclusion_reason(Counter(labels.values()))
-    if final is not None and final[1] is not None:
-        return RESOLVED_LATER, ""
     if flagged:
         return FLAGGED, ""
     if len(labels) >= required:
@@ -145,18 +153,19 @@ def unresolved_pairs(
     """
     cid = collection_id(session, collection)
     judged, flagged = _log(session, cid)
-    finals = _finals(session, cid)
+    finals = _finals(session, cid, excluded_only=qrels is None)  # a version also needs the pairs decided since
     out = []
-    for (q, d), labels in sorted(judged.items()):
-        final = finals.get((q, d))
-        if qrels is None:
-            present = final is not None and final[1] is not None and final[0] != "excluded"
-        else:
-            present = d in qrels.get(q, {})
-        if not present:
-            reason, detail = _reason(labels, final, (q, d) in flagged, required)
+    for (q, d), labels in judged.items():
+        if qrels is None or d not in qrels.get(q, {}):
+            reason, detail = _reason(labels, finals.get((q, d)), (q, d) in flagged, required)
             out.append(UnresolvedPair(q, d, reason, labels, detail))
-    return out
+    if qrels is not None:  # pairs decided since the version was frozen (imported final labels were never judged)
+        out += [
+            UnresolvedPair(q, d, RESOLVED_LATER)
+            for (q, d), (method, grade, _r) in finals.items()
+            if grade is not None and method not in ("excluded", "imported") and d not in qrels.get(q, {})
+        ]
+    return sorted(out, key=lambda p: (p.query_id, p.doc_id))
 
 
 def counts_by_reason(pairs: list[UnresolvedPair]) -> dict[str, int]:
