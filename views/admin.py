@@ -200,6 +200,11 @@ def qc_view() -> None:
 
 def qc_start_form(ready: list, reviewers: list[str], plain_reviewers: list[str]) -> None:
     st.subheader("Start a QC round")
+    st.caption(
+        "A round samples only items no earlier round of the package sampled (whatever the seed), plus every "
+        "disputed label the annotator kept in rework: those go, with the annotator's note, to the chosen "
+        "reviewers who have not reviewed them, and that review alone decides them."
+    )
     if not ready:
         st.caption("No finished package is waiting for review.")
     else:

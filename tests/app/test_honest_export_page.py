@@ -65,6 +65,10 @@ def test_freezing_on_the_page_counts_the_pairs_left_out_by_reason(db):
 def test_a_package_held_by_a_flag_says_so_and_links_to_the_flags(db):
     at = _admin(db, "Quality control")
     assert not at.exception
+    assert any(
+        _plain(c.value).startswith("A round samples only items no earlier round of the package sampled")
+        for c in at.caption
+    )
     # ann1's package (all ten pairs) has d5-d9 unlabelled besides the flagged d3: nothing to say yet
     assert [_plain(w.value) for w in at.warning] == []
     ann1 = db.ids["ann1"]
