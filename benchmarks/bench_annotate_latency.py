@@ -8,13 +8,16 @@ answer goes to the server in the background.  Two timings per press:
 - in the page: from the keydown event's time stamp to the first animation frame after the next passage
   was put in the DOM (``performance.now()``, recorded by the component in ``window.__pjLatency``);
 - from Playwright, as a cross-check: from just before ``keyboard.press`` until the page shows another
-  item (polled at each animation frame; includes the round trip to the browser process).
+  item (polled at each animation frame; includes the round trip to the browser process, which is timed
+  on its own first: a key the page ignores and a wait that is already true).
+
+The target (p95 <= 50 ms) applies to the first, the time an annotator waits in the browser.
 
 ``--loaded`` runs the same while the server is busy: another browser labels as ``ann2`` through the app
 without pause, and ``pooljudge import`` loads a 20,000-passage collection again and again.  After the
 presses the store must hold exactly one label per press, each on a distinct item (else the run fails)::
 
-    annotate (idle): key press -> next passage over 60 labels: in the page median 9 ms, p95 14 ms ...
+    annotate (idle): key press -> next passage over 60 labels: in the page median 13 ms, p95 26 ms ...
 
 Usage: python benchmarks/bench_annotate_latency.py [--labels 60] [--loaded]
 """
@@ -98,6 +101,17 @@ def time_labels(page, n: int) -> tuple[list[float], list[float]]:
     return inside, outside
 
 
+def round_trip(page, n: int = 20) -> list[float]:
+    """The cross-check's own floor: a key the page ignores, then the same wait, already true (ms each)."""
+    timings = []
+    for _ in range(n):
+        start = time.perf_counter()
+        page.keyboard.press("x")  # no shortcut: nothing answered, nothing drawn
+        page.wait_for_function("() => true", polling="raf", timeout=60_000)
+        timings.append((time.perf_counter() - start) * 1000)
+    return timings
+
+
 def _summary(timings: list[float]) -> str:
     timings = sorted(timings)
     p95 = timings[min(len(timings) - 1, int(round(0.95 * (len(timings) - 1))))]
@@ -164,6 +178,8 @@ def main() -> None:
         if args.loaded:
             stop, procs = _load(url, db, work)
             time.sleep(5)  # the other browser logged in and labelling, the import under way
+        page.wait_for_function(QUEUE_READY, timeout=60_000)
+        floor = round_trip(page)
         inside, outside = time_labels(page, args.labels)
         deadline = time.monotonic() + 120
         while _labels_stored(db, "ann")[0] < args.labels and time.monotonic() < deadline:
@@ -177,11 +193,11 @@ def main() -> None:
     if not stored == distinct == args.labels == len(inside):  # a lost or doubled key press is no result at all
         sys.exit(f"{args.labels} presses, {len(inside)} recorded by the page, {stored} labels on {distinct} items")
     mode = "loaded" if args.loaded else "idle"
-    verdict = "met" if max(_p95(inside), _p95(outside)) <= TARGET_P95_MS else "NOT met"
+    verdict = "met" if _p95(inside) <= TARGET_P95_MS else "NOT met"
     print(
         f"annotate ({mode}): key press -> next passage over {args.labels} labels: in the page {_summary(inside)}; "
-        f"from Playwright {_summary(outside)}; stored {stored} labels on {distinct} items; "
-        f"target p95 <= {TARGET_P95_MS} ms: {verdict}"
+        f"from Playwright {_summary(outside)} (its own round trip: {_summary(floor)}); "
+        f"stored {stored} labels on {distinct} items; target p95 <= {TARGET_P95_MS} ms in the page: {verdict}"
     )
 
 

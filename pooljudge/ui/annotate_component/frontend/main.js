@@ -102,7 +102,9 @@ class Queue {
     this.items = keep ? [head, ...fresh.filter((item) => item.token !== head.token)] : fresh;
     if (!keep) this.shownAt = performance.now();
     this.draw(!keep);
-    if (this.pending.length && !this.pending.some((a) => outcomes[a.token])) this.resendIfStuck();
+    // the server has finished a run: what is still pending was sent after it started (or lost) and goes now
+    this.inFlight = false;
+    if (this.pending.length) this.send(null);
   }
 
   showRefusals(lines) {
@@ -213,7 +215,9 @@ class Queue {
     requestAnimationFrame(() => {
       (window.__pjLatency = window.__pjLatency || []).push(performance.now() - started);
     });
-    this.send(null);
+    // one message at a time: answers given meanwhile ride on the next one, so a burst of keys costs the
+    // server (and this page) one run per reply rather than one interrupted run per key
+    if (!this.inFlight) this.send(null);
   }
 
   command(name) {
@@ -227,6 +231,7 @@ class Queue {
   }
 
   send(command) {
+    this.inFlight = true;
     this.lastSend = performance.now();
     const answers = this.pending.map(({ describe, ...answer }) => answer);
     this.setState("answers", { sent: ++this.serial, answers, command });
