@@ -331,9 +331,23 @@ def annotator_note(session: Session, assignment: Assignment) -> str:
 
     label = _standing(session, package.user_id, [own]).get(own)
     note = _latest_notes(session, package.user_id, [own]).get(own, "")
-    return f"The annotator kept label {label} after the last review." + (
-        f" Their note: {note.rstrip('.')}." if note else ""
+    said = f" Their note: {note.rstrip('.')}." if note else ""
+    before = _label_at_last_decision(session, package, qc_round.round_no, own)
+    if before is not None and before != label:
+        return f"The annotator changed their label from {before} to {label} after the last review.{said}"
+    return f"The annotator kept label {label} after the last review.{said}"
+
+
+def _label_at_last_decision(session: Session, package: Package, round_no: int, assignment_id: int) -> int | None:
+    """The annotator's label on the assignment when the package's previous round was decided."""
+    from db.rework import _labels_then  # db.rework builds on db.annotation
+
+    previous = session.scalar(
+        select(QcRound.decided_at).where(QcRound.package_id == package.id, QcRound.round_no == round_no - 1)
     )
+    if previous is None:
+        return None
+    return _labels_then(session, package.user_id, [assignment_id], previous).get(assignment_id)
 
 
 def pass_fully_reviewed(session: Session, package: Package, round_no: int, seed: int, threshold: float) -> int:

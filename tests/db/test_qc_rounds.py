@@ -171,3 +171,36 @@ def test_a_kept_label_without_a_new_reviewer_is_refused_and_nothing_is_stored(re
         assert s.scalar(select(func.count()).select_from(Assignment)) == before
         assert s.get_one(Package, package).status == "submitted"
         assert s.scalar(select(QueryRecord.ext_id).where(QueryRecord.ext_id == query)) == query
+
+
+def test_a_label_changed_to_another_grade_than_the_reviewers_goes_to_a_new_reviewer_too(store):
+    """Relabelled, but not to the reviewers' grade: the disagreement stands, so a new reviewer decides it."""
+    with store.write() as s:
+        import_two_queries(s)
+        users = add_accounts(s, ("ann1",))
+        users["rev3"] = add_user(s, "rev3", PASSWORD, "reviewer").id
+        create_assignments(s, "c", "p", annotators=["ann1"], per_pair=1, seed=7, package_size=10)
+    ann, package = users["ann1"], only_package(store, users["ann1"])
+    sampled, own = _round1_docs(store, package), _own(store, ann)
+    for doc in DOCS:
+        with store.write() as s:
+            record_judgment(s, ann, own[doc], WRONG if doc == sampled[0] else TRUTH[doc])
+    with store.write() as s:
+        round1 = start_qc_round(s, package, reviewers=["rev1", "rev2"], sample_size=5)
+    for rev in ("rev1", "rev2"):
+        _review(store, users[rev], TRUTH)
+    with store.write() as s:
+        assert close_qc_round(s, round1)["decision"] == "revise"
+    with store.write() as s:  # 1 -> 2: still not the reviewers' 0 or 3
+        relabel_disputed(s, ann, own[sampled[0]], 2, note="partly about the tower")
+    with store.write() as s:
+        resubmit_package(s, ann, package)
+    with store.write() as s:
+        round2 = start_qc_round(s, package, reviewers=["rev1", "rev2", "rev3"], sample_size=5)
+    with store.read() as s:
+        assert sampled[0] in _sampled(s, round2)
+        assert _round2_reviewers(s, "ann1-p001", sampled[0]) == ["rev3"]
+    first = _next(store, users["rev3"])
+    assert first.note == (
+        "The annotator changed their label from 1 to 2 after the last review. Their note: partly about the tower."
+    )
