@@ -27,12 +27,18 @@ and language (``zh``, ``en``, ``all``) and an overall micro row per language::
 
     | category | lang | pairs | TP | FP | FN | precision | recall |
 
-Usage: python benchmarks/bench_detectors.py [--pairs PATH] [--real [--real-pairs PATH]] [--quiet]
+``--split dev|test|all`` (with ``--real``) scores one half of the real pairs
+(:func:`split_pairs`: seeded, by query): the detectors are tuned on the dev half
+only and the test half reports how that carries over.  ``--split both`` prints
+the two halves side by side (:func:`split_markdown`, the README's table).
+
+Usage: python benchmarks/bench_detectors.py [--pairs PATH] [--real [--real-pairs PATH] [--split dev|test|all|both]] [--quiet]
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import sys
 from collections.abc import Iterable, Mapping, Sequence
@@ -56,6 +62,9 @@ TARGET = {"numeral_mismatch", "entity_mismatch", "syntactic_mismatch"}
 """The categories with the issue's target: precision >= 0.9 at recall >= 0.7 in each language."""
 _REAL_FIELDS: dict[str, type[Any]] = {"id": str, "lang": str, "query": str, "passage": str, "expected": list}
 _REAL_FIELDS |= {"note": str, "source": str, "grade": int, "ids": list}
+SPLIT_SEED = 22
+"""The seed of :func:`split_pairs`'s dev / test halves of the real pairs."""
+SPLITS = ("dev", "test", "all")
 
 
 @dataclass(frozen=True)
@@ -143,6 +152,48 @@ def load_real_pairs(path: Path = REAL_PAIRS) -> list[dict[str, Any]]:
     return pairs
 
 
+def split_pairs(pairs: Sequence[Mapping[str, Any]], part: str, *, seed: int = SPLIT_SEED) -> list[Any]:
+    """The ``dev`` or ``test`` half of the real pairs (``all``: every pair), split by query.
+
+    A pair's half is the parity of the SHA-256 of ``seed``, its language and
+    its stripped query, so all the pairs of one query fall in the same half
+    (a rule tuned on a query's dev pairs is never scored on its other ones),
+    the halves hold about half of each language, and adding pairs never moves
+    the others.  The detectors are developed on ``dev`` only; ``test`` says how
+    that carries over.
+
+    Parameters
+    ----------
+    pairs : sequence of mapping
+        Real pairs, as :func:`load_real_pairs` gives them (``lang``, ``query``).
+    part : {"dev", "test", "all"}
+        The half wanted.
+    seed : int, optional
+        Another seed draws other halves.
+
+    Returns
+    -------
+    list
+        The pairs of that half, in their order.
+
+    Raises
+    ------
+    ValueError
+        When ``part`` is none of :data:`SPLITS`.
+    """
+    if part not in SPLITS:
+        raise ValueError(f"split must be one of {', '.join(SPLITS)}, not {part!r}")
+    if part == "all":
+        return list(pairs)
+    want = 0 if part == "dev" else 1
+    return [p for p in pairs if _half(seed, p["lang"], p["query"]) == want]
+
+
+def _half(seed: int, lang: str, query: str) -> int:
+    key = f"{seed}\0{lang}\0{query.strip()}".encode()
+    return hashlib.sha256(key).digest()[0] % 2
+
+
 def count_rows(outcomes: Iterable[tuple[set[str], set[str]]], categories: Sequence[str]) -> list[Row]:
     """Per-category rows then the overall (micro) row, from ``(expected, predicted)`` category sets."""
     counts = {c: [0, 0, 0, 0] for c in categories}  # pairs, tp, fp, fn
@@ -194,6 +245,23 @@ def real_markdown(tables: Mapping[str, Sequence[Row]], n_pairs: Mapping[str, int
     return "\n".join(lines)
 
 
+def split_markdown(dev: Mapping[str, Sequence[Row]], test: Mapping[str, Sequence[Row]]) -> str:
+    """The dev and test halves' rows side by side as Markdown, per category and language (the README quotes it)."""
+    lines = [
+        "| category | lang | dev pairs | dev TP/FP/FN | dev P | dev R | test pairs | test TP/FP/FN | test P | test R |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for i, category in enumerate(r.category for r in dev["all"]):
+        name = f"**{category}**" if category == "overall" else category
+        for lang in LANGUAGES:
+            cells = [
+                f"{r.pairs} | {r.tp}/{r.fp}/{r.fn} | {_share(r.precision)} | {_share(r.recall)}"
+                for r in (dev[lang][i], test[lang][i])
+            ]
+            lines.append(f"| {name} | {lang} | {cells[0]} | {cells[1]} |")
+    return "\n".join(lines)
+
+
 def target_gaps(tables: Mapping[str, Sequence[Row]]) -> list[str]:
     """One line per :data:`TARGET` category and language (zh, en) saying whether it meets P >= 0.9 at R >= 0.7."""
     lines = []
@@ -231,9 +299,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quiet", action="store_true", help="the table only, not the pairs got wrong")
     parser.add_argument("--real", action="store_true", help="score the hand-labelled real pairs instead")
     parser.add_argument("--real-pairs", type=Path, default=REAL_PAIRS, help="real labelled pairs, JSON lines")
+    parser.add_argument(
+        "--split", choices=(*SPLITS, "both"), default="all", help="which half of the real pairs (by query, seeded)"
+    )
     args = parser.parse_args(argv)
+    if args.real and args.split == "both":
+        return _main_both(args.real_pairs)
     if args.real:
-        return _main_real(args.real_pairs, args.quiet)
+        return _main_real(args.real_pairs, args.quiet, args.split)
     pairs = load_pairs(args.pairs)
     rows, wrong = score_table(pairs)
     print(markdown(rows, len(pairs)))
@@ -244,8 +317,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _main_real(path: Path, quiet: bool) -> int:
+def _main_both(path: Path) -> int:
     pairs = load_real_pairs(path)
+    halves = {part: split_pairs(pairs, part) for part in ("dev", "test")}
+    sizes = {part: {lang: sum(p["lang"] == lang for p in half) for lang in LANGUAGES} for part, half in halves.items()}
+    print(f"dev {sizes['dev']}, test {sizes['test']} pairs (seed {SPLIT_SEED})\n")
+    tables = {part: real_table(half)[0] for part, half in halves.items()}
+    print(split_markdown(tables["dev"], tables["test"]))
+    for part in ("dev", "test"):
+        print(f"\ntarget on {part} (precision >= 0.9 at recall >= 0.7):")
+        for line in target_gaps(tables[part]):
+            print(f"  {line}")
+    return 0
+
+
+def _main_real(path: Path, quiet: bool, split: str = "all") -> int:
+    pairs = split_pairs(load_real_pairs(path), split)
     tables, wrong = real_table(pairs)
     print(real_markdown(tables, {lang: sum(p["lang"] == lang for p in pairs) for lang in LANGUAGES}))
     print("\ntarget (precision >= 0.9 at recall >= 0.7):")

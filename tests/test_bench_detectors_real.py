@@ -166,3 +166,38 @@ def test_the_sampler_keeps_cues_and_overlap_to_what_it_says():
     long = "First sentence about cats. " * 10 + "The Eiffel Tower was built in 1889. " + "Dogs bark. " * 30
     assert sampler.trim("When was the Eiffel Tower built", long, "en").count("Eiffel Tower was built in 1889") == 1
     assert len(sampler.trim("When was the Eiffel Tower built", long, "en")) <= sampler.WINDOW["en"]
+
+
+# --------------------------------------------------------------------------- the dev / test split
+
+
+def test_split_keeps_each_query_in_one_half_and_is_seeded(real_pairs):
+    dev, test = bench.split_pairs(real_pairs, "dev"), bench.split_pairs(real_pairs, "test")
+    assert len(dev) + len(test) == len(real_pairs)
+    assert {p["id"] for p in dev}.isdisjoint(p["id"] for p in test)
+    queries = lambda half: {(p["lang"], p["query"].strip()) for p in half}  # noqa: E731
+    assert queries(dev).isdisjoint(queries(test))  # a query's pairs are never split between halves
+    assert bench.split_pairs(real_pairs, "all") == real_pairs
+    for lang in ("zh", "en"):  # about half of each language in each half
+        n_dev, n = sum(p["lang"] == lang for p in dev), sum(p["lang"] == lang for p in real_pairs)
+        assert 0.35 * n <= n_dev <= 0.65 * n, (lang, n_dev, n)
+    # the same seed gives the same halves; another seed other ones
+    assert [p["id"] for p in bench.split_pairs(real_pairs, "dev")] == [p["id"] for p in dev]
+    assert [p["id"] for p in bench.split_pairs(real_pairs, "dev", seed=7)] != [p["id"] for p in dev]
+    with pytest.raises(ValueError, match="split must be one of dev, test, all"):
+        bench.split_pairs(real_pairs, "train")
+
+
+def test_split_markdown_has_dev_and_test_columns(monkeypatch):
+    pairs = [
+        {"id": "a", "lang": "zh", "query": "q1", "expected": ["numeral_mismatch"], "got": {"numeral_mismatch"}},
+        {"id": "b", "lang": "en", "query": "q2", "expected": [], "got": {"numeral_mismatch"}},
+    ]
+    monkeypatch.setattr(bench, "predict_real", lambda pair: pair["got"])
+    cats = ("numeral_mismatch",)
+    dev, _ = bench.real_table(pairs[:1], cats)
+    test, _ = bench.real_table(pairs[1:], cats)
+    table = bench.split_markdown(dev, test)
+    assert table.splitlines()[0].startswith("| category | lang | dev pairs | dev TP/FP/FN | dev P | dev R | test pairs")
+    assert "| numeral_mismatch | zh | 1 | 1/0/0 | 1.00 | 1.00 | 0 | 0/0/0 | - | - |" in table
+    assert "| numeral_mismatch | en | 0 | 0/0/0 | - | - | 0 | 0/1/0 | 0.00 | - |" in table
