@@ -26,7 +26,7 @@ from sqlalchemy.orm import Session
 
 from core.judgments import Event, current_labels
 from core.ranking import rank_positions
-from core.resolution import METHODS, STATES, resolve
+from core.resolution import METHODS, STATES, exclusion_reason, resolve
 from core.scale import GRADES  # re-exported as db.review.GRADES
 from core.validators import is_integer
 from db.annotation import LABELLING, pair_labels, standing_by_assignment
@@ -165,11 +165,15 @@ Final = tuple[int | None, str, str]
 """``(grade, method, reason)`` of a pair's final label (grade None: excluded)."""
 
 
-def _final_parts(final: Final | None) -> tuple[int | None, str | None, str]:
-    """``(final grade, method, reason)`` as :class:`PairReview` shows them; ``(None, None, "")`` without one."""
+def _final_parts(final: Final | None, labels: dict[str, int]) -> tuple[int | None, str | None, str]:
+    """``(final grade, method, reason)`` as :class:`PairReview` shows them; ``(None, None, "")`` without one.
+
+    An exclusion stored before exclusions said why (issue 20) gets its reason from the labels.
+    """
     if final is None:
         return None, None, ""
-    return final
+    grade, method, reason = final
+    return grade, method, reason or (exclusion_reason(Counter(labels.values())) if method == "excluded" else "")
 
 
 def _finals(session: Session, cid: int) -> dict[tuple[int, int], Final]:
@@ -203,7 +207,7 @@ def _state(labels: dict[str, int], final: Final | None) -> str:
 
 def _review(row: PairRow, labels: dict[str, int], final: Final | None, fourth: str | None) -> PairReview:
     qi, pi, qid, docid, qtext, title, ptext = row
-    grade, method, reason = _final_parts(final)
+    grade, method, reason = _final_parts(final, labels)
     return PairReview(
         query_id=qi,
         passage_id=pi,
@@ -580,7 +584,7 @@ def ranked_list(session: Session, collection: str, pool: str, qid: str, *, run: 
     for position, (pid, docid, title, text, _sel, _best) in enumerate(rows, start=1):
         given = known.labels.get(pid, {})
         final = known.finals.get(pid)
-        grade, method, reason = _final_parts(final)
+        grade, method, reason = _final_parts(final, given)
         entries.append(
             RankedEntry(
                 position=position,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from core.types import CollectionSource, Passage, Query, RunEntry
 from db.adjudication import set_pool_adjudicators
@@ -21,7 +21,7 @@ from db.annotation import (
     undo_last,
 )
 from db.importer import import_collection
-from db.models import Assignment, Package, QueryRecord
+from db.models import Assignment, FinalLabel, Package, QueryRecord
 from db.models import Passage as PassageRow
 from db.pools import save_pool
 from db.queries import NotFound
@@ -138,6 +138,11 @@ def test_adjudication_queue_and_excluded_pairs(judged):
     assert [(p.qid, p.docid, p.labels, p.state, p.final_grade, p.method) for p in excluded] == [
         ("q1", "d3", {"ann1": 0, "ann2": 1, "ann3": 2, "ann4": 3}, "excluded", None, "excluded")
     ]
+    assert excluded[0].reason == "4 labels, no majority: 0, 1, 2, 3"  # stored with the exclusion (issue 20)
+    with store.write() as s:  # an exclusion stored before exclusions said why: the review gives the reason too
+        s.execute(update(FinalLabel).where(FinalLabel.method == "excluded").values(reason=""))
+    with store.read() as s:
+        assert [p.reason for p in excluded_pairs(s, "c")] == ["4 labels, no majority: 0, 1, 2, 3"]
 
 
 def test_pair_review_shows_labels_final_label_and_override_history(judged):
