@@ -60,6 +60,7 @@ from pooljudge.ui.common import (
     show_rows,
 )
 from pooljudge.ui.highlight import chart_text, show_text
+from pooljudge.ui.keys import cursor_keys, value_keys
 
 account = require_role("reviewer", "admin")
 VIEWS = {"graded": "graded 0-3", "binary_ge1": "binary (>= 1)", "binary_ge2": "binary (>= 2)"}
@@ -480,6 +481,8 @@ def override_view() -> None:
 
 
 def override_form(pair: PairReview, qid: str, docid: str) -> None:
+    st.caption("Keys: 0-3 choose the final label, X excludes the pair; then give the reason and press Override.")
+    value_keys("override_grade", [*GRADES, "exclude"], prefix="override_key")
     with st.form("override"):
         grade_options: list[int | str] = [*GRADES, "exclude"]
         grade = st.radio(
@@ -547,9 +550,17 @@ def ranked_view() -> None:
 
 
 def ranked_form(ranked: RankedList, order: str | None) -> None:
+    targets = [f"ranked_set_{e.passage_id}" for e in ranked.entries]
+    cursor = cursor_keys(targets, [*GRADES, "exclude"], cursor="ranked_cursor", prefix="ranked_key")
+    st.caption(
+        f"Keys: J/K move the cursor (now #{cursor + 1}), 0-3 set the final label of the passage under it, X "
+        "excludes it; then give the reason and apply."
+    )
     with st.form("ranked_adjust"):
-        for e in ranked.entries:
+        for i, e in enumerate(ranked.entries):
             with st.container(border=True):
+                if i == cursor:
+                    st.caption("▶ the keys set this passage")
                 left, right = st.columns([5, 2])
                 where = f"#{e.position}" + (
                     "" if order is None else (f" · rank {e.run_rank}" if e.run_rank else " · not retrieved")

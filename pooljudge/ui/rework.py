@@ -24,6 +24,7 @@ from db.annotation import Forbidden, StaleSubmission, resubmit_package
 from db.rework import DisputedItem, ReworkPackage, relabel_disputed, rework_packages
 from pooljudge.ui.common import flash, md_escape, show_flash
 from pooljudge.ui.highlight import show_text
+from pooljudge.ui.keys import GRADE_KEYS, KEEP_KEY, keys_text
 
 TOKENS = "rework_tokens"  # assignment id -> render token of the item on screen
 FLASH = "rework"  # the flash slot (pooljudge.ui.common.flash) of the outcome shown on the next run
@@ -71,7 +72,8 @@ def _resubmit(store, user_id: int, package_id: int, name: str) -> None:
         flash(md_escape(f"Package {name} resubmitted for quality control."), where=FLASH, user_id=user_id)
 
 
-def _item(store, user_id: int, item: DisputedItem) -> None:
+def _item(store, user_id: int, item: DisputedItem, *, keyed: bool = False) -> None:
+    """One disputed item; ``keyed``: its buttons take the grade keys and K (the first unanswered item)."""
     token = _token(item.assignment_id)
     with st.container(border=True, key=f"rework-item-{item.assignment_id}"):
         st.caption("Query")
@@ -102,6 +104,7 @@ def _item(store, user_id: int, item: DisputedItem) -> None:
                 _label(grade, item.scale),
                 key=f"rework-{item.assignment_id}-{grade}-{token}",
                 width="stretch",
+                shortcut=GRADE_KEYS[item.scale][grade] if keyed else None,
                 on_click=_answer,
                 args=(store, user_id, item.assignment_id, token, grade),
             )
@@ -110,6 +113,7 @@ def _item(store, user_id: int, item: DisputedItem) -> None:
                 "Keep my label",
                 key=f"rework-keep-{item.assignment_id}-{token}",
                 width="stretch",
+                shortcut=KEEP_KEY if keyed else None,
                 on_click=_answer,
                 args=(store, user_id, item.assignment_id, token, item.current_label),
             )
@@ -129,8 +133,16 @@ def _package(store, user_id: int, package: ReworkPackage) -> None:
         package.answered / len(package.items) if package.items else 1.0,
         text=f"{package.answered} of {len(package.items)} disputed items answered",
     )
+    # the keys go to the first unanswered item (a key belongs to one button); answered, the next one takes them
+    first = next((i.assignment_id for i in package.items if not i.answered), None)
+    if first is not None:
+        scale = next(i.scale for i in package.items if i.assignment_id == first)
+        st.caption(
+            f"Keys: {keys_text(scale)} answer the first unanswered item, {KEEP_KEY} keeps your label (while the "
+            "Annotate queue below shows no item of its own, whose keys these are then)."
+        )
     for item in package.items:
-        _item(store, user_id, item)
+        _item(store, user_id, item, keyed=item.assignment_id == first)
     st.button(
         f"Resubmit package {md_escape(package.name)}",
         key=f"rework-resubmit-{package.id}",

@@ -1,0 +1,92 @@
+"""Keyboard keys for giving labels outside the Annotate page's queue (rework, Review overrides, the ranked list).
+
+Streamlit binds a key to a button (``st.button(..., shortcut=...)``) and ignores it while a text box has the
+focus, so typing a reason never sets a label.  One key belongs to one button on a page: the screens give the
+grade keys to one item at a time (the first unanswered rework item, the ranked list's cursor).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import streamlit as st
+
+from core.scale import BINARY_LEVELS, LEVELS
+
+GRADE_KEYS: dict[str, dict[int, str]] = {
+    "graded": {lv.grade: str(lv.grade) for lv in LEVELS},
+    "binary": {grade: key.upper() for grade, _name, key in BINARY_LEVELS},
+}
+"""The key of each grade on each scale: the Annotate page's (0-3; N and Y on the binary scale)."""
+KEEP_KEY = "K"
+EXCLUDE_KEY = "X"
+NEXT_KEY, PREVIOUS_KEY = "J", "K"
+
+
+def keys_text(scale: str) -> str:
+    """``0-3`` or ``N/Y``: the grade keys of ``scale`` as a caption names them."""
+    keys = list(GRADE_KEYS[scale].values())
+    return f"{keys[0]}-{keys[-1]}" if scale == "graded" else "/".join(keys)
+
+
+def _shortcut(value: int | str) -> str:
+    return EXCLUDE_KEY if value == "exclude" else str(value)
+
+
+def _set(target: str, value: int | str) -> None:
+    st.session_state[target] = value
+
+
+def value_keys(target: str, values: Sequence[int | str], *, prefix: str) -> None:
+    """A row of small buttons, one per value, each setting the widget ``target`` to it (a grade: its digit;
+    ``"exclude"``: X).  Drawn before the widget (a callback may set a widget's value only before it is drawn)."""
+    row = st.container(horizontal=True, key=f"{prefix}_row")
+    for value in values:
+        row.button(
+            f"{value}",
+            key=f"{prefix}_{value}",
+            type="tertiary",
+            shortcut=_shortcut(value),
+            on_click=_set,
+            args=(target, value),
+        )
+
+
+def _move(cursor: str, step: int, size: int) -> None:
+    st.session_state[cursor] = min(max(st.session_state.get(cursor, 0) + step, 0), size - 1)
+
+
+def _set_at(cursor: str, targets: Sequence[str], value: int | str) -> None:
+    st.session_state[targets[st.session_state.get(cursor, 0)]] = value
+
+
+def cursor_keys(targets: Sequence[str], values: Sequence[int | str], *, cursor: str, prefix: str) -> int:
+    """J/K move a cursor over the widgets ``targets``; each value's key sets the widget under the cursor.
+
+    The cursor starts on the first target and again whenever the targets change (another query); returns
+    its index, for the screen to mark the item under it.
+    """
+    state = st.session_state
+    if state.get(f"{cursor}_targets") != list(targets):
+        state[f"{cursor}_targets"], state[cursor] = list(targets), 0
+    row = st.container(horizontal=True, key=f"{prefix}_row")
+    moves = (("next", NEXT_KEY, 1, "next ↓"), ("previous", PREVIOUS_KEY, -1, "previous ↑"))
+    for name, key, step, label in moves:
+        row.button(
+            label,
+            key=f"{prefix}_{name}",
+            type="tertiary",
+            shortcut=key,
+            on_click=_move,
+            args=(cursor, step, len(targets)),
+        )
+    for value in values:
+        row.button(
+            f"{value}",
+            key=f"{prefix}_{value}",
+            type="tertiary",
+            shortcut=_shortcut(value),
+            on_click=_set_at,
+            args=(cursor, list(targets), value),
+        )
+    return int(state[cursor])
