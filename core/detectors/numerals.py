@@ -80,12 +80,14 @@ _ZH_ORDINAL = re.compile("第([0-9]+|[〇○零一二两三四五六七八九十
 _EN_ORDINAL_WORDS = {
     w: i
     for i, w in enumerate(
-        "first _ third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth fourteenth "
+        "_ _ third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth fourteenth "
         "fifteenth sixteenth seventeenth eighteenth nineteenth twentieth".split(),
         1,
     )
     if w != "_"
 }
+# "first" is left out too: on real pairs it is mostly a superlative ("the first people to climb", "the first
+# Roman emperor") compared with an unrelated "18th century" (issue 22, dev half of the real pairs).
 _EN_ORDINAL = re.compile(
     r"(?<![^\W_])(?:([0-9]+)(?:st|nd|rd|th)|(" + "|".join(_EN_ORDINAL_WORDS) + r"))(?![^\W_])", re.IGNORECASE
 )
@@ -201,6 +203,29 @@ def numbers(text: str) -> list[Number]:
     return out
 
 
+# A plain number right after a word is part of a name (Apollo 12, Formula 1, G20, U19, x-15, 神舟十四号): it is
+# compared only with the same name's numbers, not with the passage's dates and amounts.  A number after a bound
+# word (above 5) is a range's end, which a passage's values inside the range do not contradict.
+_NAME_BEFORE = re.compile(r"([A-Za-z]+)[ -]?$")
+_ZH_NAME_BEFORE = re.compile(r"([\u4e00-\u9fff]{2})$")
+_BOUND_BEFORE = re.compile(r"(?:above|below|over|under|than|beyond|exceeding)\s+$", re.IGNORECASE)
+
+
+def _slotted(text: str, found: list[Number]) -> list[Number]:
+    """``found`` with each plain number after a name given the kind ``name:<name>``, bounds dropped."""
+    out = []
+    for value, kind, (start, end), surface in found:
+        before = text[max(0, start - 24) : start]
+        if kind == "number" and _BOUND_BEFORE.search(before):
+            continue
+        latin = _NAME_BEFORE.search(before)
+        zh = _ZH_NAME_BEFORE.search(before) if text.startswith("号", end) else None
+        if kind == "number" and (latin or zh):
+            kind = f"name:{(latin or zh).group(1).lower()}"  # type: ignore[union-attr]
+        out.append((value, kind, (start, end), surface))
+    return out
+
+
 def detect_numeral_mismatch(query: str, passage: str) -> list[Suggestion]:
     """Numbers or years of the query that differ from the passage's (DuReader-retrieval Table 10).
 
@@ -224,7 +249,7 @@ def detect_numeral_mismatch(query: str, passage: str) -> list[Suggestion]:
     {'query': ['2016'], 'passage': ['2017']}
     """
     check_str("query", query), check_str("passage", passage)
-    q, p = numbers(query), numbers(passage)
+    q, p = _slotted(query, numbers(query)), _slotted(passage, numbers(passage))
     q_missing: list[tuple[str, str]] = []
     p_extra: list[tuple[str, str]] = []
     spans: list[Span] = []
