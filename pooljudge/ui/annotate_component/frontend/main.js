@@ -131,6 +131,9 @@ class Queue {
     this.card.hidden = this.buttons.hidden = this.actions.hidden = this.note.hidden = !item;
     this.progress.hidden = !item;
     if (!item) {
+      // nothing of the last item stays in the DOM, hidden or not
+      for (const node of [this.progressText, this.query, this.title, this.passage, this.info]) node.replaceChildren();
+      this.buttons.replaceChildren();
       this.root.dataset.shown = "";
       return;
     }
