@@ -29,6 +29,7 @@ from core.analysis import failing_queries  # pure: moved to core (re-exported he
 from core.detectors import Suggestion, category_ids, suggest, typo_term_frequencies
 from core.fusion import trec_ranking
 from core.types import Qrels, Run
+from db.lexicon import collection_lexicon
 from db.models import ErrorTag, QueryRecord, RunRecord
 from db.models import Passage as PassageRow
 from db.queries import (
@@ -304,7 +305,8 @@ def suggest_tags(
         default) skips typos.  :func:`collection_term_frequencies` builds one
         in a single pass over the collection.
     lexicon, encoder : optional
-        Passed on: a collection's own names ``{name: kind}``; its encoder (the alignment detector).
+        Passed on: a collection's own names ``{name: kind}`` (``None``: the
+        collection's stored lexicon, :mod:`db.lexicon`); its encoder (the alignment detector).
 
     Returns
     -------
@@ -323,6 +325,7 @@ def suggest_tags(
     documents = _earlier_chunks(session, cid, pairs)
     existing = _auto_tag_keys(session, cid)
     stored = 0
+    lexicon = collection_lexicon(session, collection) if lexicon is None else lexicon
     options = {"language": language, "term_frequencies": term_frequencies, "lexicon": lexicon, "encoder": encoder}
     for pair in pairs:
         for s in _suggest(pair, documents, **options):

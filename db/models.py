@@ -495,6 +495,22 @@ class ErrorCategory(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
+class LexiconName(Base):
+    """A name of a collection's lexicon, with its kind, for the entity-mismatch detector (migration 0011)."""
+
+    __tablename__ = "lexicon_names"
+    # the UNIQUE's index (collection_id first) also serves the per-collection listing
+    __table_args__ = (UniqueConstraint("collection_id", "name_key", name="uq_lexicon_names_collection_name"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    collection_id: Mapped[int] = mapped_column(ForeignKey("collections.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(200))
+    name_key: Mapped[str] = mapped_column(String(200))  # casefolded: names match case-insensitively
+    kind: Mapped[str] = mapped_column(String(64))
+    created_by: Mapped[str | None] = mapped_column(String(100))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
 MODEL_KINDS = ("cross-encoder", "dual-encoder", "rocketqav2")
 """What the ``train`` job trains (migration 0008): a re-ranker, a dense encoder, or both jointly (RocketQAv2)."""
 
