@@ -1,16 +1,20 @@
 """Admin: accounts, assignment of pools to annotators, quality control rounds, frozen qrels versions."""
 
+from functools import partial
+
 import pandas as pd
 import streamlit as st
 
 from db.annotation import close_qc_round, create_assignments, freeze_qrels, start_qc_round
+from db.markers import qc_marker
 from db.models import ROLES
 from db.pools import list_pools
 from db.queries import list_collections
-from db.review import active_users, package_overview, qc_history
-from db.rework import qc_round_tables
+from db.review import active_users
 from db.users import add_user, list_users, set_active, set_password
+from pooljudge.dashboard_tables import admin_qc_tables
 from pooljudge.ui.auth import require_role
+from pooljudge.ui.background import background, shown_value
 from pooljudge.ui.common import collection_box, flash, get_store, md_escape, show_flash, show_rows
 from pooljudge.ui.qc_states import flag_waits, freeze_message, qc_started, unresolved_panel
 
@@ -22,6 +26,7 @@ store = get_store()
 def done(section: str, text: str) -> None:
     """Keep what an action did for the section's flash slot and rerun, so every table on the page shows the new state."""
     flash(text, where=f"admin_{section}")
+    background().touch(store.url)  # the QC tables are recomputed with the write in them
     st.rerun()
 
 
@@ -169,10 +174,13 @@ def assign_result(collection: str, pool: str, chosen: list[str], settings: dict)
 def qc_view() -> None:
     show_flash("admin_qc")
     with store.read() as session:
-        packages = package_overview(session)
-        rounds = qc_history(session)
+        key = (qc_marker(session), background().generation(store.url))
         reviewers = active_users(session, ["reviewer", "admin"])
         plain_reviewers = active_users(session, ["reviewer"])
+    # computed in the background, keyed by every write they depend on (pooljudge.ui.background)
+    packages, rounds, tables = shown_value(
+        (store.url, "admin_qc"), key, partial(admin_qc_tables, store.url), what="the QC tables"
+    )
     if not packages:
         st.caption("No packages yet: create assignments first.")
     else:
@@ -195,7 +203,7 @@ def qc_view() -> None:
     qc_start_form(ready, reviewers, plain_reviewers)
     flag_waits(store)  # a package finished but for a flag says so, instead of missing from the list silently
     qc_rounds_view(rounds)
-    disagreements_view()
+    disagreements_view(tables)
 
 
 def qc_start_form(ready: list, reviewers: list[str], plain_reviewers: list[str]) -> None:
@@ -292,10 +300,8 @@ def qc_rounds_view(rounds: list) -> None:
                     )
 
 
-def disagreements_view() -> None:
+def disagreements_view(tables: list) -> None:
     st.subheader("Disagreements by round")
-    with store.read() as session:
-        tables = qc_round_tables(session)
     if not tables:
         st.caption("No decided QC rounds yet.")
     for table in tables:

@@ -6,14 +6,15 @@ Reviewers may see who gave which label; annotators never reach this page
 
 import enum
 import math
-from collections.abc import Callable, Hashable
+from collections.abc import Callable
+from functools import partial
 from typing import Any, Literal, TypeVar
 
 import pandas as pd
 import plotly.express as px
 import streamlit as st
 
-from core.agreement import agreement_report, confusion_matrix, from_label_map
+from core.agreement import confusion_matrix
 from core.resolution import STATES
 from core.scale import GRADES
 from db.adjudication import (
@@ -25,6 +26,7 @@ from db.adjudication import (
     set_pool_adjudicators,
 )
 from db.annotation import override_label
+from db.markers import qc_marker
 from db.pools import list_pools
 from db.queries import list_runs
 from db.review import (
@@ -32,21 +34,12 @@ from db.review import (
     RankedList,
     active_users,
     activity_marker,
-    adjudication_queue,
-    excluded_pairs,
     filter_pairs,
-    final_label_distribution,
-    flagged,
-    package_overview,
     pair_review,
     pool_queries,
-    qc_history,
     ranked_list,
-    review_table,
-    reviewable_pairs,
-    standing_labels,
-    throughput,
 )
+from pooljudge.dashboard_tables import review_table as review_table_of
 from pooljudge.ui.auth import require_role
 from pooljudge.ui.background import background, shown_value
 from pooljudge.ui.common import (
@@ -95,31 +88,18 @@ def labels_text(labels: dict[str, int]) -> str:
     return ", ".join(f"{user}: {grade}" for user, grade in labels.items())
 
 
-def agreement_of(collection: str) -> tuple[list, dict]:
-    with store.read() as session:
-        # a dict of the wider key type: Mapping is invariant in its keys
-        labels: dict[Hashable, dict[str, int]] = dict(standing_labels(session, collection).items())
-        judgments = from_label_map(labels)
-    return judgments, agreement_report(judgments, categories=GRADES)
-
-
-TABLES: dict[str, tuple[str, Callable]] = {
-    "queue": ("the adjudication queue", adjudication_queue),
-    "excluded": ("the excluded pairs", excluded_pairs),
-    "pairs": ("the reviewable pairs", reviewable_pairs),
-    "throughput": ("the throughput", throughput),
-    "flagged": ("the flagged items", flagged),
-    "distribution": ("the final labels", final_label_distribution),
-    "table": ("the pairs table", review_table),
-    "agreement": ("the agreement", lambda session, collection: agreement_of(collection)),
+WHAT = {
+    "queue": "the adjudication queue",
+    "excluded": "the excluded pairs",
+    "pairs": "the reviewable pairs",
+    "throughput": "the throughput",
+    "flagged": "the flagged items",
+    "distribution": "the final labels",
+    "table": "the pairs table",
+    "packages": "the packages",
+    "rounds": "the QC rounds",
+    "agreement": "the agreement",
 }
-
-
-def compute(name: str, collection: str) -> Any:
-    if name == "agreement":  # reads in its own session, then computes without holding one
-        return agreement_of(collection)
-    with store.read() as session:
-        return TABLES[name][1](session, collection)
 
 
 DONE = "review_done"  # flash slots (pooljudge.ui.common.flash) shown in the notice area above the tabs
@@ -178,16 +158,16 @@ def final_text(grade: int | None, method: str | None) -> str | None:
 is_admin = account.role == "admin"
 
 
-def table(name: str) -> Any:
-    """The collection's table ``name`` (a key of ``TABLES``), computed in the background once per judgment marker.
+def table(name: str, key: Any = None) -> Any:
+    """The collection's table ``name`` (a key of ``WHAT``), computed in the background once per judgment marker.
 
     The key also counts the writes made from this page that move no judgment (reassignments); a table
     that takes long is shown as last computed while the new one is computed (pooljudge.ui.background).
     """
     scope = (store.url, info.name)
-    key = (marker, background().generation(scope))
+    key = (marker, background().generation(scope)) if key is None else key
     collection = info.name
-    return shown_value((*scope, name), key, lambda: compute(name, collection), what=TABLES[name][0])
+    return shown_value((*scope, name), key, partial(review_table_of, store.url, collection, name), what=WHAT[name])
 
 
 def users() -> list[str]:
@@ -729,9 +709,9 @@ def adjudicators_view(accounts: list[str]) -> None:
 
 
 def qc_view() -> None:
-    with store.read() as session:
-        packages = package_overview(session, info.name)
-        rounds = qc_history(session, collection=info.name)
+    with store.read() as session:  # a resubmitted package changes no judgment: the QC tables' own key
+        key = (qc_marker(session), background().generation((store.url, info.name)))
+    packages, rounds = table("packages", key), table("rounds", key)
     st.subheader("Packages")
     if packages:
         show_rows(

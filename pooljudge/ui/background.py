@@ -3,19 +3,22 @@
 A page names what it needs (``slot``: e.g. the Review page's adjudication queue of a collection) and the
 key of its inputs (e.g. the collection's judgment marker, which changes with every label).  If the last
 result was computed for that key it is shown; otherwise one computation starts in the server's
-background thread and the page waits for it at most ``wait`` seconds (a small collection's table is
+background worker and the page waits for it at most ``wait`` seconds (a small collection's table is
 there by then, so nothing changes for it); past that it shows the last result, said to be updating,
 or, the first time, a notice that refreshes the page once the result is in.  One computation per slot
-at a time, one thread for all: a page's request threads keep the other core.
+at a time, one worker process for all: a page's request threads keep the other core and the GIL.
 """
 
 from __future__ import annotations
 
+import functools
+import multiprocessing
 import os
 import threading
 import time
 from collections.abc import Callable, Hashable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool as BrokenExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -42,13 +45,26 @@ class _Slot:
 
 
 class Background:
-    """The process-wide slots and their one worker thread (:func:`background`)."""
+    """The process-wide slots and their one worker (:func:`background`).
 
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
+    The worker is a separate process by default (``$POOLJUDGE_BACKGROUND=process``): the tables' pure-Python
+    work then never holds this server's GIL while a page is drawn, and ``compute`` must be picklable (a
+    module-level function or a ``functools.partial`` of one).  ``thread`` runs it in a thread of this process
+    (the app tests, which patch the functions it calls).
+    """
+
+    def __init__(self, *, processes: bool | None = None) -> None:
+        self._lock = threading.RLock()  # a done callback may run in the submitting thread, under the lock
         self._slots: dict[Hashable, _Slot] = {}
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pooljudge-background")
+        mode = os.environ.get(MODE_VARIABLE) or "process"
+        self._processes = mode == "process" if processes is None else processes
+        self._pool: Executor = self._new_pool()
         self._generations: dict[Hashable, int] = {}
+
+    def _new_pool(self) -> Executor:
+        if self._processes:  # spawn: forking a server with running threads could copy a held lock
+            return ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+        return ThreadPoolExecutor(max_workers=1, thread_name_prefix="pooljudge-background")
 
     def touch(self, scope: Hashable) -> None:
         """Note a write under ``scope`` that the inputs' key does not see (a reassignment moves no judgment)."""
@@ -66,7 +82,13 @@ class Background:
             s = self._slots.setdefault(slot, _Slot())
             if (s.snapshot is None or s.snapshot.key != key) and s.running is None:
                 s.started = time.monotonic()
-                s.running = self._pool.submit(self._run, s, key, compute)
+                try:
+                    future = self._pool.submit(compute)
+                except (BrokenExecutor, RuntimeError):  # the worker died (killed, out of memory): a new one
+                    self._pool = self._new_pool()
+                    future = self._pool.submit(compute)
+                s.running = future
+                future.add_done_callback(functools.partial(self._done, s, key))
             running = s.running
         if running is not None and wait > 0:
             try:
@@ -76,15 +98,14 @@ class Background:
         with self._lock:
             return s.snapshot
 
-    def _run(self, s: _Slot, key: Hashable, compute: Callable[[], Any]) -> None:
-        try:
-            value = compute()
-        except Exception as exc:  # shown by the page; the next request tries again
-            with self._lock:
-                s.error, s.running = str(exc) or type(exc).__name__, None
-            raise
+    def _done(self, s: _Slot, key: Hashable, future: Future) -> None:
+        error = future.exception()
         with self._lock:
-            s.snapshot, s.error, s.running = Snapshot(value, key, datetime.now()), None, None
+            s.running = None
+            if error is not None:  # shown by the page; the next request tries again
+                s.error = str(error) or type(error).__name__
+                return
+            s.snapshot, s.error = Snapshot(future.result(), key, datetime.now()), None
             s.history = [*s.history[-4:], time.monotonic() - s.started]
 
     def state(self, slot: Hashable) -> tuple[Snapshot | None, bool, str | None, float | None]:
@@ -100,6 +121,8 @@ def background() -> Background:
     return Background()
 
 
+MODE_VARIABLE = "POOLJUDGE_BACKGROUND"
+"""``process`` (the default) or ``thread``: where :class:`Background` computes."""
 WAIT_VARIABLE = "POOLJUDGE_BACKGROUND_WAIT"
 """Seconds a page waits for a table before showing the last one (default 0.5; the app tests set minutes, so a
 loaded test machine sees every table computed for the store as it is, as before)."""

@@ -16,6 +16,7 @@ from tests.app.browser_helpers import ACCOUNTS, CHROMIUM, add_users, cli, launch
 # pages wait this long for a table computed in the background (pooljudge.ui.background) before showing the
 # last one: on a loaded test machine every page shows the store as it is, in AppTest and in served apps alike
 os.environ.setdefault("POOLJUDGE_BACKGROUND_WAIT", "300")
+os.environ.setdefault("POOLJUDGE_BACKGROUND", "thread")  # in this process: tests patch what the tables call
 
 
 @pytest.fixture(scope="session")

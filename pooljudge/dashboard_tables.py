@@ -1,0 +1,59 @@
+"""The Review and Admin pages' slow tables as plain functions of (store URL, collection, table name).
+
+They run in the background worker of :mod:`pooljudge.ui.background` (a separate process by default, so
+their pure-Python work never holds the server's GIL while a page is drawn); each opens the store from
+its URL once per worker process.  Everything returned is plain data (dataclasses, dicts), pickled back.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from db.engine import Store
+
+REVIEW_TABLES = {
+    "queue": "adjudication_queue",
+    "excluded": "excluded_pairs",
+    "pairs": "reviewable_pairs",
+    "throughput": "throughput",
+    "flagged": "flagged",
+    "distribution": "final_label_distribution",
+    "table": "review_table",
+    "packages": "package_overview",
+}
+"""Review page table name -> the :mod:`db.review` function (``session, collection``) that computes it."""
+
+
+@cache
+def _store(url: str) -> Store:
+    return Store(url, upgrade=False)  # the app upgraded the schema when it opened the store
+
+
+def review_table(url: str, collection: str, name: str) -> Any:
+    """The Review page's table ``name`` of ``collection``: a :data:`REVIEW_TABLES` name, ``"rounds"`` (its QC
+    rounds) or ``"agreement"`` (``(judgments, report)`` of the standing labels, :func:`core.agreement.agreement_report`)."""
+    from db import review
+
+    store = _store(url)
+    if name == "agreement":
+        from core.agreement import agreement_report, from_label_map
+        from core.scale import GRADES
+
+        with store.read() as session:
+            labels = dict(review.standing_labels(session, collection).items())
+        judgments = from_label_map(labels)  # type: ignore[arg-type]  # pair keys are hashable tuples
+        return judgments, agreement_report(judgments, categories=GRADES)
+    with store.read() as session:
+        if name == "rounds":
+            return review.qc_history(session, collection=collection)
+        return getattr(review, REVIEW_TABLES[name])(session, collection)
+
+
+def admin_qc_tables(url: str) -> tuple[list, list, list]:
+    """Every package, QC round and decided round's disagreements, store-wide (the Admin page's QC tab)."""
+    from db.review import package_overview, qc_history
+    from db.rework import qc_round_tables
+
+    with _store(url).read() as session:
+        return package_overview(session), qc_history(session), qc_round_tables(session)

@@ -1,0 +1,40 @@
+"""pooljudge.ui.background: one computation per slot and key, in a worker process by default, errors kept."""
+
+from __future__ import annotations
+
+import math
+import time
+from functools import partial
+
+import pytest
+
+from pooljudge.ui.background import Background
+
+
+def _settled(bg, slot):
+    """The slot's state once its computation's done callback ran (it runs just after the result is set)."""
+    deadline = time.monotonic() + 30
+    while (state := bg.state(slot))[1]:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    return state
+
+
+@pytest.mark.parametrize("processes", [True, False])
+def test_a_slot_is_computed_once_per_key_and_kept(processes):
+    bg = Background(processes=processes)
+    first = bg.get("slot", 1, partial(math.factorial, 5), wait=60)
+    assert first is not None and (first.value, first.key) == (120, 1)
+    assert bg.get("slot", 1, partial(math.factorial, 6), wait=60) is first  # the same key: not computed again
+    second = bg.get("slot", 2, partial(math.factorial, 6), wait=60)
+    assert second is not None and (second.value, second.key) == (720, 2)
+    assert _settled(bg, "slot")[:3] == (second, False, None)
+
+
+def test_an_error_is_kept_and_the_last_value_stays():
+    bg = Background(processes=True)
+    assert bg.get("slot", 1, partial(math.factorial, 3), wait=60).value == 6
+    shown = bg.get("slot", 2, partial(math.factorial, -1), wait=60)  # ValueError in the worker
+    assert shown is not None and (shown.value, shown.key) == (6, 1)
+    snapshot, computing, error, _took = _settled(bg, "slot")
+    assert (computing, error) == (False, "factorial() not defined for negative values")
