@@ -16,6 +16,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from core.errors import FormatError
+from pooljudge.cli_lexicon import add_lexicon_parser
 
 
 def _store(args: argparse.Namespace):
@@ -1434,6 +1435,7 @@ def build_parser() -> argparse.ArgumentParser:
         _add_archive_parsers,
         _add_listing_parsers,
         _add_db_parser,
+        add_lexicon_parser,
     ):
         add(sub)
     return parser
