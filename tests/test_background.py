@@ -38,3 +38,19 @@ def test_an_error_is_kept_and_the_last_value_stays():
     assert shown is not None and (shown.value, shown.key) == (6, 1)
     snapshot, computing, error, _took = _settled(bg, "slot")
     assert (computing, error) == (False, "factorial() not defined for negative values")
+
+
+def test_an_older_value_is_shown_after_the_short_stale_wait():
+    """Under constant labelling every request has a new key: with a value to show it waits only ``wait_stale``."""
+    bg = Background(processes=False)
+    assert bg.get("slot", 1, partial(math.factorial, 4), wait=60).value == 24
+    started = time.monotonic()
+    shown = bg.get("slot", 2, partial(_slow_factorial, 5), wait=60, wait_stale=0.05)
+    assert time.monotonic() - started < 1.5  # not the 2 s the computation takes
+    assert (shown.value, shown.key) == (24, 1) and bg.state("slot")[1] is True
+    assert _settled(bg, "slot")[0].value == 120
+
+
+def _slow_factorial(n: int) -> int:
+    time.sleep(2)
+    return math.factorial(n)
