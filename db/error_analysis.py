@@ -292,21 +292,19 @@ def suggest_tags(
     ----------
     session : Session
         Inside the caller's write transaction.
-    collection : str
-    run_name : str or None
-        The run the pairs come from (recorded on each tag).
+    collection, run_name : str, str or None
+        The collection; the run the pairs come from (recorded on each tag).
     pairs : iterable of dict
         As returned by :func:`sample_error_pairs`; pairs whose passage text
         or query text is ``None`` (not in the store) are skipped.
     language : {"en", "zh", "mixed"} or None, optional
         Passed to :func:`~core.detectors.suggest` (detected per pair when ``None``).
     term_frequencies : mapping, optional
-        Collection word counts enabling the typo detector; ``None`` (the
-        default) skips typos.  :func:`collection_term_frequencies` builds one
-        in a single pass over the collection.
+        Collection word counts enabling the typo detector (``None``: no typos;
+        :func:`collection_term_frequencies` builds one in a single pass).
     lexicon, encoder : optional
-        Passed on: a collection's own names ``{name: kind}`` (``None``: the
-        collection's stored lexicon, :mod:`db.lexicon`); its encoder (the alignment detector).
+        A collection's own names ``{name: kind}`` (``None``: its stored lexicon,
+        :mod:`db.lexicon`); its encoder (the alignment detector).
 
     Returns
     -------

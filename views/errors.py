@@ -72,6 +72,7 @@ from pooljudge.ui.error_dashboards import (
 )
 from pooljudge.ui.highlight import VERBATIM_STYLE, chart_text, show_text
 from pooljudge.ui.level import level_caption, level_control, level_input
+from pooljudge.ui.lexicon_form import lexicon_tab
 
 MEASURES = ["nDCG@10", "MRR@10", "R@100", "MAP", "P@10", "Success@10", "R@10"]
 STATUSES = ("suggested", "confirmed", "rejected")
@@ -822,6 +823,7 @@ def categories_tab() -> None:
 # Only the open tab runs (on_change="rerun" makes .open tell which); the URL names it (?errors_tab=Dashboards), so a
 # reload or a shared link opens the same tab.  persist_state="page" keeps a tab's choices while another is open.
 TABS = {"Sample and tag": sample_tab, "Dashboards": dashboards_tab, "Categories": categories_tab}
+TABS["Lexicon"] = lambda: lexicon_tab(store, info.name, account.role)
 for tab, draw in zip(st.tabs(list(TABS), key="errors_tab", on_change="rerun", bind="query-params"), TABS.values()):
     if tab.open:
         with tab:
