@@ -53,11 +53,13 @@ class Reporter:
 
 
 def handlers() -> dict[str, JobHandler]:
+    from pooljudge import alignment_job
     from pooljudge.pool_job import run_pool_job
     from pooljudge.query_vectors_job import KIND, run_query_vectors_job
     from pooljudge.training import run_train_job
 
-    return {"pool": run_pool_job, "import": run_import_job, "train": run_train_job, KIND: run_query_vectors_job}
+    jobs = {"pool": run_pool_job, "import": run_import_job, "train": run_train_job, KIND: run_query_vectors_job}
+    return jobs | {alignment_job.KIND: alignment_job.run_alignment_job}
 
 
 IMPORT_STAGES = {

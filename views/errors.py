@@ -43,6 +43,7 @@ from db.error_categories import (
 from db.queries import NotFound, iter_queries, passages_by_id
 from db.review import activity_marker
 from db.users import list_users
+from pooljudge.ui.alignment_job import alignment_tab
 from pooljudge.ui.auth import require_role
 from pooljudge.ui.common import (
     LIVE,
@@ -824,6 +825,7 @@ def categories_tab() -> None:
 # reload or a shared link opens the same tab.  persist_state="page" keeps a tab's choices while another is open.
 TABS = {"Sample and tag": sample_tab, "Dashboards": dashboards_tab, "Categories": categories_tab}
 TABS["Lexicon"] = lambda: lexicon_tab(store, info.name, account.role)
+TABS["Alignment"] = lambda: alignment_tab(store, info)
 for tab, draw in zip(st.tabs(list(TABS), key="errors_tab", on_change="rerun", bind="query-params"), TABS.values()):
     if tab.open:
         with tab:
