@@ -38,12 +38,19 @@ def add_lexicon_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         a.set_defaults(func=cmd_lexicon)
 
 
+def _store(args: argparse.Namespace):
+    """The store of ``--db`` as ``pooljudge.cli`` opens it (not imported from there: cli imports this module)."""
+    from db.engine import Store, sqlite_url
+
+    target = args.db
+    return Store(sqlite_url(target) if target and "://" not in target else target)
+
+
 def cmd_lexicon(args: argparse.Namespace) -> int:
     """Run ``pooljudge lexicon ACTION``; errors (``ValueError``, ``LookupError``) are ``main``'s to print."""
     # imported here: the detectors (jieba, cn2an) would slow every other command's start
     from core.detectors import load_lexicon
     from db.lexicon import add_lexicon_name, import_lexicon, list_lexicon, remove_lexicon_name
-    from pooljudge.cli import _store
 
     if args.action == "list":
         with _store(args).read() as session:
