@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import argparse
 
+from pooljudge.cli.common import open_store
 
-def add_lexicon_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``lexicon`` command to ``pooljudge``'s subcommands."""
     p = sub.add_parser("lexicon", help="a collection's own names and kinds for the entity-mismatch detector")
     actions = p.add_subparsers(dest="action", required=True)
@@ -35,30 +37,22 @@ def add_lexicon_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser])
             a.add_argument("kind")
         if action == "import":
             a.add_argument("file", help="UTF-8 text, one name<TAB>kind a line")
-        a.set_defaults(func=cmd_lexicon)
+        a.set_defaults(func=run)
 
 
-def _store(args: argparse.Namespace):
-    """The store of ``--db`` as ``pooljudge.cli`` opens it (not imported from there: cli imports this module)."""
-    from db.engine import Store, sqlite_url
-
-    target = args.db
-    return Store(sqlite_url(target) if target and "://" not in target else target)
-
-
-def cmd_lexicon(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     """Run ``pooljudge lexicon ACTION``; errors (``ValueError``, ``LookupError``) are ``main``'s to print."""
     # imported here: the detectors (jieba, cn2an) would slow every other command's start
     from core.detectors import load_lexicon
     from db.lexicon import add_lexicon_name, import_lexicon, list_lexicon, remove_lexicon_name
 
     if args.action == "list":
-        with _store(args).read() as session:
+        with open_store(args).read() as session:
             for entry in list_lexicon(session, args.collection):
                 print(f"{entry.name}\t{entry.kind}")
         return 0
     names = load_lexicon(args.file) if args.action == "import" else {}  # read before the store opens
-    with _store(args).write() as session:
+    with open_store(args).write() as session:
         if args.action == "add":
             add_lexicon_name(session, args.collection, args.name, args.kind)
             print(f"added {args.name!r} ({args.kind}) to the lexicon of {args.collection!r}")
