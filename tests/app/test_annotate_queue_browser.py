@@ -21,6 +21,7 @@ from db.engine import Store, sqlite_url
 from db.models import Judgment, Passage, User
 from tests.app.browser_helpers import (
     ALPHA_PASSAGES,
+    ANSWERS_SAVED,
     add_accounts,
     cli,
     import_pooled,
@@ -34,6 +35,9 @@ from tests.app.browser_helpers import (
 pytestmark = pytest.mark.browser
 
 MARKERS = markers_of(ALPHA_PASSAGES)
+# the queue has carried out its undo (or move back) and shows an item again
+COMMAND_DONE = """() => { const q = document.querySelector('[data-testid="annotate-queue"]');
+    return q && q.dataset.busy === "" && q.dataset.shown; }"""
 QUEUE_READY = """() => { const q = document.querySelector('[data-testid="annotate-queue"]');
     return q && q.dataset.shown && [...q.querySelectorAll('button')].some((b) => b.innerText.startsWith('0 · ')); }"""
 
@@ -45,8 +49,13 @@ def server(tmp_path_factory):
     db = folder / "pooljudge.db"
     setup = Store(sqlite_url(db))
     with setup.write() as s:
-        add_accounts(s, {"admin": "admin", "fast": "annotator", "gone": "annotator"})
-        for name, docs, holder in (("six", list(ALPHA_PASSAGES), "fast"), ("three", ["d1", "d2", "d3"], "gone")):
+        add_accounts(s, {"admin": "admin", "fast": "annotator", "gone": "annotator", "undo": "annotator"})
+        holders = (
+            ("six", list(ALPHA_PASSAGES), "fast"),
+            ("three", ["d1", "d2", "d3"], "gone"),
+            ("two", ["d4", "d5"], "undo"),
+        )
+        for name, docs, holder in holders:
             passages = {d: ("q1", ALPHA_PASSAGES[d]) for d in docs}
             import_pooled(s, passages, {"q1": "tell me about paris"}, collection=name)
             create_assignments(s, name, "p", annotators=[holder], per_pair=1, seed=4)
@@ -130,3 +139,20 @@ def test_a_revoked_account_stores_nothing_more_and_the_page_says_which_item(serv
         assert page.get_by_role("button", name="Log in").count() == 1
     finally:
         cli(server["db"], "user", "enable", "gone")
+
+
+def test_u_undoes_the_last_label_after_the_answers_before_it_are_stored(server, new_page):
+    store = server["store"]
+    order = _serving_order(store, "undo")
+    page = new_page()
+    login(page, server["url"], "undo")
+    page.wait_for_function(QUEUE_READY, timeout=60_000)
+    page.keyboard.press("2")
+    page.keyboard.press("u")  # at once: the label is stored first, then withdrawn, and its item comes back
+    page.wait_for_function(ANSWERS_SAVED, timeout=60_000)
+    page.wait_for_function(COMMAND_DONE, timeout=60_000)
+    first = next(d for d, m in MARKERS.items() if m.startswith(order[0]))
+    assert shown_doc(page, MARKERS) == first
+    assert _rows(store, "undo") == [(order[0], "label", 2), (order[0], "undo", None)]
+    page.keyboard.press("0")  # the item shown again takes a new label (a new token: the old one was used)
+    assert _wait_rows(store, "undo", 3)[-1] == (order[0], "label", 0)

@@ -99,7 +99,8 @@ class Queue {
     const fresh = (data.items || []).filter((item) => !this.answered.has(item.token));
     // the item on screen stays there while the server still serves it: nothing changes under the reader
     const keep = head && fresh.some((item) => item.token === head.token) && !data.reset;
-    this.items = keep ? [head, ...fresh.filter((item) => item.token !== head.token)] : fresh;
+    // while an undo or a move back waits for the server, no item: the next one is the one it decides
+    this.items = this.busy !== null ? [] : keep ? [head, ...fresh.filter((item) => item.token !== head.token)] : fresh;
     if (!keep) this.shownAt = performance.now();
     this.draw(!keep);
     // the server has finished a run: what is still pending was sent after it started (or lost) and goes now
@@ -128,6 +129,7 @@ class Queue {
     }
     this.root.dataset.token = item ? item.token : "";
     this.root.dataset.pending = String(this.pending.length); // 0: every answer given here is acknowledged
+    this.root.dataset.busy = this.busy === null ? "" : "command"; // an undo or a move back not yet answered
     this.card.hidden = this.buttons.hidden = this.actions.hidden = this.note.hidden = !item;
     this.progress.hidden = !item;
     if (!item) {
