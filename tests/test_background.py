@@ -54,3 +54,19 @@ def test_an_older_value_is_shown_after_the_short_stale_wait():
 def _slow_factorial(n: int) -> int:
     time.sleep(2)
     return math.factorial(n)
+
+
+def test_the_worker_never_runs_the_page_that_streamlit_made_main(tmp_path, monkeypatch):
+    """Streamlit runs a page as ``__main__``: a spawned worker must not re-run that file (it broke the pool)."""
+    import sys
+    import types
+
+    page = tmp_path / "page.py"
+    page.write_text("raise RuntimeError('the page ran in the worker')\n")
+    main = types.ModuleType("__main__")
+    main.__file__ = str(page)
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    bg = Background(processes=True)
+    shown = bg.get("slot", 1, partial(math.factorial, 5), wait=60)
+    assert shown is not None and shown.value == 120, bg.state("slot")
+    assert sys.modules["__main__"] is main

@@ -14,8 +14,10 @@ from __future__ import annotations
 import functools
 import multiprocessing
 import os
+import sys
 import threading
 import time
+import types
 from collections.abc import Callable, Hashable
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool as BrokenExecutor
@@ -96,10 +98,10 @@ class Background:
             if (s.snapshot is None or s.snapshot.key != key) and s.running is None:
                 s.started = time.monotonic()
                 try:
-                    future = self._pool.submit(compute)
+                    future = self._submit(compute)
                 except (BrokenExecutor, RuntimeError):  # the worker died (killed, out of memory): a new one
                     self._pool = self._new_pool()
-                    future = self._pool.submit(compute)
+                    future = self._submit(compute)
                 s.running = future
                 future.add_done_callback(functools.partial(self._done, s, key))
             running = s.running
@@ -110,6 +112,23 @@ class Background:
                 pass
         with self._lock:
             return s.snapshot
+
+    def _submit(self, compute: Callable[[], Any]) -> Future:
+        """Submit ``compute``; a spawned worker starts with a bare ``__main__``.
+
+        Streamlit runs each page as the module ``__main__`` (with the page's ``__file__``), and a spawned
+        process re-runs its parent's ``__main__`` file first: it would run the page script.  The worker is
+        started here, in this call, so ``__main__`` is a bare module for the moment it takes.
+        """
+        if not self._processes:
+            return self._pool.submit(compute)
+        main = sys.modules.get("__main__")
+        sys.modules["__main__"] = types.ModuleType("__main__")
+        try:
+            return self._pool.submit(compute)
+        finally:
+            if main is not None:
+                sys.modules["__main__"] = main
 
     def _done(self, s: _Slot, key: Hashable, future: Future) -> None:
         error = future.exception()
