@@ -139,14 +139,28 @@ def tab_switch(page, label: str) -> float:
     return _ms(page, start, PANEL_FILLED, [label, CONTENT])
 
 
+FAILED_TEXT = """() => [...document.querySelectorAll('[data-testid="stAlert"]')]
+    .map((a) => a.innerText).filter((t) => t.includes('failed') || t.includes('Error')).join(' | ')"""
+
+
+def _check(page, what: str) -> None:
+    """Stop at a page that shows a failure: its notice would count as content."""
+    failed = page.evaluate(FAILED_TEXT)
+    if failed:
+        screenshot(page, f"page-budget-failed-{what}".replace(" ", "-").replace(">", ""))
+        raise SystemExit(f"{what} shows a failure: {failed}")
+
+
 def measure(page) -> list[tuple[str, float, int]]:
     """One pass over every page and the tabs of Review and Admin: ``(what, ms, budget)``."""
     rows = []
     for title in PAGES:
         rows.append((title, first_paint(page, title), FIRST_PAINT_MS))
+        _check(page, title)
         print(f"  {title}: {rows[-1][1]:.0f} ms", flush=True)
         for label in TABS.get(title, []):
             rows.append((f"{title} > {label}", tab_switch(page, label), TAB_SWITCH_MS))
+            _check(page, rows[-1][0])
             print(f"  {rows[-1][0]}: {rows[-1][1]:.0f} ms", flush=True)
     return rows
 
