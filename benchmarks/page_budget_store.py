@@ -75,6 +75,26 @@ def _grades(rng: random.Random) -> list[int]:
     return rng.sample(range(4), 3)
 
 
+def _judgment_rows(rng: random.Random, q: int, p: int, held: list, grades: list[int], now) -> list[dict]:
+    """The judgment rows of one pair: each holder's grade, at a moment of the last five days."""
+    from datetime import timedelta
+
+    return [
+        {
+            "assignment_id": aid,
+            "query_id": q,
+            "passage_id": p,
+            "user_id": uid,
+            "action": "label",
+            "grade": grade,
+            "note": "",
+            "elapsed_ms": rng.randint(1500, 20000),
+            "created_at": now - timedelta(seconds=rng.randint(60, 5 * 86400)),
+        }
+        for (aid, uid), grade in zip(held, grades)
+    ]
+
+
 def _label(store, rng: random.Random, labelled: float) -> int:
     """Label ``labelled`` of the pairs (all three assignments of each) over the last five days.
 
@@ -83,7 +103,7 @@ def _label(store, rng: random.Random, labelled: float) -> int:
     as the app does, and each three-way split goes through :func:`db.annotation.resolve_pair`, which gives it
     a 4th annotator.
     """
-    from datetime import UTC, datetime, timedelta
+    from datetime import UTC, datetime
 
     from sqlalchemy import insert
 
@@ -103,26 +123,13 @@ def _label(store, rng: random.Random, labelled: float) -> int:
     for aid, uid, q, p in rows:
         by_pair.setdefault((q, p), []).append((aid, uid))
     now = datetime.now(UTC)
-    judgments, finals, splits = [], [], []
+    judgments: list[dict] = []
+    finals, splits = [], []
     for (q, p), held in by_pair.items():
         if rng.random() >= labelled:
             continue
         grades = _grades(rng)
-        for (aid, uid), grade in zip(held, grades):
-            when = now - timedelta(seconds=rng.randint(60, 5 * 86400))
-            judgments.append(
-                {
-                    "assignment_id": aid,
-                    "query_id": q,
-                    "passage_id": p,
-                    "user_id": uid,
-                    "action": "label",
-                    "grade": grade,
-                    "note": "",
-                    "elapsed_ms": rng.randint(1500, 20000),
-                    "created_at": when,
-                }
-            )
+        judgments += _judgment_rows(rng, q, p, held, grades, now)
         r = resolve(grades)
         if r.is_final:
             finals.append(
