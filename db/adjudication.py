@@ -9,7 +9,7 @@ needs and stores what an admin decides.
 
 Every write function runs in the caller's write transaction and re-checks the
 acting account there (active admin, or active reviewer/admin for overrides),
-as :func:`db.annotation.require_account` does.
+as :func:`db.access.require_account` does.
 """
 
 from __future__ import annotations
@@ -22,17 +22,8 @@ from sqlalchemy.orm import Session
 from core.assignment import adjudicator_candidates, annotator_seed
 from core.resolution import Resolution, resolve
 from core.scale import SCALES
-from db.annotation import (
-    ADMIN_ROLES,
-    LABEL_ROLES,
-    LABELLING,
-    REVIEW_ROLES,
-    add_fourth,
-    override_label,
-    pair_labels,
-    pair_scale,
-    require_account,
-)
+from db.access import ADMIN_ROLES, LABEL_ROLES, REVIEW_ROLES, require_account
+from db.annotation import LABELLING, add_fourth, override_label, pair_labels, pair_scale
 from db.models import Assignment, LabelOverride, Package, Passage, Pool, PoolAdjudicator, PoolEntry, QueryRecord, User
 from db.queries import NotFound, collection_id
 

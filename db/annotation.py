@@ -30,6 +30,16 @@ from core.resolution import Resolution, apply_override, resolve
 from core.scale import SCALES  # re-exported as db.annotation.SCALES
 from core.types import Qrels
 from core.validators import is_integer
+from db.access import (
+    ADMIN_ROLES,
+    LABEL_ROLES,
+    REVIEW_ROLES,
+    Forbidden,
+    SignedOut,
+    StaleSubmission,
+    labelling_account,
+    require_account,
+)
 from db.archive_state import archived_clause, archived_reason
 from db.models import (
     Assignment,
@@ -52,43 +62,6 @@ from db.queries import NotFound, collection_id
 
 LABELLING = ("label", "fourth")  # assignment purposes whose labels decide final labels (QC labels do not)
 OPEN_PACKAGE = ("open", "revise")
-# who may store a judgment on an assignment of each purpose (checked against the store in the write itself)
-LABEL_ROLES = {
-    "label": ("annotator", "reviewer", "admin"),
-    "fourth": ("annotator", "reviewer", "admin"),
-    "qc": ("reviewer", "admin"),
-}
-REVIEW_ROLES = ("reviewer", "admin")
-ADMIN_ROLES = ("admin",)
-
-
-class Forbidden(PermissionError):
-    """The acting user may not touch this item."""
-
-
-class SignedOut(Forbidden):
-    """The acting account no longer exists, is disabled, or its role no longer allows the action."""
-
-
-class StaleSubmission(Forbidden):
-    """The item shown is no longer open to this user: labelled elsewhere, package closed, pair decided.
-
-    Nothing was stored; the message says why in words an annotator understands.
-    """
-
-
-def require_account(session: Session, user_id: int | None, roles: Sequence[str], *, action: str = "do this") -> User:
-    """The acting account, re-read inside the caller's transaction; refuses a missing, disabled or wrong-role one.
-
-    The row is read ``FOR SHARE`` (PostgreSQL; SQLite's ``BEGIN IMMEDIATE`` already serialises writers),
-    so a concurrent ``user disable`` waits for this write or is seen by it, never half-way.
-    """
-    user = session.get(User, user_id, with_for_update={"read": True}) if user_id is not None else None
-    if user is None or not user.active:
-        raise SignedOut("this account was signed out (disabled or removed); nothing was stored")
-    if user.role not in roles:
-        raise SignedOut(f"this {user.role} account may not {action}; nothing was stored")
-    return user
 
 
 # --------------------------------------------------------------------------- assignment
@@ -310,7 +283,7 @@ def standing_by_assignment(events: Sequence[OwnEvent]) -> dict[int, int]:
     return {aid: labels[aid]["me"] for aid in dict.fromkeys(aid for aid, _a, _g in events) if aid in labels}
 
 
-def _standing(session: Session, user_id: int, assignment_ids: Sequence[int] | None = None) -> dict[int, int]:
+def standing_labels(session: Session, user_id: int, assignment_ids: Sequence[int] | None = None) -> dict[int, int]:
     """The user's standing label per assignment id (after relabels and undos)."""
     wanted = None if assignment_ids is None else set(assignment_ids)
     standing = standing_by_assignment(_own_events(session, user_id, wanted))
@@ -409,7 +382,7 @@ def next_items(session: Session, user_id: int, limit: int, *, skipped: Sequence[
     ).all()
     if not rows:
         return []
-    labelled, marks = _own_log(session, user_id, [r[0] for r in rows])
+    labelled, marks = own_log(session, user_id, [r[0] for r in rows])
     # A reviewer's flag on a QC item is a note, not a hand-off: nobody else labels that sample, so it
     # comes back like a skip (else the round could never close).  Elsewhere a flag waits for reviewers.
     qc_ids = {r[0] for r in rows if r[1] == "qc"}
@@ -423,10 +396,10 @@ def next_items(session: Session, user_id: int, limit: int, *, skipped: Sequence[
     return [_item(session, r[0], [p for p in rows if p[4] == r[4] and p[2] == r[2]], labelled) for r in chosen]
 
 
-def _own_log(session: Session, user_id: int, assignment_ids: Sequence[int]) -> tuple[dict[int, int], dict[int, str]]:
+def own_log(session: Session, user_id: int, assignment_ids: Sequence[int]) -> tuple[dict[int, int], dict[int, str]]:
     """``(standing label per assignment, "skip" or "flag" where that is the user's latest word and no label stands)``.
 
-    One read of the user's log (as :func:`_standing`); a label clears an earlier skip or flag, an undo
+    One read of the user's log (as :func:`standing_labels`); a label clears an earlier skip or flag, an undo
     of that label leaves the item plainly unlabelled.
     """
     wanted = set(assignment_ids)
@@ -499,13 +472,6 @@ def _own_assignment(session: Session, user_id: int, assignment_id: int) -> Assig
     if a is None or a.user_id != user_id:
         raise Forbidden("this item is not assigned to you")
     return a
-
-
-_ANY_LABEL_ROLE = tuple(sorted({role for roles in LABEL_ROLES.values() for role in roles}))
-
-
-def _labelling_account(session: Session, user_id: int) -> User:
-    return require_account(session, user_id, _ANY_LABEL_ROLE, action="label")
 
 
 def _may_label(user: User, a: Assignment) -> None:
@@ -599,7 +565,7 @@ def record_judgment(
     """
     grade = _checked_grade(action, grade)
     # a handful of indexed reads, then one insert: this runs under the write lock
-    user = _labelling_account(session, user_id)
+    user = labelling_account(session, user_id)
     a = _own_assignment(session, user_id, assignment_id)
     _may_label(user, a)
     mine = _own_submissions(session, user_id, a.id)  # for the repeat and standing-label checks
@@ -631,7 +597,7 @@ def undo_last(session: Session, user_id: int) -> int | None:
     The account is checked as for :func:`record_judgment`; a label whose package or QC round has
     closed since cannot be withdrawn (:class:`StaleSubmission`, nothing stored).
     """
-    user = _labelling_account(session, user_id)
+    user = labelling_account(session, user_id)
     rows = session.execute(
         select(Judgment.assignment_id, Judgment.action)
         .where(Judgment.user_id == user_id, Judgment.assignment_id.is_not(None), Judgment.action.in_(("label", "undo")))
@@ -856,7 +822,7 @@ def package_progress(session: Session, package_id: int) -> tuple[int, int]:
     """(labelled, total) assignments of a package."""
     package = session.get_one(Package, package_id)
     ids = list(session.scalars(select(Assignment.id).where(Assignment.package_id == package_id)))
-    return len(_standing(session, package.user_id, ids)), len(ids)
+    return len(standing_labels(session, package.user_id, ids)), len(ids)
 
 
 def _package_for_qc(session: Session, package_id: int) -> Package:
@@ -873,7 +839,7 @@ def _package_for_qc(session: Session, package_id: int) -> Package:
     done, total = package_progress(session, package_id)
     if done < total:
         ids = list(session.scalars(select(Assignment.id).where(Assignment.package_id == package_id)))
-        flags = sum(mark == "flag" for mark in _own_log(session, package.user_id, ids)[1].values())
+        flags = sum(mark == "flag" for mark in own_log(session, package.user_id, ids)[1].values())
         waiting = (
             (
                 f"; {flags} flagged item(s) wait for the annotator to label them from 'My earlier items' "
@@ -982,7 +948,7 @@ def close_qc_round(session: Session, round_id: int, *, min_reviewers: int = 2, b
         (a.query_id, a.passage_id): a.id
         for a in session.scalars(select(Assignment).where(Assignment.package_id == package.id))
     }
-    standing = _standing(session, package.user_id, list(own.values()))
+    standing = standing_labels(session, package.user_id, list(own.values()))
     annotator_labels = {(str(q), str(p)): standing[own[(q, p)]] for q, p in sample if own.get((q, p)) in standing}
     # a kept item counts only its new reviews, a fresh item those of min_reviewers reviewers (db.qc_rounds)
     result = score_round(session, qc_round, annotator_labels, min_reviewers)
@@ -1009,7 +975,7 @@ def resubmit_package(session: Session, user_id: int, package_id: int) -> None:
     Refused (``ValueError``, nothing changed) while a disputed item of the round that returned it is
     neither relabelled nor confirmed (:func:`db.rework.relabel_disputed`).
     """
-    _labelling_account(session, user_id)
+    labelling_account(session, user_id)
     package = session.get(Package, package_id)
     if package is None or package.user_id != user_id:
         raise Forbidden("this package is not yours")
@@ -1063,7 +1029,7 @@ def my_packages(session: Session, user_id: int) -> list[MyPackage]:
         .where(Assignment.user_id == user_id, Assignment.package_id.is_(None), Assignment.purpose.in_(("fourth", "qc")))
         .order_by(Assignment.id)
     ).all()
-    labelled = _standing(session, user_id, [r[0] for r in loose]) if loose else {}
+    labelled = standing_labels(session, user_id, [r[0] for r in loose]) if loose else {}
     for purpose, name in (("fourth", "adjudication"), ("qc", "quality review")):
         mine = [(aid, bool(is_open)) for aid, p, is_open in loose if p == purpose]
         shown = [aid for aid, is_open in mine if is_open or aid in labelled]

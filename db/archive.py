@@ -21,6 +21,7 @@ from sqlalchemy import Select, select
 from sqlalchemy.orm import Session
 
 from core.names import check_name
+from db.access import ADMIN_ROLES, require_account
 from db.models import Collection, Pool, QrelsVersion, RunRecord, utcnow
 from db.queries import READY, NotFound, known_names
 
@@ -65,9 +66,7 @@ def _acting(session: Session, acting_user_id: int | None, by: str | None, action
     """The username recorded as ``archived_by``: the app's account, re-checked in this write, else ``by``."""
     if acting_user_id is None:
         return by
-    from db.annotation import require_account  # db.annotation imports db.queries, as this module does
-
-    return require_account(session, acting_user_id, ("admin",), action=action).username
+    return require_account(session, acting_user_id, ADMIN_ROLES, action=action).username
 
 
 def _row(session: Session, kind: str, name: str, collection: str | None) -> _Archivable:
@@ -139,7 +138,7 @@ def archive(
         For an unknown item (the message lists the known names).
     ValueError
         For a bad kind, a missing collection, or an item already archived.
-    db.annotation.SignedOut
+    db.access.SignedOut
         When ``acting_user_id`` is not an active admin (nothing is changed).
     """
     who = _acting(session, acting_user_id, by, f"archive a {_LABELS.get(kind, 'item')}")

@@ -14,7 +14,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core.scale import SCALES, Guide, check_guide, default_guide
-from db.annotation import ADMIN_ROLES, require_account
+from db.access import ADMIN_ROLES, require_account
 from db.models import Assignment, Collection, QueryRecord
 from db.queries import collection_id
 

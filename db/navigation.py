@@ -16,7 +16,8 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from db.annotation import Forbidden, Item, _item, _open_clause, _own_events, _standing, standing_by_assignment
+from db.access import Forbidden
+from db.annotation import Item, _item, _open_clause, _own_events, standing_by_assignment, standing_labels
 from db.models import Assignment, Judgment, Package, Passage, QueryRecord
 
 __all__ = ["BREAK_S", "HistoryEntry", "Overview", "history", "median_seconds", "open_own_item", "overview"]
@@ -182,5 +183,5 @@ def open_own_item(session: Session, user_id: int, assignment_id: int) -> tuple[I
         )
         .order_by(Assignment.order_index, Assignment.id)
     ).all()
-    labelled = _standing(session, user_id, [r[0] for r in package_rows])
+    labelled = standing_labels(session, user_id, [r[0] for r in package_rows])
     return _item(session, assignment_id, package_rows, labelled), labelled.get(assignment_id)

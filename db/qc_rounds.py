@@ -327,9 +327,9 @@ def annotator_note(session: Session, assignment: Assignment) -> str:
     )
     if own is None:
         return ""
-    from db.annotation import _standing  # db.annotation calls into this module lazily too
+    from db.annotation import standing_labels  # db.annotation calls into this module lazily too
 
-    label = _standing(session, package.user_id, [own]).get(own)
+    label = standing_labels(session, package.user_id, [own]).get(own)
     note = _latest_notes(session, package.user_id, [own]).get(own, "")
     said = f" Their note: {note.rstrip('.')}." if note else ""
     before = _label_at_last_decision(session, package, qc_round.round_no, own)
@@ -396,7 +396,7 @@ class WaitingPackage:
 
 def waiting_on_flags(session: Session) -> list[WaitingPackage]:
     """Packages that would be finished but for flagged items (a reviewer answers, the annotator labels them)."""
-    from db.annotation import _own_log  # db.annotation calls into this module lazily too
+    from db.annotation import own_log  # db.annotation calls into this module lazily too
 
     out = []
     for package, annotator in session.execute(
@@ -408,7 +408,7 @@ def waiting_on_flags(session: Session) -> list[WaitingPackage]:
             .join(Passage, Passage.id == Assignment.passage_id)
             .where(Assignment.package_id == package.id)
         ).all()
-        labelled, marks = _own_log(session, package.user_id, [r[0] for r in rows])
+        labelled, marks = own_log(session, package.user_id, [r[0] for r in rows])
         flagged = sorted((q, d) for aid, q, d in rows if marks.get(aid) == "flag")
         if flagged and len(labelled) + len(flagged) == len(rows):
             out.append(WaitingPackage(package.id, package.name, annotator, len(labelled), len(rows), flagged))

@@ -20,6 +20,7 @@ from core.limits import CUTOFF_MAX
 from core.names import display_name
 from core.types import SPLITS, Passage, Qrels, Query, Run
 from core.validators import is_integer
+from db.access import ADMIN_ROLES, require_account
 from db.models import (
     Assignment,
     Collection,
@@ -214,14 +215,12 @@ def set_relevance_level(session: Session, collection: str, level: int, *, acting
         For a bad level (nothing is changed).
     NotFound
         For an unknown collection.
-    db.annotation.SignedOut
+    db.access.SignedOut
         When ``acting_user_id`` is not an active admin.
     """
     level = check_relevance_level(level)
     if acting_user_id is not None:
-        from db.annotation import require_account  # db.annotation imports this module
-
-        require_account(session, acting_user_id, ("admin",), action="change a collection's relevance level")
+        require_account(session, acting_user_id, ADMIN_ROLES, action="change a collection's relevance level")
     row = session.scalar(select(Collection).where(Collection.name == collection, Collection.status == READY))
     if row is None:
         raise _unknown_collection(session, collection)

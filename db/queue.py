@@ -18,7 +18,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core.validators import is_integer
-from db.annotation import Forbidden, record_judgment
+from db.access import Forbidden
+from db.annotation import record_judgment
 from db.models import Judgment
 
 ACTIONS = ("label", "skip", "flag")

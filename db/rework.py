@@ -29,15 +29,8 @@ from sqlalchemy.orm import Session
 
 from core.judgments import Event, current_labels
 from core.qc import Disagreement, package_accuracy
-from db.annotation import (
-    Forbidden,
-    StaleSubmission,
-    _labelling_account,
-    _standing,
-    pair_scale,
-    record_judgment,
-    standing_by_assignment,
-)
+from db.access import Forbidden, StaleSubmission, labelling_account
+from db.annotation import pair_scale, record_judgment, standing_by_assignment, standing_labels
 from db.models import Assignment, Judgment, Package, Passage, QcItem, QcRound, QueryRecord, User
 from db.queries import NotFound
 
@@ -413,7 +406,7 @@ def relabel_disputed(
     StaleSubmission
         The item is not (or no longer) a disputed item of a package returned for revision.
     """
-    _labelling_account(session, user_id)
+    labelling_account(session, user_id)
     a = session.get(Assignment, assignment_id)
     if a is None or a.user_id != user_id:
         raise Forbidden("this item is not assigned to you")
@@ -423,7 +416,7 @@ def relabel_disputed(
         raise StaleSubmission("Not stored: this item's package is not returned for revision (any more).")
     if assignment_id not in {i.assignment_id for i in _round_items(session, qc_round)}:
         raise StaleSubmission("Not stored: the reviewers did not dispute this item.")
-    if not note and _standing(session, user_id, [assignment_id]).get(assignment_id) == grade:
+    if not note and standing_labels(session, user_id, [assignment_id]).get(assignment_id) == grade:
         note = CONFIRM_NOTE.format(round_no=qc_round.round_no)
     stored = record_judgment(
         session, user_id, assignment_id, grade, token=token, elapsed_ms=elapsed_ms, note=note, relabel=True

@@ -26,15 +26,8 @@ import time
 import streamlit as st
 
 from core.scale import BINARY_GUIDE, BINARY_LEVELS, LEVELS, default_guide
-from db.annotation import (
-    Forbidden,
-    StaleSubmission,
-    my_packages,
-    next_item,
-    record_judgment,
-    resubmit_package,
-    undo_last,
-)
+from db.access import Forbidden, StaleSubmission
+from db.annotation import my_packages, next_item, record_judgment, resubmit_package, undo_last
 from db.guidelines import (
     assignment_collection,
     get_guidelines,

@@ -8,7 +8,7 @@ restoring brings it back as it was.  Each action re-checks the acting account in
 import pandas as pd
 import streamlit as st
 
-from db.annotation import SignedOut
+from db.access import SignedOut
 from db.archive import archive, as_rows, list_items, rename, restore
 from db.queries import NotFound
 from pooljudge.ui.auth import require_role

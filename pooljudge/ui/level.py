@@ -53,7 +53,7 @@ def relevant_caption(level: int, collection_level: int) -> str:
 
 
 def _save(store, collection: str, level: int, user_id: int) -> None:
-    from db.annotation import SignedOut
+    from db.access import SignedOut
     from db.queries import NotFound, set_relevance_level
     from pooljudge.ui.common import flash, md_escape
 

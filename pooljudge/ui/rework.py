@@ -20,7 +20,8 @@ import secrets
 import streamlit as st
 
 from core.scale import SCALES, grade_name
-from db.annotation import Forbidden, StaleSubmission, resubmit_package
+from db.access import Forbidden, StaleSubmission
+from db.annotation import resubmit_package
 from db.rework import DisputedItem, ReworkPackage, relabel_disputed, rework_packages
 from pooljudge.ui.common import flash, md_escape, show_flash
 from pooljudge.ui.highlight import show_text

@@ -144,7 +144,7 @@ def test_the_guide_editor_is_for_admins_only(world):
     at = _open(users["ann"])
     assert "Annotation guidelines (admin)" not in [e.label for e in at.expander]
     with store.write() as s:  # and the write itself checks the role
-        from db.annotation import SignedOut
+        from db.access import SignedOut
 
         with pytest.raises(SignedOut):
             set_guidelines(s, users["ann"], "c <i>", {})

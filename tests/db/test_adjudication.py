@@ -12,7 +12,8 @@ import pytest
 from sqlalchemy import func, select
 
 from core.types import CollectionSource, Passage, Query
-from db.annotation import Forbidden, SignedOut, create_assignments, next_item, record_judgment
+from db.access import Forbidden, SignedOut
+from db.annotation import create_assignments, next_item, record_judgment
 from db.importer import import_collection
 from db.models import Assignment, FinalLabel, LabelOverride, QueryRecord, User
 from db.models import Passage as PassageRow

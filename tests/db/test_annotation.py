@@ -5,11 +5,9 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import func, select
 
+from db.access import Forbidden, SignedOut, StaleSubmission
 from db.adjudication import set_pool_adjudicators
 from db.annotation import (
-    Forbidden,
-    SignedOut,
-    StaleSubmission,
     close_qc_round,
     create_assignments,
     freeze_qrels,

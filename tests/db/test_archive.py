@@ -6,7 +6,8 @@ import pytest
 from sqlalchemy import func, select
 
 from core.types import CollectionSource, Passage, Query
-from db.annotation import SignedOut, create_assignments, freeze_qrels, record_judgment
+from db.access import SignedOut
+from db.annotation import create_assignments, freeze_qrels, record_judgment
 from db.archive import archive, list_items, rename, restore
 from db.importer import import_collection, save_run
 from db.models import Assignment, Judgment, Package
@@ -176,7 +177,8 @@ def test_rename_checks_the_name_and_refuses_a_clash(world):
 
 
 def test_an_archived_collection_serves_no_items_and_takes_no_labels_until_restored(world):
-    from db.annotation import StaleSubmission, next_item
+    from db.access import StaleSubmission
+    from db.annotation import next_item
 
     store, users = world
     with store.write() as s:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import func, select
 
-from db.annotation import StaleSubmission, create_assignments, next_item, record_judgment
+from db.access import StaleSubmission
+from db.annotation import create_assignments, next_item, record_judgment
 from db.archive import archive, restore
 from db.archive_state import archived_note
 from db.models import Judgment

@@ -7,7 +7,8 @@ from sqlalchemy import select, update
 
 from core.scale import default_guide
 from core.types import CollectionSource, Passage, Query
-from db.annotation import SignedOut, create_assignments
+from db.access import SignedOut
+from db.annotation import create_assignments
 from db.guidelines import (
     assignment_collection,
     get_guidelines,

@@ -13,15 +13,8 @@ import pytest
 from sqlalchemy import select, update
 
 from core.types import CollectionSource, Passage, Query
-from db.annotation import (
-    Forbidden,
-    MyPackage,
-    StaleSubmission,
-    create_assignments,
-    my_packages,
-    next_item,
-    record_judgment,
-)
+from db.access import Forbidden, StaleSubmission
+from db.annotation import MyPackage, create_assignments, my_packages, next_item, record_judgment
 from db.models import Assignment, FinalLabel, Judgment, Package, utcnow
 from db.models import Passage as PassageRow
 from db.navigation import history, median_seconds, open_own_item, overview

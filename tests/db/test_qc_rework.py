@@ -7,9 +7,8 @@ from sqlalchemy import func, select
 
 from core.qc import round_seed
 from core.types import CollectionSource, Passage, Query
+from db.access import Forbidden, StaleSubmission
 from db.annotation import (
-    Forbidden,
-    StaleSubmission,
     close_qc_round,
     create_assignments,
     next_item,

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import func, select
 
-from db.annotation import SignedOut, StaleSubmission, create_assignments, next_item, next_items, record_judgment
+from db.access import SignedOut, StaleSubmission
+from db.annotation import create_assignments, next_item, next_items, record_judgment
 from db.models import Judgment
 from db.queue import Answer, StaleToken, parse_answers, store_answer
 from db.users import set_active

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from core.types import CollectionSource, Query
-from db.annotation import SignedOut
+from db.access import SignedOut
 from db.importer import import_collection
 from db.queries import NotFound, list_collections, relevance_level, set_relevance_level
 from db.users import add_user, set_active
