@@ -5,7 +5,7 @@ only its SHA-256, so a copy of the database does not let anyone sign in.
 Every page run validates the token (:func:`account_for_token`): a revoked or
 expired session, or a disabled account, signs the browser out.  Disabling an
 account, changing its role or its password revokes all of its sessions
-(:mod:`db.users` calls :func:`revoke_all`).
+(:func:`db.users.revoke_all`).
 
 Login throttling lives in :mod:`db.throttle`: :func:`login` claims the
 attempt (checks the locks and counts it) in one short write *before* it
@@ -32,7 +32,7 @@ from core.passwords import hash_password, needs_rehash, verify_password
 from db.models import AuthSession, User
 from db.rowcount import rowcount
 from db.throttle import claim_attempt, forgive, locked_for, throttle_keys
-from db.users import Account, _account, sign_in_candidate
+from db.users import Account, account_of, sign_in_candidate
 
 SESSION_TTL = timedelta(days=14)
 # verified for an unknown username, so that an unknown and a known account take the same time
@@ -106,7 +106,7 @@ def check_session(session: Session, token: str | None, *, now: datetime | None =
     if auth.revoked_at is not None or _aware(auth.expires_at) <= now or not user.active:
         return None
     return SessionCheck(
-        account=_account(user),
+        account=account_of(user),
         expires_at=_aware(auth.expires_at),
         touch_due=now - _aware(auth.last_seen_at) >= TOUCH_EVERY,
     )
@@ -142,16 +142,6 @@ def revoke_session(session: Session, token: str | None, *, now: datetime | None 
             .where(AuthSession.token_hash == token_hash(token), AuthSession.revoked_at.is_(None))
             .values(revoked_at=_now(now)),
         )
-    )
-
-
-def revoke_all(session: Session, user_id: int, *, now: datetime | None = None) -> int:
-    """End every session of an account (disabled, role or password changed); returns how many were live."""
-    return rowcount(
-        session,
-        update(AuthSession)
-        .where(AuthSession.user_id == user_id, AuthSession.revoked_at.is_(None))
-        .values(revoked_at=_now(now)),
     )
 
 
@@ -222,4 +212,4 @@ def login(
         if new_hash is not None:
             current.password_hash = new_hash
         token = create_session(session, current.id, client, ttl, now=now)
-        return LoginResult(account=_account(current), token=token)
+        return LoginResult(account=account_of(current), token=token)

@@ -19,6 +19,7 @@ are refused.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from sqlalchemy import Row, func, select, update
 from sqlalchemy.exc import IntegrityError
@@ -27,7 +28,8 @@ from sqlalchemy.orm import Session
 from core.names import USERNAME_MAX_CHARS, check_name
 from core.passwords import hash_password
 from core.usernames import looks_like, normalize_username
-from db.models import ROLES, User
+from db.models import ROLES, AuthSession, User
+from db.rowcount import rowcount
 
 
 @dataclass(frozen=True)
@@ -38,7 +40,8 @@ class Account:
     active: bool
 
 
-def _account(user: User) -> Account:
+def account_of(user: User) -> Account:
+    """The account as the app sees it, from its row."""
     return Account(id=user.id, username=user.username, role=user.role, active=user.active)
 
 
@@ -65,7 +68,7 @@ def add_user(session: Session, username: str, password: str, role: str) -> Accou
             session.flush()
     except IntegrityError:
         raise _exists(username, _taken(session, name) or name) from None
-    return _account(user)
+    return account_of(user)
 
 
 def _refuse_clash(session: Session, typed: str, name: str) -> None:
@@ -128,7 +131,7 @@ def _exists(username: str, taken: str) -> ValueError:
 
 
 def list_users(session: Session) -> list[Account]:
-    return [_account(u) for u in session.scalars(select(User).order_by(User.username))]
+    return [account_of(u) for u in session.scalars(select(User).order_by(User.username))]
 
 
 def _user(session: Session, username: str) -> User:
@@ -143,20 +146,16 @@ def _user(session: Session, username: str) -> User:
 
 def set_active(session: Session, username: str, active: bool) -> Account:
     """Enable or disable an account; disabling also revokes every session it has (open pages sign out)."""
-    from db.sessions import revoke_all  # db.sessions imports this module
-
     user = _user(session, username)
     user.active = active
     if not active:
         revoke_all(session, user.id)
     session.flush()
-    return _account(user)
+    return account_of(user)
 
 
 def set_role(session: Session, username: str, role: str) -> Account:
     """Change an account's role; its sessions are revoked so that every browser signs in again under the new role."""
-    from db.sessions import revoke_all
-
     if role not in ROLES:
         raise ValueError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
     user = _user(session, username)
@@ -164,17 +163,30 @@ def set_role(session: Session, username: str, role: str) -> Account:
         user.role = role
         revoke_all(session, user.id)
     session.flush()
-    return _account(user)
+    return account_of(user)
 
 
 def set_password(session: Session, username: str, password: str) -> None:
     """Replace the password (hashed by the caller's process) and revoke the account's sessions."""
-    from db.sessions import revoke_all
-
     new_hash = hash_password(password)
     user_id = _user(session, username).id
     session.execute(update(User).where(User.id == user_id).values(password_hash=new_hash))
     revoke_all(session, user_id)
+
+
+def revoke_all(session: Session, user_id: int, *, now: datetime | None = None) -> int:
+    """End every session of an account (disabled, role or password changed); returns how many were live.
+
+    Here rather than in :mod:`db.sessions`, which builds on this module: every account change above
+    revokes, and signing in (:func:`db.sessions.login`) only reads accounts.
+    """
+    revoked_at = now if now is not None else datetime.now(UTC)
+    return rowcount(
+        session,
+        update(AuthSession)
+        .where(AuthSession.user_id == user_id, AuthSession.revoked_at.is_(None))
+        .values(revoked_at=revoked_at if revoked_at.tzinfo is not None else revoked_at.replace(tzinfo=UTC)),
+    )
 
 
 def has_users(session: Session) -> bool:
@@ -185,4 +197,4 @@ def has_users(session: Session) -> bool:
 def get_account(session: Session, user_id: int) -> Account | None:
     """The account by id, or None when it no longer exists or is disabled (sessions re-check every run)."""
     user = session.get(User, user_id)
-    return _account(user) if user is not None and user.active else None
+    return account_of(user) if user is not None and user.active else None

@@ -16,12 +16,11 @@ from db.sessions import (
     create_session,
     live_sessions,
     login,
-    revoke_all,
     revoke_session,
     touch_session,
 )
 from db.throttle import delay_after, locked_for, throttle_keys
-from db.users import add_user, set_active, set_password, set_role
+from db.users import add_user, revoke_all, set_active, set_password, set_role
 
 T0 = datetime(2026, 11, 26, 8, 0, 0, tzinfo=UTC)
 PASSWORD = "correct horse"
