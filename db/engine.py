@@ -227,21 +227,20 @@ class Store:
     """The engine plus its two session factories, created once per process.
 
     ``read()`` transactions are deferred (many readers in parallel under WAL);
-    ``write()`` transactions take the write lock when they begin.
+    ``write()`` transactions take the write lock when they begin.  What a crashed import left is dropped
+    by :func:`db.opening.open_store`, the way the app and the CLI open a store.
     """
 
     def __init__(self, url: str | None = None, *, upgrade: bool = True) -> None:
         self.url = url or default_url()
         self.engine = make_engine(self.url)
         if upgrade:
-            from db.importer import drop_stale_imports
             from db.migrate import upgrade_to_head
 
             # Under the write lock: processes opening a new store together (two app servers, the CLI)
             # migrate it one after the other, the later ones finding it at the head already.
             with _migration_lock(self.engine):
                 upgrade_to_head(self.engine.execution_options(**{_IMMEDIATE: True}))
-            drop_stale_imports(self.engine)  # what a crashed import staged goes at the next open
         self._read = session_factory(self.engine)
         self._write = session_factory(self.engine, write=True)
 

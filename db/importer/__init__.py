@@ -13,8 +13,8 @@ Two ways in:
     which every reader ignores; one last short transaction flips them to
     ``ready`` and records the import.  Other writers (annotators) wait at
     most one chunk.  A crash leaves only invisible containers whose
-    ``staged_at`` heartbeat stops; :func:`drop_stale_imports`, called when a
-    store is opened, deletes them in chunks.
+    ``staged_at`` heartbeat stops; :func:`drop_stale_imports`, called when the
+    app or the CLI opens a store (:func:`db.opening.open_store`), deletes them in chunks.
 
 :func:`import_collection` (small in-memory sources: the demo, tests)
     Runs in the caller's transaction (``with store.write() as session:``);

@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import Engine, delete, or_, select, tuple_
 from sqlalchemy.orm import InstrumentedAttribute, Session, sessionmaker
 
+from db.engine import session_factory
 from db.importer.common import STALE_ENV, STALE_IMPORT_AFTER, _Owned, _rowcount
 from db.importer.writing import _Chunker
 from db.models import Collection, QrelsEntry, QrelsVersion, QueryRecord, RunEntryRecord, RunRecord, utcnow
@@ -78,8 +79,6 @@ def _some_records(model: type[PassageRow] | type[QueryRecord], collection_id: in
 
 
 def _writer(engine: Engine) -> sessionmaker[Session]:
-    from db.engine import session_factory
-
     return session_factory(engine, write=True)
 
 
@@ -109,7 +108,7 @@ def _stale_after_default() -> timedelta:
 def drop_stale_imports(engine: Engine, *, stale_after: timedelta | None = None, chunk: int | None = None) -> int:
     """Delete what crashed imports left: containers still ``importing`` whose heartbeat is older than ``stale_after``.
 
-    Called whenever a store is opened; it reads three small tables and takes
+    Called whenever the app or the CLI opens a store (:func:`db.opening.open_store`); it reads three small tables and takes
     the write lock only when there is something to delete, then deletes in
     short chunks (a half-imported collection can hold millions of rows).
 
@@ -127,8 +126,6 @@ def drop_stale_imports(engine: Engine, *, stale_after: timedelta | None = None, 
     int
         The number of containers (collections, runs, qrels versions) removed.
     """
-    from db.engine import session_factory
-
     cutoff = utcnow() - (stale_after if stale_after is not None else _stale_after_default())
     write = _writer(engine)
     with session_factory(engine).begin() as session:

@@ -13,6 +13,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from core.types import CollectionSource
+from db.engine import session_factory
 from db.importer.collection import _collection_language
 from db.importer.common import (
     ImportConflict,
@@ -259,8 +260,6 @@ class _SqliteCopier:
     """
 
     def __init__(self, engine: Engine, staging: _Staging) -> None:
-        from db.engine import session_factory
-
         # the write factory's bind carries the option that makes its transactions BEGIN IMMEDIATE
         self.connection = session_factory(engine, write=True).kw["bind"].connect()
         self.connection.connection.driver_connection.execute("ATTACH DATABASE ? AS staging", (staging.path,))

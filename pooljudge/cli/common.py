@@ -9,13 +9,14 @@ from tqdm import tqdm
 
 
 def open_store(args: argparse.Namespace):
-    """The store ``--db`` names (a SQLite file or a URL), upgraded to the newest schema when opened."""
-    from db.engine import Store, sqlite_url
+    """The store ``--db`` names (a SQLite file or a URL), upgraded to the newest schema, stale imports dropped."""
+    from db import opening
+    from db.engine import sqlite_url
 
     target = args.db
     if target and "://" not in target:
         target = sqlite_url(target)
-    return Store(target)
+    return opening.open_store(target)
 
 
 def output(path: str | None):

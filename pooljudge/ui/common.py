@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from db.engine import Store
+from db.opening import open_store
 from pooljudge.seed import ensure_demo
 
 COLLECTION_STATE = "pooljudge_collection"
@@ -40,7 +41,7 @@ WORD_JOINER = "\u2060"
 @st.cache_resource(show_spinner="Opening the store...")
 def get_store() -> Store:
     """The process-wide store; the demo collection is loaded into an empty store the first time."""
-    store = Store()
+    store = open_store()
     ensure_demo(store)
     return store
 

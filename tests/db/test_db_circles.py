@@ -23,6 +23,8 @@ def _imports(relative: str) -> dict[str, set[str]]:
         for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom) and node.module:
                 found.setdefault(node.module, set()).update(a.name for a in node.names)
+                for alias in node.names:  # ``from db import opening`` imports the module db.opening
+                    found.setdefault(f"{node.module}.{alias.name}", set())
             elif isinstance(node, ast.Import):
                 for alias in node.names:
                     found.setdefault(alias.name, set())
@@ -35,7 +37,7 @@ def _reaches(found: dict[str, set[str]], target: str) -> bool:
 
 @pytest.mark.parametrize(
     ("lower", "upper"),
-    [("db/users.py", "db.sessions")],
+    [("db/users.py", "db.sessions"), ("db/engine.py", "db.importer")],
 )
 def test_the_lower_module_never_imports_the_upper_one(lower, upper):
     assert not _reaches(_imports(lower), upper)
@@ -44,3 +46,9 @@ def test_the_lower_module_never_imports_the_upper_one(lower, upper):
 def test_sessions_takes_only_public_names_from_users():
     taken = _imports("db/sessions.py").get("db.users", set())
     assert taken and not {n for n in taken if n.startswith("_")}
+
+
+def test_the_app_and_the_cli_open_the_store_through_the_clean_up():
+    # db.engine.Store only migrates; whoever opens a store for use drops what crashed imports left
+    for caller in ("pooljudge/ui/common.py", "pooljudge/cli/common.py"):
+        assert "db.opening" in _imports(caller), caller
