@@ -56,7 +56,7 @@ DUREADER_Q = {
 
 
 def dapr_query(**over: object) -> dict:
-    q = {
+    q: dict[str, object] = {
         "query": {"id": "Q1", "text": "a question"},
         "judged_chunks": [{"chunk": {"id": "D1-0", "text": "alpha"}, "judgement": 1, "belonging_doc": DOC}],
     }
