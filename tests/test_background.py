@@ -70,3 +70,23 @@ def test_the_worker_never_runs_the_page_that_streamlit_made_main(tmp_path, monke
     shown = bg.get("slot", 1, partial(math.factorial, 5), wait=60)
     assert shown is not None and shown.value == 120, bg.state("slot")
     assert sys.modules["__main__"] is main
+
+
+def test_a_wait_that_sees_the_result_returns_it_before_the_done_callback_runs():
+    """A future wakes its waiters before it runs its done callbacks: ``get`` must not return the older snapshot.
+
+    The Review page's Adjudication tab draws the queue right after a reassignment: with the callback late,
+    the table showed the old 4th annotator (tests/app/test_review_scale.py).
+    """
+    bg = Background(processes=False)
+    assert bg.get("slot", 1, partial(math.factorial, 4), wait=60).value == 24
+    on_time = bg._done
+
+    def late(*args):  # the callback's thread loses the race to the waiting page
+        time.sleep(0.5)
+        on_time(*args)
+
+    bg._done = late  # type: ignore[method-assign]
+    shown = bg.get("slot", 2, partial(math.factorial, 5), wait=60)
+    assert shown is not None and (shown.value, shown.key) == (120, 2)
+    assert _settled(bg, "slot")[0] is shown  # the late callback changes nothing

@@ -42,6 +42,7 @@ class _Slot:
     snapshot: Snapshot | None = None
     error: str | None = None
     running: Future | None = None
+    running_key: Hashable = None
     started: float = 0.0
     history: list[float] = field(default_factory=list)  # the last computations' durations, seconds
 
@@ -102,7 +103,7 @@ class Background:
                 except (BrokenExecutor, RuntimeError):  # the worker died (killed, out of memory): a new one
                     self._pool = self._new_pool()
                     future = self._submit(compute)
-                s.running = future
+                s.running, s.running_key = future, key
                 future.add_done_callback(functools.partial(self._done, s, key))
             running = s.running
         if running is not None and wait > 0:
@@ -111,6 +112,9 @@ class Background:
             except Exception:  # noqa: BLE001 (a timeout, or the computation's own error, kept in the slot)
                 pass
         with self._lock:
+            # a future wakes its waiters before it runs its done callbacks: settle it here, not a moment later
+            if running is not None and running.done() and s.running is running:
+                self._done(s, s.running_key, running)
             return s.snapshot
 
     def _submit(self, compute: Callable[[], Any]) -> Future:
@@ -133,6 +137,8 @@ class Background:
     def _done(self, s: _Slot, key: Hashable, future: Future) -> None:
         error = future.exception()
         with self._lock:
+            if s.running is not future:  # settled already, by the request that awaited it
+                return
             s.running = None
             if error is not None:  # shown by the page; the next request tries again
                 s.error = str(error) or type(error).__name__
