@@ -5,16 +5,13 @@ Reviewers may see who gave which label; annotators never reach this page
 """
 
 import enum
-import math
 from collections.abc import Callable
 from functools import partial
 from typing import Any, Literal, TypeVar
 
 import pandas as pd
-import plotly.express as px
 import streamlit as st
 
-from core.agreement import confusion_matrix
 from core.resolution import STATES
 from core.scale import GRADES
 from db.adjudication import (
@@ -52,25 +49,22 @@ from pooljudge.ui.common import (
     show_flash,
     show_rows,
 )
-from pooljudge.ui.highlight import chart_text, show_text
+from pooljudge.ui.highlight import show_text
 from pooljudge.ui.keys import cursor_keys, value_keys
+from pooljudge.ui.review_agreement import agreement_tab
+from pooljudge.ui.review_tables import (
+    count,
+    excluded_table,
+    final_text,
+    flagged_table,
+    labels_tables,
+    labels_text,
+    qc_tables,
+    queue_table,
+    throughput_tables,
+)
 
 account = require_role("reviewer", "admin")
-VIEWS = {"graded": "graded 0-3", "binary_ge1": "binary (>= 1)", "binary_ge2": "binary (>= 2)"}
-STATS = [
-    "Fleiss κ",
-    "Cohen κ",
-    "Cohen κ quadratic",
-    "Krippendorff α",
-    "unanimity",
-    "agrees with majority",
-    "mean |label - majority|",
-    "mean label",
-    "accuracy",
-    "last accuracy",
-]
-FORMAT = {name: st.column_config.NumberColumn(format="%.3f") for name in STATS}
-FORMAT["median seconds / item"] = st.column_config.NumberColumn(format="%.1f")
 
 st.title("Review")
 store = get_store()
@@ -78,14 +72,6 @@ collections = collections_or_stop(store)
 info = collection_box(st, collections, key="review_collection")
 with store.read() as session:
     marker = activity_marker(session, info.name)  # changes with every judgment: cached tables refresh
-
-
-def stat(value: float | None, digits: int = 3) -> str:
-    return "n/a" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
-
-
-def labels_text(labels: dict[str, int]) -> str:
-    return ", ".join(f"{user}: {grade}" for user, grade in labels.items())
 
 
 WHAT = {
@@ -147,14 +133,6 @@ def write(action: Callable[..., T], *args, deferred: bool = False, **kwargs) -> 
         return Refused.WRITE
 
 
-def count(n: int, noun: str) -> str:
-    return f"{n:,} {noun}" + ("" if n == 1 else "s")
-
-
-def final_text(grade: int | None, method: str | None) -> str | None:
-    return None if method is None else f"{'excluded' if grade is None else grade} ({method})"
-
-
 is_admin = account.role == "admin"
 
 
@@ -177,101 +155,7 @@ def users() -> list[str]:
 
 
 def agreement_view() -> None:
-    judgments, report = table("agreement")
-    if not judgments:
-        st.info("No labels in this collection yet.")
-        return
-    graded = report["overall"]["graded"]
-    cols = st.columns(4)
-    cols[0].metric("Fleiss κ", stat(graded["fleiss_kappa"]))
-    cols[1].metric("Cohen κ (mean)", stat(graded["cohen_kappa"]))
-    cols[2].metric("Cohen κ (quadratic)", stat(graded["cohen_kappa_quadratic"]))
-    cols[3].metric("Krippendorff α (ordinal)", stat(graded["krippendorff_alpha_ordinal"]))
-    st.caption(
-        f"{report['n_judgments']:,} standing labels on {report['n_items']:,} pairs by {report['n_annotators']} "
-        "annotators (labelling assignments only; QC reviews are not included). Cohen κ is the mean over "
-        "annotator pairs weighted by shared pairs; Fleiss κ uses the pairs with three labels (a 4th, "
-        "adjudicating label is left out)."
-    )
-    show_rows(
-        [
-            {
-                "labels": VIEWS.get(name, name),
-                "Fleiss κ": s["fleiss_kappa"],
-                "Cohen κ": s["cohen_kappa"],
-                "Cohen κ quadratic": s["cohen_kappa_quadratic"],
-                "Krippendorff α": s["krippendorff_alpha_ordinal"],
-                "unanimity": s["unanimity"],
-                "pairs with 2+ labels": s["n_items"],
-                "Fleiss pairs": s["fleiss_n_items"],
-            }
-            for name, s in report["overall"].items()
-        ],
-        column_config=FORMAT,
-    )
-    agreement_breakdown(report)
-    confusion_view(judgments, report)
-
-
-def agreement_breakdown(report: dict) -> None:
-    st.subheader("Per annotator")
-    show_rows(
-        [
-            {
-                "annotator": a,
-                "pairs": r["n_items"],
-                "Cohen κ": r["cohen_kappa"],
-                "Cohen κ quadratic": r["cohen_kappa_quadratic"],
-                "agrees with majority": r["majority_agreement"],
-                "mean |label - majority|": r["majority_mean_abs_diff"],
-                "mean label": r["mean_label"],
-                **{f"label {g}": r["label_counts"][g] for g in GRADES},
-            }
-            for a, r in report["per_annotator"].items()
-        ],
-        column_config=FORMAT,
-    )
-    st.subheader("Per query")
-    show_rows(
-        [
-            {
-                "query": q,
-                "pairs": r["n_items"],
-                "labels": r["n_judgments"],
-                "annotators": r["n_annotators"],
-                "Krippendorff α": r["krippendorff_alpha_ordinal"],
-                "Fleiss κ": r["fleiss_kappa"],
-                "unanimity": r["unanimity"],
-            }
-            for q, r in report["per_query"].items()
-        ],
-        column_config=FORMAT,
-    )
-
-
-def confusion_view(judgments: list, report: dict) -> None:
-    st.subheader("Confusion matrix of two annotators")
-    shared = [p for p in report["pairs"] if p["n_items"]]
-    if not shared:
-        st.caption("No two annotators share a pair yet.")
-    else:
-        chosen = st.selectbox(
-            "Annotator pair",
-            shared,
-            key="confusion_pair",
-            format_func=lambda p: f"{p['a']} vs {p['b']} ({p['n_items']} shared, κ {stat(p['cohen_kappa'], 2)})",
-        )
-        matrix = confusion_matrix(judgments, chosen["a"], chosen["b"], categories=GRADES)
-        figure = px.imshow(
-            matrix,
-            x=[str(g) for g in GRADES],
-            y=[str(g) for g in GRADES],
-            text_auto=True,
-            color_continuous_scale="Blues",
-            labels={"x": chart_text(chosen["b"]), "y": chart_text(chosen["a"]), "color": "pairs"},
-            title=chart_text(f"{chosen['a']} (rows) vs {chosen['b']} (columns)"),
-        )
-        st.plotly_chart(figure, width="stretch", key="confusion_heatmap")
+    agreement_tab(*table("agreement"))
 
 
 def pairs_view() -> None:
@@ -589,38 +473,9 @@ def ranked_form(ranked: RankedList, order: str | None) -> None:
 
 def adjudication_view() -> None:
     st.subheader("Waiting for a 4th annotator")
-    if table("queue"):
-        show_rows(
-            [
-                {
-                    "query": p.qid,
-                    "passage": p.docid,
-                    "labels": labels_text(p.labels),
-                    "4th annotator": p.fourth or "-",
-                }
-                for p in table("queue")
-            ],
-            column_config=FORMAT,
-        )
-    else:
-        st.caption("No pair is waiting for a 4th label.")
+    queue_table(table("queue"))
     st.subheader("Excluded pairs")
-    if table("excluded"):
-        show_rows(
-            [
-                {
-                    "query": p.qid,
-                    "passage": p.docid,
-                    "labels": labels_text(p.labels),
-                    "method": p.method,
-                    "reason": p.reason,
-                }
-                for p in table("excluded")
-            ],
-            column_config=FORMAT,
-        )
-    else:
-        st.caption("No excluded pairs.")
+    excluded_table(table("excluded"))
 
     if is_admin:
         accounts = users()
@@ -712,123 +567,17 @@ def qc_view() -> None:
     with store.read() as session:  # a resubmitted package changes no judgment: the QC tables' own key
         key = (qc_marker(session), background().generation((store.url, info.name)))
     packages, rounds = table("packages", key), table("rounds", key)
-    st.subheader("Packages")
-    if packages:
-        show_rows(
-            [
-                {
-                    "package": p.name,
-                    "annotator": p.annotator,
-                    "pool": p.pool,
-                    "status": p.status,
-                    "labelled": p.labelled,
-                    "total": p.total,
-                    "QC rounds": p.rounds,
-                    "last accuracy": p.last_accuracy,
-                }
-                for p in packages
-            ],
-            column_config=FORMAT,
-        )
-    else:
-        st.caption("No packages yet: create assignments on the Admin page.")
-    st.subheader("QC rounds (every round kept)")
-    if rounds:
-        show_rows(
-            [
-                {
-                    "package": r.package,
-                    "annotator": r.annotator,
-                    "round": r.round_no,
-                    "status": r.status,
-                    "sample": r.sample_size,
-                    "threshold": r.threshold,
-                    "accuracy": r.accuracy,
-                    "checked": r.n_checked,
-                    "reviewed": labels_text(r.reviewed),
-                    "started": r.created_at,
-                    "decided": r.decided_at,
-                }
-                for r in rounds
-            ],
-            column_config=FORMAT,
-        )
-    else:
-        st.caption("No QC rounds yet.")
+    qc_tables(packages, rounds)
 
 
 def throughput_view() -> None:
-    work = table("throughput")
-    if not work.daily:
-        st.caption("No labels yet.")
-    else:
-        # usernames are stored text: plotly would draw their HTML in the legend
-        daily = pd.DataFrame(
-            [
-                {"annotator": chart_text(row.annotator), "day": row.day.isoformat(), "labels": row.labels}
-                for row in work.daily
-            ]
-        )
-        st.plotly_chart(
-            px.bar(
-                daily,
-                x="day",
-                y="labels",
-                color="annotator",
-                barmode="group",
-                title="Labels per annotator per day (UTC)",
-            ),
-            width="stretch",
-            key="throughput_chart",
-        )
-    if work.annotators:
-        show_rows(
-            [
-                {
-                    "annotator": a,
-                    "label events": r.labels,
-                    "pairs labelled": r.pairs,
-                    "QC labels": r.qc_labels,
-                    "median seconds / item": r.median_seconds,
-                    "skips": r.skips,
-                    "flags": r.flags,
-                    "undos": r.undos,
-                }
-                for a, r in work.annotators.items()
-            ],
-            column_config=FORMAT,
-        )
+    throughput_tables(table("throughput"))
     st.subheader("Flagged items")
-    if table("flagged"):
-        show_rows(table("flagged"))  # pandas reads dataclasses
-    else:
-        st.caption("Nothing flagged.")
+    flagged_table(table("flagged"))
 
 
 def labels_view() -> None:
-    dist = table("distribution")
-    grade_cols = st.columns(len(GRADES) + 2)
-    for col, (g, n) in zip(grade_cols, dist.by_grade.items()):
-        col.metric(f"Grade {g}", f"{n:,}")
-    grade_cols[-2].metric("Excluded", f"{dist.excluded:,}")
-    grade_cols[-1].metric("Pending", f"{dist.pending:,}", help="labelled pairs without a final label yet")
-    st.dataframe(pd.DataFrame([{"method": m, "pairs": n} for m, n in dist.by_method.items()]), hide_index=True)
-    if dist.cells:
-        cells = pd.DataFrame(
-            [{**c, "grade": "excluded" if c["grade"] is None else str(c["grade"])} for c in dist.cells]
-        )
-        st.plotly_chart(
-            px.bar(
-                cells,
-                x="grade",
-                y="pairs",
-                color="method",
-                title="Final labels by grade and method",
-                category_orders={"grade": [*map(str, GRADES), "excluded"]},
-            ),
-            width="stretch",
-            key="labels_chart",
-        )
+    labels_tables(table("distribution"))
 
 
 TABS = {

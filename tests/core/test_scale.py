@@ -82,6 +82,8 @@ def _literal_scales(path: Path) -> list[int]:
         "db/review.py",
         "db/annotation.py",
         "views/review.py",
+        "pooljudge/ui/review_agreement.py",
+        "pooljudge/ui/review_tables.py",
         "views/annotate.py",
     ],
 )

@@ -1,0 +1,114 @@
+"""The Review page's Agreement tab, drawn from the agreement table (``pooljudge.dashboard_tables``).
+
+Nothing here reads the store: the page hands in the judgments and the report it computed in the
+background.
+"""
+
+import plotly.express as px
+import streamlit as st
+
+from core.agreement import confusion_matrix
+from core.scale import GRADES
+from pooljudge.ui.common import show_rows
+from pooljudge.ui.highlight import chart_text
+from pooljudge.ui.review_tables import FORMAT, stat
+
+VIEWS = {"graded": "graded 0-3", "binary_ge1": "binary (>= 1)", "binary_ge2": "binary (>= 2)"}
+
+
+def agreement_tab(judgments: list, report: dict) -> None:
+    """The Agreement tab: the overall, per-annotator and per-query agreement, and a confusion matrix."""
+    if not judgments:
+        st.info("No labels in this collection yet.")
+        return
+    graded = report["overall"]["graded"]
+    cols = st.columns(4)
+    cols[0].metric("Fleiss κ", stat(graded["fleiss_kappa"]))
+    cols[1].metric("Cohen κ (mean)", stat(graded["cohen_kappa"]))
+    cols[2].metric("Cohen κ (quadratic)", stat(graded["cohen_kappa_quadratic"]))
+    cols[3].metric("Krippendorff α (ordinal)", stat(graded["krippendorff_alpha_ordinal"]))
+    st.caption(
+        f"{report['n_judgments']:,} standing labels on {report['n_items']:,} pairs by {report['n_annotators']} "
+        "annotators (labelling assignments only; QC reviews are not included). Cohen κ is the mean over "
+        "annotator pairs weighted by shared pairs; Fleiss κ uses the pairs with three labels (a 4th, "
+        "adjudicating label is left out)."
+    )
+    show_rows(
+        [
+            {
+                "labels": VIEWS.get(name, name),
+                "Fleiss κ": s["fleiss_kappa"],
+                "Cohen κ": s["cohen_kappa"],
+                "Cohen κ quadratic": s["cohen_kappa_quadratic"],
+                "Krippendorff α": s["krippendorff_alpha_ordinal"],
+                "unanimity": s["unanimity"],
+                "pairs with 2+ labels": s["n_items"],
+                "Fleiss pairs": s["fleiss_n_items"],
+            }
+            for name, s in report["overall"].items()
+        ],
+        column_config=FORMAT,
+    )
+    agreement_breakdown(report)
+    confusion_view(judgments, report)
+
+
+def agreement_breakdown(report: dict) -> None:
+    st.subheader("Per annotator")
+    show_rows(
+        [
+            {
+                "annotator": a,
+                "pairs": r["n_items"],
+                "Cohen κ": r["cohen_kappa"],
+                "Cohen κ quadratic": r["cohen_kappa_quadratic"],
+                "agrees with majority": r["majority_agreement"],
+                "mean |label - majority|": r["majority_mean_abs_diff"],
+                "mean label": r["mean_label"],
+                **{f"label {g}": r["label_counts"][g] for g in GRADES},
+            }
+            for a, r in report["per_annotator"].items()
+        ],
+        column_config=FORMAT,
+    )
+    st.subheader("Per query")
+    show_rows(
+        [
+            {
+                "query": q,
+                "pairs": r["n_items"],
+                "labels": r["n_judgments"],
+                "annotators": r["n_annotators"],
+                "Krippendorff α": r["krippendorff_alpha_ordinal"],
+                "Fleiss κ": r["fleiss_kappa"],
+                "unanimity": r["unanimity"],
+            }
+            for q, r in report["per_query"].items()
+        ],
+        column_config=FORMAT,
+    )
+
+
+def confusion_view(judgments: list, report: dict) -> None:
+    st.subheader("Confusion matrix of two annotators")
+    shared = [p for p in report["pairs"] if p["n_items"]]
+    if not shared:
+        st.caption("No two annotators share a pair yet.")
+    else:
+        chosen = st.selectbox(
+            "Annotator pair",
+            shared,
+            key="confusion_pair",
+            format_func=lambda p: f"{p['a']} vs {p['b']} ({p['n_items']} shared, κ {stat(p['cohen_kappa'], 2)})",
+        )
+        matrix = confusion_matrix(judgments, chosen["a"], chosen["b"], categories=GRADES)
+        figure = px.imshow(
+            matrix,
+            x=[str(g) for g in GRADES],
+            y=[str(g) for g in GRADES],
+            text_auto=True,
+            color_continuous_scale="Blues",
+            labels={"x": chart_text(chosen["b"]), "y": chart_text(chosen["a"]), "color": "pairs"},
+            title=chart_text(f"{chosen['a']} (rows) vs {chosen['b']} (columns)"),
+        )
+        st.plotly_chart(figure, width="stretch", key="confusion_heatmap")
