@@ -18,7 +18,6 @@ in Markdown-only labels, ``md_escape``.
 """
 
 import pandas as pd
-import plotly.express as px
 import streamlit as st
 
 from core.metrics import evaluate
@@ -47,7 +46,6 @@ from pooljudge.ui.alignment_job import alignment_tab
 from pooljudge.ui.auth import require_role
 from pooljudge.ui.common import (
     LIVE,
-    blank_missing,
     collection_box,
     collections_or_stop,
     flash,
@@ -58,20 +56,17 @@ from pooljudge.ui.common import (
     shared_run,
     show_flash,
 )
+from pooljudge.ui.error_charts import OWN_GROUP, distribution_chart, examples_table, metric_chart, own_categories_table
 from pooljudge.ui.error_dashboards import (
     GROUP_NAMES,
-    category_metric_rows,
-    category_metric_table,
-    category_name,
     evidence_detector,
     evidence_spans,
     evidence_summary,
     marked_html,
     ordered_categories,
-    shorten,
     user_category_names,
 )
-from pooljudge.ui.highlight import VERBATIM_STYLE, chart_text, show_text
+from pooljudge.ui.highlight import VERBATIM_STYLE, show_text
 from pooljudge.ui.level import level_caption, level_control, level_input
 from pooljudge.ui.lexicon_form import lexicon_tab
 
@@ -79,7 +74,6 @@ MEASURES = ["nDCG@10", "MRR@10", "R@100", "MAP", "P@10", "Success@10", "R@10"]
 STATUSES = ("suggested", "confirmed", "rejected")
 STATUS_ICONS = {"suggested": ":material/help:", "confirmed": ":material/check_circle:", "rejected": ":material/cancel:"}
 EVIDENCE_MARK = "background-color: #ffd8cc"  # evidence spans, unlike the yellow query-term marks
-OWN_GROUP = "Your categories"
 
 account = require_role("admin", "reviewer")
 state = st.session_state
@@ -589,28 +583,7 @@ def distribution_section() -> None:
     if not distribution:
         st.caption("No tags to count yet: sample a run and tag its pairs.")
         return
-    frame = pd.DataFrame(
-        [
-            {"category": c, "name": names.get(c, c), "group": groups.get(c, OWN_GROUP), "pairs": n}
-            for c, n in distribution.items()
-        ]
-    )
-    chart = frame.assign(name=frame["name"].map(chart_text))  # plotly draws a few HTML tags in labels
-    figure = px.bar(
-        chart,
-        x="name",
-        y="pairs",
-        color="group",
-        text="pairs",
-        category_orders={"group": list(GROUP_NAMES.values())},  # a group keeps its colour
-        labels={"name": "category", "pairs": "(query, passage) pairs"},
-        title="Tagged pairs per category" + (" (confirmed and suggested)" if include else " (confirmed)"),
-    )
-    # category, not a number axis, even for names like "2016"
-    figure.update_layout(xaxis={"categoryorder": "total descending", "type": "category"})
-    st.plotly_chart(figure, width="stretch", key="errors_distribution_chart")
-    st.dataframe(frame, hide_index=True, width="stretch", key="errors_distribution_table")
-    st.caption("A pair counts once per category, however many tags give it that category.")
+    distribution_chart(distribution, names, groups, include)
 
 
 def metric_section() -> None:
@@ -627,30 +600,7 @@ def metric_section() -> None:
         by_query = query_categories(session, info.name)
         qrels_key = (source, activity_marker(session, info.name) if source == LIVE else None)
     per_run = {run: per_query_values(store.url, info.name, run, measure, level, qrels_key, qrels) for run in info.runs}
-    rows = category_metric_rows(per_run, by_query)
-    long = pd.DataFrame(
-        [{**r, "name": chart_text(category_name(r["category"], names)), "run": chart_text(r["run"])} for r in rows]
-    )
-    figure = px.bar(
-        long,
-        x="name",
-        y="mean",
-        color="run",
-        barmode="group",
-        hover_data=["n"],
-        labels={"name": "category", "mean": measure},
-        title=f"{measure} per error category and run",
-    )
-    figure.update_xaxes(type="category")
-    st.plotly_chart(figure, width="stretch", key="errors_metric_chart")
-    table = pd.DataFrame(category_metric_table(rows, names))
-    st.dataframe(
-        table,
-        hide_index=True,
-        width="stretch",
-        key="errors_metric_table",
-        column_config={run: st.column_config.NumberColumn(format="%.4f") for run in info.runs},
-    )
+    metric_chart(per_run, by_query, names, measure, info.runs)
     st.caption(
         f"Every judged query of {md_escape(source)} is evaluated (0 where a run misses it, as trec_eval -c); "
         "a query counts in each category of its confirmed tags; untagged queries have none. "
@@ -689,33 +639,7 @@ def examples_section() -> None:
         show_flash("errors_drill")
         return
     pair_of = tagged_pairs(shown)
-    st.dataframe(
-        blank_missing(
-            pd.DataFrame(
-                [  # a detector's tag has no "by", a pair may miss its texts
-                    {
-                        "tag": t["id"],
-                        "query id": t["query_id"],
-                        "query": pair_of(t).get("query"),
-                        "passage id": t["doc_id"],
-                        "passage": shorten(pair_of(t).get("text"), 120),
-                        "category": names.get(t["category"], t["category"]),
-                        "status": t["status"],
-                        "source": "detector" if t["source"] == "auto" else "analyst",
-                        "detector": evidence_detector(t["evidence"], t["category"]) or None,
-                        "run": t["run"],
-                        "evidence": evidence_summary(t["evidence"], t["category"]),
-                        "by": usernames.get(t["user_id"]) if t["user_id"] is not None else None,
-                        "created": t["created_at"],
-                    }
-                    for t in shown
-                ]
-            )
-        ),
-        hide_index=True,
-        width="stretch",
-        key="errors_examples",
-    )
+    examples_table(shown, pair_of, names, usernames)
     drill_down(shown, pair_of)
 
 
@@ -786,24 +710,7 @@ def categories_tab() -> None:
         st.caption("This collection has no categories of its own yet: define one while tagging a pair.")
         return
     used = {key: sum(t["category"] == key for t in all_tags) for key in stored}
-    st.dataframe(
-        pd.DataFrame(
-            [
-                {
-                    "id": key,
-                    "name": c.name,
-                    "description": c.description,
-                    "tags": used[key],
-                    "by": c.created_by,
-                    "created": c.created_at,
-                }
-                for key, c in stored.items()
-            ]
-        ),
-        hide_index=True,
-        width="stretch",
-        key="errors_own_categories",
-    )
+    own_categories_table(stored, used)
     key = st.selectbox("Category", list(stored), key="errors_manage", format_func=lambda k: f"{stored[k].name} ({k})")
     with st.form("errors_rename_form"):
         # one field per category (its key in the widget key): choosing another starts at that one's text
