@@ -46,7 +46,7 @@ from benchmarks.import_helpers import generate_msmarco_tsv, start_import  # noqa
 WORKER = r"""
 import json, random, secrets, sys, time
 from sqlalchemy import select
-from db.annotation import next_item, record_judgment, undo_last
+from db.labelling import next_item, record_judgment, undo_last
 from db.engine import Store
 from db.models import User
 from core.scale import GRADES
@@ -106,7 +106,7 @@ print(json.dumps({"user": username, "items": len(items), "labels": labels, "undo
 def prepare(url: str, workers: int, labels: int) -> None:
     """A small collection whose pool gives every annotator ``labels`` assignments, 3 annotators per pair."""
     from core.types import CollectionSource, Passage, Query
-    from db.annotation import create_assignments
+    from db.assignments import create_assignments
     from db.engine import Store
     from db.importer import import_collection
     from db.pools import save_pool

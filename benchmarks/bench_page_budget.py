@@ -3,7 +3,7 @@ client labels without pause.
 
 Builds a generated, seeded store (``benchmarks/page_budget_store.py``: 2,000 queries, 20,000 pooled pairs, 60,000
 assignments, about 54,000 labels), serves the app on it (``serve.py``, as ``make run`` does), starts a labeller
-process that stores labels through the library (``db.annotation.record_judgment``, one transaction per label, as
+process that stores labels through the library (``db.labelling.record_judgment``, one transaction per label, as
 fast as the store takes them: every label changes the judgment marker the Review page keys its tables on), logs
 the admin in and opens every page from the sidebar, then every tab of the Review and Admin pages.
 
@@ -82,8 +82,8 @@ def labeller(db: str, stop: multiprocessing.synchronize.Event, counter) -> None:
 
     from sqlalchemy import select
 
-    from db.annotation import record_judgment
     from db.engine import Store, sqlite_url
+    from db.labelling import record_judgment
     from db.models import Assignment, Judgment
 
     store = Store(sqlite_url(db))

@@ -3,7 +3,7 @@
 Every pair is given to three of four annotators (60,000 assignments in packages of 1,000) and most are
 labelled (with a seeded mix of agreement, majorities and three-way splits, so that the Review page has
 adjudications, excluded pairs and QC material); what is left is for the client that labels during the
-benchmark.  Built through the library (``db.importer``, ``db.pools``, ``db.annotation``), as the app would.
+benchmark.  Built through the library (``db.importer``, ``db.pools``, ``db.assignments``, ``db.labelling``), as the app would.
 
 Usage from the benchmark: ``build(path, queries=2000, per_query=10, labelled=0.9, seed=0)``.
 """
@@ -100,7 +100,7 @@ def _label(store, rng: random.Random, labelled: float) -> int:
 
     The rows are written in bulk (``record_judgment`` checks and resolves one label at a time: about 40 ms
     each here, half an hour for 54,000); the final labels are resolved with :func:`core.resolution.resolve`
-    as the app does, and each three-way split goes through :func:`db.annotation.resolve_pair`, which gives it
+    as the app does, and each three-way split goes through :func:`db.resolution.resolve_pair`, which gives it
     a 4th annotator.
     """
     from datetime import UTC, datetime
@@ -108,9 +108,9 @@ def _label(store, rng: random.Random, labelled: float) -> int:
     from sqlalchemy import insert
 
     from core.resolution import resolve
-    from db.annotation import resolve_pair
     from db.models import Assignment, FinalLabel, Judgment
     from db.queries import collection_id
+    from db.resolution import resolve_pair
 
     with store.read() as session:
         rows = session.execute(
@@ -157,7 +157,7 @@ def _label(store, rng: random.Random, labelled: float) -> int:
 
 def build(path: Path, *, queries: int = 2000, per_query: int = 10, labelled: float = 0.9, seed: int = 0) -> dict:
     """Build the store at ``path`` (a new SQLite file); returns what it holds and how long each step took."""
-    from db.annotation import create_assignments
+    from db.assignments import create_assignments
     from db.engine import Store, sqlite_url
     from tests.app.browser_helpers import add_accounts
 

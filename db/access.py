@@ -23,6 +23,8 @@ LABEL_ROLES = {
 ANY_LABEL_ROLE = tuple(sorted({role for roles in LABEL_ROLES.values() for role in roles}))
 REVIEW_ROLES = ("reviewer", "admin")
 ADMIN_ROLES = ("admin",)
+LABELLING = ("label", "fourth")  # assignment purposes whose labels decide final labels (QC labels do not)
+OPEN_PACKAGE = ("open", "revise")  # package statuses whose items are still labelled
 
 
 class Forbidden(PermissionError):

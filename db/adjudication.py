@@ -22,10 +22,10 @@ from sqlalchemy.orm import Session
 from core.assignment import adjudicator_candidates, annotator_seed
 from core.resolution import Resolution, resolve
 from core.scale import SCALES
-from db.access import ADMIN_ROLES, LABEL_ROLES, REVIEW_ROLES, require_account
-from db.annotation import LABELLING, add_fourth, override_label, pair_labels, pair_scale
+from db.access import ADMIN_ROLES, LABEL_ROLES, LABELLING, REVIEW_ROLES, require_account
 from db.models import Assignment, LabelOverride, Package, Passage, Pool, PoolAdjudicator, PoolEntry, QueryRecord, User
 from db.queries import NotFound, collection_id
+from db.resolution import add_fourth, override_label, pair_labels, pair_scale
 
 __all__ = [
     "assign_adjudication",
@@ -183,7 +183,7 @@ def _pair_name(session: Session, query_id: int, passage_id: int) -> str:
 def _assign_one(session: Session, query_id: int, passage_id: int, username: str, *, seed: int = 0) -> str | None:
     """Give the pair's open adjudication to ``username``; returns the previous holder (None: newly created)."""
     name = _pair_name(session, query_id, passage_id)
-    # FOR UPDATE: the holder's own label write locks the same row (db.annotation._own_assignment),
+    # FOR UPDATE: the holder's own label write locks the same row (db.labelling._own_assignment),
     # so a label and a reassignment never cross: one waits for the other and sees it
     fourth = session.scalar(
         select(Assignment)
@@ -274,7 +274,7 @@ def override_labels(
     """A reviewer sets the final label of several pairs with one reason, in the caller's one transaction.
 
     ``changes`` are ``(query row id, passage row id, grade or None to exclude)``.  Each is an
-    append-only :func:`db.annotation.override_label` (the account, active reviewer or admin, is
+    append-only :func:`db.resolution.override_label` (the account, active reviewer or admin, is
     checked first, once for all); a refused pair (a grade outside its scale) raises and the
     caller's transaction stores none of them.
 

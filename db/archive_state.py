@@ -2,7 +2,7 @@
 
 Archiving a collection or a pool (:mod:`db.archive`) stops its work: its
 assignments are neither served nor take labels until it is restored (the
-annotate queue and :func:`db.annotation.record_judgment` share
+annotate queue and :func:`db.labelling.record_judgment` share
 :func:`archived_clause`, so they refuse the same set, with
 :func:`archived_reason`).  Reading by name keeps working (``pooljudge eval
 -c``, ``export qrels -c``, the pages' deep links) but says the item is

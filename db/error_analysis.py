@@ -144,7 +144,7 @@ def sample_error_pairs(
         The collection and one of its stored runs.
     qrels : Qrels
         The labels to judge the run against (e.g. :func:`db.queries.load_qrels`
-        or :func:`db.annotation.live_qrels`).
+        or :func:`db.resolution.live_qrels`).
     k : int, optional
         See :func:`failing_queries`.
     level : int, optional

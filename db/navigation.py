@@ -1,8 +1,8 @@
 """An annotator's own way around their work: overall progress, time left, and their earlier items.
 
 Everything here reads only the acting user's own assignments and judgments, so it keeps the
-blindness of :mod:`db.annotation`: no run, rank, score or other annotator's label.  Relabelling an
-earlier item goes through :func:`db.annotation.record_judgment` with ``relabel=True`` (a new row,
+blindness of :mod:`db.labelling`: no run, rank, score or other annotator's label.  Relabelling an
+earlier item goes through :func:`db.labelling.record_judgment` with ``relabel=True`` (a new row,
 never an update).
 """
 
@@ -17,7 +17,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from db.access import Forbidden
-from db.annotation import Item, _item, _open_clause, _own_events, standing_by_assignment, standing_labels
+from db.labelling import Item, build_item, open_clause, own_events, standing_by_assignment, standing_labels
 from db.models import Assignment, Judgment, Package, Passage, QueryRecord
 
 __all__ = ["BREAK_S", "HistoryEntry", "Overview", "history", "median_seconds", "open_own_item", "overview"]
@@ -63,7 +63,7 @@ def median_seconds(times: Sequence[datetime], *, break_s: float = BREAK_S) -> fl
 def overview(session: Session, user_id: int) -> Overview:
     """Progress and an estimate of the time left over everything assigned to the user (two reads)."""
     rows = session.execute(
-        select(Assignment.id, Assignment.package_id, _open_clause())
+        select(Assignment.id, Assignment.package_id, open_clause())
         .outerjoin(Package, Package.id == Assignment.package_id)
         .where(Assignment.user_id == user_id)
     ).all()
@@ -115,7 +115,7 @@ def history(session: Session, user_id: int, *, limit: int | None = None) -> list
     ``limit`` keeps the most recent ones.  Texts are the query's and the passage's (cut to 200
     characters), never anything that came from a run or another annotator.
     """
-    events = _own_events(session, user_id, None)
+    events = own_events(session, user_id, None)
     first: dict[int, int] = {}
     marks: dict[int, str | None] = {}
     for i, (aid, action, _grade) in enumerate(events):
@@ -134,9 +134,7 @@ def history(session: Session, user_id: int, *, limit: int | None = None) -> list
     rows = {
         aid: (package, purpose, query, passage, bool(is_open))
         for aid, package, purpose, query, passage, is_open in session.execute(
-            select(
-                Assignment.id, Assignment.package, Assignment.purpose, QueryRecord.text, Passage.text, _open_clause()
-            )
+            select(Assignment.id, Assignment.package, Assignment.purpose, QueryRecord.text, Passage.text, open_clause())
             .join(QueryRecord, QueryRecord.id == Assignment.query_id)
             .join(Passage, Passage.id == Assignment.passage_id)
             .outerjoin(Package, Package.id == Assignment.package_id)
@@ -169,7 +167,7 @@ def open_own_item(session: Session, user_id: int, assignment_id: int) -> tuple[I
     Raises
     ------
     Forbidden
-        When the assignment is not the user's (the same wall as :func:`db.annotation.record_judgment`).
+        When the assignment is not the user's (the same wall as :func:`db.labelling.record_judgment`).
     """
     a = session.get(Assignment, assignment_id)
     if a is None or a.user_id != user_id:
@@ -184,4 +182,4 @@ def open_own_item(session: Session, user_id: int, assignment_id: int) -> tuple[I
         .order_by(Assignment.order_index, Assignment.id)
     ).all()
     labelled = standing_labels(session, user_id, [r[0] for r in package_rows])
-    return _item(session, assignment_id, package_rows, labelled), labelled.get(assignment_id)
+    return build_item(session, assignment_id, package_rows, labelled), labelled.get(assignment_id)

@@ -78,7 +78,7 @@ def sampled_before(session: Session, package_id: int, before_round: int) -> set[
 
 def kept_items(session: Session, package: Package) -> list[KeptItem]:
     """The disputed pairs of the round that returned ``package`` whose label still differs from the consensus."""
-    from db.rework import _round_items, _with_answers  # db.rework builds on db.annotation
+    from db.rework import _round_items, _with_answers  # db.rework builds on db.labelling
 
     last = session.scalar(
         select(QcRound).where(QcRound.package_id == package.id).order_by(QcRound.round_no.desc()).limit(1)
@@ -327,7 +327,7 @@ def annotator_note(session: Session, assignment: Assignment) -> str:
     )
     if own is None:
         return ""
-    from db.annotation import standing_labels  # db.annotation calls into this module lazily too
+    from db.labelling import standing_labels  # db.labelling calls into this module lazily too
 
     label = standing_labels(session, package.user_id, [own]).get(own)
     note = _latest_notes(session, package.user_id, [own]).get(own, "")
@@ -340,7 +340,7 @@ def annotator_note(session: Session, assignment: Assignment) -> str:
 
 def _label_at_last_decision(session: Session, package: Package, round_no: int, assignment_id: int) -> int | None:
     """The annotator's label on the assignment when the package's previous round was decided."""
-    from db.rework import _labels_then  # db.rework builds on db.annotation
+    from db.rework import _labels_then  # db.rework builds on db.labelling
 
     previous = session.scalar(
         select(QcRound.decided_at).where(QcRound.package_id == package.id, QcRound.round_no == round_no - 1)
@@ -396,7 +396,7 @@ class WaitingPackage:
 
 def waiting_on_flags(session: Session) -> list[WaitingPackage]:
     """Packages that would be finished but for flagged items (a reviewer answers, the annotator labels them)."""
-    from db.annotation import own_log  # db.annotation calls into this module lazily too
+    from db.labelling import own_log  # db.labelling calls into this module lazily too
 
     out = []
     for package, annotator in session.execute(

@@ -2,7 +2,7 @@
 
 The page sends the next few items of the annotator's queue, each with a render token it issued, and the
 browser answers them in the background, several at a time.  Every answer goes through
-:func:`db.annotation.record_judgment` with its assignment id and token, so the guarantees of one key press per
+:func:`db.labelling.record_judgment` with its assignment id and token, so the guarantees of one key press per
 request hold for a batch: the account, the owner, the package and any standing label are checked in the
 write; a token the page never issued for that item is refused; the same ``(assignment, token)`` sent twice
 (a resend after a rerun) is stored once.
@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 
 from core.validators import is_integer
 from db.access import Forbidden
-from db.annotation import record_judgment
+from db.labelling import record_judgment
 from db.models import Judgment
 
 ACTIONS = ("label", "skip", "flag")
@@ -114,7 +114,7 @@ def store_answer(session: Session, user_id: int, answer: Answer, issued: Mapping
         A write transaction; a refusal raises before anything is written, so the caller's rollback leaves
         the store as it was.
     user_id : int
-        The acting account (checked active, owner and role by :func:`db.annotation.record_judgment`).
+        The acting account (checked active, owner and role by :func:`db.labelling.record_judgment`).
     answer : Answer
         What the browser sent for one item.
     issued : Mapping[str, int]
@@ -125,7 +125,7 @@ def store_answer(session: Session, user_id: int, answer: Answer, issued: Mapping
     StaleToken
         The token was not issued by this page for this assignment.
     Forbidden, ValueError
-        As :func:`db.annotation.record_judgment` (signed out, not the user's item, item no longer open or
+        As :func:`db.labelling.record_judgment` (signed out, not the user's item, item no longer open or
         already labelled, grade off the scale).
     """
     if issued.get(answer.token) != answer.assignment_id:

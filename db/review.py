@@ -29,7 +29,8 @@ from core.ranking import rank_positions
 from core.resolution import METHODS, STATES, exclusion_reason, resolve
 from core.scale import GRADES  # re-exported as db.review.GRADES
 from core.validators import is_integer
-from db.annotation import LABELLING, pair_labels, standing_by_assignment
+from db.access import LABELLING
+from db.labelling import standing_by_assignment
 from db.models import (
     Assignment,
     Collection,
@@ -48,6 +49,7 @@ from db.models import (
     User,
 )
 from db.queries import NotFound, collection_id
+from db.resolution import pair_labels
 
 PairKey = tuple[str, str]
 """``(query ext id, passage ext id)``."""
@@ -658,7 +660,7 @@ def package_overview(session: Session, collection: str | None = None) -> list[Pa
     """Every package (of one collection, or all) with its annotator, status and progress, by name.
 
     ``labelled`` counts the package's assignments with a standing label of their annotator
-    (as :func:`db.annotation.package_progress`), computed for all packages in one pass.
+    (as :func:`db.package_qc.package_progress`), computed for all packages in one pass.
     """
     query = (
         select(Package.id, Package.name, User.username, Collection.name, Pool.name, Package.status)
@@ -738,7 +740,7 @@ def qc_history(session: Session, package_id: int | None = None, *, collection: s
         query = query.join(Pool, Pool.id == Package.pool_id).where(
             Pool.collection_id == collection_id(session, collection)
         )
-    from db.qc_rounds import reviewed_counts  # builds on db.annotation, as this module does
+    from db.qc_rounds import reviewed_counts  # builds on db.labelling, as this module does
 
     rows = session.execute(query).all()
     reviewed = {r.id: reviewed_counts(session, r) for r, _package, _annotator in rows}
@@ -963,7 +965,7 @@ def final_label_distribution(session: Session, collection: str, *, grades: Seque
 def pair_names(session: Session, pairs: Sequence[tuple[Any, Any]]) -> dict[tuple[str, str], PairKey]:
     """``{(str(query row id), str(passage row id)): (qid, docid)}`` for pairs named by row ids.
 
-    :func:`db.annotation.close_qc_round` reports disagreements by row ids (as strings); this turns
+    :func:`db.package_qc.close_qc_round` reports disagreements by row ids (as strings); this turns
     them into the collection's own ids for display.
     """
     keys = {(int(q), int(p)) for q, p in pairs}

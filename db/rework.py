@@ -9,13 +9,13 @@ can be rebuilt at any time and never changes afterwards).
 
 The annotator answers each disputed item with a new label judgment (a relabel,
 or the same grade again to confirm it deliberately: both append, nothing is
-overwritten); :func:`db.annotation.resubmit_package` refuses while any disputed
+overwritten); :func:`db.package_qc.resubmit_package` refuses while any disputed
 item of the latest round is unanswered.  The next round samples items no
 earlier round of the package sampled, plus the labels the annotator kept
 against the reviewers, for reviewers who have not seen them
 (:mod:`db.qc_rounds`).
 
-Every write runs in the caller's write transaction, like :mod:`db.annotation`.
+Every write runs in the caller's write transaction, like :mod:`db.labelling`.
 """
 
 from __future__ import annotations
@@ -30,9 +30,10 @@ from sqlalchemy.orm import Session
 from core.judgments import Event, current_labels
 from core.qc import Disagreement, package_accuracy
 from db.access import Forbidden, StaleSubmission, labelling_account
-from db.annotation import pair_scale, record_judgment, standing_by_assignment, standing_labels
+from db.labelling import record_judgment, standing_by_assignment, standing_labels
 from db.models import Assignment, Judgment, Package, Passage, QcItem, QcRound, QueryRecord, User
 from db.queries import NotFound
+from db.resolution import pair_scale
 
 CONFIRM_NOTE = "kept after QC round {round_no}"
 """The note stored with a label that confirms the annotator's earlier grade unchanged."""
@@ -392,7 +393,7 @@ def relabel_disputed(
     """Answer a disputed item: a new label judgment on the annotator's own assignment (append-only).
 
     Giving the grade the annotator already had confirms it deliberately (stored with the note
-    :data:`CONFIRM_NOTE` unless one is given).  The checks of :func:`db.annotation.record_judgment`
+    :data:`CONFIRM_NOTE` unless one is given).  The checks of :func:`db.labelling.record_judgment`
     apply (account, owner, open package, grade on the pair's scale, ``token`` idempotency); besides,
     the item must be disputed in the round that returned its package.
 

@@ -15,7 +15,6 @@ from sqlalchemy.orm import Session
 from core.context import check_context_mode, contextualise
 from core.training.data import LabelledData
 from core.types import Qrels
-from db.annotation import live_qrels
 from db.models import QrelsVersion
 from db.queries import (
     READY,
@@ -27,9 +26,10 @@ from db.queries import (
     load_qrels,
     relevance_level,
 )
+from db.resolution import live_qrels
 
 FINAL = "final"
-"""``labels`` value meaning the live final labels of the annotation (:func:`db.annotation.live_qrels`)."""
+"""``labels`` value meaning the live final labels of the annotation (:func:`db.resolution.live_qrels`)."""
 
 __all__ = ["FINAL", "labelled_data", "resolve_labels"]
 

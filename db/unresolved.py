@@ -37,7 +37,7 @@ from core.types import Qrels
 from db.models import Assignment, FinalLabel, Judgment, Passage, QueryRecord, User
 from db.queries import collection_id
 
-LABELLING = ("label", "fourth")  # as db.annotation.LABELLING: QC reviews never decide a final label
+LABELLING = ("label", "fourth")  # as db.access.LABELLING: QC reviews never decide a final label
 
 WAITING_FOURTH = "waiting for a 4th label"
 EXCLUDED = "excluded after a 4th differing label"

@@ -7,9 +7,10 @@ import getpass
 from sqlalchemy import func, select
 
 from core.types import CollectionSource, Passage, Query
-from db.annotation import create_assignments, record_judgment
+from db.assignments import create_assignments
 from db.engine import Store, sqlite_url
 from db.importer import import_collection, save_run
+from db.labelling import record_judgment
 from db.models import Assignment, Collection, Judgment
 from db.pools import save_pool
 from db.users import add_user

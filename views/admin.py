@@ -5,11 +5,13 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 
-from db.annotation import close_qc_round, create_assignments, freeze_qrels, start_qc_round
+from db.assignments import create_assignments
 from db.markers import qc_marker
 from db.models import ROLES
+from db.package_qc import close_qc_round, start_qc_round
 from db.pools import list_pools
 from db.queries import list_collections
+from db.resolution import freeze_qrels
 from db.review import active_users
 from db.users import add_user, list_users, set_active, set_password
 from pooljudge.dashboard_tables import admin_qc_tables

@@ -7,7 +7,7 @@ else's label; it reads no query parameters.
 A grade lands on the item that was on screen, never on "whatever is next
 now": each rendered item gets a fresh render token, and its buttons (and
 their keyboard shortcuts) submit ``(assignment id, token)`` through
-``on_click`` callbacks.  ``db.annotation.record_judgment`` checks the account,
+``on_click`` callbacks.  ``db.labelling.record_judgment`` checks the account,
 the owner, the package and any standing label in the same write transaction:
 a repeat of the same submission stores nothing, a stale one (labelled in
 another tab, package closed) is refused with a message and the page moves on.
@@ -27,7 +27,6 @@ import streamlit as st
 
 from core.scale import BINARY_GUIDE, BINARY_LEVELS, LEVELS, default_guide
 from db.access import Forbidden, StaleSubmission
-from db.annotation import my_packages, next_item, record_judgment, resubmit_package, undo_last
 from db.guidelines import (
     assignment_collection,
     get_guidelines,
@@ -36,7 +35,9 @@ from db.guidelines import (
     scale_guide,
     set_guidelines,
 )
+from db.labelling import next_item, record_judgment, undo_last
 from db.navigation import history, open_own_item, overview
+from db.package_qc import my_packages, resubmit_package
 from pooljudge.ui.annotate_component import show_queue, upcoming
 from pooljudge.ui.auth import _in_fragment_run, note_refused, require_role
 from pooljudge.ui.common import flash, get_store, md_escape, show_flash

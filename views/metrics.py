@@ -14,8 +14,8 @@ from core.analysis import (
     query_groups,
     ranked_with_labels,
 )
-from db.annotation import live_qrels
 from db.queries import iter_queries, passages_by_id, statistics_marker
+from db.resolution import live_qrels
 from db.review import activity_marker
 from pooljudge.ui.auth import require_role
 from pooljudge.ui.common import (

@@ -22,10 +22,10 @@ from db.adjudication import (
     pool_adjudicators,
     set_pool_adjudicators,
 )
-from db.annotation import override_label
 from db.markers import qc_marker
 from db.pools import list_pools
 from db.queries import list_runs
+from db.resolution import override_label
 from db.review import (
     PairReview,
     RankedList,

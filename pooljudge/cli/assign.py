@@ -22,7 +22,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def run(args: argparse.Namespace) -> int:
-    from db.annotation import create_assignments
+    from db.assignments import create_assignments
 
     annotators = [a.strip() for a in args.annotators.split(",")] if args.annotators else None
     with open_store(args).write() as session:

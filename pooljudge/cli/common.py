@@ -90,7 +90,7 @@ def report_unresolved(args: argparse.Namespace, session, qrels) -> None:
 
     kept = sum(len(docs) for docs in qrels.values()) if qrels is not None else None
     if kept is None:
-        from db.annotation import live_qrels
+        from db.resolution import live_qrels
 
         kept = sum(len(docs) for docs in live_qrels(session, args.collection).values())
     report(

@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     measures = [metrics.parse_measure(m) for m in (args.measure or ["MAP", "MRR@10", "nDCG@10", "R@100", "P@10"])]
     if args.collection:
         from db import queries as q
-        from db.annotation import live_qrels
+        from db.resolution import live_qrels
 
         with open_store(args).read() as session:
             archived_notice(session, args.collection, run=args.run, qrels=args.qrels)

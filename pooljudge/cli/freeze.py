@@ -18,7 +18,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def run(args: argparse.Namespace) -> int:
-    from db.annotation import freeze_qrels
+    from db.resolution import freeze_qrels
 
     with open_store(args).write() as session:
         n = freeze_qrels(session, args.collection, args.name, note=args.note or "")

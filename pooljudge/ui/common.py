@@ -79,8 +79,8 @@ def qrels_source_box(container, store: Store, info, *, key: str | None = None) -
 
 def load_qrels_source(session, collection: str, source: str) -> dict:
     """The qrels of a source offered by :func:`qrels_source_box`."""
-    from db.annotation import live_qrels
     from db.queries import load_qrels
+    from db.resolution import live_qrels
 
     return live_qrels(session, collection) if source == LIVE else load_qrels(session, collection, source)
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import streamlit as st
 
-from db.annotation import live_qrels
 from db.qc_rounds import WaitingPackage, waiting_on_flags
+from db.resolution import live_qrels
 from db.unresolved import as_rows, counts_by_reason, unresolved_pairs
 from pooljudge.ui.common import md_escape, show_rows
 

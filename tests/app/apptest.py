@@ -12,9 +12,9 @@ from sqlalchemy import select
 from streamlit.testing.v1 import AppTest
 
 from core.types import CollectionSource, Passage, Query
-from db.annotation import record_judgment
 from db.engine import Store, sqlite_url
 from db.importer import import_collection, save_run
+from db.labelling import record_judgment
 from db.models import Assignment, Judgment, QueryRecord
 from db.models import Passage as PassageRow
 from db.users import add_user

@@ -4,7 +4,7 @@ test_review_admin_pages)."""
 
 from __future__ import annotations
 
-from db.annotation import record_judgment
+from db.labelling import record_judgment
 from tests.app.apptest import open_tab
 from tests.app.test_review_admin_pages import (  # noqa: F401 (fixtures)
     ADMIN,

@@ -14,8 +14,9 @@ from sqlalchemy import select, update
 from streamlit.testing.v1 import AppTest
 
 from core.types import CollectionSource, Passage, Query
-from db.annotation import create_assignments, record_judgment
+from db.assignments import create_assignments
 from db.importer import import_collection
+from db.labelling import record_judgment
 from db.models import Assignment, Judgment, User
 from db.models import Passage as PassageRow
 from db.pools import save_pool

@@ -16,8 +16,9 @@ import time
 import pytest
 from sqlalchemy import select
 
-from db.annotation import create_assignments, next_items
+from db.assignments import create_assignments
 from db.engine import Store, sqlite_url
+from db.labelling import next_items
 from db.models import Judgment, Passage, User
 from tests.app.browser_helpers import (
     ALPHA_PASSAGES,

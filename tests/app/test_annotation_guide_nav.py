@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.scale import BINARY_GUIDE, LEVELS
 from core.types import CollectionSource, Passage, QrelEntry, Query
-from db.annotation import create_assignments
+from db.assignments import create_assignments
 from db.guidelines import get_guidelines, set_guidelines
 from db.importer import import_collection
 from db.models import Assignment, Collection

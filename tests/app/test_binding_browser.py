@@ -24,9 +24,10 @@ import pytest
 from sqlalchemy import select, update
 
 from db.adjudication import set_pool_adjudicators
-from db.annotation import override_label, record_judgment
 from db.engine import Store, sqlite_url
+from db.labelling import record_judgment
 from db.models import Assignment, FinalLabel, Judgment, Passage, QueryRecord, User
+from db.resolution import override_label
 from tests.app.browser_helpers import (
     ACCOUNTS,
     ALPHA_PASSAGES,

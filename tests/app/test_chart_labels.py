@@ -15,8 +15,9 @@ import pytest
 import streamlit as st
 from sqlalchemy import select
 
-from db.annotation import create_assignments, record_judgment
+from db.assignments import create_assignments
 from db.importer import save_run
+from db.labelling import record_judgment
 from db.models import Assignment
 from db.pools import save_pool
 from db.users import add_user

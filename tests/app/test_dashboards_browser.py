@@ -159,11 +159,13 @@ def test_live_leaderboard_follows_new_labels_without_interaction(app_server, pag
 
     from sqlalchemy import select
 
-    from db.annotation import create_assignments, live_qrels, record_judgment
+    from db.assignments import create_assignments
     from db.engine import Store, sqlite_url
+    from db.labelling import record_judgment
     from db.models import Assignment, QueryRecord, User
     from db.pools import save_pool
     from db.queries import iter_queries
+    from db.resolution import live_qrels
 
     store = Store(sqlite_url(app_server["db"]))
     with store.read() as s:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from db.annotation import record_judgment
 from db.engine import Store, sqlite_url
+from db.labelling import record_judgment
 from tests.app.apptest import VIEWS, open_tab, private_store
 from tests.db.unresolved_helpers import _assignment, build_unresolved
 
@@ -116,7 +116,7 @@ def test_a_link_to_an_archived_collection_says_so(db):
 def test_the_download_page_says_which_judged_pairs_a_version_leaves_out(db):
     from streamlit.testing.v1 import AppTest
 
-    from db.annotation import freeze_qrels
+    from db.resolution import freeze_qrels
 
     with db.write() as s:
         freeze_qrels(s, "c", "v1")

@@ -307,7 +307,8 @@ def test_groups_table_equals_hand_computed_split_means(seeded):
 def test_metrics_page_equals_eval_and_follows_new_labels(db):
     from sqlalchemy import select
 
-    from db.annotation import create_assignments, record_judgment
+    from db.assignments import create_assignments
+    from db.labelling import record_judgment
     from db.models import Assignment
     from db.pools import save_pool
 

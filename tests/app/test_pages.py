@@ -133,7 +133,7 @@ def test_runs_page_lists_runs_with_their_configuration(db):
 def test_annotate_page_binary_mode_and_blindness(db):
     from sqlalchemy import select
 
-    from db.annotation import create_assignments
+    from db.assignments import create_assignments
     from db.models import Judgment
     from db.pools import save_pool
 

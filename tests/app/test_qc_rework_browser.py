@@ -13,10 +13,12 @@ import re
 import pytest
 from sqlalchemy import select
 
-from db.annotation import create_assignments, next_item, record_judgment, start_qc_round
+from db.assignments import create_assignments
 from db.engine import Store, sqlite_url
+from db.labelling import next_item, record_judgment
 from db.models import Assignment, Package, QcRound
 from db.models import Passage as PassageRow
+from db.package_qc import start_qc_round
 from tests.app.browser_helpers import (
     add_accounts,
     import_pooled,

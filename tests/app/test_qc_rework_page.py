@@ -16,10 +16,12 @@ from sqlalchemy import select
 from streamlit.testing.v1 import AppTest
 
 from core.types import CollectionSource, Passage, Query
-from db.annotation import close_qc_round, create_assignments, next_item, record_judgment, start_qc_round
+from db.assignments import create_assignments
 from db.importer import import_collection
+from db.labelling import next_item, record_judgment
 from db.models import Assignment, Judgment, Package
 from db.models import Passage as PassageRow
+from db.package_qc import close_qc_round, start_qc_round
 from db.pools import save_pool
 from db.users import add_user
 

@@ -15,10 +15,12 @@ import pytest
 from sqlalchemy import select
 
 from core.qc import round_seed, sample_for_qc
-from db.annotation import close_qc_round, create_assignments, next_item, record_judgment, start_qc_round
+from db.assignments import create_assignments
 from db.engine import Store, sqlite_url
+from db.labelling import next_item, record_judgment
 from db.models import Assignment, Package, QcItem, QcRound, User
 from db.models import Passage as PassageRow
+from db.package_qc import close_qc_round, start_qc_round
 from tests.app.browser_helpers import add_accounts, import_pooled, login, open_page, screenshot, serve_sqlite, wait_idle
 
 pytestmark = pytest.mark.browser

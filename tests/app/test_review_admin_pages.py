@@ -18,9 +18,10 @@ from core.agreement import agreement_report, confusion_matrix, from_label_map
 from core.passwords import verify_password
 from core.types import CollectionSource, Passage, Query
 from db.adjudication import set_pool_adjudicators
-from db.annotation import create_assignments, record_judgment
+from db.assignments import create_assignments
 from db.engine import Store, sqlite_url
 from db.importer import import_collection
+from db.labelling import record_judgment
 from db.models import Assignment, FinalLabel, Package, QcRound, QrelsVersion, User
 from db.models import Passage as PassageRow
 from db.pools import save_pool

@@ -11,8 +11,9 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
-from db.annotation import create_assignments, record_judgment
+from db.assignments import create_assignments
 from db.engine import Store, sqlite_url
+from db.labelling import record_judgment
 from db.models import Assignment, FinalLabel, LabelOverride, QueryRecord
 from db.models import Passage as PassageRow
 from tests.app.browser_helpers import (

@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import func, select
 
 from core.types import CollectionSource, Passage, Query
-from db.annotation import create_assignments
+from db.assignments import create_assignments
 from db.engine import Store, sqlite_url
 from db.importer import import_collection
 from db.models import Assignment, FinalLabel, LabelOverride, PoolAdjudicator, User

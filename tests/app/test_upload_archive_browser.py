@@ -13,12 +13,14 @@ from playwright.sync_api import expect
 from sqlalchemy import func, select
 
 from core.types import CollectionSource, Passage, Query
-from db.annotation import create_assignments, freeze_qrels, record_judgment
+from db.assignments import create_assignments
 from db.engine import Store, sqlite_url
 from db.importer import import_collection
+from db.labelling import record_judgment
 from db.models import Assignment, Judgment
 from db.pools import save_pool
 from db.queries import import_history, list_collections, load_qrels, load_run
+from db.resolution import freeze_qrels
 from db.users import add_user
 from tests.app.browser_helpers import PASSWORD, choose, cli, login, open_page, screenshot, serve_sqlite
 

@@ -9,7 +9,8 @@ import pytest
 
 import core.agreement
 import core.resolution
-import db.annotation
+import db.labelling
+import db.resolution
 import db.review
 from core import scale
 from core.scale import BINARY, BINARY_LEVELS, GRADES, LEVELS, SCALES, grade_name
@@ -49,7 +50,8 @@ def test_grade_name() -> None:
 
 
 def test_every_module_uses_the_same_objects() -> None:
-    assert db.annotation.SCALES is SCALES
+    assert db.labelling.SCALES is SCALES
+    assert db.resolution.SCALES is SCALES
     assert db.review.GRADES is GRADES
     assert core.resolution.GRADES is GRADES
     assert core.resolution.BINARY is BINARY
@@ -80,7 +82,10 @@ def _literal_scales(path: Path) -> list[int]:
         "core/agreement/report.py",
         "core/resolution.py",
         "db/review.py",
-        "db/annotation.py",
+        "db/assignments.py",
+        "db/labelling.py",
+        "db/resolution.py",
+        "db/package_qc.py",
         "views/review.py",
         "pooljudge/ui/review_agreement.py",
         "pooljudge/ui/review_tables.py",

@@ -12,8 +12,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core.types import CollectionSource, Passage, Query
-from db.annotation import next_item, record_judgment
 from db.importer import import_collection
+from db.labelling import next_item, record_judgment
 from db.models import Package
 from db.pools import save_pool
 from db.users import add_user

@@ -8,7 +8,10 @@ from pathlib import Path
 import pytest
 
 import db.access
-import db.annotation
+import db.assignments
+import db.labelling
+import db.package_qc
+import db.resolution
 from db.access import (
     ADMIN_ROLES,
     ANY_LABEL_ROLE,
@@ -41,10 +44,12 @@ def test_access_is_a_leaf_of_db():
 
 def test_the_annotation_workflow_defines_no_account_check_of_its_own():
     # one definition: the errors raised by the workflow are the ones callers catch from db.access
-    tree = ast.parse((ROOT / "db" / "annotation.py").read_text(encoding="utf-8"))
-    defined = {n.name for n in tree.body if isinstance(n, ast.ClassDef | ast.FunctionDef)}
-    assert defined & {"Forbidden", "SignedOut", "StaleSubmission", "require_account", "labelling_account"} == set()
-    assert not hasattr(db.annotation, "_labelling_account")
+    workflow = [db.assignments, db.labelling, db.resolution, db.package_qc]
+    for module in workflow:
+        tree = ast.parse(Path(str(module.__file__)).read_text(encoding="utf-8"))
+        defined = {n.name for n in tree.body if isinstance(n, ast.ClassDef | ast.FunctionDef)}
+        assert defined & {"Forbidden", "SignedOut", "StaleSubmission", "require_account", "labelling_account"} == set()
+        assert not hasattr(module, "_labelling_account")
 
 
 @pytest.mark.parametrize(
@@ -93,6 +98,11 @@ def test_callers_import_the_check_from_access():
     for path in [*(ROOT / "db").glob("*.py"), *(ROOT / "views").glob("*.py"), *(ROOT / "pooljudge").rglob("*.py")]:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.module == "db.annotation":
+            if isinstance(node, ast.ImportFrom) and node.module in {
+                "db.assignments",
+                "db.labelling",
+                "db.resolution",
+                "db.package_qc",
+            }:
                 names = {a.name for a in node.names}
                 assert not names & {"Forbidden", "SignedOut", "StaleSubmission", "require_account"}, path.name

@@ -13,8 +13,9 @@ from sqlalchemy import func, select
 
 from core.types import CollectionSource, Passage, Query
 from db.access import Forbidden, SignedOut
-from db.annotation import create_assignments, next_item, record_judgment
+from db.assignments import create_assignments
 from db.importer import import_collection
+from db.labelling import next_item, record_judgment
 from db.models import Assignment, FinalLabel, LabelOverride, QueryRecord, User
 from db.models import Passage as PassageRow
 from db.pools import save_pool

@@ -7,22 +7,14 @@ from sqlalchemy import func, select
 
 from db.access import Forbidden, SignedOut, StaleSubmission
 from db.adjudication import set_pool_adjudicators
-from db.annotation import (
-    close_qc_round,
-    create_assignments,
-    freeze_qrels,
-    live_qrels,
-    next_item,
-    override_label,
-    record_judgment,
-    resubmit_package,
-    start_qc_round,
-    undo_last,
-)
+from db.assignments import create_assignments
+from db.labelling import next_item, record_judgment, undo_last
 from db.models import Assignment, FinalLabel, Judgment, Package, QcRound, QueryRecord
 from db.models import Passage as PassageRow
+from db.package_qc import close_qc_round, resubmit_package, start_qc_round
 from db.pools import save_pool
 from db.queries import load_qrels
+from db.resolution import freeze_qrels, live_qrels, override_label
 from db.users import set_active, set_role
 from tests.db.labelling_helpers import DOCS, add_accounts, import_two_queries, only_package, query_of, review_all
 

@@ -7,12 +7,14 @@ from sqlalchemy import func, select
 
 from core.types import CollectionSource, Passage, Query
 from db.access import SignedOut
-from db.annotation import create_assignments, freeze_qrels, record_judgment
 from db.archive import archive, list_items, rename, restore
+from db.assignments import create_assignments
 from db.importer import import_collection, save_run
+from db.labelling import record_judgment
 from db.models import Assignment, Judgment, Package
 from db.pools import list_pools, save_pool
 from db.queries import NotFound, iter_judgments, list_collections, list_runs, load_qrels, relevance_levels
+from db.resolution import freeze_qrels
 from db.users import add_user, set_active
 
 DOCS = [f"d{i}" for i in range(6)]
@@ -178,7 +180,7 @@ def test_rename_checks_the_name_and_refuses_a_clash(world):
 
 def test_an_archived_collection_serves_no_items_and_takes_no_labels_until_restored(world):
     from db.access import StaleSubmission
-    from db.annotation import next_item
+    from db.labelling import next_item
 
     store, users = world
     with store.write() as s:

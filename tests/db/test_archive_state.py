@@ -6,9 +6,10 @@ import pytest
 from sqlalchemy import func, select
 
 from db.access import StaleSubmission
-from db.annotation import create_assignments, next_item, record_judgment
 from db.archive import archive, restore
 from db.archive_state import archived_note
+from db.assignments import create_assignments
+from db.labelling import next_item, record_judgment
 from db.models import Judgment
 from db.pools import save_pool
 from tests.db.test_archive import DOCS, world  # noqa: F401  # the shared fixture

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import func, select
 
 from core.types import CollectionSource, Passage, Query
-from db.annotation import create_assignments
+from db.assignments import create_assignments
 from db.engine import Store
 from db.importer import import_collection
 from db.models import FinalLabel, Judgment
@@ -29,7 +29,7 @@ LABELS = {"sqlite": 200, "postgresql": 30}
 WORKER = """
 import sys
 from sqlalchemy import select
-from db.annotation import record_judgment
+from db.labelling import record_judgment
 from db.engine import Store
 from db.models import Assignment, User
 

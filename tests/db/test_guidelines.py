@@ -8,7 +8,7 @@ from sqlalchemy import select, update
 from core.scale import default_guide
 from core.types import CollectionSource, Passage, Query
 from db.access import SignedOut
-from db.annotation import create_assignments
+from db.assignments import create_assignments
 from db.guidelines import (
     assignment_collection,
     get_guidelines,

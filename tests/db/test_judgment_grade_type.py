@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from sqlalchemy import func, select
 
-from db.annotation import next_item, record_judgment
+from db.labelling import next_item, record_judgment
 from db.models import Judgment
 from tests.db.test_annotation import _assign, world  # noqa: F401 - world is a fixture
 

@@ -14,10 +14,12 @@ from sqlalchemy import select, update
 
 from core.types import CollectionSource, Passage, Query
 from db.access import Forbidden, StaleSubmission
-from db.annotation import MyPackage, create_assignments, my_packages, next_item, record_judgment
+from db.assignments import create_assignments
+from db.labelling import next_item, record_judgment
 from db.models import Assignment, FinalLabel, Judgment, Package, utcnow
 from db.models import Passage as PassageRow
 from db.navigation import history, median_seconds, open_own_item, overview
+from db.package_qc import MyPackage, my_packages
 from db.pools import save_pool
 from db.review import flagged
 from db.users import add_user

@@ -8,17 +8,12 @@ from sqlalchemy import func, select
 from core.qc import round_seed
 from core.types import CollectionSource, Passage, Query
 from db.access import Forbidden, StaleSubmission
-from db.annotation import (
-    close_qc_round,
-    create_assignments,
-    next_item,
-    record_judgment,
-    resubmit_package,
-    start_qc_round,
-)
+from db.assignments import create_assignments
 from db.importer import import_collection
+from db.labelling import next_item, record_judgment
 from db.models import Assignment, Judgment, Package, QcItem, QcRound, QueryRecord
 from db.models import Passage as PassageRow
+from db.package_qc import close_qc_round, resubmit_package, start_qc_round
 from db.pools import save_pool
 from db.rework import (
     disputed_items,

@@ -6,15 +6,10 @@ import pytest
 from sqlalchemy import func, select
 
 from core.qc import round_seed, sample_for_qc
-from db.annotation import (
-    close_qc_round,
-    create_assignments,
-    next_item,
-    record_judgment,
-    resubmit_package,
-    start_qc_round,
-)
+from db.assignments import create_assignments
+from db.labelling import next_item, record_judgment
 from db.models import Assignment, Package, Passage, QcItem, QcRound, QueryRecord, User
+from db.package_qc import close_qc_round, resubmit_package, start_qc_round
 from db.review import qc_history
 from db.rework import qc_round_tables, relabel_disputed
 from db.users import add_user

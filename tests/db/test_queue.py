@@ -6,7 +6,8 @@ import pytest
 from sqlalchemy import func, select
 
 from db.access import SignedOut, StaleSubmission
-from db.annotation import create_assignments, next_item, next_items, record_judgment
+from db.assignments import create_assignments
+from db.labelling import next_item, next_items, record_judgment
 from db.models import Judgment
 from db.queue import Answer, StaleToken, parse_answers, store_answer
 from db.users import set_active

@@ -25,9 +25,10 @@ from sqlalchemy import text
 from sqlalchemy.exc import DatabaseError
 
 from core.types import CollectionSource, Passage, Query
-from db.annotation import create_assignments, next_item, record_judgment
+from db.assignments import create_assignments
 from db.engine import Store, sqlite_url
 from db.importer import import_collection
+from db.labelling import next_item, record_judgment
 from db.pools import save_pool
 from tests.db.labelling_helpers import add_accounts, import_two_queries
 

@@ -9,22 +9,15 @@ from sqlalchemy import select, update
 
 from core.types import CollectionSource, Passage, Query, RunEntry
 from db.adjudication import set_pool_adjudicators
-from db.annotation import (
-    close_qc_round,
-    create_assignments,
-    next_item,
-    override_label,
-    package_progress,
-    record_judgment,
-    resubmit_package,
-    start_qc_round,
-    undo_last,
-)
+from db.assignments import create_assignments
 from db.importer import import_collection
+from db.labelling import next_item, record_judgment, undo_last
 from db.models import Assignment, FinalLabel, Package, QueryRecord
 from db.models import Passage as PassageRow
+from db.package_qc import close_qc_round, package_progress, resubmit_package, start_qc_round
 from db.pools import save_pool
 from db.queries import NotFound
+from db.resolution import override_label
 from db.review import (
     AnnotatorWork,
     DailyLabels,

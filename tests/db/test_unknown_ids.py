@@ -239,7 +239,7 @@ def test_bad_names_are_refused_before_anything_is_written(store, load, kwargs, m
 
 
 def test_store_run_and_freeze_check_names(store):
-    from db.annotation import freeze_qrels
+    from db.resolution import freeze_qrels
 
     with store.write() as s:
         import_collection(s, memory_source(PASSAGES, QUERIES), name="c", format="t", location="m")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from db.annotation import freeze_qrels, live_qrels
 from db.models import FinalLabel, Passage
+from db.resolution import freeze_qrels, live_qrels
 from db.unresolved import counts_by_reason, median_labels, summary, unresolved_pairs
 from tests.db.unresolved_helpers import build_unresolved
 
@@ -57,7 +57,7 @@ def test_a_frozen_version_counts_pairs_resolved_after_it(store):
     users = build_unresolved(store)
     with store.write() as s:
         assert freeze_qrels(s, "c", "v1") == 1
-    from db.annotation import record_judgment
+    from db.labelling import record_judgment
     from tests.db.unresolved_helpers import _assignment
 
     with store.write() as s:  # ann1 answers the flag: d3 resolves to 2 after the freeze

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from core.types import CollectionSource, Passage, QrelEntry, Query
-from db.annotation import freeze_qrels
 from db.importer import import_collection
 from db.queries import NotFound
+from db.resolution import freeze_qrels
 from db.version_summary import version_summaries
 
 

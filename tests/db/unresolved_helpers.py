@@ -14,7 +14,8 @@ from __future__ import annotations
 from sqlalchemy import select
 
 from db.adjudication import set_pool_adjudicators
-from db.annotation import create_assignments, record_judgment
+from db.assignments import create_assignments
+from db.labelling import record_judgment
 from db.models import Assignment, Passage
 from tests.db.labelling_helpers import add_accounts, import_two_queries
 

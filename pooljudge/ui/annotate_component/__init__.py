@@ -25,7 +25,7 @@ from bm25s.stopwords import STOPWORDS_CHINESE
 from core.text import analyzer_for, highlight_spans
 from core.validators import is_integer
 from db.access import Forbidden, SignedOut
-from db.annotation import Item, next_items
+from db.labelling import Item, next_items
 from db.queue import parse_answers, store_answer
 from pooljudge.ui.auth import note_refused
 from pooljudge.ui.common import md_escape

@@ -1,0 +1,428 @@
+"""Blind judging in the store: the next items of an annotator, recording a label, undo.
+
+Every write function runs in the caller's write transaction.  Blindness is structural:
+:func:`next_item` returns the query and passage text and nothing else (no run, rank, score or other
+annotator), and every function that acts on an assignment checks that it belongs to the acting user, so
+editing a URL or a request cannot reach someone else's work.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import ColumnElement, and_, exists, or_, select
+from sqlalchemy.orm import Session
+
+from core.judgments import Event, current_labels
+from core.resolution import Resolution
+from core.scale import SCALES
+from core.validators import is_integer
+from db.access import (
+    LABEL_ROLES,
+    OPEN_PACKAGE,
+    Forbidden,
+    SignedOut,
+    StaleSubmission,
+    labelling_account,
+)
+from db.archive_state import archived_clause, archived_reason
+from db.models import (
+    Assignment,
+    Judgment,
+    LabelOverride,
+    Package,
+    Passage,
+    Pool,
+    PoolEntry,
+    QcItem,
+    QcRound,
+    QueryRecord,
+    User,
+)
+from db.resolution import pair_scale, resolve_pair
+
+# --------------------------------------------------------------------------- judging
+
+
+@dataclass(frozen=True)
+class Item:
+    """What an annotator sees: the texts and their place in the package, nothing else."""
+
+    assignment_id: int
+    query: str
+    query_language: str | None
+    title: str
+    passage: str
+    passage_language: str | None
+    package: str
+    position: int
+    total: int
+    done: int
+    purpose: str
+    scale: str = "graded"
+    note: str = ""
+    """For a QC reviewer of a label the annotator kept after rework: that label and the annotator's note."""
+
+
+OwnEvent = tuple[int, str, int | None]
+"""``(assignment id, action, grade)``: one judgment of a user's own log."""
+
+
+def own_events(session: Session, user_id: int, wanted: set[int] | None) -> list[OwnEvent]:
+    """The user's judgments on assignments, oldest first; those on ``wanted`` at least (None: all)."""
+    query = select(Judgment.assignment_id, Judgment.action, Judgment.grade).where(
+        Judgment.user_id == user_id, Judgment.assignment_id.is_not(None)
+    )
+    if wanted is not None and len(wanted) <= 500:  # a long IN list costs more than reading the user's log
+        query = query.where(Judgment.assignment_id.in_(sorted(wanted)))
+    return [
+        (aid, action, grade) for aid, action, grade in session.execute(query.order_by(Judgment.id)) if aid is not None
+    ]
+
+
+def standing_by_assignment(events: Sequence[OwnEvent]) -> dict[int, int]:
+    """One user's standing label per assignment id from their own log (relabels and undos replayed).
+
+    In the order of each assignment's first event; assignments whose every label was undone are absent.
+    """
+    labels = current_labels(Event(aid, "me", action, grade) for aid, action, grade in events)
+    return {aid: labels[aid]["me"] for aid in dict.fromkeys(aid for aid, _a, _g in events) if aid in labels}
+
+
+def standing_labels(session: Session, user_id: int, assignment_ids: Sequence[int] | None = None) -> dict[int, int]:
+    """The user's standing label per assignment id (after relabels and undos)."""
+    wanted = None if assignment_ids is None else set(assignment_ids)
+    standing = standing_by_assignment(own_events(session, user_id, wanted))
+    return {aid: grade for aid, grade in standing.items() if wanted is None or aid in wanted}
+
+
+def open_clause() -> ColumnElement[bool]:
+    """SQL condition (Assignment outer-joined to Package): the assignment can still take a judgment.
+
+    Its package is open or returned for revision; an adjudication (4th) assignment stays open until a
+    reviewer's override settles the pair; a QC assignment while a round that sampled the pair is reviewing;
+    a label assignment without a package (stores older than packages) is always open.
+    :func:`next_item` serves and :func:`record_judgment` accepts exactly the same set.
+    """
+    overridden = exists().where(
+        LabelOverride.query_id == Assignment.query_id, LabelOverride.passage_id == Assignment.passage_id
+    )
+    reviewing = exists().where(
+        QcItem.query_id == Assignment.query_id,
+        QcItem.passage_id == Assignment.passage_id,
+        QcRound.id == QcItem.qc_round_id,
+        QcRound.status == "reviewing",
+    )
+    # an archived collection or pool (db.archive) serves and takes nothing until restored; packages keep their state
+    archived = archived_clause()
+    return and_(
+        ~archived,
+        or_(
+            and_(Assignment.package_id.is_not(None), Package.status.in_(OPEN_PACKAGE)),
+            and_(
+                Assignment.package_id.is_(None),
+                or_(
+                    Assignment.purpose == "label",
+                    and_(Assignment.purpose == "fourth", ~overridden),
+                    and_(Assignment.purpose == "qc", reviewing),
+                ),
+            ),
+        ),
+    )
+
+
+def _assignment_state(session: Session, a: Assignment) -> tuple[str | None, str]:
+    """``(why assignment a takes no judgment now, or None while it is open; the scale of its pair)``.
+
+    One query (the open condition, its package's status and its pool's parameters) inside the write.
+    """
+    is_open, status, params = session.execute(
+        select(open_clause(), Package.status, Pool.params)
+        .select_from(Assignment)
+        .outerjoin(Package, Package.id == Assignment.package_id)
+        .outerjoin(PoolEntry, PoolEntry.id == Assignment.pool_entry_id)
+        .outerjoin(Pool, Pool.id == PoolEntry.pool_id)
+        .where(Assignment.id == a.id)
+    ).one()
+    # QC assignments carry no pool entry: their scale is that of the pair's labelling assignments
+    if a.pool_entry_id is None:
+        scale = pair_scale(session, a.query_id, a.passage_id)
+    else:
+        scale = (params or {}).get("scale", "graded")
+    if is_open:  # None (SQL NULL) counts as closed
+        return None, scale
+    archived = archived_reason(session, a)
+    if archived is not None:
+        return archived, scale
+    if a.package_id is not None:
+        return f"package {a.package} is {status} and takes no more labels", scale
+    if a.purpose == "fourth":
+        return "a reviewer has already decided this pair", scale
+    return "the quality review of this item is closed", scale
+
+
+def next_item(session: Session, user_id: int, *, skipped: Sequence[int] = ()) -> Item | None:
+    """The user's next unlabelled open assignment: adjudication first, then their oldest open package in order.
+
+    The user's own judgment log decides what is served, so it holds across sessions: an item they
+    skipped (their latest word on it is a skip) comes back at the end of its package; an item they
+    flagged is not served again (it waits in the reviewers' flagged queue, :func:`db.review.flagged`,
+    and the user can still open it from their own list), except a QC item, which comes back like a skip.  ``skipped`` assignment ids count as skipped
+    too.  Returns None when nothing is left.  What is served is exactly what :func:`record_judgment`
+    accepts (the same open condition).
+    """
+    items = next_items(session, user_id, 1, skipped=skipped)
+    return items[0] if items else None
+
+
+def next_items(session: Session, user_id: int, limit: int, *, skipped: Sequence[int] = ()) -> list[Item]:
+    """The user's next ``limit`` unlabelled open items in serving order (:func:`next_item` is the first).
+
+    Each package's skipped items come after the rest of it; a browser queue shows them in this order.
+    """
+    rows = session.execute(
+        select(Assignment.id, Assignment.purpose, Assignment.package, Assignment.order_index, Assignment.package_id)
+        .outerjoin(Package, Package.id == Assignment.package_id)
+        .where(Assignment.user_id == user_id, open_clause())
+        .order_by(Assignment.purpose != "fourth", Assignment.package_id, Assignment.order_index, Assignment.id)
+    ).all()
+    if not rows:
+        return []
+    labelled, marks = own_log(session, user_id, [r[0] for r in rows])
+    # A reviewer's flag on a QC item is a note, not a hand-off: nobody else labels that sample, so it
+    # comes back like a skip (else the round could never close).  Elsewhere a flag waits for reviewers.
+    qc_ids = {r[0] for r in rows if r[1] == "qc"}
+    todo = [r for r in rows if r[0] not in labelled and (marks.get(r[0]) != "flag" or r[0] in qc_ids)]
+    skip = set(skipped) | {aid for aid, mark in marks.items() if mark == "skip" or aid in qc_ids}
+    groups: dict[tuple[bool, Any, Any], list[Any]] = {}  # packages in serving order (dicts keep insertion order)
+    for r in todo:
+        groups.setdefault((r[1] == "fourth", r[4], r[2]), []).append(r)
+    # within a package its skipped items only after the rest of it
+    chosen = [r for group in groups.values() for r in sorted(group, key=lambda r: r[0] in skip)][:limit]
+    return [build_item(session, r[0], [p for p in rows if p[4] == r[4] and p[2] == r[2]], labelled) for r in chosen]
+
+
+def own_log(session: Session, user_id: int, assignment_ids: Sequence[int]) -> tuple[dict[int, int], dict[int, str]]:
+    """``(standing label per assignment, "skip" or "flag" where that is the user's latest word and no label stands)``.
+
+    One read of the user's log (as :func:`standing_labels`); a label clears an earlier skip or flag, an undo
+    of that label leaves the item plainly unlabelled.
+    """
+    wanted = set(assignment_ids)
+    events = own_events(session, user_id, wanted)
+    standing = {aid: grade for aid, grade in standing_by_assignment(events).items() if aid in wanted}
+    marks: dict[int, str] = {}
+    for aid, action, _grade in events:
+        if action in ("skip", "flag"):
+            marks[aid] = action
+        elif action == "label":
+            marks.pop(aid, None)
+    return standing, {aid: mark for aid, mark in marks.items() if aid in wanted and aid not in standing}
+
+
+def build_item(
+    session: Session, assignment_id: int, package_rows: Sequence[Sequence[Any]], labelled: dict[int, int]
+) -> Item:
+    a = session.get_one(Assignment, assignment_id)
+    q = session.get_one(QueryRecord, a.query_id)
+    p = session.get_one(Passage, a.passage_id)
+    order = [r[0] for r in package_rows]
+    return Item(
+        assignment_id=a.id,
+        query=q.text,
+        query_language=q.language,
+        title=p.title,
+        passage=p.text,
+        passage_language=p.language,
+        package=a.package or ("adjudication" if a.purpose == "fourth" else "review"),
+        position=order.index(a.id) + 1 if a.id in order else 1,
+        total=len(order),
+        done=sum(1 for aid in order if aid in labelled),
+        purpose=a.purpose,
+        scale=_assignment_scale(session, a),
+        note=_kept_note(session, a) if a.purpose == "qc" else "",
+    )
+
+
+def _kept_note(session: Session, a: Assignment) -> str:
+    from db.qc_rounds import annotator_note  # builds on this module
+
+    return annotator_note(session, a)
+
+
+def _assignment_scale(session: Session, a: Assignment) -> str:
+    """The scale of an assignment's pair through its own pool entry (two primary-key lookups, no scan)."""
+    if a.pool_entry_id is None:  # QC assignments carry no pool entry
+        return pair_scale(session, a.query_id, a.passage_id)
+    params = session.scalar(
+        select(Pool.params).join(PoolEntry, PoolEntry.pool_id == Pool.id).where(PoolEntry.id == a.pool_entry_id)
+    )
+    return (params or {}).get("scale", "graded")
+
+
+def _own_assignment(session: Session, user_id: int, assignment_id: int) -> Assignment:
+    # FOR UPDATE on PostgreSQL: two submissions on one assignment (two tabs) are checked one after the other
+    a = session.get(Assignment, assignment_id, with_for_update=True)
+    if a is None or a.user_id != user_id:
+        raise Forbidden("this item is not assigned to you")
+    return a
+
+
+def _may_label(user: User, a: Assignment) -> None:
+    if user.role not in LABEL_ROLES.get(a.purpose, ()):
+        raise SignedOut(f"this {user.role} account may not label {a.purpose} items any more; nothing was stored")
+
+
+def _checked_grade(action: str, grade: int | None) -> int | None:
+    """The grade to store for ``action``: a label's grade as a plain int; refuses an unknown action or non-integer."""
+    if action not in ("label", "skip", "flag"):
+        raise ValueError(f"unknown action {action!r}")
+    if action != "label":
+        return grade
+    # True == 1 and 2.0 == 2 would pass the scale check and store a bool or a float as a grade
+    if grade is None or not is_integer(grade):
+        raise ValueError(f"grade must be an integer, got {grade!r}")
+    return int(grade)  # a NumPy integer is stored as a plain int
+
+
+def _own_submissions(session: Session, user_id: int, assignment_id: int) -> list[tuple[str, int | None, str | None]]:
+    """The user's own log on one assignment: ``(action, grade, submission token)``, oldest first."""
+    return [
+        (action, grade, token)
+        for action, grade, token in session.execute(
+            select(Judgment.action, Judgment.grade, Judgment.submission_token)
+            .where(Judgment.assignment_id == assignment_id, Judgment.user_id == user_id)
+            .order_by(Judgment.id)
+        )
+    ]
+
+
+def _accepting_scale(
+    session: Session,
+    a: Assignment,
+    action: str,
+    grade: int | None,
+    mine: Sequence[tuple[str, int | None]],
+    *,
+    relabel: bool,
+) -> str:
+    """The scale of ``a``'s pair once ``a`` may take this judgment now; raises what :func:`record_judgment` refuses.
+
+    ``mine`` is the user's own ``(action, grade)`` log on ``a``, oldest first.  Checked in this order: a label's
+    grade on the scale (``ValueError``), the assignment still open, no standing label unless ``relabel``
+    (:class:`StaleSubmission`).
+    """
+    reason, scale = _assignment_state(session, a)
+    levels = SCALES[scale]
+    if action == "label" and grade not in levels:
+        raise ValueError(f"grade must be one of {list(levels)}, got {grade!r}")
+    if reason is not None:
+        raise StaleSubmission(f"Not stored: {reason}.")
+    if not relabel and current_labels(Event(a.id, "me", act, g) for act, g in mine):
+        raise StaleSubmission("Not stored: this item was already labelled (in another tab or window).")
+    return scale
+
+
+def record_judgment(
+    session: Session,
+    user_id: int,
+    assignment_id: int,
+    grade: int | None,
+    *,
+    action: str = "label",
+    note: str = "",
+    elapsed_ms: int | None = None,
+    token: str | None = None,
+    relabel: bool = False,
+) -> Resolution | None:
+    """Append a judgment (label, skip or flag) on the assignment that was shown; a label re-resolves the pair.
+
+    Everything is checked inside the caller's write transaction, against the store as it is now:
+    the account exists, is active and its role may label this kind of item (else :class:`SignedOut`);
+    the assignment is the user's (else :class:`Forbidden`); it is still open and the user has no
+    standing label on it (else :class:`StaleSubmission`).  A refused submission stores nothing.
+
+    Parameters
+    ----------
+    token : str, optional
+        The render token of the item on screen.  The same ``(assignment_id, token)`` submitted twice
+        (a double key press, a resent request) stores one judgment: the repeat returns None and
+        stores nothing.  None: no idempotency key, every other check still applies.
+    relabel : bool
+        Accept the judgment although the user already has a standing label on the item (a deliberate
+        relabel or a note from a script).  The annotation page never sets it.
+
+    Returns
+    -------
+    Resolution or None
+        The pair's resolution after a label; None for skip, flag, QC labels and repeats.
+    """
+    grade = _checked_grade(action, grade)
+    # a handful of indexed reads, then one insert: this runs under the write lock
+    user = labelling_account(session, user_id)
+    a = _own_assignment(session, user_id, assignment_id)
+    _may_label(user, a)
+    mine = _own_submissions(session, user_id, a.id)  # for the repeat and standing-label checks
+    if token is not None and any(t == token for _a, _g, t in mine):
+        return None  # this very submission is already stored
+    scale = _accepting_scale(session, a, action, grade, [(act, g) for act, g, _t in mine], relabel=relabel)
+    session.add(
+        Judgment(
+            assignment_id=a.id,
+            query_id=a.query_id,
+            passage_id=a.passage_id,
+            user_id=user_id,
+            action=action,
+            grade=grade if action == "label" else None,
+            note=note,
+            elapsed_ms=elapsed_ms,
+            submission_token=token,
+        )
+    )
+    session.flush()
+    if action != "label" or a.purpose == "qc":
+        return None
+    return resolve_pair(session, a.query_id, a.passage_id, scale=scale)
+
+
+def undo_last(session: Session, user_id: int) -> int | None:
+    """Withdraw the user's most recent standing label; returns its assignment id (None if nothing to undo).
+
+    The account is checked as for :func:`record_judgment`; a label whose package or QC round has
+    closed since cannot be withdrawn (:class:`StaleSubmission`, nothing stored).
+    """
+    user = labelling_account(session, user_id)
+    rows = session.execute(
+        select(Judgment.assignment_id, Judgment.action)
+        .where(Judgment.user_id == user_id, Judgment.assignment_id.is_not(None), Judgment.action.in_(("label", "undo")))
+        .order_by(Judgment.id)
+    ).all()
+    stack: list[int] = []
+    for aid, action in rows:
+        if aid is None:  # left out by the query; narrows the type
+            continue
+        if action == "label":
+            stack.append(aid)
+        else:
+            # an undo withdraws the latest standing label of that assignment
+            for i in range(len(stack) - 1, -1, -1):
+                if stack[i] == aid:
+                    del stack[i]
+                    break
+    if not stack:
+        return None
+    aid = stack[-1]
+    a = _own_assignment(session, user_id, aid)
+    _may_label(user, a)
+    reason, scale = _assignment_state(session, a)
+    if reason is not None:
+        raise StaleSubmission(f"Nothing undone: {reason}.")
+    session.add(
+        Judgment(assignment_id=aid, query_id=a.query_id, passage_id=a.passage_id, user_id=user_id, action="undo")
+    )
+    session.flush()
+    if a.purpose != "qc":
+        resolve_pair(session, a.query_id, a.passage_id, scale=scale)
+    return aid
