@@ -55,6 +55,7 @@ def _annotators(session: Session, names: Sequence[str] | None) -> dict[str, int]
 
 
 def annotator_loads(session: Session) -> dict[str, int]:
+    """Labelling assignments held per username (the load the plans balance)."""
     return dict(
         session.execute(
             select(User.username, func.count(Assignment.id))

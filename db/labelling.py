@@ -168,7 +168,7 @@ def next_item(session: Session, user_id: int, *, skipped: Sequence[int] = ()) ->
 
     The user's own judgment log decides what is served, so it holds across sessions: an item they
     skipped (their latest word on it is a skip) comes back at the end of its package; an item they
-    flagged is not served again (it waits in the reviewers' flagged queue, :func:`db.review.flagged`,
+    flagged is not served again (it waits in the reviewers' flagged queue, :func:`db.review_progress.flagged`,
     and the user can still open it from their own list), except a QC item, which comes back like a skip.  ``skipped`` assignment ids count as skipped
     too.  Returns None when nothing is left.  What is served is exactly what :func:`record_judgment`
     accepts (the same open condition).
@@ -225,6 +225,7 @@ def own_log(session: Session, user_id: int, assignment_ids: Sequence[int]) -> tu
 def build_item(
     session: Session, assignment_id: int, package_rows: Sequence[Sequence[Any]], labelled: dict[int, int]
 ) -> Item:
+    """The :class:`Item` of ``assignment_id``: its texts, its place in ``package_rows`` and its label if any."""
     a = session.get_one(Assignment, assignment_id)
     q = session.get_one(QueryRecord, a.query_id)
     p = session.get_one(Passage, a.passage_id)

@@ -1,8 +1,9 @@
-"""Read functions behind the Review and Admin pages: standing labels, queues, QC history, throughput.
+"""Read functions behind the Review page's pairs: standing labels, queues, filters, one pair's review.
 
 Every function takes a :class:`~sqlalchemy.orm.Session` first, only reads,
 and returns plain data (dicts, lists, frozen dataclasses), never ORM
-objects, so the pages can cache the results with ``st.cache_data``.
+objects, so the pages can cache the results with ``st.cache_data``.  The ranked-list view is
+:mod:`db.ranked_lists`; packages, QC history, throughput and final-label tables are :mod:`db.review_progress`.
 
 Labels that decide final labels come from *labelling* assignments only
 (purpose ``"label"`` or ``"fourth"``); QC reviews are a separate check of an
@@ -14,38 +15,26 @@ undos applied).
 
 from __future__ import annotations
 
-import statistics
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from datetime import date, datetime
 from typing import Any
 
 from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.orm import Session
 
 from core.judgments import Event, current_labels
-from core.ranking import rank_positions
-from core.resolution import METHODS, STATES, exclusion_reason, resolve
-from core.scale import GRADES  # re-exported as db.review.GRADES
+from core.resolution import STATES, exclusion_reason, resolve
 from core.validators import is_integer
 from db.access import LABELLING
-from db.labelling import standing_by_assignment
 from db.models import (
     Assignment,
-    Collection,
     FinalLabel,
     Judgment,
     LabelOverride,
-    Package,
     Passage,
-    Pool,
-    PoolEntry,
-    PoolProvenance,
     QcRound,
     QueryRecord,
-    RunEntryRecord,
-    RunRecord,
     User,
 )
 from db.queries import NotFound, collection_id
@@ -167,7 +156,7 @@ Final = tuple[int | None, str, str]
 """``(grade, method, reason)`` of a pair's final label (grade None: excluded)."""
 
 
-def _final_parts(final: Final | None, labels: dict[str, int]) -> tuple[int | None, str | None, str]:
+def final_parts(final: Final | None, labels: dict[str, int]) -> tuple[int | None, str | None, str]:
     """``(final grade, method, reason)`` as :class:`PairReview` shows them; ``(None, None, "")`` without one.
 
     An exclusion stored before exclusions said why (issue 20) gets its reason from the labels.
@@ -201,7 +190,8 @@ def _fourths(session: Session, cid: int) -> dict[tuple[int, int], str]:
     }
 
 
-def _state(labels: dict[str, int], final: Final | None) -> str:
+def pair_state(labels: dict[str, int], final: Final | None) -> str:
+    """A pair's :data:`core.resolution.STATES` value: from its stored final label, else from its labels."""
     if final is not None:
         return "excluded" if final[0] is None else "resolved"
     return resolve(list(labels.values())).state
@@ -209,7 +199,7 @@ def _state(labels: dict[str, int], final: Final | None) -> str:
 
 def _review(row: PairRow, labels: dict[str, int], final: Final | None, fourth: str | None) -> PairReview:
     qi, pi, qid, docid, qtext, title, ptext = row
-    grade, method, reason = _final_parts(final, labels)
+    grade, method, reason = final_parts(final, labels)
     return PairReview(
         query_id=qi,
         passage_id=pi,
@@ -219,7 +209,7 @@ def _review(row: PairRow, labels: dict[str, int], final: Final | None, fourth: s
         title=title or "",
         passage=ptext,
         labels=dict(labels),
-        state=_state(labels, final),
+        state=pair_state(labels, final),
         final_grade=grade,
         method=method,
         reason=reason,
@@ -396,572 +386,6 @@ def filter_pairs(
     return out
 
 
-@dataclass(frozen=True)
-class RankedEntry:
-    """One pooled passage of a query as the ranked-list view shows it.
-
-    ``position`` is its place in the list shown (1-based); ``run_rank`` its rank in the chosen run
-    (trec_eval order; None when the run did not retrieve it, or no run was chosen).
-    ``state`` is ``"unlabelled"`` while nobody labelled it.
-    """
-
-    position: int
-    run_rank: int | None
-    query_id: int
-    passage_id: int
-    docid: str
-    title: str
-    passage: str
-    labels: dict[str, int]
-    state: str
-    final_grade: int | None
-    method: str | None
-    reason: str
-    fourth: str | None
-
-
-@dataclass(frozen=True)
-class RankedList:
-    """A query's whole pooled list (selected entries) with every label, in pool or run order."""
-
-    qid: str
-    query: str
-    query_language: str | None
-    pool: str
-    run: str | None
-    entries: list[RankedEntry]
-
-
-def _pool_id(session: Session, cid: int, collection: str, pool: str) -> int:
-    pool_id = session.scalar(select(Pool.id).where(Pool.collection_id == cid, Pool.name == pool))
-    if pool_id is None:
-        raise NotFound(f"no pool named {pool!r} in collection {collection!r}")
-    return pool_id
-
-
-def pool_queries(session: Session, collection: str, pool: str) -> list[tuple[str, str, int]]:
-    """``(qid, query text, selected passages)`` of every query of a pool, by qid."""
-    cid = collection_id(session, collection)
-    pool_id = _pool_id(session, cid, collection, pool)
-    return [
-        (qid, text, n)
-        for qid, text, n in session.execute(
-            select(QueryRecord.ext_id, QueryRecord.text, func.count())
-            .join(PoolEntry, PoolEntry.query_id == QueryRecord.id)
-            .where(PoolEntry.pool_id == pool_id, PoolEntry.selected)
-            .group_by(QueryRecord.ext_id, QueryRecord.text)
-            .order_by(QueryRecord.ext_id)
-        )
-    ]
-
-
-def _query(session: Session, cid: int, collection: str, qid: str) -> tuple[int, str, str | None]:
-    """``(row id, text, language)`` of a query of the collection."""
-    query = session.execute(
-        select(QueryRecord.id, QueryRecord.text, QueryRecord.language).where(
-            QueryRecord.collection_id == cid, QueryRecord.ext_id == qid
-        )
-    ).one_or_none()
-    if query is None:
-        raise NotFound(f"no query {qid!r} in collection {collection!r}")
-    row_id, text, language = query
-    return row_id, text, language
-
-
-ListRow = tuple[int, str, str | None, str, int | None, int | None]
-"""``(passage row id, docid, title, text, selection rank, best run rank)`` of a pooled passage."""
-
-
-def _pool_order(session: Session, pool_id: int, query_row: int) -> list[ListRow]:
-    """The query's selected entries in pool order: selection rank, else best contributing rank, then docid."""
-    best = (
-        select(PoolProvenance.pool_entry_id, func.min(PoolProvenance.rank).label("best"))
-        .group_by(PoolProvenance.pool_entry_id)
-        .subquery()
-    )
-    rows = [
-        (pid, docid, title, text, selection_rank, best_rank)
-        for pid, docid, title, text, selection_rank, best_rank in session.execute(
-            select(Passage.id, Passage.ext_id, Passage.title, Passage.text, PoolEntry.selection_rank, best.c.best)
-            .select_from(PoolEntry)
-            .join(Passage, Passage.id == PoolEntry.passage_id)
-            .outerjoin(best, best.c.pool_entry_id == PoolEntry.id)
-            .where(PoolEntry.pool_id == pool_id, PoolEntry.query_id == query_row, PoolEntry.selected)
-        )
-    ]
-    inf = float("inf")
-    rows.sort(key=lambda r: (r[4] if r[4] is not None else inf, r[5] if r[5] is not None else inf, r[1]))
-    return rows
-
-
-def _run_ranks(session: Session, cid: int, collection: str, run: str, qid: str) -> dict[str, int]:
-    """``{docid: rank}`` of the query in a ready run (trec_eval order)."""
-    run_id = session.scalar(
-        select(RunRecord.id).where(RunRecord.collection_id == cid, RunRecord.name == run, RunRecord.status == "ready")
-    )
-    if run_id is None:
-        raise NotFound(f"no run named {run!r} in collection {collection!r}")
-    scores = dict(
-        session.execute(
-            select(RunEntryRecord.doc_id, RunEntryRecord.score).where(
-                RunEntryRecord.run_id == run_id, RunEntryRecord.query_id == qid
-            )
-        ).all()
-    )
-    return rank_positions(scores)
-
-
-@dataclass(frozen=True)
-class _QueryLabels:
-    """Every passage's labels, final label and 4th annotator for one query, by passage row id."""
-
-    labels: dict[int, dict[str, int]]
-    finals: dict[int, Final]
-    fourths: dict[int, str]
-
-
-def _query_labels(session: Session, query_row: int) -> _QueryLabels:
-    events = session.execute(
-        select(Judgment.passage_id, User.username, Judgment.action, Judgment.grade)
-        .select_from(Judgment)
-        .join(Assignment, Assignment.id == Judgment.assignment_id)
-        .join(User, User.id == Judgment.user_id)
-        .where(Judgment.query_id == query_row, Assignment.purpose.in_(LABELLING))
-        .order_by(Judgment.id)
-    ).all()
-    replayed = current_labels(Event(pid, user, action, grade) for pid, user, action, grade in events)
-    finals = {
-        p: (g, m, r)
-        for p, g, m, r in session.execute(
-            select(FinalLabel.passage_id, FinalLabel.grade, FinalLabel.method, FinalLabel.reason).where(
-                FinalLabel.query_id == query_row
-            )
-        )
-    }
-    fourths = {
-        pid: user
-        for pid, user in session.execute(
-            select(Assignment.passage_id, User.username)
-            .join(User, User.id == Assignment.user_id)
-            .where(Assignment.query_id == query_row, Assignment.purpose == "fourth")
-        )
-    }
-    labels = {pid: dict(replayed[pid]) for pid, *_ in events if pid in replayed}
-    return _QueryLabels(labels=labels, finals=finals, fourths=fourths)
-
-
-def ranked_list(session: Session, collection: str, pool: str, qid: str, *, run: str | None = None) -> RankedList:
-    """One query's pooled passages with each annotator's label and the final label, as one list (Quepid's view).
-
-    Parameters
-    ----------
-    pool : str
-        The pool whose selected entries make the list.
-    qid : str
-        The query's id.
-    run : str, optional
-        Order by this run's ranking (trec_eval order: score descending, ties by docid descending);
-        passages the run did not retrieve follow in pool order.  None: pool order, i.e. the
-        selection order when the pool was selected, else the best rank any contributing run gave
-        it, then docid.
-
-    Raises
-    ------
-    NotFound
-        If the collection, pool, query (in that pool) or run does not exist.
-    """
-    cid = collection_id(session, collection)
-    pool_id = _pool_id(session, cid, collection, pool)
-    query_row, query_text, query_language = _query(session, cid, collection, qid)
-    rows = _pool_order(session, pool_id, query_row)
-    if not rows:
-        raise NotFound(f"query {qid!r} has no selected passages in pool {pool!r}")
-    ranks: dict[str, int] = {}
-    if run is not None:
-        ranks = _run_ranks(session, cid, collection, run, qid)
-        order = {r[1]: i for i, r in enumerate(rows)}
-        rows.sort(key=lambda r: (ranks.get(r[1], float("inf")), order[r[1]]))
-    known = _query_labels(session, query_row)
-    entries = []
-    for position, (pid, docid, title, text, _sel, _best) in enumerate(rows, start=1):
-        given = known.labels.get(pid, {})
-        final = known.finals.get(pid)
-        grade, method, reason = _final_parts(final, given)
-        entries.append(
-            RankedEntry(
-                position=position,
-                run_rank=ranks.get(docid),
-                query_id=query_row,
-                passage_id=pid,
-                docid=docid,
-                title=title or "",
-                passage=text,
-                labels=given,
-                state=_state(given, final) if given or final else "unlabelled",
-                final_grade=grade,
-                method=method,
-                reason=reason,
-                fourth=known.fourths.get(pid),
-            )
-        )
-    return RankedList(qid=qid, query=query_text, query_language=query_language, pool=pool, run=run, entries=entries)
-
-
-# --------------------------------------------------------------------------- packages and QC
-
-
-@dataclass(frozen=True)
-class PackageRow:
-    id: int
-    name: str
-    annotator: str
-    collection: str | None
-    pool: str | None
-    status: str
-    labelled: int
-    total: int
-    rounds: int
-    last_accuracy: float | None
-
-    @property
-    def finished(self) -> bool:
-        return self.total > 0 and self.labelled == self.total
-
-
-def _labelled_per_package(session: Session, ids: Sequence[int]) -> Counter[int]:
-    """Per package id: its assignments with a standing label of the package's annotator."""
-    owner_events = session.execute(
-        select(Assignment.package_id, Assignment.id, Judgment.action, Judgment.grade)
-        .select_from(Judgment)
-        .join(Assignment, Assignment.id == Judgment.assignment_id)
-        .join(Package, Package.id == Assignment.package_id)
-        .where(Assignment.package_id.in_(ids), Judgment.user_id == Package.user_id)
-        .order_by(Judgment.id)
-    ).all()
-    # assignment ids are unique across packages: the owner's log per assignment is one user's own log
-    package_of = {aid: pkg for pkg, aid, _action, _grade in owner_events if pkg is not None}
-    standing = standing_by_assignment([(aid, action, grade) for _pkg, aid, action, grade in owner_events])
-    return Counter(package_of[aid] for aid in standing)
-
-
-def _round_accuracies(session: Session, ids: Sequence[int]) -> dict[int, list[tuple[int, float | None]]]:
-    """Per package id: ``(round number, accuracy)`` of each of its QC rounds, by round number."""
-    rounds: dict[int, list[tuple[int, float | None]]] = {}
-    for pkg, number, accuracy in session.execute(
-        select(QcRound.package_id, QcRound.round_no, QcRound.accuracy)
-        .where(QcRound.package_id.in_(ids))
-        .order_by(QcRound.round_no)
-    ):
-        rounds.setdefault(pkg, []).append((number, accuracy))
-    return rounds
-
-
-def package_overview(session: Session, collection: str | None = None) -> list[PackageRow]:
-    """Every package (of one collection, or all) with its annotator, status and progress, by name.
-
-    ``labelled`` counts the package's assignments with a standing label of their annotator
-    (as :func:`db.package_qc.package_progress`), computed for all packages in one pass.
-    """
-    query = (
-        select(Package.id, Package.name, User.username, Collection.name, Pool.name, Package.status)
-        .join(User, User.id == Package.user_id)
-        .outerjoin(Pool, Pool.id == Package.pool_id)
-        .outerjoin(Collection, Collection.id == Pool.collection_id)
-        .order_by(Package.name)
-    )
-    if collection is not None:
-        query = query.where(Pool.collection_id == collection_id(session, collection))
-    packages = session.execute(query).all()
-    ids = [p[0] for p in packages]
-    if not ids:
-        return []
-    totals = dict(
-        session.execute(
-            select(Assignment.package_id, func.count())
-            .where(Assignment.package_id.in_(ids))
-            .group_by(Assignment.package_id)
-        ).all()
-    )
-    labelled = _labelled_per_package(session, ids)
-    rounds = _round_accuracies(session, ids)
-    out = []
-    for pid, name, user, coll, pool, status in packages:
-        decided = [acc for _n, acc in rounds.get(pid, []) if acc is not None]
-        out.append(
-            PackageRow(
-                id=pid,
-                name=name,
-                annotator=user,
-                collection=coll,
-                pool=pool,
-                status=status,
-                labelled=labelled.get(pid, 0),
-                total=totals.get(pid, 0),
-                rounds=len(rounds.get(pid, [])),
-                last_accuracy=decided[-1] if decided else None,
-            )
-        )
-    return out
-
-
-@dataclass(frozen=True)
-class QcRoundRow:
-    """One QC round; ``reviewed`` maps each reviewer to how many of the round's sampled pairs they labelled."""
-
-    id: int
-    package_id: int
-    package: str
-    annotator: str
-    round_no: int
-    status: str
-    sample_size: int
-    threshold: float
-    accuracy: float | None
-    n_checked: int | None
-    created_at: datetime
-    decided_at: datetime | None
-    reviewed: dict[str, int]
-
-
-def qc_history(session: Session, package_id: int | None = None, *, collection: str | None = None) -> list[QcRoundRow]:
-    """Every QC round (all kept, none overwritten), by package name then round number.
-
-    Restrict to one package with ``package_id`` or to a collection's packages with ``collection``.
-    """
-    query = (
-        select(QcRound, Package.name, User.username)
-        .join(Package, Package.id == QcRound.package_id)
-        .join(User, User.id == Package.user_id)
-        .order_by(Package.name, QcRound.round_no)
-    )
-    if package_id is not None:
-        query = query.where(QcRound.package_id == package_id)
-    if collection is not None:
-        query = query.join(Pool, Pool.id == Package.pool_id).where(
-            Pool.collection_id == collection_id(session, collection)
-        )
-    from db.qc_rounds import reviewed_counts  # builds on db.labelling, as this module does
-
-    rows = session.execute(query).all()
-    reviewed = {r.id: reviewed_counts(session, r) for r, _package, _annotator in rows}
-    out = []
-    for r, package, annotator in rows:
-        out.append(
-            QcRoundRow(
-                id=r.id,
-                package_id=r.package_id,
-                package=package,
-                annotator=annotator,
-                round_no=r.round_no,
-                status=r.status,
-                sample_size=r.sample_size,
-                threshold=r.threshold,
-                accuracy=r.accuracy,
-                n_checked=r.n_checked,
-                created_at=r.created_at,
-                decided_at=r.decided_at,
-                reviewed=reviewed[r.id],
-            )
-        )
-    return out
-
-
-# --------------------------------------------------------------------------- throughput and flags
-
-
-def _day(value: datetime) -> date:
-    return value.date()
-
-
-@dataclass(frozen=True)
-class DailyLabels:
-    """An annotator's ``label`` events on one (UTC) day (:func:`throughput`)."""
-
-    annotator: str
-    day: date
-    labels: int
-
-
-@dataclass(frozen=True)
-class AnnotatorWork:
-    """One annotator's work in a collection (:func:`throughput`)."""
-
-    labels: int
-    """``label`` events, relabels and QC labels included."""
-    pairs: int
-    """Pairs with a standing label on a labelling assignment."""
-    qc_labels: int
-    """``label`` events on QC assignments."""
-    skips: int
-    flags: int
-    undos: int
-    median_seconds: float | None
-    """Median of ``elapsed_ms / 1000`` over the label events that recorded a time; None when none did."""
-
-
-@dataclass(frozen=True)
-class Throughput:
-    """Label events per annotator per day and per-annotator summaries (:func:`throughput`)."""
-
-    daily: list[DailyLabels]
-    """Sorted by (day, annotator), one row per annotator and day with at least one ``label`` event."""
-    annotators: dict[str, AnnotatorWork]
-    """By annotator, sorted by name."""
-
-
-def throughput(session: Session, collection: str) -> Throughput:
-    """Label events per annotator per (UTC) day and per-annotator summaries, QC reviews included.
-
-    Relabels count in ``daily`` and ``labels``: they are work done.
-    """
-    cid = collection_id(session, collection)
-    rows = session.execute(
-        select(User.username, Assignment.purpose, Judgment.action, Judgment.elapsed_ms, Judgment.created_at)
-        .select_from(Judgment)
-        .join(Assignment, Assignment.id == Judgment.assignment_id)
-        .join(QueryRecord, QueryRecord.id == Judgment.query_id)
-        .join(User, User.id == Judgment.user_id)
-        .where(QueryRecord.collection_id == cid)
-        .order_by(Judgment.id)
-    ).all()
-    daily: Counter[tuple[date, str]] = Counter()
-    summary: dict[str, dict[str, int]] = {}
-    elapsed: dict[str, list[float]] = {}
-    for user, purpose, action, ms, created in rows:
-        entry = summary.setdefault(user, {"labels": 0, "pairs": 0, "qc_labels": 0, "skips": 0, "flags": 0, "undos": 0})
-        if action == "label":
-            entry["labels"] += 1
-            if purpose == "qc":
-                entry["qc_labels"] += 1
-            daily[(_day(created), user)] += 1
-            if ms is not None:
-                elapsed.setdefault(user, []).append(ms / 1000)
-        else:
-            entry[{"skip": "skips", "flag": "flags", "undo": "undos"}[action]] += 1
-    for labels in standing_labels(session, collection).values():
-        for user in labels:
-            summary[user]["pairs"] += 1
-    return Throughput(
-        daily=[DailyLabels(annotator=user, day=day, labels=n) for (day, user), n in sorted(daily.items())],
-        annotators={
-            user: AnnotatorWork(**entry, median_seconds=statistics.median(elapsed[user]) if user in elapsed else None)
-            for user, entry in sorted(summary.items())
-        },
-    )
-
-
-@dataclass(frozen=True)
-class FlaggedItem:
-    """A ``flag`` event with the annotator's note and the pair's texts (:func:`flagged`)."""
-
-    annotator: str
-    qid: str
-    docid: str
-    query: str
-    passage: str
-    note: str
-    """The annotator's note; empty when none was given."""
-    purpose: str | None
-    """The purpose of the assignment it was flagged on; None for a flag on no assignment."""
-    at: datetime
-
-
-def flagged(session: Session, collection: str) -> list[FlaggedItem]:
-    """Every ``flag`` event of a collection, oldest first, with the annotator's note and the pair's texts."""
-    cid = collection_id(session, collection)
-    return [
-        FlaggedItem(
-            annotator=user, qid=qid, docid=docid, query=qtext, passage=ptext, note=note or "", purpose=purpose, at=at
-        )
-        for user, qid, docid, qtext, ptext, note, purpose, at in session.execute(
-            select(
-                User.username,
-                QueryRecord.ext_id,
-                Passage.ext_id,
-                QueryRecord.text,
-                Passage.text,
-                Judgment.note,
-                Assignment.purpose,
-                Judgment.created_at,
-            )
-            .select_from(Judgment)
-            .join(User, User.id == Judgment.user_id)
-            .join(QueryRecord, QueryRecord.id == Judgment.query_id)
-            .join(Passage, Passage.id == Judgment.passage_id)
-            .outerjoin(Assignment, Assignment.id == Judgment.assignment_id)
-            .where(QueryRecord.collection_id == cid, Judgment.action == "flag")
-            .order_by(Judgment.id)
-        )
-    ]
-
-
-# --------------------------------------------------------------------------- final labels
-
-
-@dataclass(frozen=True)
-class LabelDistribution:
-    """Final labels of a collection counted by grade and by how they were reached.
-
-    ``by_grade`` counts the pairs with a final grade (every grade of the scale present, zeros
-    included); ``excluded`` the pairs without one (method ``"excluded"`` or an excluding
-    override); ``by_method`` every resolution method (zeros included, ``"imported"`` only when
-    present); ``cells`` one ``{"method", "grade", "pairs"}`` row per non-empty combination
-    (``grade`` None for excluded pairs); ``pending`` the labelled pairs without a final label.
-    """
-
-    by_grade: dict[int, int]
-    excluded: int
-    by_method: dict[str, int]
-    cells: list[dict[str, Any]]
-    pending: int
-
-    @property
-    def total(self) -> int:
-        return sum(self.by_grade.values()) + self.excluded
-
-
-def final_label_distribution(session: Session, collection: str, *, grades: Sequence[int] = GRADES) -> LabelDistribution:
-    """How the final labels of a collection are distributed over grades and resolution methods."""
-    cid = collection_id(session, collection)
-    cells = Counter(
-        (method, grade)
-        for method, grade in session.execute(
-            select(FinalLabel.method, FinalLabel.grade).where(FinalLabel.collection_id == cid)
-        )
-    )
-    by_grade = {g: 0 for g in grades}
-    by_method = {m: 0 for m in METHODS}
-    excluded = 0
-    for (method, grade), n in cells.items():
-        by_method[method] = by_method.get(method, 0) + n
-        if grade is None:
-            excluded += n
-        else:
-            by_grade[grade] = by_grade.get(grade, 0) + n
-    method_order = {m: i for i, m in enumerate((*METHODS, "imported"))}
-    finals = set(
-        session.execute(
-            select(QueryRecord.ext_id, Passage.ext_id)
-            .select_from(FinalLabel)
-            .join(QueryRecord, QueryRecord.id == FinalLabel.query_id)
-            .join(Passage, Passage.id == FinalLabel.passage_id)
-            .where(FinalLabel.collection_id == cid)
-        ).all()
-    )
-    return LabelDistribution(
-        by_grade=dict(sorted(by_grade.items())),
-        excluded=excluded,
-        by_method=by_method,
-        cells=[
-            {"method": m, "grade": g, "pairs": n}
-            for (m, g), n in sorted(
-                cells.items(), key=lambda kv: (method_order.get(kv[0][0], 99), -1 if kv[0][1] is None else kv[0][1])
-            )
-        ],
-        pending=len(set(standing_labels(session, collection)) - finals),
-    )
-
-
 def pair_names(session: Session, pairs: Sequence[tuple[Any, Any]]) -> dict[tuple[str, str], PairKey]:
     """``{(str(query row id), str(passage row id)): (qid, docid)}`` for pairs named by row ids.
 
@@ -993,27 +417,17 @@ def active_users(session: Session, roles: Sequence[str]) -> list[str]:
 
 
 __all__ = [
-    "LabelDistribution",
-    "PackageRow",
     "PairReview",
-    "QcRoundRow",
-    "RankedEntry",
-    "RankedList",
-    "activity_marker",
     "active_users",
+    "activity_marker",
     "adjudication_queue",
     "excluded_pairs",
     "filter_pairs",
-    "final_label_distribution",
-    "flagged",
-    "package_overview",
+    "final_parts",
     "pair_names",
     "pair_review",
-    "pool_queries",
-    "qc_history",
-    "ranked_list",
+    "pair_state",
     "review_table",
     "reviewable_pairs",
     "standing_labels",
-    "throughput",
 ]

@@ -8,21 +8,22 @@ its URL once per worker process.  Everything returned is plain data (dataclasses
 from __future__ import annotations
 
 from functools import cache
+from importlib import import_module
 from typing import Any
 
 from db.engine import Store
 
 REVIEW_TABLES = {
-    "queue": "adjudication_queue",
-    "excluded": "excluded_pairs",
-    "pairs": "reviewable_pairs",
-    "throughput": "throughput",
-    "flagged": "flagged",
-    "distribution": "final_label_distribution",
-    "table": "review_table",
-    "packages": "package_overview",
+    "queue": ("db.review", "adjudication_queue"),
+    "excluded": ("db.review", "excluded_pairs"),
+    "pairs": ("db.review", "reviewable_pairs"),
+    "throughput": ("db.review_progress", "throughput"),
+    "flagged": ("db.review_progress", "flagged"),
+    "distribution": ("db.review_progress", "final_label_distribution"),
+    "table": ("db.review", "review_table"),
+    "packages": ("db.review_progress", "package_overview"),
 }
-"""Review page table name -> the :mod:`db.review` function (``session, collection``) that computes it."""
+"""Review page table name -> the module and function (``session, collection``) that computes it."""
 
 
 @cache
@@ -33,7 +34,7 @@ def _store(url: str) -> Store:
 def review_table(url: str, collection: str, name: str) -> Any:
     """The Review page's table ``name`` of ``collection``: a :data:`REVIEW_TABLES` name, ``"rounds"`` (its QC
     rounds) or ``"agreement"`` (``(judgments, report)`` of the standing labels, :func:`core.agreement.agreement_report`)."""
-    from db import review
+    from db import review, review_progress
 
     store = _store(url)
     if name == "agreement":
@@ -46,13 +47,14 @@ def review_table(url: str, collection: str, name: str) -> Any:
         return judgments, agreement_report(judgments, categories=GRADES)
     with store.read() as session:
         if name == "rounds":
-            return review.qc_history(session, collection=collection)
-        return getattr(review, REVIEW_TABLES[name])(session, collection)
+            return review_progress.qc_history(session, collection=collection)
+        module, function = REVIEW_TABLES[name]
+        return getattr(import_module(module), function)(session, collection)
 
 
 def admin_qc_tables(url: str) -> tuple[list, list, list]:
     """Every package, QC round and decided round's disagreements, store-wide (the Admin page's QC tab)."""
-    from db.review import package_overview, qc_history
+    from db.review_progress import package_overview, qc_history
     from db.rework import qc_round_tables
 
     with _store(url).read() as session:

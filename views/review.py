@@ -25,17 +25,9 @@ from db.adjudication import (
 from db.markers import qc_marker
 from db.pools import list_pools
 from db.queries import list_runs
+from db.ranked_lists import RankedList, pool_queries, ranked_list
 from db.resolution import override_label
-from db.review import (
-    PairReview,
-    RankedList,
-    active_users,
-    activity_marker,
-    filter_pairs,
-    pair_review,
-    pool_queries,
-    ranked_list,
-)
+from db.review import PairReview, active_users, activity_marker, filter_pairs, pair_review
 from pooljudge.dashboard_tables import review_table as review_table_of
 from pooljudge.ui.auth import require_role
 from pooljudge.ui.background import background, shown_value

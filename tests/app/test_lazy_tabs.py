@@ -10,6 +10,7 @@ from collections import Counter
 import pytest
 
 import db.review as review_reads
+import db.review_progress as progress_reads
 import db.rework as rework_reads
 from tests.app.apptest import judge, open_tab
 from tests.app.test_review_admin_pages import (  # noqa: F401 (fixtures)
@@ -35,8 +36,10 @@ def calls(monkeypatch):
 
         monkeypatch.setattr(module, name, wrapper)
 
-    for name in ("review_table", "adjudication_queue", "throughput", "final_label_distribution", "package_overview"):
+    for name in ("review_table", "adjudication_queue"):
         counted(review_reads, name)
+    for name in ("throughput", "final_label_distribution", "package_overview"):
+        counted(progress_reads, name)
     counted(rework_reads, "qc_round_tables")
     return counter
 

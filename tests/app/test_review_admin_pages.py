@@ -25,7 +25,8 @@ from db.labelling import record_judgment
 from db.models import Assignment, FinalLabel, Package, QcRound, QrelsVersion, User
 from db.models import Passage as PassageRow
 from db.pools import save_pool
-from db.review import final_label_distribution, package_overview, standing_labels
+from db.review import standing_labels
+from db.review_progress import final_label_distribution, package_overview
 from db.users import add_user
 from tests.app.apptest import judge, open_as, open_tab, pair_ids, private_store
 

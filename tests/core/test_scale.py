@@ -11,7 +11,7 @@ import core.agreement
 import core.resolution
 import db.labelling
 import db.resolution
-import db.review
+import db.review_progress
 from core import scale
 from core.scale import BINARY, BINARY_LEVELS, GRADES, LEVELS, SCALES, grade_name
 
@@ -52,7 +52,7 @@ def test_grade_name() -> None:
 def test_every_module_uses_the_same_objects() -> None:
     assert db.labelling.SCALES is SCALES
     assert db.resolution.SCALES is SCALES
-    assert db.review.GRADES is GRADES
+    assert db.review_progress.GRADES is GRADES
     assert core.resolution.GRADES is GRADES
     assert core.resolution.BINARY is BINARY
     assert core.agreement.DEFAULT_CATEGORIES is GRADES
@@ -82,6 +82,8 @@ def _literal_scales(path: Path) -> list[int]:
         "core/agreement/report.py",
         "core/resolution.py",
         "db/review.py",
+        "db/ranked_lists.py",
+        "db/review_progress.py",
         "db/assignments.py",
         "db/labelling.py",
         "db/resolution.py",

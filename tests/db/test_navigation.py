@@ -21,7 +21,7 @@ from db.models import Passage as PassageRow
 from db.navigation import history, median_seconds, open_own_item, overview
 from db.package_qc import MyPackage, my_packages
 from db.pools import save_pool
-from db.review import flagged
+from db.review_progress import flagged
 from db.users import add_user
 
 DOCS = [f"d{i}" for i in range(6)]

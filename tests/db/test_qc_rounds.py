@@ -10,7 +10,7 @@ from db.assignments import create_assignments
 from db.labelling import next_item, record_judgment
 from db.models import Assignment, Package, Passage, QcItem, QcRound, QueryRecord, User
 from db.package_qc import close_qc_round, resubmit_package, start_qc_round
-from db.review import qc_history
+from db.review_progress import qc_history
 from db.rework import qc_round_tables, relabel_disputed
 from db.users import add_user
 from tests.db.labelling_helpers import DOCS, PASSWORD, add_accounts, import_two_queries, only_package

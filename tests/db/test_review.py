@@ -17,23 +17,24 @@ from db.models import Passage as PassageRow
 from db.package_qc import close_qc_round, package_progress, resubmit_package, start_qc_round
 from db.pools import save_pool
 from db.queries import NotFound
+from db.ranked_lists import pool_queries, ranked_list
 from db.resolution import override_label
 from db.review import (
-    AnnotatorWork,
-    DailyLabels,
     active_users,
     activity_marker,
     adjudication_queue,
     excluded_pairs,
+    pair_review,
+    reviewable_pairs,
+    standing_labels,
+)
+from db.review_progress import (
+    AnnotatorWork,
+    DailyLabels,
     final_label_distribution,
     flagged,
     package_overview,
-    pair_review,
-    pool_queries,
     qc_history,
-    ranked_list,
-    reviewable_pairs,
-    standing_labels,
     throughput,
 )
 from db.users import add_user
