@@ -394,14 +394,23 @@ class WaitingPackage:
     """``(query id, passage id)`` of each flagged item."""
 
 
-def waiting_on_flags(session: Session) -> list[WaitingPackage]:
-    """Packages that would be finished but for flagged items (a reviewer answers, the annotator labels them)."""
+def waiting_on_flags(session: Session, user_id: int | None = None) -> list[WaitingPackage]:
+    """Packages that would be finished but for flagged items (a reviewer answers, the annotator labels them).
+
+    Parameters
+    ----------
+    session : Session
+        An open session.
+    user_id : int, optional
+        Only this annotator's packages (their own list); every package when None (the Admin page).
+    """
     from db.labelling import own_log  # db.labelling calls into this module lazily too
 
     out = []
-    for package, annotator in session.execute(
-        select(Package, User.username).join(User, User.id == Package.user_id).order_by(Package.name)
-    ).all():
+    packages = select(Package, User.username).join(User, User.id == Package.user_id).order_by(Package.name)
+    if user_id is not None:
+        packages = packages.where(Package.user_id == user_id)
+    for package, annotator in session.execute(packages).all():
         rows = session.execute(
             select(Assignment.id, QueryRecord.ext_id, Passage.ext_id)
             .join(QueryRecord, QueryRecord.id == Assignment.query_id)

@@ -38,10 +38,13 @@ from db.guidelines import (
 from db.labelling import next_item, record_judgment, undo_last
 from db.navigation import history, open_own_item, overview
 from db.package_qc import my_packages, resubmit_package
+from db.qc_rounds import waiting_on_flags
 from pooljudge.ui.annotate_component import show_queue, upcoming
 from pooljudge.ui.auth import _in_fragment_run, note_refused, require_role
 from pooljudge.ui.common import flash, get_store, md_escape, show_flash
 from pooljudge.ui.highlight import highlighted_html, verbatim_html
+from pooljudge.ui.keys import KEEP_KEY, keys_text
+from pooljudge.ui.qc_states import own_flag_wait_text
 from pooljudge.ui.rework import rework_screen
 
 ROLES = ("annotator", "reviewer", "admin")
@@ -58,6 +61,10 @@ GUIDE = "annotate_guide"  # {"key": (collection, scale), "levels": [...]}: the g
 # "server": each key press goes to the server before the next item is drawn, as earlier items always do
 # (the AppTest page tests drive this view: AppTest cannot press keys in a component)
 ITEM_VIEW = "annotate_item_view"
+# the scale of the first unanswered disputed item of a QC rework on the page: its buttons own the grade keys and K,
+# so no item view (whose keys are the same) is shown; None when there is none
+REWORK = "annotate_rework"
+KEYS_SHOWN = "annotate_keys"  # (screen, scale) of what the panel shows, for the sidebar's list of keys that work
 
 account = require_role(*ROLES)
 store = get_store()
@@ -207,6 +214,28 @@ def _sync_guide(collection: str | None, scale: str) -> None:
     state[GUIDE] = {"key": key, "levels": levels}
     if fragment_run:
         st.rerun()  # the sidebar lives outside the fragment: a whole run shows the new guide
+
+
+def _sync_keys(screen: str, scale: str) -> None:
+    """Keep what the panel shows in the session for the sidebar's keys; a change redraws the sidebar."""
+    changed = state.get(KEYS_SHOWN) != (screen, scale)
+    state[KEYS_SHOWN] = (screen, scale)
+    if changed and _in_fragment_run():
+        st.rerun()  # the sidebar lives outside the fragment (P, B and the queue's end change the keys)
+
+
+def _keys_help(screen: str, scale: str) -> str:
+    """The keys that work on ``screen`` ("rework", "new", "revisit", "empty", "none"), as the sidebar lists them."""
+    if screen == "rework":
+        return f"Keys: {keys_text(scale)} answer the first unanswered disputed item · {KEEP_KEY} keep your label"
+    grades = (
+        "N not relevant, Y relevant" if scale == "binary" else ("0-3 relabel" if screen == "revisit" else "0-3 grade")
+    )
+    return {
+        "new": f"Keys: {grades} · S skip · U undo · P previous item · F flag",
+        "revisit": f"Keys: {grades} · P previous item · B back to new items",
+        "empty": "Keys: U undo · P previous item",
+    }.get(screen, "")
 
 
 def _label(scale: str, grade: int, name: str) -> str:
@@ -374,6 +403,7 @@ def _queue_panel(user_id: int) -> None:
     scale = items[0][0].scale if items else "graded"
     _sync_guide(collection, scale)
     levels = {**default_guide(), scale: state[GUIDE]["levels"]}
+    _sync_keys("new" if items else "empty", scale)
     show_queue(store, user_id, items, levels, KEYS, lambda name, shown: _queue_command(user_id, name, shown))
     if not items:
         st.success("Nothing left to label. Thank you!")
@@ -384,6 +414,11 @@ def annotation_panel() -> None:
     me = require_role(*ROLES)  # every fragment run: a disabled or demoted account stops here
     note_refused(None)  # still signed in: nothing to add to a sign-out notice
     show_flash(FLASH, user_id=me.id)  # not a message left over from an account signed out here
+    if state.get(REWORK) is not None:  # the queue's key handler would take 0-3 before the rework's buttons
+        state.pop(VIEW, None)
+        st.info("New items follow once the disputed items above are answered: until then the keys are theirs.")
+        _sync_keys("rework", state[REWORK])
+        return
     queue = state.get(ITEM_VIEW, "queue") == "queue"
     if queue and state.get(REVISIT) is None:
         state.pop(VIEW, None)
@@ -398,17 +433,19 @@ def annotation_panel() -> None:
     if item is None:
         st.success("Nothing left to label. Thank you!")
         state.pop(VIEW, None)
+        _sync_keys("none", "graded")
         return
     token = _render_token(item, standing)
     _sync_guide(collection, item.scale)
     levels = state[GUIDE]["levels"]
+    _sync_keys("revisit" if revisit else "new", item.scale)
     _show_item(item, standing, levels, revisit)
     _grade_buttons(me.id, item, token, levels)
     _action_buttons(me.id, item, token, revisit)
 
 
 st.title("Annotate")
-rework_screen(store, account)  # packages returned by QC: their disputed items come first
+state[REWORK] = rework_screen(store, account)  # packages returned by QC: their disputed items come first
 annotation_panel()
 
 with st.sidebar:
@@ -419,12 +456,13 @@ with st.sidebar:
     for level in guide["levels"]:
         examples = "".join(f"  \n*{md_escape(e)}*" for e in level["examples"])
         st.markdown(f"**{level['grade']} · {md_escape(level['name'])}**  \n{md_escape(level['definition'])}{examples}")
-    keys = "N not relevant, Y relevant" if scale == "binary" else "0-3 grade"
-    st.caption(f"Keys: {keys} · S skip · U undo · P previous item · B back to new items · F flag")
+    if keys_help := _keys_help(*state.get(KEYS_SHOWN, ("none", scale))):
+        st.caption(keys_help)
 
 with st.expander("My packages"):
     with store.read() as session:
         packages = my_packages(session, account.id)
+        held = {p.id: p for p in waiting_on_flags(session, account.id)}
     if not packages:
         st.caption("No packages assigned to you yet.")
     for package in packages:
@@ -432,6 +470,8 @@ with st.expander("My packages"):
         cols[0].text(package.name)
         cols[1].text(f"{package.done} / {package.total}")
         cols[2].text(package.status)
+        if package.id in held:  # finished but for its flags: say why it does not go on to QC
+            st.warning(own_flag_wait_text(held[package.id]))
         if package.id is None or package.status != "revise":  # adjudication and QC entries have no package id
             continue
         if cols[3].button("Revision done", key=f"resubmit-{package.id}"):

@@ -36,6 +36,17 @@ def flag_wait_text(package: WaitingPackage) -> str:
     )
 
 
+def own_flag_wait_text(package: WaitingPackage) -> str:
+    """What the annotator's own package list says of a package held by its flags (escaped for markdown)."""
+    pairs = ", ".join(f"{q} / {d}" for q, d in package.flagged[:5]) + (" …" if len(package.flagged) > 5 else "")
+    n = len(package.flagged)
+    return md_escape(
+        f"Package {package.name} waits for {n} flagged item{'s' * (n != 1)} to be resolved ({pairs}): a reviewer "
+        "answers the flag, then you label it from 'My earlier items'; the package can go to quality control "
+        "after that."
+    )
+
+
 def unresolved_panel(store: Any, collection: str) -> dict[str, int]:
     """The live final labels' count and what a freeze would leave out; returns the left-out counts by reason."""
     with store.read() as session:

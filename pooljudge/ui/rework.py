@@ -120,7 +120,8 @@ def _item(store, user_id: int, item: DisputedItem, *, keyed: bool = False) -> No
             )
 
 
-def _package(store, user_id: int, package: ReworkPackage) -> None:
+def _package(store, user_id: int, package: ReworkPackage, *, keys: bool) -> str | None:
+    """One returned package; with ``keys`` its first unanswered item takes the keys: returns its scale (or None)."""
     st.subheader(f"Rework: package {md_escape(package.name)}")
     accuracy = "n/a" if package.accuracy is None else f"{package.accuracy:.0%}"
     st.info(
@@ -135,25 +136,29 @@ def _package(store, user_id: int, package: ReworkPackage) -> None:
         text=f"{package.answered} of {len(package.items)} disputed items answered",
     )
     # the keys go to the first unanswered item (a key belongs to one button); answered, the next one takes them
-    first = next((i.assignment_id for i in package.items if not i.answered), None)
+    # (of the first package with one: a key belongs to one button on the page)
+    first = next((i for i in package.items if not i.answered), None) if keys else None
     if first is not None:
-        scale = next(i.scale for i in package.items if i.assignment_id == first)
         st.caption(
-            f"Keys: {keys_text(scale)} answer the first unanswered item, {KEEP_KEY} keeps your label (while the "
-            "Annotate queue below shows no item of its own, whose keys these are then)."
+            f"Keys: {keys_text(first.scale)} answer the first unanswered item, {KEEP_KEY} keeps your label; new items "
+            "follow once every disputed item is answered."
         )
     for item in package.items:
-        _item(store, user_id, item, keyed=item.assignment_id == first)
+        _item(store, user_id, item, keyed=item is first)
     st.button(
         f"Resubmit package {md_escape(package.name)}",
         key=f"rework-resubmit-{package.id}",
         on_click=_resubmit,
         args=(store, user_id, package.id, package.name),
     )
+    return None if first is None else first.scale
 
 
-def rework_screen(store, account) -> bool:
-    """Show the rework of every package of ``account`` returned for revision; True when there was any.
+def rework_screen(store, account) -> str | None:
+    """Show the rework of every package of ``account`` returned for revision.
+
+    Returns the scale of the first unanswered disputed item, whose buttons then own the grade keys and K
+    (the page shows no item view of its own meanwhile), or None when every disputed item is answered.
 
     Parameters
     ----------
@@ -165,6 +170,8 @@ def rework_screen(store, account) -> bool:
     show_flash(FLASH, user_id=account.id)  # not a message left over from an account signed out here
     with store.read() as session:
         packages = rework_packages(session, account.id)
+    keyed = None
     for package in packages:
-        _package(store, account.id, package)
-    return bool(packages)
+        scale = _package(store, account.id, package, keys=keyed is None)
+        keyed = keyed or scale
+    return keyed

@@ -119,3 +119,26 @@ def test_a_disabled_account_stores_nothing(ann):
     _button(at, "3 · Precisely answers").click().run()
     assert _rows(store) == []
     assert TEXTS[shown].split()[0] not in " ".join(h.value for h in at.html)  # the item is gone
+
+
+def _package_warnings(at) -> list[str]:
+    assert not at.exception
+    [package] = [e for e in at.expander if e.label == "My packages"]
+    return [w.value.replace("\\", "") for w in package.warning]
+
+
+def test_my_packages_says_a_package_waits_for_its_flag(ann):
+    """Only the Admin page said so; the annotator's list showed the package as open, with nothing left (issue 20)."""
+    store, uid = ann
+    with store.read() as s:
+        own = dict(s.execute(select(PassageRow.ext_id, Assignment.id).join(Assignment)).all())
+    with store.write() as s:
+        record_judgment(s, uid, own["d1"], 2)
+        record_judgment(s, uid, own["d2"], None, action="flag", note="<b>which</b> city?")
+    assert _package_warnings(_open(uid)) == []  # one item still to label: not waiting for the flag
+    with store.write() as s:
+        record_judgment(s, uid, own["d3"], 0)
+    assert _package_warnings(_open(uid)) == [
+        "Package ann-p001 waits for 1 flagged item to be resolved (q1 / d2): a reviewer answers the flag, then "
+        "you label it from 'My earlier items'; the package can go to quality control after that."
+    ]

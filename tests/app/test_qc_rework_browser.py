@@ -106,7 +106,8 @@ def _rework_screen(ann, own: dict[str, int]) -> str:
     for doc in PLANTED:
         item = ann.locator(f".st-key-rework-item-{own[doc]}")
         item.get_by_role("button", name="Keep my label").wait_for(timeout=60_000)
-    ann.get_by_text("Nothing left to label").wait_for(timeout=60_000)
+    # the rework owns the keys: the panel below shows no item view of its own until every item is answered
+    ann.get_by_text("New items follow once the disputed items above are answered").wait_for(timeout=60_000)
     wait_idle(ann, 60_000, fresh=True)
     return ann.locator('[data-testid="stMain"]').inner_text()
 
