@@ -4,14 +4,20 @@ binds each key to one button (``shortcut``), which the browser presses for it.""
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from sqlalchemy import select
 from streamlit.testing.v1 import AppTest
 
 from core.types import CollectionSource, Passage, Query
 from db.assignments import create_assignments
 from db.importer import import_collection
+from db.labelling import record_judgment
+from db.models import Package
+from db.package_qc import close_qc_round, start_qc_round
 from db.pools import save_pool
-from tests.app.test_qc_rework_page import PAGE, _ann_labels, _open, returned  # noqa: F401 (fixture)
+from tests.app.test_qc_rework_page import PAGE, _ann_labels, _next, _open, returned  # noqa: F401 (fixture)
 
 
 def _keys(at) -> dict[str, str]:
@@ -90,3 +96,36 @@ def test_an_earlier_item_lists_only_its_own_keys(returned):
     at.run()
     assert not at.exception
     assert _sidebar_keys(at) == ["Keys: 0-3 relabel · P previous item · B back to new items"]
+
+
+def test_with_two_returned_packages_only_the_first_unanswered_item_takes_the_keys(returned):
+    """Each package keyed its own first item: two buttons bound to the same key on one page."""
+    store, ids, own, _package = returned
+    source = CollectionSource(
+        passages=lambda: iter([Passage(d, f"Passage {d}.") for d in ("e1", "e2")]),
+        queries=lambda: iter([Query("q2", "which other passage")]),
+        qrels=lambda: iter(()),
+    )
+    with store.write() as s:
+        import_collection(s, source, name="c2", format="t", location="m")
+        save_pool(s, "c2", "p2", {"q2": {"e1": [], "e2": []}}, method="depth")
+        create_assignments(s, "c2", "p2", annotators=["ann"], per_pair=1, seed=1)
+    while (item := _next(store, ids["ann"])) is not None:
+        with store.write() as s:
+            record_judgment(s, ids["ann"], item.assignment_id, 0)
+    with store.write() as s:
+        second = s.scalar(select(Package.id).where(Package.id != _package))
+        round_id = start_qc_round(s, second, reviewers=["rev1", "rev2"], sample_size=2)
+    for rev in ("rev1", "rev2"):
+        while (item := _next(store, ids[rev])) is not None:
+            with store.write() as s:
+                record_judgment(s, ids[rev], item.assignment_id, 3)
+    with store.write() as s:
+        close_qc_round(s, round_id)
+    at = _open(ids["ann"])
+    assert not at.exception
+    assert len([h for h in at.subheader if h.value.startswith("Rework")]) == 2
+    # the keys rework-{assignment}-{grade}-{token} and rework-keep-{assignment}-{token}: the item each is drawn for
+    bound = sorted((b.proto.shortcut, re.findall(r"-(\d+)-", str(b.key))[0]) for b in at.button if b.proto.shortcut)
+    assert bound == [(k, str(own["d1"])) for k in ("0", "1", "2", "3", "k")]  # the first package's item only
+    assert len([c for c in at.main.caption if c.value.startswith("Keys: 0-3 answer")]) == 1
