@@ -18,6 +18,9 @@ one grade); each shows its full name, with the definition as its tooltip.
 The sidebar shows the guide of the item's collection and scale (a binary
 pool shows the binary guide).  P goes back through one's own earlier items
 (a grade there appends a relabel), F flags an item for the reviewers.
+While a package returned by QC has an unanswered disputed item, the rework
+screen above owns the keys and no item view is drawn (the queue's key handler
+would take 0-3 first); the sidebar lists the keys of the screen shown.
 """
 
 import secrets
