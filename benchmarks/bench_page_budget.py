@@ -82,6 +82,7 @@ def labeller(db: str, stop: multiprocessing.synchronize.Event, counter) -> None:
 
     from sqlalchemy import select
 
+    from core.scale import GRADES
     from db.engine import Store, sqlite_url
     from db.labelling import record_judgment
     from db.models import Assignment, Judgment
@@ -101,7 +102,7 @@ def labeller(db: str, stop: multiprocessing.synchronize.Event, counter) -> None:
             break
         try:
             with store.write() as s:
-                record_judgment(s, uid, aid, rng.choice([0, 1, 2, 3]), elapsed_ms=rng.randint(1500, 9000))
+                record_judgment(s, uid, aid, rng.choice(GRADES), elapsed_ms=rng.randint(1500, 9000))
         except (ValueError, LookupError, PermissionError):
             continue  # an assignment closed meanwhile
         with counter.get_lock():
