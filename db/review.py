@@ -47,8 +47,25 @@ PairKey = tuple[str, str]
 # --------------------------------------------------------------------------- standing labels
 
 
-def _label_log(session: Session, cid: int, purposes: Sequence[str]):
-    """``(qid, docid, username, action, grade)`` rows of a collection's log, oldest first."""
+def label_log(session: Session, cid: int, purposes: Sequence[str], *conditions: ColumnElement[bool]):
+    """``(qid, docid, username, action, grade)`` rows of a collection's log, oldest first.
+
+    Parameters
+    ----------
+    session : Session
+        An open session.
+    cid : int
+        The collection's id.
+    purposes : sequence of str
+        The assignment purposes whose judgments count (e.g. ``LABELLING``).
+    *conditions : ColumnElement
+        Further filters on the joined rows (e.g. only pairs without a final label).
+
+    Returns
+    -------
+    Result
+        The rows, in judgment order.
+    """
     return session.execute(
         select(QueryRecord.ext_id, Passage.ext_id, User.username, Judgment.action, Judgment.grade)
         .select_from(Judgment)
@@ -56,7 +73,7 @@ def _label_log(session: Session, cid: int, purposes: Sequence[str]):
         .join(QueryRecord, QueryRecord.id == Judgment.query_id)
         .join(Passage, Passage.id == Judgment.passage_id)
         .join(User, User.id == Judgment.user_id)
-        .where(QueryRecord.collection_id == cid, Assignment.purpose.in_(list(purposes)))
+        .where(QueryRecord.collection_id == cid, Assignment.purpose.in_(list(purposes)), *conditions)
         .order_by(Judgment.id)
     )
 
@@ -74,7 +91,7 @@ def standing_labels(session: Session, collection: str) -> dict[PairKey, dict[str
         Pairs whose every label was undone are absent.
     """
     cid = collection_id(session, collection)
-    events = (Event((q, d), user, action, grade) for q, d, user, action, grade in _label_log(session, cid, LABELLING))
+    events = (Event((q, d), user, action, grade) for q, d, user, action, grade in label_log(session, cid, LABELLING))
     return current_labels(events)  # type: ignore[return-value]
 
 

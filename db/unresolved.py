@@ -34,10 +34,10 @@ from sqlalchemy.orm import Session
 from core.judgments import Event, current_labels
 from core.resolution import exclusion_reason
 from core.types import Qrels
-from db.models import Assignment, FinalLabel, Judgment, Passage, QueryRecord, User
+from db.access import LABELLING
+from db.models import FinalLabel, Judgment, Passage, QueryRecord
 from db.queries import collection_id
-
-LABELLING = ("label", "fourth")  # as db.access.LABELLING: QC reviews never decide a final label
+from db.review import label_log
 
 WAITING_FOURTH = "waiting for a 4th label"
 EXCLUDED = "excluded after a 4th differing label"
@@ -83,16 +83,7 @@ def _resolved() -> ColumnElement[bool]:
 
 def _log(session: Session, cid: int) -> tuple[dict[tuple[str, str], dict[str, int]], set[tuple[str, str]]]:
     """``(standing labels per judged pair without a final grade, pairs some annotator flagged and left unlabelled)``."""
-    rows = session.execute(
-        select(QueryRecord.ext_id, Passage.ext_id, User.username, Judgment.action, Judgment.grade)
-        .select_from(Judgment)
-        .join(Assignment, Assignment.id == Judgment.assignment_id)
-        .join(QueryRecord, QueryRecord.id == Judgment.query_id)
-        .join(Passage, Passage.id == Judgment.passage_id)
-        .join(User, User.id == Judgment.user_id)
-        .where(QueryRecord.collection_id == cid, Assignment.purpose.in_(LABELLING), ~_resolved())
-        .order_by(Judgment.id)
-    ).all()
+    rows = label_log(session, cid, LABELLING, ~_resolved()).all()
     labels = current_labels(Event((q, d), user, action, grade) for q, d, user, action, grade in rows)
     latest: dict[tuple[tuple[str, str], str], str] = {}
     for q, d, user, action, _grade in rows:
