@@ -155,15 +155,21 @@ def _undo(user_id: int, token: str) -> None:
     """U: withdraw the latest label, once per item on screen (a repeated key press undoes nothing more)."""
     if not _fresh(token, user_id, "nothing was undone"):
         return
+    if _undo_latest(user_id):
+        state.pop(VIEW, None)
+
+
+def _undo_latest(user_id: int) -> bool:
+    """Withdraw the account's latest label (a warning says when there is none); False when refused."""
     try:
         with store.write() as session:
             undone = undo_last(session, user_id)
     except Forbidden as exc:
         _warn(user_id, str(exc))
-        return
+        return False
     if undone is None:
         _warn(user_id, "Nothing to undo.")
-    state.pop(VIEW, None)
+    return True
 
 
 def _previous(user_id: int, token: str) -> None:
@@ -379,14 +385,7 @@ def _action_buttons(user_id: int, item, token: str, revisit: bool) -> None:
 def _queue_command(user_id: int, name: str, shown: int | None) -> None:
     """U and P pressed in the queue, after the answers sent with them are stored: undo, or go back."""
     if name == "undo":
-        try:
-            with store.write() as session:
-                undone = undo_last(session, user_id)
-        except Forbidden as exc:
-            _warn(user_id, str(exc))
-            return
-        if undone is None:
-            _warn(user_id, "Nothing to undo.")
+        _undo_latest(user_id)
     elif name == "previous":
         earlier = [aid for aid in _open_history(user_id) if aid != shown]
         if not earlier:
