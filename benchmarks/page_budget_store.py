@@ -20,16 +20,7 @@ WORDS = (
     "river bridge tower museum garden market train harbour castle valley forest island temple library "
     "festival cuisine mountain desert canal square palace theatre stadium airport university hospital"
 ).split()
-ACCOUNTS = {
-    "admin": "admin",
-    "rev1": "reviewer",
-    "rev2": "reviewer",
-    "ann1": "annotator",
-    "ann2": "annotator",
-    "ann3": "annotator",
-    "ann4": "annotator",
-}
-ANNOTATORS = ["ann1", "ann2", "ann3", "ann4"]
+ANNOTATORS = ["ann1", "ann2", "ann3", "ann4"]  # of the browser tests' accounts (tests.app.browser_helpers.ACCOUNTS)
 COLLECTION = "bench"
 POOL = "p"
 
@@ -159,7 +150,7 @@ def build(path: Path, *, queries: int = 2000, per_query: int = 10, labelled: flo
     """Build the store at ``path`` (a new SQLite file); returns what it holds and how long each step took."""
     from db.assignments import create_assignments
     from db.engine import Store, sqlite_url
-    from tests.app.browser_helpers import add_accounts
+    from tests.app.browser_helpers import ACCOUNTS, add_accounts
 
     rng = random.Random(seed)
     store = Store(sqlite_url(path))
