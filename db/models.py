@@ -41,6 +41,19 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
+from db.vocab import (
+    FinalLabelMethod,
+    JobStatus,
+    JudgmentAction,
+    ModelKind,
+    PackageStatus,
+    Purpose,
+    QcRoundStatus,
+    Role,
+    Visibility,
+    check_in,
+)
+
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
@@ -50,15 +63,15 @@ class Base(DeclarativeBase):
     type_annotation_map = {dict[str, Any]: JSON, list[Any]: JSON}
 
 
-FINAL_LABEL_METHODS = ("unanimous", "majority", "adjudicated", "excluded", "overridden", "imported")
-ROLES = ("admin", "reviewer", "annotator")
-JOB_STATES = ("queued", "running", "done", "failed", "cancelled")
-VISIBILITY = ("ready", "importing")
+FINAL_LABEL_METHODS = tuple(FinalLabelMethod)
+ROLES = tuple(Role)
+JOB_STATES = tuple(JobStatus)
+VISIBILITY = tuple(Visibility)
 """``status`` of collections, runs and qrels versions: only ``ready`` ones are shown."""
 
 
 def _status_column() -> Mapped[str]:
-    return mapped_column(String(16), default="ready", server_default="ready")
+    return mapped_column(String(16), default=Visibility.READY, server_default=Visibility.READY.value)
 
 
 def _archived_at() -> Mapped[datetime | None]:
@@ -275,7 +288,7 @@ class PreLabel(Base):
 class User(Base):
     __tablename__ = "users"
     __table_args__ = (
-        CheckConstraint("role IN ('admin', 'reviewer', 'annotator')", name="ck_users_role"),
+        CheckConstraint(check_in("role", Role), name="ck_users_role"),
         Index("uq_users_username_lower", text("lower(username)"), unique=True),
     )
 
@@ -305,26 +318,24 @@ class Assignment(Base):
     package_id: Mapped[int | None] = mapped_column(ForeignKey("packages.id", ondelete="SET NULL"))
     order_index: Mapped[int] = mapped_column(Integer, default=0)
     seed: Mapped[int | None] = mapped_column(Integer)
-    purpose: Mapped[str] = mapped_column(String(16), default="label")
+    purpose: Mapped[str] = mapped_column(String(16), default=Purpose.LABEL)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
-PACKAGE_STATES = ("open", "submitted", "in_qc", "revise", "passed")
+PACKAGE_STATES = tuple(PackageStatus)
 
 
 class Package(Base):
     """About a thousand assignments of one annotator, the unit of quality control (DuReader-retrieval A.3)."""
 
     __tablename__ = "packages"
-    __table_args__ = (
-        CheckConstraint("status IN ('open', 'submitted', 'in_qc', 'revise', 'passed')", name="ck_packages_status"),
-    )
+    __table_args__ = (CheckConstraint(check_in("status", PackageStatus), name="ck_packages_status"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     name: Mapped[str] = mapped_column(String(100), unique=True)
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
     pool_id: Mapped[int | None] = mapped_column(ForeignKey("pools.id", ondelete="SET NULL"))
-    status: Mapped[str] = mapped_column(String(16), default="open")
+    status: Mapped[str] = mapped_column(String(16), default=PackageStatus.OPEN)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
@@ -335,7 +346,7 @@ class QcRound(Base):
     __tablename__ = "qc_rounds"
     __table_args__ = (
         UniqueConstraint("package_id", "round_no", name="uq_qc_rounds_package_round"),
-        CheckConstraint("status IN ('reviewing', 'passed', 'revise')", name="ck_qc_rounds_status"),
+        CheckConstraint(check_in("status", QcRoundStatus), name="ck_qc_rounds_status"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -344,7 +355,7 @@ class QcRound(Base):
     seed: Mapped[int] = mapped_column(Integer)
     sample_size: Mapped[int] = mapped_column(Integer)
     threshold: Mapped[float] = mapped_column(Float)
-    status: Mapped[str] = mapped_column(String(16), default="reviewing")
+    status: Mapped[str] = mapped_column(String(16), default=QcRoundStatus.REVIEWING)
     accuracy: Mapped[float | None] = mapped_column(Float)
     n_checked: Mapped[int | None] = mapped_column(Integer)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
@@ -411,7 +422,7 @@ class Judgment(Base):
     __tablename__ = "judgments"
     __table_args__ = (
         Index("ix_judgments_pair", "query_id", "passage_id"),
-        CheckConstraint("action IN ('label', 'undo', 'skip', 'flag')", name="ck_judgments_action"),
+        CheckConstraint(check_in("action", JudgmentAction), name="ck_judgments_action"),
         UniqueConstraint("assignment_id", "submission_token", name="uq_judgments_submission"),
     )
 
@@ -426,7 +437,7 @@ class Judgment(Base):
     user_id: Mapped[int] = mapped_column(
         ForeignKey("users.id", ondelete="RESTRICT", name="fk_judgments_user_id"), index=True
     )
-    action: Mapped[str] = mapped_column(String(8), default="label")
+    action: Mapped[str] = mapped_column(String(8), default=JudgmentAction.LABEL)
     grade: Mapped[int | None] = mapped_column(Integer)
     note: Mapped[str] = mapped_column(Text, default="")
     elapsed_ms: Mapped[int | None] = mapped_column(Integer)
@@ -441,10 +452,7 @@ class FinalLabel(Base):
     __tablename__ = "final_labels"
     __table_args__ = (
         UniqueConstraint("query_id", "passage_id", name="uq_final_labels_pair"),
-        CheckConstraint(
-            "method IN ('unanimous', 'majority', 'adjudicated', 'excluded', 'overridden', 'imported')",
-            name="ck_final_labels_method",
-        ),
+        CheckConstraint(check_in("method", FinalLabelMethod), name="ck_final_labels_method"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -511,7 +519,7 @@ class LexiconName(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
-MODEL_KINDS = ("cross-encoder", "dual-encoder", "rocketqav2")
+MODEL_KINDS = tuple(ModelKind)
 """What the ``train`` job trains (migration 0008): a re-ranker, a dense encoder, or both jointly (RocketQAv2)."""
 
 
@@ -521,7 +529,7 @@ class TrainedModel(Base):
     __tablename__ = "trained_models"
     __table_args__ = (
         UniqueConstraint("collection_id", "name", name="uq_trained_models_collection_name"),
-        CheckConstraint("kind IN ('cross-encoder', 'dual-encoder', 'rocketqav2')", name="ck_trained_models_kind"),
+        CheckConstraint(check_in("kind", ModelKind), name="ck_trained_models_kind"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -546,14 +554,12 @@ class Job(Base):
     """A long-running operation (indexing, encoding, pooling) run outside page reruns."""
 
     __tablename__ = "jobs"
-    __table_args__ = (
-        CheckConstraint("status IN ('queued', 'running', 'done', 'failed', 'cancelled')", name="ck_jobs_status"),
-    )
+    __table_args__ = (CheckConstraint(check_in("status", JobStatus), name="ck_jobs_status"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     kind: Mapped[str] = mapped_column(String(40))
     collection_id: Mapped[int | None] = mapped_column(ForeignKey("collections.id", ondelete="CASCADE"), index=True)
-    status: Mapped[str] = mapped_column(String(16), default="queued")
+    status: Mapped[str] = mapped_column(String(16), default=JobStatus.QUEUED)
     params: Mapped[dict[str, Any]] = mapped_column(default=dict)
     done: Mapped[int] = mapped_column(Integer, default=0)
     total: Mapped[int | None] = mapped_column(Integer)
