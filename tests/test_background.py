@@ -90,3 +90,43 @@ def test_a_wait_that_sees_the_result_returns_it_before_the_done_callback_runs():
     shown = bg.get("slot", 2, partial(math.factorial, 5), wait=60)
     assert shown is not None and (shown.value, shown.key) == (120, 2)
     assert _settled(bg, "slot")[0] is shown  # the late callback changes nothing
+
+
+def test_with_an_older_value_the_page_asks_for_no_wait(monkeypatch):
+    """A tab switch under constant labelling (a new key each request) shows the table it has at once.
+
+    ``shown_value`` asks ``Background.get`` for a stale wait of 0 (unless ``$POOLJUDGE_BACKGROUND_WAIT`` is set),
+    and ``get`` with that wait returns the older snapshot while the new computation is still blocked.
+    """
+    import threading
+
+    import pooljudge.ui.background as background_module
+
+    monkeypatch.delenv(background_module.WAIT_VARIABLE, raising=False)
+    bg = Background(processes=False)
+    assert bg.get("slot", 1, partial(math.factorial, 4), wait=60).value == 24
+    gate = threading.Event()
+    asked: list[tuple[float, float | None]] = []
+    real_get = bg.get
+
+    def recording_get(slot, key, compute, *, wait=0.0, wait_stale=None):
+        asked.append((wait, wait_stale))
+        return real_get(slot, key, compute, wait=wait, wait_stale=wait_stale)
+
+    monkeypatch.setattr(bg, "get", recording_get)
+    monkeypatch.setattr(background_module, "background", lambda: bg)
+    monkeypatch.setattr(background_module, "_newer", lambda *args: None)  # the note is a Streamlit fragment
+    shown = background_module.shown_value("slot", 2, partial(_gated_factorial, gate, 5), what="the table")
+    assert shown == 24 and asked == [(0.5, 0.0)]
+    assert bg.state("slot")[1] is True  # the new value is still being computed: nothing waited for it
+    gate.set()
+    assert _settled(bg, "slot")[0].value == 120
+
+    monkeypatch.setenv(background_module.WAIT_VARIABLE, "7")  # the app tests: the store as it is
+    assert background_module.shown_value("slot", 2, partial(math.factorial, 5), what="the table") == 120
+    assert asked[-1] == (7.0, 7.0)
+
+
+def _gated_factorial(gate, n: int) -> int:
+    assert gate.wait(60)
+    return math.factorial(n)

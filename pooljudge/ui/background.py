@@ -173,14 +173,15 @@ def shown_value(
 
     The first time (nothing computed yet) the page shows a notice and stops; a fragment reruns the page
     when the value is in.  ``what`` names the table in the notices; ``wait`` defaults to
-    ``$POOLJUDGE_BACKGROUND_WAIT`` or 0.5 s, and to 0.1 s when an older value can be shown (unless the
-    variable is set: the app tests want the store as it is).
+    ``$POOLJUDGE_BACKGROUND_WAIT`` or 0.5 s.  When an older value can be shown it is shown at once, without
+    waiting (unless the variable is set: the app tests want the store as it is); the note under it says that
+    a newer one is being computed and offers it once it is in.
     """
     configured = os.environ.get(WAIT_VARIABLE)
     if wait is None:
         wait = float(configured or 0.5)
-    # with a table to show, a request under constant labelling must not wait for each recomputation
-    stale_wait = wait if configured else min(wait, 0.1)
+    # with a table to show, a request under constant labelling (a new key each time) must not wait at all
+    stale_wait = wait if configured else 0.0
     snap = background().get(slot, key, compute, wait=wait, wait_stale=stale_wait)
     if snap is None:
         _, computing, error, _ = background().state(slot)
