@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.sqlite_template import copy_store, migrated, snapshot
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
 
@@ -70,7 +72,7 @@ def store_url(request, tmp_path):
     if request.param == "sqlite":
         from db.engine import sqlite_url
 
-        yield sqlite_url(tmp_path / "store.db")
+        yield sqlite_url(copy_store(request.getfixturevalue("sqlite_template"), tmp_path / "store.db"))
     else:
         yield request.getfixturevalue("pg_url")
 
@@ -80,21 +82,39 @@ def store(store_url):
     """A fresh store at the newest schema, once on SQLite and once on PostgreSQL (``store[sqlite]``, ``store[postgresql]``)."""
     from db.engine import Store
 
-    s = Store(store_url)
+    s = Store(store_url, upgrade=False)  # both templates are at the newest schema already
     yield s
     s.dispose()
 
 
-@pytest.fixture
-def demo(tmp_path, monkeypatch):
-    """``(url, store)`` of a fresh SQLite store holding the demo collection, with a private cache."""
-    from db.engine import Store, sqlite_url
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory) -> Path:
+    """A SQLite store at the newest schema, migrated once per session (per xdist worker); tests get copies."""
+    return migrated(tmp_path_factory.mktemp("template") / "migrated.db")
+
+
+@pytest.fixture(scope="session")
+def demo_template(tmp_path_factory, sqlite_template) -> Path:
+    """A SQLite store holding the demo collection, loaded by ``pooljudge demo`` once per session."""
+    from db.engine import sqlite_url
     from pooljudge.cli import main
 
+    folder = tmp_path_factory.mktemp("demo")
+    build = copy_store(sqlite_template, folder / "build.db")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("POOLJUDGE_CACHE", str(folder / "cache"))
+        assert main(["--db", sqlite_url(build), "-q", "demo"]) == 0
+    return snapshot(build, folder / "demo.db")
+
+
+@pytest.fixture
+def demo(demo_template, tmp_path, monkeypatch):
+    """``(url, store)`` of a fresh SQLite store holding the demo collection, with a private cache."""
+    from db.engine import Store, sqlite_url
+
     monkeypatch.setenv("POOLJUDGE_CACHE", str(tmp_path / "cache"))
-    url = sqlite_url(tmp_path / "s.db")
-    assert main(["--db", url, "-q", "demo"]) == 0
-    store = Store(url)
+    url = sqlite_url(copy_store(demo_template, tmp_path / "s.db"))
+    store = Store(url, upgrade=False)
     yield url, store
     store.dispose()
 

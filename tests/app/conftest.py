@@ -12,6 +12,7 @@ import streamlit as st
 from db.engine import Store, sqlite_url
 from db.users import add_user
 from tests.app.browser_helpers import ACCOUNTS, CHROMIUM, add_users, cli, launch_chromium, serve_sqlite
+from tests.sqlite_template import copy_store
 
 # pages wait this long for a table computed in the background (pooljudge.ui.background) before showing the
 # last one: on a loaded test machine every page shows the store as it is, in AppTest and in served apps alike
@@ -67,13 +68,13 @@ def page(new_page):
 
 
 @pytest.fixture
-def db(tmp_path, monkeypatch):
+def db(sqlite_template, tmp_path, monkeypatch):
     """A fresh SQLite store with one admin (``db.admin_id``), the one the pages under AppTest open."""
-    path = tmp_path / "app.db"
+    path = copy_store(sqlite_template, tmp_path / "app.db")
     monkeypatch.delenv("POOLJUDGE_DB_URL", raising=False)
     monkeypatch.setenv("POOLJUDGE_DB", str(path))
     st.cache_resource.clear()
-    store = Store(sqlite_url(path))
+    store = Store(sqlite_url(path), upgrade=False)  # the template is at the newest schema already
     with store.write() as session:
         store.admin_id = add_user(session, "admin", "correct horse", "admin").id
     yield store
