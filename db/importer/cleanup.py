@@ -13,19 +13,20 @@ from sqlalchemy import Engine, delete, or_, select, tuple_
 from sqlalchemy.orm import InstrumentedAttribute, Session, sessionmaker
 
 from db.engine import session_factory
-from db.importer.common import STALE_ENV, STALE_IMPORT_AFTER, _Owned, _rowcount
-from db.importer.writing import _Chunker
+from db.importer.common import STALE_ENV, STALE_IMPORT_AFTER, Owned
+from db.importer.writing import Chunker
 from db.models import Collection, QrelsEntry, QrelsVersion, QueryRecord, RunEntryRecord, RunRecord, utcnow
 from db.models import Passage as PassageRow
+from db.rowcount import rowcount
 
 
 def _delete_in_chunks(write: sessionmaker[Session], statement: Callable[[int], Any], chunk: int | None) -> None:
     """Run ``statement(n)`` (deleting at most n rows) in its own transaction until it deletes nothing."""
-    chunker = _Chunker(chunk)
+    chunker = Chunker(chunk)
     while True:
         started = time.perf_counter()
         with write.begin() as session:
-            deleted = _rowcount(session.execute(statement(chunker.size)))
+            deleted = rowcount(session, statement(chunker.size))
         chunker.took(max(deleted, 1), time.perf_counter() - started)
         if not deleted:
             return
@@ -78,11 +79,23 @@ def _some_records(model: type[PassageRow] | type[QueryRecord], collection_id: in
     return delete(model).where(model.id.in_(select(model.id).where(model.collection_id == collection_id).limit(n)))
 
 
-def _writer(engine: Engine) -> sessionmaker[Session]:
+def writer(engine: Engine) -> sessionmaker[Session]:
+    """The session factory the importer's short write transactions use on ``engine``.
+
+    Parameters
+    ----------
+    engine : Engine
+        The store's engine.
+
+    Returns
+    -------
+    sessionmaker
+        Sessions that take the write lock when they begin.
+    """
     return session_factory(engine, write=True)
 
 
-def _drop_owned(write: sessionmaker[Session], owned: _Owned, chunk: int | None = None) -> None:
+def drop_owned(write: sessionmaker[Session], owned: Owned, chunk: int | None = None) -> None:
     """Best effort: whatever cannot be dropped now stays invisible and goes at a later store open."""
     try:
         _drop_owned_now(write, owned, chunk)
@@ -90,7 +103,7 @@ def _drop_owned(write: sessionmaker[Session], owned: _Owned, chunk: int | None =
         pass
 
 
-def _drop_owned_now(write: sessionmaker[Session], owned: _Owned, chunk: int | None) -> None:
+def _drop_owned_now(write: sessionmaker[Session], owned: Owned, chunk: int | None) -> None:
     if owned.collection is not None:
         _drop_collection(write, owned.collection, chunk)
         return
@@ -127,7 +140,7 @@ def drop_stale_imports(engine: Engine, *, stale_after: timedelta | None = None, 
         The number of containers (collections, runs, qrels versions) removed.
     """
     cutoff = utcnow() - (stale_after if stale_after is not None else _stale_after_default())
-    write = _writer(engine)
+    write = writer(engine)
     with session_factory(engine).begin() as session:
 
         def stale(model):

@@ -12,22 +12,22 @@ from sqlalchemy.orm import Session
 from core.lang import detect_language
 from core.types import CollectionSource, Passage, QrelEntry, Query, RunEntry
 from db.importer.common import (
-    _PASSAGE_FIELDS,
-    _QUERY_FIELDS,
+    PASSAGE_FIELDS,
+    QUERY_FIELDS,
     ImportConflict,
     ImportRequest,
     ImportSummary,
     Progress,
-    _check_level_of_existing,
-    _chunks,
-    _duplicates_named,
-    _error_at,
-    _in_progress,
-    _majority_language,
-    _references,
-    _unknown_in_session,
-    _unknown_outcome,
+    check_level_of_existing,
+    chunks,
+    duplicates_named,
+    error_at,
+    in_progress,
     level_for_grades,
+    majority_language,
+    referenced_ids,
+    unknown_in_session,
+    unknown_outcome,
 )
 from db.models import Collection, QrelsEntry, QrelsVersion, QueryRecord, RunEntryRecord, RunRecord
 from db.models import Passage as PassageRow
@@ -82,12 +82,12 @@ def import_collection(
     )
     version_id = _import_qrels(session, collection.id, source, qrels_name, summary, tick)
     for run_name, stream in source.runs.items():
-        summary.runs[run_name] = _import_run(session, collection.id, run_name, stream, tick)
+        summary.runs[run_name] = import_run(session, collection.id, run_name, stream, tick)
     summary.notes.extend(source.notes)  # after the streams: readers add notes while they are read
     if summary.qrels_added or summary.qrels_skipped or summary.runs:
-        references = _references([source.qrels(), *(stream() for stream in source.runs.values())])
-        unknown = _unknown_in_session(session, collection.id, references)
-        _unknown_outcome(unknown, summary, allow=allow_unknown_ids, what="the qrels and runs")
+        references = referenced_ids([source.qrels(), *(stream() for stream in source.runs.values())])
+        unknown = unknown_in_session(session, collection.id, references)
+        unknown_outcome(unknown, summary, allow=allow_unknown_ids, what="the qrels and runs")
     _finish_collection(session, collection, summary, request, created=created, version_id=version_id)
     return summary
 
@@ -97,13 +97,13 @@ def _open_collection(session: Session, source: CollectionSource, request: Import
     name = request.name
     collection = session.scalar(select(Collection).where(Collection.name == name))
     if collection is not None and collection.status != "ready":
-        raise _in_progress(f"collection {name!r}")
+        raise in_progress(f"collection {name!r}")
     if collection is not None and request.mode == "create":
         raise ImportConflict(
             f"collection {name!r} already exists; import with --merge to add to it, or choose another name"
         )
     if collection is not None:
-        _check_level_of_existing(name, collection.relevance_level, request.level)
+        check_level_of_existing(name, collection.relevance_level, request.level)
         return collection, False
     collection = Collection(name=name, language=source.language, description=source.description)
     session.add(collection)
@@ -136,7 +136,7 @@ def _finish_collection(
         collection.relevance_level = level
     summary.relevance_level = collection.relevance_level
     if collection.language is None:
-        collection.language = _collection_language(session, collection.id)
+        collection.language = collection_language(session, collection.id)
     session.add(request.history_row(collection.id, summary))
     session.flush()
 
@@ -177,8 +177,8 @@ def _query_row(collection_id: int, q: Query) -> dict[str, Any]:
     }
 
 
-_PASSAGES = _RecordKind(PassageRow, _passage_row, _PASSAGE_FIELDS, "passage")
-_QUERIES = _RecordKind(QueryRecord, _query_row, _QUERY_FIELDS, "query")
+_PASSAGES = _RecordKind(PassageRow, _passage_row, PASSAGE_FIELDS, "passage")
+_QUERIES = _RecordKind(QueryRecord, _query_row, QUERY_FIELDS, "query")
 
 
 def _insert_records(
@@ -192,8 +192,8 @@ def _insert_records(
     """Insert a stream's records in chunks; returns ``(added, skipped)`` (a merge skips identical stored ones)."""
     table, what = kind.table, kind.what
     added = skipped = 0
-    with _duplicates_named(stream, lambda r: r.id, f"{what} id"):
-        for chunk in _chunks(stream()):
+    with duplicates_named(stream, lambda r: r.id, f"{what} id"):
+        for chunk in chunks(stream()):
             rows = [kind.to_row(collection_id, record) for record in chunk]
             if mode == "merge":
                 rows = _drop_existing(session, collection_id, table, chunk, rows, kind.compared, what)
@@ -227,7 +227,7 @@ def _drop_existing(session, collection_id, table, chunk, rows, compared, what):
             if getattr(stored, f) != row[f] and not (f == "title" and not row[f] and not stored.title)
         ]
         if changed:
-            raise _error_at(
+            raise error_at(
                 record.origin,
                 f"{what} id {record.id!r} already exists in the collection with a different {', '.join(changed)}",
             )
@@ -250,7 +250,7 @@ def _import_qrels(session, collection_id, source, qrels_name, summary, tick) -> 
         session.flush()
     else:
         if version.status != "ready":
-            raise _in_progress(f"qrels version {qrels_name!r}")
+            raise in_progress(f"qrels version {qrels_name!r}")
         if version.source != "import":
             raise ImportConflict(f"qrels version {qrels_name!r} holds frozen labels; import into another version")
         existing = {
@@ -267,8 +267,8 @@ def _import_qrels(session, collection_id, source, qrels_name, summary, tick) -> 
         yield first
         yield from iterator
 
-    with _duplicates_named(stream, lambda e: (e.query_id, e.doc_id), "qrels entry"):
-        for chunk in _chunks(entries()):
+    with duplicates_named(stream, lambda e: (e.query_id, e.doc_id), "qrels entry"):
+        for chunk in chunks(entries()):
             rows = []
             for e in chunk:
                 stored = existing.get((e.query_id, e.doc_id))
@@ -277,7 +277,7 @@ def _import_qrels(session, collection_id, source, qrels_name, summary, tick) -> 
                         {"version_id": version.id, "query_id": e.query_id, "doc_id": e.doc_id, "grade": e.grade}
                     )
                 elif stored != e.grade:
-                    raise _error_at(
+                    raise error_at(
                         e.origin,
                         f"qrels entry ({e.query_id!r}, {e.doc_id!r}) already has grade {stored} in version "
                         f"{qrels_name!r}, this file says {e.grade}",
@@ -291,16 +291,47 @@ def _import_qrels(session, collection_id, source, qrels_name, summary, tick) -> 
     return version.id
 
 
-def _import_run(
-    session,
-    collection_id,
+def import_run(
+    session: Session,
+    collection_id: int,
     run_name: str,
     stream: Callable[[], Iterator[RunEntry]],
-    tick,
+    tick: Progress,
     *,
     source: str = "import",
     params: dict[str, Any] | None = None,
 ) -> int:
+    """Store a run and its entries in the caller's transaction.
+
+    Parameters
+    ----------
+    session : Session
+        The caller's session; an error rolls back with its transaction.
+    collection_id : int
+        The collection's row id.
+    run_name : str
+        The new run's name; a run of that name in the collection is refused.
+    stream : callable
+        Returns a fresh iterator of the run's entries (read again to name a duplicate's line).
+    tick : callable
+        ``tick(stage, n)`` after each chunk.
+    source : str
+        What made the run, as recorded (``"import"``, ``"retriever"``, ...).
+    params : dict, optional
+        The parameters that made it, recorded with it.
+
+    Returns
+    -------
+    int
+        The entries stored.
+
+    Raises
+    ------
+    ImportConflict
+        The collection already has a run of that name.
+    FormatError
+        A (query, passage) pair repeats, naming the line.
+    """
     clash = session.scalar(
         select(RunRecord.id).where(RunRecord.collection_id == collection_id, RunRecord.name == run_name)
     )
@@ -310,8 +341,8 @@ def _import_run(
     session.add(run)
     session.flush()
     count = 0
-    with _duplicates_named(stream, lambda e: (e.query_id, e.doc_id), "run entry"):
-        for chunk in _chunks(stream()):
+    with duplicates_named(stream, lambda e: (e.query_id, e.doc_id), "run entry"):
+        for chunk in chunks(stream()):
             session.execute(
                 insert(RunEntryRecord),
                 [{"run_id": run.id, "query_id": e.query_id, "doc_id": e.doc_id, "score": e.score} for e in chunk],
@@ -321,7 +352,7 @@ def _import_run(
     return count
 
 
-def _collection_language(session: Session, collection_id: int) -> str | None:
+def collection_language(session: Session, collection_id: int) -> str | None:
     """The language of nine passages in ten (of queries when there are no passages), else "mixed"."""
     counts = dict(
         session.execute(
@@ -338,4 +369,4 @@ def _collection_language(session: Session, collection_id: int) -> str | None:
                 .group_by(QueryRecord.language)
             ).all()
         )
-    return _majority_language(counts)
+    return majority_language(counts)

@@ -11,7 +11,7 @@ from datetime import timedelta
 from itertools import islice
 from typing import Any, TypeVar
 
-from sqlalchemy import CursorResult, Result, select
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -137,7 +137,19 @@ class ImportInProgress(ImportConflict):
     """The name is held by an import that has not finished (or crashed less than a few minutes ago)."""
 
 
-def _in_progress(what: str) -> ImportInProgress:
+def in_progress(what: str) -> ImportInProgress:
+    """The error for a name an unfinished import holds.
+
+    Parameters
+    ----------
+    what : str
+        The held thing as the message names it (``"collection 'x'"``, ``"run 'bm25'"``).
+
+    Returns
+    -------
+    ImportInProgress
+        To raise; it says how long a crashed import's leftovers block the name.
+    """
     minutes = int(STALE_IMPORT_AFTER.total_seconds() // 60)
     return ImportInProgress(
         f"an import of {what} is in progress (or crashed less than {minutes} minutes ago: its leftovers are "
@@ -185,7 +197,7 @@ def _check_names(name: str, qrels_name: str, run_names: Iterable[str], level: in
         check_relevance_level(level, "level")
 
 
-def _named_run(source: CollectionSource, run_name: str | None) -> CollectionSource:
+def named_run(source: CollectionSource, run_name: str | None) -> CollectionSource:
     """``source`` with its single run renamed ``run_name`` (the source itself is not changed)."""
     if run_name is None:
         return source
@@ -225,10 +237,10 @@ _IMPORT_HINT = (
     "nothing was imported: correct the ids, or import with unknown ids allowed (--allow-unknown-ids; "
     "TREC qrels may judge documents outside the corpus)"
 )
-_RUN_HINT = "nothing was stored: correct the ids, or store the run with allow_unknown_ids=True"
+RUN_HINT = "nothing was stored: correct the ids, or store the run with allow_unknown_ids=True"
 
 
-def _unknown_outcome(
+def unknown_outcome(
     unknown: list[UnknownIds],
     summary: ImportSummary,
     *,
@@ -246,7 +258,7 @@ def _unknown_outcome(
             f"{found[0].kind} id {first[0]!r} is not in collection {summary.collection!r} (unknown in {what}: {listing}); "
             + hint
         )
-        raise _error_at(first[1], message) if origin_known and first[1] else ValueError(message)
+        raise error_at(first[1], message) if origin_known and first[1] else ValueError(message)
     for u in unknown:
         if u.kind == "query":
             summary.unknown_query_ids = u.count
@@ -262,35 +274,72 @@ def _unknown_outcome(
             )
 
 
-def _known_in_store(session: Session, collection_id: int, model, ids: list[str]) -> set[str]:
+def known_in_store(
+    session: Session, collection_id: int, model: type[QueryRecord] | type[PassageRow], ids: list[str]
+) -> set[str]:
+    """Which of ``ids`` the collection holds as ``model`` rows (queries or passages).
+
+    Parameters
+    ----------
+    session : Session
+        The session to read in.
+    collection_id : int
+        The collection's row id.
+    model : type
+        :class:`~db.models.QueryRecord` or :class:`~db.models.Passage`.
+    ids : list of str
+        External ids to look up; callers pass at most :data:`CHECK_ROWS` at a time.
+
+    Returns
+    -------
+    set of str
+        The ids found.
+    """
     return set(session.scalars(select(model.ext_id).where(model.collection_id == collection_id, model.ext_id.in_(ids))))
 
 
-def _has_rows(session: Session, collection_id: int | None, model) -> bool:
+def collection_has_rows(
+    session: Session, collection_id: int | None, model: type[QueryRecord] | type[PassageRow]
+) -> bool:
+    """Whether the collection holds any ``model`` row (unknown ids of a kind it holds none of go unchecked).
+
+    Parameters
+    ----------
+    session : Session
+        The session to read in.
+    collection_id : int or None
+        The collection's row id; ``None`` (a collection not created yet) holds nothing.
+    model : type
+        :class:`~db.models.QueryRecord` or :class:`~db.models.Passage`.
+
+    Returns
+    -------
+    bool
+    """
     if collection_id is None:
         return False
     return session.scalar(select(model.id).where(model.collection_id == collection_id).limit(1)) is not None
 
 
-def _unknown_in_session(
+def unknown_in_session(
     session: Session, collection_id: int, references: dict[str, dict[str, str | None]]
 ) -> list[UnknownIds]:
     """The referenced ids (``{"query": {id: origin}, "passage": {...}}``, in order of first use) the collection lacks."""
     result = []
     for kind, model in (("query", QueryRecord), ("passage", PassageRow)):
         unknown = UnknownIds(kind)
-        if not _has_rows(session, collection_id, model):
+        if not collection_has_rows(session, collection_id, model):
             unknown.checked = False
         else:
             items = list(references[kind].items())
             for start in range(0, len(items), CHECK_ROWS):
                 chunk = items[start : start + CHECK_ROWS]
-                unknown.add(chunk, _known_in_store(session, collection_id, model, [i for i, _ in chunk]))
+                unknown.add(chunk, known_in_store(session, collection_id, model, [i for i, _ in chunk]))
         result.append(unknown)
     return result
 
 
-def _references(streams: Iterable[Iterable[Any]]) -> dict[str, dict[str, str | None]]:
+def referenced_ids(streams: Iterable[Iterable[Any]]) -> dict[str, dict[str, str | None]]:
     """The query and passage ids that qrels or run entries name, each with the origin of its first use."""
     refs: dict[str, dict[str, str | None]] = {"query": {}, "passage": {}}
     for stream in streams:
@@ -300,19 +349,41 @@ def _references(streams: Iterable[Iterable[Any]]) -> dict[str, dict[str, str | N
     return refs
 
 
-def _rowcount(result: Result[Any]) -> int:
-    """The rows an UPDATE or DELETE matched (``Session.execute`` is typed as returning any result; these give a cursor's)."""
-    assert isinstance(result, CursorResult)
-    return result.rowcount
+def chunks(items: Iterable[T], size: int = CHUNK) -> Iterator[list[T]]:
+    """``items`` in lists of ``size`` (the last one shorter), read lazily.
 
+    Parameters
+    ----------
+    items : iterable
+        Any iterable, a stream read once included.
+    size : int
+        Items per list.
 
-def _chunks(items: Iterable[T], size: int = CHUNK) -> Iterator[list[T]]:
+    Yields
+    ------
+    list
+        The next at most ``size`` items.
+    """
     iterator = iter(items)
     while chunk := list(islice(iterator, size)):
         yield chunk
 
 
-def _error_at(origin: str | None, message: str) -> FormatError:
+def error_at(origin: str | None, message: str) -> FormatError:
+    """The :class:`~core.errors.FormatError` for a record read at ``origin``.
+
+    Parameters
+    ----------
+    origin : str or None
+        The record's ``"file:line"`` (optionally followed by a space and a detail), or ``None``.
+    message : str
+        What is wrong.
+
+    Returns
+    -------
+    FormatError
+        Naming the file and line when ``origin`` has them, else ``origin`` (or ``<input>``) alone.
+    """
     if origin and ":" in origin:
         # "file:line" or "file:line detail" (qa-jsonl marks its positive_wrong passages that way)
         path, _, where = origin.rpartition(":")
@@ -322,19 +393,19 @@ def _error_at(origin: str | None, message: str) -> FormatError:
     return FormatError(origin or "<input>", None, message)
 
 
-def _first_duplicate(records: Iterable[Any], key: Callable[[Any], Any], what: str) -> FormatError | None:
+def first_duplicate(records: Iterable[Any], key: Callable[[Any], Any], what: str) -> FormatError | None:
     """Re-read a stream to name the line of the first repeated key (only on the error path)."""
     first_seen: dict[Any, str | None] = {}
     for record in records:
         k = key(record)
         if k in first_seen:
-            return _error_at(record.origin, f"duplicate {what} {k!r} (first at {first_seen[k]})")
+            return error_at(record.origin, f"duplicate {what} {k!r} (first at {first_seen[k]})")
         first_seen[k] = record.origin
     return None
 
 
 @contextmanager
-def _duplicates_named(records: Callable[[], Iterable[Any]], key: Callable[[Any], Any], what: str) -> Iterator[None]:
+def duplicates_named(records: Callable[[], Iterable[Any]], key: Callable[[Any], Any], what: str) -> Iterator[None]:
     """Turn a unique-constraint violation while ``records`` are inserted into the error naming the first repeat.
 
     The stream is re-read only then; a violation the stream itself does not explain is raised unchanged.
@@ -342,13 +413,13 @@ def _duplicates_named(records: Callable[[], Iterable[Any]], key: Callable[[Any],
     try:
         yield
     except IntegrityError:
-        duplicate = _first_duplicate(records(), key, what)
+        duplicate = first_duplicate(records(), key, what)
         if duplicate is not None:
             raise duplicate from None
         raise
 
 
-def _check_level_of_existing(name: str, stored: int, level: int | None) -> None:
+def check_level_of_existing(name: str, stored: int, level: int | None) -> None:
     """An explicit level applies to a collection the import creates; an existing one keeps its own."""
     if level is not None and level != stored:
         raise ValueError(
@@ -357,11 +428,23 @@ def _check_level_of_existing(name: str, stored: int, level: int | None) -> None:
         )
 
 
-_PASSAGE_FIELDS = ("doc_id", "position", "title", "text")
-_QUERY_FIELDS = ("text", "split", "type", "domain", "translation", "answers")
+PASSAGE_FIELDS = ("doc_id", "position", "title", "text")
+QUERY_FIELDS = ("text", "split", "type", "domain", "translation", "answers")
 
 
-def _majority_language(counts: dict[str | None, int]) -> str | None:
+def majority_language(counts: dict[str | None, int]) -> str | None:
+    """A collection's language from the counts of its records' languages.
+
+    Parameters
+    ----------
+    counts : dict
+        ``{language or None: records}``; the ``None`` entry (no language) is removed from it.
+
+    Returns
+    -------
+    str or None
+        The language of nine records in ten, ``"mixed"`` when none reaches that, ``None`` when no record has one.
+    """
     counts.pop(None, None)
     if not counts:
         return None
@@ -372,7 +455,7 @@ def _majority_language(counts: dict[str | None, int]) -> str | None:
 
 
 @dataclass
-class _Plan:
+class Plan:
     """What the store already holds for this import, read before the input is."""
 
     collection_id: int | None = None  # an existing, ready collection (merge)
@@ -383,7 +466,7 @@ class _Plan:
 
 
 @dataclass
-class _Owned:
+class Owned:
     """The containers this import created (``importing`` until the flip): dropped again on failure."""
 
     collection: int | None = None

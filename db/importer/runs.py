@@ -12,22 +12,22 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from core.types import Run, RunEntry
-from db.importer.cleanup import _drop_owned, _writer
-from db.importer.collection import _import_run
+from db.importer.cleanup import drop_owned, writer
+from db.importer.collection import import_run
 from db.importer.common import (
-    _RUN_HINT,
     CHECK_ROWS,
+    RUN_HINT,
     ImportConflict,
     ImportSummary,
+    Owned,
     UnknownIds,
-    _has_rows,
-    _in_progress,
-    _known_in_store,
-    _Owned,
-    _unknown_outcome,
     check_run_name,
+    collection_has_rows,
+    in_progress,
+    known_in_store,
+    unknown_outcome,
 )
-from db.importer.writing import _Chunker, _flip, _heartbeat, _publish_runs, _yield_lock
+from db.importer.writing import Chunker, flip, heartbeat, publish_runs, yield_lock
 from db.models import Passage as PassageRow
 from db.models import QueryRecord, RunEntryRecord, RunRecord, utcnow
 
@@ -59,11 +59,11 @@ def save_run(
         collection,
         name,
         allow_unknown_ids,
-        lambda kind, model, ids: _known_in_store(session, cid, model, ids),
-        lambda model: _has_rows(session, cid, model),
+        lambda kind, model, ids: known_in_store(session, cid, model, ids),
+        lambda model: collection_has_rows(session, cid, model),
     )
     entries = lambda: (RunEntry(q, d, s) for q, docs in run.items() for d, s in docs.items())  # noqa: E731
-    return _import_run(session, cid, name, entries, lambda _part, _n: None, source=source, params=params)
+    return import_run(session, cid, name, entries, lambda _part, _n: None, source=source, params=params)
 
 
 _IdModel = type[QueryRecord] | type[PassageRow]
@@ -87,13 +87,13 @@ def _check_run_ids(run: Run, collection: str, name: str, allow: bool, known: _Kn
                 chunk = items[start : start + CHECK_ROWS]
                 unknown.add(chunk, known(kind, model, [i for i, _ in chunk]))
         found.append(unknown)
-    _unknown_outcome(
+    unknown_outcome(
         found,
         ImportSummary(collection=collection),
         allow=False,
         what=f"run {name!r}",
         origin_known=False,
-        hint=_RUN_HINT,
+        hint=RUN_HINT,
     )
 
 
@@ -123,9 +123,9 @@ def store_run(
     if publish:
         try:
             with store.write() as session:
-                _flip(session, owned, cid, None)
+                flip(session, owned, cid, None)
         except BaseException:
-            _drop_owned(_writer(store.engine), owned)
+            drop_owned(writer(store.engine), owned)
             raise
     return count
 
@@ -176,7 +176,7 @@ def refresh_staged_runs(store: Store, run_ids: Iterable[int]) -> None:
         were removed as a crashed import's.
     """
     with store.write() as session:
-        _heartbeat(session, _Owned(runs={str(i): i for i in run_ids}))
+        heartbeat(session, Owned(runs={str(i): i for i in run_ids}))
 
 
 def publish_staged_runs(session: Session, run_ids: Iterable[int]) -> None:
@@ -189,7 +189,7 @@ def publish_staged_runs(session: Session, run_ids: Iterable[int]) -> None:
     run_ids : iterable of int
         The staged runs' ids.
     """
-    _publish_runs(session, run_ids)
+    publish_runs(session, run_ids)
 
 
 def _stage(
@@ -201,7 +201,7 @@ def _stage(
     params: dict[str, Any] | None,
     chunk_rows: int | None,
     allow_unknown_ids: bool,
-) -> tuple[_Owned, int, int]:
+) -> tuple[Owned, int, int]:
     """Write ``run`` invisible in short transactions; ``(what was created, collection id, entries written)``."""
     check_run_name(name)
     cid = _free_run_name(store, collection, name)
@@ -210,7 +210,7 @@ def _stage(
     try:
         count = _write_run_entries(store, owned, owned.runs[name], run, chunk_rows)
     except BaseException:
-        _drop_owned(_writer(store.engine), owned)
+        drop_owned(writer(store.engine), owned)
         raise
     return owned, cid, count
 
@@ -225,7 +225,7 @@ def _free_run_name(store: Store, collection: str, name: str) -> int:
     if status == "ready":
         raise ImportConflict(f"run {name!r} already exists in this collection; import it under another name")
     if status is not None:
-        raise _in_progress(f"run {name!r}")
+        raise in_progress(f"run {name!r}")
     return cid
 
 
@@ -234,18 +234,18 @@ def _short_read_lookups(store: Store, cid: int) -> tuple[_Known, _HasRows]:
 
     def known(_kind: str, model: _IdModel, ids: list[str]) -> set[str]:
         with store.read() as session:  # one short read per chunk of ids
-            return _known_in_store(session, cid, model, ids)
+            return known_in_store(session, cid, model, ids)
 
     def has_rows(model: _IdModel) -> bool:
         with store.read() as session:
-            return _has_rows(session, cid, model)
+            return collection_has_rows(session, cid, model)
 
     return known, has_rows
 
 
-def _reserve_run(store: Store, cid: int, name: str, source: str, params: dict[str, Any]) -> _Owned:
+def _reserve_run(store: Store, cid: int, name: str, source: str, params: dict[str, Any]) -> Owned:
     """Create the run, ``importing`` (invisible) until the flip; refuses a name another import took meanwhile."""
-    owned = _Owned()
+    owned = Owned()
     try:
         with store.write() as session:
             owned.runs[name] = session.execute(
@@ -254,29 +254,29 @@ def _reserve_run(store: Store, cid: int, name: str, source: str, params: dict[st
                 )
             ).inserted_primary_key[0]
     except IntegrityError:
-        raise _in_progress(f"run {name!r}") from None
+        raise in_progress(f"run {name!r}") from None
     return owned
 
 
-def _write_run_entries(store: Store, owned: _Owned, rid: int, run: Run, chunk_rows: int | None) -> int:
+def _write_run_entries(store: Store, owned: Owned, rid: int, run: Run, chunk_rows: int | None) -> int:
     """Insert the entries of ``run`` into the staged run ``rid`` in short write transactions; returns how many."""
     entries = (
         {"run_id": rid, "query_id": q, "doc_id": d, "score": s} for q, docs in run.items() for d, s in docs.items()
     )
-    chunker = _Chunker(chunk_rows)
+    chunker = Chunker(chunk_rows)
     count = 0
     while chunk := list(islice(entries, chunker.size)):
         with store.write() as session:
-            _heartbeat(session, owned)
+            heartbeat(session, owned)
             started = time.perf_counter()
             session.execute(insert(RunEntryRecord), chunk)
         held = time.perf_counter() - started
         chunker.took(len(chunk), held)
-        _yield_lock(held)
+        yield_lock(held)
         count += len(chunk)
     return count
 
 
 def drop_staged_runs(store: Store, run_ids: Iterable[int]) -> None:
     """Remove runs :func:`store_run` left ``importing`` (``publish=False``) for a job that failed; best effort."""
-    _drop_owned(_writer(store.engine), _Owned(runs={str(i): i for i in run_ids}))
+    drop_owned(writer(store.engine), Owned(runs={str(i): i for i in run_ids}))

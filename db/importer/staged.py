@@ -13,24 +13,24 @@ from sqlalchemy.orm import Session
 
 from core.errors import FormatError
 from core.types import CollectionSource
-from db.importer.cleanup import _drop_owned, _writer
+from db.importer.cleanup import drop_owned, writer
 from db.importer.common import (
     MODES,
     ImportConflict,
     ImportRequest,
     ImportSummary,
+    Owned,
+    Plan,
     StagedProgress,
-    _check_level_of_existing,
-    _in_progress,
-    _named_run,
-    _Owned,
-    _Plan,
-    _unknown_outcome,
+    check_level_of_existing,
     check_run_name,
+    in_progress,
     level_for_grades,
+    named_run,
+    unknown_outcome,
 )
-from db.importer.staging import _check_against_store, _stage_source, _staged_unknown, _Staging
-from db.importer.writing import _heartbeat, _write_staged
+from db.importer.staging import Staging, check_against_store, stage_source, staged_unknown
+from db.importer.writing import heartbeat, write_staged
 from db.models import Collection, QrelsVersion, RunRecord, utcnow
 
 if TYPE_CHECKING:
@@ -180,18 +180,18 @@ def import_source(
     # refused at once.  Until the flip the containers are invisible, and a validation error drops them again.
     owned = _reserve(store, source, plan, request)
     try:
-        with _Staging(staging_dir) as staging:
+        with Staging(staging_dir) as staging:
             summary = _validate(store, staging, source, plan, _beating(store, owned, tick), request)
-            _write_staged(store, staging, source, plan, owned, summary, tick, chunk_rows, request)
+            write_staged(store, staging, source, plan, owned, summary, tick, chunk_rows, request)
     except BaseException:
-        _drop_owned(_writer(store.engine), owned)
+        drop_owned(writer(store.engine), owned)
         raise
     return summary
 
 
 def _prepare(
     store: Store, source: CollectionSource, request: ImportRequest, run_name: str | None
-) -> tuple[CollectionSource, _Plan]:
+) -> tuple[CollectionSource, Plan]:
     """Check the names and the mode and read what the store holds, before anything is reserved or read.
 
     Returns ``source`` with its run renamed ``run_name`` (when given) and the plan.
@@ -200,20 +200,20 @@ def _prepare(
         raise ValueError(f"mode must be one of {MODES}, got {request.mode!r}")
     if run_name is not None:
         check_run_name(run_name)
-    source = _named_run(source, run_name)
+    source = named_run(source, run_name)
     request.check(source.runs)
     with store.read() as session:
         plan = _plan(session, request, list(source.runs))
     if plan.collection_id is not None and plan.relevance_level is not None:
-        _check_level_of_existing(request.name, plan.relevance_level, request.level)
+        check_level_of_existing(request.name, plan.relevance_level, request.level)
     return source, plan
 
 
 def _validate(
     store: Store,
-    staging: _Staging,
+    staging: Staging,
     source: CollectionSource,
-    plan: _Plan,
+    plan: Plan,
     beating: StagedProgress,
     request: ImportRequest,
 ) -> ImportSummary:
@@ -222,11 +222,11 @@ def _validate(
     Raises on the first problem (nothing is written to the store here).
     """
     summary = ImportSummary(collection=request.name)
-    counts = _stage_source(staging, source, beating)
+    counts = stage_source(staging, source, beating)
     if counts.qrels and plan.version_source not in (None, "import"):
         raise ImportConflict(f"qrels version {request.qrels_name!r} holds frozen labels; import into another version")
     summary.passages_skipped, summary.queries_skipped, summary.qrels_skipped = (
-        _check_against_store(store, staging, plan, request.qrels_name, beating)
+        check_against_store(store, staging, plan, request.qrels_name, beating)
         if plan.collection_id is not None
         else (0, 0, 0)
     )
@@ -237,8 +237,8 @@ def _validate(
     summary.runs = dict(counts.runs)
     summary.notes.extend(source.notes)  # after the streams: readers add notes while they are read
     if counts.qrels or counts.runs:
-        unknown = _staged_unknown(store, staging, plan, beating)
-        _unknown_outcome(unknown, summary, allow=request.allow_unknown_ids, what="the qrels and runs")
+        unknown = staged_unknown(store, staging, plan, beating)
+        unknown_outcome(unknown, summary, allow=request.allow_unknown_ids, what="the qrels and runs")
     if plan.collection_id is None:
         summary.relevance_level = (
             request.level
@@ -254,26 +254,26 @@ HEARTBEAT_SECONDS = 15.0
 """While the input is read, the reserved containers' heartbeat is refreshed this often (one tiny write)."""
 
 
-def _beating(store: Store, owned: _Owned, tick: StagedProgress) -> StagedProgress:
+def _beating(store: Store, owned: Owned, tick: StagedProgress) -> StagedProgress:
     """``tick`` that also keeps the reserved containers fresh while the input is read and checked."""
     last = [time.monotonic()]
 
     def progress(stage: str, done: int, total: int | None) -> None:
         if time.monotonic() - last[0] >= HEARTBEAT_SECONDS:
             with store.write() as session:
-                _heartbeat(session, owned)
+                heartbeat(session, owned)
             last[0] = time.monotonic()
         tick(stage, done, total)
 
     return progress
 
 
-def _reserve(store: Store, source: CollectionSource, plan: _Plan, request: ImportRequest) -> _Owned:
+def _reserve(store: Store, source: CollectionSource, plan: Plan, request: ImportRequest) -> Owned:
     """Create the new collection (when there is none) and the runs, all ``importing``, in one short transaction.
 
     Returns what this import created (and drops again on failure).
     """
-    owned = _Owned()
+    owned = Owned()
     try:
         with store.write() as session:
             now = utcnow()
@@ -309,7 +309,7 @@ def _reserve(store: Store, source: CollectionSource, plan: _Plan, request: Impor
     return owned
 
 
-def _plan(session: Session, request: ImportRequest, run_names: list[str]) -> _Plan:
+def _plan(session: Session, request: ImportRequest, run_names: list[str]) -> Plan:
     """What the store holds for ``request``; refuses a name held by an unfinished import or one ``mode`` forbids."""
     name, mode, qrels_name = request.name, request.mode, request.qrels_name
     row = session.execute(
@@ -318,14 +318,14 @@ def _plan(session: Session, request: ImportRequest, run_names: list[str]) -> _Pl
         )
     ).first()
     if row is not None and row.status != "ready":
-        raise _in_progress(f"collection {name!r}")
+        raise in_progress(f"collection {name!r}")
     if row is not None and mode == "create":
         raise ImportConflict(
             f"collection {name!r} already exists; import with --merge to add to it, or choose another name"
         )
     if row is None:
-        return _Plan()
-    plan = _Plan(collection_id=row.id, language=row.language, relevance_level=row.relevance_level)
+        return Plan()
+    plan = Plan(collection_id=row.id, language=row.language, relevance_level=row.relevance_level)
     version = session.execute(
         select(QrelsVersion.id, QrelsVersion.source, QrelsVersion.status).where(
             QrelsVersion.collection_id == row.id, QrelsVersion.name == qrels_name
@@ -333,7 +333,7 @@ def _plan(session: Session, request: ImportRequest, run_names: list[str]) -> _Pl
     ).first()
     if version is not None:
         if version.status != "ready":
-            raise _in_progress(f"qrels version {qrels_name!r}")
+            raise in_progress(f"qrels version {qrels_name!r}")
         plan.version_id, plan.version_source = version.id, version.source
     for run_name in run_names:
         status = session.scalar(
@@ -342,5 +342,5 @@ def _plan(session: Session, request: ImportRequest, run_names: list[str]) -> _Pl
         if status == "ready":
             raise ImportConflict(f"run {run_name!r} already exists in this collection; import it under another name")
         if status is not None:
-            raise _in_progress(f"run {run_name!r}")
+            raise in_progress(f"run {run_name!r}")
     return plan

@@ -14,17 +14,17 @@ from sqlalchemy import select
 from core.lang import detect_language
 from core.types import CollectionSource, Passage, QrelEntry, Query
 from db.importer.common import (
-    _PASSAGE_FIELDS,
-    _QUERY_FIELDS,
     CHECK_ROWS,
+    PASSAGE_FIELDS,
+    QUERY_FIELDS,
+    Plan,
     StagedProgress,
     UnknownIds,
-    _chunks,
-    _error_at,
-    _first_duplicate,
-    _has_rows,
-    _known_in_store,
-    _Plan,
+    chunks,
+    collection_has_rows,
+    error_at,
+    first_duplicate,
+    known_in_store,
 )
 from db.models import Passage as PassageRow
 from db.models import QrelsEntry, QueryRecord
@@ -53,7 +53,7 @@ CREATE TABLE run_entries (run INTEGER, query_id TEXT, doc_id TEXT, score REAL, o
 """
 
 
-class _Staging:
+class Staging:
     """A throw-away SQLite file holding the validated input; its primary keys find duplicates.
 
     It is private to this process (no WAL, no journal, no fsync): losing it in
@@ -66,7 +66,7 @@ class _Staging:
         self.db = sqlite3.connect(self.path, isolation_level=None)
         self.db.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;" + _STAGING_SCHEMA)
 
-    def __enter__(self) -> _Staging:
+    def __enter__(self) -> Staging:
         return self
 
     def __exit__(self, *_exc: Any) -> None:
@@ -81,7 +81,7 @@ class _Staging:
         return self.db.execute(f"SELECT count(*) FROM {table} WHERE {where}", params).fetchone()[0]
 
 
-def _stage_source(staging: _Staging, source: CollectionSource, tick: StagedProgress) -> _Counts:
+def stage_source(staging: Staging, source: CollectionSource, tick: StagedProgress) -> _Counts:
     """Read every stream into the staging file: all parse errors and duplicates surface here."""
     read = [0]
 
@@ -90,14 +90,14 @@ def _stage_source(staging: _Staging, source: CollectionSource, tick: StagedProgr
         n = 0
         staging.db.execute("BEGIN")
         try:
-            for chunk in _chunks(stream()):
+            for chunk in chunks(stream()):
                 staging.db.executemany(sql, [to_row(record) for record in chunk])
                 n += len(chunk)
                 read[0] += len(chunk)
                 tick("reading", read[0], None)
         except sqlite3.IntegrityError:
             staging.db.execute("ROLLBACK")
-            duplicate = _first_duplicate(stream(), key, what)
+            duplicate = first_duplicate(stream(), key, what)
             if duplicate is not None:
                 raise duplicate from None
             raise
@@ -156,19 +156,17 @@ def _staged_qrel(e: QrelEntry) -> tuple:
     return (e.query_id, e.doc_id, e.grade, e.origin, 0)
 
 
-def _check_against_store(
-    store: Store, staging: _Staging, plan: _Plan, qrels_name: str, tick: StagedProgress
+def check_against_store(
+    store: Store, staging: Staging, plan: Plan, qrels_name: str, tick: StagedProgress
 ) -> tuple[int, int, int]:
     """Merge: mark records identical to stored ones as skipped, refuse changed ones; read transactions only.
 
     Returns the numbers of passages, queries and qrels entries skipped.
     """
     done = [0]  # records checked so far, for the progress
-    passages = _skip_stored_records(
-        store, staging, plan, "passages", PassageRow, _PASSAGE_FIELDS, "passage", tick, done
-    )
+    passages = _skip_stored_records(store, staging, plan, "passages", PassageRow, PASSAGE_FIELDS, "passage", tick, done)
     queries = _skip_stored_records(
-        store, staging, plan, "queries", QueryRecord, _QUERY_FIELDS, "query", tick, done, decode=_decode_answers
+        store, staging, plan, "queries", QueryRecord, QUERY_FIELDS, "query", tick, done, decode=_decode_answers
     )
     qrels = 0
     if plan.version_id is not None and staging.count("qrels", "1"):
@@ -184,8 +182,8 @@ def _decode_answers(values: list) -> list:
 
 def _skip_stored_records(
     store: Store,
-    staging: _Staging,
-    plan: _Plan,
+    staging: Staging,
+    plan: Plan,
     table: str,
     model,
     fields: tuple[str, ...],
@@ -227,7 +225,7 @@ def _skip_stored_records(
                 if new != was and not (f == "title" and not new and not was)
             ]
             if changed:
-                raise _error_at(
+                raise error_at(
                     origin,
                     f"{what} id {ext_id!r} already exists in the collection with a different {', '.join(changed)}",
                 )
@@ -239,7 +237,7 @@ def _skip_stored_records(
     return skipped
 
 
-def _skip_stored_qrels(store: Store, staging: _Staging, version_id: int, qrels_name: str) -> int:
+def _skip_stored_qrels(store: Store, staging: Staging, version_id: int, qrels_name: str) -> int:
     """Mark the staged qrels entries that the version holds with the same grade as skipped; refuse another grade."""
     with store.read() as session:
         existing = {
@@ -258,7 +256,7 @@ def _skip_stored_qrels(store: Store, staging: _Staging, version_id: int, qrels_n
         if stored is None:
             continue
         if stored != grade:
-            raise _error_at(
+            raise error_at(
                 origin,
                 f"qrels entry ({query_id!r}, {doc_id!r}) already has grade {stored} in version "
                 f"{qrels_name!r}, this file says {grade}",
@@ -268,7 +266,7 @@ def _skip_stored_qrels(store: Store, staging: _Staging, version_id: int, qrels_n
     return len(same)
 
 
-def _staged_unknown(store: Store, staging: _Staging, plan: _Plan, tick: StagedProgress) -> list[UnknownIds]:
+def staged_unknown(store: Store, staging: Staging, plan: Plan, tick: StagedProgress) -> list[UnknownIds]:
     """The ids the staged qrels and runs name that neither the staged input nor the stored collection holds.
 
     Counted per kind, distinct, with the origin of each id's first use; the stored collection is asked in
@@ -284,7 +282,7 @@ def _staged_unknown(store: Store, staging: _Staging, plan: _Plan, tick: StagedPr
         result.append(unknown)
         staged_any = staging.db.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone() is not None
         with store.read() as session:
-            stored_any = _has_rows(session, plan.collection_id, model)
+            stored_any = collection_has_rows(session, plan.collection_id, model)
         if not (staged_any or stored_any):
             unknown.checked = False
             continue
@@ -303,7 +301,7 @@ def _staged_unknown(store: Store, staging: _Staging, plan: _Plan, tick: StagedPr
             if stored_any:
                 assert plan.collection_id is not None  # only a stored collection has rows
                 with store.read() as session:
-                    known = _known_in_store(session, plan.collection_id, model, [r[0] for r in rows])
+                    known = known_in_store(session, plan.collection_id, model, [r[0] for r in rows])
             unknown.add(rows, known)
             done += len(rows)
             tick("checking", done, None)

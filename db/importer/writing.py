@@ -14,20 +14,20 @@ from sqlalchemy.orm import Session
 
 from core.types import CollectionSource
 from db.engine import session_factory
-from db.importer.collection import _collection_language
+from db.importer.collection import collection_language
 from db.importer.common import (
     ImportConflict,
     ImportRequest,
     ImportSummary,
+    Owned,
+    Plan,
     StagedProgress,
-    _majority_language,
-    _Owned,
-    _Plan,
-    _rowcount,
+    majority_language,
 )
-from db.importer.staging import _Staging
+from db.importer.staging import Staging
 from db.models import Collection, QrelsEntry, QrelsVersion, QueryRecord, RunEntryRecord, RunRecord, utcnow
 from db.models import Passage as PassageRow
+from db.rowcount import rowcount
 
 if TYPE_CHECKING:
     from db.engine import Store
@@ -40,7 +40,7 @@ PAUSE_FRACTION = 1.0
 MIN_PAUSE_SECONDS = 0.01
 
 
-class _Chunker:
+class Chunker:
     """Rows per write transaction, adapted so that each one takes about :data:`TARGET_TRANSACTION_SECONDS`."""
 
     def __init__(self, fixed: int | None = None) -> None:
@@ -54,7 +54,7 @@ class _Chunker:
         self.size = int(min(MAX_ROWS, max(MIN_ROWS, (self.size + wanted) / 2)))
 
 
-def _yield_lock(held: float) -> None:
+def yield_lock(held: float) -> None:
     """Leave the write lock free for about as long as the import just held it.
 
     SQLite queues nobody: a writer that found the lock taken polls it again
@@ -67,7 +67,7 @@ def _yield_lock(held: float) -> None:
     time.sleep(max(held, MIN_PAUSE_SECONDS) * PAUSE_FRACTION * random.uniform(0.5, 1.5))
 
 
-def _heartbeat(session: Session, owned: _Owned) -> None:
+def heartbeat(session: Session, owned: Owned) -> None:
     """Refresh ``staged_at`` of this import's containers: a live import never looks like a crashed one.
 
     Raises ImportConflict when one of them is gone: an import stalled for longer than the staleness
@@ -77,18 +77,14 @@ def _heartbeat(session: Session, owned: _Owned) -> None:
     found = expected = 0
     if owned.collection is not None:
         expected += 1
-        found += _rowcount(
-            session.execute(update(Collection).where(Collection.id == owned.collection).values(staged_at=now))
-        )
+        found += rowcount(session, update(Collection).where(Collection.id == owned.collection).values(staged_at=now))
     if owned.version is not None:
         expected += 1
-        found += _rowcount(
-            session.execute(update(QrelsVersion).where(QrelsVersion.id == owned.version).values(staged_at=now))
-        )
+        found += rowcount(session, update(QrelsVersion).where(QrelsVersion.id == owned.version).values(staged_at=now))
     if owned.runs:
         expected += len(owned.runs)
-        found += _rowcount(
-            session.execute(update(RunRecord).where(RunRecord.id.in_(list(owned.runs.values()))).values(staged_at=now))
+        found += rowcount(
+            session, update(RunRecord).where(RunRecord.id.in_(list(owned.runs.values()))).values(staged_at=now)
         )
     if found != expected:
         raise ImportConflict(
@@ -102,12 +98,12 @@ _Part = tuple[str, str, tuple, Any, dict[str, Any], tuple[str, ...]]
 {target column: constant}, the staged columns copied, named as in the target)."""
 
 
-def _write_staged(
+def write_staged(
     store: Store,
-    staging: _Staging,
+    staging: Staging,
     source: CollectionSource,
-    plan: _Plan,
-    owned: _Owned,
+    plan: Plan,
+    owned: Owned,
     summary: ImportSummary,
     tick: StagedProgress,
     chunk_rows: int | None,
@@ -127,7 +123,7 @@ def _write_staged(
         # stopped half-way is completed by running it again (what is written is then identical, so skipped);
         # one transaction for them all would hold the write lock for the whole merge, which is what this
         # module exists to avoid.
-        _copy_parts(store, staging, _copied_parts(source, owned, cid, vid), owned, _Chunker(chunk_rows), tick, total)
+        _copy_parts(store, staging, _copied_parts(source, owned, cid, vid), owned, Chunker(chunk_rows), tick, total)
     except IntegrityError as exc:
         raise ImportConflict(
             f"collection {summary.collection!r} received the same records from another import while this one was "
@@ -139,9 +135,9 @@ def _write_staged(
         language = source.language or _staged_language(staging)
     elif plan.language is None:  # a merge into a collection whose language was never known
         with store.read() as session:
-            language = _collection_language(session, cid)
+            language = collection_language(session, cid)
     with store.write() as session:
-        _flip(session, owned, cid, language, level=summary.relevance_level)
+        flip(session, owned, cid, language, level=summary.relevance_level)
         session.add(request.history_row(cid, summary))
 
 
@@ -158,10 +154,10 @@ def _reserve_version(store: Store, cid: int, qrels_name: str) -> int:
 
 def _copy_parts(
     store: Store,
-    staging: _Staging,
+    staging: Staging,
     parts: list[_Part],
-    owned: _Owned,
-    chunker: _Chunker,
+    owned: Owned,
+    chunker: Chunker,
     tick: StagedProgress,
     total: int,
 ) -> None:
@@ -177,13 +173,13 @@ def _copy_parts(
                 rows, held = copier.copy(table, where, params, (last, upto), model, constants, columns, owned)
                 last = upto
                 chunker.took(max(rows, 1), held)
-                _yield_lock(held)
+                yield_lock(held)
                 done += rows
                 tick("writing", done, total)
 
 
-def _copied_parts(source: CollectionSource, owned: _Owned, cid: int, vid: int | None) -> list[_Part]:
-    """What :func:`_write_staged` copies, in order: passages, queries, qrels (when there is a version), each run."""
+def _copied_parts(source: CollectionSource, owned: Owned, cid: int, vid: int | None) -> list[_Part]:
+    """What :func:`write_staged` copies, in order: passages, queries, qrels (when there is a version), each run."""
     parts: list[_Part] = [
         (
             "passages",
@@ -221,7 +217,7 @@ def _copied_parts(source: CollectionSource, owned: _Owned, cid: int, vid: int | 
 class _GenericCopier:
     """Any SQLAlchemy dialect: read a chunk from the staging file, insert it with one executemany."""
 
-    def __init__(self, store, staging: _Staging) -> None:
+    def __init__(self, store, staging: Staging) -> None:
         self.store, self.staging = store, staging
 
     def __enter__(self) -> _GenericCopier:
@@ -245,7 +241,7 @@ class _GenericCopier:
                 values["answers"] = json.loads(row[answers])
             payload.append(values)
         with self.store.write() as session:
-            _heartbeat(session, owned)
+            heartbeat(session, owned)
             started = time.perf_counter()
             session.execute(insert(model), payload)
         return len(rows), time.perf_counter() - started
@@ -259,7 +255,7 @@ class _SqliteCopier:
     afterwards rather than returned to the pool with the file still attached.
     """
 
-    def __init__(self, engine: Engine, staging: _Staging) -> None:
+    def __init__(self, engine: Engine, staging: Staging) -> None:
         # the write factory's bind carries the option that makes its transactions BEGIN IMMEDIATE
         self.connection = session_factory(engine, write=True).kw["bind"].connect()
         self.connection.connection.driver_connection.execute("ATTACH DATABASE ? AS staging", (staging.path,))
@@ -279,13 +275,13 @@ class _SqliteCopier:
             f"WHERE {where} AND rowid > ? AND rowid <= ? ORDER BY rowid"
         )
         with self.connection.begin():
-            _heartbeat(self.connection, owned)
+            heartbeat(self.connection, owned)
             started = time.perf_counter()
             inserted = self.connection.exec_driver_sql(sql, (*constants.values(), *params, *span)).rowcount
         return inserted, time.perf_counter() - started
 
 
-def _flip(session: Session, owned: _Owned, cid: int, language: str | None, *, level: int | None = None) -> None:
+def flip(session: Session, owned: Owned, cid: int, language: str | None, *, level: int | None = None) -> None:
     """The one short transaction that makes everything this import wrote visible at once.
 
     ``level``: the relevance level of the collection this import created (ignored for an existing one).
@@ -303,16 +299,16 @@ def _flip(session: Session, owned: _Owned, cid: int, language: str | None, *, le
     if owned.version is not None:
         session.execute(update(QrelsVersion).where(QrelsVersion.id == owned.version).values(**ready))
     if owned.runs:
-        _publish_runs(session, owned.runs.values())
+        publish_runs(session, owned.runs.values())
 
 
-def _publish_runs(session: Session, run_ids: Iterable[int]) -> None:
+def publish_runs(session: Session, run_ids: Iterable[int]) -> None:
     """Show staged runs (``ready``, no heartbeat): an import's own at its flip, or a pooling job's with its pool."""
     session.execute(update(RunRecord).where(RunRecord.id.in_(list(run_ids))).values(status="ready", staged_at=None))
 
 
-def _staged_language(staging: _Staging) -> str | None:
+def _staged_language(staging: Staging) -> str | None:
     counts = dict(staging.db.execute("SELECT language, count(*) FROM passages GROUP BY language").fetchall())
     if not counts:
         counts = dict(staging.db.execute("SELECT language, count(*) FROM queries GROUP BY language").fetchall())
-    return _majority_language(counts)
+    return majority_language(counts)

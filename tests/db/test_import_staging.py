@@ -326,9 +326,9 @@ def test_a_merge_writes_new_runs_invisibly_and_keeps_the_store_on_error(store):
 
 def _fail_third_heartbeat(monkeypatch, message: str) -> None:
     """Make the third heartbeat of an import's write phase raise ``RuntimeError(message)``: a crash mid-write."""
-    import db.importer.writing as importer  # the module whose copiers call _heartbeat
+    import db.importer.writing as importer  # the module whose copiers call heartbeat
 
-    real, calls = importer._heartbeat, {"n": 0}
+    real, calls = importer.heartbeat, {"n": 0}
 
     def failing(session, owned):
         calls["n"] += 1
@@ -336,7 +336,7 @@ def _fail_third_heartbeat(monkeypatch, message: str) -> None:
             raise RuntimeError(message)
         real(session, owned)
 
-    monkeypatch.setattr(importer, "_heartbeat", failing)
+    monkeypatch.setattr(importer, "heartbeat", failing)
 
 
 def test_a_write_phase_failure_removes_the_staged_collection(store, monkeypatch):
