@@ -110,7 +110,7 @@ def _en_entities(text: str) -> list[tuple[str, Span]]:
 # A query name counts as mentioned when the passage has one of its distinctive words (Tesla for Nikola Tesla,
 # Everest for Mount Everest) or the place its adjective is made from (Rome for Roman, Europe for European,
 # Germany for German): on the dev half of the real pairs these were most of the English false positives,
-# passages about the query's own subject (issue 22).
+# passages about the query's own subject.
 _GENERIC_NAME_WORDS = frozenset(
     "mount great grand united kingdom states republic north south east west new saint lake river sea island "
     "city university prix cup world national international company brothers wall the of".split()

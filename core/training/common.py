@@ -81,7 +81,7 @@ def seed_everything(seed: int) -> None:
     ``torch.use_deterministic_algorithms(True, warn_only=True)`` is set so that
     an operation without a deterministic implementation warns instead of
     failing (CUDA's scatter-adds, say): results on CUDA then agree with the
-    CPU's only up to float tolerance, as the issue allows.
+    CPU's only up to float tolerance.
     """
     import torch
 
@@ -133,10 +133,9 @@ def float32_weights() -> dict[str, Any]:
     transformers 5 loads a checkpoint in the dtype it was saved in (its default
     ``dtype="auto"``), so an fp16 or bf16 folder would give half-precision
     weights to AdamW: its ``eps`` (1e-8) is 0 in fp16, its squared gradients
-    underflow, and the first steps turn weights into inf and NaN.  The GPU runs
-    of issue #19 collapsed that way: they trained an fp16 copy of
-    all-MiniLM-L6-v2 (the float32 folder is too large to carry to that
-    machine).  Training keeps float32 master weights; bf16 only enters through
+    underflow, and the first steps turn weights into inf and NaN.  Training an
+    fp16 copy of all-MiniLM-L6-v2 (smaller to carry to a GPU machine than the
+    float32 folder) collapses that way.  Training keeps float32 master weights; bf16 only enters through
     autocast.  transformers before 4.56 names the keyword ``torch_dtype``.
     """
     import torch

@@ -1,4 +1,4 @@
-"""The Annotate page's item view as a queue held in the browser (issue 20; Prodigy's task queue is the model).
+"""The Annotate page's item view as a queue held in the browser (Prodigy's task queue is the model).
 
 A ``st.components.v2`` component (plain JavaScript in ``frontend/``, no build step, mounted in the page's own
 DOM rather than an iframe) is sent the next few items of the annotator's queue, each with a render token
