@@ -6,7 +6,7 @@ account) and disappears from the listings and pickers
 (:func:`db.queries.list_collections`, :func:`db.queries.list_runs`,
 :func:`db.pools.list_pools`, the default "newest" qrels version).  Restoring
 clears both columns; nothing else is touched, so judgments, packages and
-assignments are exactly as before.  A name lookup (``pooljudge eval -c``,
+assignments are exactly as they were.  A name lookup (``pooljudge eval -c``,
 ``export``) still finds an archived item: the name stays taken, and a rename
 is refused when the new name clashes with any item, archived or not.
 """

@@ -92,7 +92,7 @@ class _QueuedWriterConnection(sqlite3.Connection):
     first again and again.  A blocked ``flock`` is woken by the kernel the moment the lock is
     released, so waits stay close to (writers ahead) x (time a write holds the lock).  The lock is
     released right after COMMIT or ROLLBACK, and by the kernel if the process dies.  BEGIN IMMEDIATE
-    still follows, so writers that do not use this class (the sqlite3 shell) are excluded as before.
+    still follows, so writers that do not use this class (the sqlite3 shell) are still excluded by SQLite's own lock.
     """
 
     _lock_fd: int | None = None

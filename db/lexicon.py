@@ -3,7 +3,7 @@
 :mod:`core.detectors.names` compares a query name of kind K with the
 passage's other names of kind K (two liquor brands, two phone makers); its
 packaged list knows the common ones, a collection's lexicon adds its own
-(``lexicon_names`` rows, issue 22).  :func:`db.error_analysis.suggest_tags`
+(``lexicon_names`` rows).  :func:`db.error_analysis.suggest_tags`
 reads it when no ``lexicon=`` is given.  A name is unique within its
 collection case-insensitively, since names match so.  Names and kinds are
 untrusted text: whoever shows them escapes them.

@@ -310,7 +310,7 @@ def save_prelabels(
                 PreLabel.source == source,
                 tuple_(PreLabel.query_id, PreLabel.passage_id).in_(pairs[start : start + _CHUNK // 2]),
             )
-            # a plain bulk DELETE, as before: no pre-label objects are loaded in the session to keep in step
+            # a plain bulk DELETE: no pre-label objects are loaded in the session to keep in step
             .execution_options(synchronize_session=False)
         )
     if values:

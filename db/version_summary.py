@@ -1,7 +1,7 @@
 """What each qrels version of a collection is: where it came from and how many judgments it holds.
 
-The pages name the version every number comes from (issue 11: a freeze must not
-silently replace an imported version), so they need more than the names that
+The pages name the version every number comes from (a freeze must never
+silently stand in for an imported version), so they need more than the names that
 :class:`db.queries.CollectionInfo` carries.
 """
 

@@ -1,4 +1,4 @@
-"""The alignment job: the embedding-alignment detector over every pair of a pool, in a worker (issue 22).
+"""The alignment job: the embedding-alignment detector over every pair of a pool, in a worker.
 
 :mod:`core.detectors.alignment` needs the collection's encoder: loading it
 and encoding the phrases of thousands of pairs takes seconds to minutes, so

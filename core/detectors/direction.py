@@ -1,4 +1,4 @@
-"""Direction frames beyond "from A to B", read by :mod:`~core.detectors.syntax` (issue 22).
+"""Direction frames beyond "from A to B", read by :mod:`~core.detectors.syntax`.
 
 A frame is a directed relation A -> B stated by a construction:
 

@@ -87,7 +87,7 @@ _EN_ORDINAL_WORDS = {
     if w != "_"
 }
 # "first" is left out too: on real pairs it is mostly a superlative ("the first people to climb", "the first
-# Roman emperor") compared with an unrelated "18th century" (issue 22, dev half of the real pairs).
+# Roman emperor") compared with an unrelated "18th century" (dev half of the real pairs).
 _EN_ORDINAL = re.compile(
     r"(?<![^\W_])(?:([0-9]+)(?:st|nd|rd|th)|(" + "|".join(_EN_ORDINAL_WORDS) + r"))(?![^\W_])", re.IGNORECASE
 )

@@ -1,4 +1,4 @@
-"""The model of active selection that learns between batches (T2Ranking's loop, issue #19).
+"""The model of active selection that learns between batches (T2Ranking's loop).
 
 T2Ranking section 4.4 sends annotators the pairs its cross-encoder is
 unsure about; its loop then retrains the model on the labels gathered so far

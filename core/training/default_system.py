@@ -1,8 +1,8 @@
 """The default trained system: the best on the dev split of BM25, the base dense retriever and what training adds.
 
 Learning from a few hundred labels can throw away what a pretrained encoder
-knows (a cross-encoder head trained from scratch on Cranfield ranked below
-BM25, issue #19), so the default outcome of training is a *choice*, made on
+knows (a cross-encoder head trained from scratch on Cranfield's labels ranks
+below BM25), so the default outcome of training is a *choice*, made on
 dev queries that neither trained the model nor are reported, among systems
 that keep the base encoder's knowledge:
 

@@ -1,4 +1,4 @@
-"""``pooljudge lexicon``: a collection's own names for the entity-mismatch detector (issue 22).
+"""``pooljudge lexicon``: a collection's own names for the entity-mismatch detector.
 
 ::
 

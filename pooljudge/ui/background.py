@@ -163,7 +163,7 @@ MODE_VARIABLE = "POOLJUDGE_BACKGROUND"
 """``process`` (the default) or ``thread``: where :class:`Background` computes."""
 WAIT_VARIABLE = "POOLJUDGE_BACKGROUND_WAIT"
 """Seconds a page waits for a table before showing the last one (default 0.5; the app tests set minutes, so a
-loaded test machine sees every table computed for the store as it is, as before)."""
+loaded test machine sees every table computed for the store as it is)."""
 
 
 def shown_value(
