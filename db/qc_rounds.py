@@ -24,9 +24,10 @@ package and again by this one is a kept item (fresh samples never repeat).
 from __future__ import annotations
 
 import random
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
@@ -35,6 +36,7 @@ from core.assignment import annotator_seed
 from core.judgments import Event, current_labels
 from core.qc import QcResult, package_accuracy, sample_for_qc
 from db.models import Assignment, Judgment, Package, Passage, QcItem, QcRound, QueryRecord, User, utcnow
+from db.vocab import Purpose, QcRoundStatus
 
 Pair = tuple[int, int]
 """``(query row id, passage row id)``."""
@@ -83,7 +85,7 @@ def kept_items(session: Session, package: Package) -> list[KeptItem]:
     last = session.scalar(
         select(QcRound).where(QcRound.package_id == package.id).order_by(QcRound.round_no.desc()).limit(1)
     )
-    if last is None or last.status != "revise":
+    if last is None or last.status != QcRoundStatus.REVISE:
         return []
     items = _with_answers(session, package.user_id, last, _round_items(session, last))
     kept = [i for i in items if i.current_label is not None and i.current_label != i.consensus]
@@ -176,7 +178,7 @@ def assign_kept(session: Session, kept: Sequence[KeptItem], users: dict[str, int
                 "package": tag,
                 "order_index": 0,
                 "seed": annotator_seed(seed, name),
-                "purpose": "qc",
+                "purpose": Purpose.QC,
             }
             for name in fresh
         ]
@@ -190,7 +192,7 @@ def assign_fresh(session: Session, sample: Sequence[Pair], users: dict[str, int]
         have = set(
             session.execute(
                 select(Assignment.query_id, Assignment.passage_id).where(
-                    Assignment.user_id == uid, Assignment.purpose == "qc"
+                    Assignment.user_id == uid, Assignment.purpose == Purpose.QC
                 )
             ).all()
         )
@@ -207,7 +209,7 @@ def assign_fresh(session: Session, sample: Sequence[Pair], users: dict[str, int]
                         "package": tag,
                         "order_index": i + 1,  # after the kept items (order 0), which wait on a decision
                         "seed": annotator_seed(seed, name),
-                        "purpose": "qc",
+                        "purpose": Purpose.QC,
                     }
                     for i, (q, p) in enumerate(order)
                 ],
@@ -250,7 +252,7 @@ def round_reviews(
         .select_from(Judgment)
         .join(Assignment, Assignment.id == Judgment.assignment_id)
         .join(User, User.id == Judgment.user_id)
-        .where(Assignment.purpose == "qc", Judgment.query_id.in_(sorted({q for q, _p in sample})))
+        .where(Assignment.purpose == Purpose.QC, Judgment.query_id.in_(sorted({q for q, _p in sample})))
         .order_by(Judgment.id)
     )
     if cutoff is not None:
@@ -301,7 +303,7 @@ def merge_results(a: QcResult, b: QcResult) -> QcResult:
 
 def annotator_note(session: Session, assignment: Assignment) -> str:
     """What the reviewer of a kept item is shown: the annotator's label and note (``""`` for any other item)."""
-    if assignment.purpose != "qc":
+    if assignment.purpose != Purpose.QC:
         return ""
     qc_round = session.scalar(
         select(QcRound)
@@ -309,7 +311,7 @@ def annotator_note(session: Session, assignment: Assignment) -> str:
         .where(
             QcItem.query_id == assignment.query_id,
             QcItem.passage_id == assignment.passage_id,
-            QcRound.status == "reviewing",
+            QcRound.status == QcRoundStatus.REVIEWING,
         )
         .order_by(QcRound.id.desc())
         .limit(1)
@@ -436,20 +438,68 @@ def reviewed_counts(session: Session, qc_round: QcRound) -> dict[str, int]:
     A kept pair counts only for the reviewers this round gave it (:func:`round_reviews`), so a reviewer of an
     earlier round is not shown as having reviewed it again.
     """
-    labels = round_review_labels(session, qc_round)
-    kept = kept_in_round(session, qc_round)
-    sample = {
-        (q, p)
-        for q, p in session.execute(select(QcItem.query_id, QcItem.passage_id).where(QcItem.qc_round_id == qc_round.id))
-    }
-    tag = round_tag(session.get_one(Package, qc_round.package_id).name, qc_round.round_no)
-    holders = {
-        user
-        for q, p, user, assigned in session.execute(
-            select(Assignment.query_id, Assignment.passage_id, User.username, Assignment.package)
-            .join(User, User.id == Assignment.user_id)
-            .where(Assignment.purpose == "qc", Assignment.query_id.in_(sorted({q for q, _p in sample})))
-        )
-        if (q, p) in sample and ((q, p) not in kept or assigned == tag)
-    }
+    package = session.get_one(Package, qc_round.package_id)
+    return reviewed_by_round(session, [qc_round], {package.id: package.name})[qc_round.id]
+
+
+def reviewed_by_round(
+    session: Session, rounds: Sequence[QcRound], package_names: Mapping[int, str]
+) -> dict[int, dict[str, int]]:
+    """:func:`reviewed_counts` of every round in ``rounds``, from two reads whatever their number.
+
+    Parameters
+    ----------
+    session : Session
+        An open session.
+    rounds : sequence of QcRound
+        The rounds to count.
+    package_names : mapping of int to str
+        The name of each round's package (by package id): a round's assignments carry it in their tag.
+
+    Returns
+    -------
+    dict of int to dict of str to int
+        ``{round id: {reviewer: pairs of the round they labelled}}``, reviewers in name order.
+    """
+    if not rounds:
+        return {}
+    samples: dict[int, list[tuple[int, Pair]]] = {}  # package -> (round number, pair) of each of its rounds
+    for package_id, round_no, q, p in session.execute(
+        select(QcRound.package_id, QcRound.round_no, QcItem.query_id, QcItem.passage_id)
+        .join(QcItem, QcItem.qc_round_id == QcRound.id)
+        .where(QcRound.package_id.in_(sorted({r.package_id for r in rounds})))
+    ):
+        samples.setdefault(package_id, []).append((round_no, (q, p)))
+    queries = sorted({pair[0] for sampled in samples.values() for _n, pair in sampled})
+    # every QC assignment on those queries, with its judgments (none: a holder who has not answered yet)
+    rows = session.execute(
+        select(Assignment.query_id, Assignment.passage_id, User.username, Assignment.package)
+        .add_columns(Judgment.id, Judgment.action, Judgment.grade)
+        .join(User, User.id == Assignment.user_id)
+        .outerjoin(Judgment, Judgment.assignment_id == Assignment.id)
+        .where(Assignment.purpose == Purpose.QC, Assignment.query_id.in_(queries))
+    ).all()
+    judged = sorted((row for row in rows if row.id is not None), key=lambda row: row.id)
+    out = {}
+    for r in rounds:
+        sampled = samples.get(r.package_id, [])
+        sample = {pair for n, pair in sampled if n == r.round_no}
+        kept = sample & {pair for n, pair in sampled if n < r.round_no}
+        out[r.id] = _reviewed(sample, kept, round_tag(package_names[r.package_id], r.round_no), rows, judged)
+    return out
+
+
+def _reviewed(
+    sample: set[Pair], kept: set[Pair], tag: str, rows: Sequence[Any], judged: Sequence[Any]
+) -> dict[str, int]:
+    """One round's reviewers and their labelled pairs, from the QC assignments' ``rows`` (``judged``: oldest first)."""
+
+    def counts(q: int, p: int, assigned: str | None) -> bool:
+        # as round_reviews: a fresh pair counts every QC review, a kept pair only this round's
+        return (q, p) in sample and ((q, p) not in kept or assigned == tag)
+
+    labels = current_labels(
+        Event((q, p), user, act, g) for q, p, user, assigned, _id, act, g in judged if counts(q, p, assigned)
+    )
+    holders = {user for q, p, user, assigned, *_rest in rows if counts(q, p, assigned)}
     return {user: sum(1 for pair in sample if user in labels.get(pair, {})) for user in sorted(holders)}

@@ -33,6 +33,7 @@ from db.models import (
 )
 from db.queries import collection_id
 from db.review import standing_labels
+from db.vocab import Purpose
 
 # --------------------------------------------------------------------------- packages and QC
 
@@ -167,10 +168,10 @@ def qc_history(session: Session, package_id: int | None = None, *, collection: s
         query = query.join(Pool, Pool.id == Package.pool_id).where(
             Pool.collection_id == collection_id(session, collection)
         )
-    from db.qc_rounds import reviewed_counts  # builds on db.labelling, as this module does
+    from db.qc_rounds import reviewed_by_round  # builds on db.labelling, as this module does
 
     rows = session.execute(query).all()
-    reviewed = {r.id: reviewed_counts(session, r) for r, _package, _annotator in rows}
+    reviewed = reviewed_by_round(session, [r for r, _p, _a in rows], {r.package_id: name for r, name, _a in rows})
     out = []
     for r, package, annotator in rows:
         out.append(
@@ -258,7 +259,7 @@ def throughput(session: Session, collection: str) -> Throughput:
         entry = summary.setdefault(user, {"labels": 0, "pairs": 0, "qc_labels": 0, "skips": 0, "flags": 0, "undos": 0})
         if action == "label":
             entry["labels"] += 1
-            if purpose == "qc":
+            if purpose == Purpose.QC:
                 entry["qc_labels"] += 1
             daily[(_day(created), user)] += 1
             if ms is not None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import event, func, select
 
 from core.qc import round_seed, sample_for_qc
 from db.assignments import create_assignments
@@ -199,3 +199,32 @@ def test_a_label_changed_to_another_grade_than_the_reviewers_goes_to_a_new_revie
     assert first.note == (
         "The annotator changed their label from 1 to 2 after the last review. Their note: partly about the tower."
     )
+
+
+def _read_counting(store, read):
+    """``(SQL statements run, result)`` of ``read(session)`` in a read transaction."""
+    statements: list[str] = []
+
+    def count(_conn, _cursor, statement, *_args) -> None:
+        statements.append(statement)
+
+    event.listen(store.engine, "before_cursor_execute", count)
+    try:
+        with store.read() as s:
+            result = read(s)
+    finally:
+        event.remove(store.engine, "before_cursor_execute", count)
+    return len(statements), result
+
+
+def test_qc_history_reads_the_reviewers_of_every_round_in_the_same_queries(reworked):
+    store, users, package, _sampled_docs, kept = reworked
+    one_round, [first] = _read_counting(store, lambda s: qc_history(s, package))
+    assert first.reviewed == {"rev1": 5, "rev2": 5}
+    with store.write() as s:
+        start_qc_round(s, package, reviewers=["rev1", "rev2", "rev3"], sample_size=5, by=users["admin"])
+    _review(store, users["rev3"], {**TRUTH, kept: WRONG})
+    two_rounds, rows = _read_counting(store, lambda s: qc_history(s, package))
+    # the reviewers of all rounds come from the same reads: a round more costs no query more
+    assert two_rounds == one_round
+    assert [row.reviewed for row in rows] == [{"rev1": 5, "rev2": 5, "rev3": 1}, {"rev1": 0, "rev2": 0, "rev3": 6}]
