@@ -40,6 +40,7 @@ from db.queries import (
     load_run,
     relevance_level,
 )
+from db.suggestion_store import auto_tag_keys, suggested_tag, tag_run_id
 
 TAG_STATUSES = ("suggested", "confirmed", "rejected")
 TAG_SOURCES = ("auto", "analyst")
@@ -52,19 +53,6 @@ _IN_CHUNK = 500  # ids per IN (...) clause, well under SQLite's variable limit
 def _chunks(items: Sequence[str], size: int = _IN_CHUNK) -> Iterable[Sequence[str]]:
     for i in range(0, len(items), size):
         yield items[i : i + size]
-
-
-def _run_id(session: Session, cid: int, run_name: str | None) -> int | None:
-    if run_name is None:
-        return None
-    rid = session.scalar(  # a run still importing does not exist yet
-        select(RunRecord.id).where(
-            RunRecord.collection_id == cid, RunRecord.name == run_name, RunRecord.status == "ready"
-        )
-    )
-    if rid is None:
-        raise NotFound(f"no run named {run_name!r} in this collection")
-    return rid
 
 
 def _passages(session: Session, cid: int, doc_ids: Sequence[str]) -> dict[str, tuple[str, str, str | None, int | None]]:
@@ -249,32 +237,6 @@ def _suggest(
     )
 
 
-def _auto_tag_keys(session: Session, cid: int) -> set[tuple[str, str, str]]:
-    """``(qid, doc id, category)`` of every automatic tag of the collection, whatever its status."""
-    return {
-        (qid, doc_id, category)
-        for qid, doc_id, category in session.execute(
-            select(ErrorTag.query_id, ErrorTag.doc_id, ErrorTag.category).where(
-                ErrorTag.collection_id == cid, ErrorTag.source == "auto"
-            )
-        )
-    }
-
-
-def _suggested_tag(cid: int, rid: int | None, qid: str, doc_id: str, suggestion: Suggestion) -> ErrorTag:
-    """A detector's suggestion as an automatic tag awaiting an analyst (``status="suggested"``)."""
-    return ErrorTag(
-        collection_id=cid,
-        query_id=qid,
-        doc_id=doc_id,
-        run_id=rid,
-        category=suggestion.category,
-        status="suggested",
-        source="auto",
-        evidence=suggestion.to_dict(),
-    )
-
-
 def suggest_tags(
     session: Session,
     collection: str,
@@ -318,10 +280,10 @@ def suggest_tags(
         within one call.
     """
     cid = collection_id(session, collection)
-    rid = _run_id(session, cid, run_name)
+    rid = tag_run_id(session, cid, run_name)
     pairs = [p for p in pairs if p.get("text") is not None and p.get("query") is not None]
     documents = _earlier_chunks(session, cid, pairs)
-    existing = _auto_tag_keys(session, cid)
+    existing = auto_tag_keys(session, cid)
     stored = 0
     lexicon = collection_lexicon(session, collection) if lexicon is None else lexicon
     options = {"language": language, "term_frequencies": term_frequencies, "lexicon": lexicon, "encoder": encoder}
@@ -331,7 +293,7 @@ def suggest_tags(
             if key in existing:
                 continue
             existing.add(key)
-            session.add(_suggested_tag(cid, rid, key[0], key[1], s))
+            session.add(suggested_tag(cid, rid, key[0], key[1], s))
             stored += 1
     session.flush()
     return stored
@@ -396,7 +358,7 @@ def tag_pair(
         collection_id=cid,
         query_id=qid,
         doc_id=doc_id,
-        run_id=_run_id(session, cid, run_name),
+        run_id=tag_run_id(session, cid, run_name),
         category=category,
         status="confirmed",
         source="analyst",

@@ -43,7 +43,7 @@ from db.navigation import history, open_own_item, overview
 from db.package_qc import my_packages, resubmit_package
 from db.qc_rounds import waiting_on_flags
 from pooljudge.ui.annotate_component import show_queue, upcoming
-from pooljudge.ui.auth import _in_fragment_run, note_refused, require_role
+from pooljudge.ui.auth import in_fragment_run, note_refused, require_role
 from pooljudge.ui.common import flash, get_store, md_escape, show_flash
 from pooljudge.ui.highlight import highlighted_html, verbatim_html
 from pooljudge.ui.keys import KEEP_KEY, keys_text
@@ -211,7 +211,7 @@ def _duration(seconds: float) -> str:
 def _sync_guide(collection: str | None, scale: str) -> None:
     """Keep the guide of the item's collection and scale in the session; a change redraws the sidebar."""
     key = (collection, scale)
-    fragment_run = _in_fragment_run()
+    fragment_run = in_fragment_run()
     # a key press reads no guide; a whole run reads it again, so an admin's edit shows up
     if fragment_run and (state.get(GUIDE) or {}).get("key") == key:
         return
@@ -229,7 +229,7 @@ def _sync_keys(screen: str, scale: str) -> None:
     """Keep what the panel shows in the session for the sidebar's keys; a change redraws the sidebar."""
     changed = state.get(KEYS_SHOWN) != (screen, scale)
     state[KEYS_SHOWN] = (screen, scale)
-    if changed and _in_fragment_run():
+    if changed and in_fragment_run():
         st.rerun()  # the sidebar lives outside the fragment (P, B and the queue's end change the keys)
 
 

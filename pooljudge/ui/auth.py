@@ -94,7 +94,7 @@ def require_role(*roles: str) -> Account:
     """
     account = current_account()
     if account is None:
-        if _in_fragment_run():
+        if in_fragment_run():
             st.rerun()  # scope "app": the page is replaced by the login screen and its notice
         notice = st.session_state.get(_NOTICE)
         if notice:  # this browser was signed in a moment ago: say why it no longer is
@@ -234,7 +234,7 @@ def _cookie_token() -> str | None:
     return value if isinstance(value, str) and value else None  # AppTest's context is a stand-in
 
 
-def _in_fragment_run() -> bool:
+def in_fragment_run() -> bool:
     """Whether this script run reruns fragments only (then the login screen needs a full rerun)."""
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 
