@@ -10,15 +10,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
+from db.json_codec import from_json, to_json
 from db.models import ImportRecord, Job, utcnow
 from db.rowcount import rowcount
 
 STALE_AFTER = timedelta(seconds=120)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,14 @@ class JobInfo:
         beat = self.heartbeat_at if self.heartbeat_at.tzinfo else self.heartbeat_at.replace(tzinfo=UTC)
         return utcnow() - beat > STALE_AFTER
 
+    def params_as(self, cls: type[T]) -> T:
+        """The job's parameters as ``cls`` (e.g. :class:`pooljudge.pool_params.PoolJobParams`), from the stored JSON."""
+        return from_json(cls, self.params)
+
+    def result_as(self, cls: type[T]) -> T | None:
+        """The job's result as ``cls`` (e.g. :class:`pooljudge.pool_job.PoolResult`); None until it is done."""
+        return None if self.result is None else from_json(cls, self.result)
+
 
 def _info(job: Job) -> JobInfo:
     return JobInfo(
@@ -69,9 +79,9 @@ def _info(job: Job) -> JobInfo:
     )
 
 
-def create_job(session: Session, kind: str, params: dict[str, Any], *, collection_id: int | None = None) -> int:
-    """Queue a job; returns its id."""
-    job = Job(kind=kind, params=params, collection_id=collection_id, status="queued")
+def create_job(session: Session, kind: str, params: Any, *, collection_id: int | None = None) -> int:
+    """Queue a job with ``params`` (a dataclass or a JSON object, stored as JSON: :func:`db.json_codec.to_json`)."""
+    job = Job(kind=kind, params=to_json(params), collection_id=collection_id, status="queued")
     session.add(job)
     session.flush()
     return job.id
@@ -116,11 +126,12 @@ def report_progress(
     session.execute(update(Job).where(Job.id == job_id).values(**values))
 
 
-def finish_job(session: Session, job_id: int, result: dict[str, Any]) -> None:
+def finish_job(session: Session, job_id: int, result: Any) -> None:
+    """Mark a job done with ``result`` (a dataclass or a JSON object, stored as JSON: :func:`db.json_codec.to_json`)."""
     session.execute(
         update(Job)
         .where(Job.id == job_id)
-        .values(status="done", result=result, message="finished", finished_at=utcnow(), heartbeat_at=utcnow())
+        .values(status="done", result=to_json(result), message="finished", finished_at=utcnow(), heartbeat_at=utcnow())
     )
 
 

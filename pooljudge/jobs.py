@@ -7,19 +7,23 @@ row.  The CLI can run the same job in the foreground.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 import time
 import traceback
 from collections.abc import Callable
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from db.engine import Store
 from db.jobs import JobInfo, fail_job, finish_job, report_progress, start_job
 
-JobHandler = Callable[[Store, JobInfo, "Reporter"], dict[str, Any]]
+if TYPE_CHECKING:
+    from db.importer import ImportSummary
+
+JobHandler = Callable[[Store, JobInfo, "Reporter"], Any]
+"""A job kind's work: returns its result, a dataclass (or a JSON object) that :func:`db.jobs.finish_job` stores."""
 
 
 class Reporter:
@@ -69,7 +73,7 @@ IMPORT_STAGES = {
 }
 
 
-def run_import_job(store: Store, info: JobInfo, report: Reporter) -> dict[str, Any]:
+def run_import_job(store: Store, info: JobInfo, report: Reporter) -> ImportSummary:
     """The app's import: :func:`db.importer.import_path` with the job's params, progress into the job row.
 
     Params: ``format``, ``path``, ``collection``, ``merge`` (bool), ``qrels_name``, ``allow_unknown_ids`` (bool),
@@ -104,13 +108,21 @@ def run_import_job(store: Store, info: JobInfo, report: Reporter) -> dict[str, A
         uploads.discard(upload["dir"])
     with store.write() as session:  # the import history shows what was uploaded, not a removed temp folder
         relabel_import_source(session, str(path), f"upload: {upload['name']}")
-    # reader notes may quote the temp path too
-    return json.loads(
-        uploads.public_text(json.dumps(result), {json.dumps(k)[1:-1]: json.dumps(v)[1:-1] for k, v in names.items()})
+    return _public_summary(result, lambda text: uploads.public_text(text, names))
+
+
+def _public_summary(summary: ImportSummary, public: Callable[[str], str]) -> ImportSummary:
+    """``summary`` with ``public`` applied to its texts: reader notes and names may quote the upload's temp path."""
+    return replace(
+        summary,
+        collection=public(summary.collection),
+        qrels_version=None if summary.qrels_version is None else public(summary.qrels_version),
+        runs={public(name): n for name, n in summary.runs.items()},
+        notes=[public(note) for note in summary.notes],
     )
 
 
-def _import(store: Store, p: dict[str, Any], path: Any, report: Reporter) -> dict[str, Any]:
+def _import(store: Store, p: dict[str, Any], path: Any, report: Reporter) -> ImportSummary:
     from core.limits import allow_large_grades
     from db.importer import import_path
 
@@ -127,7 +139,7 @@ def _import(store: Store, p: dict[str, Any], path: Any, report: Reporter) -> dic
             run_name=p.get("run_name"),
             progress=lambda stage, done, total: report(done, total, IMPORT_STAGES.get(stage, stage)),
         )
-    return summary.as_dict()
+    return summary
 
 
 def error_text(exc: BaseException) -> str:
@@ -142,8 +154,12 @@ def error_text(exc: BaseException) -> str:
     return "".join(traceback.format_exception_only(type(exc), exc)).strip()
 
 
-def run_job(store: Store, job_id: int, *, echo: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Run a queued job to completion in this process; its row ends ``done`` or ``failed``."""
+def run_job(store: Store, job_id: int, *, echo: Callable[[str], None] | None = None) -> Any:
+    """Run a queued job to completion in this process; its row ends ``done`` or ``failed``.
+
+    Returns the handler's result as it made it (:class:`pooljudge.pool_job.PoolResult`,
+    :class:`db.importer.ImportSummary`, :class:`core.training.data.TrainResult`, ...); the row stores its JSON.
+    """
     with store.write() as session:
         info = start_job(session, job_id)
     handler = handlers().get(info.kind)

@@ -19,10 +19,90 @@ from db.engine import Store
 from pooljudge.corpus import Corpus, load_corpus
 from pooljudge.encoders import cross_encoder_for, encoder_for, resolve_model
 from pooljudge.pipeline import Progress, retrieve
-from pooljudge.pool_params import PoolJobParams, check_pool_params, selection_models
+from pooljudge.pool_params import PoolJobParams, check_pool_params
 
 NewRuns = dict[str, tuple[Run, dict[str, Any]]]
 """The job's new runs by name, each with the parameters stored with it."""
+
+
+@dataclass(frozen=True)
+class PoolStatisticsSummary:
+    """The pooled runs' contributions and overlap (:func:`core.pooling.pool_statistics`) kept in a job's result.
+
+    Attributes
+    ----------
+    runs : list of str
+        The pooled runs, the rows and columns of ``overlap``.
+    contributed, unique : dict of str to int
+        Per run, the pooled pairs it contributed, and those only it contributed.
+    overlap : list of list of float or None
+        Mean Jaccard overlap of two runs' pooled documents (None where undefined).
+    """
+
+    runs: list[str]
+    contributed: dict[str, int]
+    unique: dict[str, int]
+    overlap: list[list[float | None]]
+
+
+@dataclass(frozen=True)
+class ActiveCounts:
+    """What active selection kept and saved (:meth:`core.pooling.ActiveReport.as_dict`), in a job's result.
+
+    Attributes
+    ----------
+    kept : int
+        Pairs the model was unsure about (sent to annotation).
+    confident_relevant, confident_irrelevant : int
+        Pairs above and below the band (not annotated).
+    saved : int
+        Annotations saved: ``confident_relevant + confident_irrelevant``.
+    pairs : int
+        Pairs scored.
+    band : tuple of float
+        ``(low, high)``.
+    """
+
+    kept: int
+    confident_relevant: int
+    confident_irrelevant: int
+    saved: int
+    pairs: int
+    band: tuple[float, float]
+
+
+@dataclass(frozen=True)
+class PoolResult:
+    """What a pooling job made (:func:`run_pool_job`), stored as the job's result.
+
+    Attributes
+    ----------
+    pool : str
+        The saved pool's name.
+    runs : list of str
+        The pooled runs: the stored ones, then the new ones.
+    queries, pairs, selected, duplicates : int
+        Pooled queries and pairs, pairs selected for annotation, near-duplicates removed.
+    missing_documents : int
+        Pooled documents that are not in the store.
+    prelabels : int
+        Span-F1 pre-labels stored.
+    statistics : PoolStatisticsSummary
+        The runs' contributions and overlap.
+    active : ActiveCounts or None
+        Active selection's counts (None without active selection).
+    """
+
+    pool: str
+    runs: list[str]
+    queries: int
+    pairs: int
+    selected: int
+    duplicates: int
+    missing_documents: int
+    prelabels: int
+    statistics: PoolStatisticsSummary
+    active: ActiveCounts | None = None
 
 
 @dataclass
@@ -95,14 +175,14 @@ def pool_runs(p: PoolJobParams, runs: Mapping[str, Run], queries: Sequence[str])
     """Stage 3: the pool, by the job's method (:func:`core.pooling.pooling_method`)."""
     from core.pooling import pooling_method
 
-    return pooling_method(p.method)(runs, p.as_dict(), queries=queries)
+    return pooling_method(p.method)(runs, depth=p.depth, size=p.size, options=p.extra, queries=queries)
 
 
 def select_pairs(store: Store, p: PoolJobParams, pool, runs: Mapping[str, Run], corpus: Corpus, reporter) -> Selected:
     """Stage 4: the pairs to annotate (top N by runs or re-rankers, active selection, or all) and their scores."""
     from core import pooling
 
-    select_by = selection_models({"select_by": p.select_by})
+    select_by = p.rerankers()
     if p.select and select_by:  # DuReader-retrieval: the pool re-ranked by a cross-encoder ensemble, its top N
         reranked = rerank_pool(
             store, p.collection, pool, corpus, select_by, progress=reporter.stage_callback("re-ranking the pool")
@@ -147,8 +227,7 @@ def dedupe_selection(p: PoolJobParams, selection, corpus: Corpus, reporter):
     )
     lookup = dict(zip(wanted, vectors))
     selection = {q: [d for d in docs if d in lookup] for q, docs in selection.items()}
-    options = {k: v for k, v in p.dedupe.items() if k != "method"}
-    return dedupe_pool(selection, lookup, method=p.dedupe.get("method", "similarity"), **options)
+    return dedupe_pool(selection, lookup, **p.dedupe.options())
 
 
 def prelabel_pairs(p: PoolJobParams, pool, corpus: Corpus, reporter) -> list[tuple[str, str, float, dict[str, Any]]]:
@@ -212,7 +291,7 @@ def save_pool_and_runs(
 
     reporter(0, None, "saving the pool")
     as_tuples = {q: {d: [(c.run, c.rank, c.score) for c in cs] for d, cs in docs.items()} for q, docs in pool.items()}
-    params = {k: v for k, v in p.as_dict().items() if k not in ("collection", "name")} | {"runs": list(runs)}
+    params = {k: v for k, v in p.to_json().items() if k not in ("collection", "name")} | {"runs": list(runs)}
     if new_runs:
         reporter(0, None, "storing the new runs")
     staged = _stage_runs(store, p.collection, new_runs)
@@ -238,44 +317,40 @@ def save_pool_and_runs(
     return summary, n_prelabels
 
 
-def pool_result(
-    p: PoolJobParams, pool, runs: Mapping[str, Run], summary, n_prelabels: int, active: Any
-) -> dict[str, Any]:
-    """The job's result (JSON): the saved pool's sizes and its statistics (:func:`core.pooling.pool_statistics`)."""
+def pool_result(p: PoolJobParams, pool, runs: Mapping[str, Run], summary, n_prelabels: int, active: Any) -> PoolResult:
+    """The job's result: the saved pool's sizes and its statistics (:func:`core.pooling.pool_statistics`)."""
     from core.pooling import pool_statistics
 
     stats = pool_statistics(pool, runs)
-    result = {
-        "pool": p.name,
-        "runs": list(runs),
-        "queries": summary.queries,
-        "pairs": summary.pairs,
-        "selected": summary.selected,
-        "duplicates": summary.duplicates,
-        "missing_documents": summary.missing_documents,
-        "prelabels": n_prelabels,
-        "statistics": {
-            "runs": stats.runs,
-            "contributed": stats.contributed,
-            "unique": stats.unique,
-            "overlap": [[_finite(v) for v in row] for row in stats.overlap],
-        },
-    }
-    if active is not None:
-        result["active"] = active.as_dict()
-    return result
+    return PoolResult(
+        pool=p.name,
+        runs=list(runs),
+        queries=summary.queries,
+        pairs=summary.pairs,
+        selected=summary.selected,
+        duplicates=summary.duplicates,
+        missing_documents=summary.missing_documents,
+        prelabels=n_prelabels,
+        statistics=PoolStatisticsSummary(
+            runs=stats.runs,
+            contributed=stats.contributed,
+            unique=stats.unique,
+            overlap=[[_finite(v) for v in row] for row in stats.overlap],
+        ),
+        active=None if active is None else ActiveCounts(**{**active.as_dict(), "band": (active.low, active.high)}),
+    )
 
 
-def run_pool_job(store: Store, info, reporter) -> dict[str, Any]:
+def run_pool_job(store: Store, info, reporter) -> PoolResult:
     """Retrieve with new retrievers, pool them with stored runs, select, de-duplicate, pre-label, save.
 
-    ``info.params`` are the job's :class:`pooljudge.pool_params.PoolJobParams` as JSON.  Every
-    name is checked first (:func:`pooljudge.pool_params.check_pool_params`).  The result has
-    ``"active"`` (:meth:`core.pooling.ActiveReport.as_dict`) after active selection; selection
-    scores (the ensemble's normalised scores, or the active model's probabilities) are stored
-    with the selection.
+    ``info`` is the job (:class:`db.jobs.JobInfo`) whose parameters are a
+    :class:`pooljudge.pool_params.PoolJobParams`.  Every name is checked first
+    (:func:`pooljudge.pool_params.check_pool_params`).  The result's ``active`` counts active
+    selection; selection scores (the ensemble's normalised scores, or the active model's
+    probabilities) are stored with the selection.
     """
-    p = PoolJobParams.from_dict(info.params)
+    p = info.params_as(PoolJobParams)
     specs = check_pool_params(store, p, job_id=info.id)
     new_runs = retrieve_new_runs(store, p, specs, reporter)
     reporter(0, None, "pooling")

@@ -1,29 +1,76 @@
 """A pooling job's parameters (:class:`PoolJobParams`), built once by the CLI or the Pooling page, and their checks.
 
 The job itself (:func:`pooljudge.pool_job.run_pool_job`) reads the same dataclass back from
-the job's stored JSON (:meth:`PoolJobParams.from_dict`), so the three agree on every field.
+the job's stored JSON (:meth:`PoolJobParams.from_json`, used by :meth:`db.jobs.JobInfo.params_as`),
+so the three agree on every field.
 """
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
+from core.pooling import DEFAULT_DEPTH
 from db.engine import Store
 from pooljudge.encoders import resolve_model
 from pooljudge.retrievers import RetrieverSpec
 
 SELECT_METHODS = ("top", "active")
 DEFAULT_ACTIVE_BAND = (0.1, 0.9)
+DEDUPE_METHODS = ("similarity", "ward")
 _OPTIONAL = ("select_by", "select_method", "active_model", "active_band")
-"""Selection fields a job's JSON leaves out when unset (as it always has)."""
+"""Selection fields a job's JSON leaves out when unset (the stored rows' shape)."""
 
 
-@dataclass
+@dataclass(frozen=True)
+class Dedupe:
+    """Near-duplicate removal of a pool's selection (:func:`core.pooling.dedupe_pool`), as the CLI and the page ask.
+
+    Attributes
+    ----------
+    method : {"similarity", "ward"}
+        ``similarity``: drop a passage whose cosine with a kept one reaches ``threshold``; ``ward``: one passage
+        per Ward cluster cut at distance ``threshold``.
+    threshold : float
+        The cosine threshold (similarity) or the distance threshold (ward), at least 0.
+    """
+
+    method: str
+    threshold: float
+
+    def __post_init__(self) -> None:
+        if self.method not in DEDUPE_METHODS:
+            raise ValueError(f"near-duplicate removal must be similarity or ward, got {self.method!r}")
+        if not (isinstance(self.threshold, (int, float)) and math.isfinite(self.threshold) and self.threshold >= 0):
+            raise ValueError(f"the near-duplicate threshold must be a number >= 0, got {self.threshold!r}")
+
+    @classmethod
+    def parse(cls, text: str) -> Dedupe:
+        """From the CLI's ``METHOD:THRESHOLD`` (``similarity:0.95``, ``ward:0.3``)."""
+        method, _, value = text.partition(":")
+        try:
+            return cls(method, float(value))
+        except ValueError:
+            raise ValueError("--dedupe must be similarity:THRESHOLD or ward:DISTANCE, e.g. similarity:0.95") from None
+
+    def options(self) -> dict[str, Any]:
+        """:func:`core.pooling.dedupe_pool`'s keywords, which are also the job's stored JSON."""
+        key = "threshold" if self.method == "similarity" else "distance_threshold"
+        return {"method": self.method, key: self.threshold}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Dedupe:
+        """From a job's stored ``dedupe`` object (:meth:`options`; the method defaults to ``similarity``)."""
+        method = data.get("method", "similarity")
+        return cls(method, float(data["threshold" if method == "similarity" else "distance_threshold"]))
+
+
+@dataclass(frozen=True)
 class PoolJobParams:
-    """What a pooling job does (stored as the job's JSON parameters, see :meth:`as_dict`).
+    """What a pooling job does, stored as the job's JSON parameters (:meth:`to_json`, :meth:`from_json`).
 
     Attributes
     ----------
@@ -38,15 +85,16 @@ class PoolJobParams:
     method : str
         A pooling method of :data:`core.pooling.POOLING_METHODS` (``depth``, ``take``, ``rrf``, ``rbp``).
     depth, size : int
-        Depth pooling's depth (default 50); the per-query budget of the others (default: ``depth``).
+        Depth pooling's depth (:data:`core.pooling.DEFAULT_DEPTH`); the per-query budget of the others
+        (default: ``depth``).
     select : int or None
         Keep the top N per query (by the pooled runs, or by the ``select_by`` re-rankers); None: all.
     select_by : list of str or None
         Cross-encoders (folders or registered names) ranking the pool for ``select`` (DuReader-retrieval).
     select_method, active_model, active_band
         ``"active"`` with one cross-encoder and a probability band ``[low, high]`` (T2Ranking 4.4).
-    dedupe : dict or None
-        ``{"method": "similarity", "threshold": 0.95}`` or ``{"method": "ward", "distance_threshold": 0.3}``.
+    dedupe : Dedupe or None
+        Near-duplicate removal of the selection.
     prelabel : bool
         Span-F1 pre-labels for queries with answers.
     split : str or None
@@ -61,43 +109,52 @@ class PoolJobParams:
     runs: list[str] = field(default_factory=list)
     k: int = 100
     method: str = "depth"
-    depth: int = 50
+    depth: int = DEFAULT_DEPTH
     size: int | None = None
     select: int | None = None
     select_by: list[str] | None = None
     select_method: str | None = None
     active_model: str | None = None
     active_band: list[float] | None = None
-    dedupe: dict[str, Any] | None = None
+    dedupe: Dedupe | None = None
     prelabel: bool = False
     split: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_dict(cls, params: Mapping[str, Any]) -> PoolJobParams:
-        """From a job's JSON parameters (older jobs may lack any optional key)."""
+    def from_json(cls, params: Mapping[str, Any]) -> PoolJobParams:
+        """From a job's JSON parameters (a stored job may lack any optional key)."""
         known = {f.name for f in fields(cls)} - {"extra"}
         values = {k: v for k, v in params.items() if k in known and v is not None}
-        for key in ("k", "depth"):
+        for key in ("k", "depth", "size"):
             if key in values:
                 values[key] = int(values[key])
-        if "size" in values:
-            values["size"] = int(values["size"])
+        if "dedupe" in values:
+            values["dedupe"] = Dedupe.from_json(values["dedupe"])
         return cls(**values, extra={k: v for k, v in params.items() if k not in known})
 
-    def as_dict(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
         """The job's JSON parameters: every field, unset selection fields left out, ``extra`` merged in."""
-        out = {k: v for k, v in asdict(self).items() if k != "extra" and not (k in _OPTIONAL and v is None)}
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "extra" or (f.name in _OPTIONAL and value is None):
+                continue
+            out[f.name] = value.options() if isinstance(value, Dedupe) else copy.deepcopy(value)
         return out | self.extra
 
     @property
     def band(self) -> tuple[float, float]:
         """The active band, checked (:func:`active_band`)."""
-        return active_band(self.as_dict())
+        return active_band(self.active_band)
+
+    def rerankers(self) -> list[str]:
+        """The cross-encoders of ``select_by`` (checked, stripped), which rank the pool for ``select``."""
+        return _models_param(self.select_by, "select_by")
 
     def models(self) -> list[str]:
         """The cross-encoders the selection uses, as written: ``select_by``, then ``active_model``."""
-        return selection_models(self.as_dict())
+        return self.rerankers() + _models_param(self.active_model, "active_model")
 
 
 def _models_param(value: Any, what: str) -> list[str]:
@@ -110,29 +167,28 @@ def _models_param(value: Any, what: str) -> list[str]:
     return [m.strip() for m in value]
 
 
-def _select_n(params: Mapping[str, Any]) -> int | None:
-    select_n = params.get("select")
+def _select_n(select: int | None) -> int | None:
     try:
-        select_n = None if select_n is None else int(select_n)
+        select_n = None if select is None else int(select)
     except (TypeError, ValueError):
         select_n = -1
     if select_n is not None and select_n < 0:
-        raise ValueError(f"select must be a number of documents per query (or null), got {params.get('select')!r}")
+        raise ValueError(f"select must be a number of documents per query (or null), got {select!r}")
     return select_n
 
 
-def check_selection_params(params: Mapping[str, Any]) -> None:
+def check_selection_params(p: PoolJobParams) -> None:
     """Refuse selection parameters of a pooling job that cannot work together (before any work).
 
     ``select`` (top N per query) ranks by the pooled runs, or by the re-rankers of
     ``select_by``; ``select_method="active"`` needs ``active_model`` and an ``active_band``
     ``[low, high]`` with ``0 <= low < high <= 1`` and keeps every unsure pair (no ``select``).
     """
-    select_n = _select_n(params)
-    method = params.get("select_method") or "top"
+    select_n = _select_n(p.select)
+    method = p.select_method or "top"
     if method not in SELECT_METHODS:
         raise ValueError(f"unknown select_method {method!r}; expected {' or '.join(SELECT_METHODS)}")
-    select_by = _models_param(params.get("select_by"), "select_by")
+    select_by = _models_param(p.select_by, "select_by")
     if select_by and not select_n:
         raise ValueError("select_by (re-rank the pool with these models) needs select: the top N per query to keep")
     if method == "active":
@@ -143,21 +199,20 @@ def check_selection_params(params: Mapping[str, Any]) -> None:
             )
         if select_by:
             raise ValueError("select_by goes with select (top N by re-rankers), not with select_method 'active'")
-        if not _models_param(params.get("active_model"), "active_model"):
+        if not _models_param(p.active_model, "active_model"):
             raise ValueError(
                 "select_method 'active' needs active_model: the cross-encoder (folder or registered "
                 "name) that scores the pooled pairs"
             )
-        active_band(params)
+        active_band(p.active_band)
     else:
-        for key in ("active_model", "active_band"):
-            if params.get(key) is not None:
+        for key, value in (("active_model", p.active_model), ("active_band", p.active_band)):
+            if value is not None:
                 raise ValueError(f"{key} is only used with select_method 'active'")
 
 
-def active_band(params: Mapping[str, Any]) -> tuple[float, float]:
-    """A pooling job's ``active_band`` ``[low, high]`` (default ``[0.1, 0.9]``), checked: ``0 <= low < high <= 1``."""
-    band = params.get("active_band")
+def active_band(band: Any) -> tuple[float, float]:
+    """A pooling job's ``active_band`` ``[low, high]`` (None: ``[0.1, 0.9]``), checked: ``0 <= low < high <= 1``."""
     if band is None:
         return DEFAULT_ACTIVE_BAND
     try:
@@ -167,13 +222,6 @@ def active_band(params: Mapping[str, Any]) -> tuple[float, float]:
     if not (math.isfinite(low) and math.isfinite(high) and 0.0 <= low < high <= 1.0):
         raise ValueError(f"active_band must satisfy 0 <= low < high <= 1, got [{low:g}, {high:g}]")
     return low, high
-
-
-def selection_models(params: Mapping[str, Any]) -> list[str]:
-    """The cross-encoders a pooling job's selection uses, as written: ``select_by``, then ``active_model``."""
-    return _models_param(params.get("select_by"), "select_by") + _models_param(
-        params.get("active_model"), "active_model"
-    )
 
 
 def _new_run_names(specs: list[RetrieverSpec], run_names: list[str]) -> dict[str, RetrieverSpec]:
@@ -246,13 +294,14 @@ def _check_active_jobs(
     for job in jobs:
         if job.id == job_id or job.status not in ("queued", "running") or job.stale:
             continue
-        if job.params.get("name") == p.name:
+        other = job.params_as(PoolJobParams)
+        if other.name == p.name:
             raise ValueError(
                 f"pooling job {job.id} is already building pool {p.name!r}: wait for it (under Jobs below), "
                 "or give this pool another name"
             )
         try:
-            theirs = _new_run_names([RetrieverSpec.parse(s) for s in job.params.get("retrievers", [])], [])
+            theirs = _new_run_names([RetrieverSpec.parse(s) for s in other.retrievers], [])
         except ValueError:  # a job queued with specs that no longer parse fails on its own
             continue
         for name, spec in made_by.items():
@@ -280,7 +329,7 @@ def check_pool_params(
     from core.names import check_name
     from core.pooling import pooling_method
 
-    p = params if isinstance(params, PoolJobParams) else PoolJobParams.from_dict(params)
+    p = params if isinstance(params, PoolJobParams) else PoolJobParams.from_json(params)
     check_name(p.name, "pool name")
     pooling_method(p.method)
     specs = [RetrieverSpec.parse(s) for s in p.retrievers]
@@ -289,8 +338,7 @@ def check_pool_params(
     made_by = _new_run_names(specs, list(p.runs))
     _check_run_names(p.collection, made_by, list(p.runs), _run_status(store, p.collection, p.name))
     _check_active_jobs(store, p, made_by, job_id)
-    as_dict = p.as_dict()
-    check_selection_params(as_dict)
-    for model in selection_models(as_dict) + [m for spec in specs for m in spec.models]:
+    check_selection_params(p)
+    for model in p.models() + [m for spec in specs for m in spec.models]:
         resolve_model(store, p.collection, model)  # a registered name or an existing folder, else refused now
     return specs

@@ -16,7 +16,7 @@ def test_an_import_job_reports_stages_and_its_summary(store, tmp_path):
     with store.write() as s:
         job = create_job(s, "import", {"format": "msmarco", "path": str(corpus), "collection": "c"})
     result = run_job(store, job)
-    assert (result["collection"], result["passages_added"]) == ("c", 12_000)
+    assert (result.collection, result.passages_added) == ("c", 12_000)
     with store.read() as s:
         info = get_job(s, job)
         [collection] = list_collections(s)
@@ -51,10 +51,10 @@ def test_an_import_job_result_carries_the_level_and_the_readers_notes(store, tmp
     with store.write() as s:
         job = create_job(s, "import", {"format": "qa-jsonl", "path": str(_qa(tmp_path)), "collection": "rgb"})
     result = run_job(store, job)
-    assert (result["passages_added"], result["qrels_added"], result["relevance_level"]) == (2, 2, 1)
-    assert [n for n in result["notes"] if "answer1" in n] and result["unknown_passage_ids"] == 0
+    assert (result.passages_added, result.qrels_added, result.relevance_level) == (2, 2, 1)
+    assert [n for n in result.notes if "answer1" in n] and result.unknown_passage_ids == 0
     with store.read() as s:
-        assert get_job(s, job).result["notes"] == result["notes"]
+        assert get_job(s, job).result["notes"] == result.notes
 
 
 def test_an_import_job_refuses_unknown_ids_unless_its_params_allow_them(store, tmp_path):
@@ -71,7 +71,7 @@ def test_an_import_job_refuses_unknown_ids_unless_its_params_allow_them(store, t
     with store.write() as s:
         allowed = create_job(s, "import", {**params, "allow_unknown_ids": True, "run_name": "bm25"})
     result = run_job(store, allowed)
-    assert (result["runs"], result["unknown_query_ids"], result["unknown_passage_ids"]) == ({"bm25": 1}, 0, 1)
+    assert (result.runs, result.unknown_query_ids, result.unknown_passage_ids) == ({"bm25": 1}, 0, 1)
     with store.read() as s:
         assert get_job(s, refused).status == "failed" and get_job(s, allowed).status == "done"
 
@@ -105,7 +105,7 @@ def test_an_uploaded_beir_zip_and_trec_run_are_imported_and_their_staging_remove
 
     job, folder = _upload_job(store, tmp_path, "scifact.zip", _beir_zip(), format="beir", collection="sci")
     result = run_job(store, job)
-    assert (result["passages_added"], result["queries_added"], result["qrels_added"]) == (2, 1, 2)
+    assert (result.passages_added, result.queries_added, result.qrels_added) == (2, 1, 2)
     assert not folder.exists()
     job, folder = _upload_job(
         store,
@@ -116,7 +116,7 @@ def test_an_uploaded_beir_zip_and_trec_run_are_imported_and_their_staging_remove
         collection="sci",
         merge=True,
     )
-    assert run_job(store, job)["runs"] == {"bm25": 2}
+    assert run_job(store, job).runs == {"bm25": 2}
     assert not folder.exists()
     with store.read() as s:
         assert load_run(s, "sci", "bm25") == {"q1": {"d1": 2.0, "d2": 1.0}}

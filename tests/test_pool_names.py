@@ -179,7 +179,7 @@ def test_staged_runs_are_published_with_the_pool_or_dropped_on_both_backends(sto
     before = _runs(store)
     job = _pool_job(store, "p", "bm25:name=fresh")
     result = run_job(store, job)
-    assert result["runs"] == ["fresh"] and _runs(store) == (sorted([*before[0], "fresh"]), before[1] + 1)
+    assert result.runs == ["fresh"] and _runs(store) == (sorted([*before[0], "fresh"]), before[1] + 1)
 
     from db import pools
 

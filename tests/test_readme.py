@@ -14,7 +14,8 @@ def test_the_first_two_commands_are_make_run_and_make_test():
     first = re.search(r"```bash\n(.*?)```", README, re.S).group(1).splitlines()
     assert [line.split("#")[0].strip() for line in first] == ["make run", "make test"]
     makefile = (REPO / "Makefile").read_text(encoding="utf-8")
-    assert re.search(r"^run: setup$", makefile, re.M)
+    run_target = re.search(r"^run:(.*)$", makefile, re.M)
+    assert run_target and run_target.group(1).split() == ["setup"]
     # make test sets everything up first (the lint stage may sit among its prerequisites too)
     test_target = re.search(r"^test: (.*)$", makefile, re.M)
     assert test_target and {"setup", "chromium", "postgresql"} <= set(test_target.group(1).split())
@@ -35,8 +36,25 @@ def test_cli_examples_say_how_to_reach_the_venv_and_make_run_its_variables():
     assert "source .venv/bin/activate" in command_line[:600] and ".venv/bin/pooljudge" in command_line[:600]
     assert "make run PORT=8502 POOLJUDGE_DB=" in README
     makefile = (REPO / "Makefile").read_text(encoding="utf-8")
-    assert "PORT   ?= 8501" in makefile and "export POOLJUDGE_DB ?= $(CURDIR)/data/pooljudge.db" in makefile
+    defaults = makefile_defaults(makefile)
+    assert defaults["PORT"] == ("8501", False)
+    assert defaults["POOLJUDGE_DB"] == ("$(CURDIR)/data/pooljudge.db", True)  # exported: the app and CLI read it
     assert "torch==2.13.0" in makefile and "torch==2.13.0" in README and "CUDA build" in README
+
+
+def makefile_defaults(makefile: str) -> dict[str, tuple[str, bool]]:
+    """``{name: (value, exported)}`` of the Makefile's ``NAME ?= value`` lines, whatever their spacing."""
+    found = re.findall(r"^(export[ \t]+)?([A-Za-z_][A-Za-z0-9_]*)[ \t]*\?=[ \t]*(.*?)[ \t]*$", makefile, re.M)
+    return {name: (value, bool(export)) for export, name, value in found}
+
+
+def test_makefile_defaults_are_read_whatever_their_spacing():
+    text = "PORT ?=8501\nexport  POOLJUDGE_DB\t?= /x/y.db  \nPYTHON?=python3\nrun: setup\n"
+    assert makefile_defaults(text) == {
+        "PORT": ("8501", False),
+        "POOLJUDGE_DB": ("/x/y.db", True),
+        "PYTHON": ("python3", False),
+    }
 
 
 def test_pyproject_applies_without_a_deprecation_warning(monkeypatch):

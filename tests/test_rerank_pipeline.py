@@ -23,6 +23,7 @@ from core.types import CollectionSource, Passage, Query  # noqa: E402
 from db.engine import Store, sqlite_url  # noqa: E402
 from pooljudge.cli import main  # noqa: E402
 from pooljudge.pipeline import retrieve  # noqa: E402
+from pooljudge.pool_job import ActiveCounts  # noqa: E402
 from pooljudge.retrievers import RetrieverSpec, split_specs  # noqa: E402
 from tests.clirun import run_cli
 
@@ -461,15 +462,15 @@ def test_the_active_pool_job_on_sqlite_and_postgresql(store, models):
         job_id = create_job(s, "pool", params, collection_id=collection_id(s, "toy"))
     result = run_job(store, job_id)
     kept = {k for k, p in probs.items() if low <= p <= high}
-    assert result["active"] == {
-        "kept": len(kept),
-        "confident_relevant": sum(p > high for p in probs.values()),
-        "confident_irrelevant": sum(p < low for p in probs.values()),
-        "saved": len(probs) - len(kept),
-        "pairs": len(probs),
-        "band": [low, high],
-    }
-    assert result["selected"] == len(kept)
+    assert result.active == ActiveCounts(
+        kept=len(kept),
+        confident_relevant=sum(p > high for p in probs.values()),
+        confident_irrelevant=sum(p < low for p in probs.values()),
+        saved=len(probs) - len(kept),
+        pairs=len(probs),
+        band=(low, high),
+    )
+    assert result.selected == len(kept)
     with store.read() as s:
         _, selection = load_pool(s, "toy", "act")
     assert {(q, d) for q, docs in selection.items() for d in docs} == kept

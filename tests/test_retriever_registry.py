@@ -143,7 +143,7 @@ def test_pool_job_params_round_trip_through_the_jobs_json():
         active_band=[0.2, 0.7],
         extra={"rbp_p": 0.5},
     )
-    as_json = params.as_dict()
+    as_json = params.to_json()
     assert as_json == {
         "collection": "c",
         "name": "p",
@@ -162,20 +162,20 @@ def test_pool_job_params_round_trip_through_the_jobs_json():
         "split": None,
         "rbp_p": 0.5,
     }
-    assert PoolJobParams.from_dict(as_json) == params
+    assert PoolJobParams.from_json(as_json) == params
     assert (params.band, params.models()) == ((0.2, 0.7), ["ce"])
     # an older job's JSON without the optional keys reads with the defaults; unset selection keys stay out
-    old = PoolJobParams.from_dict({"collection": "c", "name": "p", "runs": ["r"], "depth": "5"})
+    old = PoolJobParams.from_json({"collection": "c", "name": "p", "runs": ["r"], "depth": "5"})
     assert (old.depth, old.k, old.method, old.size) == (5, 100, "depth", None)
-    assert "select_by" not in old.as_dict() and "select_method" not in old.as_dict()
+    assert "select_by" not in old.to_json() and "select_method" not in old.to_json()
 
 
 def test_registered_methods_read_their_budget_and_options_from_the_job():
     runs = {"a": {"q": {"d1": 3.0, "d2": 2.0, "d3": 1.0}}, "b": {"q": {"d3": 3.0, "d4": 2.0}}}
-    assert set(POOLING_METHODS["depth"](runs, {"depth": 1, "size": 3})["q"]) == {"d1", "d3"}  # depth ignores size
-    assert set(POOLING_METHODS["take"](runs, {"depth": 2, "size": None})["q"]) == {"d1", "d3"}  # size: the depth
-    assert set(POOLING_METHODS["take"](runs, {"depth": 2, "size": 3})["q"]) == {"d1", "d3", "d2"}
+    assert set(POOLING_METHODS["depth"](runs, depth=1, size=3)["q"]) == {"d1", "d3"}  # depth ignores size
+    assert set(POOLING_METHODS["take"](runs, depth=2, size=None)["q"]) == {"d1", "d3"}  # size: the depth
+    assert set(POOLING_METHODS["take"](runs, depth=2, size=3)["q"]) == {"d1", "d3", "d2"}
     # rbp_p reaches rbp_pool's p: with p=0.1 rank 1 outweighs everything, so d1 and d3 (rank 1 of a, b) lead
-    assert set(POOLING_METHODS["rbp"](runs, {"size": 2, "rbp_p": 0.1})["q"]) == {"d1", "d3"}
+    assert set(POOLING_METHODS["rbp"](runs, size=2, options={"rbp_p": 0.1})["q"]) == {"d1", "d3"}
     with pytest.raises(ValueError, match="unknown pooling method 'borda'; expected depth, take, rrf or rbp"):
         pooling_method("borda")

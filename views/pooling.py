@@ -4,14 +4,14 @@ import pandas as pd
 import plotly.express as px
 import streamlit as st
 
-from core.pooling import POOLING_METHODS
+from core.pooling import DEFAULT_DEPTH, POOLING_METHODS
 from db.jobs import create_job
 from db.pools import list_pools
 from db.queries import collection_id
 from pooljudge.encoders import default_model_name
 from pooljudge.jobs import error_text, launch
-from pooljudge.pool_job import stored_pool_statistics
-from pooljudge.pool_params import DEFAULT_ACTIVE_BAND, PoolJobParams, check_pool_params
+from pooljudge.pool_job import PoolResult, stored_pool_statistics
+from pooljudge.pool_params import DEFAULT_ACTIVE_BAND, Dedupe, PoolJobParams, check_pool_params
 from pooljudge.retrievers import RetrieverSpec, split_specs
 from pooljudge.ui.auth import require_role
 from pooljudge.ui.common import blank_missing, collection_box, collections_or_stop, get_store, md_escape
@@ -82,7 +82,7 @@ with st.expander("Start a new pool", expanded=True):
             help="depth: union of every run's top k (TREC); take: Take@N, a fixed budget per query "
             "filled rank by rank; rrf/rbp: the best-fused documents per query",
         )
-        depth = right.number_input("Depth k / pool size per query", min_value=1, max_value=1000, value=50)
+        depth = right.number_input("Depth k / pool size per query", min_value=1, max_value=1000, value=DEFAULT_DEPTH)
         hits = left.number_input("Hits per new retriever", min_value=1, max_value=1000, value=100)
         selection_kind = st.radio(
             "Selection",
@@ -126,6 +126,7 @@ with st.expander("Start a new pool", expanded=True):
         except ValueError as exc:
             st.error(md_escape(str(exc)))
         else:
+            active = selection_kind == "active"
             params = PoolJobParams(
                 collection=info.name,
                 name=name.strip(),
@@ -136,28 +137,20 @@ with st.expander("Start a new pool", expanded=True):
                 depth=int(depth),
                 size=int(depth),
                 select=int(select) if selection_kind.startswith("top N") else None,
-                dedupe=None
-                if dedupe == "none"
-                else (
-                    {"method": "similarity", "threshold": threshold}
-                    if dedupe == "similarity"
-                    else {"method": "ward", "distance_threshold": threshold}
-                ),
+                select_by=models if selection_kind == "top N by re-ranker" else None,
+                select_method="active" if active else None,
+                active_model=models[0] if active else None,
+                active_band=list(band) if active else None,
+                dedupe=None if dedupe == "none" else Dedupe(dedupe, threshold),
                 prelabel=prelabel,
             )
-            if selection_kind == "top N by re-ranker":
-                params.select_by = models
-            elif selection_kind == "active":
-                params.select_method, params.active_model, params.active_band = "active", models[0], list(band)
             try:  # every name before a job is queued: a taken one is refused before any retrieval
                 check_pool_params(store, params)
             except (ValueError, LookupError) as exc:
                 st.error(md_escape(error_text(exc)))
             else:
                 with store.write() as session:
-                    job_id = create_job(
-                        session, "pool", params.as_dict(), collection_id=collection_id(session, info.name)
-                    )
+                    job_id = create_job(session, "pool", params, collection_id=collection_id(session, info.name))
                 launch(store, job_id)
                 st.toast(f"Pooling job {job_id} started")
 
@@ -168,7 +161,7 @@ def job_progress(collection_name: str) -> None:
         store,
         "pool",
         collection_name,
-        label=lambda job: f"Job {job.id} · pool {md_escape(job.params.get('name', '?'))}",
+        label=lambda job: f"Job {job.id} · pool {md_escape(job.params_as(PoolJobParams).name)}",
         result=_pool_summary,
         state_key="pool_jobs_running",
         idle="No pooling job running.",
@@ -177,28 +170,27 @@ def job_progress(collection_name: str) -> None:
 
 
 def _pool_summary(job) -> str:
-    r = job.result
+    r = job.result_as(PoolResult)
     return (
-        f"{r['pairs']:,} pairs, {r['selected']:,} selected, {r['duplicates']} near-duplicates removed, "
-        f"{r['prelabels']} pre-labels"
+        f"{r.pairs:,} pairs, {r.selected:,} selected, {r.duplicates} near-duplicates removed, {r.prelabels} pre-labels"
     )
 
 
 def _active_selection(job) -> None:
-    if job.params.get("select_method") != "active":
+    p = job.params_as(PoolJobParams)
+    if p.select_method != "active":
         return
     if job.status in ("queued", "running") and not job.stale:
-        low, high = job.params.get("active_band") or DEFAULT_ACTIVE_BAND
+        low, high = p.active_band or DEFAULT_ACTIVE_BAND
         st.caption(
-            f"Active selection with {md_escape(str(job.params.get('active_model')))}: pairs with "
+            f"Active selection with {md_escape(str(p.active_model))}: pairs with "
             f"probability in [{low:g}, {high:g}] go to annotation"
         )
-    elif job.status == "done" and job.result and job.result.get("active"):
-        a = job.result["active"]
+    elif job.status == "done" and job.result and (a := job.result_as(PoolResult).active) is not None:
         st.info(
-            f"Active selection: kept {a['kept']:,} of {a['pairs']:,} pairs, saved {a['saved']:,} "
-            f"({a['confident_relevant']:,} confidently relevant, {a['confident_irrelevant']:,} "
-            f"confidently not; band [{a['band'][0]:g}, {a['band'][1]:g}])"
+            f"Active selection: kept {a.kept:,} of {a.pairs:,} pairs, saved {a.saved:,} "
+            f"({a.confident_relevant:,} confidently relevant, {a.confident_irrelevant:,} "
+            f"confidently not; band [{a.band[0]:g}, {a.band[1]:g}])"
         )
 
 

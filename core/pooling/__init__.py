@@ -44,12 +44,19 @@ from __future__ import annotations
 
 from core.pooling.dedupe import EmbeddingsLookup, dedupe_by_clustering, dedupe_by_similarity, dedupe_pool
 from core.pooling.methods import depth_pool, rbp_pool, rbp_priorities, rrf_pool, rrf_priorities, take_pool
-from core.pooling.registry import POOLING_METHODS, PoolingMethod, pooling_method, register_pooling_method
+from core.pooling.registry import (
+    DEFAULT_DEPTH,
+    POOLING_METHODS,
+    PoolingMethod,
+    pooling_method,
+    register_pooling_method,
+)
 from core.pooling.selection import ActiveReport, ensemble_scores, select_all, select_top, select_uncertain
 from core.pooling.statistics import PoolStatistics, pool_statistics
 from core.pooling.types import Contribution, Pool, Selection
 
 __all__ = [
+    "DEFAULT_DEPTH",
     "Contribution",
     "EmbeddingsLookup",
     "Pool",

@@ -15,6 +15,9 @@ from core.fusion import RunsArg
 from core.pooling.methods import depth_pool, rbp_pool, rrf_pool, take_pool
 from core.pooling.types import Pool
 
+DEFAULT_DEPTH = 50
+"""Depth pooling's depth when a job names none (the CLI's ``--depth``, the Pooling page, the job's parameters)."""
+
 
 @dataclass(frozen=True)
 class PoolingMethod:
@@ -39,12 +42,24 @@ class PoolingMethod:
     budget: str = "size"
     options: Mapping[str, tuple[str, type, Any]] = field(default_factory=dict)
 
-    def __call__(self, runs: RunsArg, params: Mapping[str, Any], *, queries: Sequence[str] | None = None) -> Pool:
-        """Pool ``runs`` with a job's ``params`` (``depth``, default 50; ``size``; this method's options)."""
-        depth = int(params.get("depth") or 50)
-        n = depth if self.budget == "depth" or params.get("size") is None else int(params["size"])
+    def __call__(
+        self,
+        runs: RunsArg,
+        *,
+        depth: int = DEFAULT_DEPTH,
+        size: int | None = None,
+        options: Mapping[str, Any] | None = None,
+        queries: Sequence[str] | None = None,
+    ) -> Pool:
+        """Pool ``runs`` with a job's ``depth``, ``size`` and further ``options`` (``{job_key: value}``).
+
+        ``n`` is ``depth`` for a method whose budget is the depth, else ``size`` (``depth`` when None);
+        each of this method's :attr:`options` takes its value from ``options``, or its default.
+        """
+        n = depth if self.budget == "depth" or size is None else size
+        given = options or {}
         kwargs = {
-            keyword: typ(params[key] if params.get(key) is not None else default)
+            keyword: typ(given[key] if given.get(key) is not None else default)
             for key, (keyword, typ, default) in self.options.items()
         }
         return self.pool(runs, n, queries=queries, **kwargs)

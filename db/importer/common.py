@@ -6,7 +6,7 @@ import dataclasses
 import re
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import timedelta
 from itertools import islice
 from typing import Any, TypeVar
@@ -66,21 +66,8 @@ class ImportSummary:
     """What the reader accepted but the user should hear about, and what the importer could not check."""
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "collection": self.collection,
-            "passages_added": self.passages_added,
-            "passages_skipped": self.passages_skipped,
-            "queries_added": self.queries_added,
-            "queries_skipped": self.queries_skipped,
-            "qrels_added": self.qrels_added,
-            "qrels_skipped": self.qrels_skipped,
-            "qrels_version": self.qrels_version,
-            "runs": dict(self.runs),
-            "relevance_level": self.relevance_level,
-            "unknown_query_ids": self.unknown_query_ids,
-            "unknown_passage_ids": self.unknown_passage_ids,
-            "notes": list(self.notes),
-        }
+        """Every field as JSON-ready data (the import history's counts; a job stores it through :mod:`db.json_codec`)."""
+        return asdict(self)
 
 
 @dataclass(frozen=True)

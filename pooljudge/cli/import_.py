@@ -76,25 +76,24 @@ def run(args: argparse.Namespace) -> int:
                 level=args.level,
                 run_name=args.run_name,
             )
-    s = summary.as_dict()
-    runs = ", ".join(f"{name!r} ({n} entries)" for name, n in s["runs"].items()) or "none"
+    s = summary
+    runs = ", ".join(f"{name!r} ({n} entries)" for name, n in s.runs.items()) or "none"
     unknown = [
         f"{n} {kind} id{'s' * (n != 1)}"
-        for kind, n in (("query", s["unknown_query_ids"]), ("passage", s["unknown_passage_ids"]))
+        for kind, n in (("query", s.unknown_query_ids), ("passage", s.unknown_passage_ids))
         if n
     ]
     print(
-        f"collection {s['collection']!r}: {s['passages_added']} passages, {s['queries_added']} queries, "
-        f"{s['qrels_added']} qrels entries added"
+        f"collection {s.collection!r}: {s.passages_added} passages, {s.queries_added} queries, "
+        f"{s.qrels_added} qrels entries added"
         + (
-            f" ({s['passages_skipped']} passages, {s['queries_skipped']} queries, {s['qrels_skipped']} qrels "
-            "already present)"
+            f" ({s.passages_skipped} passages, {s.queries_skipped} queries, {s.qrels_skipped} qrels already present)"
             if args.merge
             else ""
         )
-        + f"; runs: {runs}; relevance level {s['relevance_level']}"
+        + f"; runs: {runs}; relevance level {s.relevance_level}"
         + (f"; kept unknown {' and '.join(unknown)}" if unknown else "")
     )
-    for note in s["notes"]:
+    for note in s.notes:
         print(f"note: {note}")
     return 0

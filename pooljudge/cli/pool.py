@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from pooljudge.cli.common import RETRIEVER_HELP, open_store
+
+if TYPE_CHECKING:
+    from pooljudge.pool_job import PoolResult
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the `pool` command: pooling, selection, de-duplication and pre-labels."""
-    from core.pooling import POOLING_METHODS  # read when the parser is built: a registered method is a choice
+    from core.pooling import DEFAULT_DEPTH, POOLING_METHODS  # read when the parser is built: a method is a choice
 
     p = sub.add_parser("pool", help="pool runs (and new retrievers) into pairs to annotate, with provenance")
     p.add_argument("--collection", "-c", required=True)
@@ -25,7 +29,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="depth: top-k union (TREC); take: Take@N, a budget of --size per query filled rank by rank; "
         "rrf/rbp: the --size best documents by fused priority",
     )
-    p.add_argument("--depth", type=int, default=50, help="depth pooling: top DEPTH of every run (default 50)")
+    p.add_argument(
+        "--depth",
+        type=int,
+        default=DEFAULT_DEPTH,
+        help=f"depth pooling: top DEPTH of every run (default {DEFAULT_DEPTH})",
+    )
     p.add_argument("--size", type=int, help="take/rrf/rbp pooling: pool size per query (default: --depth)")
     p.add_argument(
         "--select",
@@ -61,15 +70,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def _pool_params(args: argparse.Namespace):
     """The pooling job's :class:`pooljudge.pool_params.PoolJobParams` from the command line."""
-    from pooljudge.pool_params import PoolJobParams
+    from pooljudge.pool_params import Dedupe, PoolJobParams
 
-    dedupe = None
-    if args.dedupe:
-        method, _, value = args.dedupe.partition(":")
-        if method not in ("similarity", "ward") or not value:
-            raise ValueError("--dedupe must be similarity:THRESHOLD or ward:DISTANCE, e.g. similarity:0.95")
-        key = "threshold" if method == "similarity" else "distance_threshold"
-        dedupe = {"method": method, key: float(value)}
     return PoolJobParams(
         collection=args.collection,
         name=args.name,
@@ -80,7 +82,7 @@ def _pool_params(args: argparse.Namespace):
         depth=args.depth,
         size=args.size,
         select=args.select,
-        dedupe=dedupe,
+        dedupe=Dedupe.parse(args.dedupe) if args.dedupe else None,
         prelabel=args.prelabel,
         split=args.split,
         **_selection_params(args),
@@ -115,23 +117,23 @@ def run(args: argparse.Namespace) -> int:
     params = _pool_params(args)
     check_pool_params(store, params)  # every name, before a job is queued (the job checks them again)
     with store.write() as session:
-        job_id = create_job(session, "pool", params.as_dict(), collection_id=collection_id(session, args.collection))
+        job_id = create_job(session, "pool", params, collection_id=collection_id(session, args.collection))
     result = run_job(store, job_id, echo=None if args.quiet else (lambda m: print(m, file=sys.stderr)))
-    print(
-        f"pool {result['pool']!r} (job {job_id}): {result['pairs']} pairs over {result['queries']} queries from "
-        f"{', '.join(result['runs'])}; {result['selected']} selected for annotation, {result['duplicates']} near-duplicates "
-        f"removed, {result['prelabels']} pre-labels"
-        + (
-            f"; {result['missing_documents']} pooled documents are not in the store"
-            if result["missing_documents"]
-            else ""
-        )
-    )
-    if "active" in result:
-        a = result["active"]
-        print(
-            f"active selection: kept {a['kept']} of {a['pairs']} pairs, saved {a['saved']} "
-            f"({a['confident_relevant']} confidently relevant, {a['confident_irrelevant']} confidently not; "
-            f"band [{a['band'][0]:g}, {a['band'][1]:g}])"
-        )
+    _print_result(result, job_id)
     return 0
+
+
+def _print_result(result: PoolResult, job_id: int) -> None:
+    print(
+        f"pool {result.pool!r} (job {job_id}): {result.pairs} pairs over {result.queries} queries from "
+        f"{', '.join(result.runs)}; {result.selected} selected for annotation, {result.duplicates} near-duplicates "
+        f"removed, {result.prelabels} pre-labels"
+        + (f"; {result.missing_documents} pooled documents are not in the store" if result.missing_documents else "")
+    )
+    if result.active is not None:
+        a = result.active
+        print(
+            f"active selection: kept {a.kept} of {a.pairs} pairs, saved {a.saved} "
+            f"({a.confident_relevant} confidently relevant, {a.confident_irrelevant} confidently not; "
+            f"band [{a.band[0]:g}, {a.band[1]:g}])"
+        )
