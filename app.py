@@ -11,6 +11,7 @@ from it, skipping this entry point.
 
 import streamlit as st
 
+from db.vocab import Role
 from pooljudge.ui.auth import (
     current_account,
     login_form,
@@ -39,8 +40,8 @@ PAGES = {
     "manage": st.Page("views/manage.py", title="Manage", icon=":material/inventory_2:"),
     "models": st.Page("views/models.py", title="Models", icon=":material/model_training:"),
 }
-BY_ROLE = {
-    "admin": [
+BY_ROLE: dict[str, list[str]] = {
+    Role.ADMIN: [
         "home",
         "import",
         "pooling",
@@ -55,8 +56,8 @@ BY_ROLE = {
         "manage",
         "models",
     ],
-    "reviewer": ["home", "annotate", "review", "metrics", "errors", "statistics", "simulation", "runs"],
-    "annotator": ["annotate"],
+    Role.REVIEWER: ["home", "annotate", "review", "metrics", "errors", "statistics", "simulation", "runs"],
+    Role.ANNOTATOR: ["annotate"],
 }
 
 store = get_store()
@@ -72,7 +73,7 @@ if account is None:
     st.stop()
 
 pages = [PAGES[name] for name in BY_ROLE[account.role]]
-if account.role == "annotator":
+if account.role == Role.ANNOTATOR:
     pages[0] = st.Page("views/annotate.py", title="Annotate", icon=":material/edit_note:", default=True)
 with st.sidebar:
     # the username is untrusted text: escaped, so Markdown in it (links, images) shows literally

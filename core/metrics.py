@@ -110,7 +110,9 @@ from core.types import Qrels, Run
 from core.validators import int_in_range, is_integer, non_negative_int
 
 __all__ = [
+    "DEFAULT_MEASURES",
     "MAX_EXP_GRADE",
+    "MEASURE_CHOICES",
     "MEASURE_NAMES",
     "Measure",
     "evaluate",
@@ -120,6 +122,13 @@ __all__ = [
 ]
 
 MAX_EXP_GRADE = 16
+
+DEFAULT_MEASURES: tuple[str, ...] = ("nDCG@10", "MRR@10", "R@100", "MAP", "Judged@10")
+"""What is reported unless the user names measures: ``pooljudge eval``, the Metrics page's selection, and
+the Error analysis page's first choice.  ``Judged@10`` is there because pooled qrels are incomplete: a run
+whose top ten were never judged scores low for want of labels, not of relevance."""
+MEASURE_CHOICES: tuple[str, ...] = (*DEFAULT_MEASURES, "P@10", "Success@10", "R@10", "nDCG_exp@10", "RR", "Rprec")
+"""The measures the pages offer, the defaults first."""
 
 LARGE_GRADE = 1_000_000
 """Above this grade :func:`evaluate` warns: trec_eval allocates 8 bytes per

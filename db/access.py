@@ -13,18 +13,19 @@ from collections.abc import Sequence
 from sqlalchemy.orm import Session
 
 from db.models import User
+from db.vocab import PackageStatus, Purpose, Role
 
 # who may store a judgment on an assignment of each purpose (checked against the store in the write itself)
-LABEL_ROLES = {
-    "label": ("annotator", "reviewer", "admin"),
-    "fourth": ("annotator", "reviewer", "admin"),
-    "qc": ("reviewer", "admin"),
+LABEL_ROLES: dict[str, tuple[Role, ...]] = {
+    Purpose.LABEL: (Role.ANNOTATOR, Role.REVIEWER, Role.ADMIN),
+    Purpose.FOURTH: (Role.ANNOTATOR, Role.REVIEWER, Role.ADMIN),
+    Purpose.QC: (Role.REVIEWER, Role.ADMIN),
 }
 ANY_LABEL_ROLE = tuple(sorted({role for roles in LABEL_ROLES.values() for role in roles}))
-REVIEW_ROLES = ("reviewer", "admin")
-ADMIN_ROLES = ("admin",)
-LABELLING = ("label", "fourth")  # assignment purposes whose labels decide final labels (QC labels do not)
-OPEN_PACKAGE = ("open", "revise")  # package statuses whose items are still labelled
+REVIEW_ROLES = (Role.REVIEWER, Role.ADMIN)
+ADMIN_ROLES = (Role.ADMIN,)
+LABELLING = (Purpose.LABEL, Purpose.FOURTH)  # assignment purposes whose labels decide final labels (QC labels do not)
+OPEN_PACKAGE = (PackageStatus.OPEN, PackageStatus.REVISE)  # package statuses whose items are still labelled
 
 
 class Forbidden(PermissionError):

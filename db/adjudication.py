@@ -26,6 +26,7 @@ from db.access import ADMIN_ROLES, LABEL_ROLES, LABELLING, REVIEW_ROLES, require
 from db.models import Assignment, LabelOverride, Package, Passage, Pool, PoolAdjudicator, PoolEntry, QueryRecord, User
 from db.queries import NotFound, collection_id
 from db.resolution import add_fourth, override_label, pair_labels, pair_scale
+from db.vocab import Purpose
 
 __all__ = [
     "assign_adjudication",
@@ -103,7 +104,7 @@ def set_pool_adjudicators(
     missing = [n for n in names if n not in users]
     if missing:
         raise NotFound(f"no accounts named {', '.join(missing)}")
-    unfit = [n for n in names if not users[n][1] or users[n][2] not in LABEL_ROLES["fourth"]]
+    unfit = [n for n in names if not users[n][1] or users[n][2] not in LABEL_ROLES[Purpose.FOURTH]]
     if unfit:
         raise ValueError(f"not active accounts that may adjudicate: {', '.join(unfit)}")
     session.execute(delete(PoolAdjudicator).where(PoolAdjudicator.pool_id == row.id))
@@ -162,7 +163,7 @@ def eligible_adjudicators(session: Session, query_id: int, passage_id: int) -> l
         set(
             session.scalars(
                 select(User.username).where(
-                    User.username.in_(wanted), User.active, User.role.in_(LABEL_ROLES["fourth"])
+                    User.username.in_(wanted), User.active, User.role.in_(LABEL_ROLES[Purpose.FOURTH])
                 )
             )
         )
@@ -187,7 +188,9 @@ def _assign_one(session: Session, query_id: int, passage_id: int, username: str,
     # so a label and a reassignment never cross: one waits for the other and sees it
     fourth = session.scalar(
         select(Assignment)
-        .where(Assignment.query_id == query_id, Assignment.passage_id == passage_id, Assignment.purpose == "fourth")
+        .where(
+            Assignment.query_id == query_id, Assignment.passage_id == passage_id, Assignment.purpose == Purpose.FOURTH
+        )
         .with_for_update()
     )
     if (

@@ -30,6 +30,7 @@ from db.models import (
     User,
 )
 from db.queries import NotFound, collection_id
+from db.vocab import Purpose, Role
 
 # --------------------------------------------------------------------------- assignment
 
@@ -43,7 +44,7 @@ class AssignmentSummary:
 
 
 def _annotators(session: Session, names: Sequence[str] | None) -> dict[str, int]:
-    query = select(User.username, User.id).where(User.active, User.role == "annotator")
+    query = select(User.username, User.id).where(User.active, User.role == Role.ANNOTATOR)
     if names is not None:
         query = query.where(User.username.in_(list(names)))
     found = dict(session.execute(query).all())
@@ -146,7 +147,7 @@ def _store_tasks(
                     "package_id": package_ids[t.package],
                     "order_index": t.order,
                     "seed": t.seed,
-                    "purpose": "label",
+                    "purpose": Purpose.LABEL,
                 }
                 for t in tasks
             ],

@@ -41,7 +41,10 @@ from db.models import (
     QueryRecord,
     User,
 )
+from db.own_judgments import own_log
+from db.qc_rounds import annotator_note
 from db.resolution import pair_scale, resolve_pair
+from db.vocab import JudgmentAction, Purpose, QcRoundStatus
 
 # --------------------------------------------------------------------------- judging
 
@@ -66,38 +69,6 @@ class Item:
     """For a QC reviewer of a label the annotator kept after rework: that label and the annotator's note."""
 
 
-OwnEvent = tuple[int, str, int | None]
-"""``(assignment id, action, grade)``: one judgment of a user's own log."""
-
-
-def own_events(session: Session, user_id: int, wanted: set[int] | None) -> list[OwnEvent]:
-    """The user's judgments on assignments, oldest first; those on ``wanted`` at least (None: all)."""
-    query = select(Judgment.assignment_id, Judgment.action, Judgment.grade).where(
-        Judgment.user_id == user_id, Judgment.assignment_id.is_not(None)
-    )
-    if wanted is not None and len(wanted) <= 500:  # a long IN list costs more than reading the user's log
-        query = query.where(Judgment.assignment_id.in_(sorted(wanted)))
-    return [
-        (aid, action, grade) for aid, action, grade in session.execute(query.order_by(Judgment.id)) if aid is not None
-    ]
-
-
-def standing_by_assignment(events: Sequence[OwnEvent]) -> dict[int, int]:
-    """One user's standing label per assignment id from their own log (relabels and undos replayed).
-
-    In the order of each assignment's first event; assignments whose every label was undone are absent.
-    """
-    labels = current_labels(Event(aid, "me", action, grade) for aid, action, grade in events)
-    return {aid: labels[aid]["me"] for aid in dict.fromkeys(aid for aid, _a, _g in events) if aid in labels}
-
-
-def standing_labels(session: Session, user_id: int, assignment_ids: Sequence[int] | None = None) -> dict[int, int]:
-    """The user's standing label per assignment id (after relabels and undos)."""
-    wanted = None if assignment_ids is None else set(assignment_ids)
-    standing = standing_by_assignment(own_events(session, user_id, wanted))
-    return {aid: grade for aid, grade in standing.items() if wanted is None or aid in wanted}
-
-
 def open_clause() -> ColumnElement[bool]:
     """SQL condition (Assignment outer-joined to Package): the assignment can still take a judgment.
 
@@ -113,7 +84,7 @@ def open_clause() -> ColumnElement[bool]:
         QcItem.query_id == Assignment.query_id,
         QcItem.passage_id == Assignment.passage_id,
         QcRound.id == QcItem.qc_round_id,
-        QcRound.status == "reviewing",
+        QcRound.status == QcRoundStatus.REVIEWING,
     )
     # an archived collection or pool (db.archive) serves and takes nothing until restored; packages keep their state
     archived = archived_clause()
@@ -125,8 +96,8 @@ def open_clause() -> ColumnElement[bool]:
                 Assignment.package_id.is_(None),
                 or_(
                     Assignment.purpose == "label",
-                    and_(Assignment.purpose == "fourth", ~overridden),
-                    and_(Assignment.purpose == "qc", reviewing),
+                    and_(Assignment.purpose == Purpose.FOURTH, ~overridden),
+                    and_(Assignment.purpose == Purpose.QC, reviewing),
                 ),
             ),
         ),
@@ -158,7 +129,7 @@ def _assignment_state(session: Session, a: Assignment) -> tuple[str | None, str]
         return archived, scale
     if a.package_id is not None:
         return f"package {a.package} is {status} and takes no more labels", scale
-    if a.purpose == "fourth":
+    if a.purpose == Purpose.FOURTH:
         return "a reviewer has already decided this pair", scale
     return "the quality review of this item is closed", scale
 
@@ -186,40 +157,22 @@ def next_items(session: Session, user_id: int, limit: int, *, skipped: Sequence[
         select(Assignment.id, Assignment.purpose, Assignment.package, Assignment.order_index, Assignment.package_id)
         .outerjoin(Package, Package.id == Assignment.package_id)
         .where(Assignment.user_id == user_id, open_clause())
-        .order_by(Assignment.purpose != "fourth", Assignment.package_id, Assignment.order_index, Assignment.id)
+        .order_by(Assignment.purpose != Purpose.FOURTH, Assignment.package_id, Assignment.order_index, Assignment.id)
     ).all()
     if not rows:
         return []
     labelled, marks = own_log(session, user_id, [r[0] for r in rows])
     # A reviewer's flag on a QC item is a note, not a hand-off: nobody else labels that sample, so it
     # comes back like a skip (else the round could never close).  Elsewhere a flag waits for reviewers.
-    qc_ids = {r[0] for r in rows if r[1] == "qc"}
+    qc_ids = {r[0] for r in rows if r[1] == Purpose.QC}
     todo = [r for r in rows if r[0] not in labelled and (marks.get(r[0]) != "flag" or r[0] in qc_ids)]
     skip = set(skipped) | {aid for aid, mark in marks.items() if mark == "skip" or aid in qc_ids}
     groups: dict[tuple[bool, Any, Any], list[Any]] = {}  # packages in serving order (dicts keep insertion order)
     for r in todo:
-        groups.setdefault((r[1] == "fourth", r[4], r[2]), []).append(r)
+        groups.setdefault((r[1] == Purpose.FOURTH, r[4], r[2]), []).append(r)
     # within a package its skipped items only after the rest of it
     chosen = [r for group in groups.values() for r in sorted(group, key=lambda r: r[0] in skip)][:limit]
     return [build_item(session, r[0], [p for p in rows if p[4] == r[4] and p[2] == r[2]], labelled) for r in chosen]
-
-
-def own_log(session: Session, user_id: int, assignment_ids: Sequence[int]) -> tuple[dict[int, int], dict[int, str]]:
-    """``(standing label per assignment, "skip" or "flag" where that is the user's latest word and no label stands)``.
-
-    One read of the user's log (as :func:`standing_labels`); a label clears an earlier skip or flag, an undo
-    of that label leaves the item plainly unlabelled.
-    """
-    wanted = set(assignment_ids)
-    events = own_events(session, user_id, wanted)
-    standing = {aid: grade for aid, grade in standing_by_assignment(events).items() if aid in wanted}
-    marks: dict[int, str] = {}
-    for aid, action, _grade in events:
-        if action in ("skip", "flag"):
-            marks[aid] = action
-        elif action == "label":
-            marks.pop(aid, None)
-    return standing, {aid: mark for aid, mark in marks.items() if aid in wanted and aid not in standing}
 
 
 def build_item(
@@ -237,20 +190,14 @@ def build_item(
         title=p.title,
         passage=p.text,
         passage_language=p.language,
-        package=a.package or ("adjudication" if a.purpose == "fourth" else "review"),
+        package=a.package or ("adjudication" if a.purpose == Purpose.FOURTH else "review"),
         position=order.index(a.id) + 1 if a.id in order else 1,
         total=len(order),
         done=sum(1 for aid in order if aid in labelled),
         purpose=a.purpose,
         scale=_assignment_scale(session, a),
-        note=_kept_note(session, a) if a.purpose == "qc" else "",
+        note=annotator_note(session, a) if a.purpose == Purpose.QC else "",
     )
-
-
-def _kept_note(session: Session, a: Assignment) -> str:
-    from db.qc_rounds import annotator_note  # builds on this module
-
-    return annotator_note(session, a)
 
 
 def _assignment_scale(session: Session, a: Assignment) -> str:
@@ -383,7 +330,7 @@ def record_judgment(
         )
     )
     session.flush()
-    if action != "label" or a.purpose == "qc":
+    if action != JudgmentAction.LABEL or a.purpose == Purpose.QC:
         return None
     return resolve_pair(session, a.query_id, a.passage_id, scale=scale)
 
@@ -424,6 +371,6 @@ def undo_last(session: Session, user_id: int) -> int | None:
         Judgment(assignment_id=aid, query_id=a.query_id, passage_id=a.passage_id, user_id=user_id, action="undo")
     )
     session.flush()
-    if a.purpose != "qc":
+    if a.purpose != Purpose.QC:
         resolve_pair(session, a.query_id, a.passage_id, scale=scale)
     return aid

@@ -17,8 +17,10 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from db.access import Forbidden
-from db.labelling import Item, build_item, open_clause, own_events, standing_by_assignment, standing_labels
+from db.labelling import Item, build_item, open_clause
 from db.models import Assignment, Judgment, Package, Passage, QueryRecord
+from db.own_judgments import own_events, standing_by_assignment, standing_labels
+from db.vocab import Purpose
 
 __all__ = ["BREAK_S", "HistoryEntry", "Overview", "history", "median_seconds", "open_own_item", "overview"]
 
@@ -150,7 +152,7 @@ def history(session: Session, user_id: int, *, limit: int | None = None) -> list
         result.append(
             HistoryEntry(
                 assignment_id=aid,
-                package=package or ("adjudication" if purpose == "fourth" else "review"),
+                package=package or ("adjudication" if purpose == Purpose.FOURTH else "review"),
                 query=query[:200],
                 passage=passage[:200],
                 grade=grade,

@@ -33,6 +33,7 @@ from db.models import (
     utcnow,
 )
 from db.queries import NotFound
+from db.vocab import PackageStatus, Purpose, QcRoundStatus, Role
 
 # --------------------------------------------------------------------------- quality control
 
@@ -49,9 +50,9 @@ def _package_for_qc(session: Session, package_id: int) -> Package:
     package = session.get(Package, package_id)
     if package is None:
         raise NotFound(f"no package {package_id}")
-    if package.status == "in_qc":
+    if package.status == PackageStatus.IN_QC:
         raise ValueError(f"package {package.name} is under review: close its open round first")
-    if package.status == "revise":
+    if package.status == PackageStatus.REVISE:
         # the annotator answers the disputed items and resubmits first (db.rework); a round now would
         # judge the very labels the last one sent back
         raise ValueError(f"package {package.name} is returned for revision: its annotator resubmits it first")
@@ -76,7 +77,7 @@ def _qc_reviewers(session: Session, reviewers: Sequence[str]) -> dict[str, int]:
     users = dict(
         session.execute(
             select(User.username, User.id).where(
-                User.username.in_(list(reviewers)), User.active, User.role.in_(("reviewer", "admin"))
+                User.username.in_(list(reviewers)), User.active, User.role.in_((Role.REVIEWER, Role.ADMIN))
             )
         ).all()
     )
@@ -117,14 +118,14 @@ def start_qc_round(
         seed=rseed,
         sample_size=len(sample),
         threshold=threshold,
-        status="reviewing",
+        status=QcRoundStatus.REVIEWING,
     )
     session.add(qc_round)
     session.flush()
     session.execute(insert(QcItem), [{"qc_round_id": qc_round.id, "query_id": q, "passage_id": p} for q, p in sample])
     qc_rounds.assign_kept(session, kept, users, qc_rounds.round_tag(package.name, number), rseed)
     qc_rounds.assign_fresh(session, fresh, users, qc_rounds.round_tag(package.name, number), rseed)
-    package.status = "in_qc"
+    package.status = PackageStatus.IN_QC
     package.updated_at = utcnow()
     session.flush()
     return qc_round.id
@@ -139,7 +140,7 @@ def qc_review_labels(
         .select_from(Judgment)
         .join(Assignment, Assignment.id == Judgment.assignment_id)
         .join(User, User.id == Judgment.user_id)
-        .where(Assignment.purpose == "qc")
+        .where(Assignment.purpose == Purpose.QC)
         .order_by(Judgment.id)
     )
     return current_labels(
@@ -157,7 +158,7 @@ def close_qc_round(session: Session, round_id: int, *, min_reviewers: int = 2, b
     qc_round = session.get(QcRound, round_id)
     if qc_round is None:
         raise NotFound(f"no QC round {round_id}")
-    if qc_round.status != "reviewing":
+    if qc_round.status != QcRoundStatus.REVIEWING:
         raise ValueError(f"QC round {round_id} is already decided ({qc_round.status})")
     from db.qc_rounds import score_round  # builds on this module
 
@@ -172,11 +173,11 @@ def close_qc_round(session: Session, round_id: int, *, min_reviewers: int = 2, b
     # a kept item counts only its new reviews, a fresh item those of min_reviewers reviewers (db.qc_rounds)
     result = score_round(session, qc_round, annotator_labels, min_reviewers)
     decision = qc_decision(result, threshold=qc_round.threshold)
-    qc_round.status = "passed" if decision == "pass" else "revise"
+    qc_round.status = QcRoundStatus.PASSED if decision == "pass" else QcRoundStatus.REVISE
     qc_round.accuracy = result.accuracy
     qc_round.n_checked = result.n_checked
     qc_round.decided_at = utcnow()
-    package.status = "passed" if decision == "pass" else "revise"
+    package.status = PackageStatus.PASSED if decision == "pass" else PackageStatus.REVISE
     package.updated_at = utcnow()
     session.flush()
     return {
@@ -198,7 +199,7 @@ def resubmit_package(session: Session, user_id: int, package_id: int) -> None:
     package = session.get(Package, package_id)
     if package is None or package.user_id != user_id:
         raise Forbidden("this package is not yours")
-    if package.status != "revise":
+    if package.status != PackageStatus.REVISE:
         raise ValueError(f"package {package.name} is {package.status}, not returned for revision")
     from db.rework import unanswered  # db.rework builds on this module: imported here, not at the top
 
@@ -209,7 +210,7 @@ def resubmit_package(session: Session, user_id: int, package_id: int) -> None:
             f"package {package.name} was not resubmitted: {len(left)} disputed item(s) not yet relabelled or "
             f"confirmed ({pairs})"
         )
-    package.status = "submitted"
+    package.status = PackageStatus.SUBMITTED
     package.updated_at = utcnow()
     session.flush()
 
@@ -240,16 +241,22 @@ def my_packages(session: Session, user_id: int) -> list[MyPackage]:
     for package in session.scalars(select(Package).where(Package.user_id == user_id).order_by(Package.id)):
         done, total = package_progress(session, package.id)
         result.append(
-            MyPackage(id=package.id, name=package.name, status=package.status, done=done, total=total, purpose="label")
+            MyPackage(
+                id=package.id, name=package.name, status=package.status, done=done, total=total, purpose=Purpose.LABEL
+            )
         )
     loose = session.execute(
         select(Assignment.id, Assignment.purpose, open_clause())
         .outerjoin(Package, Package.id == Assignment.package_id)
-        .where(Assignment.user_id == user_id, Assignment.package_id.is_(None), Assignment.purpose.in_(("fourth", "qc")))
+        .where(
+            Assignment.user_id == user_id,
+            Assignment.package_id.is_(None),
+            Assignment.purpose.in_((Purpose.FOURTH, Purpose.QC)),
+        )
         .order_by(Assignment.id)
     ).all()
     labelled = standing_labels(session, user_id, [r[0] for r in loose]) if loose else {}
-    for purpose, name in (("fourth", "adjudication"), ("qc", "quality review")):
+    for purpose, name in ((Purpose.FOURTH, "adjudication"), (Purpose.QC, "quality review")):
         mine = [(aid, bool(is_open)) for aid, p, is_open in loose if p == purpose]
         shown = [aid for aid, is_open in mine if is_open or aid in labelled]
         if shown:

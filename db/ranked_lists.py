@@ -29,6 +29,7 @@ from db.models import (
 )
 from db.queries import NotFound, collection_id
 from db.review import Final, final_parts, pair_state
+from db.vocab import Purpose
 
 
 @dataclass(frozen=True)
@@ -178,7 +179,7 @@ def _query_labels(session: Session, query_row: int) -> _QueryLabels:
         for pid, user in session.execute(
             select(Assignment.passage_id, User.username)
             .join(User, User.id == Assignment.user_id)
-            .where(Assignment.query_id == query_row, Assignment.purpose == "fourth")
+            .where(Assignment.query_id == query_row, Assignment.purpose == Purpose.FOURTH)
         )
     }
     labels = {pid: dict(replayed[pid]) for pid, *_ in events if pid in replayed}

@@ -38,6 +38,7 @@ from db.models import (
     utcnow,
 )
 from db.queries import collection_id
+from db.vocab import Purpose
 
 
 def pair_scale(session: Session, query_id: int, passage_id: int) -> str:
@@ -163,7 +164,7 @@ def add_fourth(session: Session, query_id: int, passage_id: int, user_id: int, u
             package_id=None,
             order_index=0,
             seed=annotator_seed(seed, username),
-            purpose="fourth",
+            purpose=Purpose.FOURTH,
         )
     )
     session.flush()

@@ -39,6 +39,7 @@ from db.models import (
 )
 from db.queries import NotFound, collection_id
 from db.resolution import pair_labels
+from db.vocab import Purpose
 
 PairKey = tuple[str, str]
 """``(query ext id, passage ext id)``."""
@@ -176,7 +177,7 @@ Final = tuple[int | None, str, str]
 def final_parts(final: Final | None, labels: dict[str, int]) -> tuple[int | None, str | None, str]:
     """``(final grade, method, reason)`` as :class:`PairReview` shows them; ``(None, None, "")`` without one.
 
-    An exclusion stored before exclusions said why (issue 20) gets its reason from the labels.
+    An exclusion stored with an empty reason gets its reason from the labels.
     """
     if final is None:
         return None, None, ""
@@ -202,7 +203,7 @@ def _fourths(session: Session, cid: int) -> dict[tuple[int, int], str]:
             select(Assignment.query_id, Assignment.passage_id, User.username)
             .join(User, User.id == Assignment.user_id)
             .join(QueryRecord, QueryRecord.id == Assignment.query_id)
-            .where(QueryRecord.collection_id == cid, Assignment.purpose == "fourth")
+            .where(QueryRecord.collection_id == cid, Assignment.purpose == Purpose.FOURTH)
         )
     }
 
@@ -301,7 +302,7 @@ def pair_review(session: Session, collection: str, qid: str, docid: str) -> Pair
     fourth = session.scalar(
         select(User.username)
         .join(Assignment, Assignment.user_id == User.id)
-        .where(Assignment.query_id == key[0], Assignment.passage_id == key[1], Assignment.purpose == "fourth")
+        .where(Assignment.query_id == key[0], Assignment.passage_id == key[1], Assignment.purpose == Purpose.FOURTH)
     )
     overrides = [
         {"reviewer": user, "grade": None if grade < 0 else grade, "reason": reason, "at": at}

@@ -34,6 +34,7 @@ from db.labelling import record_judgment, standing_by_assignment, standing_label
 from db.models import Assignment, Judgment, Package, Passage, QcItem, QcRound, QueryRecord, User
 from db.queries import NotFound
 from db.resolution import pair_scale
+from db.vocab import PackageStatus, QcRoundStatus
 
 CONFIRM_NOTE = "kept after QC round {round_no}"
 """The note stored with a label that confirms the annotator's earlier grade unchanged."""
@@ -109,7 +110,7 @@ class RoundTable:
 
 def _decision_time(qc_round: QcRound) -> datetime:
     """When a decided round was decided; ``ValueError`` for a round still under review."""
-    if qc_round.status == "reviewing" or qc_round.decided_at is None:
+    if qc_round.status == QcRoundStatus.REVIEWING or qc_round.decided_at is None:
         raise ValueError(f"QC round {qc_round.id} is still under review")
     return qc_round.decided_at
 
@@ -234,7 +235,7 @@ def qc_round_tables(session: Session, package_id: int | None = None) -> list[Rou
         select(QcRound, Package.name, User.username)
         .join(Package, Package.id == QcRound.package_id)
         .join(User, User.id == Package.user_id)
-        .where(QcRound.status != "reviewing")
+        .where(QcRound.status != QcRoundStatus.REVIEWING)
         .order_by(Package.name, QcRound.round_no)
     )
     if package_id is not None:
@@ -262,7 +263,7 @@ def _returning_round(session: Session, package: Package) -> QcRound | None:
     last = session.scalar(
         select(QcRound).where(QcRound.package_id == package.id).order_by(QcRound.round_no.desc()).limit(1)
     )
-    return last if last is not None and last.status == "revise" else None
+    return last if last is not None and last.status == QcRoundStatus.REVISE else None
 
 
 def _answers(
@@ -320,7 +321,7 @@ def disputed_items(session: Session, user_id: int, package_id: int) -> list[Disp
         The package is not the user's.
     """
     package = _own_package(session, user_id, package_id)
-    if package.status != "revise":
+    if package.status != PackageStatus.REVISE:
         return []
     qc_round = _returning_round(session, package)
     if qc_round is None:
@@ -361,7 +362,7 @@ def rework_packages(session: Session, user_id: int) -> list[ReworkPackage]:
     """The user's packages in ``"revise"``, each with its disputed items (oldest package first)."""
     result = []
     for package in session.scalars(
-        select(Package).where(Package.user_id == user_id, Package.status == "revise").order_by(Package.id)
+        select(Package).where(Package.user_id == user_id, Package.status == PackageStatus.REVISE).order_by(Package.id)
     ):
         qc_round = _returning_round(session, package)
         if qc_round is None:
@@ -412,7 +413,9 @@ def relabel_disputed(
     if a is None or a.user_id != user_id:
         raise Forbidden("this item is not assigned to you")
     package = session.get(Package, a.package_id) if a.package_id is not None else None
-    qc_round = _returning_round(session, package) if package is not None and package.status == "revise" else None
+    qc_round = (
+        _returning_round(session, package) if package is not None and package.status == PackageStatus.REVISE else None
+    )
     if qc_round is None:
         raise StaleSubmission("Not stored: this item's package is not returned for revision (any more).")
     if assignment_id not in {i.assignment_id for i in _round_items(session, qc_round)}:

@@ -14,13 +14,14 @@ from db.queries import list_collections
 from db.resolution import freeze_qrels
 from db.review import active_users
 from db.users import add_user, list_users, set_active, set_password
+from db.vocab import PackageStatus, QcRoundStatus, Role
 from pooljudge.dashboard_tables import admin_qc_tables
 from pooljudge.ui.auth import require_role
 from pooljudge.ui.background import background, shown_value
 from pooljudge.ui.common import collection_box, flash, get_store, md_escape, show_flash, show_rows
 from pooljudge.ui.qc_states import flag_waits, freeze_message, qc_started, unresolved_panel
 
-account = require_role("admin")
+account = require_role(Role.ADMIN)
 st.title("Admin")
 store = get_store()
 
@@ -47,7 +48,7 @@ def users_view() -> None:
     with add_col.form("add-user", clear_on_submit=True):
         st.markdown("**Add a user**")
         username = st.text_input("Username", key="new_username")
-        role = st.selectbox("Role", ROLES, index=ROLES.index("annotator"), key="new_role")
+        role = st.selectbox("Role", ROLES, index=ROLES.index(Role.ANNOTATOR), key="new_role")
         password = st.text_input("Password (at least 8 characters)", type="password", key="new_password")
         added = st.form_submit_button("Add user", type="primary", key="add_user")
     if added:
@@ -101,7 +102,7 @@ def assign_view() -> None:
     info = collection_box(st, collections, key="assign_collection")
     with store.read() as session:
         pools = list_pools(session, info.name)
-        annotators = active_users(session, ["annotator"])
+        annotators = active_users(session, [Role.ANNOTATOR])
     if not pools:
         st.caption("This collection has no pools yet: build one on the Pooling page.")
     elif not annotators:
@@ -177,8 +178,8 @@ def qc_view() -> None:
     show_flash("admin_qc")
     with store.read() as session:
         key = (qc_marker(session), background().generation(store.url))
-        reviewers = active_users(session, ["reviewer", "admin"])
-        plain_reviewers = active_users(session, ["reviewer"])
+        reviewers = active_users(session, [Role.REVIEWER, Role.ADMIN])
+        plain_reviewers = active_users(session, [Role.REVIEWER])
     # computed in the background, keyed by every write they depend on (pooljudge.ui.background)
     packages, rounds, tables = shown_value(
         (store.url, "admin_qc"), key, partial(admin_qc_tables, store.url), what="the QC tables"
@@ -201,7 +202,11 @@ def qc_view() -> None:
             ]
         )
     # a returned package comes back once its annotator has answered the disputed items and resubmitted it
-    ready = [p for p in packages if p.finished and p.status not in ("in_qc", "passed", "revise")]
+    ready = [
+        p
+        for p in packages
+        if p.finished and p.status not in (PackageStatus.IN_QC, PackageStatus.PASSED, PackageStatus.REVISE)
+    ]
     qc_start_form(ready, reviewers, plain_reviewers)
     flag_waits(store)  # a package finished but for a flag says so, instead of missing from the list silently
     qc_rounds_view(rounds)
@@ -279,7 +284,7 @@ def qc_rounds_view(rounds: list) -> None:
                 for r in rounds
             ]
         )
-        open_rounds = [r for r in rounds if r.status == "reviewing"]
+        open_rounds = [r for r in rounds if r.status == QcRoundStatus.REVIEWING]
         if open_rounds:
             closing = st.selectbox(
                 "Round under review",

@@ -42,6 +42,7 @@ from db.labelling import next_item, record_judgment, undo_last
 from db.navigation import history, open_own_item, overview
 from db.package_qc import my_packages, resubmit_package
 from db.qc_rounds import waiting_on_flags
+from db.vocab import PackageStatus, Purpose, Role
 from pooljudge.ui.annotate_component import show_queue, upcoming
 from pooljudge.ui.auth import in_fragment_run, note_refused, require_role
 from pooljudge.ui.common import flash, get_store, md_escape, show_flash
@@ -50,7 +51,7 @@ from pooljudge.ui.keys import KEEP_KEY, keys_text
 from pooljudge.ui.qc_states import own_flag_wait_text
 from pooljudge.ui.rework import rework_screen
 
-ROLES = ("annotator", "reviewer", "admin")
+ROLES = (Role.ANNOTATOR, Role.REVIEWER, Role.ADMIN)
 # the scale lives in core.scale; binary mode (a pool assigned on the binary scale) has its own keys
 KEYS = {"graded": {lv.grade: str(lv.grade) for lv in LEVELS}, "binary": {g: k for g, _n, k in BINARY_LEVELS}}
 BUILT_IN_NAMES = {"graded": {lv.grade: lv.name for lv in LEVELS}, "binary": {lv.grade: lv.name for lv in BINARY_GUIDE}}
@@ -292,7 +293,11 @@ def _render_token(item, standing: int | None) -> str:
 
 def _show_item(item, standing: int | None, levels: list[dict], revisit: bool) -> None:
     """The package's progress, the revisit notice, then the query and the passage, verbatim."""
-    label = "Adjudication" if item.purpose == "fourth" else ("Quality review" if item.purpose == "qc" else "Package")
+    label = (
+        "Adjudication"
+        if item.purpose == Purpose.FOURTH
+        else ("Quality review" if item.purpose == Purpose.QC else "Package")
+    )
     st.progress(
         item.done / item.total if item.total else 0.0,
         text=f"{label} {md_escape(item.package)}: {item.done} of {item.total} labelled · item {item.position}",
@@ -474,7 +479,9 @@ with st.expander("My packages"):
         cols[2].text(package.status)
         if package.id in held:  # finished but for its flags: say why it does not go on to QC
             st.warning(own_flag_wait_text(held[package.id]))
-        if package.id is None or package.status != "revise":  # adjudication and QC entries have no package id
+        if (
+            package.id is None or package.status != PackageStatus.REVISE
+        ):  # adjudication and QC entries have no package id
             continue
         if cols[3].button("Revision done", key=f"resubmit-{package.id}"):
             try:
@@ -499,7 +506,7 @@ with st.expander("My earlier items"):
         chosen = st.selectbox("Your items, newest first", earlier, format_func=_describe, key="annotate_jump")
         st.button("Open this item", key="annotate_jump_open", on_click=_jump, args=(chosen.assignment_id,))
 
-if account.role == "admin":
+if account.role == Role.ADMIN:
     with st.expander("Annotation guidelines (admin)"):
         from db.queries import list_collections
 

@@ -7,6 +7,7 @@ import streamlit as st
 
 from core.analysis import label_distribution, length_stats, length_stats_of, relevant_positions
 from db.queries import document_layout, iter_queries, load_qrels, passage_lengths, split_statistics
+from db.vocab import Role
 from pooljudge.query_vectors_job import vectors_key
 from pooljudge.ui.auth import require_role
 from pooljudge.ui.common import (
@@ -26,7 +27,7 @@ from pooljudge.ui.vectors import query_vectors_or_job
 # Encoding more queries than this waits for a click instead of starting its job on page load.
 AUTO_ENCODE_QUERIES = 20_000
 
-require_role("admin", "reviewer")
+require_role(Role.ADMIN, Role.REVIEWER)
 st.title("Dataset statistics")
 store = get_store()
 collections = collections_or_stop(store)

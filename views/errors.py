@@ -20,7 +20,7 @@ in Markdown-only labels, ``md_escape``.
 import pandas as pd
 import streamlit as st
 
-from core.metrics import evaluate
+from core.metrics import MEASURE_CHOICES, evaluate
 from db.error_analysis import (
     category_distribution,
     collection_term_frequencies,
@@ -42,6 +42,7 @@ from db.error_categories import (
 from db.queries import NotFound, iter_queries, passages_by_id
 from db.review import activity_marker
 from db.users import list_users
+from db.vocab import Role
 from pooljudge.ui.alignment_job import alignment_tab
 from pooljudge.ui.auth import require_role
 from pooljudge.ui.common import (
@@ -70,12 +71,11 @@ from pooljudge.ui.highlight import VERBATIM_STYLE, show_text
 from pooljudge.ui.level import level_caption, level_control, level_input
 from pooljudge.ui.lexicon_form import lexicon_tab
 
-MEASURES = ["nDCG@10", "MRR@10", "R@100", "MAP", "P@10", "Success@10", "R@10"]
 STATUSES = ("suggested", "confirmed", "rejected")
 STATUS_ICONS = {"suggested": ":material/help:", "confirmed": ":material/check_circle:", "rejected": ":material/cancel:"}
 EVIDENCE_MARK = "background-color: #ffd8cc"  # evidence spans, unlike the yellow query-term marks
 
-account = require_role("admin", "reviewer")
+account = require_role(Role.ADMIN, Role.REVIEWER)
 state = st.session_state
 st.title("Error analysis")
 store = get_store()
@@ -588,7 +588,7 @@ def distribution_section() -> None:
 
 def metric_section() -> None:
     st.subheader("Metric per error category")
-    measure = st.selectbox("Measure", MEASURES, key="errors_measure", persist_state="page")
+    measure = st.selectbox("Measure", MEASURE_CHOICES, key="errors_measure", persist_state="page")
     qrels = source_qrels()
     if not info.runs:
         st.caption("This collection has no runs yet.")

@@ -4,6 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from db.queries import corpus_statistics, list_collections, relevance_levels, split_statistics, statistics_marker
+from db.vocab import Role
 from pooljudge.ui.auth import require_role
 from pooljudge.ui.common import (
     blank_missing,
@@ -16,7 +17,7 @@ from pooljudge.ui.common import (
 )
 from pooljudge.ui.highlight import show_text
 
-require_role("admin", "reviewer")
+require_role(Role.ADMIN, Role.REVIEWER)
 st.title("pooljudge")
 st.caption(
     "Pool candidates from several retrievers, grade them blind on a 4-level scale, watch trec_eval-exact metrics."

@@ -8,12 +8,13 @@ from core.formats import FORMATS
 from db.importer import check_regular_input
 from db.jobs import create_job, list_jobs
 from db.queries import import_history
+from db.vocab import JobStatus, Role
 from pooljudge.jobs import launch
 from pooljudge.ui.auth import require_role
 from pooljudge.ui.common import get_store, md_escape
 from pooljudge.uploads import UPLOAD_MAX_MB, ZIP_MAX_BYTES, ZIP_MAX_FILES, discard, stage_upload
 
-require_role("admin")
+require_role(Role.ADMIN)
 st.title("Import")
 st.caption(
     "Reads an uploaded file (a folder as a .zip) or a file or folder on the machine running pooljudge, in a "
@@ -109,7 +110,7 @@ def _summary(result: dict) -> str:
         f"{result['passages_added']:,} passages, {result['queries_added']:,} queries, "
         f"{result['qrels_added']:,} qrels entries and {len(result['runs'])} runs imported"
     )
-    if result.get("relevance_level") is not None:  # jobs finished before issue 10 lack the newer keys
+    if result.get("relevance_level") is not None:  # a result stored without these keys says nothing of them
         text += f"; relevance level {result['relevance_level']}"
     unknown = [
         f"{n:,} unknown {kind} id{'s' * (n != 1)}"
@@ -127,12 +128,12 @@ def _summary(result: dict) -> str:
 def _recent_jobs() -> tuple[list, set[int]]:
     with store.read() as session:
         jobs = list_jobs(session, kind="import", limit=5)
-    return jobs, {j.id for j in jobs if j.status in ("queued", "running") and not j.stale}
+    return jobs, {j.id for j in jobs if j.status in (JobStatus.QUEUED, JobStatus.RUNNING) and not j.stale}
 
 
 def import_jobs() -> None:
     """The recent import jobs, read from the store: a reload finds a running import again."""
-    require_role("admin")  # every fragment run: a disabled or demoted account stops here
+    require_role(Role.ADMIN)  # every fragment run: a disabled or demoted account stops here
     jobs, active = _recent_jobs()
     watched = st.session_state.setdefault("import_jobs_running", set())
     st.session_state["import_jobs_running"] = active
@@ -143,7 +144,7 @@ def import_jobs() -> None:
             f"Job {job.id} · {md_escape(job.params.get('format', '?'))} "
             f"{md_escape(job.params.get('path', '?'))} → {md_escape(job.params.get('collection', '?'))}"
         )
-        if job.status in ("queued", "running") and not job.stale:
+        if job.status in (JobStatus.QUEUED, JobStatus.RUNNING) and not job.stale:
             count = f"{job.done:,}/{job.total:,}" if job.total else f"{job.done:,} records"
             st.progress(job.fraction or 0.0, text=f"{label}: {md_escape(job.message or job.status)} ({count})")
         elif job.stale:

@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core.simulation import ACTIVE_STRATEGIES, RULES, STRATEGIES, TAU_TARGET, SimulationResult
+from db.vocab import Role
 from pooljudge.simulation import RetrainSettings, simulate_collection
 from pooljudge.ui.auth import require_role
 from pooljudge.ui.common import collection_box, collections_or_stop, get_store, md_escape, qrels_version_box
@@ -46,7 +47,7 @@ def registered_cross_encoders(collection: str) -> list[str]:
         return [m.name for m in list_models(session, collection) if m.kind in ("cross-encoder", "rocketqav2")]
 
 
-account = require_role("admin", "reviewer")
+account = require_role(Role.ADMIN, Role.REVIEWER)
 st.title("Labelling simulation")
 st.caption(
     "How many labels are enough? The chosen qrels act as the annotators: pairs are labelled batch by batch "

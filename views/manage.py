@@ -11,10 +11,11 @@ import streamlit as st
 from db.access import SignedOut
 from db.archive import archive, as_rows, list_items, rename, restore
 from db.queries import NotFound
+from db.vocab import Role
 from pooljudge.ui.auth import require_role
 from pooljudge.ui.common import flash, get_store, md_escape, show_flash
 
-account = require_role("admin")
+account = require_role(Role.ADMIN)
 st.title("Manage")
 st.caption(
     "Archive hides a collection, pool, run or qrels version from every list and picker; its judgments and "

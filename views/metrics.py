@@ -14,9 +14,11 @@ from core.analysis import (
     query_groups,
     ranked_with_labels,
 )
+from core.metrics import DEFAULT_MEASURES, MEASURE_CHOICES
 from db.queries import iter_queries, passages_by_id, statistics_marker
 from db.resolution import live_qrels
 from db.review import activity_marker
+from db.vocab import Role
 from pooljudge.ui.auth import require_role
 from pooljudge.ui.common import (
     LIVE,
@@ -33,7 +35,6 @@ from pooljudge.ui.evaluators import leaderboard_results
 from pooljudge.ui.highlight import chart_text, show_text
 from pooljudge.ui.level import level_caption, level_control, level_input
 
-MEASURES = ["MRR@10", "nDCG@10", "R@100", "MAP", "P@10", "Success@10", "nDCG_exp@10", "Judged@10", "RR", "Rprec"]
 GROUP_BY = ["split", "type", "domain", "language"]
 SPLIT_ORDER = ("train", "dev", "test")
 UNKNOWN = "unknown"
@@ -43,7 +44,7 @@ REFRESH_SECONDS = 10
 MEAN = st.column_config.NumberColumn(format="%.4f")
 P_VALUE = st.column_config.NumberColumn(format="%.4g")
 
-account = require_role("admin", "reviewer")
+account = require_role(Role.ADMIN, Role.REVIEWER)
 st.title("Metrics")
 store = get_store()
 collections = collections_or_stop(store)
@@ -53,7 +54,7 @@ left, middle, right = st.columns([2, 2, 1])
 info = collection_box(left, collections, key="metrics_collection")
 source = qrels_source_box(middle, store, info)
 level = level_input(right, info, key="metrics_level")
-measures = st.multiselect("Measures", MEASURES, default=["MRR@10", "nDCG@10", "R@100", "MAP", "Judged@10"])
+measures = st.multiselect("Measures", MEASURE_CHOICES, default=DEFAULT_MEASURES)
 st.caption(level_caption(level, info.relevance_level))
 level_control(st, store, info, level, account, key="metrics_level")
 if not info.runs or not measures:
@@ -187,7 +188,7 @@ def live_leaderboard() -> None:
     # reruns on its own every REFRESH_SECONDS: new final labels show up while nobody touches the page, and
     # only the (run, query) pairs whose labels changed are evaluated again.  Each of those runs re-checks the
     # account first: a disabled or demoted reviewer's open page stops showing the board at the next refresh
-    require_role("reviewer", "admin")
+    require_role(Role.REVIEWER, Role.ADMIN)
     with store.read() as session:
         current = live_qrels(session, info.name)
     leaderboard(current, LIVE)

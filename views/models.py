@@ -19,6 +19,7 @@ from db.queries import query_splits as stored_query_splits
 from db.review import activity_marker
 from db.trained_models import list_models
 from db.training import FINAL
+from db.vocab import Role
 from pooljudge.jobs import error_text, launch
 from pooljudge.training import DEFAULT_DEPTH
 from pooljudge.ui.auth import require_role
@@ -43,7 +44,7 @@ PRIOR_CHOICES = {
 HELD_OUT = "a held-out share of the training split"
 MEASURES = ("nDCG@10", "MRR@10")
 
-account = require_role("admin")
+account = require_role(Role.ADMIN)
 st.title("Models")
 st.caption(
     "Re-rankers and dense retrievers trained on this collection's labels: their parameters, training curves "

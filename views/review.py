@@ -28,6 +28,7 @@ from db.queries import list_runs
 from db.ranked_lists import RankedList, pool_queries, ranked_list
 from db.resolution import override_label
 from db.review import PairReview, active_users, activity_marker, filter_pairs, pair_review
+from db.vocab import Role
 from pooljudge.dashboard_tables import review_table as review_table_of
 from pooljudge.ui.auth import require_role
 from pooljudge.ui.background import background, shown_value
@@ -56,7 +57,7 @@ from pooljudge.ui.review_tables import (
     throughput_tables,
 )
 
-account = require_role("reviewer", "admin")
+account = require_role(Role.REVIEWER, Role.ADMIN)
 
 st.title("Review")
 store = get_store()
@@ -125,7 +126,7 @@ def write(action: Callable[..., T], *args, deferred: bool = False, **kwargs) -> 
         return Refused.WRITE
 
 
-is_admin = account.role == "admin"
+is_admin = account.role == Role.ADMIN
 
 
 def table(name: str, key: Any = None) -> Any:
@@ -143,7 +144,7 @@ def table(name: str, key: Any = None) -> Any:
 def users() -> list[str]:
     """The active accounts an admin may give work to."""
     with store.read() as session:
-        return active_users(session, ["annotator", "reviewer", "admin"])
+        return active_users(session, [Role.ANNOTATOR, Role.REVIEWER, Role.ADMIN])
 
 
 def agreement_view() -> None:

@@ -7,12 +7,13 @@ import streamlit as st
 
 from core.formats.trec import write_qrels, write_run
 from db.queries import list_runs, load_qrels, load_run
+from db.vocab import Role
 from pooljudge.encoders import described_models
 from pooljudge.ui.auth import require_role
 from pooljudge.ui.common import blank_missing, collection_box, collections_or_stop, get_store, md_escape
 from pooljudge.ui.qc_states import version_left_out
 
-require_role("admin", "reviewer")
+require_role(Role.ADMIN, Role.REVIEWER)
 st.title("Runs and export")
 store = get_store()
 collections = collections_or_stop(store)

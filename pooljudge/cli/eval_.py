@@ -48,7 +48,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 def run(args: argparse.Namespace) -> int:
     from core import metrics
 
-    measures = [metrics.parse_measure(m) for m in (args.measure or ["MAP", "MRR@10", "nDCG@10", "R@100", "P@10"])]
+    measures = [metrics.parse_measure(m) for m in (args.measure or metrics.DEFAULT_MEASURES)]
     if args.collection:
         from db import queries as q
         from db.resolution import live_qrels

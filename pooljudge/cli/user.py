@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
+from db.vocab import Role
 from pooljudge.cli.common import open_store
 
 
@@ -17,7 +18,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("username", nargs="?")
     p.add_argument(
         "--role",
-        choices=["admin", "reviewer", "annotator"],
+        choices=list(Role),
         help="the role of a new account (default annotator), or the new role for `user role`",
     )
     p.set_defaults(func=run)
@@ -55,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
         check_name(args.username, "username", limit=USERNAME_MAX_CHARS)
     with store.write() as session:
         if args.action == "add":
-            role = args.role or "annotator"
+            role = args.role or Role.ANNOTATOR
             added = add_user(session, args.username, _password(), role)
             print(f"added {role} {added.username!r}")  # the stored (NFKC) name, the one to sign in with
         elif args.action == "passwd":

@@ -19,6 +19,7 @@ from db.error_analysis import list_tags
 from db.jobs import create_job, list_jobs
 from db.pools import list_pools
 from db.queries import collection_id
+from db.vocab import Role
 from pooljudge.alignment_job import KIND
 from pooljudge.ui.auth import require_role
 from pooljudge.ui.common import md_escape
@@ -56,7 +57,7 @@ def _result(job: Any) -> str:
 @st.fragment(run_every=1.0)
 def alignment_progress(store: Store, collection: str) -> None:
     """The collection's alignment jobs; the whole page reruns when one ends (and then lists its suggestions)."""
-    require_role("admin", "reviewer")
+    require_role(Role.ADMIN, Role.REVIEWER)
     show_jobs(
         _jobs(store, collection),
         label=lambda job: f"Alignment over pool {md_escape(str(job.params.get('pool')))} (job {job.id})",

@@ -16,13 +16,14 @@ import streamlit as st
 from db.engine import Store
 from db.jobs import JobInfo, list_jobs
 from db.queries import collection_id
+from db.vocab import JobStatus, Role
 from pooljudge.ui.auth import require_role
 from pooljudge.ui.common import md_escape
 
 
 def active_jobs(jobs: Sequence[JobInfo]) -> set[int]:
     """The ids of the jobs still queued or running (a stale worker counts as ended)."""
-    return {j.id for j in jobs if j.status in ("queued", "running") and not j.stale}
+    return {j.id for j in jobs if j.status in (JobStatus.QUEUED, JobStatus.RUNNING) and not j.stale}
 
 
 def show_jobs(
@@ -83,7 +84,7 @@ def show_collection_jobs(store: Store, kind: str, collection_name: str, **show: 
 
     The role is checked first on every run, so a disabled or demoted account stops here.
     """
-    require_role("admin")
+    require_role(Role.ADMIN)
     with store.read() as session:
         jobs = list_jobs(session, kind=kind, collection_id=collection_id(session, collection_name), limit=5)
     show_jobs(jobs, **show)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.limits import CUTOFF_MAX
+from db.vocab import Role
 
 
 def level_input(container, info, *, key: str, label: str = "Relevance level", help: str | None = None) -> int:
@@ -75,7 +76,7 @@ def level_control(container, store, info, level: int, account, *, key: str) -> N
     from pooljudge.ui.common import show_flash
 
     show_flash("level", container)
-    if account.role == "admin" and level != info.relevance_level:
+    if account.role == Role.ADMIN and level != info.relevance_level:
         container.button(
             f"Make {level} the collection's level",
             key=f"{key}_save",

@@ -1,4 +1,4 @@
-"""The Error analysis page's Lexicon tab: a collection's own names and kinds for the entity detector (issue 22).
+"""The Error analysis page's Lexicon tab: a collection's own names and kinds for the entity detector.
 
 Everyone who sees the page sees the list; only an admin adds and removes
 names (checked again in each callback, against the store: an account
@@ -15,6 +15,7 @@ import streamlit as st
 from db.engine import Store
 from db.lexicon import add_lexicon_name, list_lexicon, remove_lexicon_name
 from db.queries import NotFound
+from db.vocab import Role
 from pooljudge.ui.auth import current_account
 from pooljudge.ui.common import flash, md_escape, show_flash
 
@@ -25,7 +26,7 @@ WHERE = "errors_lexicon"
 def _admin() -> str | None:
     """The signed-in admin's username, or None (with an error shown) when the account is no longer an admin."""
     account = current_account()
-    if account is None or account.role != "admin":
+    if account is None or account.role != Role.ADMIN:
         flash("Only an admin can change the lexicon.", "error", where=WHERE)
         return None
     return account.username
@@ -76,7 +77,7 @@ def lexicon_tab(store: Store, collection: str, role: str) -> None:
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="errors_lexicon_table")
     else:
         st.caption("The lexicon of this collection is empty: the packaged name list is used alone.")
-    if role != "admin":
+    if role != Role.ADMIN:
         st.caption("Only an admin can add or remove names.")
         return
     with st.form("errors_lexicon_form"):

@@ -6,6 +6,7 @@ import streamlit as st
 
 from db import users
 from db.users import add_user
+from db.vocab import Role
 from pooljudge.ui.common import md_escape
 
 
@@ -38,7 +39,7 @@ def first_admin_form() -> None:
                 if users.has_users(session):
                     st.error("An account was created meanwhile: log in instead.")
                     return
-                account = add_user(session, username.strip(), password, "admin")  # add_user refuses, not strips
+                account = add_user(session, username.strip(), password, Role.ADMIN)  # add_user refuses, not strips
                 token = create_session(session, account.id, client_address())
         except ValueError as exc:
             st.error(md_escape(str(exc)))

@@ -11,6 +11,7 @@ import streamlit as st
 from db.engine import Store
 from db.jobs import JobInfo, create_job, list_jobs
 from db.queries import collection_id
+from db.vocab import Role
 from pooljudge.query_vectors_job import KIND, stored_vectors
 from pooljudge.ui.auth import require_role
 from pooljudge.ui.common import md_escape
@@ -71,7 +72,7 @@ def query_vectors_or_job(
 @st.fragment(run_every=1.0)
 def encoding_progress(store: Store, collection: str, key: str) -> None:
     """The encoding job's progress; the whole page reruns when it ends (and then finds the vectors)."""
-    require_role("admin", "reviewer")
+    require_role(Role.ADMIN, Role.REVIEWER)
     show_jobs(
         _jobs(store, collection, key)[:1],
         label=lambda job: f"Encoding the queries (job {job.id})",
