@@ -50,8 +50,10 @@ lint: setup
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
+# -n auto: one pytest-xdist worker per core, each with its own templates, PostgreSQL cluster and app server;
+# loadgroup keeps the tests of one xdist_group on one worker.
 test: setup lint chromium postgresql sqlite3
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto --dist loadgroup
 
 bench: setup
 	for script in benchmarks/bench_*.py; do $(BIN)/python $$script || exit 1; done

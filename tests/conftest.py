@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
+from tests.pgcluster import SYSTEM_TMP
 from tests.sqlite_template import copy_store, migrated, snapshot
 
 REPO = Path(__file__).resolve().parents[1]
@@ -18,6 +21,18 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 # environment): production-cost hashing made every test that creates accounts spend ~50 ms per user.
 # Set here, at conftest import, because core.passwords reads it once when first imported.
 os.environ["POOLJUDGE_TEST_CHEAP_ARGON2"] = "1"
+
+
+def pytest_configure(config):
+    """Under pytest-xdist each worker gets a temporary folder of its own (``$TMPDIR``, inherited by the app
+    servers and CLI processes it starts), so a test that looks for leftovers there sees only its own worker's."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if not worker or SYSTEM_TMP in os.environ:
+        return
+    os.environ[SYSTEM_TMP] = tempfile.gettempdir()
+    private = tempfile.mkdtemp(prefix=f"pooljudge-tests-{worker}-")
+    os.environ["TMPDIR"] = tempfile.tempdir = private
+    config.add_cleanup(lambda: shutil.rmtree(private, ignore_errors=True))
 
 
 @pytest.fixture
@@ -120,7 +135,16 @@ def demo(demo_template, tmp_path, monkeypatch):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Browser tests are slow tests: ``pytest -m "not slow"`` leaves them out without each file saying so."""
+    """Browser tests are slow tests: ``pytest -m "not slow"`` leaves them out without each file saying so.
+
+    Canary tests (a behaviour of Streamlit itself) run only when ``-m`` names them (``pytest -m canary``).
+    """
+    asked = "canary" in (config.option.markexpr or "")
+    kept, canaries = [], []
     for item in items:
         if item.get_closest_marker("browser") and not item.get_closest_marker("slow"):
             item.add_marker(pytest.mark.slow)
+        (canaries if item.get_closest_marker("canary") and not asked else kept).append(item)
+    if canaries:
+        config.hook.pytest_deselected(items=canaries)
+        items[:] = kept

@@ -49,6 +49,13 @@ def _free_port() -> int:
 
 PREFIX = "pjpg-"
 OWNER = "owner.pid"
+SYSTEM_TMP = "POOLJUDGE_TEST_SYSTEM_TMP"  # set by tests/conftest.py when a pytest-xdist worker has a private $TMPDIR
+
+
+def system_tmp() -> Path:
+    """The machine's temporary folder: clusters live there, where the ``postgres`` account can reach them and
+    every later session finds the ones a killed session left (a worker's private folder is neither)."""
+    return Path(os.environ.get(SYSTEM_TMP) or tempfile.gettempdir())
 
 
 def _alive(pid: int) -> bool:
@@ -70,7 +77,7 @@ class Cluster:
         self.reap_orphans()
         self.port = _free_port()
         # Short path under /tmp: a Unix socket path must stay under ~100 bytes.
-        self.root = Path(tempfile.mkdtemp(prefix=PREFIX))
+        self.root = Path(tempfile.mkdtemp(prefix=PREFIX, dir=system_tmp()))
         # Which test process owns the cluster: a session killed before its teardown leaves its server
         # running, and the next session stops it (see reap_orphans).
         (self.root / OWNER).write_text(str(os.getpid()))
@@ -89,7 +96,7 @@ class Cluster:
 
     def reap_orphans(self) -> None:
         """Stop and remove the clusters of test sessions that died without their teardown (killed, timed out)."""
-        for root in Path(tempfile.gettempdir()).glob(f"{PREFIX}*"):
+        for root in system_tmp().glob(f"{PREFIX}*"):
             try:
                 owner = int((root / OWNER).read_text())
             except (OSError, ValueError):
