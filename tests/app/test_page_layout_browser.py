@@ -150,6 +150,7 @@ def test_no_deep_link_bypasses_app_py(browser, tmp_path):
     assert not problems, "\n".join(problems)
 
 
+@pytest.mark.canary  # Streamlit's own behaviour, not pooljudge's: runs only with `pytest -m canary`
 def test_a_pages_folder_would_be_served_without_app_py(browser, tmp_path):
     """Why the pages are not in ``pages/``: on a copy laid out that way, logged-out deep links skip ``app.py``.
 
