@@ -6,9 +6,10 @@ from typing import Any
 
 import streamlit as st
 
+from db.markers import qrels_marker
 from db.qc_rounds import WaitingPackage, waiting_on_flags
 from db.resolution import live_qrels
-from db.unresolved import as_rows, counts_by_reason, unresolved_pairs
+from db.unresolved import UnresolvedPair, as_rows, counts_by_reason, unresolved_pairs
 from pooljudge.ui.common import md_escape, show_rows
 
 
@@ -47,11 +48,28 @@ def own_flag_wait_text(package: WaitingPackage) -> str:
     )
 
 
+def live_state(store: Any, collection: str) -> tuple[int, list[UnresolvedPair]]:
+    """``(final labels now, judged pairs without one)`` of ``collection``, computed again only when they change.
+
+    Both read every judgment of the collection (most of a second on a 20,000-pair store), so they are kept
+    under :func:`db.markers.qrels_marker`, which a few indexed aggregates give on every run.
+    """
+    with store.read() as session:
+        marker = qrels_marker(session, collection)
+    return _live_state(store, store.url, collection, marker)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _live_state(_store: Any, url: str, collection: str, marker: tuple) -> tuple[int, list[UnresolvedPair]]:
+    # url, collection and marker are the key (the store itself is not hashed)
+    with _store.read() as session:
+        kept = sum(len(docs) for docs in live_qrels(session, collection).values())
+        return kept, unresolved_pairs(session, collection)
+
+
 def unresolved_panel(store: Any, collection: str) -> dict[str, int]:
     """The live final labels' count and what a freeze would leave out; returns the left-out counts by reason."""
-    with store.read() as session:
-        kept = sum(len(docs) for docs in live_qrels(session, collection).values())
-        pairs = unresolved_pairs(session, collection)
+    kept, pairs = live_state(store, collection)
     st.metric("Final labels now (a freeze keeps these)", f"{kept:,}")
     if pairs:
         counts = counts_by_reason(pairs)
@@ -93,10 +111,10 @@ def qc_started(round_id: int, package: str) -> str:
 
 def version_left_out(store: Any, collection: str, version: str) -> str:
     """What a qrels version's download leaves out (markdown): the judged pairs not in it, by reason, or ``""``."""
-    from db.queries import load_qrels
+    from db.queries import stored_qrels
 
     with store.read() as session:
-        pairs = unresolved_pairs(session, collection, load_qrels(session, collection, version))
+        pairs = unresolved_pairs(session, collection, stored_qrels(session, collection, version))
     if not pairs:
         return ""
     reasons = ", ".join(f"{n} {md_escape(reason)}" for reason, n in counts_by_reason(pairs).items())
