@@ -39,22 +39,32 @@ MARKERS = markers_of(ALPHA_PASSAGES)
 # the queue has carried out its undo (or move back) and shows an item again
 COMMAND_DONE = """() => { const q = document.querySelector('[data-testid="annotate-queue"]');
     return q && q.dataset.busy === "" && q.dataset.shown; }"""
+PROGRESS = '[data-testid="annotate-progress"]'  # the queue's progress line of the item shown
+# another item than ``prev`` (a render token) is on screen; returns the progress line drawn with it
+NEXT_PROGRESS = """(prev) => { const q = document.querySelector('[data-testid="annotate-queue"]');
+    return q && q.dataset.shown && q.dataset.shown !== prev
+        && document.querySelector('[data-testid="annotate-progress"]').innerText; }"""
+SHOWN = """() => document.querySelector('[data-testid="annotate-queue"]').dataset.shown"""
 QUEUE_READY = """() => { const q = document.querySelector('[data-testid="annotate-queue"]');
     return q && q.dataset.shown && [...q.querySelectorAll('button')].some((b) => b.innerText.startsWith('0 · ')); }"""
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    """``fast`` holds all six passages of collection ``six``; ``gone`` holds the three of collection ``three``."""
+    """``fast`` holds all six passages of collection ``six``; ``gone`` holds the three of collection ``three``;
+    ``undo`` the two of ``two``, ``prog`` the three of ``counted``, ``stale`` the two of ``made-up``."""
     folder = tmp_path_factory.mktemp("queue")
     db = folder / "pooljudge.db"
     setup = Store(sqlite_url(db))
     with setup.write() as s:
-        add_accounts(s, {"admin": "admin", "fast": "annotator", "gone": "annotator", "undo": "annotator"})
+        accounts = {"fast": "annotator", "gone": "annotator", "undo": "annotator", "prog": "annotator"}
+        add_accounts(s, {"admin": "admin", **accounts, "stale": "annotator"})
         holders = (
             ("six", list(ALPHA_PASSAGES), "fast"),
             ("three", ["d1", "d2", "d3"], "gone"),
             ("two", ["d4", "d5"], "undo"),
+            ("counted", ["d1", "d2", "d3"], "prog"),
+            ("made-up", ["d4", "d5"], "stale"),
         )
         for name, docs, holder in holders:
             passages = {d: ("q1", ALPHA_PASSAGES[d]) for d in docs}
@@ -157,3 +167,57 @@ def test_u_undoes_the_last_label_after_the_answers_before_it_are_stored(server, 
     assert _rows(store, "undo") == [(order[0], "label", 2), (order[0], "undo", None)]
     page.keyboard.press("0")  # the item shown again takes a new label (a new token: the old one was used)
     assert _wait_rows(store, "undo", 3)[-1] == (order[0], "label", 0)
+
+
+def _next_progress(page, key: str) -> str:
+    """Press ``key`` and return the progress line drawn with the next item, in the same frame."""
+    shown = page.evaluate(SHOWN)
+    page.keyboard.press(key)
+    return page.wait_for_function(NEXT_PROGRESS, arg=shown, polling="raf", timeout=60_000).json_value()
+
+
+def test_the_progress_line_counts_the_labels_given_in_the_browser(server, new_page):
+    store = server["store"]
+    with store.read() as s:
+        uid = s.scalar(select(User.id).where(User.username == "prog"))
+        items = next_items(s, uid, 3)
+    head = f"Package {items[0].package}: "
+    page = new_page()
+    login(page, server["url"], "prog")
+    page.wait_for_function(QUEUE_READY, timeout=60_000)
+    assert page.locator(PROGRESS).inner_text() == f"{head}0 of 3 labelled · item {items[0].position}"
+    # drawn with the next item at once, before the server has the label: the label given here counts
+    assert _next_progress(page, "2") == f"{head}1 of 3 labelled · item {items[1].position}"
+    page.wait_for_function(ANSWERS_SAVED, timeout=60_000)
+    # the server's count, once it has the label, is the same: not counted twice
+    assert page.locator(PROGRESS).inner_text() == f"{head}1 of 3 labelled · item {items[1].position}"
+    assert _next_progress(page, "1") == f"{head}2 of 3 labelled · item {items[2].position}"
+    page.wait_for_function(ANSWERS_SAVED, timeout=60_000)
+    assert page.locator(PROGRESS).inner_text() == f"{head}2 of 3 labelled · item {items[2].position}"
+    assert [row[1:] for row in _rows(store, "prog")] == [("label", 2), ("label", 1)]
+
+
+def test_an_answer_with_a_token_the_page_never_issued_is_refused_and_nothing_stored(server, new_page):
+    store = server["store"]
+    order = _serving_order(store, "stale")
+    page = new_page()
+    login(page, server["url"], "stale")
+    page.wait_for_function(QUEUE_READY, timeout=60_000)
+    # the item on screen carries a render token this server session never issued (an old page's, made up)
+    page.evaluate(
+        """() => { const q = document.querySelector('[data-testid="annotate-queue"]').parentElement.__pjQueue;
+        q.items[0].token = "0123456789abcdef0123456789abcdef"; }"""
+    )
+    page.keyboard.press("3")
+    refusals = page.locator('[data-testid="annotate-refusals"]')
+    refusals.get_by_text(re.compile(r"Item \d of stale-p\d+: Not stored: this page did not show that item")).wait_for(
+        timeout=60_000
+    )
+    page.wait_for_function(ANSWERS_SAVED, timeout=60_000)
+    screenshot(page, "queue-stale-token")
+    assert _rows(store, "stale") == []
+    # the refused item comes back after the one on screen, with the token the server issued for it
+    page.wait_for_function(QUEUE_READY, timeout=60_000)
+    page.keyboard.press("0")
+    page.keyboard.press("1")
+    assert _wait_rows(store, "stale", 2) == [(order[1], "label", 0), (order[0], "label", 1)]

@@ -71,9 +71,8 @@ def segments(query: str | None, text: str, language: str | None) -> list[list[An
     return out
 
 
-def _progress(item: Item) -> str:
-    label = "Adjudication" if item.purpose == "fourth" else ("Quality review" if item.purpose == "qc" else "Package")
-    return f"{label} {item.package}: {item.done} of {item.total} labelled · item {item.position}"
+def _kind(item: Item) -> str:
+    return "Adjudication" if item.purpose == "fourth" else ("Quality review" if item.purpose == "qc" else "Package")
 
 
 def _describe(item: Item) -> str:
@@ -101,7 +100,10 @@ def _payload(item: Item, token: str) -> dict[str, Any]:
         "assignment_id": item.assignment_id,
         "token": token,
         "scale": item.scale,
-        "progress": _progress(item),
+        # the progress line, which the browser draws with the labels given there and not yet acknowledged
+        "kind": _kind(item),
+        "package": item.package,
+        "position": item.position,
         "done": item.done,
         "total": item.total,
         "describe": _describe(item),

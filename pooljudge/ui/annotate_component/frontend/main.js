@@ -1,4 +1,4 @@
-// The Annotate page's item view (issue 20): a queue of the next few items held in the browser.
+// The Annotate page's item view: a queue of the next few items held in the browser.
 //
 // A key press answers the item on screen and shows the next one at once; the answers wait in `pending`
 // and go to the server in the background as the component's state ("answers": every answer not yet
@@ -6,10 +6,25 @@
 // its assignment id and render token and replies with the outcome per token and the queue as it is now.
 // Untrusted text (queries, passages, names) only ever goes through textContent.
 //
+// What a key press does before the next frame is kept to the swap itself: the next items' cards are built
+// ahead (detached from the page, so nothing of them is found or read before they are shown), and sending the
+// answer, which makes Streamlit's own frontend process and re-render, waits until that frame has been drawn.
+// A server answer changes only what changed: the card on screen and the buttons stay as they are.
+//
 // Streamlit calls the default export again with new data on every run of the fragment, on the same
 // parentElement: the queue lives on that element, so it survives reruns.
 
 const RESEND_MS = 2000; // an answer the server has not acknowledged is sent again after this long
+const BUILT_AHEAD = 2; // cards built before they are needed: two keys within one frame still only swap
+
+function afterPaint(run) {
+  // a message posted from an animation frame callback is handled once that frame is drawn
+  requestAnimationFrame(() => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => run();
+    channel.port2.postMessage(null);
+  });
+}
 
 function el(tag, className, text) {
   const node = document.createElement(tag);
@@ -26,12 +41,41 @@ function fillSegments(node, segments) {
   }
 }
 
+function progressLine(item, done) {
+  return `${item.kind} ${item.package}: ${done} of ${item.total} labelled · item ${item.position}`;
+}
+
+function makeCard(item) {
+  // one item's texts, built off the page; the card on screen is the only one in the document
+  const card = el("div", "pj-card");
+  const info = el("div", "pj-refusal pj-info");
+  info.textContent = item.note
+    ? `${item.note} Your label decides this item; the earlier reviewers' labels do not count.`
+    : "";
+  info.hidden = !item.note;
+  const query = el("div", "pj-verbatim");
+  fillSegments(query, item.query);
+  const queryBox = el("div", "pj-box");
+  queryBox.append(el("div", "pj-caption", "Query"), query);
+  const title = el("div", "pj-verbatim pj-title");
+  fillSegments(title, item.title);
+  title.hidden = !item.title.length;
+  const passage = el("div", "pj-verbatim");
+  passage.dataset.testid = "annotate-passage";
+  fillSegments(passage, item.passage);
+  const passageBox = el("div", "pj-box");
+  passageBox.append(el("div", "pj-caption", "Passage"), title, passage);
+  card.append(info, queryBox, passageBox);
+  return card;
+}
+
 class Queue {
   constructor(parent) {
     this.parent = parent;
     this.items = []; // not yet answered here; the first is on screen
     this.answered = new Set(); // tokens answered in this browser
     this.pending = []; // answers not yet acknowledged by the server
+    this.cards = new Map(); // token -> its card, built ahead of the key press that shows it
     this.serial = 0;
     this.lastSend = 0;
     this.busy = null; // a command (undo, previous) waiting for the server: keys wait too
@@ -60,17 +104,7 @@ class Queue {
     this.refusals = el("div", "pj-refusals");
     this.refusals.setAttribute("role", "alert");
     this.refusals.dataset.testid = "annotate-refusals";
-    this.card = el("div", "pj-card");
-    this.queryBox = el("div", "pj-box");
-    this.query = el("div", "pj-verbatim");
-    this.queryBox.append(el("div", "pj-caption", "Query"), this.query);
-    this.passageBox = el("div", "pj-box");
-    this.title = el("div", "pj-verbatim pj-title");
-    this.passage = el("div", "pj-verbatim");
-    this.passage.dataset.testid = "annotate-passage";
-    this.passageBox.append(el("div", "pj-caption", "Passage"), this.title, this.passage);
-    this.info = el("div", "pj-refusal pj-info");
-    this.card.append(this.info, this.queryBox, this.passageBox);
+    this.slot = el("div", "pj-slot"); // holds the card of the item on screen
     this.buttons = el("div", "pj-grades");
     this.actions = el("div", "pj-actions");
     this.note = el("textarea", "pj-note");
@@ -78,7 +112,7 @@ class Queue {
     this.note.rows = 1;
     this.status = el("div", "pj-status");
     this.status.dataset.testid = "annotate-status";
-    root.append(this.progress, this.refusals, this.card, this.buttons, this.actions, this.note, this.status);
+    root.append(this.progress, this.refusals, this.slot, this.buttons, this.actions, this.note, this.status);
     this.root = root;
     this.parent.appendChild(root);
   }
@@ -100,9 +134,12 @@ class Queue {
     // the item on screen stays there while the server still serves it: nothing changes under the reader
     const keep = head && fresh.some((item) => item.token === head.token) && !data.reset;
     // while an undo or a move back waits for the server, no item: the next one is the one it decides
-    this.items = this.busy !== null ? [] : keep ? [head, ...fresh.filter((item) => item.token !== head.token)] : fresh;
+    if (this.busy !== null) this.items = [];
+    else if (keep) this.items = [...fresh.filter((i) => i.token === head.token), ...fresh.filter((i) => i.token !== head.token)];
+    else this.items = fresh;
     if (!keep) this.shownAt = performance.now();
-    this.draw(!keep);
+    this.draw();
+    afterPaint(() => this.buildAhead());
     // the server has finished a run: what is still pending was sent after it started (or lost) and goes now
     this.inFlight = false;
     if (this.pending.length) this.send(null);
@@ -117,7 +154,21 @@ class Queue {
     return (this.data.levels || {})[item.scale] || [];
   }
 
-  draw(newItem) {
+  buildAhead() {
+    // the cards of the next items, built now that the frame is drawn; those no longer queued are dropped
+    const ahead = this.items.slice(1, BUILT_AHEAD + 1); // the first is on screen already
+    for (const item of ahead) if (!this.cards.has(item.token)) this.cards.set(item.token, makeCard(item));
+    const wanted = new Set(ahead.map((item) => item.token));
+    for (const token of this.cards.keys()) if (!wanted.has(token)) this.cards.delete(token);
+  }
+
+  done(item) {
+    // the server's count when it sent the item, plus the labels given here that it has not acknowledged yet
+    const given = this.pending.filter((a) => a.action === "label" && a.package === item.package).length;
+    return Math.min(item.total, item.done + given);
+  }
+
+  draw() {
     const item = this.items[0];
     const waiting = this.pending.length ? ` · ${this.pending.length} answer(s) being saved` : "";
     if (this.busy !== null) {
@@ -130,29 +181,32 @@ class Queue {
     this.root.dataset.token = item ? item.token : "";
     this.root.dataset.pending = String(this.pending.length); // 0: every answer given here is acknowledged
     this.root.dataset.busy = this.busy === null ? "" : "command"; // an undo or a move back not yet answered
-    this.card.hidden = this.buttons.hidden = this.actions.hidden = this.note.hidden = !item;
+    this.buttons.hidden = this.actions.hidden = this.note.hidden = !item;
     this.progress.hidden = !item;
     if (!item) {
       // nothing of the last item stays in the DOM, hidden or not
-      for (const node of [this.progressText, this.query, this.title, this.passage, this.info]) node.replaceChildren();
+      this.slot.replaceChildren();
+      this.progressText.replaceChildren();
       this.buttons.replaceChildren();
+      this.buttonsFor = undefined;
       this.root.dataset.shown = "";
       return;
     }
-    if (newItem || this.root.dataset.shown !== item.token) {
-      this.progressText.textContent = item.progress;
-      this.barFill.style.width = `${item.total ? (100 * item.done) / item.total : 0}%`;
-      fillSegments(this.query, item.query);
-      fillSegments(this.title, item.title);
-      this.title.hidden = !item.title.length;
-      fillSegments(this.passage, item.passage);
-      this.info.textContent = item.note
-        ? `${item.note} Your label decides this item; the earlier reviewers' labels do not count.`
-        : "";
-      this.info.hidden = !item.note;
+    const done = this.done(item);
+    const line = progressLine(item, done);
+    if (this.progressText.textContent !== line) this.progressText.textContent = line;
+    this.barFill.style.width = `${item.total ? (100 * done) / item.total : 0}%`;
+    if (this.root.dataset.shown !== item.token) {
+      const card = this.cards.get(item.token) || makeCard(item);
+      this.cards.delete(item.token);
+      this.slot.replaceChildren(card);
       this.note.value = "";
-      this.drawButtons(item);
       this.root.dataset.shown = item.token;
+    }
+    const buttonsFor = `${item.scale} ${JSON.stringify(this.levelsOf(item))}`;
+    if (this.buttonsFor !== buttonsFor) {
+      this.drawButtons(item);
+      this.buttonsFor = buttonsFor;
     }
   }
 
@@ -212,17 +266,21 @@ class Queue {
       note,
       elapsed_ms: Math.max(0, Math.round(started - this.shownAt)),
       describe: item.describe,
+      package: item.package,
     });
     this.items.shift();
     this.shownAt = performance.now();
-    this.draw(true);
+    this.draw();
     // key -> next passage drawn, as the page measures it (benchmarks/bench_annotate_latency.py reads it)
     requestAnimationFrame(() => {
       (window.__pjLatency = window.__pjLatency || []).push(performance.now() - started);
     });
-    // one message at a time: answers given meanwhile ride on the next one, so a burst of keys costs the
-    // server (and this page) one run per reply rather than one interrupted run per key
-    if (!this.inFlight) this.send(null);
+    afterPaint(() => {
+      // one message at a time: answers given meanwhile ride on the next one, so a burst of keys costs the
+      // server (and this page) one run per reply rather than one interrupted run per key
+      if (!this.inFlight) this.send(null);
+      this.buildAhead();
+    });
   }
 
   command(name) {
@@ -231,14 +289,14 @@ class Queue {
     this.serial += 1;
     this.busy = this.serial;
     this.items = [];
-    this.draw(true);
+    this.draw();
     this.send({ name, serial: this.busy, shown: head ? head.assignment_id : null });
   }
 
   send(command) {
     this.inFlight = true;
     this.lastSend = performance.now();
-    const answers = this.pending.map(({ describe, ...answer }) => answer);
+    const answers = this.pending.map(({ describe, package: _package, ...answer }) => answer);
     this.setState("answers", { sent: ++this.serial, answers, command });
   }
 
