@@ -1,0 +1,61 @@
+"""How the suite runs: in parallel under `make test`, the Streamlit canary only when asked, stores from templates."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from tests.sqlite_template import copy_store, snapshot
+
+REPO = Path(__file__).resolve().parents[1]
+CANARY = "tests/app/test_page_layout_browser.py::test_a_pages_folder_would_be_served_without_app_py"
+
+
+def test_make_test_runs_the_suite_on_every_core_with_xdist_installed_by_the_dev_extras():
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    recipe = re.search(r"^test: .*\n\t(.*)$", makefile, re.M)
+    assert recipe and recipe.group(1) == "$(BIN)/python -m pytest -q -n auto --dist loadgroup"
+    dev = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    assert any(re.match(r"pytest-xdist\b", requirement) for requirement in dev["dev"])
+
+
+def _collected(*args: str) -> list[str]:
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    ).stdout
+    return [line for line in out.splitlines() if "::" in line]
+
+
+@pytest.mark.slow  # two collections of a browser module in subprocesses
+def test_the_streamlit_canary_is_collected_only_when_the_marker_expression_names_it():
+    module = CANARY.split("::")[0]
+    default = _collected(module)
+    assert CANARY not in default and len(default) >= 1  # the module's other test still runs
+    assert _collected(module, "-m", "canary") == [CANARY]
+
+
+def test_a_store_copied_from_a_snapshot_holds_what_only_the_write_ahead_log_held(tmp_path):
+    source = tmp_path / "source.db"
+    writer = sqlite3.connect(source)
+    writer.execute("PRAGMA journal_mode=WAL")
+    writer.execute("PRAGMA wal_autocheckpoint=0")  # the row stays in the -wal file until the snapshot
+    writer.execute("CREATE TABLE t (x TEXT)")
+    writer.execute("INSERT INTO t VALUES ('kept')")
+    writer.commit()
+    try:
+        assert (tmp_path / "source.db-wal").stat().st_size > 0
+        copy = copy_store(snapshot(source, tmp_path / "template.db"), tmp_path / "copy.db")
+    finally:
+        writer.close()
+    with sqlite3.connect(copy) as reader:
+        assert reader.execute("SELECT x FROM t").fetchall() == [("kept",)]
