@@ -52,30 +52,30 @@ from core.agreement.statistics import (
     NAN,
     CohenPairs,
     Judgment,
-    _alpha,
-    _binarise_table,
-    _cohen_pairs,
-    _collect,
-    _fleiss,
-    _Table,
+    LabelTable,
+    alpha_from_table,
+    binarise_table,
+    cohen_pairs_from_table,
+    collect_table,
+    fleiss_from_table,
 )
 from core.validators import is_integer
 
 __all__ = ["agreement_report"]
 
 
-def _unanimity(table: _Table) -> float:
+def _unanimity(table: LabelTable) -> float:
     multi = [row for row in table.items.values() if len(row) >= 2]
     if not multi:
         return NAN
     return sum(len(set(row.values())) == 1 for row in multi) / len(multi)
 
 
-def _overall(table: _Table, plain: CohenPairs | None = None, quadratic: CohenPairs | None = None) -> dict[str, Any]:
-    fleiss = _fleiss(table)
-    alpha = _alpha(table, level="ordinal")
-    plain = plain if plain is not None else _cohen_pairs(table)
-    quadratic = quadratic if quadratic is not None else _cohen_pairs(table, weights="quadratic")
+def _overall(table: LabelTable, plain: CohenPairs | None = None, quadratic: CohenPairs | None = None) -> dict[str, Any]:
+    fleiss = fleiss_from_table(table)
+    alpha = alpha_from_table(table, level="ordinal")
+    plain = plain if plain is not None else cohen_pairs_from_table(table)
+    quadratic = quadratic if quadratic is not None else cohen_pairs_from_table(table, weights="quadratic")
     return {
         "fleiss_kappa": fleiss.value,
         "fleiss_n_items": fleiss.n_items,
@@ -96,7 +96,7 @@ def _strict_majority(labels: Iterable[int]) -> int | None:
     return label if 2 * count > len(labels) else None
 
 
-def _per_annotator(table: _Table, plain: CohenPairs, quadratic: CohenPairs) -> dict[str, dict[str, Any]]:
+def _per_annotator(table: LabelTable, plain: CohenPairs, quadratic: CohenPairs) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for annotator in sorted(table.by_annotator):
         labels = table.by_annotator[annotator]
@@ -130,7 +130,7 @@ def _per_annotator(table: _Table, plain: CohenPairs, quadratic: CohenPairs) -> d
     return out
 
 
-def _per_query(table: _Table) -> dict[Hashable, dict[str, Any]]:
+def _per_query(table: LabelTable) -> dict[Hashable, dict[str, Any]]:
     if not table.items or not all(isinstance(i, tuple) and len(i) == 2 for i in table.items):
         return {}
     groups: dict[Hashable, dict[Hashable, dict[str, int]]] = {}
@@ -142,9 +142,9 @@ def _per_query(table: _Table) -> dict[Hashable, dict[str, Any]]:
         for item, row in items.items():
             for a, lab in row.items():
                 by_annotator.setdefault(a, {})[item] = lab
-        sub = _Table(table.categories, items, by_annotator, sum(len(r) for r in items.values()))
-        alpha = _alpha(sub, level="ordinal")
-        fleiss = _fleiss(sub)
+        sub = LabelTable(table.categories, items, by_annotator, sum(len(r) for r in items.values()))
+        alpha = alpha_from_table(sub, level="ordinal")
+        fleiss = fleiss_from_table(sub)
         out[qid] = {
             "n_items": len(items),
             "n_judgments": sub.n_judgments,
@@ -189,9 +189,9 @@ def agreement_report(
         Malformed or duplicate judgments, a label outside ``categories``, or
         a threshold that does not split ``categories``.
     """
-    table = _collect(judgments, categories)
-    plain = _cohen_pairs(table)
-    quadratic = _cohen_pairs(table, weights="quadratic")
+    table = collect_table(judgments, categories)
+    plain = cohen_pairs_from_table(table)
+    quadratic = cohen_pairs_from_table(table, weights="quadratic")
     return {
         "n_judgments": table.n_judgments,
         "n_items": len(table.items),
@@ -204,14 +204,14 @@ def agreement_report(
 
 
 def _overall_views(
-    table: _Table, binarise_at: Sequence[int], plain: CohenPairs, quadratic: CohenPairs
+    table: LabelTable, binarise_at: Sequence[int], plain: CohenPairs, quadratic: CohenPairs
 ) -> dict[str, dict[str, Any]]:
     """``overall``: the graded statistics, then one binary view per threshold."""
-    views: dict[str, _Table] = {"graded": table}
+    views: dict[str, LabelTable] = {"graded": table}
     for at in binarise_at:
         if not is_integer(at):
             raise ValueError(f"binarise_at must hold integers, got {at!r}")
-        views[f"binary_ge{int(at)}"] = _binarise_table(table, int(at))
+        views[f"binary_ge{int(at)}"] = binarise_table(table, int(at))
     overall = {"graded": _overall(table, plain, quadratic)}
     overall.update({name: _overall(view) for name, view in views.items() if name != "graded"})
     return overall

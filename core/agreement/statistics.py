@@ -141,7 +141,7 @@ class AlphaResult:
 
 
 @dataclass(slots=True)
-class _Table:
+class LabelTable:
     """Validated judgments: ``items[item][annotator] = label``, input order kept."""
 
     categories: tuple[int, ...]
@@ -163,7 +163,25 @@ def _check_categories(categories: Sequence[int]) -> tuple[int, ...]:
     return cats
 
 
-def _collect(judgments: Iterable[Judgment], categories: Sequence[int]) -> _Table:
+def collect_table(judgments: Iterable[Judgment], categories: Sequence[int]) -> LabelTable:
+    """Validate judgments once into a table that every statistic of a report reads.
+
+    Parameters
+    ----------
+    judgments : iterable of (item_id, annotator, label)
+        At most one label per annotator and item (each annotator's latest).
+    categories : sequence of int
+        The label scale, distinct and increasing, at least two values.
+
+    Returns
+    -------
+    LabelTable
+
+    Raises
+    ------
+    ValueError
+        A malformed judgment, a label outside ``categories``, or an annotator labelling an item twice.
+    """
     cats = _check_categories(categories)
     allowed = frozenset(cats)
     items: dict[Hashable, dict[str, int]] = {}
@@ -193,7 +211,7 @@ def _collect(judgments: Iterable[Judgment], categories: Sequence[int]) -> _Table
         labels[annotator] = label
         by_annotator.setdefault(annotator, {})[item] = label
         n += 1
-    return _Table(cats, items, by_annotator, n)
+    return LabelTable(cats, items, by_annotator, n)
 
 
 def from_label_map(labels: Mapping[Hashable, Mapping[str, int]]) -> list[Judgment]:
@@ -252,13 +270,32 @@ def binarise(judgments: Iterable[Judgment], at: int = 2) -> list[Judgment]:
     return out
 
 
-def _binarise_table(table: _Table, at: int) -> _Table:
+def binarise_table(table: LabelTable, at: int) -> LabelTable:
+    """:func:`binarise` on a collected table: labels ``>= at`` become 1, the others 0.
+
+    Parameters
+    ----------
+    table : LabelTable
+        From :func:`collect_table`.
+    at : int
+        The lowest label counted relevant.
+
+    Returns
+    -------
+    LabelTable
+        Over the categories ``(0, 1)``.
+
+    Raises
+    ------
+    ValueError
+        ``at`` puts every category in one class.
+    """
     lo, hi = table.categories[0], table.categories[-1]
     if not lo < at <= hi:
         raise ValueError(f"binarising at {at} puts every label of categories {list(table.categories)} in one class")
     items = {item: {a: int(lab >= at) for a, lab in row.items()} for item, row in table.items.items()}
     by_annotator = {a: {i: int(lab >= at) for i, lab in row.items()} for a, row in table.by_annotator.items()}
-    return _Table(BINARY, items, by_annotator, table.n_judgments)
+    return LabelTable(BINARY, items, by_annotator, table.n_judgments)
 
 
 # --------------------------------------------------------------------------
@@ -320,10 +357,23 @@ def fleiss_kappa(
     J. L. Fleiss, "Measuring nominal scale agreement among many raters",
     Psychological Bulletin 76(5):378-382, 1971.
     """
-    return _fleiss(_collect(judgments, categories), n_raters=n_raters, extra=extra)
+    return fleiss_from_table(collect_table(judgments, categories), n_raters=n_raters, extra=extra)
 
 
-def _fleiss(table: _Table, *, n_raters: int | None = None, extra: str = "truncate") -> FleissResult:
+def fleiss_from_table(table: LabelTable, *, n_raters: int | None = None, extra: str = "truncate") -> FleissResult:
+    """:func:`fleiss_kappa` on a collected table (a report computes several statistics from one table).
+
+    Parameters
+    ----------
+    table : LabelTable
+        From :func:`collect_table`.
+    n_raters, extra
+        As in :func:`fleiss_kappa`.
+
+    Returns
+    -------
+    FleissResult
+    """
     if extra not in ("truncate", "drop"):
         raise ValueError(f"extra must be 'truncate' or 'drop', got {extra!r}")
     if n_raters is not None:
@@ -415,7 +465,7 @@ def cohen_kappa_pairs(
     J. Cohen, Educational and Psychological Measurement 20(1):37-46, 1960;
     J. Cohen, Psychological Bulletin 70(4):213-220, 1968.
     """
-    return _cohen_pairs(_collect(judgments, categories), weights=weights, min_items=min_items)
+    return cohen_pairs_from_table(collect_table(judgments, categories), weights=weights, min_items=min_items)
 
 
 def _check_cohen_args(weights: object, min_items: object) -> None:
@@ -424,7 +474,20 @@ def _check_cohen_args(weights: object, min_items: object) -> None:
     positive_int(min_items, "min_items")
 
 
-def _cohen_pairs(table: _Table, *, weights: Weights = None, min_items: int = 2) -> CohenPairs:
+def cohen_pairs_from_table(table: LabelTable, *, weights: Weights = None, min_items: int = 2) -> CohenPairs:
+    """:func:`cohen_kappa_pairs` on a collected table.
+
+    Parameters
+    ----------
+    table : LabelTable
+        From :func:`collect_table`.
+    weights, min_items
+        As in :func:`cohen_kappa_pairs`.
+
+    Returns
+    -------
+    CohenPairs
+    """
     _check_cohen_args(weights, min_items)
     pairs: list[PairKappa] = []
     total = 0.0
@@ -476,7 +539,7 @@ def cohen_kappa(
         malformed, or ``weights``/``min_items`` are invalid.
     """
     _check_cohen_args(weights, min_items)
-    table = _collect(judgments, categories)
+    table = collect_table(judgments, categories)
     la, lb = _two_annotators(table, a, b)
     shared = [item for item in la if item in lb]
     value = NAN
@@ -485,7 +548,7 @@ def cohen_kappa(
     return PairKappa(a, b, value, len(shared))
 
 
-def _two_annotators(table: _Table, a: str, b: str) -> tuple[dict[Hashable, int], dict[Hashable, int]]:
+def _two_annotators(table: LabelTable, a: str, b: str) -> tuple[dict[Hashable, int], dict[Hashable, int]]:
     if a == b:
         raise ValueError(f"need two different annotators, got {a!r} twice")
     for name in (a, b):
@@ -518,7 +581,7 @@ def confusion_matrix(
     >>> confusion_matrix([("i", "a", 0), ("i", "b", 2)], "a", "b", categories=(0, 1, 2))
     [[0, 0, 1], [0, 0, 0], [0, 0, 0]]
     """
-    table = _collect(judgments, categories)
+    table = collect_table(judgments, categories)
     la, lb = _two_annotators(table, a, b)
     return _confusion(la, lb, table.categories)
 
@@ -583,10 +646,23 @@ def krippendorff_alpha(
     reliability measure for coding data", Communication Methods and Measures
     1(1):77-89, 2007.
     """
-    return _alpha(_collect(judgments, categories), level=level)
+    return alpha_from_table(collect_table(judgments, categories), level=level)
 
 
-def _alpha(table: _Table, *, level: Level = "ordinal") -> AlphaResult:
+def alpha_from_table(table: LabelTable, *, level: Level = "ordinal") -> AlphaResult:
+    """:func:`krippendorff_alpha` on a collected table.
+
+    Parameters
+    ----------
+    table : LabelTable
+        From :func:`collect_table`.
+    level : {"nominal", "ordinal", "interval", "ratio"}
+        As in :func:`krippendorff_alpha`.
+
+    Returns
+    -------
+    AlphaResult
+    """
     if level not in ("nominal", "ordinal", "interval", "ratio"):
         raise ValueError(f"level must be nominal, ordinal, interval or ratio, got {level!r}")
     pairable = [row for row in table.items.values() if len(row) >= 2]

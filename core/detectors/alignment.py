@@ -51,7 +51,7 @@ from core.detectors.base import (
     pos_tokens,
     resolve_language,
 )
-from core.detectors.entities import _EN_NOT_NAMES
+from core.detectors.entities import EN_NOT_NAMES
 from core.detectors.numerals import numbers
 from core.lang import has_cjk_ideograph
 
@@ -111,7 +111,7 @@ def _en_names(text: str) -> list[Phrase]:
     out = []
     for m in _EN_NAME.finditer(text):
         words = list(re.finditer(r"\S+", m.group()))
-        while words and words[0].group().lower() in _EN_NOT_NAMES:
+        while words and words[0].group().lower() in EN_NOT_NAMES:
             words.pop(0)
         if words and not words[0].group().isdigit():
             s, e = m.start() + words[0].start(), m.end()

@@ -63,7 +63,7 @@ def _zh_entities(text: str) -> list[tuple[str, str, Span]]:
 
 
 _CAP_WORD = re.compile(r"[A-Z][A-Za-z0-9'’&.-]*")
-_EN_NOT_NAMES = frozenset(
+EN_NOT_NAMES = frozenset(
     "a an the it its he she they we i you his her their this that these those there here what when who whom "
     "whose which why how where in on at of for to from by with and or but if is are was were be do does did "
     "can could will would should may might must not no yes".split()
@@ -84,12 +84,12 @@ def _en_entities(text: str) -> list[tuple[str, Span]]:
             sentence_start = True
             i += 1
             continue
-        if _CAP_WORD.fullmatch(tok) and tok.lower() not in _EN_NOT_NAMES:
+        if _CAP_WORD.fullmatch(tok) and tok.lower() not in EN_NOT_NAMES:
             j = i
             words = [i]
             while j + 1 < len(tokens):
                 nxt = tokens[j + 1].group()
-                if _CAP_WORD.fullmatch(nxt) and nxt.lower() not in _EN_NOT_NAMES:
+                if _CAP_WORD.fullmatch(nxt) and nxt.lower() not in EN_NOT_NAMES:
                     j += 1
                     words.append(j)
                 elif nxt.lower() in _CONNECTORS and j + 2 < len(tokens) and _CAP_WORD.fullmatch(tokens[j + 2].group()):

@@ -6,7 +6,7 @@ import math
 from collections.abc import Callable, Sequence
 
 from core.fusion import DEFAULT_RRF_K, RunsArg, name_runs
-from core.pooling.types import Contribution, Pool, _all_ranks, _pool_queries, _provenance
+from core.pooling.types import Contribution, Pool, all_ranks, pool_queries, provenance
 from core.ranking import rank_positions, trec_ranking
 from core.types import Run
 from core.validators import positive_int, real_number
@@ -44,7 +44,7 @@ def depth_pool(runs: RunsArg, depth: int, *, queries: Sequence[str] | None = Non
     named = name_runs(runs)
     positive_int(depth, "depth")
     pool: Pool = {}
-    for qid in _pool_queries(named, queries):
+    for qid in pool_queries(named, queries):
         entries: dict[str, list[Contribution]] = {}
         for name, run in named.items():
             docs = run.get(qid, {})
@@ -74,7 +74,7 @@ def take_pool(runs: RunsArg, n: int, *, queries: Sequence[str] | None = None) ->
     named = name_runs(runs)
     positive_int(n, "n")
     pool: Pool = {}
-    for qid in _pool_queries(named, queries):
+    for qid in pool_queries(named, queries):
         rankings = {name: trec_ranking(run.get(qid, {})) for name, run in named.items()}
         deepest = max((len(r) for r in rankings.values()), default=0)
         taken: list[str] = []
@@ -104,8 +104,8 @@ def _priority_pool(
 ) -> tuple[Pool, Run]:
     pool: Pool = {}
     priorities: Run = {}
-    for qid in _pool_queries(named, queries):
-        ranks = _all_ranks(named, qid)
+    for qid in pool_queries(named, queries):
+        ranks = all_ranks(named, qid)
         terms: dict[str, list[float]] = {}
         for name in named:
             for doc, rank in ranks[name].items():
@@ -113,7 +113,7 @@ def _priority_pool(
         prio = {doc: math.fsum(parts) for doc, parts in terms.items()}
         chosen = trec_ranking(prio)[:size]
         priorities[qid] = {doc: prio[doc] for doc in chosen}
-        pool[qid] = {doc: _provenance(named, ranks, qid, doc) for doc in chosen}
+        pool[qid] = {doc: provenance(named, ranks, qid, doc) for doc in chosen}
     return pool, priorities
 
 

@@ -35,7 +35,25 @@ Selection = dict[str, list[str]]
 # --------------------------------------------------------------------------- helpers
 
 
-def _pool_queries(runs: Mapping[str, Run], queries: Sequence[str] | None) -> list[str]:
+def pool_queries(runs: Mapping[str, Run], queries: Sequence[str] | None) -> list[str]:
+    """The query ids a pooling method pools, in order, each once.
+
+    Parameters
+    ----------
+    runs : mapping of str to Run
+        The runs by name.
+    queries : sequence of str, optional
+        The queries to pool; by default every query of any run, in order of first appearance.
+
+    Returns
+    -------
+    list of str
+
+    Raises
+    ------
+    TypeError
+        ``queries`` is a single string.
+    """
     if queries is not None:
         if isinstance(queries, str):
             raise TypeError("queries must be a sequence of query ids, not one string")
@@ -47,11 +65,42 @@ def _pool_queries(runs: Mapping[str, Run], queries: Sequence[str] | None) -> lis
     return list(seen)
 
 
-def _all_ranks(runs: Mapping[str, Run], qid: str) -> dict[str, dict[str, int]]:
+def all_ranks(runs: Mapping[str, Run], qid: str) -> dict[str, dict[str, int]]:
+    """Every run's ranking of one query.
+
+    Parameters
+    ----------
+    runs : mapping of str to Run
+        The runs by name.
+    qid : str
+        The query.
+
+    Returns
+    -------
+    dict
+        ``{run name: {docid: 1-based rank}}`` (trec_eval's order, :func:`core.ranking.rank_positions`); a run without
+        the query maps to ``{}``.
+    """
     return {name: rank_positions(run.get(qid, {})) for name, run in runs.items()}
 
 
-def _provenance(
+def provenance(
     runs: Mapping[str, Run], ranks: Mapping[str, Mapping[str, int]], qid: str, doc: str
 ) -> list[Contribution]:
+    """The runs that retrieved ``doc`` for ``qid``, with its rank and score in each.
+
+    Parameters
+    ----------
+    runs : mapping of str to Run
+        The runs by name.
+    ranks : mapping
+        :func:`all_ranks` of ``qid``.
+    qid, doc : str
+        The pair.
+
+    Returns
+    -------
+    list of Contribution
+        In the order of ``runs``.
+    """
     return [Contribution(name, ranks[name][doc], float(runs[name][qid][doc])) for name in runs if doc in ranks[name]]

@@ -217,7 +217,7 @@ def evaluate_dual(encoder: DualEncoder, held_out: LabelledData) -> dict[str, flo
 # --------------------------------------------------------------------------- what the dual-encoder trainers share
 
 
-def _check_common(train: LabelledData, config: TrainConfig, temperature: float) -> list[str]:
+def check_dual_inputs(train: LabelledData, config: TrainConfig, temperature: float) -> list[str]:
     """Checks both trainers make; returns the trainable query ids."""
     if not isinstance(train, LabelledData):
         raise TypeError(f"train must be a LabelledData, got {type(train).__name__}")
@@ -264,7 +264,7 @@ def pack_batches(items: list[tuple[str, str]], batch_size: int, rng: random.Rand
 
 
 @dataclass
-class _Plan:
+class DualPlan:
     """What a dual-encoder training run iterates over: its examples, every epoch's batches, the seeded generator.
 
     ``rng`` packed the batches and then samples each step's negatives, in that order.
@@ -276,36 +276,52 @@ class _Plan:
     rng: random.Random
 
 
-def _seeded_dual(base_model: Any, pooling: Pooling, config: TrainConfig) -> DualEncoder:
+def seeded_dual(base_model: Any, pooling: Pooling, config: TrainConfig) -> DualEncoder:
     """Seed every generator (dropout masks draw from torch's), then load the dual encoder to train."""
     seed_everything(config.seed)
     return DualEncoder(base_model, pooling=pooling, max_length=config.max_length, device=config.device)
 
 
-def _plan(train: LabelledData, qids: list[str], config: TrainConfig) -> _Plan:
+def make_plan(train: LabelledData, qids: list[str], config: TrainConfig) -> DualPlan:
+    """Every epoch's batches of a dual-encoder run, drawn from a generator seeded with ``config.seed``.
+
+    Parameters
+    ----------
+    train : LabelledData
+        The training data.
+    qids : list of str
+        Its trainable queries (:func:`check_dual_inputs`).
+    config : TrainConfig
+        ``seed``, ``batch_size`` and ``epochs`` are read.
+
+    Returns
+    -------
+    DualPlan
+        Its ``rng`` goes on to sample each step's negatives.
+    """
     items = examples(train, qids)
     rng = random.Random(config.seed)
     epoch_batches = [pack_batches(items, config.batch_size, rng) for _ in range(config.epochs)]
-    return _Plan(qids, items, epoch_batches, rng)
+    return DualPlan(qids, items, epoch_batches, rng)
 
 
-def _trainable(*models: Any) -> list[tuple[str, Any]]:
+def trainable_parameters(*models: Any) -> list[tuple[str, Any]]:
     """The named parameters of ``models`` that need gradients, model after model."""
     return [(n, p) for m in models for n, p in m.named_parameters() if p.requires_grad]
 
 
-def _held_out_evaluation(dual: DualEncoder, held_out: LabelledData | None) -> Callable[[], dict[str, float]] | None:
+def held_out_evaluation(dual: DualEncoder, held_out: LabelledData | None) -> Callable[[], dict[str, float]] | None:
     """The loop's ``evaluate``: the dual encoder's exact dense retrieval on ``held_out`` (None without it)."""
     if held_out is None:
         return None
     return lambda: evaluate_dual(dual, held_out)
 
 
-def _dual_params(
+def dual_params(
     config: TrainConfig,
     dual: DualEncoder,
     temperature: float,
-    plan: _Plan,
+    plan: DualPlan,
     held_out: LabelledData | None,
     loop: TrainingLoop,
     initial: dict[str, float],
@@ -325,7 +341,7 @@ def _dual_params(
     }
 
 
-def _finish(
+def finish_training(
     loop: TrainingLoop, output: Path, kind: str, base_model: str, params: dict[str, Any], started: float
 ) -> tuple[TrainResult, dict[str, Any]]:
     """Write the training record of ``loop``'s run to ``output``; the result and the record."""
@@ -422,15 +438,15 @@ def train_dual_encoder(
         (the base model's held-out metrics); ``pairs_per_second``: positives + hard negatives per training second.
     """
     started = time.perf_counter()
-    qids = _check_common(train, config, temperature)
-    dual = _seeded_dual(base_model, pooling, config)
-    plan = _plan(train, qids, config)
+    qids = check_dual_inputs(train, config, temperature)
+    dual = seeded_dual(base_model, pooling, config)
+    plan = make_plan(train, qids, config)
     initial = evaluate_dual(dual, held_out) if held_out is not None else {}
     loop = TrainingLoop(
         config,
-        _trainable(dual.model),
+        trainable_parameters(dual.model),
         dual.device,
-        evaluate=_held_out_evaluation(dual, held_out),
+        evaluate=held_out_evaluation(dual, held_out),
         snapshot=dual.state,
         train_mode=dual.model.train,
         save=dual.save,
@@ -438,5 +454,5 @@ def train_dual_encoder(
     )
     loop.run(plan.epoch_batches, _contrastive_step(dual, train, config.negatives, plan.rng, temperature))
     _keep_best(loop, dual, output)
-    params = _dual_params(config, dual, temperature, plan, held_out, loop, initial)
-    return _finish(loop, Path(output), "dual-encoder", str(dual.path), params, started)[0]
+    params = dual_params(config, dual, temperature, plan, held_out, loop, initial)
+    return finish_training(loop, Path(output), "dual-encoder", str(dual.path), params, started)[0]

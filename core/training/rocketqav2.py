@@ -87,16 +87,16 @@ from core.training.common import StepFn, TrainingLoop, cpu_state, save_training_
 from core.training.data import LabelledData, TrainConfig, TrainResult
 from core.training.dual_encoder import (
     DualEncoder,
+    DualPlan,
     Pooling,
-    _check_common,
-    _dual_params,
-    _finish,
-    _held_out_evaluation,
-    _Plan,
-    _plan,
-    _seeded_dual,
-    _trainable,
+    check_dual_inputs,
+    dual_params,
     evaluate_dual,
+    finish_training,
+    held_out_evaluation,
+    make_plan,
+    seeded_dual,
+    trainable_parameters,
 )
 from core.training.losses import listwise_kl, listwise_softmax
 from core.types import Run
@@ -270,7 +270,7 @@ class _Joint:
     dual: DualEncoder
     cross: Any
     train: LabelledData
-    plan: _Plan
+    plan: DualPlan
     cross_base: Any
     denoised: dict[str, Any] | None
     prior: Run
@@ -301,9 +301,9 @@ class _Joint:
         """One AdamW over both models' parameters; the dual encoder's held-out retrieval picks the best step."""
         return TrainingLoop(
             config,
-            _trainable(self.dual.model, self.cross.model),
+            trainable_parameters(self.dual.model, self.cross.model),
             self.dual.device,
-            evaluate=_held_out_evaluation(self.dual, held_out),
+            evaluate=held_out_evaluation(self.dual, held_out),
             snapshot=self.state,
             train_mode=self.train_mode,
             save=self.save,
@@ -343,13 +343,13 @@ def _prepare(
     prior_weight: Any,
 ) -> _Joint:
     """Check the arguments, seed, load both models, denoise ``train`` when asked and plan the batches."""
-    _check_common(train, config, temperature)
+    check_dual_inputs(train, config, temperature)
     thresholds = _check_denoise(denoise, cross_base)
     weight = real_number(prior_weight, "prior_weight", low=0.0)
     if weight and not prior:
         raise ValueError("prior_weight needs a prior run (the first stage's scores of the training queries)")
     normalised = min_max_normalise({q: docs for q, docs in (prior or {}).items() if q in train.queries})
-    dual = _seeded_dual(base_model, pooling, config)
+    dual = seeded_dual(base_model, pooling, config)
     cross = _load_cross_encoder(cross_base, config, dual.device)
     denoised = None
     if thresholds is not None:
@@ -359,7 +359,7 @@ def _prepare(
     qids = train.trainable()
     if not qids:
         raise ValueError("train has no query with a positive passage left after denoising")
-    return _Joint(dual, cross, train, _plan(train, qids, config), cross_base, denoised, normalised, weight)
+    return _Joint(dual, cross, train, make_plan(train, qids, config), cross_base, denoised, normalised, weight)
 
 
 def _distillation_step(joint: _Joint, negatives: int, temperature: float) -> StepFn:
@@ -463,7 +463,7 @@ def train_rocketqav2(
     loop.run(joint.plan.epoch_batches, _distillation_step(joint, config.negatives, temperature))
     output = Path(output)
     joint.keep_best(loop, output)
-    params = {**_dual_params(config, joint.dual, temperature, joint.plan, held_out, loop, initial), **joint.params()}
-    result, record = _finish(loop, output, "rocketqav2", str(joint.dual.path), params, started)
+    params = {**dual_params(config, joint.dual, temperature, joint.plan, held_out, loop, initial), **joint.params()}
+    result, record = finish_training(loop, output, "rocketqav2", str(joint.dual.path), params, started)
     _write_cross_record(output, record, joint)
     return result
