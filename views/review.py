@@ -56,6 +56,7 @@ from pooljudge.ui.review_tables import (
     queue_table,
     throughput_tables,
 )
+from pooljudge.ui.table_pages import paged_rows
 
 account = require_role(Role.REVIEWER, Role.ADMIN)
 
@@ -63,8 +64,7 @@ st.title("Review")
 store = get_store()
 collections = collections_or_stop(store)
 info = collection_box(st, collections, key="review_collection")
-with store.read() as session:
-    marker = activity_marker(session, info.name)  # changes with every judgment: cached tables refresh
+marker: object = None  # the collection's judgment marker, read by each run of the tabs (tabs_view)
 
 
 WHAT = {
@@ -154,10 +154,13 @@ def agreement_view() -> None:
 def pairs_view() -> None:
     rows = table("table")
     shown = pair_filters(rows)
-    pairs_table(shown, len(rows))
+    on_page = pairs_table(shown, len(rows))
     if shown:
-        bulk_actions(shown)
+        bulk_actions(shown, on_page)
     override_view()
+
+
+PAIR_FILTERS = ("review_search", "review_annotator", "review_state", "review_final", "review_label")
 
 
 def pair_filters(rows: list) -> list:
@@ -196,10 +199,13 @@ def pair_filters(rows: list) -> list:
     return filter_pairs(rows, search=search, annotator=annotator, state=state, final_grade=final_grade, label=label)
 
 
-def pairs_table(shown: list, total: int) -> None:
+def pairs_table(shown: list, total: int) -> list:
+    """The pairs ``shown`` one page at a time (:mod:`pooljudge.ui.table_pages`); returns the page's pairs."""
     st.caption(f"{len(shown):,} of {total:,} pairs. Select a row to see the pair and override its final label.")
     if not shown:
         st.info("No pair matches these filters." if total else "No assigned pairs yet.")
+    filters = tuple(st.session_state.get(k) for k in PAIR_FILTERS)
+    shown = paged_rows(shown, key="review_page", filters=filters)
     frame = pd.DataFrame(
         [
             {
@@ -230,12 +236,14 @@ def pairs_table(shown: list, total: int) -> None:
         st.session_state["review_picked"] = (chosen_pair.qid, chosen_pair.docid)
         st.session_state["override_query"] = chosen_pair.qid
         st.session_state["override_passage"] = chosen_pair.docid
+    return shown
 
 
-def bulk_actions(shown: list) -> None:
+def bulk_actions(shown: list, on_page: list) -> None:
     with st.expander(f"Bulk actions on the {count(len(shown), 'pair')} shown"):
-        names = {f"{p.qid} / {p.docid}": p for p in shown}
-        chosen = st.multiselect("Pairs (none chosen: all pairs shown)", list(names), key="bulk_pairs")
+        # the box offers the page's pairs: 20,000 options would be sent to the browser on every run
+        names = {f"{p.qid} / {p.docid}": p for p in on_page}
+        chosen = st.multiselect("Pairs on this page (none chosen: all pairs shown)", list(names), key="bulk_pairs")
         targets = [names[n] for n in chosen if n in names] or shown
         shown_keys = [(p.query_id, p.passage_id) for p in targets]
 
@@ -582,12 +590,29 @@ TABS = {
     "Throughput": throughput_view,
     "Final labels": labels_view,
 }
-# always drawn, even empty: an element appearing above the tabs would make the browser show the first tab again
-notice = st.container()
-show_flash(DONE, notice)
-show_flash(REFUSED_SLOT, notice)
-# on_change='rerun' makes the tabs lazy: only the open tab's body runs (and reads its tables)
-for tab, view in zip(st.tabs(list(TABS), key="review_tab", on_change="rerun"), TABS.values()):
-    if tab.open:
-        with tab:
-            view()
+
+
+@st.fragment
+def tabs_view() -> None:
+    """The notices and the tabs, a fragment: a tab switch or a widget in a tab reruns only this function.
+
+    The rest of a run (app.py, the sign-in check, the sidebar, the collection box) is the same for every tab:
+    redrawing it made each tab switch cost a whole page run.  The account is checked again on every run of
+    the fragment, and the judgment marker read afresh, so the tables follow the labels stored since.
+    """
+    global account, marker
+    account = require_role(Role.REVIEWER, Role.ADMIN)
+    with store.read() as session:
+        marker = activity_marker(session, info.name)  # changes with every judgment: cached tables refresh
+    # always drawn, even empty: an element appearing above the tabs would make the browser show the first tab again
+    notice = st.container()
+    show_flash(DONE, notice)
+    show_flash(REFUSED_SLOT, notice)
+    # on_change='rerun' makes the tabs lazy: only the open tab's body runs (and reads its tables)
+    for tab, view in zip(st.tabs(list(TABS), key="review_tab", on_change="rerun"), TABS.values()):
+        if tab.open:
+            with tab:
+                view()
+
+
+tabs_view()

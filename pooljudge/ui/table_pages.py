@@ -1,0 +1,53 @@
+"""A long table drawn one page of rows at a time, with a page box that goes back to page 1 when the filters change.
+
+A collection of 20,000 pairs made the Review page's pairs table send every row to the browser on every run (each
+tab switch, each click in the tab); a page of rows costs the same whatever the collection's size, and the filters
+above the table still search every row.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Sequence
+from typing import TypeVar
+
+import streamlit as st
+
+T = TypeVar("T")
+
+PAGE_ROWS = 100
+"""Rows on one page of a paged table."""
+
+
+def page_count(n_rows: int, size: int = PAGE_ROWS) -> int:
+    """How many pages ``n_rows`` rows fill (at least one, so that an empty table has page 1 of 1)."""
+    return max(1, math.ceil(n_rows / size))
+
+
+def page_slice(rows: Sequence[T], page: int, size: int = PAGE_ROWS) -> list[T]:
+    """The rows on page ``page`` (1-based; a number past the last page gives the last page)."""
+    page = min(max(1, page), page_count(len(rows), size))
+    return list(rows[(page - 1) * size : page * size])
+
+
+def paged_rows(rows: Sequence[T], *, key: str, filters: Hashable, size: int | None = None) -> list[T]:
+    """The page of ``rows`` chosen in the page box ``key``, drawn above the table when there is more than one page.
+
+    ``filters``: what the rows were filtered with; when it changes the box goes back to page 1 (page 7 of one
+    filter's results says nothing about another's).  The caption under the box names the rows on the page;
+    ``size`` defaults to :data:`PAGE_ROWS`.
+    """
+    size = size or PAGE_ROWS
+    pages = page_count(len(rows), size)
+    seen = f"{key}_filters"
+    if st.session_state.get(seen) != filters or st.session_state.get(key, 1) > pages:
+        # the box is drawn below: its value may still be set in this run
+        st.session_state[key] = 1
+    st.session_state[seen] = filters
+    if pages == 1:
+        st.session_state.pop(key, None)
+        return list(rows)
+    page = st.number_input(f"Page (of {pages:,})", min_value=1, max_value=pages, step=1, key=key)
+    first = (page - 1) * size
+    st.caption(f"Rows {first + 1:,}-{min(first + size, len(rows)):,} of {len(rows):,}, {size} rows a page.")
+    return page_slice(rows, page, size)
