@@ -60,8 +60,8 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 import bench_training as bt  # noqa: E402
 import torch  # noqa: E402
 
+import core.retrieval.ensemble as ensemble  # noqa: E402
 import core.training.cross_encoder as cross_encoder  # noqa: E402
-import core.training.reranking as reranking  # noqa: E402
 from core.training.common import TrainingLoop, autocast, float32_weights  # noqa: E402
 
 ARMS = ("old", "old-fp32", "fixed")
@@ -95,7 +95,7 @@ def old_code() -> Iterator[None]:
     with (
         mock.patch.object(cross_encoder, "float32_weights", lambda: {}),
         mock.patch.object(TrainingLoop, "_train_step", old_train_step),
-        mock.patch.object(reranking, "_check_finite", lambda *a, **k: None),
+        mock.patch.object(ensemble, "_check_finite", lambda *a, **k: None),
     ):
         yield
 

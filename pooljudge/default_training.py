@@ -37,6 +37,8 @@ from pathlib import Path
 from typing import Any
 
 from db.engine import Store
+from pooljudge.pipeline import retrieve
+from pooljudge.retrievers import RetrieverSpec
 
 DEFAULT_KIND = "default"
 """The ``train`` kind that chooses among the base retrievers and the fine-tuned encoder on the dev split."""
@@ -67,8 +69,6 @@ def _top(run: dict[str, dict[str, float]], depth: int) -> dict[str, dict[str, fl
 
 def _base_runs(store: Store, checked: Any, data: Any, reporter: Any) -> tuple[dict[str, Any], Path, str]:
     """The stage ``scoring BM25 and the base encoder``: BM25's and the base encoder's runs, its folder, its spec."""
-    from pooljudge.pipeline import retrieve
-    from pooljudge.retrievers import RetrieverSpec
 
     p = checked.params
     stage = reporter.stage_callback("scoring BM25 and the base encoder")
@@ -198,8 +198,6 @@ def train_default(store: Store, checked: Any, data: Any, reporter: Any, job_id: 
         ``spec`` (its retriever spec), ``improved`` (whether it uses the trained weights),
         ``reason`` and ``dev_nDCG@10`` (every candidate's).
     """
-    from pooljudge.pipeline import retrieve
-    from pooljudge.retrievers import RetrieverSpec
 
     started = time.monotonic()
     runs, base, base_spec = _base_runs(store, checked, data, reporter)

@@ -1,8 +1,7 @@
 """The models a retriever or a pooling job loads, once per process: bi-encoders and cross-encoders.
 
 Loading weights is the slow part, so :func:`encoder_for` and :func:`cross_encoder_for` keep one
-instance per model and settings; :func:`resolve_model` turns a model as written (a folder, or a
-model registered in a collection) into its folder.
+instance per model and settings (a model as written becomes a folder in :mod:`pooljudge.models_lookup`).
 """
 
 from __future__ import annotations
@@ -12,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from core.types import Query
-from db.engine import Store
 
 ENCODER_OPTIONS = ("model", "pooling", "normalize", "max_length", "batch_size", "query_prefix", "passage_prefix")
 """A dense spec's options that choose its bi-encoder (the rest choose its index)."""
@@ -171,28 +169,6 @@ def cross_encoder_for(path: str | Path, *, max_length: int | None = None, batch_
         }
         _CROSS_ENCODERS[key] = CrossEncoder(folder, **kwargs)
     return _CROSS_ENCODERS[key]
-
-
-def resolve_model(store: Store | None, collection: str | None, model: str) -> Path:
-    """A re-ranker given as written (a folder, or a model registered in ``collection``) as a folder.
-
-    With a store and a collection, :func:`pooljudge.training.resolve_model` decides (a registered
-    model's folder by name, else an existing folder; for a RocketQAv2 model its co-trained
-    cross-encoder); without them the model must be an existing folder.  ``ValueError`` /
-    ``NotFound`` name the model.
-    """
-    if store is not None and collection is not None:
-        from pooljudge.training import resolve_model as registered
-
-        # a RocketQAv2 model's co-trained cross-encoder is the re-ranker (its cross-encoder/ folder)
-        return Path(registered(store, collection, model, role="cross-encoder"))
-    folder = Path(model).expanduser()
-    if not folder.is_dir():
-        raise ValueError(
-            f"model {model!r}: no such folder"
-            + ("" if collection is None else f", and no model of that name is registered in {collection!r}")
-        )
-    return folder
 
 
 def query_vectors(queries: Sequence[Query], encoder: Any, *, progress: Callable[[int, int], None] | None = None):

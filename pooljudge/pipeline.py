@@ -41,7 +41,8 @@ from typing import Any
 from core.types import Run
 from db.engine import Store
 from pooljudge.corpus import load_corpus
-from pooljudge.encoders import models_text, resolve_model
+from pooljudge.encoders import models_text
+from pooljudge.models_lookup import reranker_folder
 from pooljudge.retrievers import RetrieverSpec, build_retriever, index_retriever
 
 Progress = Callable[[int, int], None]
@@ -64,7 +65,7 @@ def retrieve(
     stage = progress or (lambda _label: lambda _d, _t: None)
     corpus = load_corpus(store, collection, split=split)
     retriever = build_retriever(
-        spec, corpus.language, name=name, resolve=lambda model: resolve_model(store, collection, model)
+        spec, corpus.language, name=name, resolve=lambda model: reranker_folder(store, collection, model)
     )
     models = models_text(retriever.describe())  # the stage labels say which model encodes
     label = f"{retriever.name} ({models})" if models else retriever.name

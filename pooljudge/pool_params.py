@@ -15,7 +15,7 @@ from typing import Any
 
 from core.pooling import DEFAULT_DEPTH
 from db.engine import Store
-from pooljudge.encoders import resolve_model
+from pooljudge.models_lookup import reranker_folder
 from pooljudge.retrievers import RetrieverSpec
 
 SELECT_METHODS = ("top", "active")
@@ -340,5 +340,5 @@ def check_pool_params(
     _check_active_jobs(store, p, made_by, job_id)
     check_selection_params(p)
     for model in p.models() + [m for spec in specs for m in spec.models]:
-        resolve_model(store, p.collection, model)  # a registered name or an existing folder, else refused now
+        reranker_folder(store, p.collection, model)  # a registered name or an existing folder, else refused now
     return specs

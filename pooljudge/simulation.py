@@ -29,6 +29,7 @@ from core.simulation import (
 )
 from core.types import Qrels, Run
 from db.engine import Store
+from pooljudge.models_lookup import registered_model_folder
 
 if TYPE_CHECKING:
     from core.training.active import RetrainingSelector
@@ -88,16 +89,8 @@ def load_inputs(
 
 
 def _model_folder(store: Store, collection: str, model: str | Path) -> Path:
-    try:  # a model registered in the collection, by name (the trained-models registry)
-        from pooljudge.training import resolve_model
-    except ImportError:
-        pass
-    else:
-        return Path(resolve_model(store, collection, str(model), role="cross-encoder"))
-    folder = Path(model).expanduser()
-    if not folder.is_dir():
-        raise ValueError(f"model: {str(model)!r} is not a folder")
-    return folder
+    """A cross-encoder registered in the collection by name, else a folder (a RocketQAv2 model's co-trained one)."""
+    return registered_model_folder(store, collection, str(model), role="cross-encoder")
 
 
 def _pair_texts(

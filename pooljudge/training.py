@@ -48,7 +48,10 @@ from core.training.data import LabelledData, TrainConfig, TrainResult
 from core.types import Run
 from db.engine import Store
 from db.models import MODEL_KINDS
-from pooljudge.default_training import DEFAULT_KIND
+from pooljudge.default_training import DEFAULT_KIND, train_default
+from pooljudge.models_lookup import registered_model_folder
+from pooljudge.pipeline import retrieve
+from pooljudge.retrievers import RetrieverSpec
 
 DEFAULT_CANDIDATES = "bm25"
 DEFAULT_DEPTH = 100
@@ -98,49 +101,6 @@ def slug(name: str) -> str:
 def model_folder(collection_id: int, name: str) -> Path:
     """``models_dir()/<collection id>/<slug of name>``."""
     return models_dir() / str(collection_id) / slug(name)
-
-
-def resolve_model(store: Store, collection: str, name_or_path: str, *, role: str | None = None) -> Path:
-    """The folder of a model given by its registered name in ``collection``, or by a folder path.
-
-    Parameters
-    ----------
-    name_or_path : str
-        A model registered in the collection (:func:`db.trained_models.get_model`), else an
-        existing folder.
-    role : {"cross-encoder", "dual-encoder"}, optional
-        What the caller loads: a RocketQAv2 model holds both, its dual encoder in its folder and
-        its co-trained cross-encoder in ``cross-encoder/`` inside it; ``role="cross-encoder"``
-        gives that one.  Other kinds ignore ``role``.
-
-    Raises
-    ------
-    NotFound
-        Neither a registered model nor a folder (the message names both and the known models).
-    """
-    from db.queries import NotFound
-    from db.trained_models import get_model
-
-    with store.read() as session:
-        try:
-            info = get_model(session, collection, name_or_path)
-        except NotFound as exc:
-            missing = str(exc.args[0])
-            info = None
-    if info is not None:
-        path = Path(info.path)
-        if role == "cross-encoder" and info.kind == "rocketqav2":
-            path = path / "cross-encoder"
-        if not path.is_dir():
-            raise NotFound(
-                f"model {name_or_path!r} of collection {collection!r} is registered at {str(path)!r}, "
-                "which is no longer a folder"
-            )
-        return path
-    path = Path(name_or_path).expanduser()
-    if path.is_dir():
-        return path.resolve()
-    raise NotFound(f"{missing}, and {name_or_path!r} is not a folder")
 
 
 # --------------------------------------------------------------------------- parameters
@@ -375,13 +335,12 @@ def check_train_params(store: Store, params: Mapping[str, Any] | TrainParams) ->
     Called by the CLI before it queues the job and by the job itself, so a duplicate name costs
     nothing.  Checks the collection, the model name (free in the collection, and no folder at
     its place), ``labels`` (a known qrels version), ``candidates`` (a stored run, else a retriever
-    spec that parses), ``base_model`` / ``cross_base`` (:func:`resolve_model`).
+    spec that parses), ``base_model`` / ``cross_base`` (:func:`pooljudge.models_lookup.registered_model_folder`).
     """
     from db.queries import NotFound, collection_id
     from db.runs import run_name
     from db.trained_models import check_new_model_name
     from db.training import FINAL, resolve_labels
-    from pooljudge.retrievers import RetrieverSpec
 
     p = params if isinstance(params, TrainParams) else TrainParams.from_params(params)
     with store.read() as session:
@@ -405,8 +364,8 @@ def check_train_params(store: Store, params: Mapping[str, Any] | TrainParams) ->
                 f"--candidates: no run named {p.candidates!r} in collection {p.collection!r}, and not a "
                 f"retriever spec ({exc})"
             ) from None
-    base = resolve_model(store, p.collection, p.base_model) if p.base_model else None
-    cross = resolve_model(store, p.collection, p.cross_base, role="cross-encoder") if p.cross_base else None
+    base = registered_model_folder(store, p.collection, p.base_model) if p.base_model else None
+    cross = registered_model_folder(store, p.collection, p.cross_base, role="cross-encoder") if p.cross_base else None
     return _Checked(p, cid, output, base, cross, is_run)
 
 
@@ -414,8 +373,6 @@ def _candidates(store: Store, checked: _Checked, reporter) -> tuple[Run, dict[st
     """Each query's top ``depth`` candidates with their scores, in trec order, and where they came from."""
     from core.ranking import trec_ranking
     from db.queries import load_run
-    from pooljudge.pipeline import retrieve
-    from pooljudge.retrievers import RetrieverSpec
 
     p = checked.params
     reporter(0, None, "retrieving candidates")
@@ -668,8 +625,6 @@ def run_train_job(store: Store, info, reporter) -> dict[str, Any]:
     checked = check_train_params(store, info.params)
     data = _load_data(store, checked, reporter)
     if checked.params.kind == DEFAULT_KIND:
-        from pooljudge.default_training import train_default
-
         return {**train_default(store, checked, data, reporter, info.id), "total_seconds": time.monotonic() - started}
     prior = _teacher_prior(checked, data, reporter)
     result = _train_into_place(checked, data, reporter, prior["weight"] if prior else 0.0)

@@ -8,6 +8,8 @@ pooling method is one function and one ``register_pooling_method`` line, chosen 
 
 from __future__ import annotations
 
+import types
+
 import pytest
 from sqlalchemy import select
 
@@ -99,6 +101,34 @@ def test_a_registered_retriever_can_be_a_rerankers_first_stage_and_kinds_are_che
         register_retriever("toy", toy_retriever)
     with pytest.raises(TypeError, match="lacks OPTIONS, check, build"):
         register_retriever("empty", pytest)
+
+
+def test_a_registered_kind_s_declared_options_are_in_the_pool_help(toy, capsys):
+    """``pooljudge pool --help`` lists each kind's options with the help and default its module declares."""
+    [min_overlap, context] = toy_retriever.OPTIONS
+    with pytest.raises(SystemExit) as exit_:
+        main(["pool", "--help"])
+    assert exit_.value.code == 0
+    out = capsys.readouterr().out
+    assert min_overlap.help == "distinct query words a passage must hold to be retrieved"
+    assert "  toy\n" in out
+    assert f"    min_overlap (int, default 1): {min_overlap.help}\n" in out
+    assert f"    context (title|keyphrases|title+keyphrases|none, default title): {context.help}\n" in out
+    # the declaration's type and default are what the spec parser and the build use
+    with pytest.raises(ValueError, match="option 'min_overlap' must be int, got 'many'"):
+        RetrieverSpec.parse("toy:min_overlap=many")
+    with pytest.raises(ValueError, match="option 'context' of a toy retriever must be one of title, keyphrases"):
+        RetrieverSpec.parse("toy:context=abstract")
+
+
+def test_a_kind_whose_options_are_not_declared_as_data_is_refused():
+    plain = types.ModuleType("plain")
+    plain.OPTIONS = {"k": int}  # a bare type table says nothing of defaults, choices or help
+    plain.check = lambda options, text, raw: options
+    plain.build = lambda spec, language, *, name, resolve=None: None
+    with pytest.raises(TypeError, match="retriever module plain: OPTIONS must be a tuple of RetrieverOption"):
+        register_retriever("plain", plain)
+    assert "plain" not in RETRIEVERS
 
 
 def first_run_pool(runs, n, *, queries=None):

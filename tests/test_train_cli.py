@@ -284,13 +284,13 @@ def test_params_round_trip_and_reach_the_trainer_config():
 
 def test_train_dual_encoder_gives_a_dense_retriever(toy, tiny_encoder_folder, capsys):  # noqa: F811
     from core.retrieval.encoder import BiEncoder
-    from pooljudge.training import resolve_model
+    from pooljudge.models_lookup import registered_model_folder
 
     url, store, models = toy
     assert _train(url, "dual-encoder", "de", "--base", str(tiny_encoder_folder), "--candidates", "shuffled", *FAST) == 0
     [model] = _models(store)
     assert (model.kind, model.path) == ("dual-encoder", str(models / "1" / "de"))
-    assert resolve_model(store, "toy", "de") == Path(model.path)
+    assert registered_model_folder(store, "toy", "de") == Path(model.path)
     vectors = BiEncoder(model.path).encode(["what about bread ?"])
     assert vectors.shape == (1, 32) and abs(float(np.linalg.norm(vectors[0])) - 1.0) < 1e-5
     capsys.readouterr()
@@ -303,7 +303,7 @@ def test_train_dual_encoder_gives_a_dense_retriever(toy, tiny_encoder_folder, ca
 def test_train_rocketqav2_from_a_registered_cross_encoder_with_denoising(toy, tiny_encoder_folder):  # noqa: F811
     from core.retrieval.encoder import BiEncoder
     from core.training.cross_encoder import CrossEncoder
-    from pooljudge.training import resolve_model
+    from pooljudge.models_lookup import registered_model_folder
 
     url, store, models = toy
     base = ["--base", str(tiny_encoder_folder), "--candidates", "shuffled", *FAST]
@@ -313,8 +313,8 @@ def test_train_rocketqav2_from_a_registered_cross_encoder_with_denoising(toy, ti
     assert rq.kind == "rocketqav2" and rq.params["denoise"] == [0.1, 0.9]
     assert rq.params["cross_base_path"] == str(models / "1" / "rr")
     assert "denoise" in rq.params["trainer"]  # the trainer's counts of kept, dropped and added candidates
-    assert resolve_model(store, "toy", "rq") == models / "1" / "rq"
-    assert resolve_model(store, "toy", "rq", role="cross-encoder") == models / "1" / "rq" / "cross-encoder"
+    assert registered_model_folder(store, "toy", "rq") == models / "1" / "rq"
+    assert registered_model_folder(store, "toy", "rq", role="cross-encoder") == models / "1" / "rq" / "cross-encoder"
     assert BiEncoder(rq.path).encode(["bread"]).shape == (1, 32)
     assert CrossEncoder(models / "1" / "rq" / "cross-encoder", device="cpu").score([("bread", "bread .")]).shape == (1,)
 

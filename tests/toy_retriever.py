@@ -2,6 +2,8 @@
 
 ``toy[:min_overlap=N,context=...]`` scores a passage by how many distinct query words it contains
 (lower-cased, split on white space), keeping passages with at least ``min_overlap`` (default 1).
+Its options are declared as data (``OPTIONS``): the spec parser, ``pooljudge pool --help`` and the
+Pooling page read their types, defaults and help from there; ``PRESETS`` is the page's ready-made spec.
 It has no ``index(retriever, corpus, progress)`` function: the registry's default hands the
 retriever the passage texts of its context.
 """
@@ -13,9 +15,14 @@ from typing import Any
 
 from core.retrieval.base import Hit, describe_retriever, trec_order
 from core.types import Run
+from pooljudge.retrievers.options import CONTEXT, Preset, RetrieverOption
 
-OPTIONS: dict[str, type] = {"min_overlap": int, "context": str}
+OPTIONS = (
+    RetrieverOption("min_overlap", int, 1, "distinct query words a passage must hold to be retrieved"),
+    CONTEXT,
+)
 FIRST_STAGE = True
+PRESETS = (Preset("Toy: query words in common", "min_overlap=1"),)
 
 
 class ToyRetriever:

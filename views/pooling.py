@@ -12,23 +12,11 @@ from pooljudge.encoders import default_model_name
 from pooljudge.jobs import error_text, launch
 from pooljudge.pool_job import PoolResult, stored_pool_statistics
 from pooljudge.pool_params import DEFAULT_ACTIVE_BAND, Dedupe, PoolJobParams, check_pool_params
-from pooljudge.retrievers import RetrieverSpec, split_specs
+from pooljudge.retrievers import RetrieverSpec, catalogue, split_specs
 from pooljudge.ui.auth import require_role
 from pooljudge.ui.common import blank_missing, collection_box, collections_or_stop, get_store, md_escape
 from pooljudge.ui.highlight import chart_text
 from pooljudge.ui.jobs import show_collection_jobs
-
-
-def preset_specs(language: str | None) -> dict[str, str]:
-    """Ready-made retrievers; the dense ones name the bundled model the collection's language gets."""
-    model = default_model_name(language)
-    return {
-        "BM25 (jieba words / English stems)": "bm25",
-        "BM25 (CJK character bigrams)": "bm25:chinese=bigram",
-        f"Dense: {model} (packaged, offline)": "dense",
-        f"Hybrid: BM25 + {model}, reciprocal rank fusion": "hybrid:fusion=rrf",
-    }
-
 
 SELECTIONS = {
     "none": "annotate everything pooled",
@@ -56,7 +44,8 @@ info = collection_box(
     key="pooling_collection",
     format_func=lambda c: f"{c.name} ({c.passages:,} passages, {c.queries} queries)",
 )
-PRESETS = preset_specs(info.language)
+# the kinds' declared presets; the dense ones name the bundled model the collection's language gets
+PRESETS = catalogue.presets(default_model_name(info.language))
 
 with st.expander("Start a new pool", expanded=True):
     with st.form("new-pool", enter_to_submit=False):  # Enter in a box would start a job: only the button does
@@ -67,11 +56,7 @@ with st.expander("Start a new pool", expanded=True):
         custom = st.text_input(
             "Other retriever specs (separated by ';')",
             placeholder="bm25:k1=1.2,b=0.6,name=bm25-tuned; dense:model=/models/bge; rerank:model=my-reranker,depth=50",
-            help="bm25[:k1=,b=,chinese=bigram], dense[:model=PATH,pooling=cls], hybrid[:fusion=rrf|convex,alpha=], "
-            "hierarchical[:top_docs=], rerank:model=MODEL[;MODEL2],first=bm25|dense|hybrid|hierarchical,depth=100 "
-            "(a cross-encoder, a registered model's name or a folder, re-ranking the first stage's top depth; "
-            "several models separated by ';' average their normalised scores; first_* options go to the first stage); "
-            "any retriever: name=RUN_NAME, context=title|keyphrases|title+keyphrases|none",
+            help=catalogue.retrievers_markdown(),
         )
         runs = st.multiselect("Stored runs to pool", info.runs, default=info.runs)
         left, right = st.columns(2)

@@ -3,7 +3,7 @@
 :class:`RerankRetriever` follows the :class:`core.retrieval.base.Retriever`
 protocol: the first stage (BM25, dense, hybrid...) retrieves ``depth``
 passages per query, and one cross-encoder, or the ensemble of several
-(:func:`core.training.cross_encoder.rerank`: the mean of per-query min-max
+(:func:`core.retrieval.ensemble.rerank`: the mean of per-query min-max
 normalised scores, as DuReader-retrieval combined its re-rankers), orders
 them; with ``interpolate=w`` the order is the convex combination of the
 first stage's and the re-rankers' per-query min-max normalised scores,
@@ -21,7 +21,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from core.fusion import convex, min_max_normalise
+from core.held_out import ranking_metrics
+from core.ranking import trec_ranking
 from core.retrieval.base import Hit, ProgressCallback, Retriever, describe_retriever
+from core.retrieval.ensemble import rerank
 from core.types import Qrels, Run
 from core.validators import positive_int, real_number
 
@@ -128,8 +131,6 @@ def _best_weight(
     combine: Callable[[Run, Run, float], Run],
 ) -> tuple[float, dict[float, float]]:
     """The weight of ``grid`` whose ``combine(first, reranked, w)`` has the best nDCG@10 (ties: the smaller)."""
-    from core.training.common import ranking_metrics
-
     if not grid:
         raise ValueError("grid: need at least one weight")
     judged = {q: docs for q, docs in reranked.items() if q in qrels}
@@ -254,9 +255,6 @@ class RerankRetriever:
             When a retrieved passage has no text (:meth:`index_texts` was not
             called with the first stage's corpus).
         """
-        from core.ranking import trec_ranking
-        from core.training.cross_encoder import rerank
-
         positive_int(k, "k")
         n = len(queries)
         total = 2 * n

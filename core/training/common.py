@@ -8,7 +8,7 @@
   the CPU, where autocast would only slow things down.
   :func:`float32_weights`: trained models are loaded as float32 whatever
   their files store (an fp16 folder gave AdamW fp16 weights, which turn NaN).
-* :func:`ranking_metrics`: held-out nDCG@10 and MRR@10 through
+* :func:`ranking_metrics` (from :mod:`core.held_out`): held-out nDCG@10 and MRR@10 through
   :func:`core.metrics.evaluate` (trec_eval-exact), the numbers the benchmark
   and the Models page show.
 * :class:`EarlyStopping`, :func:`length_sorted_batches` and the training record
@@ -36,10 +36,9 @@ from typing import Any, cast
 import numpy as np
 
 from core.atomic import atomic_write_bytes
-from core.metrics import evaluate
+from core.held_out import METRICS, ranking_metrics
 from core.retrieval.base import ProgressCallback
 from core.training.data import TrainConfig
-from core.types import Qrels, Run
 from core.validators import integer, positive_int
 
 __all__ = [
@@ -64,8 +63,6 @@ TRAINING_RECORD = "pooljudge_training.json"
 """File name of the training record inside a trained model's folder."""
 PRIMARY_METRIC = "nDCG@10"
 """The held-out measure that picks the best checkpoint and drives early stopping."""
-METRICS = ("nDCG@10", "MRR@10")
-"""What :func:`ranking_metrics` reports (``core.metrics`` spellings)."""
 NONFINITE_LIMIT = 10
 """Training stops with an error after this many steps in a row with non-finite gradients.
 
@@ -143,20 +140,6 @@ def float32_weights() -> dict[str, Any]:
 
     major, minor = (int(part) for part in transformers.__version__.split(".")[:2])
     return {"dtype": torch.float32} if (major, minor) >= (4, 56) else {"torch_dtype": torch.float32}
-
-
-def ranking_metrics(run: Run, qrels: Qrels, level: int = 1) -> dict[str, float]:
-    """Held-out nDCG@10 and MRR@10 of ``run``, averaged over the judged queries (trec_eval ``-c``).
-
-    Queries in ``qrels`` the run lacks count as 0 (a trainer must not look
-    better by dropping hard queries); run queries without labels are ignored.
-    Returns ``{"nDCG@10": x, "MRR@10": y}``; both are 0.0 when ``qrels`` is empty.
-    """
-    judged = {q: j for q, j in qrels.items() if j}
-    if not judged:
-        return {m: 0.0 for m in METRICS}
-    results = evaluate(judged, {q: r for q, r in run.items() if q in judged}, list(METRICS), level=level)
-    return {m: float(results[m].get("all", 0.0)) for m in METRICS}
 
 
 class EarlyStopping:

@@ -17,7 +17,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def run(args: argparse.Namespace) -> int:
     from pooljudge.corpus import load_corpus
-    from pooljudge.encoders import models_text, resolve_model
+    from pooljudge.encoders import models_text
+    from pooljudge.models_lookup import reranker_folder
     from pooljudge.retrievers import RetrieverSpec, build_retriever, index_retriever
 
     store = open_store(args)
@@ -25,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
     corpus = load_corpus(store, args.collection)
     bars = StageBars(args.quiet)
     retriever = build_retriever(
-        spec, corpus.language, resolve=lambda model: resolve_model(store, args.collection, model)
+        spec, corpus.language, resolve=lambda model: reranker_folder(store, args.collection, model)
     )
     index_retriever(retriever, corpus, progress=bars(f"indexing {retriever.name}"))
     bars.close()

@@ -12,14 +12,36 @@ if TYPE_CHECKING:
     from pooljudge.pool_job import PoolResult
 
 
+class _HelpWithKinds(argparse.Action):
+    """``--help`` that ends with the registered retriever kinds and their declared options.
+
+    The listing is built only when asked for: it imports every kind (and the store's models),
+    which every other command line would otherwise pay for at start-up.
+    """
+
+    def __init__(self, option_strings: list[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_args: object) -> None:
+        from pooljudge.retrievers.catalogue import retrievers_help
+
+        parser.epilog = retrievers_help()
+        parser.print_help()
+        parser.exit()
+
+
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the `pool` command: pooling, selection, de-duplication and pre-labels."""
     from core.pooling import DEFAULT_DEPTH, POOLING_METHODS  # read when the parser is built: a method is a choice
 
-    p = sub.add_parser("pool", help="pool runs (and new retrievers) into pairs to annotate, with provenance")
+    p = sub.add_parser(
+        "pool", help="pool runs (and new retrievers) into pairs to annotate, with provenance", add_help=False
+    )
+    p.formatter_class = argparse.RawDescriptionHelpFormatter  # the kinds' listing keeps one option a line
+    p.add_argument("-h", "--help", action=_HelpWithKinds, help="show this help message and exit")
     p.add_argument("--collection", "-c", required=True)
     p.add_argument("--name", required=True, help="pool name")
-    p.add_argument("--retriever", "-r", action="append", help=RETRIEVER_HELP + "; repeatable")
+    p.add_argument("--retriever", "-r", action="append", help=RETRIEVER_HELP + "; repeatable (options below)")
     p.add_argument("--run", action="append", help="a stored run to pool; repeatable")
     p.add_argument("--hits", type=int, default=100, help="hits per new retriever (default 100)")
     p.add_argument(

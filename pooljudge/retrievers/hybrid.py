@@ -3,37 +3,49 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from core.retrieval.hybrid import HybridRetriever
 from pooljudge.corpus import Corpus
 from pooljudge.retrievers import bm25, dense
-from pooljudge.retrievers.options import check_fusion, check_positive, prefixed
+from pooljudge.retrievers.options import (
+    CONTEXT,
+    Preset,
+    RetrieverOption,
+    check_alpha,
+    check_positive,
+    defaults,
+    members,
+    prefixed,
+)
+from pooljudge.retrievers.registry import index_retriever
 
-OPTIONS: dict[str, type] = {
-    "fusion": str,
-    "depth": int,
-    "alpha": float,
-    "context": str,
-    **{f"bm25_{k}": v for k, v in bm25.OPTIONS.items()},
-    **{f"dense_{k}": v for k, v in dense.OPTIONS.items()},
-}
-FIRST_STAGE = True
 FUSIONS = ("rrf", "combsum", "combmnz", "convex")
+OPTIONS = (
+    RetrieverOption("fusion", str, "rrf", "how the BM25 and dense runs are fused", choices=FUSIONS),
+    RetrieverOption("depth", int, 100, "hits of each member fused per query"),
+    RetrieverOption("alpha", float, 0.5, "fusion=convex only: the weight of BM25's min-max normalised scores"),
+    replace(CONTEXT, help="the default of bm25_context and dense_context"),
+    *members(bm25.OPTIONS, "bm25_"),
+    *members(dense.OPTIONS, "dense_"),
+)
+FIRST_STAGE = True
+PRESETS = (Preset("Hybrid: BM25 + {model}, reciprocal rank fusion", "fusion=rrf"),)
+_DEFAULT = defaults(OPTIONS)
 
 
 def check(options: dict[str, Any], text: str, raw: Mapping[str, str]) -> dict[str, Any]:
-    check_fusion("hybrid", options, text, FUSIONS, "rrf")
+    check_alpha(options, text, options.get("fusion", _DEFAULT["fusion"]))
     check_positive(options, "depth")
     return options
 
 
 def build(spec, language: str, *, name: str, resolve: Callable[[str], Path] | None = None):
     """Its ``context`` is the default of the members' ``bm25_context`` / ``dense_context``."""
-    from core.retrieval.hybrid import HybridRetriever
-
     options = spec.options
-    context = options.get("context", "title")
+    context = options.get("context", _DEFAULT["context"])
     bm25_options, dense_options = prefixed(options, "bm25_"), prefixed(options, "dense_")
     members = [
         bm25.bm25_retriever(bm25_options, language, "bm25"),
@@ -43,17 +55,15 @@ def build(spec, language: str, *, name: str, resolve: Callable[[str], Path] | No
     members[1].context = dense_options.get("context", context)
     return HybridRetriever(
         members,
-        fusion=options.get("fusion", "rrf"),
-        depth=options.get("depth", 100),
-        alpha=options.get("alpha", 0.5),
+        fusion=options.get("fusion", _DEFAULT["fusion"]),
+        depth=options.get("depth", _DEFAULT["depth"]),
+        alpha=options.get("alpha", _DEFAULT["alpha"]),
         name=name,
     )
 
 
 def index(retriever, corpus: Corpus, progress=None):
     """Index each member as its own kind does (a cached BM25 index is loaded), with its own context."""
-    from pooljudge.retrievers.registry import index_retriever
-
     for key, member in list(retriever.retrievers.items()):
         retriever.retrievers[key] = index_retriever(member, corpus, progress=progress)
     return retriever

@@ -3,7 +3,10 @@
 A kind's module (:mod:`pooljudge.retrievers.bm25` is the smallest) holds:
 
 ``OPTIONS``
-    ``{option: type}``: what its spec may say (``name`` is every kind's).
+    A tuple of :class:`pooljudge.retrievers.options.RetrieverOption`: what its spec may say,
+    each option's type, default, allowed values and help (``name`` is every kind's).
+``PRESETS`` (optional)
+    :class:`pooljudge.retrievers.catalogue.Preset` specs the Pooling page offers ready-made.
 ``FIRST_STAGE``
     Whether a ``rerank`` retriever may re-rank it.
 ``check(options, text, raw) -> options``
@@ -15,7 +18,9 @@ A kind's module (:mod:`pooljudge.retrievers.bm25` is the smallest) holds:
     Index a :class:`pooljudge.corpus.Corpus`; without it the retriever's own ``index`` gets
     the passage texts of its context.
 
-Adding a kind is that module plus one line: ``register_retriever("mine", module)``.
+Adding a kind is that module plus one line: ``register_retriever("mine", module)`` (the built-in
+kinds' lines are in :mod:`pooljudge.retrievers`; this module imports no kind, so a kind's module
+may build and index through it).
 """
 
 from __future__ import annotations
@@ -27,18 +32,12 @@ from typing import Any
 
 from core.retrieval.base import Retriever
 from pooljudge.corpus import Corpus
-from pooljudge.retrievers import bm25, dense, hierarchical, hybrid, rerank
+from pooljudge.retrievers.options import RetrieverOption
 
 Progress = Callable[[int, int], None]
 
-RETRIEVERS: dict[str, ModuleType] = {
-    "bm25": bm25,
-    "dense": dense,
-    "hybrid": hybrid,
-    "hierarchical": hierarchical,
-    "rerank": rerank,
-}
-"""Every retriever kind a spec may name, and its module."""
+RETRIEVERS: dict[str, ModuleType] = {}
+"""Every retriever kind a spec may name, and its module, in registration order."""
 
 
 def register_retriever(kind: str, module: ModuleType) -> ModuleType:
@@ -51,6 +50,8 @@ def register_retriever(kind: str, module: ModuleType) -> ModuleType:
     missing = [a for a in ("OPTIONS", "check", "build") if not hasattr(module, a)]
     if missing:
         raise TypeError(f"retriever module {module.__name__} lacks {', '.join(missing)}")
+    if not all(isinstance(option, RetrieverOption) for option in module.OPTIONS):
+        raise TypeError(f"retriever module {module.__name__}: OPTIONS must be a tuple of RetrieverOption")
     RETRIEVERS[kind] = module
     return module
 

@@ -11,31 +11,42 @@ weights the first stage's min-max normalised scores against the re-rankers'
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from core.retrieval.rerank import RerankRetriever
 from pooljudge import encoders
 from pooljudge.corpus import Corpus
-from pooljudge.retrievers.options import check_positive
+from pooljudge.models_lookup import reranker_folder
+from pooljudge.retrievers.options import CONTEXT, RetrieverOption, check_positive, defaults
+from pooljudge.retrievers.registry import build_retriever, first_stage_kinds, index_retriever
+from pooljudge.retrievers.spec import RetrieverSpec, split_models
 
-OPTIONS: dict[str, type] = {
-    "model": str,
-    "first": str,
-    "depth": int,
-    "interpolate": float,
-    "batch_size": int,
-    "max_length": int,
-    "context": str,
-}
+OPTIONS = (
+    RetrieverOption(
+        "model",
+        str,
+        help="required: a cross-encoder folder or a registered model's name; several separated by ';' "
+        "form an ensemble (the mean of per-query min-max normalised scores)",
+    ),
+    RetrieverOption(
+        "first",
+        str,
+        "bm25",
+        "the first stage: any first-stage kind; first_* options go to its spec (first_chinese=bigram)",
+    ),
+    RetrieverOption("depth", int, 100, "the first stage's hits re-ranked per query"),
+    RetrieverOption("interpolate", float, 0.0, "the weight in [0, 1] of the first stage's min-max normalised scores"),
+    RetrieverOption("batch_size", int, 32, "pairs scored per batch"),
+    RetrieverOption("max_length", int, 256, "tokens kept per (query, passage) pair"),
+    replace(CONTEXT, help="document context prepended to the passages it scores; the default of first_context"),
+)
 FIRST_STAGE = False
 """A re-ranker over a re-ranker is refused: put the models in one ensemble instead."""
 RAW_PREFIX = "first_"
 """Options kept as written and checked as the first stage's own spec."""
-
-
-def split_models(value: str) -> list[str]:
-    """The models of a ``rerank`` spec's ``model`` option: ``PATH1;PATH2`` (an ensemble), blanks dropped."""
-    return [m.strip() for m in str(value).split(";") if m.strip()]
+_DEFAULT = defaults(OPTIONS)
 
 
 def _looks_like_path(model: str) -> bool:
@@ -60,14 +71,11 @@ def _check_models(options: Mapping[str, Any], text: str) -> None:
 
 def check(options: dict[str, Any], text: str, raw: Mapping[str, str]) -> dict[str, Any]:
     """Check the models and the first stage; returns the options with the converted ``first_*`` ones."""
-    from pooljudge.retrievers.registry import first_stage_kinds
-    from pooljudge.retrievers.spec import RetrieverSpec
-
     check_positive(options, "depth")
-    if not 0.0 <= options.get("interpolate", 0.0) <= 1.0:  # NaN fails both comparisons
+    if not 0.0 <= options.get("interpolate", _DEFAULT["interpolate"]) <= 1.0:  # NaN fails both comparisons
         raise ValueError(f"option 'interpolate' in {text!r} must be in [0, 1], got {options['interpolate']!r}")
     _check_models(options, text)
-    kind = options.get("first", "bm25")
+    kind = options.get("first", _DEFAULT["first"])
     if kind == "rerank":
         raise ValueError(
             f"first=rerank in {text!r}: a re-ranker cannot be the first stage of another; "
@@ -87,11 +95,8 @@ def check(options: dict[str, Any], text: str, raw: Mapping[str, str]) -> dict[st
 
 def build(spec, language: str, *, name: str, resolve: Callable[[str], Path] | None = None):
     """``resolve`` turns a model as written into its folder (by default each must be a folder)."""
-    from core.retrieval.rerank import RerankRetriever
-    from pooljudge.retrievers.registry import build_retriever
-
     options = spec.options
-    resolve = resolve or (lambda model: encoders.resolve_model(None, None, model))
+    resolve = resolve or (lambda model: reranker_folder(None, None, model))
     folders = [resolve(m) for m in spec.models]  # an unknown model is refused before anything loads
     rerankers = [
         encoders.cross_encoder_for(f, max_length=options.get("max_length"), batch_size=options.get("batch_size"))
@@ -100,17 +105,19 @@ def build(spec, language: str, *, name: str, resolve: Callable[[str], Path] | No
     first_spec = spec.first_stage()
     first = build_retriever(first_spec, language, name=first_spec.kind, resolve=resolve)
     retriever = RerankRetriever(
-        first, rerankers, depth=options.get("depth", 100), name=name, interpolate=options.get("interpolate", 0.0)
+        first,
+        rerankers,
+        depth=options.get("depth", _DEFAULT["depth"]),
+        name=name,
+        interpolate=options.get("interpolate", _DEFAULT["interpolate"]),
     )
-    retriever.context = options.get("context", "title")
+    retriever.context = options.get("context", _DEFAULT["context"])
     return retriever
 
 
 def index(retriever, corpus: Corpus, progress=None):
     """The first stage as its kind indexes it (a cached BM25 index is loaded, not rebuilt); the
     cross-encoders read the passage texts of the re-ranker's own context."""
-    from pooljudge.retrievers.registry import index_retriever
-
     retriever.first = index_retriever(retriever.first, corpus, progress=progress)
     retriever.index_texts(corpus.doc_ids, corpus.texts_for(retriever.context))
     return retriever

@@ -9,7 +9,11 @@ from typing import Any
 from core.context import CONTEXT_MODES
 from pooljudge.retrievers.options import convert, option_text
 from pooljudge.retrievers.registry import RETRIEVERS, kind_module
-from pooljudge.retrievers.rerank import split_models
+
+
+def split_models(value: str) -> list[str]:
+    """The models of a ``rerank`` spec's ``model`` option: ``PATH1;PATH2`` (an ensemble), blanks dropped."""
+    return [m.strip() for m in str(value).split(";") if m.strip()]
 
 
 def split_specs(text: str) -> list[str]:
@@ -39,8 +43,8 @@ def _check_contexts(options: dict[str, Any], text: str) -> None:
 class RetrieverSpec:
     """A retriever described as ``kind[:key=value,...]`` (see :mod:`pooljudge.pipeline`).
 
-    The kind's module (:data:`pooljudge.retrievers.registry.RETRIEVERS`) gives its options'
-    types and checks them.
+    The kind's module (:data:`pooljudge.retrievers.registry.RETRIEVERS`) declares its options
+    (:class:`pooljudge.retrievers.options.RetrieverOption`) and checks them.
     """
 
     kind: str
@@ -54,7 +58,6 @@ class RetrieverSpec:
         if kind not in RETRIEVERS:
             raise ValueError(f"unknown retriever {kind!r} in {text!r}; expected one of {', '.join(RETRIEVERS)}")
         module = kind_module(kind)
-        allowed = dict(module.OPTIONS) | {"name": str}
         raw_prefix = getattr(module, "RAW_PREFIX", None)
         options: dict[str, Any] = {}
         raw: dict[str, str] = {}
@@ -66,7 +69,7 @@ class RetrieverSpec:
             if raw_prefix and key.startswith(raw_prefix):
                 raw[key[len(raw_prefix) :]] = value  # checked by the module (a re-ranker's first stage)
                 continue
-            options[key] = convert(kind, key, value, allowed)
+            options[key] = convert(kind, key, value, module.OPTIONS)
         _check_contexts(options, text.strip())
         options = module.check(options, text.strip(), raw)
         return cls(kind=kind, options=options, text=text.strip())
