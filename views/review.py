@@ -597,7 +597,7 @@ def tabs_view() -> None:
     """The notices and the tabs, a fragment: a tab switch or a widget in a tab reruns only this function.
 
     The rest of a run (app.py, the sign-in check, the sidebar, the collection box) is the same for every tab:
-    redrawing it made each tab switch cost a whole page run.  The account is checked again on every run of
+    redrawing it would make each tab switch cost a whole page run.  The account is checked again on every run of
     the fragment, and the judgment marker read afresh, so the tables follow the labels stored since.
     """
     global account, marker

@@ -1,8 +1,8 @@
 """A long table drawn one page of rows at a time, with a page box that goes back to page 1 when the filters change.
 
-A collection of 20,000 pairs made the Review page's pairs table send every row to the browser on every run (each
-tab switch, each click in the tab); a page of rows costs the same whatever the collection's size, and the filters
-above the table still search every row.
+The whole of a 20,000-pair table would be sent to the browser on every run (each tab switch, each click in the
+tab); a page of rows costs the same whatever the collection's size, and the filters above the table still search
+every row.
 """
 
 from __future__ import annotations

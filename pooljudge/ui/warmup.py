@@ -1,8 +1,8 @@
 """The page scripts' imports, loaded in a background thread when the server starts.
 
-A page's first visit after a server start used to pay for its imports (scipy's statistics for Metrics, plotly,
-the page's own modules: 1.4-3.6 s on 2 busy cores); a thread that imports them while nobody is looking lets that
-first visit find them loaded.  The modules are read from the page scripts themselves (their top-level absolute
+Without it, a page's first visit after a server start pays for its imports (scipy's statistics for Metrics,
+plotly, the page's own modules: 1.4-3.6 s on 2 busy cores); a thread that imports them while nobody is looking
+lets that first visit find them loaded.  The modules are read from the page scripts themselves (their top-level absolute
 imports), so a page that imports something new is warmed up without a list to keep.
 """
 
