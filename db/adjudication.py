@@ -19,11 +19,12 @@ from collections.abc import Sequence
 from sqlalchemy import delete, insert, select
 from sqlalchemy.orm import Session
 
-from core.assignment import adjudicator_candidates, annotator_seed
+from core.assignment import annotator_seed
 from core.resolution import Resolution, resolve
 from core.scale import SCALES
-from db.access import ADMIN_ROLES, LABEL_ROLES, LABELLING, REVIEW_ROLES, require_account
-from db.models import Assignment, LabelOverride, Package, Passage, Pool, PoolAdjudicator, PoolEntry, QueryRecord, User
+from db.access import ADMIN_ROLES, LABEL_ROLES, REVIEW_ROLES, require_account
+from db.adjudicators import eligible_adjudicators
+from db.models import Assignment, LabelOverride, Passage, Pool, PoolAdjudicator, QueryRecord, User
 from db.queries import NotFound, collection_id
 from db.resolution import add_fourth, override_label, pair_labels, pair_scale
 from db.vocab import Purpose
@@ -112,65 +113,6 @@ def set_pool_adjudicators(
         session.execute(insert(PoolAdjudicator), [{"pool_id": row.id, "user_id": users[n][0]} for n in names])
     session.flush()
     return names
-
-
-def _pair_pools(session: Session, query_id: int, passage_id: int) -> list[int]:
-    """The pools the pair's labelling assignments came from."""
-    return list(
-        session.scalars(
-            select(PoolEntry.pool_id)
-            .join(Assignment, Assignment.pool_entry_id == PoolEntry.id)
-            .where(
-                Assignment.query_id == query_id, Assignment.passage_id == passage_id, Assignment.purpose.in_(LABELLING)
-            )
-            .distinct()
-        )
-    )
-
-
-def eligible_adjudicators(session: Session, query_id: int, passage_id: int) -> list[str]:
-    """Accounts that may take this pair's 4th label now, sorted (empty: the pair waits for a reviewer).
-
-    The pair's pools' adjudicator lists when any is set, else the owners of those pools' packages;
-    only active accounts whose role may label adjudication items; never anyone who already holds an
-    assignment on the pair (its labellers, the current 4th, a QC reviewer of it).  A handful of
-    indexed reads: this runs inside the labelling write that splits the pair.
-    """
-    pools = _pair_pools(session, query_id, passage_id)
-    if not pools:
-        return []
-    listed = set(
-        session.scalars(
-            select(User.username)
-            .join(PoolAdjudicator, PoolAdjudicator.user_id == User.id)
-            .where(PoolAdjudicator.pool_id.in_(pools))
-        )
-    )
-    members = set(
-        session.scalars(
-            select(User.username).join(Package, Package.user_id == User.id).where(Package.pool_id.in_(pools)).distinct()
-        )
-    )
-    taken = set(
-        session.scalars(
-            select(User.username)
-            .join(Assignment, Assignment.user_id == User.id)
-            .where(Assignment.query_id == query_id, Assignment.passage_id == passage_id)
-        )
-    )
-    wanted = sorted(listed | members)
-    active = (
-        set(
-            session.scalars(
-                select(User.username).where(
-                    User.username.in_(wanted), User.active, User.role.in_(LABEL_ROLES[Purpose.FOURTH])
-                )
-            )
-        )
-        if wanted
-        else set()
-    )
-    return adjudicator_candidates(members, listed, taken=taken, active=active)
 
 
 def _pair_name(session: Session, query_id: int, passage_id: int) -> str:

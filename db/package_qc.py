@@ -16,13 +16,14 @@ from sqlalchemy.orm import Session
 
 from core.judgments import Event, current_labels
 from core.qc import qc_decision, round_seed
+from db import qc_rounds
 from db.access import (
     ADMIN_ROLES,
     Forbidden,
     labelling_account,
     require_account,
 )
-from db.labelling import open_clause, own_log, standing_labels
+from db.labelling import open_clause
 from db.models import (
     Assignment,
     Judgment,
@@ -32,7 +33,10 @@ from db.models import (
     User,
     utcnow,
 )
+from db.own_judgments import own_log, standing_labels
+from db.qc_rounds import score_round
 from db.queries import NotFound
+from db.rework import unanswered
 from db.vocab import PackageStatus, Purpose, QcRoundStatus, Role
 
 # --------------------------------------------------------------------------- quality control
@@ -102,8 +106,6 @@ def start_qc_round(
     """
     if by is not None:
         require_account(session, by, ADMIN_ROLES, action="start quality control")
-    from db import qc_rounds  # builds on this module
-
     package = _package_for_qc(session, package_id)
     users = _qc_reviewers(session, reviewers)
     number = (session.scalar(select(func.max(QcRound.round_no)).where(QcRound.package_id == package_id)) or 0) + 1
@@ -160,8 +162,6 @@ def close_qc_round(session: Session, round_id: int, *, min_reviewers: int = 2, b
         raise NotFound(f"no QC round {round_id}")
     if qc_round.status != QcRoundStatus.REVIEWING:
         raise ValueError(f"QC round {round_id} is already decided ({qc_round.status})")
-    from db.qc_rounds import score_round  # builds on this module
-
     package = session.get_one(Package, qc_round.package_id)
     sample = session.execute(select(QcItem.query_id, QcItem.passage_id).where(QcItem.qc_round_id == round_id)).all()
     own = {
@@ -201,8 +201,6 @@ def resubmit_package(session: Session, user_id: int, package_id: int) -> None:
         raise Forbidden("this package is not yours")
     if package.status != PackageStatus.REVISE:
         raise ValueError(f"package {package.name} is {package.status}, not returned for revision")
-    from db.rework import unanswered  # db.rework builds on this module: imported here, not at the top
-
     left = unanswered(session, package_id)
     if left:
         pairs = ", ".join(f"{i.query_id} / {i.passage_id}" for i in left[:5]) + (" ..." if len(left) > 5 else "")

@@ -19,13 +19,17 @@ assignments carry the round's tag (:func:`round_tag`) in
 ``Assignment.package``, which is how a kept pair's new reviews are told
 apart from the old ones; a pair sampled by an earlier round of the same
 package and again by this one is a kept item (fresh samples never repeat).
+
+A decided round's disagreements (:class:`DisputedItem`, :func:`round_items`) are rebuilt here from the
+judgments stored up to its decision: the next round's kept items and the rework loop (:mod:`db.rework`)
+both read them.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -34,8 +38,10 @@ from sqlalchemy.orm import Session
 
 from core.assignment import annotator_seed
 from core.judgments import Event, current_labels
-from core.qc import QcResult, package_accuracy, sample_for_qc
+from core.qc import Disagreement, QcResult, package_accuracy, sample_for_qc
 from db.models import Assignment, Judgment, Package, Passage, QcItem, QcRound, QueryRecord, User, utcnow
+from db.own_judgments import labels_then, own_log, standing_labels
+from db.resolution import pair_scale
 from db.vocab import Purpose, QcRoundStatus
 
 Pair = tuple[int, int]
@@ -80,14 +86,12 @@ def sampled_before(session: Session, package_id: int, before_round: int) -> set[
 
 def kept_items(session: Session, package: Package) -> list[KeptItem]:
     """The disputed pairs of the round that returned ``package`` whose label still differs from the consensus."""
-    from db.rework import _round_items, _with_answers  # db.rework builds on db.labelling
-
     last = session.scalar(
         select(QcRound).where(QcRound.package_id == package.id).order_by(QcRound.round_no.desc()).limit(1)
     )
     if last is None or last.status != QcRoundStatus.REVISE:
         return []
-    items = _with_answers(session, package.user_id, last, _round_items(session, last))
+    items = with_answers(session, package.user_id, last, round_items(session, last))
     kept = [i for i in items if i.current_label is not None and i.current_label != i.consensus]
     notes = _latest_notes(session, package.user_id, [i.assignment_id for i in kept])
     pairs = _pair_ids(session, [i.assignment_id for i in kept])
@@ -329,8 +333,6 @@ def annotator_note(session: Session, assignment: Assignment) -> str:
     )
     if own is None:
         return ""
-    from db.labelling import standing_labels  # db.labelling calls into this module lazily too
-
     label = standing_labels(session, package.user_id, [own]).get(own)
     note = _latest_notes(session, package.user_id, [own]).get(own, "")
     said = f" Their note: {note.rstrip('.')}." if note else ""
@@ -342,14 +344,12 @@ def annotator_note(session: Session, assignment: Assignment) -> str:
 
 def _label_at_last_decision(session: Session, package: Package, round_no: int, assignment_id: int) -> int | None:
     """The annotator's label on the assignment when the package's previous round was decided."""
-    from db.rework import _labels_then  # db.rework builds on db.labelling
-
     previous = session.scalar(
         select(QcRound.decided_at).where(QcRound.package_id == package.id, QcRound.round_no == round_no - 1)
     )
     if previous is None:
         return None
-    return _labels_then(session, package.user_id, [assignment_id], previous).get(assignment_id)
+    return labels_then(session, package.user_id, [assignment_id], previous).get(assignment_id)
 
 
 def pass_fully_reviewed(session: Session, package: Package, round_no: int, seed: int, threshold: float) -> int:
@@ -406,8 +406,6 @@ def waiting_on_flags(session: Session, user_id: int | None = None) -> list[Waiti
     user_id : int, optional
         Only this annotator's packages (their own list); every package when None (the Admin page).
     """
-    from db.labelling import own_log  # db.labelling calls into this module lazily too
-
     out = []
     packages = select(Package, User.username).join(User, User.id == Package.user_id).order_by(Package.name)
     if user_id is not None:
@@ -503,3 +501,187 @@ def _reviewed(
     )
     holders = {user for q, p, user, assigned, *_rest in rows if counts(q, p, assigned)}
     return {user: sum(1 for pair in sample if user in labels.get(pair, {})) for user in sorted(holders)}
+
+
+# --------------------------------------------------------------------------- a decided round's disagreements
+
+
+@dataclass(frozen=True)
+class DisputedItem:
+    """One pair of a decided QC round on which the annotator was counted wrong.
+
+    Attributes
+    ----------
+    round_id, round_no : int
+        The QC round (store id and 1-based number within the package).
+    assignment_id : int
+        The annotator's labelling assignment of the pair (what a relabel is stored on).
+    query_id, passage_id : str
+        External ids.
+    query, title, passage : str
+        The texts, as stored (render them escaped).
+    query_language, passage_language : str or None
+        Languages, for highlighting.
+    annotator_label : int
+        The annotator's label when the round was decided.
+    reviewer_labels : dict of str to int
+        Each reviewer's label when the round was decided.
+    consensus : int or None
+        The reviewers' majority label (None when they had none).
+    notes : dict of str to str
+        Each reviewer's notes on the pair (reviewers without a note are left out).
+    current_label : int or None
+        The annotator's standing label now.
+    answered : bool
+        The annotator relabelled (or deliberately confirmed) the pair after the round was decided.
+    scale : str
+        ``"graded"`` or ``"binary"``.
+    """
+
+    round_id: int
+    round_no: int
+    assignment_id: int
+    query_id: str
+    passage_id: str
+    query: str
+    query_language: str | None
+    title: str
+    passage: str
+    passage_language: str | None
+    annotator_label: int
+    reviewer_labels: dict[str, int]
+    consensus: int | None
+    notes: dict[str, str] = field(default_factory=dict)
+    current_label: int | None = None
+    answered: bool = False
+    scale: str = "graded"
+
+
+def decision_time(qc_round: QcRound) -> datetime:
+    """When a decided round was decided; ``ValueError`` for a round still under review."""
+    if qc_round.status == QcRoundStatus.REVIEWING or qc_round.decided_at is None:
+        raise ValueError(f"QC round {qc_round.id} is still under review")
+    return qc_round.decided_at
+
+
+def _reviews_then(
+    session: Session, qc_round: QcRound, cutoff: datetime
+) -> tuple[dict[Hashable, dict[str, int]], dict[Pair, dict[str, list[str]]]]:
+    """``(each counting reviewer's standing label per sampled pair, their notes per pair)`` as they were at ``cutoff``.
+
+    The reviews that count are those of :func:`round_reviews` (a kept item: only its new reviews).
+    """
+    reviews = round_reviews(session, qc_round, cutoff)
+    reviewer_labels = current_labels(Event((q, p), user, act, g) for q, p, user, act, g, _n in reviews)
+    notes: dict[Pair, dict[str, list[str]]] = {}
+    for q, p, user, _act, _g, note in reviews:
+        if note and note.strip():
+            notes.setdefault((q, p), {}).setdefault(user, []).append(note.strip())
+    return reviewer_labels, notes
+
+
+def _disputed_item(
+    session: Session,
+    qc_round: QcRound,
+    d: Disagreement,
+    assignment_of: dict[Pair, int],
+    notes: dict[Pair, dict[str, list[str]]],
+) -> DisputedItem:
+    """One disagreement of the round with the pair's texts, the annotator's assignment and the reviewers' notes."""
+    q, p = int(d.pair[0]), int(d.pair[1])
+    query = session.get_one(QueryRecord, q)
+    passage = session.get_one(Passage, p)
+    return DisputedItem(
+        round_id=qc_round.id,
+        round_no=qc_round.round_no,
+        assignment_id=assignment_of[(q, p)],
+        query_id=query.ext_id,
+        passage_id=passage.ext_id,
+        query=query.text,
+        query_language=query.language,
+        title=passage.title or "",
+        passage=passage.text,
+        passage_language=passage.language,
+        annotator_label=d.annotator_label,
+        reviewer_labels=dict(sorted(d.reviewer_labels.items())),
+        consensus=d.consensus,
+        notes={user: "; ".join(texts) for user, texts in sorted(notes.get((q, p), {}).items())},
+        scale=pair_scale(session, q, p),
+    )
+
+
+def round_items(session: Session, qc_round: QcRound) -> list[DisputedItem]:
+    """The disagreements of a decided round, rebuilt from the judgments stored up to its decision."""
+    package = session.get_one(Package, qc_round.package_id)
+    cutoff = decision_time(qc_round)
+    sample = session.execute(select(QcItem.query_id, QcItem.passage_id).where(QcItem.qc_round_id == qc_round.id)).all()
+    pair_of = {
+        aid: (q, p)
+        for aid, q, p in session.execute(
+            select(Assignment.id, Assignment.query_id, Assignment.passage_id).where(Assignment.package_id == package.id)
+        )
+    }
+    assignment_of = {pair: aid for aid, pair in pair_of.items()}
+    # the annotator's label at the decision: their own log on the package, up to the decision
+    then = labels_then(session, package.user_id, list(pair_of), cutoff)
+    reviewer_labels, notes = _reviews_then(session, qc_round, cutoff)
+    annotator = {(str(q), str(p)): then[assignment_of[(q, p)]] for q, p in sample if assignment_of.get((q, p)) in then}
+    reviewed = {(str(q), str(p)): dict(reviewer_labels.get((q, p), {})) for q, p in sample}
+    # min_reviewers=1: a decided round had enough reviews on every pair, so this reproduces its verdict
+    result = package_accuracy(annotator, reviewed, min_reviewers=1)
+    items = [_disputed_item(session, qc_round, d, assignment_of, notes) for d in result.disagreements]
+    items.sort(key=lambda i: (i.query_id, i.passage_id))
+    return items
+
+
+def _answers(
+    session: Session, user_id: int, assignment_ids: Sequence[int], after: datetime
+) -> dict[int, tuple[int | None, bool]]:
+    """Per assignment: (standing label, whether that standing label was given after ``after``)."""
+    stacks: dict[int, list[tuple[int | None, datetime]]] = {}
+    if not assignment_ids:
+        return {}
+    for aid, action, grade, created in session.execute(
+        select(Judgment.assignment_id, Judgment.action, Judgment.grade, Judgment.created_at)
+        .where(Judgment.user_id == user_id, Judgment.assignment_id.in_(list(assignment_ids)))
+        .order_by(Judgment.id)
+    ):
+        if aid is None:  # left out by the query; narrows the type
+            continue
+        stack = stacks.setdefault(aid, [])
+        if action == "label":
+            stack.append((grade, created))
+        elif action == "undo" and stack:
+            stack.pop()
+    return {aid: (stack[-1][0], stack[-1][1] > after) for aid, stack in stacks.items() if stack}
+
+
+def with_answers(session: Session, user_id: int, qc_round: QcRound, items: list[DisputedItem]) -> list[DisputedItem]:
+    """``items`` with the annotator's answers since the round was decided (``current_label``, ``answered``).
+
+    Parameters
+    ----------
+    session : Session
+    user_id : int
+        The annotator.
+    qc_round : QcRound
+        The decided round the items are from.
+    items : list of DisputedItem
+        From :func:`round_items`.
+
+    Returns
+    -------
+    list of DisputedItem
+        New items, in the same order.
+    """
+    answers = _answers(session, user_id, [i.assignment_id for i in items], decision_time(qc_round))
+    return [
+        DisputedItem(
+            **{
+                **i.__dict__,
+                "current_label": answers.get(i.assignment_id, (None, False))[0],
+                "answered": answers.get(i.assignment_id, (None, False))[1],
+            }
+        )
+        for i in items
+    ]

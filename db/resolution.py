@@ -22,6 +22,7 @@ from db.access import (
     REVIEW_ROLES,
     require_account,
 )
+from db.adjudicators import eligible_adjudicators
 from db.assignments import annotator_loads
 from db.models import (
     Assignment,
@@ -73,7 +74,7 @@ def resolve_pair(
     """Apply the T2Ranking rules to a pair's standing labels and store the outcome.
 
     A three-way split gets a 4th annotator automatically: not one of the three, from the pair's
-    own pool or the pool's adjudicator list (:func:`db.adjudication.eligible_adjudicators`),
+    own pool or the pool's adjudicator list (:func:`db.adjudicators.eligible_adjudicators`),
     least loaded; with nobody eligible the pair waits for a reviewer.  A reviewer's override
     always wins over the labels.  It runs inside the labelling write, so it stays a handful of
     indexed lookups (judgments, overrides and final labels by pair); pass ``scale`` when the
@@ -121,8 +122,6 @@ def resolve_pair(
 
 def _assign_fourth(session: Session, query_id: int, passage_id: int, labelled_by: set[str], seed: int) -> None:
     """Give a split pair to a 4th annotator from its own pool (or the pool's adjudicator list), least loaded."""
-    from db.adjudication import eligible_adjudicators  # db.adjudication builds on this module
-
     holders = set(
         session.scalars(
             select(User.username)

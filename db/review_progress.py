@@ -18,7 +18,6 @@ from sqlalchemy.orm import Session
 
 from core.resolution import METHODS
 from core.scale import GRADES
-from db.labelling import standing_by_assignment
 from db.models import (
     Assignment,
     Collection,
@@ -31,6 +30,8 @@ from db.models import (
     QueryRecord,
     User,
 )
+from db.own_judgments import standing_by_assignment
+from db.qc_rounds import reviewed_by_round
 from db.queries import collection_id
 from db.review import standing_labels
 from db.vocab import Purpose
@@ -168,8 +169,6 @@ def qc_history(session: Session, package_id: int | None = None, *, collection: s
         query = query.join(Pool, Pool.id == Package.pool_id).where(
             Pool.collection_id == collection_id(session, collection)
         )
-    from db.qc_rounds import reviewed_by_round  # builds on db.labelling, as this module does
-
     rows = session.execute(query).all()
     reviewed = reviewed_by_round(session, [r for r, _p, _a in rows], {r.package_id: name for r, name, _a in rows})
     out = []

@@ -20,6 +20,7 @@ from core.names import check_name
 from core.types import CollectionSource
 from db.models import ImportRecord, QueryRecord
 from db.models import Passage as PassageRow
+from db.queries import check_relevance_level
 
 CHUNK = 5_000
 MODES = ("create", "merge")
@@ -179,8 +180,6 @@ def _check_names(name: str, qrels_name: str, run_names: Iterable[str], level: in
     for run_name in run_names:
         check_run_name(run_name)
     if level is not None:
-        from db.queries import check_relevance_level
-
         check_relevance_level(level, "level")
 
 

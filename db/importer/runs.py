@@ -30,6 +30,7 @@ from db.importer.common import (
 from db.importer.writing import Chunker, flip, heartbeat, publish_runs, yield_lock
 from db.models import Passage as PassageRow
 from db.models import QueryRecord, RunEntryRecord, RunRecord, utcnow
+from db.queries import collection_id
 
 if TYPE_CHECKING:
     from db.engine import Store
@@ -50,8 +51,6 @@ def save_run(
     Refuses (``ValueError``) a bad run name (:func:`check_run_name`) and, unless ``allow_unknown_ids``,
     a run naming query or passage ids the collection lacks.  Returns the number of entries stored.
     """
-    from db.queries import collection_id
-
     check_run_name(name)
     cid = collection_id(session, collection)
     _check_run_ids(
@@ -217,8 +216,6 @@ def _stage(
 
 def _free_run_name(store: Store, collection: str, name: str) -> int:
     """The id of ``collection``; refuses a run name that is taken there (or held by an unfinished import)."""
-    from db.queries import collection_id
-
     with store.read() as session:
         cid = collection_id(session, collection)
         status = session.scalar(select(RunRecord.status).where(RunRecord.collection_id == cid, RunRecord.name == name))

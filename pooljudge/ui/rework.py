@@ -22,7 +22,8 @@ import streamlit as st
 from core.scale import SCALES, grade_name
 from db.access import Forbidden, StaleSubmission
 from db.package_qc import resubmit_package
-from db.rework import DisputedItem, ReworkPackage, relabel_disputed, rework_packages
+from db.qc_rounds import DisputedItem
+from db.rework import ReworkPackage, relabel_disputed, rework_packages
 from pooljudge.ui.common import flash, md_escape, show_flash
 from pooljudge.ui.highlight import show_text
 from pooljudge.ui.keys import GRADE_KEYS, KEEP_KEY, keys_text
