@@ -361,19 +361,7 @@ def fleiss_kappa(
 
 
 def fleiss_from_table(table: LabelTable, *, n_raters: int | None = None, extra: str = "truncate") -> FleissResult:
-    """:func:`fleiss_kappa` on a collected table (a report computes several statistics from one table).
-
-    Parameters
-    ----------
-    table : LabelTable
-        From :func:`collect_table`.
-    n_raters, extra
-        As in :func:`fleiss_kappa`.
-
-    Returns
-    -------
-    FleissResult
-    """
+    """:func:`fleiss_kappa` on a table from :func:`collect_table` (a report computes several statistics from one table)."""
     if extra not in ("truncate", "drop"):
         raise ValueError(f"extra must be 'truncate' or 'drop', got {extra!r}")
     if n_raters is not None:
@@ -475,19 +463,7 @@ def _check_cohen_args(weights: object, min_items: object) -> None:
 
 
 def cohen_pairs_from_table(table: LabelTable, *, weights: Weights = None, min_items: int = 2) -> CohenPairs:
-    """:func:`cohen_kappa_pairs` on a collected table.
-
-    Parameters
-    ----------
-    table : LabelTable
-        From :func:`collect_table`.
-    weights, min_items
-        As in :func:`cohen_kappa_pairs`.
-
-    Returns
-    -------
-    CohenPairs
-    """
+    """:func:`cohen_kappa_pairs` on a table from :func:`collect_table` (a report computes several statistics from one table)."""
     _check_cohen_args(weights, min_items)
     pairs: list[PairKappa] = []
     total = 0.0
@@ -650,19 +626,7 @@ def krippendorff_alpha(
 
 
 def alpha_from_table(table: LabelTable, *, level: Level = "ordinal") -> AlphaResult:
-    """:func:`krippendorff_alpha` on a collected table.
-
-    Parameters
-    ----------
-    table : LabelTable
-        From :func:`collect_table`.
-    level : {"nominal", "ordinal", "interval", "ratio"}
-        As in :func:`krippendorff_alpha`.
-
-    Returns
-    -------
-    AlphaResult
-    """
+    """:func:`krippendorff_alpha` on a table from :func:`collect_table` (a report computes several statistics from one table)."""
     if level not in ("nominal", "ordinal", "interval", "ratio"):
         raise ValueError(f"level must be nominal, ordinal, interval or ratio, got {level!r}")
     pairable = [row for row in table.items.values() if len(row) >= 2]
