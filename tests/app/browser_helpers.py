@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -268,6 +268,16 @@ def choose_in(page, label: str, option: str, *, scope=None, nth: int = 0) -> Non
     """:func:`choose` in the selectbox labelled ``label`` (the ``nth`` one in ``scope``, the page by default)."""
     boxes = (scope or page).locator('[data-testid="stSelectbox"]').filter(has_text=label)
     choose(page, boxes.nth(nth).get_by_role("combobox"), option)
+
+
+def wait_for_value(read: Callable[[], Any], expected: Any, *, what: str, timeout: float = 60) -> None:
+    """Until ``read()`` returns ``expected`` (for what the page fills in stages, such as a grid's cells, where
+    no single element marks the end); fails naming ``what`` and the last value read after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while (value := read()) != expected:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: {value!r}, expected {expected!r}")
+        time.sleep(0.25)
 
 
 def wait_drawn(plot, what: str, *, legend: bool = False, timeout: int = 30_000) -> None:

@@ -7,12 +7,14 @@
 - navigation by keyboard: P goes back to one's own earlier item, a grade there appends a relabel, F flags
   an item, which is not served again.
 
-A server of its own on a fresh store; the judgments table is asserted row by row.
+The shared server, with a collection and two annotators of this module; the judgments table is asserted
+row by row.
 """
 
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 from sqlalchemy import select
 
 from db.engine import Store, sqlite_url
@@ -26,8 +28,8 @@ from tests.app.browser_helpers import (
     markers_of,
     press_grade,
     screenshot,
-    serve_sqlite,
     shown_doc,
+    wait_idle,
     write_beir,
 )
 
@@ -57,6 +59,7 @@ SETTLED = """(markers) => {
 }"""
 
 
+GRADED_ANN, BINARY_ANN = "screens-ann1", "screens-ann2"  # this module's own: no other module labels as them
 RUNS = {"g": [("q1", "d1"), ("q1", "d2"), ("q1", "d3")], "b": [("q2", "d4"), ("q2", "d5")]}
 
 
@@ -77,21 +80,20 @@ def _collection_guide(store) -> None:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """ann1 labels pool ``g`` (q1: d1, d2, d3) on the graded scale, ann2 pool ``b`` (q2: d4, d5) on the binary one;
-    the collection has its own graded guide."""
+def server(app_server, tmp_path_factory):
+    """In the shared server's store: GRADED_ANN labels pool ``g`` (q1: d1, d2, d3) on the graded scale, BINARY_ANN
+    pool ``b`` (q2: d4, d5) on the binary one; the collection "screens" has its own graded guide."""
     folder = tmp_path_factory.mktemp("screens")
-    db = folder / "pooljudge.db"
-    add_users(db, {"admin": "admin", "ann1": "annotator", "ann2": "annotator"})
+    db = app_server["db"]
+    add_users(db, {GRADED_ANN: "annotator", BINARY_ANN: "annotator"})
     cli(db, "import", "-f", "beir", str(write_beir(folder / "data", PASSAGES, QUERIES, RUNS)), "-c", "screens")
-    for name, annotator, scale in (("g", "ann1", []), ("b", "ann2", ["--binary"])):
+    for name, annotator, scale in (("g", GRADED_ANN, []), ("b", BINARY_ANN, ["--binary"])):
         cli(db, "pool", "-c", "screens", "--name", name, "--run", name, "--depth", "3")
         assign = ["--pool", name, "--annotators", annotator, "--per-pair", "1", "--seed", "1", *scale]
         cli(db, "assign", "-c", "screens", *assign)
     store = Store(sqlite_url(db))
     _collection_guide(store)
-    with serve_sqlite(db, folder / "streamlit.log") as url:
-        yield {"url": url, "db": db, "store": store}
+    yield {**app_server, "store": store}
     store.dispose()
 
 
@@ -130,32 +132,34 @@ def _check_buttons(page, names: list[str]) -> None:
 
 def test_graded_screen_shows_four_equal_full_labels_and_the_collections_graded_guide(server, small_page):
     page = small_page
-    login(page, server["url"], "ann1")
+    login(page, server["url"], GRADED_ANN)
     assert _shown(page) in ("d1", "d2", "d3")
     _check_buttons(page, GRADED_NAMES)
     sidebar = page.locator('[data-testid="stSidebar"]')
     sidebar.get_by_text("screens · graded scale, 0-3").wait_for(timeout=30_000)
-    side = sidebar.inner_text()
     for g, name in enumerate(GRADED_NAMES):
-        assert name in side and f"Collection rule for grade {g}." in side
-    assert CUSTOM_EXAMPLE in side  # the admin's text literally: no bold, no italics
-    assert sidebar.locator("b").count() == 0
-    assert "Not relevant" not in side
+        expect(sidebar).to_contain_text(name, timeout=30_000)
+        expect(sidebar).to_contain_text(f"Collection rule for grade {g}.", timeout=30_000)
+    expect(sidebar).to_contain_text(CUSTOM_EXAMPLE, timeout=30_000)  # the admin's text literally: no bold, no italics
+    wait_idle(page, 60_000, fresh=True)  # the guide is complete: what it lacks now, it lacks
+    expect(sidebar.locator("b")).to_have_count(0, timeout=30_000)
+    expect(sidebar).not_to_contain_text("Not relevant", timeout=30_000)
     path = screenshot(page, "annotate_graded", full_page=False)  # the 1280x800 an annotator sees
     assert path.stat().st_size > 10_000
 
 
 def test_binary_screen_shows_the_binary_guide(server, small_page):
     page = small_page
-    login(page, server["url"], "ann2")
+    login(page, server["url"], BINARY_ANN)
     assert _shown(page) in ("d4", "d5")
     _check_buttons(page, BINARY_NAMES)
     sidebar = page.locator('[data-testid="stSidebar"]')
     sidebar.get_by_text("screens · binary scale").wait_for(timeout=30_000)
-    side = sidebar.inner_text()
-    assert "0 · Not relevant" in side and "1 · Relevant" in side and "levels 2 and 3" in side
-    assert "Precisely answers" not in side and "Collection rule" not in side  # not the 0-3 guide
-    assert "N not relevant, Y relevant" in side
+    for shown in ("0 · Not relevant", "1 · Relevant", "levels 2 and 3", "N not relevant, Y relevant"):
+        expect(sidebar).to_contain_text(shown, timeout=30_000)
+    wait_idle(page, 60_000, fresh=True)  # the guide is complete: what it lacks now, it lacks
+    for other in ("Precisely answers", "Collection rule"):  # not the 0-3 guide
+        expect(sidebar).not_to_contain_text(other, timeout=30_000)
     path = screenshot(page, "annotate_binary", full_page=False)
     assert path.stat().st_size > 10_000
 
@@ -167,11 +171,11 @@ def _press(page, key: str, gone: str) -> None:
 def test_previous_relabels_by_keyboard_and_f_flags(server, small_page):
     store = server["store"]
     page = small_page
-    login(page, server["url"], "ann1")
+    login(page, server["url"], GRADED_ANN)
     first = _shown(page)
     _press(page, "2", first)
     second = _shown(page)
-    assert _rows(store, "ann1") == [(first, "label", 2)]
+    assert _rows(store, GRADED_ANN) == [(first, "label", 2)]
     page.get_by_text("All your work: 1 of 3 labelled · 2 left").wait_for(timeout=30_000)
 
     _press(page, "p", second)  # back to the first item
@@ -180,13 +184,13 @@ def test_previous_relabels_by_keyboard_and_f_flags(server, small_page):
     screenshot(page, "annotate_previous")
     _press(page, "3", first)  # a relabel: appended, and on to the new item
     assert _shown(page) == second
-    assert _rows(store, "ann1") == [(first, "label", 2), (first, "label", 3)]
+    assert _rows(store, GRADED_ANN) == [(first, "label", 2), (first, "label", 3)]
 
     _press(page, "f", second)  # flagged: not served again
     third = _shown(page)
     assert third not in (first, second)
-    assert _rows(store, "ann1") == [(first, "label", 2), (first, "label", 3), (second, "flag", None)]
+    assert _rows(store, GRADED_ANN) == [(first, "label", 2), (first, "label", 3), (second, "flag", None)]
     _press(page, "0", third)
     page.get_by_text("Nothing left to label").wait_for(timeout=30_000)
     page.get_by_text("All your work: 2 of 3 labelled · 0 left · 1 flagged, with the reviewers").wait_for(timeout=30_000)
-    assert _rows(store, "ann1")[-1] == (third, "label", 0)
+    assert _rows(store, GRADED_ANN)[-1] == (third, "label", 0)

@@ -11,11 +11,12 @@ from __future__ import annotations
 import time
 
 import pytest
+from playwright.sync_api import expect
 from sqlalchemy import func, select
 
 from db.engine import Store, sqlite_url
 from db.models import AuthSession
-from tests.app.browser_helpers import PASSWORD, add_users, cli, fill_login, serve_sqlite, wait_idle
+from tests.app.browser_helpers import PASSWORD, fill_login, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -24,16 +25,11 @@ DAY = 86400
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """``streamlit run serve.py`` on a fresh store with an admin and the demo collection."""
-    folder = tmp_path_factory.mktemp("httponly")
-    db = folder / "pooljudge.db"
-    add_users(db, {"admin": "admin"})
-    cli(db, "demo")
-    with serve_sqlite(db, folder / "streamlit.log") as url:
-        store = Store(sqlite_url(db))
-        yield {"url": url, "store": store}
-        store.dispose()
+def server(app_server):
+    """The shared server (``streamlit run serve.py`` on a store with the admin and the demo collection)."""
+    store = Store(sqlite_url(app_server["db"]))
+    yield {**app_server, "store": store}
+    store.dispose()
 
 
 def _cookie(context) -> dict | None:
@@ -68,7 +64,8 @@ def test_the_session_cookie_is_httponly_set_before_sign_in_ends_and_gone_after_s
     assert COOKIE not in page.evaluate("document.cookie") and token not in page.evaluate("document.cookie")
     with server["store"].read() as s:  # the store keeps only the token's hash
         assert s.scalar(select(func.count()).select_from(AuthSession).where(AuthSession.token_hash == token)) == 0
-    assert page.locator('img[src*="/_pooljudge/session"]').count() == 0  # the exchange image is gone with the rerun
+    # the exchange image is gone with the rerun
+    expect(page.locator('img[src*="/_pooljudge/session"]')).to_have_count(0, timeout=30_000)
 
     # another URL straight after sign-in (issue 20: it showed the login form for ~2 s): signed in
     other = page.context.new_page()
@@ -85,7 +82,7 @@ def test_the_session_cookie_is_httponly_set_before_sign_in_ends_and_gone_after_s
     assert _cookie(page.context) is None  # removed before the login screen came back
     other.reload()
     other.get_by_role("button", name="Log in").wait_for(timeout=60_000)
-    assert other.get_by_text("Logged in as").count() == 0
+    expect(other.get_by_text("Logged in as")).to_have_count(0, timeout=30_000)
     assert violations == [], "\n".join(violations)
 
 

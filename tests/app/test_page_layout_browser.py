@@ -7,65 +7,46 @@ logged out it shows the login screen, and a role that is not offered a page
 lands on its own default page instead.  The pages live in ``views/``
 because a ``pages/`` folder used to be served by Streamlit on a server's
 first request without the entry point (see ``app.py``'s docstring);
-:func:`test_a_pages_folder_copy_of_the_app` runs the same checks on a
-throwaway copy of the app with the pages moved to ``pages/``, which is the
-evidence for (or against) moving them.
+:func:`test_a_pages_folder_would_be_served_without_app_py` tries ``/pooling``
+on a throwaway copy of the app with the pages moved to ``pages/``, which is
+the evidence for (or against) moving them.
 
 Each check starts a fresh server and makes its first request a deep link,
-the case that used to bypass the entry point.
+the case that used to bypass the entry point.  The store holds the accounts
+and no collection: every page then shows its title and stops, which is all
+these checks read, so a page run costs next to nothing.  Logged out, every
+page's URL is tried; logged in, two per role (``ROLE_LINKS``), the rest of
+the role-by-page table being ``tests/app/test_deep_links.py``'s (AppTest).
 """
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.app.browser_helpers import ACCOUNTS, PASSWORD, REPO, login, serve_app
+from db.engine import Store, sqlite_url
+from tests.app.browser_helpers import ACCOUNTS, REPO, add_accounts, login, serve_app, sqlite_env
+from tests.app.test_deep_links import DEFAULT_TITLE, PAGES, USER_OF_ROLE
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-# url path (Streamlit's, from the file name) -> (the page's own title, the roles app.py offers it to)
-PAGES = {  # /pooling first: it is a fresh server's first request
-    "pooling": ("Pooling", {"admin"}),
-    "home": ("pooljudge", {"admin", "reviewer"}),
-    "import_collections": ("Import", {"admin"}),
-    "runs": ("Runs and export", {"admin", "reviewer"}),
-    "metrics": ("Metrics", {"admin", "reviewer"}),
-    "dataset_statistics": ("Dataset statistics", {"admin", "reviewer"}),
-    "labelling_simulation": ("Labelling simulation", {"admin", "reviewer"}),
-    "errors": ("Error analysis", {"admin", "reviewer"}),
-    "annotate": ("Annotate", {"admin", "reviewer", "annotator"}),
-    "review": ("Review", {"admin", "reviewer"}),
-    "admin": ("Admin", {"admin"}),
-    "manage": ("Manage", {"admin"}),
-    "models": ("Models", {"admin"}),
-}
-DEFAULT_TITLE = {"admin": "pooljudge", "reviewer": "pooljudge", "annotator": "Annotate"}
-USER_OF_ROLE = {"admin": "admin", "reviewer": "rev1", "annotator": "ann1"}
+# per role, the deep links tried after login: a page the role is offered and one it is not (the admin: two
+# offered); tests/app/test_deep_links.py checks every page for every role through app.py's page registry
+ROLE_LINKS = {"annotator": ("annotate", "review"), "reviewer": ("metrics", "admin"), "admin": ("models", "pooling")}
 
 
-def _store(tmp_path: Path) -> dict[str, str]:
-    """A store with the demo and one account per role (the CLI, as an admin would set it up)."""
-    db = tmp_path / "pooljudge.db"
-    env = {**os.environ, "POOLJUDGE_DB": str(db), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    env.pop("POOLJUDGE_DB_URL", None)
-    for name in USER_OF_ROLE.values():
-        subprocess.run(
-            [sys.executable, "-m", "pooljudge.cli", "--db", str(db), "user", "add", name, "--role", ACCOUNTS[name]],
-            env={**env, "POOLJUDGE_PASSWORD": PASSWORD},
-            check=True,
-            capture_output=True,
-        )
-    subprocess.run(
-        [sys.executable, "-m", "pooljudge.cli", "--db", str(db), "-q", "demo"], env=env, check=True, capture_output=True
-    )
-    return env
+@pytest.fixture(scope="module")
+def env(tmp_path_factory) -> dict[str, str]:
+    """The servers' environment: a store with one account per role and no collection (set up in-process)."""
+    db = tmp_path_factory.mktemp("layout") / "pooljudge.db"
+    store = Store(sqlite_url(db))
+    with store.write() as s:
+        add_accounts(s, {name: ACCOUNTS[name] for name in USER_OF_ROLE.values()})
+    store.dispose()
+    return sqlite_env(db)
 
 
 def _pages_folder_copy(target: Path) -> Path:
@@ -87,24 +68,26 @@ def _settle(page, marker) -> None:
     page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=60_000)
 
 
-def _logged_out_problems(browser, base: str) -> list[str]:
+def _logged_out_problems(browser, base: str, paths) -> list[str]:
     problems = []
-    for path, (title, _) in PAGES.items():
-        context = browser.new_context(viewport={"width": 1400, "height": 1000})
-        page = context.new_page()
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})  # no cookie: each goto is logged out
+    page = context.new_page()
+    for path in paths:
+        title = PAGES[path][0]
         page.goto(f"{base}/{path}")
+        login_screen = page.get_by_label("Username")
         try:
-            _settle(page, page.get_by_label("Username").or_(page.get_by_text("You do not have access")))
+            _settle(page, login_screen.or_(page.get_by_text("You do not have access")))
         except Exception as exc:  # noqa: BLE001 - a page that shows neither is a finding, not a crash
             problems.append(f"/{path} logged out: neither the login screen nor a refusal ({type(exc).__name__})")
-            context.close()
             continue
         body = page.inner_text("body")
-        if not page.get_by_label("Username").count():
+        # settled: the run is over, so what is on the page now is all it shows
+        if not login_screen.count():
             problems.append(f"/{path} logged out: no login screen, so app.py did not run ({body[:80]!r})")
         if title != "pooljudge" and title in _titles(page):
             problems.append(f"/{path} logged out: the page itself ran")
-        context.close()
+    context.close()
     return problems
 
 
@@ -114,7 +97,8 @@ def _role_problems(browser, base: str, role: str) -> list[str]:
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
     login(page, base, user)  # the session cookie now signs every new tab of this context in
-    for path, (title, roles) in PAGES.items():
+    for path in ROLE_LINKS[role]:
+        title, roles = PAGES[path]
         page.goto(f"{base}/{path}")
         # the sidebar's "Logged in as" is written by app.py only: a page run without it has none
         expected = title if role in roles else DEFAULT_TITLE[role]
@@ -133,25 +117,26 @@ def _role_problems(browser, base: str, role: str) -> list[str]:
     return problems
 
 
-def deep_link_problems(browser, script: Path, tmp_path: Path, roles=("annotator", "reviewer", "admin")) -> list[str]:
-    """Every way a deep link reached a page without ``app.py`` running first (empty: none)."""
-    env = _store(tmp_path)
+def deep_link_problems(
+    browser, env: dict[str, str], script: Path, log: Path, paths=tuple(PAGES), roles=("annotator", "reviewer", "admin")
+) -> list[str]:
+    """Every way a deep link to one of ``paths`` reached a page without ``app.py`` running first (empty: none)."""
     problems: list[str] = []
-    with serve_app(env, tmp_path / "streamlit.log", timeout=90, script=script) as base:
-        problems += _logged_out_problems(browser, base)  # the server's first request: /pooling
+    with serve_app(env, log, timeout=90, script=script) as base:
+        problems += _logged_out_problems(browser, base, paths)  # the server's first request: paths[0]
         for role in roles:
             problems += _role_problems(browser, base, role)
     return problems
 
 
-def test_no_deep_link_bypasses_app_py(browser, tmp_path):
+def test_no_deep_link_bypasses_app_py(browser, env, tmp_path):
     """The repo's layout (pages in ``views/``): logged out, as an annotator, a reviewer and an admin."""
-    problems = deep_link_problems(browser, REPO / "app.py", tmp_path)
+    problems = deep_link_problems(browser, env, REPO / "app.py", tmp_path / "streamlit.log")
     assert not problems, "\n".join(problems)
 
 
 @pytest.mark.canary  # Streamlit's own behaviour, not pooljudge's: runs only with `pytest -m canary`
-def test_a_pages_folder_would_be_served_without_app_py(browser, tmp_path):
+def test_a_pages_folder_would_be_served_without_app_py(browser, env, tmp_path):
     """Why the pages are not in ``pages/``: on a copy laid out that way, logged-out deep links skip ``app.py``.
 
     Streamlit 1.67 still discovers a ``pages/`` folder and, until ``app.py``
@@ -159,10 +144,11 @@ def test_a_pages_folder_would_be_served_without_app_py(browser, tmp_path):
     the page's own refusal, and Streamlit's automatic menu of every page.
     When this test fails, Streamlit no longer does that, and the pages can
     move to ``pages/`` (check :func:`test_no_deep_link_bypasses_app_py` on
-    the moved layout then).
+    the moved layout then).  Only ``/pooling``, the server's first request, is
+    asked for: that is the request the bypass happens on.
     """
     script = _pages_folder_copy(tmp_path / "app")
-    problems = deep_link_problems(browser, script, tmp_path, roles=())
+    problems = deep_link_problems(browser, env, script, tmp_path / "streamlit.log", paths=("pooling",), roles=())
     bypassed = [p for p in problems if "app.py did not run" in p]
     assert "/pooling logged out" in " ".join(bypassed), (
         "a pages/ folder no longer bypasses app.py: the pages may move to pages/ (issue 13)\n" + "\n".join(problems)

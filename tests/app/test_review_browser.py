@@ -3,12 +3,13 @@
 A reviewer filters the pairs table (search and state), then opens the ranked-list view of a query ordered by a
 run's ranking and sets a final label there; screenshots ``test-artifacts/review_filters.png`` and
 ``test-artifacts/ranked_list.png`` are checked for what they must show.  Setup that is not the point goes
-through the library.
+through the library, into the shared server's store: a collection and accounts of this module's own.
 """
 
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 from sqlalchemy import select
 
 from db.assignments import create_assignments
@@ -16,14 +17,14 @@ from db.engine import Store, sqlite_url
 from db.labelling import record_judgment
 from db.models import Assignment, FinalLabel, LabelOverride, QueryRecord
 from db.models import Passage as PassageRow
+from db.queries import collection_id
 from tests.app.browser_helpers import (
     add_accounts,
     choose_in,
     import_pooled,
     login,
-    open_page,
     screenshot,
-    serve_sqlite,
+    wait_for_value,
     wait_idle,
 )
 
@@ -39,33 +40,37 @@ PASSAGES = {
 }
 BM25 = {"q1": {"d2": 9.0, "d0": 7.5, "d1": 1.0}, "q2": {"d3": 4.0, "d4": 3.0}}
 LABELS = {"d0": (3, 3, 3), "d1": (0, 1, 2), "d2": (2, 2, 1), "d3": (1, 1, 0)}  # d1 split, d4 unlabelled
+COLLECTION = "review-tower"
+REVIEWER = "review-rev1"
+ANNOTATORS = ("review-ann1", "review-ann2", "review-ann3")
 
 
 def _label(store, ids: dict[str, int]) -> None:
-    """ann1, ann2 and ann3 give each passage of ``LABELS`` their grades, through the library."""
+    """The three ANNOTATORS give each passage of ``LABELS`` their grades, through the library."""
     for doc, grades in LABELS.items():
-        for name, grade in zip(("ann1", "ann2", "ann3"), grades):
+        for name, grade in zip(ANNOTATORS, grades):
             with store.write() as s:
-                pid = s.scalar(select(PassageRow.id).where(PassageRow.ext_id == doc))
+                pid = _row_id(s, PassageRow, doc)
                 aid = s.scalar(
                     select(Assignment.id).where(Assignment.user_id == ids[name], Assignment.passage_id == pid)
                 )
                 record_judgment(s, ids[name], aid, grade)
 
 
+def _row_id(s, table, ext_id: str) -> int:
+    """The id of the passage or query ``ext_id`` of COLLECTION (other collections share the store)."""
+    return s.scalar(select(table.id).where(table.collection_id == collection_id(s, COLLECTION), table.ext_id == ext_id))
+
+
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("review_scale")
-    db = folder / "pooljudge.db"
-    store = Store(sqlite_url(db))
+def server(app_server):
+    store = Store(sqlite_url(app_server["db"]))
     with store.write() as s:
-        import_pooled(s, PASSAGES, QUERIES, runs={"bm25": BM25})
-        accounts = {"rev1": "reviewer", "ann1": "annotator", "ann2": "annotator", "ann3": "annotator"}
-        ids = add_accounts(s, accounts)
-        create_assignments(s, "tower", "p", annotators=["ann1", "ann2", "ann3"], seed=3, package_size=10)
+        import_pooled(s, PASSAGES, QUERIES, collection=COLLECTION, runs={"bm25": BM25})
+        ids = add_accounts(s, {REVIEWER: "reviewer", **dict.fromkeys(ANNOTATORS, "annotator")})
+        create_assignments(s, COLLECTION, "p", annotators=list(ANNOTATORS), seed=3, package_size=10)
     _label(store, ids)
-    with serve_sqlite(db, folder / "streamlit.log") as url:
-        yield {"url": url, "store": store}
+    yield {**app_server, "store": store}
     store.dispose()
 
 
@@ -110,19 +115,27 @@ def _ranked_list_by_bm25(page):
 
 def _check_ranked_list(panel) -> None:
     """The whole pooled list in bm25's order, every final label and every annotator's label at once."""
-    text = panel.inner_text()
-    order = [text.index(f"#{i} · rank {i} · {d}") for i, d in ((1, "d2"), (2, "d0"), (3, "d1"))]
-    assert order == sorted(order)
-    for shown in (
+    entries = [f"#{i} · rank {i} · {d}" for i, d in ((1, "d2"), (2, "d0"), (3, "d1"))]
+    shown = (
         "final: 2 (majority)",
         "final: 3 (unanimous)",
         "final: needs fourth",
-        "labels · ann1: 0, ann2: 1, ann3: 2",
+        "labels · review-ann1: 0, review-ann2: 1, review-ann3: 2",
         "Paris lies on the Seine <i>river</i>.",
         "3 pooled passages",
-    ):
-        assert shown in text, shown
-    assert panel.locator("i", has_text="river").count() == 0  # passage HTML is shown as text, never rendered
+    )
+
+    def missing() -> list[str]:
+        """What the list lacks: an entry out of bm25's order, a text not shown."""
+        text = panel.inner_text()
+        if not all(e in text for e in entries):
+            return [e for e in entries if e not in text]
+        order = [text.index(e) for e in entries]
+        return ([] if order == sorted(order) else ["bm25's order"]) + [t for t in shown if t not in text]
+
+    wait_for_value(missing, [], what="the ranked list")
+    # passage HTML is shown as text, never rendered
+    expect(panel.locator("i", has_text="river")).to_have_count(0, timeout=30_000)
 
 
 def _set_d1_to_0(page, panel) -> None:
@@ -138,8 +151,7 @@ def _set_d1_to_0(page, panel) -> None:
 def _stored_d1(store) -> tuple[tuple, tuple]:
     """(grade, reason) of the override on (q1, d1) and (grade, method) of its final label, from the store."""
     with store.read() as s:
-        q1 = s.scalar(select(QueryRecord.id).where(QueryRecord.ext_id == "q1"))
-        d1 = s.scalar(select(PassageRow.id).where(PassageRow.ext_id == "d1"))
+        q1, d1 = _row_id(s, QueryRecord, "q1"), _row_id(s, PassageRow, "d1")
         override = s.execute(
             select(LabelOverride.grade, LabelOverride.reason).where(
                 LabelOverride.query_id == q1, LabelOverride.passage_id == d1
@@ -152,15 +164,17 @@ def _stored_d1(store) -> tuple[tuple, tuple]:
 
 
 def test_review_filters_and_the_ranked_list_view(server, page):
-    login(page, server["url"], "rev1")
-    open_page(page, "Review")
+    login(page, server["url"], REVIEWER, path=f"/review?collection={COLLECTION}")
+    page.get_by_role("heading", name="Review").first.wait_for(timeout=60_000)
     panel = _filter_to_the_split_pair(page)
     screenshot(page, "review_filters")
-    text = panel.inner_text()
-    assert "1 of 5 pairs. Select a row to see the pair and override its final label." in text
-    assert "Bulk actions on the 1 pair shown" in text
-    assert "how tall is the <b>Eiffel</b> tower" in text  # the chosen pair's query, shown as text
-    assert panel.locator('[data-testid="stException"]').count() == 0
+    for shown in (
+        "1 of 5 pairs. Select a row to see the pair and override its final label.",
+        "Bulk actions on the 1 pair shown",
+        "how tall is the <b>Eiffel</b> tower",  # the chosen pair's query, shown as text
+    ):
+        expect(panel).to_contain_text(shown, timeout=30_000)
+    expect(panel.locator('[data-testid="stException"]')).to_have_count(0, timeout=30_000)
 
     panel = _ranked_list_by_bm25(page)
     screenshot(page, "ranked_list")

@@ -83,6 +83,7 @@ def test_the_collection_picked_on_one_page_holds_on_the_others(two):
         _go(at, view)
         assert at.selectbox(key=key).value == "beta", view
         assert at.session_state[COLLECTION_STATE] == "beta"
+        assert at.query_params["collection"] == "beta", view  # the URL shows it on every page
     _go(at, "admin.py")
     assert open_tab(at, "admin_tab", "Assignments").selectbox(key="assign_collection").value == "beta"
     assert open_tab(at, "admin_tab", "Qrels").selectbox(key="qrels_collection").value == "beta"

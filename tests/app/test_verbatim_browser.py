@@ -3,8 +3,8 @@
 A collection whose query, title and passage hold URLs, e-mail addresses,
 ``:smile:``, ``:red[x]``, ``**x**``, ``<b>``, ``$x$``, a Markdown image, CJK,
 runs of spaces and line breaks is imported through ``pooljudge import`` into
-a fresh store served by its own ``streamlit run``.  The Annotate page (as an
-annotator) and the Review page (as a reviewer) must show each text verbatim:
+the shared server's store.  The Annotate page (as an annotator of its own)
+and the Review page (as a reviewer) must show each text verbatim:
 ``innerText`` equals the stored text, and nothing (no link, image, emoji,
 math or coloured span) was made out of it; query terms are still marked.
 A tiny script checks ``md_escape`` in the Markdown-only places (captions,
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.app.browser_helpers import REPO, cli, login, screenshot, serve_app
+from tests.app.browser_helpers import REPO, cli, login, screenshot, serve_app, wait_for_value
 
 pytestmark = pytest.mark.browser
 
@@ -38,6 +38,7 @@ MARKER = "埃菲尔铁塔"  # finds the passage element on the page
 # what Markdown (or unescaped HTML) would have produced out of the texts above
 MADE_UP = "a, img, .katex, span[role='img'], [style*='color'], .stMarkdownColoredText, strong, em, i, b"
 APP_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+ANNOTATOR = "verbatim-ann1"  # this module's own: its queue holds the tricky pair alone
 
 
 @contextlib.contextmanager
@@ -50,8 +51,8 @@ def _serve(script: Path, log: Path, env: dict | None = None):
 
 
 @pytest.fixture(scope="module")
-def verbatim_app(tmp_path_factory):
-    """A fresh store holding only the tricky collection, pooled and assigned to ann1, served by app.py."""
+def verbatim_app(app_server, tmp_path_factory):
+    """The shared server, its store holding the tricky collection, pooled and assigned to ANNOTATOR."""
     folder = tmp_path_factory.mktemp("verbatim-beir")
     (folder / "runs").mkdir()
     (folder / "corpus.jsonl").write_text(
@@ -65,16 +66,12 @@ def verbatim_app(tmp_path_factory):
         json.dumps({"_id": "q1", "text": QUERY}, ensure_ascii=False) + "\n", encoding="utf-8"
     )
     (folder / "runs" / "r.trec").write_text("q1 Q0 d1 1 2.0 r\nq1 Q0 d2 2 1.0 r\n", encoding="utf-8")
-    db = tmp_path_factory.mktemp("verbatim-store") / "pooljudge.db"
-    for name, role in (("admin", "admin"), ("rev1", "reviewer"), ("ann1", "annotator")):
-        cli(db, "user", "add", name, "--role", role)
-    cli(db, "import", "-f", "beir", str(folder), "-c", "tricky")  # the store is not empty: no demo is loaded
+    db = app_server["db"]
+    cli(db, "user", "add", ANNOTATOR, "--role", "annotator")
+    cli(db, "import", "-f", "beir", str(folder), "-c", "tricky")
     cli(db, "pool", "-c", "tricky", "--name", "p", "--run", "r", "--depth", "1")  # d1 only
-    cli(db, "assign", "-c", "tricky", "--pool", "p", "--annotators", "ann1", "--per-pair", "1", "--seed", "1")
-    with _serve(
-        REPO / "app.py", tmp_path_factory.mktemp("verbatim-log") / "streamlit.log", {"POOLJUDGE_DB": str(db)}
-    ) as url:
-        yield url
+    cli(db, "assign", "-c", "tricky", "--pool", "p", "--annotators", ANNOTATOR, "--per-pair", "1", "--seed", "1")
+    return app_server["url"]
 
 
 def _html_with(
@@ -90,7 +87,7 @@ def _html_with(
 
 
 def _assert_verbatim(element, expected: str) -> None:
-    assert element.inner_text() == expected
+    wait_for_value(element.inner_text, expected, what="the text shown")
     made_up = element.evaluate(f"(e) => [...e.querySelectorAll({json.dumps(MADE_UP)})].map((x) => x.outerHTML)")
     assert made_up == []
 
@@ -104,14 +101,14 @@ def _assert_marked(element, *terms: str) -> None:
 def test_annotate_page_shows_query_title_and_passage_verbatim(verbatim_app, page):
     requests: list[str] = []
     page.on("request", lambda r: requests.append(r.url))
-    login(page, verbatim_app, "ann1")
+    login(page, verbatim_app, ANNOTATOR)
     page.get_by_text("Passage", exact=True).wait_for(timeout=60_000)
     queue = '[data-testid="stMain"] [data-testid="annotate-queue"] .pj-verbatim'  # the queue's text elements
     passage = _html_with(page, MARKER, selector=queue)
     _assert_verbatim(passage, PASSAGE)
     _assert_marked(passage, "tower", "tall")  # query terms still highlighted, Latin and inside CJK text
     title = _html_with(page, "not italic", selector=queue)
-    assert title.inner_text() == TITLE  # (in bold: not checked for made-up <b>)
+    wait_for_value(title.inner_text, TITLE, what="the title")  # (in bold: not checked for made-up <b>)
     _assert_marked(title, "tower")
     query = _html_with(page, "www.query-site.org", selector=queue)
     _assert_verbatim(query, QUERY)
@@ -120,14 +117,14 @@ def test_annotate_page_shows_query_title_and_passage_verbatim(verbatim_app, page
 
 
 def test_review_page_shows_the_pair_verbatim(verbatim_app, page):
-    login(page, verbatim_app, "rev1")
-    page.locator('[data-testid="stSidebarNav"]').get_by_text("Review", exact=True).click()
+    login(page, verbatim_app, "rev1", path="/review?collection=tricky")
+    page.get_by_role("heading", name="Review").first.wait_for(timeout=60_000)
     page.get_by_role("tab", name="Pairs", exact=True).click()
     page.get_by_text("Override a final label").wait_for(timeout=60_000)
     passage = _html_with(page, MARKER)
     _assert_verbatim(passage, PASSAGE)
     _assert_marked(passage, "tower", "tall")
-    assert _html_with(page, "not italic").inner_text() == TITLE
+    wait_for_value(_html_with(page, "not italic").inner_text, TITLE, what="the title")
     _assert_verbatim(_html_with(page, "www.query-site.org"), QUERY)
     screenshot(page, "verbatim-review")
 
@@ -154,7 +151,7 @@ st.caption("end of page")
 
 
 def test_md_escape_labels_render_literally(tmp_path, page):
-    script = tmp_path / "labels.py"
+    script = tmp_path / "labels.py"  # a server of its own: it serves this script, not the app
     script.write_text(LABEL_SCRIPT, encoding="utf-8")
     with _serve(script, tmp_path / "streamlit.log", {"PYTHONPATH": str(REPO)}) as url:
         page.goto(url)
@@ -171,7 +168,7 @@ def test_md_escape_labels_render_literally(tmp_path, page):
         for selector in selectors:
             element = page.locator(selector).first
             element.wait_for(timeout=30_000)
-            assert element.inner_text().replace("\u2060", "").strip() == LABEL, selector
+            wait_for_value(lambda e=element: e.inner_text().replace("\u2060", "").strip(), LABEL, what=selector)
             made_up = element.evaluate(
                 "(e) => [...e.querySelectorAll('a, img, .katex, span[role=img], "
                 "[style*=color], strong, b')].map((x) => x.outerHTML)"
