@@ -23,11 +23,11 @@ from tests.test_bench_training import VOCAB, write_cranfield  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
-pytest.importorskip("sentence_transformers")
-
 
 @pytest.fixture(scope="module")
 def bench():
+    # here rather than at import: collecting the suite (in every xdist worker) need not load sentence-transformers
+    pytest.importorskip("sentence_transformers")
     sys.path.insert(0, str(REPO / "benchmarks"))
     spec = importlib.util.spec_from_file_location("bench_gpu", REPO / "benchmarks" / "bench_gpu.py")
     module = importlib.util.module_from_spec(spec)
