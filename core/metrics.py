@@ -123,7 +123,7 @@ __all__ = [
 
 MAX_EXP_GRADE = 16
 
-DEFAULT_MEASURES: tuple[str, ...] = ("nDCG@10", "MRR@10", "R@100", "MAP", "Judged@10")
+DEFAULT_MEASURES: tuple[str, ...] = ("MRR@10", "nDCG@10", "R@100", "MAP", "Judged@10")
 """What is reported unless the user names measures: ``pooljudge eval``, the Metrics page's selection, and
 the Error analysis page's first choice.  ``Judged@10`` is there because pooled qrels are incomplete: a run
 whose top ten were never judged scores low for want of labels, not of relevance."""

@@ -221,4 +221,5 @@ def test_a_binary_collection_evaluates_as_trec_eval_on_its_files(files, tmp_path
     assert main(["eval", str(qrels), str(run)]) == 0
     assert capsys.readouterr().out == from_store
     # q1: a (grade 1) ranks second on the tie, q2: c second: MAP 1/2
-    assert from_store.splitlines()[0] == "MAP\tall\t0.5000"
+    means = {m: v for m, q, v in (line.split("\t") for line in from_store.splitlines()) if q == "all"}
+    assert means["MAP"] == "0.5000"

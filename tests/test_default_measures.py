@@ -15,7 +15,7 @@ USERS = ["pooljudge/cli/eval_.py", "views/metrics.py", "views/errors.py"]
 
 
 def test_the_defaults_are_valid_measures_inside_the_choices():
-    assert metrics.DEFAULT_MEASURES == ("nDCG@10", "MRR@10", "R@100", "MAP", "Judged@10")
+    assert metrics.DEFAULT_MEASURES == ("MRR@10", "nDCG@10", "R@100", "MAP", "Judged@10")
     assert metrics.MEASURE_CHOICES[: len(metrics.DEFAULT_MEASURES)] == metrics.DEFAULT_MEASURES
     assert len(set(metrics.MEASURE_CHOICES)) == len(metrics.MEASURE_CHOICES)
     assert [str(metrics.parse_measure(m)) for m in metrics.MEASURE_CHOICES] == list(metrics.MEASURE_CHOICES)
