@@ -5,6 +5,7 @@ versions and the measures per query group."""
 import pandas as pd
 import plotly.express as px
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from core.analysis import (
     compare_qrels_versions,
@@ -189,8 +190,12 @@ def live_leaderboard() -> None:
     # only the (run, query) pairs whose labels changed are evaluated again.  Each of those runs re-checks the
     # account first: a disabled or demoted reviewer's open page stops showing the board at the next refresh
     require_role(Role.REVIEWER, Role.ADMIN)
-    with store.read() as session:
-        current = live_qrels(session, info.name)
+    ctx = get_script_run_ctx()
+    if ctx is not None and ctx.fragment_ids_this_run:  # a refresh: the labels as they are now
+        with store.read() as session:
+            current = live_qrels(session, info.name)
+    else:  # the page's own run read the live labels a moment ago (``qrels``): not read a second time
+        current = qrels
     leaderboard(current, LIVE)
 
 
