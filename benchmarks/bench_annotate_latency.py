@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -88,7 +89,7 @@ def big_collection(folder: Path, n: int = 20_000) -> Path:
 def time_labels(page, n: int) -> tuple[list[float], list[float]]:
     """Press ``n`` grade keys; per press, (in-page ms from keydown to the next passage's frame, Playwright ms)."""
     page.wait_for_function(QUEUE_READY, timeout=60_000)
-    page.evaluate("window.__pjLatency = []")
+    page.evaluate("window.__pjLatency = []; window.__pjLatencyParts = []")
     outside = []
     for i in range(n):
         page.wait_for_function(QUEUE_READY, timeout=60_000)  # an item is on screen (the queue may refill)
@@ -99,6 +100,13 @@ def time_labels(page, n: int) -> tuple[list[float], list[float]]:
         outside.append((time.perf_counter() - start) * 1000)
     inside = page.evaluate("window.__pjLatency")
     return inside, outside
+
+
+def parts(page) -> str:
+    """Where the in-page time went, per press: waiting for the main thread, the swap, until the frame began."""
+    rows = page.evaluate("window.__pjLatencyParts")
+    names = ("waiting for the main thread", "swap", "until the frame")
+    return "; ".join(f"{name} {_summary([row[i] for row in rows])}" for i, name in enumerate(names))
 
 
 def round_trip(page, n: int = 20) -> list[float]:
@@ -181,6 +189,7 @@ def main() -> None:
         page.wait_for_function(QUEUE_READY, timeout=60_000)
         floor = round_trip(page)
         inside, outside = time_labels(page, args.labels)
+        breakdown = parts(page)
         deadline = time.monotonic() + 120
         while _labels_stored(db, "ann")[0] < args.labels and time.monotonic() < deadline:
             time.sleep(0.5)  # the last answers are on their way in the background
@@ -199,6 +208,7 @@ def main() -> None:
         f"from Playwright {_summary(outside)} (its own round trip: {_summary(floor)}); "
         f"stored {stored} labels on {distinct} items; target p95 <= {TARGET_P95_MS} ms in the page: {verdict}"
     )
+    print(f"  in the page, per press: {breakdown}; load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

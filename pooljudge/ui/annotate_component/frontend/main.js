@@ -83,6 +83,15 @@ class Queue {
     this.build();
     this.onKey = (event) => this.key(event);
     document.addEventListener("keydown", this.onKey, true);
+    // the release of a key this queue took is its own too: the page's other key handlers (and the work they
+    // start) would run between the swap and the frame that shows it
+    this.taken = new Set();
+    this.onKeyUp = (event) => {
+      if (!this.taken.delete(event.code)) return;
+      event.preventDefault();
+      event.stopImmediatePropagation();
+    };
+    window.addEventListener("keyup", this.onKeyUp, true);
     // closing the tab with answers not yet acknowledged would lose them: the browser asks first
     this.onLeave = (event) => {
       if (this.pending.length) event.preventDefault();
@@ -243,10 +252,12 @@ class Queue {
     const actions = { s: () => this.answer("skip", null), f: () => this.answer("flag", null) };
     const commands = { u: "undo", p: "previous" };
     this.keyTime = event.timeStamp; // the press itself: the latency the page records starts here
+    this.keyHandled = performance.now(); // until here the press waited for the page's main thread
     if (level) this.answer("label", level.grade);
     else if (actions[key] && item) actions[key]();
     else if (commands[key]) this.command(commands[key]);
     else return;
+    this.taken.add(event.code);
     event.preventDefault();
     event.stopPropagation();
   }
@@ -255,7 +266,8 @@ class Queue {
     const item = this.items[0];
     if (!item || this.busy !== null) return;
     const started = this.keyTime ?? performance.now();
-    this.keyTime = undefined;
+    const handled = this.keyHandled ?? started;
+    this.keyTime = this.keyHandled = undefined;
     const note = action === "flag" ? this.note.value : "";
     this.answered.add(item.token);
     this.pending.push({
@@ -272,8 +284,12 @@ class Queue {
     this.shownAt = performance.now();
     this.draw();
     // key -> next passage drawn, as the page measures it (benchmarks/bench_annotate_latency.py reads it)
+    const swapped = performance.now();
     requestAnimationFrame(() => {
-      (window.__pjLatency = window.__pjLatency || []).push(performance.now() - started);
+      const frame = performance.now();
+      (window.__pjLatency = window.__pjLatency || []).push(frame - started);
+      // where it went: waiting for the main thread, the swap, then until the frame began
+      (window.__pjLatencyParts = window.__pjLatencyParts || []).push([handled - started, swapped - handled, frame - swapped]);
     });
     afterPaint(() => {
       // one message at a time: answers given meanwhile ride on the next one, so a burst of keys costs the
@@ -306,6 +322,7 @@ class Queue {
 
   destroy() {
     document.removeEventListener("keydown", this.onKey, true);
+    window.removeEventListener("keyup", this.onKeyUp, true);
     window.removeEventListener("beforeunload", this.onLeave);
     clearInterval(this.timer);
   }
