@@ -37,8 +37,8 @@ from db.queries import (
     collection_id,
     iter_passages,
     iter_queries,
-    load_run,
     relevance_level,
+    stored_run,
 )
 from db.suggestion_store import auto_tag_keys, suggested_tag, tag_run_id
 
@@ -131,7 +131,7 @@ def sample_error_pairs(
     collection, run_name : str
         The collection and one of its stored runs.
     qrels : Qrels
-        The labels to judge the run against (e.g. :func:`db.queries.load_qrels`
+        The labels to judge the run against (e.g. :func:`db.queries.stored_qrels`
         or :func:`db.resolution.live_qrels`).
     k : int, optional
         See :func:`failing_queries`.
@@ -161,7 +161,7 @@ def sample_error_pairs(
     cid = collection_id(session, collection)
     if level is None:
         level = relevance_level(session, collection)
-    run = load_run(session, collection, run_name)
+    run = stored_run(session, collection, run_name)
     failing = failing_queries(qrels, run, k=k, level=level)
     chosen = sorted(random.Random(seed).sample(failing, min(n, len(failing))))
     return _error_pairs(session, cid, run, qrels, {qid: trec_ranking(run.get(qid, {}))[:k] for qid in chosen})

@@ -247,8 +247,11 @@ def _version_id(session: Session, cid: int, version: str | None) -> int | None:
     )
 
 
-def load_qrels(session: Session, collection: str, version: str | None = None) -> Qrels:
-    """The graded qrels of a version (default: the newest) as ``{qid: {docid: grade}}``."""
+def stored_qrels(session: Session, collection: str, version: str | None = None) -> Qrels:
+    """The graded qrels of a stored version (default: the newest) as ``{qid: {docid: grade}}``.
+
+    Reads the store; :func:`core.formats.trec.load_qrels` reads a file.
+    """
     vid = _version_id(session, collection_id(session, collection), version)
     qrels: Qrels = {}
     if vid is None:
@@ -260,8 +263,11 @@ def load_qrels(session: Session, collection: str, version: str | None = None) ->
     return qrels
 
 
-def load_run(session: Session, collection: str, run: str) -> Run:
-    """A stored run as ``{qid: {docid: score}}``."""
+def stored_run(session: Session, collection: str, run: str) -> Run:
+    """A run of the store as ``{qid: {docid: score}}``.
+
+    Reads the store; :func:`core.formats.trec.load_run` reads a file.
+    """
     cid = collection_id(session, collection)
     rid = session.scalar(
         select(RunRecord.id).where(RunRecord.collection_id == cid, RunRecord.name == run, RunRecord.status == READY)

@@ -23,8 +23,8 @@ from db.queries import (
     collection_id,
     iter_passages,
     iter_queries,
-    load_qrels,
     relevance_level,
+    stored_qrels,
 )
 from db.resolution import live_qrels
 
@@ -81,7 +81,7 @@ def resolve_labels(session: Session, collection: str, labels: str | None = None)
             f"labels: no qrels version named {labels!r} in collection {collection!r} "
             f"(use 'final' for the final labels; versions: {known})"
         )
-    qrels = load_qrels(session, collection, labels)
+    qrels = stored_qrels(session, collection, labels)
     if not qrels:
         raise ValueError(f"labels: qrels version {labels!r} of collection {collection!r} is empty")
     return labels, qrels

@@ -164,10 +164,10 @@ def retrieve_new_runs(store: Store, p: PoolJobParams, specs, reporter) -> NewRun
 
 def load_runs(store: Store, p: PoolJobParams, new_runs: NewRuns) -> dict[str, Run]:
     """Stage 2: the stored runs to pool, then the new ones."""
-    from db.queries import load_run
+    from db.queries import stored_run
 
     with store.read() as session:
-        runs = {name: load_run(session, p.collection, name) for name in dict.fromkeys(p.runs)}
+        runs = {name: stored_run(session, p.collection, name) for name in dict.fromkeys(p.runs)}
     runs.update((name, run) for name, (run, _params) in new_runs.items())
     return runs
 

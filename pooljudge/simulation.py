@@ -68,10 +68,10 @@ def load_inputs(
         ``runs: ...`` for fewer than two runs; :class:`db.queries.NotFound` names an
         unknown collection, version or run (with the known runs).
     """
-    from db.queries import list_runs, load_qrels, load_run, relevance_level
+    from db.queries import list_runs, relevance_level, stored_qrels, stored_run
 
     with store.read() as session:
-        oracle = load_qrels(session, collection, qrels)
+        oracle = stored_qrels(session, collection, qrels)
         if not any(oracle.values()):
             raise ValueError(
                 f"qrels: {'version ' + repr(qrels) if qrels else 'collection ' + repr(collection)} "
@@ -83,7 +83,7 @@ def load_inputs(
                 f"runs: the simulation ranks systems and needs at least two runs, got {len(names)}"
                 + (f" ({', '.join(map(repr, names))})" if names else "")
             )
-        loaded = {name: load_run(session, collection, name) for name in names}
+        loaded = {name: stored_run(session, collection, name) for name in names}
         level = relevance_level(session, collection)
     return oracle, loaded, level
 

@@ -372,13 +372,13 @@ def check_train_params(store: Store, params: Mapping[str, Any] | TrainParams) ->
 def _candidates(store: Store, checked: _Checked, reporter) -> tuple[Run, dict[str, Any]]:
     """Each query's top ``depth`` candidates with their scores, in trec order, and where they came from."""
     from core.ranking import trec_ranking
-    from db.queries import load_run
+    from db.queries import stored_run
 
     p = checked.params
     reporter(0, None, "retrieving candidates")
     if checked.candidates_run:
         with store.read() as session:
-            run = load_run(session, p.collection, p.candidates)
+            run = stored_run(session, p.collection, p.candidates)
         source: dict[str, Any] = {"run": p.candidates, "depth": p.depth}
     else:
         spec = RetrieverSpec.parse(p.candidates)

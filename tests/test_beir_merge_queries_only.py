@@ -9,7 +9,7 @@ import pytest
 from core.errors import FormatError
 from core.formats.beir import read_beir
 from db.engine import Store, sqlite_url
-from db.queries import iter_queries, load_qrels
+from db.queries import iter_queries, stored_qrels
 from pooljudge.cli import main
 
 
@@ -40,7 +40,7 @@ def test_a_merge_adds_queries_without_a_corpus(tmp_path, capsys, corpus, note):
     store = Store(db)
     with store.read() as s:
         assert [q.id for q in iter_queries(s, "c")] == ["q1", "q2"]
-        assert load_qrels(s, "c", "extra") == {"q2": {"d2": 2}}
+        assert stored_qrels(s, "c", "extra") == {"q2": {"d2": 2}}
     store.dispose()
 
 

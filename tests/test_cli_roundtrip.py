@@ -7,7 +7,7 @@ import json
 import pytest
 
 from db.engine import Store, sqlite_url
-from db.queries import iter_passages, iter_queries, list_collections, load_qrels, load_run
+from db.queries import iter_passages, iter_queries, list_collections, stored_qrels, stored_run
 from pooljudge.cli import main
 
 CORPUS = [
@@ -72,8 +72,8 @@ def _snapshot(db, name):
         snap = (
             list(iter_passages(s, name)),
             list(iter_queries(s, name)),
-            load_qrels(s, name),
-            {r: load_run(s, name, r) for r in info.runs},
+            stored_qrels(s, name),
+            {r: stored_run(s, name, r) for r in info.runs},
         )
     store.dispose()
     return snap

@@ -18,7 +18,7 @@ import pytest
 import core.memory
 from core.memory import trec_eval_grade_bytes
 from db.engine import Store, sqlite_url
-from db.queries import list_collections, load_qrels
+from db.queries import list_collections, stored_qrels
 from pooljudge.cli import main
 
 HUGE = 2_000_000_000
@@ -125,11 +125,11 @@ def test_import_refuses_a_huge_grade_and_the_store_is_unchanged(tmp_path, capsys
     try:
         with store.read() as s:
             assert [c.name for c in list_collections(s)] == ["c"]
-            assert load_qrels(s, "c", None) == {"q1": {"a": 1, "b": 0}}
+            assert stored_qrels(s, "c", None) == {"q1": {"a": 1, "b": 0}}
         # allowed explicitly, the import stores it; eval from the store then refuses before trec_eval runs
         assert main([*merge, "--allow-large-grades"]) == 0
         with store.read() as s:
-            assert load_qrels(s, "c", "v2") == {"q1": {"a": 1, "b": HUGE}}
+            assert stored_qrels(s, "c", "v2") == {"q1": {"a": 1, "b": HUGE}}
     finally:
         store.dispose()
     run = tmp_path / "t.run"
@@ -163,4 +163,4 @@ def test_an_import_job_refuses_a_huge_grade_unless_its_params_allow_it(store, tm
         job = create_job(s, "import", {**params, "allow_large_grades": True})
     run_job(store, job)
     with store.read() as s:
-        assert load_qrels(s, "c") == {"q1": {"a": 1, "b": HUGE}}
+        assert stored_qrels(s, "c") == {"q1": {"a": 1, "b": HUGE}}

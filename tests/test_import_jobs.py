@@ -101,7 +101,7 @@ def _upload_job(store, tmp_path, name, data, **params):
 
 
 def test_an_uploaded_beir_zip_and_trec_run_are_imported_and_their_staging_removed(store, tmp_path):
-    from db.queries import import_history, load_run
+    from db.queries import import_history, stored_run
 
     job, folder = _upload_job(store, tmp_path, "scifact.zip", _beir_zip(), format="beir", collection="sci")
     result = run_job(store, job)
@@ -119,7 +119,7 @@ def test_an_uploaded_beir_zip_and_trec_run_are_imported_and_their_staging_remove
     assert run_job(store, job).runs == {"bm25": 2}
     assert not folder.exists()
     with store.read() as s:
-        assert load_run(s, "sci", "bm25") == {"q1": {"d1": 2.0, "d2": 1.0}}
+        assert stored_run(s, "sci", "bm25") == {"q1": {"d1": 2.0, "d2": 1.0}}
         assert [h["source"] for h in import_history(s)] == ["upload: bm25.trec", "upload: scifact.zip"]
 
 

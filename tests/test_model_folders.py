@@ -46,10 +46,10 @@ def st_cross_encoder(tmp_path_factory) -> Path:
 
 
 def stored_run(store, name: str) -> dict[str, dict[str, float]]:
-    from db.queries import load_run
+    from db import queries
 
     with store.read() as s:
-        return load_run(s, "toy", name)
+        return queries.stored_run(s, "toy", name)
 
 
 def test_a_sentence_transformers_cross_encoder_folder_reranks_as_it_is(toy, st_cross_encoder, capsys):

@@ -205,10 +205,10 @@ def test_retrieve_stores_the_first_stage_reordered_by_the_cross_encoder(toy, mod
     _, first, _ = retrieve(store, "toy", RetrieverSpec.parse("bm25"), k=5)
     queries, passages = texts(store)
     expected_scores = scores_of(a, queries, passages, {q: list(docs) for q, docs in first.items()})
-    from db.queries import load_run
+    from db.queries import stored_run
 
     with store.read() as s:
-        stored = load_run(s, "toy", "ce")
+        stored = stored_run(s, "toy", "ce")
     assert set(stored) == set(first) and len(stored) == 16
     for q, docs in stored.items():
         # BM25's top 5 (fewer when fewer passages share a word), in the model's order, cut to 4
@@ -259,7 +259,7 @@ def test_a_registered_model_name_works_in_index_and_pool(toy, models, capsys):
     url, store = toy
     a, _ = models
     from db.pools import load_pool
-    from db.queries import load_run
+    from db.queries import stored_run
     from db.trained_models import register_model
 
     with store.write() as s:
@@ -271,7 +271,7 @@ def test_a_registered_model_name_works_in_index_and_pool(toy, models, capsys):
     _, by_folder, config = retrieve(store, "toy", RetrieverSpec.parse(f"rerank:model={a},depth=3"), k=100)
     assert config["models"][0]["path"] == str(a.resolve())
     with store.read() as s:
-        stored = load_run(s, "toy", "re")
+        stored = stored_run(s, "toy", "re")
         pool, _ = load_pool(s, "toy", "p")
     assert stored.keys() == by_folder.keys()
     for q, docs in by_folder.items():  # the name gave the same model as its folder: the same run

@@ -18,7 +18,7 @@ from core.types import CollectionSource, Passage, Query
 from db.engine import Store, sqlite_url
 from db.models import RunRecord
 from db.pools import load_pool
-from db.queries import load_run
+from db.queries import stored_run
 from pooljudge.cli import main
 from pooljudge.pool_params import PoolJobParams
 from pooljudge.retrievers import RETRIEVERS, RetrieverSpec, register_retriever
@@ -77,7 +77,7 @@ def test_a_registered_retriever_kind_parses_builds_and_pools_from_the_cli(toy, c
     }
     with store.read() as s:
         # the stored run has every hit (--hits 100); the pool only each query's top 2
-        assert load_run(s, "c", "words") == {"q1": {"p1": 1.0, "p3": 1.0}, "q2": {"p2": 1.0, "p3": 1.0, "p4": 1.0}}
+        assert stored_run(s, "c", "words") == {"q1": {"p1": 1.0, "p3": 1.0}, "q2": {"p2": 1.0, "p3": 1.0, "p4": 1.0}}
         # the run keeps the retriever's describe(): its class, params and the context it was indexed with
         stored = s.scalar(select(RunRecord.params).where(RunRecord.name == "words"))
     assert stored == {

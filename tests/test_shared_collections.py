@@ -9,7 +9,7 @@ from sqlalchemy import func, select
 
 from db.engine import Store, sqlite_url
 from db.models import Passage, QueryRecord
-from db.queries import list_collections, load_qrels, load_run
+from db.queries import list_collections, stored_qrels, stored_run
 from pooljudge.cli import main
 
 pytestmark = pytest.mark.shared_data
@@ -28,7 +28,7 @@ def _info(db, name):
     store = Store(db)
     with store.read() as s:
         info = next(c for c in list_collections(s) if c.name == name)
-        qrels = load_qrels(s, name)
+        qrels = stored_qrels(s, name)
     store.dispose()
     return info, qrels
 
@@ -121,7 +121,7 @@ def test_lecard_qrels_and_runs(shared_data, db):
     lm = json.loads((shared_data / "lecard" / "prediction" / "lm_top100.json").read_text(encoding="utf-8"))
     store = Store(db)
     with store.read() as s:
-        runs = {name: load_run(s, "lecard", name) for name in ("bm25_top100", "lm_top100")}
+        runs = {name: stored_run(s, "lecard", name) for name in ("bm25_top100", "lm_top100")}
     store.dispose()
     qid = next(iter(bm25))
     ranked = {name: sorted(run[qid], key=lambda d: (-run[qid][d], d)) for name, run in runs.items()}

@@ -6,7 +6,7 @@ import plotly.express as px
 import streamlit as st
 
 from core.analysis import label_distribution, length_stats, length_stats_of, relevant_positions
-from db.queries import document_layout, iter_queries, load_qrels, passage_lengths, split_statistics
+from db.queries import document_layout, iter_queries, passage_lengths, split_statistics, stored_qrels
 from db.vocab import Role
 from pooljudge.query_vectors_job import vectors_key
 from pooljudge.ui.auth import require_role
@@ -48,7 +48,7 @@ def collection_queries(store_url: str, collection: str, version: str | None):
     # a version never changes once frozen or imported, so its name is a complete key
     with store.read() as session:
         return list(iter_queries(session, collection)), (
-            {} if version is None else load_qrels(session, collection, version)
+            {} if version is None else stored_qrels(session, collection, version)
         )
 
 

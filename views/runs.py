@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from core.formats.trec import write_qrels, write_run
-from db.queries import list_runs, load_qrels, load_run
+from db.queries import list_runs, stored_qrels, stored_run
 from db.vocab import Role
 from pooljudge.encoders import described_models
 from pooljudge.ui.auth import require_role
@@ -46,7 +46,7 @@ if runs:
     @st.cache_data(ttl=300, show_spinner=False)
     def run_file(collection: str, run: str) -> str:
         with store.read() as session:
-            data = load_run(session, collection, run)
+            data = stored_run(session, collection, run)
         buffer = io.StringIO()
         write_run(data, buffer, tag=run.replace(" ", "_"))
         return buffer.getvalue()
@@ -75,7 +75,7 @@ st.caption(
 @st.cache_data(ttl=300, show_spinner=False)
 def qrels_file(collection: str, version: str, level: int) -> str:
     with store.read() as session:
-        data = load_qrels(session, collection, version)
+        data = stored_qrels(session, collection, version)
     buffer = io.StringIO()
     write_qrels(data, buffer, level=level or None)
     return buffer.getvalue()

@@ -58,8 +58,8 @@ def run(args: argparse.Namespace) -> int:
             if args.qrels == "live":
                 qrels = live_qrels(session, args.collection)
             else:
-                qrels = q.load_qrels(session, args.collection, None if args.qrels in ("-", "latest") else args.qrels)
-            run = q.load_run(session, args.collection, args.run)
+                qrels = q.stored_qrels(session, args.collection, None if args.qrels in ("-", "latest") else args.qrels)
+            run = q.stored_run(session, args.collection, args.run)
             level = q.relevance_level(session, args.collection) if args.level is None else args.level
         if args.level is None and not args.quiet:
             # the pages show the same numbers at this level: say which one the numbers count from

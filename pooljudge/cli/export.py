@@ -57,12 +57,12 @@ def run(args: argparse.Namespace) -> int:
         if args.what == "qrels":
             # binary only when asked: the graded labels are the data, the level is how measures read them
             level = None if args.level is None else q.check_relevance_level(args.level, "--level")
-            qrels = q.load_qrels(session, args.collection, args.version)
+            qrels = q.stored_qrels(session, args.collection, args.version)
             with output(args.output) as out:
                 trec.write_qrels(qrels, out, level=level)
             report_unresolved(args, session, qrels)
         elif args.what == "run":
-            run = q.load_run(session, args.collection, args.run)
+            run = q.stored_run(session, args.collection, args.run)
             with output(args.output) as out:
                 trec.write_run(run, out, tag=args.tag or args.run, depth=args.depth)
         elif args.what == "judgments":
@@ -74,12 +74,14 @@ def run(args: argparse.Namespace) -> int:
 
             q.collection_id(session, args.collection)  # raises NotFound naming the known collections
             info = next(c for c in q.list_collections(session) if c.name == args.collection)
-            runs = {name: q.load_run(session, args.collection, name) for name in info.runs} if args.with_runs else None
+            runs = (
+                {name: q.stored_run(session, args.collection, name) for name in info.runs} if args.with_runs else None
+            )
             write_beir(
                 args.output,
                 q.iter_passages(session, args.collection),
                 q.iter_queries(session, args.collection),
-                q.load_qrels(session, args.collection, args.version),
+                q.stored_qrels(session, args.collection, args.version),
                 runs,
             )
             print(f"wrote BEIR folder {args.output}", file=sys.stderr)

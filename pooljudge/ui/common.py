@@ -79,10 +79,10 @@ def qrels_source_box(container, store: Store, info, *, key: str | None = None) -
 
 def load_qrels_source(session, collection: str, source: str) -> dict:
     """The qrels of a source offered by :func:`qrels_source_box`."""
-    from db.queries import load_qrels
+    from db.queries import stored_qrels
     from db.resolution import live_qrels
 
-    return live_qrels(session, collection) if source == LIVE else load_qrels(session, collection, source)
+    return live_qrels(session, collection) if source == LIVE else stored_qrels(session, collection, source)
 
 
 @st.cache_resource(show_spinner="Loading the run...", max_entries=32)
@@ -92,10 +92,10 @@ def shared_run(store_url: str, collection: str, run: str):
     A stored run never changes (a name is never reused), so sharing it is safe; a
     ``cache_data`` copy would be unpickled on every rerun (0.3 s per million entries).
     """
-    from db.queries import load_run
+    from db.queries import stored_run
 
     with get_store().read() as session:
-        return load_run(session, collection, run)
+        return stored_run(session, collection, run)
 
 
 def md_escape(text: str) -> str:

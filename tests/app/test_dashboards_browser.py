@@ -20,12 +20,12 @@ DEMO = "demo-bilingual"
 def relabelled(app_server, tmp_path_factory):
     from core.fusion import trec_ranking
     from db.engine import Store, sqlite_url
-    from db.queries import iter_queries, load_qrels, load_run
+    from db.queries import iter_queries, stored_qrels, stored_run
 
     store = Store(sqlite_url(app_server["db"]))
     with store.read() as s:
-        qrels = load_qrels(s, DEMO, "imported")
-        run = load_run(s, DEMO, "bm25")
+        qrels = stored_qrels(s, DEMO, "imported")
+        run = stored_run(s, DEMO, "bm25")
         tests = [q.id for q in iter_queries(s, DEMO) if q.split == "test"]
     store.dispose()
     added = {}

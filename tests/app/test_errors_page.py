@@ -24,7 +24,7 @@ from db.error_analysis import (
     tag_pair,
 )
 from db.importer import import_collection, save_run
-from db.queries import load_qrels, load_run
+from db.queries import stored_qrels, stored_run
 from db.users import add_user
 from tests.app.apptest import VIEWS, open_as_admin
 
@@ -151,8 +151,8 @@ def test_sample_shows_failing_queries_and_pairs_and_stores_nothing(db):
     assert not first.metric  # nothing sampled yet
     at = sampled(db)
     with db.read() as s:
-        qrels = load_qrels(s, C, "imported")
-        failing = failing_queries(qrels, load_run(s, C, "bm25"), k=5, level=2)
+        qrels = stored_qrels(s, C, "imported")
+        failing = failing_queries(qrels, stored_run(s, C, "bm25"), k=5, level=2)
         expected = sample_error_pairs(s, C, "bm25", qrels=qrels, k=5, n=100, level=2, seed=0)
     assert failing == ["q1", "q2", "q3", "q4"]
     shown = metrics(at)
@@ -173,7 +173,7 @@ def test_sample_shows_failing_queries_and_pairs_and_stores_nothing(db):
     with db.read() as s:
         assert (
             metrics(at)["Failing queries"]
-            == str(len(failing_queries(qrels, load_run(s, C, "bm25"), k=1, level=1)))
+            == str(len(failing_queries(qrels, stored_run(s, C, "bm25"), k=1, level=1)))
             == "4"
         )
     assert metrics(at)["Sampled pairs"] == "4"  # one pair per query at k = 1
@@ -184,7 +184,7 @@ def test_suggest_tags_stores_exactly_what_suggest_tags_produces(db, tmp_path):
     reference = Store(sqlite_url(tmp_path / "reference.db"))
     seed(reference)
     with reference.write() as s:
-        qrels = load_qrels(s, C, "imported")
+        qrels = stored_qrels(s, C, "imported")
         pairs = sample_error_pairs(s, C, "bm25", qrels=qrels)
         expected_count = suggest_tags(s, C, "bm25", pairs, term_frequencies=collection_term_frequencies(s, C))
         expected = [

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from core.analysis import intra_list_similarity, label_distribution, length_stats, relevant_positions
-from db.queries import iter_passages, iter_queries, load_qrels, relevance_level, split_statistics
+from db.queries import iter_passages, iter_queries, relevance_level, split_statistics, stored_qrels
 from pooljudge.encoders import encoder_for, query_vectors
 from pooljudge.seed import DEMO_NAME, ensure_demo
 from tests.app.apptest import VIEWS, open_as_admin, run_launches_inline
@@ -31,7 +31,7 @@ def _frame(at, column):
 def test_split_and_length_tables_equal_the_store(page, db):
     with db.read() as s:
         queries = list(iter_queries(s, DEMO_NAME))
-        qrels = load_qrels(s, DEMO_NAME)
+        qrels = stored_qrels(s, DEMO_NAME)
         splits = {row.split: row for row in split_statistics(s, DEMO_NAME, level=1)}
     per_split = _frame(page, "judged pairs").set_index("split")
     assert list(per_split.index) == ["train", "dev", "test"]

@@ -19,7 +19,7 @@ from db.importer import import_collection
 from db.labelling import record_judgment
 from db.models import Assignment, Judgment
 from db.pools import save_pool
-from db.queries import import_history, list_collections, load_qrels, load_run
+from db.queries import import_history, list_collections, stored_qrels, stored_run
 from db.resolution import freeze_qrels
 from db.users import add_user
 from tests.app.browser_helpers import PASSWORD, choose, cli, login, open_page, screenshot, serve_sqlite
@@ -109,8 +109,8 @@ def test_upload_a_zipped_beir_folder_and_a_trec_run_through_the_browser(server, 
     screenshot(page, "upload-import-done")
     store = server["store"]
     with store.read() as s:
-        assert load_qrels(s, "uploaded") == {"uq1": {"u1": 1, "u2": 0}}
-        assert load_run(s, "uploaded", "bm25") == {"uq1": {"u1": 2.5, "u3": 1.5}}
+        assert stored_qrels(s, "uploaded") == {"uq1": {"u1": 1, "u2": 0}}
+        assert stored_run(s, "uploaded", "bm25") == {"uq1": {"u1": 2.5, "u3": 1.5}}
         assert [h["source"] for h in import_history(s)][:2] == ["upload: bm25.trec", "upload: scifact.zip"]
     # the staging folders are gone once the jobs finished
     assert set(Path(tempfile.gettempdir()).glob("pooljudge-upload-*")) - staging == set()
@@ -121,7 +121,7 @@ def test_archive_and_restore_a_collection_from_the_app_and_the_cli(server, page)
     before = _judgments(store)
     assert before == 12
     with store.read() as s:
-        frozen_before = load_qrels(s, "labelled")
+        frozen_before = stored_qrels(s, "labelled")
     login(page, server["url"], "admin")
     open_page(page, "Manage")
     choose(page, page.get_by_role("combobox").first, "collection labelled")
@@ -152,4 +152,4 @@ def test_archive_and_restore_a_collection_from_the_app_and_the_cli(server, page)
     assert cli(db, "restore", "collection", "labelled") == "restored collection 'labelled'\n"
     assert "labelled" in _collections(store) and _judgments(store) == before
     with store.read() as s:
-        assert load_qrels(s, "labelled") == frozen_before
+        assert stored_qrels(s, "labelled") == frozen_before

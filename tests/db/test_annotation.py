@@ -13,7 +13,7 @@ from db.models import Assignment, FinalLabel, Judgment, Package, QcRound, QueryR
 from db.models import Passage as PassageRow
 from db.package_qc import close_qc_round, resubmit_package, start_qc_round
 from db.pools import save_pool
-from db.queries import load_qrels
+from db.queries import stored_qrels
 from db.resolution import freeze_qrels, live_qrels, override_label
 from db.users import set_active, set_role
 from tests.db.labelling_helpers import DOCS, add_accounts, import_two_queries, only_package, query_of, review_all
@@ -185,7 +185,7 @@ def test_resolution_cases_through_the_store(world):
     with store.write() as s:
         assert freeze_qrels(s, "c", "round-1", note="after first pass") == 4
     with store.read() as s:
-        assert load_qrels(s, "c", "round-1") == {"q1": {"d0": 3, "d1": 2, "d2": 1, "d3": 2}}
+        assert stored_qrels(s, "c", "round-1") == {"q1": {"d0": 3, "d1": 2, "d2": 1, "d3": 2}}
 
 
 def test_qc_cycle_returns_a_package_with_planted_errors_then_passes(world):

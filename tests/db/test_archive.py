@@ -13,7 +13,7 @@ from db.importer import import_collection, save_run
 from db.labelling import record_judgment
 from db.models import Assignment, Judgment, Package
 from db.pools import list_pools, save_pool
-from db.queries import NotFound, iter_judgments, list_collections, list_runs, load_qrels, relevance_levels
+from db.queries import NotFound, iter_judgments, list_collections, list_runs, relevance_levels, stored_qrels
 from db.resolution import freeze_qrels
 from db.users import add_user, set_active
 
@@ -51,7 +51,7 @@ def _counts(store):
         return (
             s.scalar(select(func.count()).select_from(Judgment)),
             len(list(iter_judgments(s, "c"))),
-            load_qrels(s, "c", "v1"),
+            stored_qrels(s, "c", "v1"),
             sorted(s.scalars(select(Package.status))),
         )
 
@@ -87,8 +87,8 @@ def test_archived_runs_pools_and_qrels_versions_leave_the_listings(world):
         [info] = [c for c in list_collections(s) if c.name == "c"]
         assert (info.runs, info.qrels_versions) == ([], [])
         assert list_runs(s, "c") == [] and list_pools(s, "c") == []
-        assert load_qrels(s, "c") == {}  # the default (newest shown) version skips an archived one
-        assert load_qrels(s, "c", "v1") == {"q1": {"d0": 2, "d1": 2, "d2": 2}}
+        assert stored_qrels(s, "c") == {}  # the default (newest shown) version skips an archived one
+        assert stored_qrels(s, "c", "v1") == {"q1": {"d0": 2, "d1": 2, "d2": 2}}
         assert sorted((i.kind, i.name, i.archived_by) for i in list_items(s, archived_only=True)) == [
             ("pool", "p", "alice (cli)"),
             ("qrels", "v1", "alice (cli)"),
@@ -160,7 +160,7 @@ def test_rename_checks_the_name_and_refuses_a_clash(world):
             ["pool-1"],
         )
         assert len(list(iter_judgments(s, "renamed"))) == before[1]
-        assert load_qrels(s, "renamed", "first") == before[2]
+        assert stored_qrels(s, "renamed", "first") == before[2]
     with store.write() as s:
         archive(s, "collection", "other", by="x")
     with pytest.raises(

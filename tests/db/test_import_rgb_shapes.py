@@ -16,7 +16,7 @@ from core.errors import FormatError
 from db.importer import import_path
 from db.models import Collection, QrelsEntry, QueryRecord
 from db.models import Passage as PassageRow
-from db.queries import iter_passages, iter_queries, load_qrels
+from db.queries import iter_passages, iter_queries, stored_qrels
 from tests.core.formats.test_qa_jsonl import (
     F_P1,
     F_P2,
@@ -71,7 +71,7 @@ def test_rgb_shapes_import_with_the_right_passage_and_answer_counts(
     with store.read() as s:
         assert len(list(iter_passages(s, f"rgb-{shape}"))) == passages
         queries = list(iter_queries(s, f"rgb-{shape}"))
-        qrels = load_qrels(s, f"rgb-{shape}")
+        qrels = stored_qrels(s, f"rgb-{shape}")
     assert [q.answers for q in queries] == answers
     assert sum(len(a) for a in answers) == {"refine": 2, "fact": 2, "int": 4}[shape]
     by_grade = {qid: {g: list(docs.values()).count(g) for g in set(docs.values())} for qid, docs in qrels.items()}
@@ -81,7 +81,7 @@ def test_rgb_shapes_import_with_the_right_passage_and_answer_counts(
 def test_positive_wrong_passages_are_stored_with_grade_zero(tmp_path, store):
     import_path(store, "qa-jsonl", _write(tmp_path / "fact.json", FACT_LINES), name="fact")
     with store.read() as s:
-        qrels = load_qrels(s, "fact")
+        qrels = stored_qrels(s, "fact")
         texts = {p.id: p.text for p in iter_passages(s, "fact")}
     assert texts[_pid(F_W1)] == F_W1
     assert qrels["0"][_pid(F_W1)] == 0

@@ -41,7 +41,7 @@ from db.models import (
 )
 from db.models import Passage as PassageRow
 from db.opening import open_store
-from db.queries import NotFound, collection_id, import_history, list_collections, list_runs, load_qrels, load_run
+from db.queries import NotFound, collection_id, import_history, list_collections, list_runs, stored_qrels, stored_run
 from tests.db.import_helpers import import_one_of_each, import_table_counts, memory_source
 
 REPO = Path(__file__).resolve().parents[2]
@@ -245,10 +245,10 @@ def test_readers_ignore_containers_still_importing(store):
             collection_id(s, "hidden")
         assert [r.name for r in list_runs(s, "c")] == ["bm25"]
         with pytest.raises(NotFound, match=r"runs: bm25\)"):
-            load_run(s, "c", "staged-run")
-        assert load_qrels(s, "c") == {"q1": {"d1": 1}}  # the newest *ready* version
+            stored_run(s, "c", "staged-run")
+        assert stored_qrels(s, "c") == {"q1": {"d1": 1}}  # the newest *ready* version
         with pytest.raises(NotFound):
-            load_qrels(s, "c", "staged-qrels")
+            stored_qrels(s, "c", "staged-qrels")
         assert [h["collection"] for h in import_history(s)] == ["c"]
 
 
@@ -298,7 +298,7 @@ def test_a_staged_import_writes_in_short_transactions_and_flips_once(store):
         assert set(s.scalars(select(RunRecord.status))) == {"ready"}
         assert set(s.scalars(select(QrelsVersion.status))) == {"ready"}
         assert [p.ext_id for p in s.scalars(select(PassageRow).order_by(PassageRow.id))] == [p.id for p in passages]
-        assert load_run(s, "c", "r")["q1"]["d7"] == 7.0
+        assert stored_run(s, "c", "r")["q1"]["d7"] == 7.0
 
 
 def test_a_merge_writes_new_runs_invisibly_and_keeps_the_store_on_error(store):
@@ -321,7 +321,7 @@ def test_a_merge_writes_new_runs_invisibly_and_keeps_the_store_on_error(store):
     )
     assert (summary.passages_added, summary.passages_skipped, summary.runs) == (1, 1, {"r": 1})
     with store.read() as s:
-        assert load_run(s, "c", "r") == {"q1": {"d1": 1.0}}
+        assert stored_run(s, "c", "r") == {"q1": {"d1": 1.0}}
 
 
 def _fail_third_heartbeat(monkeypatch, message: str) -> None:
@@ -361,7 +361,7 @@ def test_store_run_writes_a_retriever_run_in_chunks_and_refuses_a_taken_name(sto
     run = {f"q{i}": {f"d{j}": float(j) for j in range(50)} for i in range(100)}
     assert store_run(store, "c", "bm25", run, params={"k": 50}, chunk_rows=700) == 5_000
     with store.read() as s:
-        assert load_run(s, "c", "bm25") == run
+        assert stored_run(s, "c", "bm25") == run
         assert s.execute(select(RunRecord.status, RunRecord.source, RunRecord.params)).one() == (
             "ready",
             "retriever",

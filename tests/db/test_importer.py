@@ -19,9 +19,9 @@ from db.queries import (
     iter_passages,
     iter_queries,
     list_collections,
-    load_qrels,
-    load_run,
     split_statistics,
+    stored_qrels,
+    stored_run,
 )
 from tests.db.import_helpers import import_through, memory_source
 
@@ -90,8 +90,8 @@ def test_import_round_trips_every_field(store, load):
             Query("q1", "capital of france", split="test", language="en"),
             Query("q2", "西安在哪个省", split="train", language="zh", answers=["陕西", ["陕西省", "陕"]]),
         ]
-        assert load_qrels(s, "c") == {"q1": {"d1": 3, "d2": 1}, "q2": {"<dbpedia:Arènes>": 2, "d9": -1}}
-        assert load_run(s, "c", "bm25") == {"q1": {"d2": 1.5, "d1": 1.5}, "q2": {"d1": 0.25}}
+        assert stored_qrels(s, "c") == {"q1": {"d1": 3, "d2": 1}, "q2": {"<dbpedia:Arènes>": 2, "d9": -1}}
+        assert stored_run(s, "c", "bm25") == {"q1": {"d2": 1.5, "d1": 1.5}, "q2": {"d1": 0.25}}
         [info] = list_collections(s)
         assert (info.name, info.language, info.passages, info.queries, info.runs, info.qrels_versions) == (
             "c",

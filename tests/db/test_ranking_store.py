@@ -13,7 +13,7 @@ from core.metrics import evaluate
 from core.types import CollectionSource, Passage, Query
 from db.error_analysis import sample_error_pairs
 from db.importer import import_collection, save_run
-from db.queries import load_run
+from db.queries import stored_run
 
 HIGH, LOW = 1.0000000001, 1.0
 PASSAGES = [Passage("d0", "zero"), Passage("d1", "one"), Passage("d2", "two")]
@@ -33,7 +33,7 @@ def world(store):
 
 def test_stored_run_drill_down_ranks_agree_with_the_measures(world):
     with world.read() as s:
-        stored = load_run(s, "c", "r")
+        stored = stored_run(s, "c", "r")
         pairs = sample_error_pairs(s, "c", "r", qrels={"q1": {"d0": 1}}, k=2, n=10, level=1)
     assert stored["q1"]["d1"] == HIGH  # the near-tie survives the store
     assert [(p["doc_id"], p["rank"]) for p in pairs] == [("d2", 1), ("d1", 2)]

@@ -19,7 +19,7 @@ from db.importer import (
     stage_run,
 )
 from db.pools import save_pool
-from db.queries import NotFound, list_runs, load_run, query_splits
+from db.queries import NotFound, list_runs, query_splits, stored_run
 from db.runs import PoolName, RunName, pool_name, run_name, run_names
 
 
@@ -74,7 +74,7 @@ def test_a_staged_run_is_taken_but_hidden_until_published(seeded):
         publish_staged_runs(s, [first, second])
     with seeded.read() as s:
         assert not [n for n, r in run_names(s, "c").items() if not r.ready]
-        assert load_run(s, "c", "dense") == {"q1": {"a": 1.0, "c": 0.5}}
+        assert stored_run(s, "c", "dense") == {"q1": {"a": 1.0, "c": 0.5}}
         assert [(r.name, r.params) for r in list_runs(s, "c")] == [("bm25", {}), ("dense", {"k": 2}), ("hybrid", {})]
 
 
@@ -92,4 +92,4 @@ def test_stage_run_refuses_a_taken_name_and_stores_nothing(seeded):
     with pytest.raises(ImportConflict, match="already exists"):
         stage_run(seeded, "c", "bm25", {"q1": {"a": 1.0}})
     with seeded.read() as s:
-        assert load_run(s, "c", "bm25") == {"q1": {"a": 3.0, "b": 2.0}}
+        assert stored_run(s, "c", "bm25") == {"q1": {"a": 3.0, "b": 2.0}}

@@ -10,7 +10,7 @@ from core.errors import FormatError
 from core.types import CollectionSource, Passage, QrelEntry, Query, RunEntry
 from db.importer import import_collection, import_path, import_source, save_run, store_run
 from db.models import Collection, ImportRecord, QrelsVersion, RunRecord
-from db.queries import load_run
+from db.queries import stored_run
 from tests.db.import_helpers import import_table_counts, import_through, memory_source
 
 PASSAGES = [Passage(f"d{i}", f"passage {i}") for i in range(1, 4)]
@@ -129,7 +129,7 @@ def test_store_run_and_save_run_refuse_unknown_ids_unless_allowed(store):
     with store.write() as s:
         assert save_run(s, "c", "s", {"EN-Q01": {"d1": 1.0}}, allow_unknown_ids=True) == 1
     with store.read() as s:
-        assert load_run(s, "c", "r") == bad
+        assert stored_run(s, "c", "r") == bad
 
 
 # --------------------------------------------------------------------------- the relevance level
@@ -266,7 +266,7 @@ def test_run_name_renames_the_run_of_a_single_run_file(store, tmp_path):
     summary = import_path(store, "trec-run", hidden, name="c", mode="merge", run_name="bm25")
     assert summary.runs == {"bm25": 1}
     with store.read() as s:
-        assert load_run(s, "c", "bm25") == {"EN-Q1": {"d1": 2.0}}
+        assert stored_run(s, "c", "bm25") == {"EN-Q1": {"d1": 2.0}}
     with pytest.raises(ValueError, match=r"^run name must not be empty$"):
         import_path(store, "trec-run", hidden, name="c", mode="merge", run_name="")
     with pytest.raises(ValueError, match=r"^run_name names the run of a single-run file; this input has 0 runs$"):

@@ -62,10 +62,10 @@ def test_a_frozen_version_counts_pairs_resolved_after_it(store):
 
     with store.write() as s:  # ann1 answers the flag: d3 resolves to 2 after the freeze
         record_judgment(s, users["ann1"], _assignment(s, users["ann1"], "d3"), 2)
-    from db.queries import load_qrels
+    from db.queries import stored_qrels
 
     with store.read() as s:
-        pairs = unresolved_pairs(s, "c", load_qrels(s, "c", "v1"))
+        pairs = unresolved_pairs(s, "c", stored_qrels(s, "c", "v1"))
         live = unresolved_pairs(s, "c")
     assert [(p.doc_id, p.reason) for p in pairs if p.doc_id == "d3"] == [("d3", "resolved after this version")]
     assert [p.doc_id for p in live] == ["d1", "d2", "d4"]
