@@ -129,7 +129,7 @@ def check_reranker_folder(folder: Path) -> None:
     it would score pairs at random.  A sentence-transformers ``CrossEncoder`` folder, or one
     saved by ``pooljudge train cross-encoder``, passes.
     """
-    from transformers import AutoConfig
+    from transformers import AutoConfig  # loaded when a re-ranker is checked, not when the CLI or a page starts
 
     if not (folder / "config.json").is_file():
         raise ValueError(f"{folder}: not a Hugging Face model folder (no config.json)")
