@@ -6,7 +6,7 @@ A kind's module (:mod:`pooljudge.retrievers.bm25` is the smallest) holds:
     A tuple of :class:`pooljudge.retrievers.options.RetrieverOption`: what its spec may say,
     each option's type, default, allowed values and help (``name`` is every kind's).
 ``PRESETS`` (optional)
-    :class:`pooljudge.retrievers.catalogue.Preset` specs the Pooling page offers ready-made.
+    :class:`pooljudge.retrievers.options.Preset` specs the Pooling page offers ready-made.
 ``FIRST_STAGE``
     Whether a ``rerank`` retriever may re-rank it.
 ``check(options, text, raw) -> options``
