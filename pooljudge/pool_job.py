@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from core.types import Run
 from db.engine import Store
 from pooljudge.corpus import Corpus, load_corpus
-from pooljudge.encoders import cross_encoder_for, encoder_for
-from pooljudge.models_lookup import reranker_folder
+from pooljudge.encoders import cross_encoder_for, encoder_for, resolve_model
 from pooljudge.pipeline import Progress, retrieve
 from pooljudge.pool_params import PoolJobParams, check_pool_params
 
@@ -40,10 +39,10 @@ class PoolStatisticsSummary:
         Mean Jaccard overlap of two runs' pooled documents (None where undefined).
     """
 
-    runs: list[str]
-    contributed: dict[str, int]
-    unique: dict[str, int]
-    overlap: list[list[float | None]]
+    runs: list[str] = field(default_factory=list)
+    contributed: dict[str, int] = field(default_factory=dict)
+    unique: dict[str, int] = field(default_factory=dict)
+    overlap: list[list[float | None]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -74,7 +73,7 @@ class ActiveCounts:
 
 @dataclass(frozen=True)
 class PoolResult:
-    """What a pooling job made (:func:`run_pool_job`), stored as the job's result.
+    """What a pooling job made (:func:`run_pool_job`), stored as the job's result (a count it lacks reads as 0).
 
     Attributes
     ----------
@@ -95,14 +94,14 @@ class PoolResult:
     """
 
     pool: str
-    runs: list[str]
-    queries: int
-    pairs: int
-    selected: int
-    duplicates: int
-    missing_documents: int
-    prelabels: int
-    statistics: PoolStatisticsSummary
+    runs: list[str] = field(default_factory=list)
+    queries: int = 0
+    pairs: int = 0
+    selected: int = 0
+    duplicates: int = 0
+    missing_documents: int = 0
+    prelabels: int = 0
+    statistics: PoolStatisticsSummary = field(default_factory=PoolStatisticsSummary)
     active: ActiveCounts | None = None
 
 
@@ -132,7 +131,7 @@ def rerank_pool(
     """The pooled pairs scored by the cross-encoder ensemble ``models`` (:func:`core.training.cross_encoder.rerank`)."""
     from core.training.cross_encoder import rerank
 
-    encoders = [cross_encoder_for(reranker_folder(store, collection, m)) for m in models]
+    encoders = [cross_encoder_for(resolve_model(store, collection, m)) for m in models]
     candidates, passages = _pool_pairs(pool, corpus)
     return rerank(encoders, {q: corpus.queries[q] for q in candidates}, candidates, passages, progress=progress)
 
@@ -141,7 +140,7 @@ def pool_probabilities(
     store: Store, collection: str, pool, corpus: Corpus, model: str, *, progress: Progress | None = None
 ) -> Run:
     """Every pooled pair's relevance probability by one cross-encoder (``CrossEncoder.probabilities``)."""
-    encoder = cross_encoder_for(reranker_folder(store, collection, model))
+    encoder = cross_encoder_for(resolve_model(store, collection, model))
     candidates, passages = _pool_pairs(pool, corpus)
     pairs = [(q, d) for q, docs in candidates.items() for d in docs]
     probabilities = (

@@ -373,8 +373,21 @@ def all_collections() -> list:
 
 
 TABS = {"Users": users_view, "Assignments": assign_view, "Quality control": qc_view, "Qrels": qrels_view}
-# on_change='rerun' makes the tabs lazy: only the open tab's body runs
-for tab, view in zip(st.tabs(list(TABS), key="admin_tab", on_change="rerun"), TABS.values()):
-    if tab.open:
-        with tab:
-            view()
+
+
+@st.fragment
+def tabs_view() -> None:
+    """The tabs, a fragment: a tab switch or a widget in a tab reruns this function, not app.py and the sidebar.
+
+    The account is checked again on every run of the fragment (a write then names the account as it is now).
+    """
+    global account
+    account = require_role(Role.ADMIN)
+    # on_change='rerun' makes the tabs lazy: only the open tab's body runs
+    for tab, view in zip(st.tabs(list(TABS), key="admin_tab", on_change="rerun"), TABS.values()):
+        if tab.open:
+            with tab:
+                view()
+
+
+tabs_view()
