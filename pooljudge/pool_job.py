@@ -17,7 +17,8 @@ from typing import Any
 from core.types import Run
 from db.engine import Store
 from pooljudge.corpus import Corpus, load_corpus
-from pooljudge.encoders import cross_encoder_for, encoder_for, resolve_model
+from pooljudge.encoders import cross_encoder_for, encoder_for
+from pooljudge.models_lookup import reranker_folder
 from pooljudge.pipeline import Progress, retrieve
 from pooljudge.pool_params import PoolJobParams, check_pool_params
 
@@ -131,7 +132,7 @@ def rerank_pool(
     """The pooled pairs scored by the cross-encoder ensemble ``models`` (:func:`core.training.cross_encoder.rerank`)."""
     from core.training.cross_encoder import rerank
 
-    encoders = [cross_encoder_for(resolve_model(store, collection, m)) for m in models]
+    encoders = [cross_encoder_for(reranker_folder(store, collection, m)) for m in models]
     candidates, passages = _pool_pairs(pool, corpus)
     return rerank(encoders, {q: corpus.queries[q] for q in candidates}, candidates, passages, progress=progress)
 
@@ -140,7 +141,7 @@ def pool_probabilities(
     store: Store, collection: str, pool, corpus: Corpus, model: str, *, progress: Progress | None = None
 ) -> Run:
     """Every pooled pair's relevance probability by one cross-encoder (``CrossEncoder.probabilities``)."""
-    encoder = cross_encoder_for(resolve_model(store, collection, model))
+    encoder = cross_encoder_for(reranker_folder(store, collection, model))
     candidates, passages = _pool_pairs(pool, corpus)
     pairs = [(q, d) for q, docs in candidates.items() for d in docs]
     probabilities = (

@@ -29,7 +29,7 @@ def test_enter_in_a_pooling_field_does_not_submit(db):
 def _queue_pool_job(db, name: str, retrievers: list[str]) -> int:
     params = PoolJobParams(collection="c", name=name, retrievers=retrievers, runs=[], k=10, depth=5, size=5)
     with db.write() as s:
-        return create_job(s, "pool", params.as_dict(), collection_id=collection_id(s, "c"))
+        return create_job(s, "pool", params, collection_id=collection_id(s, "c"))
 
 
 @pytest.mark.parametrize(
