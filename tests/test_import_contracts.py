@@ -88,7 +88,7 @@ def test_every_contract_holds_on_the_tree() -> None:
         ("pooljudge/jobs.py", "import app", {"scripts-on-top"}, "pooljudge.jobs -> app"),
         ("db/pools.py", "from db.runs import run_names", {"db-features-independent"}, "db.pools -> db.runs"),
         ("pooljudge/ui/level.py", "from pooljudge import cli", {"cli-ui-independent"}, "pooljudge.ui.level ->"),
-        ("db/rowcount.py", "import db.jobs", {"no-circles"}, "No cycles are allowed in db."),
+        ("db/own_judgments.py", "import db.labelling", {"no-circles"}, "No cycles are allowed in db."),
         ("views/runs.py", "from views import home", {"pages-independent"}, "views.runs -> views.home"),
     ],
 )
