@@ -191,3 +191,20 @@ def test_the_import_job_returns_an_import_summary(store, tmp_path):
     assert isinstance(result, ImportSummary) and (result.collection, result.passages_added) == ("c", 2)
     with store.read() as s:
         assert get_job(s, job).result_as(ImportSummary) == result
+
+
+def test_a_train_result_is_json_ready_with_every_field():
+    from pathlib import Path
+
+    from core.training.data import TrainResult
+
+    history = [{"step": 10, "epoch": 1, "loss": 0.5, "eval": {"ndcg_cut_10": 0.4}}]
+    result = TrainResult(Path("/m/rr"), history, history[0], 12.5, 80.0, params={"lr": 2e-5})
+    assert result.as_dict() == {
+        "path": "/m/rr",
+        "history": history,
+        "best": history[0],
+        "seconds": 12.5,
+        "pairs_per_second": 80.0,
+        "params": {"lr": 2e-5},
+    }

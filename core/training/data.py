@@ -147,11 +147,5 @@ class TrainResult:
     params: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "path": str(self.path),
-            "history": self.history,
-            "best": self.best,
-            "seconds": self.seconds,
-            "pairs_per_second": self.pairs_per_second,
-            "params": self.params,
-        }
+        """Every field as JSON-ready data, the path as text (the training record saved beside the weights)."""
+        return asdict(self) | {"path": str(self.path)}
