@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.pgcluster import SYSTEM_TMP
-from tests.sqlite_template import copy_store, migrated, snapshot
+from tests.sqlite_template import copy_store, snapshot, template
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -103,9 +103,9 @@ def store(store_url):
 
 
 @pytest.fixture(scope="session")
-def sqlite_template(tmp_path_factory) -> Path:
+def sqlite_template() -> Path:
     """A SQLite store at the newest schema, migrated once per session (per xdist worker); tests get copies."""
-    return migrated(tmp_path_factory.mktemp("template") / "migrated.db")
+    return template()
 
 
 @pytest.fixture(scope="session")

@@ -7,8 +7,11 @@ its own templates in its own temporary folder.
 
 from __future__ import annotations
 
+import atexit
+import functools
 import shutil
 import sqlite3
+import tempfile
 from contextlib import closing
 from pathlib import Path
 
@@ -38,3 +41,16 @@ def copy_store(template: Path, target: Path) -> Path:
     """``target``: a private copy of the store file ``template`` (the tests' fresh store)."""
     shutil.copyfile(template, target)
     return target
+
+
+@functools.cache
+def template() -> Path:
+    """This process's migrated template (built on first use, removed when the process exits)."""
+    folder = Path(tempfile.mkdtemp(prefix="pooljudge-template-"))
+    atexit.register(shutil.rmtree, folder, True)
+    return migrated(folder / "migrated.db")
+
+
+def fresh_sqlite(target: Path) -> Path:
+    """``target``: a new SQLite store at the newest schema, copied from this process's template."""
+    return copy_store(template(), target)

@@ -15,10 +15,11 @@ from db.models import Assignment, Collection, Judgment
 from db.pools import save_pool
 from db.users import add_user
 from pooljudge.cli import main
+from tests.sqlite_template import fresh_sqlite
 
 
 def _store(tmp_path) -> str:
-    db = sqlite_url(tmp_path / "s.db")
+    db = sqlite_url(fresh_sqlite(tmp_path / "s.db"))
     store = Store(db)
     source = CollectionSource(
         passages=lambda: iter([Passage(d, f"text {d}") for d in ("d1", "d2")]),

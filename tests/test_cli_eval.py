@@ -8,6 +8,7 @@ import pytest
 
 from db.engine import sqlite_url
 from pooljudge.cli import main
+from tests.sqlite_template import fresh_sqlite
 
 
 @pytest.fixture
@@ -25,7 +26,7 @@ def files(tmp_path):
 
 def _store_of(tmp_path, qrels, run) -> str:
     """A new store (its URL) with collection ``c`` imported from the qrels and the run ``t`` merged in."""
-    db = sqlite_url(tmp_path / "s.db")
+    db = sqlite_url(fresh_sqlite(tmp_path / "s.db"))
     assert main(["--db", db, "-q", "import", "-f", "trec-qrels", str(qrels), "-c", "c"]) == 0
     assert main(["--db", db, "-q", "import", "-f", "trec-run", str(run), "-c", "c", "--merge"]) == 0
     return db
@@ -113,7 +114,7 @@ def test_eval_of_a_collection_defaults_to_the_collections_level(files, tmp_path,
 @pytest.mark.parametrize("bad", ["0", "-3", "2147483648"])
 def test_setting_a_bad_level_is_an_argument_error_and_changes_nothing(files, tmp_path, capsys, bad):
     qrels, _ = files
-    db = sqlite_url(tmp_path / "s.db")
+    db = sqlite_url(fresh_sqlite(tmp_path / "s.db"))
     assert main(["--db", db, "-q", "import", "-f", "trec-qrels", str(qrels), "-c", "c"]) == 0
     assert main(["--db", db, "-q", "level", "-c", "c", "3"]) == 0
     capsys.readouterr()

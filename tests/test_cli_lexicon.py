@@ -7,10 +7,11 @@ from db.engine import Store, sqlite_url
 from db.importer import import_collection
 from db.lexicon import collection_lexicon
 from pooljudge.cli import main
+from tests.sqlite_template import fresh_sqlite
 
 
 def _db(tmp_path) -> str:
-    url = sqlite_url(tmp_path / "s.db")
+    url = sqlite_url(fresh_sqlite(tmp_path / "s.db"))
     store = Store(url)
     source = CollectionSource(
         passages=lambda: iter([Passage("p1", "text")]), queries=lambda: iter([Query("q1", "q")]), qrels=lambda: iter(())

@@ -8,10 +8,11 @@ from db.engine import Store, sqlite_url
 from db.models import Collection, QrelsVersion, RunRecord
 from pooljudge.cli import main
 from tests.clirun import run_cli
+from tests.sqlite_template import fresh_sqlite
 
 
 def test_collections_prints_stored_names_escaped(tmp_path, capsys):
-    db = sqlite_url(tmp_path / "s.db")
+    db = sqlite_url(fresh_sqlite(tmp_path / "s.db"))
     store = Store(db)
     with store.write() as s:  # names stored before they were checked
         cid = s.execute(insert(Collection).values(name="evil\n\x1b[31mred\tcol", description="")).inserted_primary_key[
@@ -56,7 +57,7 @@ def _counts(db):
 
 
 def test_import_refuses_unknown_ids_unless_allowed_and_reports_them(tmp_path, capsys):
-    db = sqlite_url(tmp_path / "s.db")
+    db = sqlite_url(fresh_sqlite(tmp_path / "s.db"))
     assert main(["--db", db, "-q", "import", "-f", "beir", str(_beir(tmp_path / "b")), "-c", "c"]) == 0
     assert capsys.readouterr().out == (
         "collection 'c': 2 passages, 1 queries, 2 qrels entries added; runs: none; relevance level 1\n"
@@ -84,7 +85,7 @@ def test_import_refuses_unknown_ids_unless_allowed_and_reports_them(tmp_path, ca
 
 
 def test_import_level_run_name_and_qrels_name(tmp_path, capsys):
-    db = sqlite_url(tmp_path / "s.db")
+    db = sqlite_url(fresh_sqlite(tmp_path / "s.db"))
     graded = _beir(tmp_path / "g", qrels="query-id\tcorpus-id\tscore\nEN-Q1\td1\t3\nEN-Q1\td2\t1\n")
     assert main(["--db", db, "-q", "import", "-f", "beir", str(graded), "-c", "graded"]) == 0
     assert capsys.readouterr().out.endswith("; runs: none; relevance level 2\n")
@@ -122,7 +123,7 @@ def test_import_prints_the_readers_notes(tmp_path, capsys, monkeypatch):
         return source
 
     monkeypatch.setattr(trec, "read_trec_qrels", noting)
-    db = sqlite_url(tmp_path / "s.db")
+    db = sqlite_url(fresh_sqlite(tmp_path / "s.db"))
     qrels = _write(tmp_path / "a.qrels", "q1 0 d1 1\n")
     assert main(["--db", db, "-q", "import", "-f", "trec-qrels", str(qrels), "-c", "c"]) == 0
     assert capsys.readouterr().out == (

@@ -6,6 +6,7 @@ from db.engine import Store, sqlite_url
 from db.importer import save_run
 from pooljudge.cli import main
 from tests.db.unresolved_helpers import build_unresolved
+from tests.sqlite_template import fresh_sqlite
 
 COUNTS = (
     "1 pairs with a final label (only resolved pairs are exported: the default); 4 judged pairs without one left "
@@ -14,7 +15,7 @@ COUNTS = (
 
 
 def _db(tmp_path) -> str:
-    db = sqlite_url(tmp_path / "s.db")
+    db = sqlite_url(fresh_sqlite(tmp_path / "s.db"))
     store = Store(db)
     build_unresolved(store)
     store.dispose()

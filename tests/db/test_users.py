@@ -9,6 +9,7 @@ from db.models import User
 from db.sessions import login
 from db.users import add_user, get_account, list_users, set_active, set_password
 from pooljudge.cli import main
+from tests.sqlite_template import fresh_sqlite
 
 
 def test_passwords_are_stored_only_as_salted_argon2id_hashes(store):
@@ -51,7 +52,7 @@ def test_bad_accounts_are_refused(store):
 def test_user_cli(tmp_path, capsys, monkeypatch):
     from db.engine import sqlite_url
 
-    db = sqlite_url(tmp_path / "s.db")
+    db = sqlite_url(fresh_sqlite(tmp_path / "s.db"))
     monkeypatch.setenv("POOLJUDGE_PASSWORD", "correct horse")
     assert main(["--db", db, "user", "add", "ann", "--role", "annotator"]) == 0
     assert main(["--db", db, "user", "add", "rev", "--role", "reviewer"]) == 0
@@ -72,7 +73,7 @@ def test_user_cli_role_disable_and_passwd_sign_the_account_out(tmp_path, capsys,
     from db.engine import Store, sqlite_url
     from db.sessions import account_for_token, create_session
 
-    db = sqlite_url(tmp_path / "s.db")
+    db = sqlite_url(fresh_sqlite(tmp_path / "s.db"))
     monkeypatch.setenv("POOLJUDGE_PASSWORD", "correct horse")
     assert main(["--db", db, "user", "add", "rev", "--role", "reviewer"]) == 0
     store = Store(db)
@@ -172,7 +173,7 @@ def test_user_list_prints_stored_names_escaped(tmp_path, capsys):
 
     from db.engine import Store, sqlite_url
 
-    db = sqlite_url(tmp_path / "s.db")
+    db = sqlite_url(fresh_sqlite(tmp_path / "s.db"))
     store = Store(db)
     with store.write() as s:  # stored before names were checked
         s.execute(insert(User).values(username="evil\n\x1b[2Jroot\tx", password_hash="-", role="admin", active=True))
@@ -187,7 +188,7 @@ def test_user_add_cli_refuses_a_bad_name_before_asking_for_the_password(tmp_path
 
     from db.engine import sqlite_url
 
-    db = sqlite_url(tmp_path / "s.db")
+    db = sqlite_url(fresh_sqlite(tmp_path / "s.db"))
     monkeypatch.delenv("POOLJUDGE_PASSWORD", raising=False)
     monkeypatch.setattr(getpass, "getpass", lambda _prompt: pytest.fail("asked for a password"))
     assert main(["--db", db, "user", "add", "ann\tx"]) == 1
