@@ -56,7 +56,7 @@ from pooljudge.ui.review_tables import (
     queue_table,
     throughput_tables,
 )
-from pooljudge.ui.table_pages import paged_rows
+from pooljudge.ui.table_pages import matching_options, paged_rows
 
 account = require_role(Role.REVIEWER, Role.ADMIN)
 
@@ -385,10 +385,11 @@ def ranked_view() -> None:
     with store.read() as session:
         queries = pool_queries(session, info.name, pool_name)
     texts = {qid: (text, n) for qid, text, n in queries}
+    offered = matching_options(r2, {q: t for q, (t, _) in texts.items()}, key="ranked_find", what="queries")
     # the query text is shown as plain text in the box (selectbox options are never Markdown)
     qid = r2.selectbox(
         "Query",
-        list(texts),
+        offered,
         key="ranked_query",
         format_func=lambda q: f"{q} · {texts[q][0][:80]} ({texts[q][1]} passages)",
     )

@@ -51,3 +51,28 @@ def paged_rows(rows: Sequence[T], *, key: str, filters: Hashable, size: int | No
     first = (page - 1) * size
     st.caption(f"Rows {first + 1:,}-{min(first + size, len(rows)):,} of {len(rows):,}, {size} rows a page.")
     return page_slice(rows, page, size)
+
+
+OPTIONS_LIMIT = 200
+"""Options a choice box offers at once; a longer list gets a search box in front (:func:`matching_options`)."""
+
+
+def matching_options(container, options: dict[str, str], *, key: str, what: str) -> list[str]:
+    """The keys of ``options`` (key -> its text) a choice box offers: all of them, or, past :data:`OPTIONS_LIMIT`,
+    those whose key or text contains what the search box ``key`` holds (case-insensitive), the first
+    :data:`OPTIONS_LIMIT` of them.
+
+    Every option of a box is sent to the browser on each run: 2,000 queries with their texts would be sent on
+    every click in the tab.  ``what`` names the options in the box's label and caption (``queries``).
+    """
+    if len(options) <= OPTIONS_LIMIT:
+        return list(options)
+    typed = container.text_input(f"Find {what} (id or text)", key=key).strip().casefold()
+    found = [k for k, text in options.items() if typed in k.casefold() or typed in text.casefold()]
+    if len(found) > OPTIONS_LIMIT:
+        container.caption(f"The first {OPTIONS_LIMIT} of {len(found):,} {what}: type to narrow them down.")
+    elif not found:
+        shown = min(OPTIONS_LIMIT, len(options))
+        container.caption(f"No {what} match this search: the box offers the first {shown:,} of all {len(options):,}.")
+        found = list(options)[:OPTIONS_LIMIT]
+    return found[:OPTIONS_LIMIT]

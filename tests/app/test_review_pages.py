@@ -58,3 +58,22 @@ def test_a_row_chosen_on_a_later_page_shows_that_pair(db, two_a_page):
     at.run()
     assert not at.exception, at.exception
     assert (at.selectbox(key="override_query").value, at.selectbox(key="override_passage").value) == ("q2", "d3")
+
+
+def test_a_long_query_list_is_searched_before_it_is_offered(db, monkeypatch):
+    """Past OPTIONS_LIMIT queries the ranked list's query box offers those the search box finds (2,000 queries
+    with their texts are not sent on every run)."""
+    monkeypatch.setattr(table_pages, "OPTIONS_LIMIT", 1)
+    at = _open(db, "rev1", "Ranked list")
+    assert not at.exception, at.exception
+    assert at.text_input(key="ranked_find").label == "Find queries (id or text)"
+    assert at.selectbox(key="ranked_query").options == ["q1 · tall <script>towers</script> (3 passages)"]
+    assert "The first 1 of 2 queries: type to narrow them down." in _captions(at)
+    at.text_input(key="ranked_find").input("SECOND").run()  # the query's text, any case
+    assert at.selectbox(key="ranked_query").options == ["q2 · second query (3 passages)"]
+    assert at.selectbox(key="ranked_query").value == "q2"
+    at.text_input(key="ranked_find").input("q1").run()  # its id
+    assert at.selectbox(key="ranked_query").options == ["q1 · tall <script>towers</script> (3 passages)"]
+    at.text_input(key="ranked_find").input("no such query").run()
+    assert "No queries match this search: the box offers the first 1 of all 2." in _captions(at)
+    assert at.selectbox(key="ranked_query").options == ["q1 · tall <script>towers</script> (3 passages)"]
