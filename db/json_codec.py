@@ -48,6 +48,11 @@ def to_json(value: Any) -> dict[str, Any]:
     own = getattr(value, "to_json", None)
     if callable(own):
         return own()
+    return dataclass_to_json(value)
+
+
+def dataclass_to_json(value: Any) -> dict[str, Any]:
+    """A dataclass instance as JSON by its type hints alone (what a type's own ``to_json`` may start from)."""
     return _adapter(type(value)).dump_python(value, mode="json")
 
 
@@ -74,6 +79,17 @@ def from_json(cls: type[T], data: Mapping[str, Any]) -> T:
     own = getattr(cls, "from_json", None)
     if callable(own):
         return own(data)
+    return dataclass_from_json(cls, data)
+
+
+def dataclass_from_json(cls: type[T], data: Mapping[str, Any]) -> T:
+    """A ``cls`` instance from JSON by its type hints alone (what a type's own ``from_json`` may end with).
+
+    Raises
+    ------
+    ValueError
+        When ``data`` does not fit ``cls`` (the message names the field and what was expected).
+    """
     try:
         return _adapter(cls).validate_python(dict(data))
     except ValidationError as exc:

@@ -39,6 +39,7 @@ from typing import Any
 from db.engine import Store
 from pooljudge.pipeline import retrieve
 from pooljudge.retrievers import RetrieverSpec
+from pooljudge.train_result import TrainJobResult
 
 DEFAULT_KIND = "default"
 """The ``train`` kind that chooses among the base retrievers and the fine-tuned encoder on the dev split."""
@@ -183,7 +184,7 @@ def choose(runs: dict[str, Any], data: Any, base_spec: str, base: Path, checked:
     return {**record, "spec": spec, "base_spec": base_spec, "base_path": str(base)}
 
 
-def train_default(store: Store, checked: Any, data: Any, reporter: Any, job_id: Any) -> dict[str, Any]:
+def train_default(store: Store, checked: Any, data: Any, reporter: Any, job_id: Any) -> TrainJobResult:
     """Fine-tune the base encoder and choose the default system on the dev split; register and report both.
 
     ``checked`` and ``data`` are the train job's checked parameters and loaded data
@@ -191,12 +192,10 @@ def train_default(store: Store, checked: Any, data: Any, reporter: Any, job_id: 
 
     Returns
     -------
-    dict
-        The train job's result fields (``model``, ``id``, ``path``, ``kind`` = ``"default"``,
-        ``best``, ``seconds``, ``pairs_per_second``, ``labels``, ``train_queries``,
-        ``held_out_queries``) plus ``system`` (the chosen system's key), ``system_label``,
-        ``spec`` (its retriever spec), ``improved`` (whether it uses the trained weights),
-        ``reason`` and ``dev_nDCG@10`` (every candidate's).
+    TrainJobResult
+        The registered model (``kind`` = ``"default"``) and the chosen system: ``system`` (its
+        key), ``system_label``, ``spec`` (its retriever spec), ``improved`` (whether it uses the
+        trained weights), ``reason`` and ``dev_ndcg10`` (every candidate's dev nDCG@10).
     """
 
     started = time.monotonic()
@@ -213,22 +212,22 @@ def train_default(store: Store, checked: Any, data: Any, reporter: Any, job_id: 
         raise
     reporter(0, None, "registering")
     model_id = _register(store, checked, data, result, system, job_id)
-    return {
-        "model": checked.params.name,
-        "id": model_id,
-        "path": str(checked.output),
-        "kind": DEFAULT_KIND,
-        "best": json.loads(json.dumps(result.best, default=str)),
-        "seconds": result.seconds,
-        "pairs_per_second": result.pairs_per_second,
-        "labels": data.labels,
-        "train_queries": len(data.train_ids),
-        "held_out_queries": len(data.held_ids),
-        "system": system["chosen"],
-        "system_label": system["label"],
-        "spec": system["spec"],
-        "improved": system["improved"],
-        "reason": system["reason"],
-        "dev_nDCG@10": system["dev_nDCG@10"],
-        "total_seconds": time.monotonic() - started,
-    }
+    return TrainJobResult(
+        model=checked.params.name,
+        id=model_id,
+        path=str(checked.output),
+        kind=DEFAULT_KIND,
+        best=json.loads(json.dumps(result.best, default=str)),
+        seconds=result.seconds,
+        pairs_per_second=result.pairs_per_second,
+        labels=data.labels,
+        train_queries=len(data.train_ids),
+        held_out_queries=len(data.held_ids),
+        system=system["chosen"],
+        system_label=system["label"],
+        spec=system["spec"],
+        improved=system["improved"],
+        reason=system["reason"],
+        dev_ndcg10=system["dev_nDCG@10"],
+        total_seconds=time.monotonic() - started,
+    )

@@ -52,6 +52,7 @@ from pooljudge.default_training import DEFAULT_KIND, train_default
 from pooljudge.models_lookup import registered_model_folder
 from pooljudge.pipeline import retrieve
 from pooljudge.retrievers import RetrieverSpec
+from pooljudge.train_result import TrainJobResult
 
 DEFAULT_CANDIDATES = "bm25"
 DEFAULT_DEPTH = 100
@@ -601,7 +602,7 @@ def _register(
         raise
 
 
-def run_train_job(store: Store, info, reporter) -> dict[str, Any]:
+def run_train_job(store: Store, info, reporter) -> TrainJobResult:
     """Train one model on a collection's labels and register it (see the module docstring for the parameters).
 
     The ``default`` kind goes on in :func:`pooljudge.default_training.train_default` after the
@@ -615,35 +616,35 @@ def run_train_job(store: Store, info, reporter) -> dict[str, Any]:
 
     Returns
     -------
-    dict
-        ``{"model": name, "id", "path", "kind", "best", "seconds", "pairs_per_second", "labels",
-        "train_queries", "held_out_queries", "interpolate", "teacher_prior"}`` (``interpolate``: a
-        re-ranker's first-stage weight chosen on the held-out queries, else None; ``teacher_prior``:
-        RocketQAv2's teacher prior weight, given or chosen, else None).
+    TrainJobResult
+        The registered model, its held-out evaluation and speed; ``interpolate``: a re-ranker's
+        first-stage weight chosen on the held-out queries, else None; ``teacher_prior``: RocketQAv2's
+        teacher prior weight, given or chosen, else None.
     """
     started = time.monotonic()
     checked = check_train_params(store, info.params)
     data = _load_data(store, checked, reporter)
     if checked.params.kind == DEFAULT_KIND:
-        return {**train_default(store, checked, data, reporter, info.id), "total_seconds": time.monotonic() - started}
+        chosen_default = train_default(store, checked, data, reporter, info.id)
+        return dataclasses.replace(chosen_default, total_seconds=time.monotonic() - started)
     prior = _teacher_prior(checked, data, reporter)
     result = _train_into_place(checked, data, reporter, prior["weight"] if prior else 0.0)
     interpolation = _interpolation(checked, data, reporter)
     reporter(0, None, "registering")
     chosen = {"interpolation": interpolation, "teacher_prior": prior}
     model_id = _register(store, checked, data, result, chosen, info.id)
-    return {
-        "model": checked.params.name,
-        "id": model_id,
-        "path": str(checked.output),
-        "kind": checked.params.kind,
-        "best": _json(result.best),
-        "seconds": result.seconds,
-        "pairs_per_second": result.pairs_per_second,
-        "labels": data.labels,
-        "train_queries": len(data.train_ids),
-        "held_out_queries": len(data.held_ids),
-        "interpolate": interpolation["weight"] if interpolation else None,
-        "teacher_prior": prior["weight"] if prior else None,
-        "total_seconds": time.monotonic() - started,
-    }
+    return TrainJobResult(
+        model=checked.params.name,
+        id=model_id,
+        path=str(checked.output),
+        kind=checked.params.kind,
+        best=_json(result.best),
+        seconds=result.seconds,
+        pairs_per_second=result.pairs_per_second,
+        labels=data.labels,
+        train_queries=len(data.train_ids),
+        held_out_queries=len(data.held_ids),
+        interpolate=interpolation["weight"] if interpolation else None,
+        teacher_prior=prior["weight"] if prior else None,
+        total_seconds=time.monotonic() - started,
+    )

@@ -208,3 +208,49 @@ def test_a_train_result_is_json_ready_with_every_field():
         "pairs_per_second": 80.0,
         "params": {"lr": 2e-5},
     }
+
+
+# a train job's results as the jobs table stores them (a re-ranker; the default kind's choice)
+STORED_TRAIN = {
+    "model": "rr",
+    "id": 3,
+    "path": "/m/1/rr",
+    "kind": "cross-encoder",
+    "best": {"step": 4, "epoch": 1, "loss": 0.5, "eval": {"ndcg_cut_10": 0.5}},
+    "seconds": 8.25,
+    "pairs_per_second": 31.5,
+    "labels": "final",
+    "train_queries": 7,
+    "held_out_queries": 3,
+    "interpolate": 0.3,
+    "teacher_prior": None,
+    "total_seconds": 9.5,
+}
+STORED_DEFAULT = {
+    **{k: v for k, v in STORED_TRAIN.items() if k not in ("interpolate", "teacher_prior")},
+    "kind": "default",
+    "system": "bm25",
+    "system_label": "BM25",
+    "spec": "bm25",
+    "improved": False,
+    "reason": "training did not help on the dev split: keeping BM25 (0.5000)",
+    "dev_nDCG@10": {"bm25": 0.5, "tuned-dense": 0.25},
+}
+
+
+@pytest.mark.parametrize("stored", [STORED_TRAIN, STORED_DEFAULT], ids=["reranker", "default"])
+def test_a_stored_train_job_result_reads_back_typed_and_writes_the_same_json(store, stored):
+    from pooljudge.train_result import TrainJobResult
+
+    with store.write() as s:
+        job = create_job(s, "train", {"collection": "c", "name": "rr", "kind": stored["kind"]})
+        finish_job(s, job, stored)
+    with store.read() as s:
+        result = get_job(s, job).result_as(TrainJobResult)
+    assert (result.model, result.id, result.held_out_queries, result.best["step"]) == ("rr", 3, 3, 4)
+    if stored is STORED_DEFAULT:
+        assert (result.spec, result.improved, result.interpolate) == ("bm25", False, None)
+        assert result.dev_ndcg10 == {"bm25": 0.5, "tuned-dense": 0.25}
+    else:
+        assert (result.interpolate, result.spec, result.dev_ndcg10) == (0.3, None, {})
+    assert to_json(result) == stored

@@ -21,6 +21,7 @@ from db.trained_models import list_models
 from db.training import FINAL
 from db.vocab import Role
 from pooljudge.jobs import error_text, launch
+from pooljudge.train_result import TrainJobResult
 from pooljudge.training import DEFAULT_DEPTH
 from pooljudge.ui.auth import require_role
 from pooljudge.ui.common import blank_missing, collection_box, collections_or_stop, get_store, md_escape
@@ -309,18 +310,17 @@ def _job_label(job) -> str:
 
 
 def _job_result(job) -> str:
-    r = job.result
-    parts = [f"model {md_escape(str(r.get('model', '?')))} trained"]
-    scores = [f"{m} {v:.4f}" for m in MEASURES if (v := best_metric(r.get("best"), m)) is not None]
+    r = job.result_as(TrainJobResult)
+    parts = [f"model {md_escape(r.model)} trained"]
+    scores = [f"{m} {v:.4f}" for m in MEASURES if (v := best_metric(r.best, m)) is not None]
     if scores:
         parts.append("held-out " + ", ".join(scores))
-    if r.get("seconds") is not None:
+    if r.seconds is not None:
         parts.append(
-            f"{r['seconds']:,.1f} s"
-            + (f", {r['pairs_per_second']:,.1f} pairs/s" if r.get("pairs_per_second") is not None else "")
+            f"{r.seconds:,.1f} s" + (f", {r.pairs_per_second:,.1f} pairs/s" if r.pairs_per_second is not None else "")
         )
-    if r.get("reason"):  # the default kind: what the held-out queries chose
-        parts.append(md_escape(str(r["reason"])))
+    if r.reason:  # the default kind: what the held-out queries chose
+        parts.append(md_escape(r.reason))
     return "; ".join(parts)
 
 

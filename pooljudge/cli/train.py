@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from pooljudge.cli.common import RETRIEVER_HELP, open_store
+
+if TYPE_CHECKING:
+    from pooljudge.train_result import TrainJobResult
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -139,12 +143,12 @@ def _train_params(args: argparse.Namespace) -> dict:
     }
 
 
-def _print_default_system(result: dict) -> None:
+def _print_default_system(result: TrainJobResult) -> None:
     """The default kind's choice: every candidate's held-out nDCG@10, the reason, the spec to retrieve with."""
-    scores = ", ".join(f"{k} {v:.4f}" for k, v in (result.get("dev_nDCG@10") or {}).items())
+    scores = ", ".join(f"{k} {v:.4f}" for k, v in result.dev_ndcg10.items())
     print(f"held-out (dev) nDCG@10 of the candidates: {scores}")
-    print(result["reason"])
-    print(f"the default system: {result['system_label']}; retrieve or pool with -r '{result['spec']}'")
+    print(result.reason)
+    print(f"the default system: {result.system_label}; retrieve or pool with -r '{result.spec}'")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -158,21 +162,25 @@ def run(args: argparse.Namespace) -> int:
     with store.write() as session:
         job_id = create_job(session, "train", params, collection_id=checked.collection_id)
     result = run_job(store, job_id, echo=None if args.quiet else (lambda m: print(m, file=sys.stderr)))
-    measures = (result.get("best") or {}).get("eval") or {}
+    _print_result(result, job_id)
+    return 0
+
+
+def _print_result(result: TrainJobResult, job_id: int) -> None:
+    measures = result.best.get("eval") or {}
     shown = ", ".join(f"{k} {v:.4f}" for k, v in measures.items() if isinstance(v, (int, float))) or "no evaluation"
     print(
-        f"{result['kind']} {result['model']!r} (job {job_id}): best held-out {shown} "
-        f"(step {(result.get('best') or {}).get('step', '?')}) on {result['held_out_queries']} queries, trained on "
-        f"{result['train_queries']} in {result['seconds']:.1f} s ({result['pairs_per_second']:.1f} pairs/s); "
-        f"saved to {result['path']}"
+        f"{result.kind} {result.model!r} (job {job_id}): best held-out {shown} "
+        f"(step {result.best.get('step', '?')}) on {result.held_out_queries} queries, trained on "
+        f"{result.train_queries} in {result.seconds:.1f} s ({result.pairs_per_second:.1f} pairs/s); "
+        f"saved to {result.path}"
     )
-    if result.get("interpolate"):  # 0: the re-ranker alone was best
+    if result.interpolate:  # 0: the re-ranker alone was best
         print(
             f"blend in the first stage at the weight the held-out queries chose: "
-            f"rerank:model={result['model']},interpolate={result['interpolate']:g}"
+            f"rerank:model={result.model},interpolate={result.interpolate:g}"
         )
-    if result.get("teacher_prior") is not None:
-        print(f"the teacher's first-stage weight: {result['teacher_prior']:g}")
-    if result.get("spec"):  # the default kind: what the held-out queries chose, and why
+    if result.teacher_prior is not None:
+        print(f"the teacher's first-stage weight: {result.teacher_prior:g}")
+    if result.spec:  # the default kind: what the held-out queries chose, and why
         _print_default_system(result)
-    return 0
