@@ -24,7 +24,7 @@ from core.resolution import Resolution, resolve
 from core.scale import SCALES
 from db.access import ADMIN_ROLES, LABEL_ROLES, REVIEW_ROLES, require_account
 from db.adjudicators import eligible_adjudicators
-from db.models import Assignment, LabelOverride, Passage, Pool, PoolAdjudicator, QueryRecord, User
+from db.models import Assignment, LabelOverride, PassageRecord, Pool, PoolAdjudicator, QueryRecord, User
 from db.queries import NotFound, collection_id
 from db.resolution import add_fourth, override_label, pair_labels, pair_scale
 from db.vocab import Purpose
@@ -117,7 +117,7 @@ def set_pool_adjudicators(
 
 def _pair_name(session: Session, query_id: int, passage_id: int) -> str:
     qid = session.scalar(select(QueryRecord.ext_id).where(QueryRecord.id == query_id))
-    docid = session.scalar(select(Passage.ext_id).where(Passage.id == passage_id))
+    docid = session.scalar(select(PassageRecord.ext_id).where(PassageRecord.id == passage_id))
     if qid is None or docid is None:
         raise NotFound(f"no pair with query row {query_id} and passage row {passage_id}")
     return f"{qid} / {docid}"

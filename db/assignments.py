@@ -23,7 +23,7 @@ from db.access import (
 from db.models import (
     Assignment,
     Package,
-    Passage,
+    PassageRecord,
     Pool,
     PoolEntry,
     QueryRecord,
@@ -87,9 +87,9 @@ def _pool_on_scale(session: Session, cid: int, collection: str, pool: str, scale
 def _selected_pairs(session: Session, pool_id: int) -> dict[tuple[str, str], PairIds]:
     """``{(qid, docid): (entry id, query row id, passage row id)}`` of the pool's selected entries, in entry order."""
     entries = session.execute(
-        select(PoolEntry.id, QueryRecord.ext_id, Passage.ext_id, PoolEntry.query_id, PoolEntry.passage_id)
+        select(PoolEntry.id, QueryRecord.ext_id, PassageRecord.ext_id, PoolEntry.query_id, PoolEntry.passage_id)
         .join(QueryRecord, QueryRecord.id == PoolEntry.query_id)
-        .join(Passage, Passage.id == PoolEntry.passage_id)
+        .join(PassageRecord, PassageRecord.id == PoolEntry.passage_id)
         .where(PoolEntry.pool_id == pool_id, PoolEntry.selected)
         .order_by(PoolEntry.id)
     ).all()
@@ -100,10 +100,10 @@ def _pair_holders(session: Session, cid: int) -> dict[tuple[str, str], set[str]]
     """Who already holds a labelling assignment on each pair of the collection (from any pool)."""
     existing: dict[tuple[str, str], set[str]] = {}
     for q, d, user in session.execute(
-        select(QueryRecord.ext_id, Passage.ext_id, User.username)
+        select(QueryRecord.ext_id, PassageRecord.ext_id, User.username)
         .select_from(Assignment)
         .join(QueryRecord, QueryRecord.id == Assignment.query_id)
-        .join(Passage, Passage.id == Assignment.passage_id)
+        .join(PassageRecord, PassageRecord.id == Assignment.passage_id)
         .join(User, User.id == Assignment.user_id)
         .where(QueryRecord.collection_id == cid, Assignment.purpose.in_(LABELLING))
     ):

@@ -30,8 +30,7 @@ from core.detectors import Suggestion, category_ids, suggest, typo_term_frequenc
 from core.fusion import trec_ranking
 from core.types import Qrels, Run
 from db.lexicon import collection_lexicon
-from db.models import ErrorTag, QueryRecord, RunRecord
-from db.models import Passage as PassageRow
+from db.models import ErrorTag, PassageRecord, QueryRecord, RunRecord
 from db.queries import (
     NotFound,
     collection_id,
@@ -60,9 +59,13 @@ def _passages(session: Session, cid: int, doc_ids: Sequence[str]) -> dict[str, t
     passages: dict[str, tuple[str, str, str | None, int | None]] = {}
     for chunk in _chunks(doc_ids):
         for ext, text, title, doc, pos in session.execute(
-            select(PassageRow.ext_id, PassageRow.text, PassageRow.title, PassageRow.doc_id, PassageRow.position).where(
-                PassageRow.collection_id == cid, PassageRow.ext_id.in_(chunk)
-            )
+            select(
+                PassageRecord.ext_id,
+                PassageRecord.text,
+                PassageRecord.title,
+                PassageRecord.doc_id,
+                PassageRecord.position,
+            ).where(PassageRecord.collection_id == cid, PassageRecord.ext_id.in_(chunk))
         ):
             passages[ext] = (text, title, doc, pos)
     return passages
@@ -191,9 +194,11 @@ def _earlier_chunks(session: Session, cid: int, pairs: Sequence[Mapping[str, Any
     out: dict[str, list[tuple[int, str]]] = {}
     for chunk in _chunks(documents):
         for doc, pos, text in session.execute(
-            select(PassageRow.doc_id, PassageRow.position, PassageRow.text)
-            .where(PassageRow.collection_id == cid, PassageRow.doc_id.in_(chunk), PassageRow.position.is_not(None))
-            .order_by(PassageRow.doc_id, PassageRow.position, PassageRow.id)
+            select(PassageRecord.doc_id, PassageRecord.position, PassageRecord.text)
+            .where(
+                PassageRecord.collection_id == cid, PassageRecord.doc_id.in_(chunk), PassageRecord.position.is_not(None)
+            )
+            .order_by(PassageRecord.doc_id, PassageRecord.position, PassageRecord.id)
         ):
             if doc is not None and pos is not None:  # the query asks for both; this narrows the types
                 out.setdefault(doc, []).append((pos, text))

@@ -33,7 +33,7 @@ from db.models import (
     Judgment,
     LabelOverride,
     Package,
-    Passage,
+    PassageRecord,
     Pool,
     PoolEntry,
     QcItem,
@@ -181,7 +181,7 @@ def build_item(
     """The :class:`Item` of ``assignment_id``: its texts, its place in ``package_rows`` and its label if any."""
     a = session.get_one(Assignment, assignment_id)
     q = session.get_one(QueryRecord, a.query_id)
-    p = session.get_one(Passage, a.passage_id)
+    p = session.get_one(PassageRecord, a.passage_id)
     order = [r[0] for r in package_rows]
     return Item(
         assignment_id=a.id,
@@ -225,9 +225,9 @@ def _may_label(user: User, a: Assignment) -> None:
 
 def _checked_grade(action: str, grade: int | None) -> int | None:
     """The grade to store for ``action``: a label's grade as a plain int; refuses an unknown action or non-integer."""
-    if action not in ("label", "skip", "flag"):
+    if action not in (JudgmentAction.LABEL, JudgmentAction.SKIP, JudgmentAction.FLAG):
         raise ValueError(f"unknown action {action!r}")
-    if action != "label":
+    if action != JudgmentAction.LABEL:
         return grade
     # True == 1 and 2.0 == 2 would pass the scale check and store a bool or a float as a grade
     if grade is None or not is_integer(grade):
@@ -264,7 +264,7 @@ def _accepting_scale(
     """
     reason, scale = _assignment_state(session, a)
     levels = SCALES[scale]
-    if action == "label" and grade not in levels:
+    if action == JudgmentAction.LABEL and grade not in levels:
         raise ValueError(f"grade must be one of {list(levels)}, got {grade!r}")
     if reason is not None:
         raise StaleSubmission(f"Not stored: {reason}.")
@@ -323,7 +323,7 @@ def record_judgment(
             passage_id=a.passage_id,
             user_id=user_id,
             action=action,
-            grade=grade if action == "label" else None,
+            grade=grade if action == JudgmentAction.LABEL else None,
             note=note,
             elapsed_ms=elapsed_ms,
             submission_token=token,
@@ -344,14 +344,18 @@ def undo_last(session: Session, user_id: int) -> int | None:
     user = labelling_account(session, user_id)
     rows = session.execute(
         select(Judgment.assignment_id, Judgment.action)
-        .where(Judgment.user_id == user_id, Judgment.assignment_id.is_not(None), Judgment.action.in_(("label", "undo")))
+        .where(
+            Judgment.user_id == user_id,
+            Judgment.assignment_id.is_not(None),
+            Judgment.action.in_((JudgmentAction.LABEL, JudgmentAction.UNDO)),
+        )
         .order_by(Judgment.id)
     ).all()
     stack: list[int] = []
     for aid, action in rows:
         if aid is None:  # left out by the query; narrows the type
             continue
-        if action == "label":
+        if action == JudgmentAction.LABEL:
             stack.append(aid)
         else:
             # an undo withdraws the latest standing label of that assignment
@@ -368,7 +372,9 @@ def undo_last(session: Session, user_id: int) -> int | None:
     if reason is not None:
         raise StaleSubmission(f"Nothing undone: {reason}.")
     session.add(
-        Judgment(assignment_id=aid, query_id=a.query_id, passage_id=a.passage_id, user_id=user_id, action="undo")
+        Judgment(
+            assignment_id=aid, query_id=a.query_id, passage_id=a.passage_id, user_id=user_id, action=JudgmentAction.UNDO
+        )
     )
     session.flush()
     if a.purpose != Purpose.QC:

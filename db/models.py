@@ -102,7 +102,7 @@ class Collection(Base):
     # refreshed by the import that stages this container; a stale one is a crashed import's leftover
     staged_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
-    passages: Mapped[list[Passage]] = relationship(
+    passages: Mapped[list[PassageRecord]] = relationship(
         back_populates="collection", cascade="all, delete-orphan", passive_deletes=True
     )
     queries: Mapped[list[QueryRecord]] = relationship(
@@ -125,7 +125,7 @@ class ImportRecord(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
-class Passage(Base):
+class PassageRecord(Base):
     __tablename__ = "passages"
     __table_args__ = (
         UniqueConstraint("collection_id", "ext_id", name="uq_passages_collection_ext_id"),

@@ -18,9 +18,9 @@ from sqlalchemy.orm import Session
 
 from db.access import Forbidden
 from db.labelling import Item, build_item, open_clause
-from db.models import Assignment, Judgment, Package, Passage, QueryRecord
+from db.models import Assignment, Judgment, Package, PassageRecord, QueryRecord
 from db.own_judgments import own_events, standing_by_assignment, standing_labels
-from db.vocab import Purpose
+from db.vocab import JudgmentAction, Purpose
 
 __all__ = ["BREAK_S", "HistoryEntry", "Overview", "history", "median_seconds", "open_own_item", "overview"]
 
@@ -81,12 +81,12 @@ def overview(session: Session, user_id: int) -> Overview:
     labelled = standing_by_assignment([(aid, action, grade) for aid, action, grade, _at in events])
     flags: dict[int, bool] = {}
     for aid, action, _grade, _at in events:
-        if action in ("skip", "flag", "label"):
-            flags[aid] = action == "flag"
+        if action in (JudgmentAction.SKIP, JudgmentAction.FLAG, JudgmentAction.LABEL):
+            flags[aid] = action == JudgmentAction.FLAG
     done = sum(1 for aid, _p, _o in rows if aid in labelled)
     flagged = sum(1 for aid, _p, _o in rows if aid not in labelled and flags.get(aid))
     left = sum(1 for aid, _p, is_open in rows if is_open and aid not in labelled and not flags.get(aid))
-    median = median_seconds([at for _a, action, _g, at in events if action != "undo" and at is not None])
+    median = median_seconds([at for _a, action, _g, at in events if action != JudgmentAction.UNDO and at is not None])
     return Overview(
         done=done,
         total=len(rows),
@@ -121,11 +121,11 @@ def history(session: Session, user_id: int, *, limit: int | None = None) -> list
     first: dict[int, int] = {}
     marks: dict[int, str | None] = {}
     for i, (aid, action, _grade) in enumerate(events):
-        if action != "undo":
+        if action != JudgmentAction.UNDO:
             first.setdefault(aid, i)
-        if action in ("skip", "flag"):
+        if action in (JudgmentAction.SKIP, JudgmentAction.FLAG):
             marks[aid] = action
-        elif action == "label":
+        elif action == JudgmentAction.LABEL:
             marks[aid] = None
     if not first:
         return []
@@ -136,9 +136,16 @@ def history(session: Session, user_id: int, *, limit: int | None = None) -> list
     rows = {
         aid: (package, purpose, query, passage, bool(is_open))
         for aid, package, purpose, query, passage, is_open in session.execute(
-            select(Assignment.id, Assignment.package, Assignment.purpose, QueryRecord.text, Passage.text, open_clause())
+            select(
+                Assignment.id,
+                Assignment.package,
+                Assignment.purpose,
+                QueryRecord.text,
+                PassageRecord.text,
+                open_clause(),
+            )
             .join(QueryRecord, QueryRecord.id == Assignment.query_id)
-            .join(Passage, Passage.id == Assignment.passage_id)
+            .join(PassageRecord, PassageRecord.id == Assignment.passage_id)
             .outerjoin(Package, Package.id == Assignment.package_id)
             .where(Assignment.user_id == user_id, Assignment.id.in_(order))
         )

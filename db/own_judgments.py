@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 
 from core.judgments import Event, current_labels
 from db.models import Judgment
+from db.vocab import JudgmentAction
 
 OwnEvent = tuple[int, str, int | None]
 """``(assignment id, action, grade)``: one judgment of a user's own log."""
@@ -59,9 +60,9 @@ def own_log(session: Session, user_id: int, assignment_ids: Sequence[int]) -> tu
     standing = {aid: grade for aid, grade in standing_by_assignment(events).items() if aid in wanted}
     marks: dict[int, str] = {}
     for aid, action, _grade in events:
-        if action in ("skip", "flag"):
+        if action in (JudgmentAction.SKIP, JudgmentAction.FLAG):
             marks[aid] = action
-        elif action == "label":
+        elif action == JudgmentAction.LABEL:
             marks.pop(aid, None)
     return standing, {aid: mark for aid, mark in marks.items() if aid in wanted and aid not in standing}
 

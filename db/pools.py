@@ -19,7 +19,7 @@ from sqlalchemy import case, delete, func, insert, select, tuple_, update
 from sqlalchemy.orm import Session
 
 from core.names import check_name
-from db.models import Passage, Pool, PoolEntry, PoolProvenance, PreLabel, QueryRecord, RunRecord
+from db.models import PassageRecord, Pool, PoolEntry, PoolProvenance, PreLabel, QueryRecord, RunRecord
 from db.queries import NotFound, collection_id
 
 Contribution = tuple[str, int, float | None]
@@ -85,7 +85,7 @@ def save_pool(
         raise ValueError(f"a pool named {name!r} already exists in collection {collection!r}")
     runs = _ready_runs(session, cid, collection, pool)
     query_ids = _ids(session, QueryRecord, cid, pool.keys())
-    passage_ids = _ids(session, Passage, cid, (d for docs in pool.values() for d in docs))
+    passage_ids = _ids(session, PassageRecord, cid, (d for docs in pool.values() for d in docs))
     summary = PoolSummary(pool=name)
     row = Pool(collection_id=cid, name=name, method=method, params=params or {})
     session.add(row)
@@ -177,9 +177,9 @@ def _entry_ids(session: Session, pool_id: int) -> dict[tuple[str, str], int]:
     return {
         (q, d): eid
         for eid, q, d in session.execute(
-            select(PoolEntry.id, QueryRecord.ext_id, Passage.ext_id)
+            select(PoolEntry.id, QueryRecord.ext_id, PassageRecord.ext_id)
             .join(QueryRecord, QueryRecord.id == PoolEntry.query_id)
-            .join(Passage, Passage.id == PoolEntry.passage_id)
+            .join(PassageRecord, PassageRecord.id == PoolEntry.passage_id)
             .where(PoolEntry.pool_id == pool_id)
         )
     }
@@ -256,9 +256,9 @@ def load_pool(
     pool: dict[str, dict[str, list[Contribution]]] = {}
     selected: dict[str, list[tuple[int, str]]] = {}
     for qid, docid, is_selected, sel_rank in session.execute(
-        select(QueryRecord.ext_id, Passage.ext_id, PoolEntry.selected, PoolEntry.selection_rank)
+        select(QueryRecord.ext_id, PassageRecord.ext_id, PoolEntry.selected, PoolEntry.selection_rank)
         .join(QueryRecord, QueryRecord.id == PoolEntry.query_id)
-        .join(Passage, Passage.id == PoolEntry.passage_id)
+        .join(PassageRecord, PassageRecord.id == PoolEntry.passage_id)
         .where(PoolEntry.pool_id == pool_id)
         .order_by(PoolEntry.id)
     ):
@@ -266,10 +266,10 @@ def load_pool(
         if is_selected:
             selected.setdefault(qid, []).append((sel_rank if sel_rank is not None else 1 << 30, docid))
     for qid, docid, run, rank, score in session.execute(
-        select(QueryRecord.ext_id, Passage.ext_id, RunRecord.name, PoolProvenance.rank, PoolProvenance.score)
+        select(QueryRecord.ext_id, PassageRecord.ext_id, RunRecord.name, PoolProvenance.rank, PoolProvenance.score)
         .join(PoolEntry, PoolEntry.id == PoolProvenance.pool_entry_id)
         .join(QueryRecord, QueryRecord.id == PoolEntry.query_id)
-        .join(Passage, Passage.id == PoolEntry.passage_id)
+        .join(PassageRecord, PassageRecord.id == PoolEntry.passage_id)
         .join(RunRecord, RunRecord.id == PoolProvenance.run_id)
         .where(PoolEntry.pool_id == pool_id)
         .order_by(RunRecord.name)
@@ -289,7 +289,7 @@ def save_prelabels(
     cid = collection_id(session, collection)
     rows = list(rows)
     query_ids = _ids(session, QueryRecord, cid, (r[0] for r in rows))
-    passage_ids = _ids(session, Passage, cid, (r[1] for r in rows))
+    passage_ids = _ids(session, PassageRecord, cid, (r[1] for r in rows))
     values = [
         {
             "collection_id": cid,
@@ -323,9 +323,9 @@ def load_prelabels(session: Session, collection: str, *, source: str = "span_f1"
     cid = collection_id(session, collection)
     result: dict[str, dict[str, float]] = {}
     for qid, docid, score in session.execute(
-        select(QueryRecord.ext_id, Passage.ext_id, PreLabel.score)
+        select(QueryRecord.ext_id, PassageRecord.ext_id, PreLabel.score)
         .join(QueryRecord, QueryRecord.id == PreLabel.query_id)
-        .join(Passage, Passage.id == PreLabel.passage_id)
+        .join(PassageRecord, PassageRecord.id == PreLabel.passage_id)
         .where(PreLabel.collection_id == cid, PreLabel.source == source)
     ):
         result.setdefault(qid, {})[docid] = score

@@ -39,10 +39,10 @@ from sqlalchemy.orm import Session
 from core.assignment import annotator_seed
 from core.judgments import Event, current_labels
 from core.qc import Disagreement, QcResult, package_accuracy, sample_for_qc
-from db.models import Assignment, Judgment, Package, Passage, QcItem, QcRound, QueryRecord, User, utcnow
+from db.models import Assignment, Judgment, Package, PassageRecord, QcItem, QcRound, QueryRecord, User, utcnow
 from db.own_judgments import labels_then, own_log, standing_labels
 from db.resolution import pair_scale
-from db.vocab import Purpose, QcRoundStatus
+from db.vocab import JudgmentAction, Purpose, QcRoundStatus
 
 Pair = tuple[int, int]
 """``(query row id, passage row id)``."""
@@ -115,7 +115,9 @@ def _latest_notes(session: Session, user_id: int, assignment_ids: Sequence[int])
     for aid, note in session.execute(
         select(Judgment.assignment_id, Judgment.note)
         .where(
-            Judgment.user_id == user_id, Judgment.assignment_id.in_(list(assignment_ids)), Judgment.action == "label"
+            Judgment.user_id == user_id,
+            Judgment.assignment_id.in_(list(assignment_ids)),
+            Judgment.action == JudgmentAction.LABEL,
         )
         .order_by(Judgment.id)
     ):
@@ -152,7 +154,7 @@ def _holders(session: Session, pair: Pair) -> dict[str, int]:
 
 def _pair_name(session: Session, pair: Pair) -> str:
     query = session.get_one(QueryRecord, pair[0])
-    passage = session.get_one(Passage, pair[1])
+    passage = session.get_one(PassageRecord, pair[1])
     return f"{query.ext_id} / {passage.ext_id}"
 
 
@@ -412,13 +414,13 @@ def waiting_on_flags(session: Session, user_id: int | None = None) -> list[Waiti
         packages = packages.where(Package.user_id == user_id)
     for package, annotator in session.execute(packages).all():
         rows = session.execute(
-            select(Assignment.id, QueryRecord.ext_id, Passage.ext_id)
+            select(Assignment.id, QueryRecord.ext_id, PassageRecord.ext_id)
             .join(QueryRecord, QueryRecord.id == Assignment.query_id)
-            .join(Passage, Passage.id == Assignment.passage_id)
+            .join(PassageRecord, PassageRecord.id == Assignment.passage_id)
             .where(Assignment.package_id == package.id)
         ).all()
         labelled, marks = own_log(session, package.user_id, [r[0] for r in rows])
-        flagged = sorted((q, d) for aid, q, d in rows if marks.get(aid) == "flag")
+        flagged = sorted((q, d) for aid, q, d in rows if marks.get(aid) == JudgmentAction.FLAG)
         if flagged and len(labelled) + len(flagged) == len(rows):
             out.append(WaitingPackage(package.id, package.name, annotator, len(labelled), len(rows), flagged))
     return out
@@ -590,7 +592,7 @@ def _disputed_item(
     """One disagreement of the round with the pair's texts, the annotator's assignment and the reviewers' notes."""
     q, p = int(d.pair[0]), int(d.pair[1])
     query = session.get_one(QueryRecord, q)
-    passage = session.get_one(Passage, p)
+    passage = session.get_one(PassageRecord, p)
     return DisputedItem(
         round_id=qc_round.id,
         round_no=qc_round.round_no,
@@ -649,9 +651,9 @@ def _answers(
         if aid is None:  # left out by the query; narrows the type
             continue
         stack = stacks.setdefault(aid, [])
-        if action == "label":
+        if action == JudgmentAction.LABEL:
             stack.append((grade, created))
-        elif action == "undo" and stack:
+        elif action == JudgmentAction.UNDO and stack:
             stack.pop()
     return {aid: (stack[-1][0], stack[-1][1] > after) for aid, stack in stacks.items() if stack}
 

@@ -26,6 +26,7 @@ from db.models import (
     Collection,
     ImportRecord,
     Judgment,
+    PassageRecord,
     PoolEntry,
     PoolProvenance,
     QrelsEntry,
@@ -34,9 +35,6 @@ from db.models import (
     RunEntryRecord,
     RunRecord,
     User,
-)
-from db.models import (
-    Passage as PassageRow,
 )
 
 READY = "ready"
@@ -109,7 +107,7 @@ def list_collections(session: Session) -> list[CollectionInfo]:
     Archived collections, runs and qrels versions (:mod:`db.archive`) are left out: this feeds the pickers.
     """
     passages = dict(
-        session.execute(select(PassageRow.collection_id, func.count()).group_by(PassageRow.collection_id)).all()
+        session.execute(select(PassageRecord.collection_id, func.count()).group_by(PassageRecord.collection_id)).all()
     )
     queries = dict(
         session.execute(select(QueryRecord.collection_id, func.count()).group_by(QueryRecord.collection_id)).all()
@@ -293,8 +291,8 @@ def iter_passages(session: Session, collection: str, *, batch: int = 5_000) -> I
     cid = collection_id(session, collection)
     rows = session.execute(
         select(*_PASSAGE_COLUMNS)
-        .where(PassageRow.collection_id == cid)
-        .order_by(PassageRow.id)
+        .where(PassageRecord.collection_id == cid)
+        .order_by(PassageRecord.id)
         .execution_options(yield_per=batch)
     )
     for row in rows:
@@ -302,12 +300,12 @@ def iter_passages(session: Session, collection: str, *, batch: int = 5_000) -> I
 
 
 _PASSAGE_COLUMNS = (
-    PassageRow.ext_id,
-    PassageRow.text,
-    PassageRow.title,
-    PassageRow.doc_id,
-    PassageRow.position,
-    PassageRow.language,
+    PassageRecord.ext_id,
+    PassageRecord.text,
+    PassageRecord.title,
+    PassageRecord.doc_id,
+    PassageRecord.position,
+    PassageRecord.language,
 )
 """The stored fields of a :class:`core.types.Passage`, in the order :func:`_as_passage` reads them."""
 
@@ -330,7 +328,7 @@ def passages_by_id(session: Session, collection: str, ids: Iterable[str], *, chu
     for start in range(0, len(wanted), chunk):
         for row in session.execute(
             select(*_PASSAGE_COLUMNS).where(
-                PassageRow.collection_id == cid, PassageRow.ext_id.in_(wanted[start : start + chunk])
+                PassageRecord.collection_id == cid, PassageRecord.ext_id.in_(wanted[start : start + chunk])
             )
         ):
             passage = _as_passage(row)
@@ -341,7 +339,7 @@ def passages_by_id(session: Session, collection: str, ids: Iterable[str], *, chu
 def passage_lengths(session: Session, collection: str) -> list[int]:
     """The length in characters of every passage of a collection, computed by the database (no text is loaded)."""
     cid = collection_id(session, collection)
-    return list(session.scalars(select(func.length(PassageRow.text)).where(PassageRow.collection_id == cid)))
+    return list(session.scalars(select(func.length(PassageRecord.text)).where(PassageRecord.collection_id == cid)))
 
 
 def document_layout(
@@ -359,8 +357,8 @@ def document_layout(
     out: dict[str, Passage] = {}
     for start in range(0, len(wanted), chunk):
         for ext_id, doc_id, position in session.execute(
-            select(PassageRow.ext_id, PassageRow.doc_id, PassageRow.position).where(
-                PassageRow.collection_id == cid, PassageRow.ext_id.in_(wanted[start : start + chunk])
+            select(PassageRecord.ext_id, PassageRecord.doc_id, PassageRecord.position).where(
+                PassageRecord.collection_id == cid, PassageRecord.ext_id.in_(wanted[start : start + chunk])
             )
         ):
             if doc_id is None:
@@ -370,8 +368,8 @@ def document_layout(
     docs = sorted(documents)
     for start in range(0, len(docs), chunk):
         for ext_id, doc_id, position in session.execute(
-            select(PassageRow.ext_id, PassageRow.doc_id, PassageRow.position).where(
-                PassageRow.collection_id == cid, PassageRow.doc_id.in_(docs[start : start + chunk])
+            select(PassageRecord.ext_id, PassageRecord.doc_id, PassageRecord.position).where(
+                PassageRecord.collection_id == cid, PassageRecord.doc_id.in_(docs[start : start + chunk])
             )
         ):
             out[ext_id] = Passage(id=ext_id, text="", doc_id=doc_id, position=position)
@@ -432,7 +430,7 @@ def split_statistics(
                     func.count(distinct(base.c.query_id)),
                 )
             ).one()
-            p = aliased(PassageRow)
+            p = aliased(PassageRecord)
             avg_p = session.scalar(
                 select(func.avg(func.length(p.text))).where(
                     p.collection_id == cid,
@@ -478,9 +476,9 @@ def corpus_statistics(session: Session, collection: str) -> dict[str, Any]:
     """Passages, documents, average passage length (characters) and passages per document."""
     cid = collection_id(session, collection)
     passages, documents, avg_chars = session.execute(
-        select(func.count(), func.count(distinct(PassageRow.doc_id)), func.avg(func.length(PassageRow.text))).where(
-            PassageRow.collection_id == cid
-        )
+        select(
+            func.count(), func.count(distinct(PassageRecord.doc_id)), func.avg(func.length(PassageRecord.text))
+        ).where(PassageRecord.collection_id == cid)
     ).one()
     return {
         "passages": passages,
@@ -502,7 +500,7 @@ def iter_judgments(session: Session, collection: str) -> Iterator[dict[str, Any]
         select(
             Judgment.id,
             QueryRecord.ext_id,
-            PassageRow.ext_id,
+            PassageRecord.ext_id,
             User.username,
             Judgment.action,
             Judgment.grade,
@@ -513,7 +511,7 @@ def iter_judgments(session: Session, collection: str) -> Iterator[dict[str, Any]
             Assignment.pool_entry_id,
         )
         .join(QueryRecord, QueryRecord.id == Judgment.query_id)
-        .join(PassageRow, PassageRow.id == Judgment.passage_id)
+        .join(PassageRecord, PassageRecord.id == Judgment.passage_id)
         .join(User, User.id == Judgment.user_id)
         .outerjoin(Assignment, Assignment.id == Judgment.assignment_id)
         .where(QueryRecord.collection_id == cid)

@@ -21,8 +21,9 @@ from core.validators import is_integer
 from db.access import Forbidden
 from db.labelling import record_judgment
 from db.models import Judgment
+from db.vocab import JudgmentAction
 
-ACTIONS = ("label", "skip", "flag")
+ACTIONS = (JudgmentAction.LABEL, JudgmentAction.SKIP, JudgmentAction.FLAG)
 MAX_BATCH = 200  # answers in one message from the browser; more is no queue of a few items
 MAX_NOTE = 2000
 
@@ -136,9 +137,9 @@ def store_answer(session: Session, user_id: int, answer: Answer, issued: Mapping
         session,
         user_id,
         answer.assignment_id,
-        answer.grade if answer.action == "label" else None,
+        answer.grade if answer.action == JudgmentAction.LABEL else None,
         action=answer.action,
-        note=answer.note if answer.action == "flag" else "",
+        note=answer.note if answer.action == JudgmentAction.FLAG else "",
         elapsed_ms=answer.elapsed_ms,
         token=answer.token,
     )

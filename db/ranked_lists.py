@@ -18,7 +18,7 @@ from db.models import (
     Assignment,
     FinalLabel,
     Judgment,
-    Passage,
+    PassageRecord,
     Pool,
     PoolEntry,
     PoolProvenance,
@@ -118,9 +118,16 @@ def _pool_order(session: Session, pool_id: int, query_row: int) -> list[ListRow]
     rows = [
         (pid, docid, title, text, selection_rank, best_rank)
         for pid, docid, title, text, selection_rank, best_rank in session.execute(
-            select(Passage.id, Passage.ext_id, Passage.title, Passage.text, PoolEntry.selection_rank, best.c.best)
+            select(
+                PassageRecord.id,
+                PassageRecord.ext_id,
+                PassageRecord.title,
+                PassageRecord.text,
+                PoolEntry.selection_rank,
+                best.c.best,
+            )
             .select_from(PoolEntry)
-            .join(Passage, Passage.id == PoolEntry.passage_id)
+            .join(PassageRecord, PassageRecord.id == PoolEntry.passage_id)
             .outerjoin(best, best.c.pool_entry_id == PoolEntry.id)
             .where(PoolEntry.pool_id == pool_id, PoolEntry.query_id == query_row, PoolEntry.selected)
         )

@@ -29,7 +29,7 @@ from db.models import (
     FinalLabel,
     Judgment,
     LabelOverride,
-    Passage,
+    PassageRecord,
     Pool,
     PoolEntry,
     QrelsEntry,
@@ -200,9 +200,9 @@ def live_qrels(session: Session, collection: str) -> Qrels:
     cid = collection_id(session, collection)
     qrels: Qrels = {}
     for qid, did, grade in session.execute(
-        select(QueryRecord.ext_id, Passage.ext_id, FinalLabel.grade)
+        select(QueryRecord.ext_id, PassageRecord.ext_id, FinalLabel.grade)
         .join(QueryRecord, QueryRecord.id == FinalLabel.query_id)
-        .join(Passage, Passage.id == FinalLabel.passage_id)
+        .join(PassageRecord, PassageRecord.id == FinalLabel.passage_id)
         .where(FinalLabel.collection_id == cid, FinalLabel.method != "excluded", FinalLabel.grade.is_not(None))
     ):
         if grade is not None:  # excluded pairs carry no grade (left out by the query already)

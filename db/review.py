@@ -32,7 +32,7 @@ from db.models import (
     FinalLabel,
     Judgment,
     LabelOverride,
-    Passage,
+    PassageRecord,
     QcRound,
     QueryRecord,
     User,
@@ -68,11 +68,11 @@ def label_log(session: Session, cid: int, purposes: Sequence[str], *conditions: 
         The rows, in judgment order.
     """
     return session.execute(
-        select(QueryRecord.ext_id, Passage.ext_id, User.username, Judgment.action, Judgment.grade)
+        select(QueryRecord.ext_id, PassageRecord.ext_id, User.username, Judgment.action, Judgment.grade)
         .select_from(Judgment)
         .join(Assignment, Assignment.id == Judgment.assignment_id)
         .join(QueryRecord, QueryRecord.id == Judgment.query_id)
-        .join(Passage, Passage.id == Judgment.passage_id)
+        .join(PassageRecord, PassageRecord.id == Judgment.passage_id)
         .join(User, User.id == Judgment.user_id)
         .where(QueryRecord.collection_id == cid, Assignment.purpose.in_(list(purposes)), *conditions)
         .order_by(Judgment.id)
@@ -153,19 +153,19 @@ def _pair_rows(session: Session, cid: int, where: Sequence[ColumnElement[bool]])
     rows = session.execute(
         select(
             QueryRecord.id,
-            Passage.id,
+            PassageRecord.id,
             QueryRecord.ext_id,
-            Passage.ext_id,
+            PassageRecord.ext_id,
             QueryRecord.text,
-            Passage.title,
-            Passage.text,
+            PassageRecord.title,
+            PassageRecord.text,
         )
         .select_from(Assignment)
         .join(QueryRecord, QueryRecord.id == Assignment.query_id)
-        .join(Passage, Passage.id == Assignment.passage_id)
+        .join(PassageRecord, PassageRecord.id == Assignment.passage_id)
         .where(QueryRecord.collection_id == cid, Assignment.purpose.in_(LABELLING), *where)
         .distinct()
-        .order_by(QueryRecord.ext_id, Passage.ext_id)
+        .order_by(QueryRecord.ext_id, PassageRecord.ext_id)
     )
     return [(qi, pi, qid, docid, query, title, passage) for qi, pi, qid, docid, query, title, passage in rows]
 
@@ -292,7 +292,7 @@ def _final_of(session: Session, query_id: int, passage_id: int) -> Final | None:
 def pair_review(session: Session, collection: str, qid: str, docid: str) -> PairReview:
     """One pair with its texts, labels, final label and the history of overrides (oldest first)."""
     cid = collection_id(session, collection)
-    rows = _pair_rows(session, cid, (QueryRecord.ext_id == qid, Passage.ext_id == docid))
+    rows = _pair_rows(session, cid, (QueryRecord.ext_id == qid, PassageRecord.ext_id == docid))
     if not rows:
         raise NotFound(f"no assigned pair ({qid!r}, {docid!r}) in collection {collection!r}")
     row = rows[0]
@@ -419,7 +419,9 @@ def pair_names(session: Session, pairs: Sequence[tuple[Any, Any]]) -> dict[tuple
         ).all()
     )
     passages = dict(
-        session.execute(select(Passage.id, Passage.ext_id).where(Passage.id.in_({p for _, p in keys}))).all()
+        session.execute(
+            select(PassageRecord.id, PassageRecord.ext_id).where(PassageRecord.id.in_({p for _, p in keys}))
+        ).all()
     )
     return {(str(q), str(p)): (queries[q], passages[p]) for q, p in keys if q in queries and p in passages}
 

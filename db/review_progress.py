@@ -24,7 +24,7 @@ from db.models import (
     FinalLabel,
     Judgment,
     Package,
-    Passage,
+    PassageRecord,
     Pool,
     QcRound,
     QueryRecord,
@@ -34,7 +34,7 @@ from db.own_judgments import standing_by_assignment
 from db.qc_rounds import reviewed_by_round
 from db.queries import collection_id
 from db.review import standing_labels
-from db.vocab import Purpose
+from db.vocab import JudgmentAction, Purpose
 
 # --------------------------------------------------------------------------- packages and QC
 
@@ -256,7 +256,7 @@ def throughput(session: Session, collection: str) -> Throughput:
     elapsed: dict[str, list[float]] = {}
     for user, purpose, action, ms, created in rows:
         entry = summary.setdefault(user, {"labels": 0, "pairs": 0, "qc_labels": 0, "skips": 0, "flags": 0, "undos": 0})
-        if action == "label":
+        if action == JudgmentAction.LABEL:
             entry["labels"] += 1
             if purpose == Purpose.QC:
                 entry["qc_labels"] += 1
@@ -304,9 +304,9 @@ def flagged(session: Session, collection: str) -> list[FlaggedItem]:
             select(
                 User.username,
                 QueryRecord.ext_id,
-                Passage.ext_id,
+                PassageRecord.ext_id,
                 QueryRecord.text,
-                Passage.text,
+                PassageRecord.text,
                 Judgment.note,
                 Assignment.purpose,
                 Judgment.created_at,
@@ -314,9 +314,9 @@ def flagged(session: Session, collection: str) -> list[FlaggedItem]:
             .select_from(Judgment)
             .join(User, User.id == Judgment.user_id)
             .join(QueryRecord, QueryRecord.id == Judgment.query_id)
-            .join(Passage, Passage.id == Judgment.passage_id)
+            .join(PassageRecord, PassageRecord.id == Judgment.passage_id)
             .outerjoin(Assignment, Assignment.id == Judgment.assignment_id)
-            .where(QueryRecord.collection_id == cid, Judgment.action == "flag")
+            .where(QueryRecord.collection_id == cid, Judgment.action == JudgmentAction.FLAG)
             .order_by(Judgment.id)
         )
     ]
@@ -368,10 +368,10 @@ def final_label_distribution(session: Session, collection: str, *, grades: Seque
     method_order = {m: i for i, m in enumerate((*METHODS, "imported"))}
     finals = set(
         session.execute(
-            select(QueryRecord.ext_id, Passage.ext_id)
+            select(QueryRecord.ext_id, PassageRecord.ext_id)
             .select_from(FinalLabel)
             .join(QueryRecord, QueryRecord.id == FinalLabel.query_id)
-            .join(Passage, Passage.id == FinalLabel.passage_id)
+            .join(PassageRecord, PassageRecord.id == FinalLabel.passage_id)
             .where(FinalLabel.collection_id == cid)
         ).all()
     )

@@ -35,9 +35,10 @@ from core.judgments import Event, current_labels
 from core.resolution import exclusion_reason
 from core.types import Qrels
 from db.access import LABELLING
-from db.models import FinalLabel, Judgment, Passage, QueryRecord
+from db.models import FinalLabel, Judgment, PassageRecord, QueryRecord
 from db.queries import collection_id
 from db.review import label_log
+from db.vocab import FinalLabelMethod, JudgmentAction
 
 WAITING_FOURTH = "waiting for a 4th label"
 EXCLUDED = "excluded after a 4th differing label"
@@ -77,7 +78,7 @@ def _resolved() -> ColumnElement[bool]:
         FinalLabel.query_id == Judgment.query_id,
         FinalLabel.passage_id == Judgment.passage_id,
         FinalLabel.grade.is_not(None),
-        FinalLabel.method != "excluded",
+        FinalLabel.method != FinalLabelMethod.EXCLUDED,
     )
 
 
@@ -87,25 +88,27 @@ def _log(session: Session, cid: int) -> tuple[dict[tuple[str, str], dict[str, in
     labels = current_labels(Event((q, d), user, action, grade) for q, d, user, action, grade in rows)
     latest: dict[tuple[tuple[str, str], str], str] = {}
     for q, d, user, action, _grade in rows:
-        if action in ("label", "flag"):
+        if action in (JudgmentAction.LABEL, JudgmentAction.FLAG):
             latest[((q, d), user)] = action
     judged: dict[tuple[str, str], dict[str, int]] = {(q, d): {} for q, d, _u, _a, _g in rows}
     for pair, by_user in labels.items():
         judged[pair] = dict(sorted(by_user.items()))  # type: ignore[index]  # pairs are (str, str) here
-    flagged = {pair for (pair, user), action in latest.items() if action == "flag" and user not in judged[pair]}
+    flagged = {
+        pair for (pair, user), action in latest.items() if action == JudgmentAction.FLAG and user not in judged[pair]
+    }
     return judged, flagged
 
 
 def _finals(session: Session, cid: int, *, excluded_only: bool) -> dict[tuple[str, str], tuple[str, int | None, str]]:
     """``(method, grade, reason)`` of the collection's final labels (only its exclusions: ``excluded_only``), by pair."""
     query = (
-        select(QueryRecord.ext_id, Passage.ext_id, FinalLabel.method, FinalLabel.grade, FinalLabel.reason)
+        select(QueryRecord.ext_id, PassageRecord.ext_id, FinalLabel.method, FinalLabel.grade, FinalLabel.reason)
         .join(QueryRecord, QueryRecord.id == FinalLabel.query_id)
-        .join(Passage, Passage.id == FinalLabel.passage_id)
+        .join(PassageRecord, PassageRecord.id == FinalLabel.passage_id)
         .where(FinalLabel.collection_id == cid)
     )
     if excluded_only:
-        query = query.where(FinalLabel.method == "excluded")
+        query = query.where(FinalLabel.method == FinalLabelMethod.EXCLUDED)
     return {(q, d): (method, grade, reason or "") for q, d, method, grade, reason in session.execute(query)}
 
 

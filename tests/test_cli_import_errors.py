@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import func, select
 
 from db.engine import Store, sqlite_url
-from db.models import Collection, ImportRecord, Passage, QrelsEntry, QueryRecord, RunEntryRecord
+from db.models import Collection, ImportRecord, PassageRecord, QrelsEntry, QueryRecord, RunEntryRecord
 from pooljudge.cli import main
 
 GOOD_CORPUS = '{"_id": "d1", "title": "T", "text": "alpha"}\n{"_id": "d2", "title": "T", "text": "beta"}\n'
@@ -204,7 +204,7 @@ def _counts(url):
     with store.read() as s:
         counts = tuple(
             s.scalar(select(func.count()).select_from(t))
-            for t in (Collection, Passage, QueryRecord, QrelsEntry, RunEntryRecord, ImportRecord)
+            for t in (Collection, PassageRecord, QueryRecord, QrelsEntry, RunEntryRecord, ImportRecord)
         )
     store.dispose()
     return counts

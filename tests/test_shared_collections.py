@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import func, select
 
 from db.engine import Store, sqlite_url
-from db.models import Passage, QueryRecord
+from db.models import PassageRecord, QueryRecord
 from db.queries import list_collections, stored_qrels, stored_run
 from pooljudge.cli import main
 
@@ -71,7 +71,8 @@ def test_dapr_keeps_documents_and_chunk_positions(shared_data, db, subset):
     store = Store(db)
     with store.read() as s:
         stored = {
-            ext: (doc, pos) for ext, doc, pos in s.execute(select(Passage.ext_id, Passage.doc_id, Passage.position))
+            ext: (doc, pos)
+            for ext, doc, pos in s.execute(select(PassageRecord.ext_id, PassageRecord.doc_id, PassageRecord.position))
         }
     store.dispose()
     judged = 0

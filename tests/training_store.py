@@ -61,7 +61,7 @@ def toy_training_folder(folder: Path, *, with_run: bool = True) -> Path:
 
 def add_final_labels(store, collection: str, labels: dict[tuple[str, str], int | None]) -> None:
     """Final labels straight into the store: ``{(query id, passage id): grade}``; a None grade is an excluded pair."""
-    from db.models import FinalLabel, Passage, QueryRecord
+    from db.models import FinalLabel, PassageRecord, QueryRecord
     from db.queries import collection_id
 
     with store.write() as session:
@@ -70,7 +70,9 @@ def add_final_labels(store, collection: str, labels: dict[tuple[str, str], int |
             q = session.scalar(
                 select(QueryRecord.id).where(QueryRecord.collection_id == cid, QueryRecord.ext_id == qid)
             )
-            p = session.scalar(select(Passage.id).where(Passage.collection_id == cid, Passage.ext_id == pid))
+            p = session.scalar(
+                select(PassageRecord.id).where(PassageRecord.collection_id == cid, PassageRecord.ext_id == pid)
+            )
             session.add(
                 FinalLabel(
                     collection_id=cid,

@@ -156,152 +156,165 @@ def show_default_system(system: dict) -> None:
 with store.read() as session:
     models = list_models(session, info.name)
 
-# ---------------------------------------------------------------- training form
-with st.expander("Train a model", expanded=not models):
-    kind = st.selectbox("Kind", list(KINDS), format_func=lambda k: KINDS[k], key="models_kind")
-    splits = query_splits(store.url, info.name)
-    with st.form("train-model", enter_to_submit=False):  # Enter in a box would start a training job
-        left, right = st.columns(2)
-        name = left.text_input("Model name", placeholder="e.g. ce-minilm-v1", key="models_name")
-        with (
-            store.read() as session
-        ):  # the job's default: the final labels when anyone labelled, else the newest version
-            anyone_labelled = activity_marker(session, info.name)[0] > 0
-        labels = right.selectbox(
-            "Labels",
-            [FINAL, *info.qrels_versions[::-1]],
-            key="models_labels",
-            index=0 if anyone_labelled or not info.qrels_versions else 1,
-            format_func=lambda v: "live final labels" if v == FINAL else f"qrels version {v}",
-            help="The live final labels, or a frozen qrels version.",
-        )
-        split = left.selectbox("Training split", splits, key="models_split")
-        # a form does not rerun on a change: every split is offered, the job's check refuses the training split
-        eval_options = [s for s in splits if s != "train"] + [HELD_OUT] if len(splits) > 1 else [HELD_OUT]
-        eval_split = right.selectbox(
-            "Evaluation split",
-            eval_options,
-            key="models_eval_split",
-            index=eval_options.index("dev") if "dev" in eval_options else 0,
-            help="Early stopping and the held-out metrics use these queries.",
-        )
-        held_out = left.number_input(
-            "Held-out share (when evaluating on a share of the training split)",
-            min_value=0.05,
-            max_value=0.9,
-            value=0.2,
-            step=0.05,
-            key="models_held_out",
-        )
-        candidates = right.selectbox(
-            "Candidates (hard negatives and re-ranked lists)",
-            ["bm25", *info.runs],
-            key="models_candidates",
-            help="A stored run, or BM25 retrieved now (top 100 per query).",
-        )
-        with store.read() as session:
-            registered = [m.name for m in list_models(session, info.name)]
-        base_choice = left.selectbox(
-            "Base model",
-            [PACKAGED, *registered, FOLDER],
-            key="models_base",
-            help="Start from the packaged MiniLM weights (a new scoring head for a "
-            "re-ranker), a model trained here, or a local Hugging Face folder.",
-        )
-        base_path = right.text_input(
-            "Local model folder",
-            key="models_base_path",
-            placeholder="/models/my-bert (when 'a local model folder' is chosen)",
-        )
-        loss = (
-            left.radio(
-                "Loss",
-                ["listwise", "pointwise"],
-                horizontal=True,
-                key="models_loss",
-                help="listwise: softmax over a query's positive and its hard negatives; pointwise: "
-                "binary cross-entropy on grade >= the collection's relevance level",
-            )
-            if kind == "cross-encoder"
-            else None
-        )
-        a, b, c = st.columns(3)
-        epochs = a.number_input("Epochs", min_value=1, max_value=1000, value=2, key="models_epochs")
-        batch_size = b.number_input("Batch size", min_value=1, max_value=1024, value=8, key="models_batch")
-        learning_rate = c.number_input(
-            "Learning rate", min_value=1e-7, max_value=1.0, value=2e-5, format="%.1e", key="models_lr"
-        )
-        max_length = a.number_input(
-            "Max length (tokens)", min_value=8, max_value=2048, value=256, key="models_max_length"
-        )
-        negatives = b.number_input(
-            "Hard negatives per query", min_value=0, max_value=200, value=7, key="models_negatives"
-        )
-        seed = c.number_input("Seed", min_value=0, value=0, key="models_seed")
-        patience = a.number_input(
-            "Early-stopping patience (held-out evaluations without a gain)",
-            min_value=1,
-            max_value=1000,
-            value=2,
-            key="models_patience",
-        )
-        depth = b.number_input(
-            "Candidates per query (hard negatives, re-ranked lists)",
-            min_value=1,
-            max_value=10000,
-            value=DEFAULT_DEPTH,
-            key="models_depth",
-        )
-        max_steps = c.number_input("Max steps (0: no cap)", min_value=0, value=0, key="models_max_steps")
-        cross_base, denoise, teacher_prior = (
-            rocketqav2_fields(registered) if kind == "rocketqav2" else (None, None, None)
-        )
-        submitted = st.form_submit_button("Start training", type="primary")
-    if submitted:
-        params = {
-            "collection": info.name,
-            "name": name.strip(),
-            "kind": kind,
-            "split": split,
-            "labels": labels,
-            "eval_split": None if eval_split == HELD_OUT else eval_split,
-            "held_out": float(held_out) if eval_split == HELD_OUT else None,
-            "candidates": candidates,
-            "base_model": None
-            if base_choice == PACKAGED
-            else (base_path.strip() or None)
-            if base_choice == FOLDER
-            else base_choice,
-            "loss": loss,
-            "depth": int(depth),
-            "cross_base": cross_base,
-            "denoise": denoise,
-            "teacher_prior": teacher_prior,
-            "config": {
-                "epochs": int(epochs),
-                "batch_size": int(batch_size),
-                "learning_rate": float(learning_rate),
-                "max_length": int(max_length),
-                "negatives": int(negatives),
-                "seed": int(seed),
-                "patience": int(patience),
-                "max_steps": int(max_steps) or None,
-            },
-            "created_by": account.username,
-        }
-        from pooljudge.training import check_train_params
 
-        try:  # the job's own checks, before it is queued: a taken name or a missing folder queues nothing
-            if base_choice == FOLDER and not base_path.strip():
-                raise ValueError("base model: give the path of a local model folder")
-            params = check_train_params(store, params).params.as_params()  # checked, defaults filled in
-        except (ValueError, LookupError) as exc:
-            st.error(md_escape(error_text(exc)))
-        else:
-            with store.write() as session:
-                job_id = create_job(session, "train", params, collection_id=collection_id(session, info.name))
-            launch(store, job_id)
-            st.toast(f"Training job {job_id} started")
+# ---------------------------------------------------------------- training form
+def data_fields(left, right, splits: list[str]) -> dict:
+    """The form's name, labels, splits and candidates, as the train job's params."""
+    name = left.text_input("Model name", placeholder="e.g. ce-minilm-v1", key="models_name")
+    with store.read() as session:  # the job's default: the final labels when anyone labelled, else the newest version
+        anyone_labelled = activity_marker(session, info.name)[0] > 0
+    labels = right.selectbox(
+        "Labels",
+        [FINAL, *info.qrels_versions[::-1]],
+        key="models_labels",
+        index=0 if anyone_labelled or not info.qrels_versions else 1,
+        format_func=lambda v: "live final labels" if v == FINAL else f"qrels version {v}",
+        help="The live final labels, or a frozen qrels version.",
+    )
+    split = left.selectbox("Training split", splits, key="models_split")
+    # a form does not rerun on a change: every split is offered, the job's check refuses the training split
+    eval_options = [s for s in splits if s != "train"] + [HELD_OUT] if len(splits) > 1 else [HELD_OUT]
+    eval_split = right.selectbox(
+        "Evaluation split",
+        eval_options,
+        key="models_eval_split",
+        index=eval_options.index("dev") if "dev" in eval_options else 0,
+        help="Early stopping and the held-out metrics use these queries.",
+    )
+    held_out = left.number_input(
+        "Held-out share (when evaluating on a share of the training split)",
+        min_value=0.05,
+        max_value=0.9,
+        value=0.2,
+        step=0.05,
+        key="models_held_out",
+    )
+    candidates = right.selectbox(
+        "Candidates (hard negatives and re-ranked lists)",
+        ["bm25", *info.runs],
+        key="models_candidates",
+        help="A stored run, or BM25 retrieved now (top 100 per query).",
+    )
+    return {
+        "name": name.strip(),
+        "split": split,
+        "labels": labels,
+        "eval_split": None if eval_split == HELD_OUT else eval_split,
+        "held_out": float(held_out) if eval_split == HELD_OUT else None,
+        "candidates": candidates,
+    }
+
+
+def base_model_fields(left, right, kind: str, registered: list[str]) -> tuple[dict, bool]:
+    """The form's base model and loss as the train job's params, and whether a folder was chosen but not given."""
+    base_choice = left.selectbox(
+        "Base model",
+        [PACKAGED, *registered, FOLDER],
+        key="models_base",
+        help="Start from the packaged MiniLM weights (a new scoring head for a "
+        "re-ranker), a model trained here, or a local Hugging Face folder.",
+    )
+    base_path = right.text_input(
+        "Local model folder",
+        key="models_base_path",
+        placeholder="/models/my-bert (when 'a local model folder' is chosen)",
+    )
+    loss = (
+        left.radio(
+            "Loss",
+            ["listwise", "pointwise"],
+            horizontal=True,
+            key="models_loss",
+            help="listwise: softmax over a query's positive and its hard negatives; pointwise: "
+            "binary cross-entropy on grade >= the collection's relevance level",
+        )
+        if kind == "cross-encoder"
+        else None
+    )
+    base_model = (
+        None if base_choice == PACKAGED else (base_path.strip() or None) if base_choice == FOLDER else base_choice
+    )
+    return {"base_model": base_model, "loss": loss}, base_choice == FOLDER and not base_path.strip()
+
+
+def config_fields() -> dict:
+    """The form's training settings: the job's ``config`` object and its candidate depth."""
+    a, b, c = st.columns(3)
+    epochs = a.number_input("Epochs", min_value=1, max_value=1000, value=2, key="models_epochs")
+    batch_size = b.number_input("Batch size", min_value=1, max_value=1024, value=8, key="models_batch")
+    learning_rate = c.number_input(
+        "Learning rate", min_value=1e-7, max_value=1.0, value=2e-5, format="%.1e", key="models_lr"
+    )
+    max_length = a.number_input("Max length (tokens)", min_value=8, max_value=2048, value=256, key="models_max_length")
+    negatives = b.number_input("Hard negatives per query", min_value=0, max_value=200, value=7, key="models_negatives")
+    seed = c.number_input("Seed", min_value=0, value=0, key="models_seed")
+    patience = a.number_input(
+        "Early-stopping patience (held-out evaluations without a gain)",
+        min_value=1,
+        max_value=1000,
+        value=2,
+        key="models_patience",
+    )
+    depth = b.number_input(
+        "Candidates per query (hard negatives, re-ranked lists)",
+        min_value=1,
+        max_value=10000,
+        value=DEFAULT_DEPTH,
+        key="models_depth",
+    )
+    max_steps = c.number_input("Max steps (0: no cap)", min_value=0, value=0, key="models_max_steps")
+    config = {
+        "epochs": int(epochs),
+        "batch_size": int(batch_size),
+        "learning_rate": float(learning_rate),
+        "max_length": int(max_length),
+        "negatives": int(negatives),
+        "seed": int(seed),
+        "patience": int(patience),
+        "max_steps": int(max_steps) or None,
+    }
+    return {"depth": int(depth), "config": config}
+
+
+def start_training(params: dict, folder_missing: bool) -> None:
+    """Queue the train job once its own checks pass; a refusal is shown and queues nothing."""
+    from pooljudge.training import check_train_params
+
+    try:  # the job's own checks, before it is queued: a taken name or a missing folder queues nothing
+        if folder_missing:
+            raise ValueError("base model: give the path of a local model folder")
+        params = check_train_params(store, params).params.as_params()  # checked, defaults filled in
+    except (ValueError, LookupError) as exc:
+        st.error(md_escape(error_text(exc)))
+    else:
+        with store.write() as session:
+            job_id = create_job(session, "train", params, collection_id=collection_id(session, info.name))
+        launch(store, job_id)
+        st.toast(f"Training job {job_id} started")
+
+
+def train_section(expanded: bool) -> None:
+    """The "Train a model" expander: the kind, the form, and the job queued when the form is sent."""
+    with st.expander("Train a model", expanded=expanded):
+        kind = st.selectbox("Kind", list(KINDS), format_func=lambda k: KINDS[k], key="models_kind")
+        splits = query_splits(store.url, info.name)
+        with st.form("train-model", enter_to_submit=False):  # Enter in a box would start a training job
+            left, right = st.columns(2)
+            params = {"collection": info.name, "kind": kind, **data_fields(left, right, splits)}
+            with store.read() as session:
+                registered = [m.name for m in list_models(session, info.name)]
+            base, folder_missing = base_model_fields(left, right, kind, registered)
+            params |= base | config_fields()
+            cross_base, denoise, teacher_prior = (
+                rocketqav2_fields(registered) if kind == "rocketqav2" else (None, None, None)
+            )
+            params |= {"cross_base": cross_base, "denoise": denoise, "teacher_prior": teacher_prior}
+            submitted = st.form_submit_button("Start training", type="primary")
+        if submitted:
+            start_training(params | {"created_by": account.username}, folder_missing)
+
+
+train_section(expanded=not models)
 
 
 def _job_label(job) -> str:

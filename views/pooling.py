@@ -1,5 +1,8 @@
 """Pooling: run contributing retrievers in the background, pool them with provenance, inspect the pools."""
 
+from dataclasses import dataclass
+from typing import Any
+
 import pandas as pd
 import plotly.express as px
 import streamlit as st
@@ -26,6 +29,27 @@ SELECTIONS = {
 }
 
 
+@dataclass(frozen=True)
+class PoolForm:
+    """The "Start a new pool" form's values as its widgets return them."""
+
+    name: str
+    presets: list[str]
+    custom: str
+    runs: list[str]
+    method: str
+    depth: int
+    hits: int
+    selection_kind: str
+    select: int
+    picked: list[str]
+    model_paths: str
+    band: tuple[float, float]
+    dedupe: str
+    threshold: float
+    prelabel: bool
+
+
 def registered_rerankers(collection_name: str) -> list[str]:
     """Names of the collection's trained models that hold a cross-encoder (a RocketQAv2 model's co-trained one)."""
     from db.trained_models import list_models
@@ -47,97 +71,148 @@ info = collection_box(
 # the kinds' declared presets; the dense ones name the bundled model the collection's language gets
 PRESETS = catalogue.presets(default_model_name(info.language))
 
-with st.expander("Start a new pool", expanded=True):
-    with st.form("new-pool", enter_to_submit=False):  # Enter in a box would start a job: only the button does
-        name = st.text_input("Pool name", placeholder="e.g. top5-bm25-dense")
-        presets = st.multiselect(
-            "New retrievers to run", list(PRESETS), help="Each becomes a stored run of the collection."
-        )
-        custom = st.text_input(
-            "Other retriever specs (separated by ';')",
-            placeholder="bm25:k1=1.2,b=0.6,name=bm25-tuned; dense:model=/models/bge; rerank:model=my-reranker,depth=50",
-            help=catalogue.retrievers_markdown(),
-        )
-        runs = st.multiselect("Stored runs to pool", info.runs, default=info.runs)
-        left, right = st.columns(2)
-        method = left.radio(
-            "Pooling",
-            list(POOLING_METHODS),
-            horizontal=True,
-            help="depth: union of every run's top k (TREC); take: Take@N, a fixed budget per query "
-            "filled rank by rank; rrf/rbp: the best-fused documents per query",
-        )
-        depth = right.number_input("Depth k / pool size per query", min_value=1, max_value=1000, value=DEFAULT_DEPTH)
-        hits = left.number_input("Hits per new retriever", min_value=1, max_value=1000, value=100)
-        selection_kind = st.radio(
-            "Selection",
-            list(SELECTIONS),
-            index=1,
-            horizontal=True,
-            help="; ".join(f"{k}: {v}" for k, v in SELECTIONS.items()),
-        )
-        left, right = st.columns(2)
-        select = left.number_input("N: top documents per query to annotate", min_value=1, value=5)
-        known_models = registered_rerankers(info.name)
-        picked = right.multiselect(
-            "Re-ranker / active model (registered)",
-            known_models,
-            help="trained cross-encoders of this collection (Models page); re-ranking "
-            "averages several, active selection takes one",
-        )
-        model_paths = left.text_input("Or model folders (separated by ';')", placeholder="/models/my-cross-encoder")
-        band = right.slider("Active band: annotate pairs with probability in", 0.0, 1.0, DEFAULT_ACTIVE_BAND, step=0.01)
-        left, right = st.columns(2)
-        dedupe = left.selectbox("Near-duplicate removal", ["none", "similarity", "ward"])
-        threshold = right.number_input(
-            "Cosine threshold (similarity) / distance (ward)", min_value=0.0, max_value=2.0, value=0.95
-        )
-        prelabel = st.checkbox("Pre-label candidates by span F1 >= 0.5 with the query's answers (DuReader-retrieval)")
-        submitted = st.form_submit_button("Start pooling", type="primary")
-    if submitted:
-        specs = [PRESETS[p] for p in presets] + split_specs(custom)
-        models = picked + [m.strip() for m in model_paths.split(";") if m.strip()]
-        try:
-            for spec in specs:
-                RetrieverSpec.parse(spec)
-            if not name.strip():
-                raise ValueError("give the pool a name")
-            if not specs and not runs:
-                raise ValueError("choose at least one retriever or stored run")
-            if selection_kind in ("top N by re-ranker", "active") and not models:
-                raise ValueError(f"selection '{selection_kind}' needs a model: pick a registered one or give a folder")
-            if selection_kind == "active" and len(models) > 1:
-                raise ValueError("active selection scores with one model: pick only one")
-        except ValueError as exc:
-            st.error(md_escape(str(exc)))
-        else:
-            active = selection_kind == "active"
-            params = PoolJobParams(
-                collection=info.name,
-                name=name.strip(),
-                retrievers=specs,
-                runs=runs,
-                k=int(hits),
-                method=method,
-                depth=int(depth),
-                size=int(depth),
-                select=int(select) if selection_kind.startswith("top N") else None,
-                select_by=models if selection_kind == "top N by re-ranker" else None,
-                select_method="active" if active else None,
-                active_model=models[0] if active else None,
-                active_band=list(band) if active else None,
-                dedupe=None if dedupe == "none" else Dedupe(dedupe, threshold),
-                prelabel=prelabel,
-            )
-            try:  # every name before a job is queued: a taken one is refused before any retrieval
-                check_pool_params(store, params)
-            except (ValueError, LookupError) as exc:
-                st.error(md_escape(error_text(exc)))
-            else:
-                with store.write() as session:
-                    job_id = create_job(session, "pool", params, collection_id=collection_id(session, info.name))
-                launch(store, job_id)
-                st.toast(f"Pooling job {job_id} started")
+
+def source_fields() -> dict[str, Any]:
+    """The form's pool name, the retrievers to run, the stored runs and how they are pooled."""
+    name = st.text_input("Pool name", placeholder="e.g. top5-bm25-dense")
+    presets = st.multiselect(
+        "New retrievers to run", list(PRESETS), help="Each becomes a stored run of the collection."
+    )
+    custom = st.text_input(
+        "Other retriever specs (separated by ';')",
+        placeholder="bm25:k1=1.2,b=0.6,name=bm25-tuned; dense:model=/models/bge; rerank:model=my-reranker,depth=50",
+        help=catalogue.retrievers_markdown(),
+    )
+    runs = st.multiselect("Stored runs to pool", info.runs, default=info.runs)
+    left, right = st.columns(2)
+    method = left.radio(
+        "Pooling",
+        list(POOLING_METHODS),
+        horizontal=True,
+        help="depth: union of every run's top k (TREC); take: Take@N, a fixed budget per query "
+        "filled rank by rank; rrf/rbp: the best-fused documents per query",
+    )
+    depth = right.number_input("Depth k / pool size per query", min_value=1, max_value=1000, value=DEFAULT_DEPTH)
+    hits = left.number_input("Hits per new retriever", min_value=1, max_value=1000, value=100)
+    return {
+        "name": name,
+        "presets": presets,
+        "custom": custom,
+        "runs": runs,
+        "method": method,
+        "depth": depth,
+        "hits": hits,
+    }
+
+
+def selection_fields() -> dict[str, Any]:
+    """The form's selection of the pairs to annotate, and the models it scores with."""
+    selection_kind = st.radio(
+        "Selection",
+        list(SELECTIONS),
+        index=1,
+        horizontal=True,
+        help="; ".join(f"{k}: {v}" for k, v in SELECTIONS.items()),
+    )
+    left, right = st.columns(2)
+    select = left.number_input("N: top documents per query to annotate", min_value=1, value=5)
+    known_models = registered_rerankers(info.name)
+    picked = right.multiselect(
+        "Re-ranker / active model (registered)",
+        known_models,
+        help="trained cross-encoders of this collection (Models page); re-ranking "
+        "averages several, active selection takes one",
+    )
+    model_paths = left.text_input("Or model folders (separated by ';')", placeholder="/models/my-cross-encoder")
+    band = right.slider("Active band: annotate pairs with probability in", 0.0, 1.0, DEFAULT_ACTIVE_BAND, step=0.01)
+    return {
+        "selection_kind": selection_kind,
+        "select": select,
+        "picked": picked,
+        "model_paths": model_paths,
+        "band": band,
+    }
+
+
+def cleanup_fields() -> dict[str, Any]:
+    """The form's near-duplicate removal and pre-labelling."""
+    left, right = st.columns(2)
+    dedupe = left.selectbox("Near-duplicate removal", ["none", "similarity", "ward"])
+    threshold = right.number_input(
+        "Cosine threshold (similarity) / distance (ward)", min_value=0.0, max_value=2.0, value=0.95
+    )
+    prelabel = st.checkbox("Pre-label candidates by span F1 >= 0.5 with the query's answers (DuReader-retrieval)")
+    return {"dedupe": dedupe, "threshold": threshold, "prelabel": prelabel}
+
+
+def check_form(form: PoolForm, specs: list[str], models: list[str]) -> None:
+    """Refuse a form that names no pool, pools nothing or lacks the model its selection needs (ValueError)."""
+    for spec in specs:
+        RetrieverSpec.parse(spec)
+    if not form.name.strip():
+        raise ValueError("give the pool a name")
+    if not specs and not form.runs:
+        raise ValueError("choose at least one retriever or stored run")
+    if form.selection_kind in ("top N by re-ranker", "active") and not models:
+        raise ValueError(f"selection '{form.selection_kind}' needs a model: pick a registered one or give a folder")
+    if form.selection_kind == "active" and len(models) > 1:
+        raise ValueError("active selection scores with one model: pick only one")
+
+
+def pool_job_params(form: PoolForm, specs: list[str], models: list[str]) -> PoolJobParams:
+    """The pool job's parameters from a checked form."""
+    active = form.selection_kind == "active"
+    return PoolJobParams(
+        collection=info.name,
+        name=form.name.strip(),
+        retrievers=specs,
+        runs=form.runs,
+        k=int(form.hits),
+        method=form.method,
+        depth=int(form.depth),
+        size=int(form.depth),
+        select=int(form.select) if form.selection_kind.startswith("top N") else None,
+        select_by=models if form.selection_kind == "top N by re-ranker" else None,
+        select_method="active" if active else None,
+        active_model=models[0] if active else None,
+        active_band=list(form.band) if active else None,
+        dedupe=None if form.dedupe == "none" else Dedupe(form.dedupe, form.threshold),
+        prelabel=form.prelabel,
+    )
+
+
+def start_pool(form: PoolForm) -> None:
+    """Queue the pool job once the form and the job's own checks pass; a refusal is shown and queues nothing."""
+    specs = [PRESETS[p] for p in form.presets] + split_specs(form.custom)
+    models = form.picked + [m.strip() for m in form.model_paths.split(";") if m.strip()]
+    try:
+        check_form(form, specs, models)
+    except ValueError as exc:
+        st.error(md_escape(str(exc)))
+        return
+    params = pool_job_params(form, specs, models)
+    try:  # every name before a job is queued: a taken one is refused before any retrieval
+        check_pool_params(store, params)
+    except (ValueError, LookupError) as exc:
+        st.error(md_escape(error_text(exc)))
+        return
+    with store.write() as session:
+        job_id = create_job(session, "pool", params, collection_id=collection_id(session, info.name))
+    launch(store, job_id)
+    st.toast(f"Pooling job {job_id} started")
+
+
+def new_pool_section() -> None:
+    """The "Start a new pool" expander: the form, and the job queued when the form is sent."""
+    with st.expander("Start a new pool", expanded=True):
+        with st.form("new-pool", enter_to_submit=False):  # Enter in a box would start a job: only the button does
+            form = PoolForm(**source_fields(), **selection_fields(), **cleanup_fields())
+            submitted = st.form_submit_button("Start pooling", type="primary")
+        if submitted:
+            start_pool(form)
+
+
+new_pool_section()
 
 
 @st.fragment(run_every=1.0)

@@ -15,8 +15,16 @@ from sqlalchemy.orm import InstrumentedAttribute, Session, sessionmaker
 from db.engine import session_factory
 from db.importer.common import STALE_ENV, STALE_IMPORT_AFTER, Owned
 from db.importer.writing import Chunker
-from db.models import Collection, QrelsEntry, QrelsVersion, QueryRecord, RunEntryRecord, RunRecord, utcnow
-from db.models import Passage as PassageRow
+from db.models import (
+    Collection,
+    PassageRecord,
+    QrelsEntry,
+    QrelsVersion,
+    QueryRecord,
+    RunEntryRecord,
+    RunRecord,
+    utcnow,
+)
 from db.rowcount import rowcount
 
 
@@ -67,14 +75,14 @@ def _drop_collection(write: sessionmaker[Session], collection_id: int, chunk: in
         _drop_run(write, run_id, chunk)
     for version_id in versions:
         _drop_version(write, version_id, chunk)
-    for model in (PassageRow, QueryRecord):
+    for model in (PassageRecord, QueryRecord):
         _delete_in_chunks(write, partial(_some_records, model, collection_id), chunk)
     with write.begin() as session:
         # deleting the row itself cascades only into what is left: nothing big
         session.execute(delete(Collection).where(Collection.id == collection_id))
 
 
-def _some_records(model: type[PassageRow] | type[QueryRecord], collection_id: int, n: int) -> Any:
+def _some_records(model: type[PassageRecord] | type[QueryRecord], collection_id: int, n: int) -> Any:
     """A DELETE of at most ``n`` of a collection's passages or queries."""
     return delete(model).where(model.id.in_(select(model.id).where(model.collection_id == collection_id).limit(n)))
 

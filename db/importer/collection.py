@@ -29,8 +29,7 @@ from db.importer.common import (
     unknown_in_session,
     unknown_outcome,
 )
-from db.models import Collection, QrelsEntry, QrelsVersion, QueryRecord, RunEntryRecord, RunRecord
-from db.models import Passage as PassageRow
+from db.models import Collection, PassageRecord, QrelsEntry, QrelsVersion, QueryRecord, RunEntryRecord, RunRecord
 
 
 def import_collection(
@@ -145,7 +144,7 @@ def _finish_collection(
 class _RecordKind:
     """How the records of one stream (passages or queries) become rows, and which fields a merge compares."""
 
-    table: type[PassageRow] | type[QueryRecord]
+    table: type[PassageRecord] | type[QueryRecord]
     to_row: Callable[[int, Any], dict[str, Any]]
     compared: tuple[str, ...]
     what: str
@@ -177,7 +176,7 @@ def _query_row(collection_id: int, q: Query) -> dict[str, Any]:
     }
 
 
-_PASSAGES = _RecordKind(PassageRow, _passage_row, PASSAGE_FIELDS, "passage")
+_PASSAGES = _RecordKind(PassageRecord, _passage_row, PASSAGE_FIELDS, "passage")
 _QUERIES = _RecordKind(QueryRecord, _query_row, QUERY_FIELDS, "query")
 
 
@@ -356,9 +355,9 @@ def collection_language(session: Session, collection_id: int) -> str | None:
     """The language of nine passages in ten (of queries when there are no passages), else "mixed"."""
     counts = dict(
         session.execute(
-            select(PassageRow.language, func.count())
-            .where(PassageRow.collection_id == collection_id)
-            .group_by(PassageRow.language)
+            select(PassageRecord.language, func.count())
+            .where(PassageRecord.collection_id == collection_id)
+            .group_by(PassageRecord.language)
         ).all()
     )
     if not counts:

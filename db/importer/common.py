@@ -18,8 +18,7 @@ from sqlalchemy.orm import Session
 from core.errors import FormatError
 from core.names import check_name
 from core.types import CollectionSource
-from db.models import ImportRecord, QueryRecord
-from db.models import Passage as PassageRow
+from db.models import ImportRecord, PassageRecord, QueryRecord
 from db.queries import check_relevance_level
 
 CHUNK = 5_000
@@ -261,7 +260,7 @@ def unknown_outcome(
 
 
 def known_in_store(
-    session: Session, collection_id: int, model: type[QueryRecord] | type[PassageRow], ids: list[str]
+    session: Session, collection_id: int, model: type[QueryRecord] | type[PassageRecord], ids: list[str]
 ) -> set[str]:
     """Which of ``ids`` the collection holds as ``model`` rows (queries or passages).
 
@@ -272,7 +271,7 @@ def known_in_store(
     collection_id : int
         The collection's row id.
     model : type
-        :class:`~db.models.QueryRecord` or :class:`~db.models.Passage`.
+        :class:`~db.models.QueryRecord` or :class:`~db.models.PassageRecord`.
     ids : list of str
         External ids to look up; callers pass at most :data:`CHECK_ROWS` at a time.
 
@@ -285,7 +284,7 @@ def known_in_store(
 
 
 def collection_has_rows(
-    session: Session, collection_id: int | None, model: type[QueryRecord] | type[PassageRow]
+    session: Session, collection_id: int | None, model: type[QueryRecord] | type[PassageRecord]
 ) -> bool:
     """Whether the collection holds any ``model`` row (unknown ids of a kind it holds none of go unchecked).
 
@@ -296,7 +295,7 @@ def collection_has_rows(
     collection_id : int or None
         The collection's row id; ``None`` (a collection not created yet) holds nothing.
     model : type
-        :class:`~db.models.QueryRecord` or :class:`~db.models.Passage`.
+        :class:`~db.models.QueryRecord` or :class:`~db.models.PassageRecord`.
 
     Returns
     -------
@@ -312,7 +311,7 @@ def unknown_in_session(
 ) -> list[UnknownIds]:
     """The referenced ids (``{"query": {id: origin}, "passage": {...}}``, in order of first use) the collection lacks."""
     result = []
-    for kind, model in (("query", QueryRecord), ("passage", PassageRow)):
+    for kind, model in (("query", QueryRecord), ("passage", PassageRecord)):
         unknown = UnknownIds(kind)
         if not collection_has_rows(session, collection_id, model):
             unknown.checked = False

@@ -28,8 +28,7 @@ from db.importer.common import (
     unknown_outcome,
 )
 from db.importer.writing import Chunker, flip, heartbeat, publish_runs, yield_lock
-from db.models import Passage as PassageRow
-from db.models import QueryRecord, RunEntryRecord, RunRecord, utcnow
+from db.models import PassageRecord, QueryRecord, RunEntryRecord, RunRecord, utcnow
 from db.queries import collection_id
 
 if TYPE_CHECKING:
@@ -65,7 +64,7 @@ def save_run(
     return import_run(session, cid, name, entries, lambda _part, _n: None, source=source, params=params)
 
 
-_IdModel = type[QueryRecord] | type[PassageRow]
+_IdModel = type[QueryRecord] | type[PassageRecord]
 _Known = Callable[[str, _IdModel, list[str]], set[str]]
 """``known(kind, model, ids)``: which of ``ids`` the collection holds."""
 _HasRows = Callable[[_IdModel], bool]
@@ -78,7 +77,7 @@ def _check_run_ids(run: Run, collection: str, name: str, allow: bool, known: _Kn
         return
     refs = {"query": dict.fromkeys(run), "passage": dict.fromkeys(d for docs in run.values() for d in docs)}
     found = []
-    for kind, model in (("query", QueryRecord), ("passage", PassageRow)):
+    for kind, model in (("query", QueryRecord), ("passage", PassageRecord)):
         unknown = UnknownIds(kind)
         if has_rows(model):
             items = list(refs[kind].items())

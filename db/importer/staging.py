@@ -26,8 +26,7 @@ from db.importer.common import (
     first_duplicate,
     known_in_store,
 )
-from db.models import Passage as PassageRow
-from db.models import QrelsEntry, QueryRecord
+from db.models import PassageRecord, QrelsEntry, QueryRecord
 
 if TYPE_CHECKING:
     from db.engine import Store
@@ -164,7 +163,9 @@ def check_against_store(
     Returns the numbers of passages, queries and qrels entries skipped.
     """
     done = [0]  # records checked so far, for the progress
-    passages = _skip_stored_records(store, staging, plan, "passages", PassageRow, PASSAGE_FIELDS, "passage", tick, done)
+    passages = _skip_stored_records(
+        store, staging, plan, "passages", PassageRecord, PASSAGE_FIELDS, "passage", tick, done
+    )
     queries = _skip_stored_records(
         store, staging, plan, "queries", QueryRecord, QUERY_FIELDS, "query", tick, done, decode=_decode_answers
     )
@@ -276,7 +277,7 @@ def staged_unknown(store: Store, staging: Staging, plan: Plan, tick: StagedProgr
     done = 0
     for kind, column, table, model in (
         ("query", "query_id", "queries", QueryRecord),
-        ("passage", "doc_id", "passages", PassageRow),
+        ("passage", "doc_id", "passages", PassageRecord),
     ):
         unknown = UnknownIds(kind)
         result.append(unknown)

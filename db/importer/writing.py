@@ -25,8 +25,16 @@ from db.importer.common import (
     majority_language,
 )
 from db.importer.staging import Staging
-from db.models import Collection, QrelsEntry, QrelsVersion, QueryRecord, RunEntryRecord, RunRecord, utcnow
-from db.models import Passage as PassageRow
+from db.models import (
+    Collection,
+    PassageRecord,
+    QrelsEntry,
+    QrelsVersion,
+    QueryRecord,
+    RunEntryRecord,
+    RunRecord,
+    utcnow,
+)
 from db.rowcount import rowcount
 
 if TYPE_CHECKING:
@@ -185,7 +193,7 @@ def _copied_parts(source: CollectionSource, owned: Owned, cid: int, vid: int | N
             "passages",
             "skip = 0",
             (),
-            PassageRow,
+            PassageRecord,
             {"collection_id": cid},
             ("ext_id", "doc_id", "position", "title", "text", "language"),
         ),

@@ -15,8 +15,7 @@ from core.types import CollectionSource, Passage, Query
 from db.engine import Store, sqlite_url
 from db.importer import import_collection, save_run
 from db.labelling import record_judgment
-from db.models import Assignment, Judgment, QueryRecord
-from db.models import Passage as PassageRow
+from db.models import Assignment, Judgment, PassageRecord, QueryRecord
 from db.users import add_user
 
 VIEWS = Path(__file__).resolve().parents[2] / "views"
@@ -63,7 +62,7 @@ def private_store(template: Path, ids: dict[str, int], tmp_path: Path, monkeypat
 def pair_ids(session, qid: str, doc: str) -> tuple[int, int]:
     """The row ids of the query ``qid`` and the passage ``doc`` (external ids)."""
     q = session.scalar(select(QueryRecord.id).where(QueryRecord.ext_id == qid))
-    d = session.scalar(select(PassageRow.id).where(PassageRow.ext_id == doc))
+    d = session.scalar(select(PassageRecord.id).where(PassageRecord.ext_id == doc))
     return q, d
 
 
@@ -106,8 +105,8 @@ def record_launches(monkeypatch) -> list[int]:
 
 def judgment_rows(store, user_id: int | None = None) -> list[tuple]:
     """Every stored judgment (of ``user_id`` only, if given) as ``(passage ext id, action, grade, note)``, in order."""
-    query = select(PassageRow.ext_id, Judgment.action, Judgment.grade, Judgment.note).join(
-        PassageRow, PassageRow.id == Judgment.passage_id
+    query = select(PassageRecord.ext_id, Judgment.action, Judgment.grade, Judgment.note).join(
+        PassageRecord, PassageRecord.id == Judgment.passage_id
     )
     if user_id is not None:
         query = query.where(Judgment.user_id == user_id)

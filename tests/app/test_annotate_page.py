@@ -17,8 +17,7 @@ from core.types import CollectionSource, Passage, Query
 from db.assignments import create_assignments
 from db.importer import import_collection
 from db.labelling import record_judgment
-from db.models import Assignment, Judgment, User
-from db.models import Passage as PassageRow
+from db.models import Assignment, Judgment, PassageRecord, User
 from db.pools import save_pool
 from db.users import add_user
 from tests.app.apptest import judgment_rows
@@ -99,8 +98,8 @@ def test_an_item_labelled_elsewhere_is_refused_with_a_message(ann):
     with store.write() as s:  # another tab labels the item this page shows
         aid = s.scalar(
             select(Assignment.id)
-            .join(PassageRow, PassageRow.id == Assignment.passage_id)
-            .where(PassageRow.ext_id == shown)
+            .join(PassageRecord, PassageRecord.id == Assignment.passage_id)
+            .where(PassageRecord.ext_id == shown)
         )
         record_judgment(s, uid, aid, 3, token="other-tab")
     _button(at, "1 · On topic, does not meet the need").click().run()
@@ -131,7 +130,7 @@ def test_my_packages_says_a_package_waits_for_its_flag(ann):
     """Only the Admin page said so; the annotator's list showed the package as open, with nothing left (issue 20)."""
     store, uid = ann
     with store.read() as s:
-        own = dict(s.execute(select(PassageRow.ext_id, Assignment.id).join(Assignment)).all())
+        own = dict(s.execute(select(PassageRecord.ext_id, Assignment.id).join(Assignment)).all())
     with store.write() as s:
         record_judgment(s, uid, own["d1"], 2)
         record_judgment(s, uid, own["d2"], None, action="flag", note="<b>which</b> city?")

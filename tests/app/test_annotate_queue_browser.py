@@ -19,7 +19,7 @@ from sqlalchemy import select
 from db.assignments import create_assignments
 from db.engine import Store, sqlite_url
 from db.labelling import next_items
-from db.models import Judgment, Passage, User
+from db.models import Judgment, PassageRecord, User
 from tests.app.browser_helpers import (
     ALPHA_PASSAGES,
     ANSWERS_SAVED,
@@ -87,8 +87,8 @@ def _rows(store, username: str) -> list[tuple]:
     """The user's judgments as (marker word, action, grade), oldest first."""
     with store.read() as s:
         rows = s.execute(
-            select(Passage.ext_id, Judgment.action, Judgment.grade)
-            .join(Passage, Passage.id == Judgment.passage_id)
+            select(PassageRecord.ext_id, Judgment.action, Judgment.grade)
+            .join(PassageRecord, PassageRecord.id == Judgment.passage_id)
             .join(User, User.id == Judgment.user_id)
             .where(User.username == username)
             .order_by(Judgment.id)

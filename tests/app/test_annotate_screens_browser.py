@@ -19,7 +19,7 @@ from sqlalchemy import select
 
 from db.engine import Store, sqlite_url
 from db.guidelines import set_guidelines
-from db.models import Judgment, Passage, User
+from db.models import Judgment, PassageRecord, User
 from tests.app.browser_helpers import (
     ALPHA_PASSAGES,
     add_users,
@@ -108,8 +108,8 @@ def _rows(store, username: str) -> list[tuple]:
         return [
             tuple(r)
             for r in s.execute(
-                select(Passage.ext_id, Judgment.action, Judgment.grade)
-                .join(Passage, Passage.id == Judgment.passage_id)
+                select(PassageRecord.ext_id, Judgment.action, Judgment.grade)
+                .join(PassageRecord, PassageRecord.id == Judgment.passage_id)
                 .join(User, User.id == Judgment.user_id)
                 .where(User.username == username)
                 .order_by(Judgment.id)

@@ -7,7 +7,7 @@ from sqlalchemy import select
 
 from db.adjudication import set_pool_adjudicators
 from db.engine import Store, sqlite_url
-from db.models import Assignment, FinalLabel, Judgment, Passage, User
+from db.models import Assignment, FinalLabel, Judgment, PassageRecord, User
 from tests.app.browser_helpers import cli, login, ready_for_keys, screenshot, wait_idle, write_beir
 
 pytestmark = pytest.mark.browser
@@ -87,7 +87,11 @@ def test_three_annotators_then_a_fourth(app_server, browser, annotation_pool):
 
     store = Store(sqlite_url(annotation_pool))
     with store.read() as s:
-        ids = dict(s.execute(select(Passage.ext_id, Passage.id).where(Passage.ext_id.in_(list(PASSAGES)))).all())
+        ids = dict(
+            s.execute(
+                select(PassageRecord.ext_id, PassageRecord.id).where(PassageRecord.ext_id.in_(list(PASSAGES)))
+            ).all()
+        )
         users = dict(s.execute(select(User.id, User.username)).all())
         labels = {
             (users[u], d): g for u, d, g in s.execute(select(Judgment.user_id, Judgment.passage_id, Judgment.grade))

@@ -26,7 +26,7 @@ from sqlalchemy import select, update
 from db.adjudication import set_pool_adjudicators
 from db.engine import Store, sqlite_url
 from db.labelling import record_judgment
-from db.models import Assignment, FinalLabel, Judgment, Passage, QueryRecord, User
+from db.models import Assignment, FinalLabel, Judgment, PassageRecord, QueryRecord, User
 from db.resolution import override_label
 from tests.app.browser_helpers import (
     ACCOUNTS,
@@ -98,9 +98,9 @@ def _rows(store, username: str) -> list[tuple]:
         return [
             tuple(r)
             for r in s.execute(
-                select(QueryRecord.ext_id, Passage.ext_id, Judgment.action, Judgment.grade)
+                select(QueryRecord.ext_id, PassageRecord.ext_id, Judgment.action, Judgment.grade)
                 .join(QueryRecord, QueryRecord.id == Judgment.query_id)
-                .join(Passage, Passage.id == Judgment.passage_id)
+                .join(PassageRecord, PassageRecord.id == Judgment.passage_id)
                 .join(User, User.id == Judgment.user_id)
                 .where(User.username == username)
                 .order_by(Judgment.id)
@@ -130,10 +130,10 @@ def _pair_of(store, username: str, purpose: str) -> list[tuple[str, str]]:
         return [
             tuple(r)
             for r in s.execute(
-                select(QueryRecord.ext_id, Passage.ext_id)
+                select(QueryRecord.ext_id, PassageRecord.ext_id)
                 .select_from(Assignment)
                 .join(QueryRecord, QueryRecord.id == Assignment.query_id)
-                .join(Passage, Passage.id == Assignment.passage_id)
+                .join(PassageRecord, PassageRecord.id == Assignment.passage_id)
                 .join(User, User.id == Assignment.user_id)
                 .where(User.username == username, Assignment.purpose == purpose)
             )
@@ -183,8 +183,8 @@ def test_1b_an_adjudication_arriving_meanwhile_never_takes_the_key_press(server,
         for name, grade in (("ann1", 0), ("ann2", 1), ("ann3", 2)):
             aid = s.scalar(
                 select(Assignment.id)
-                .join(Passage, Passage.id == Assignment.passage_id)
-                .where(Assignment.user_id == users[name], Passage.ext_id == "d5")
+                .join(PassageRecord, PassageRecord.id == Assignment.passage_id)
+                .where(Assignment.user_id == users[name], PassageRecord.ext_id == "d5")
             )
             record_judgment(s, users[name], aid, grade)
     assert _pair_of(store, "ann4", "fourth") == [("q2", "d5")]  # the adjudication is ann4's now
@@ -203,8 +203,8 @@ def test_1b_an_adjudication_arriving_meanwhile_never_takes_the_key_press(server,
     with store.read() as s:
         final = s.execute(
             select(FinalLabel.grade, FinalLabel.method, FinalLabel.n_labels)
-            .join(Passage, Passage.id == FinalLabel.passage_id)
-            .where(Passage.ext_id == "d5")
+            .join(PassageRecord, PassageRecord.id == FinalLabel.passage_id)
+            .where(PassageRecord.ext_id == "d5")
         ).one()
     assert tuple(final) == (1, "adjudicated", 4)
 
@@ -239,7 +239,7 @@ def test_2_a_disabled_or_demoted_reviewers_metrics_page_stops_refreshing(server,
     with store.write() as s:  # a live final label, so the leaderboard has something to show
         admin = s.scalar(select(User.id).where(User.username == "admin"))
         q = s.scalar(select(QueryRecord.id).where(QueryRecord.ext_id == "q3"))
-        d = s.scalar(select(Passage.id).where(Passage.ext_id == "d6"))
+        d = s.scalar(select(PassageRecord.id).where(PassageRecord.ext_id == "d6"))
         override_label(s, admin, q, d, 2, "seed the live leaderboard")
     disabled, demoted = new_page(), new_page()
     _open_live_leaderboard(disabled, server["url"], "rev1")

@@ -16,8 +16,7 @@ from sqlalchemy import select
 from db.assignments import create_assignments
 from db.engine import Store, sqlite_url
 from db.labelling import next_item, record_judgment
-from db.models import Assignment, Package, QcRound
-from db.models import Passage as PassageRow
+from db.models import Assignment, Package, PassageRecord, QcRound
 from db.package_qc import start_qc_round
 from tests.app.browser_helpers import (
     add_accounts,
@@ -61,7 +60,7 @@ def server(tmp_path_factory):
 def _setup_failing_round(store, ids) -> tuple[int, dict[str, int]]:
     """ann1 labels the package with two planted errors; round 1 samples all five; both reviewers label the truth."""
     with store.read() as s:
-        ext = dict(s.execute(select(PassageRow.id, PassageRow.ext_id)).all())
+        ext = dict(s.execute(select(PassageRecord.id, PassageRecord.ext_id)).all())
         own = {
             ext[p]: a
             for a, p in s.execute(select(Assignment.id, Assignment.passage_id).where(Assignment.user_id == ids["ann1"]))

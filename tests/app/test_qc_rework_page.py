@@ -19,8 +19,7 @@ from core.types import CollectionSource, Passage, Query
 from db.assignments import create_assignments
 from db.importer import import_collection
 from db.labelling import next_item, record_judgment
-from db.models import Assignment, Judgment, Package
-from db.models import Passage as PassageRow
+from db.models import Assignment, Judgment, Package, PassageRecord
 from db.package_qc import close_qc_round, start_qc_round
 from db.pools import save_pool
 from db.users import add_user
@@ -48,7 +47,7 @@ def returned(db):
             for n, r in (("ann", "annotator"), ("rev1", "reviewer"), ("rev2", "reviewer"))
         }
         create_assignments(s, "c", "p", annotators=["ann"], per_pair=1, seed=1)
-        ext = dict(s.execute(select(PassageRow.id, PassageRow.ext_id)).all())
+        ext = dict(s.execute(select(PassageRecord.id, PassageRecord.ext_id)).all())
         own = {ext[p]: a for a, p in s.execute(select(Assignment.id, Assignment.passage_id))}
         package = s.scalar(select(Package.id))
     for doc, aid in own.items():

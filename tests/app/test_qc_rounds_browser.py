@@ -18,8 +18,7 @@ from core.qc import round_seed, sample_for_qc
 from db.assignments import create_assignments
 from db.engine import Store, sqlite_url
 from db.labelling import next_item, record_judgment
-from db.models import Assignment, Package, QcItem, QcRound, User
-from db.models import Passage as PassageRow
+from db.models import Assignment, Package, PassageRecord, QcItem, QcRound, User
 from db.package_qc import close_qc_round, start_qc_round
 from tests.app.browser_helpers import add_accounts, import_pooled, login, open_page, screenshot, serve_sqlite, wait_idle
 
@@ -47,7 +46,7 @@ def server(tmp_path_factory):
 
 
 def _doc(s, assignment_id: int) -> str:
-    return s.get_one(PassageRow, s.get_one(Assignment, assignment_id).passage_id).ext_id
+    return s.get_one(PassageRecord, s.get_one(Assignment, assignment_id).passage_id).ext_id
 
 
 def _review(store, user_id: int, grades: dict[str, int]) -> list[str]:
@@ -68,8 +67,8 @@ def _failed_round_one(store, ids) -> tuple[int, dict[str, int], list[str]]:
     with store.read() as s:
         package = s.scalar(select(Package.id).where(Package.user_id == ids["ann1"]))
         rows = s.execute(
-            select(Assignment.id, PassageRow.ext_id, Assignment.query_id, Assignment.passage_id)
-            .join(PassageRow, PassageRow.id == Assignment.passage_id)
+            select(Assignment.id, PassageRecord.ext_id, Assignment.query_id, Assignment.passage_id)
+            .join(PassageRecord, PassageRecord.id == Assignment.passage_id)
             .where(Assignment.package_id == package)
         ).all()
     own = {doc: aid for aid, doc, _q, _p in rows}
@@ -111,15 +110,15 @@ def _round_two(store, package: int) -> tuple[int, set[str], dict[str, list[str]]
         qc_round = s.scalar(select(QcRound).where(QcRound.package_id == package, QcRound.round_no == 2))
         docs = set(
             s.scalars(
-                select(PassageRow.ext_id)
-                .join(QcItem, QcItem.passage_id == PassageRow.id)
+                select(PassageRecord.ext_id)
+                .join(QcItem, QcItem.passage_id == PassageRecord.id)
                 .where(QcItem.qc_round_id == qc_round.id)
             )
         )
         reviewers: dict[str, list[str]] = {}
         for doc, user in s.execute(
-            select(PassageRow.ext_id, User.username)
-            .join(Assignment, Assignment.passage_id == PassageRow.id)
+            select(PassageRecord.ext_id, User.username)
+            .join(Assignment, Assignment.passage_id == PassageRecord.id)
             .join(User, User.id == Assignment.user_id)
             .where(Assignment.package == "qc-ann1-p001-r2")
             .order_by(User.username)

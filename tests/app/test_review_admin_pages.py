@@ -22,8 +22,7 @@ from db.assignments import create_assignments
 from db.engine import Store, sqlite_url
 from db.importer import import_collection
 from db.labelling import record_judgment
-from db.models import Assignment, FinalLabel, Package, QcRound, QrelsVersion, User
-from db.models import Passage as PassageRow
+from db.models import Assignment, FinalLabel, Package, PassageRecord, QcRound, QrelsVersion, User
 from db.pools import save_pool
 from db.review import standing_labels
 from db.review_progress import final_label_distribution, package_overview
@@ -107,8 +106,8 @@ def _qc_reviews(store) -> list[tuple[int, int, str]]:
         return [
             tuple(r)
             for r in s.execute(
-                select(Assignment.user_id, Assignment.id, PassageRow.ext_id)
-                .join(PassageRow, PassageRow.id == Assignment.passage_id)
+                select(Assignment.user_id, Assignment.id, PassageRecord.ext_id)
+                .join(PassageRecord, PassageRecord.id == Assignment.passage_id)
                 .where(Assignment.purpose == "qc")
             )
         ]
@@ -369,8 +368,8 @@ def test_admin_creates_assignments_through_the_form(db):
         rows = s.execute(
             select(User.username, func.count())
             .join(Assignment, Assignment.user_id == User.id)
-            .join(PassageRow, PassageRow.id == Assignment.passage_id)
-            .where(PassageRow.ext_id.in_(["d6", "d7"]))
+            .join(PassageRecord, PassageRecord.id == Assignment.passage_id)
+            .where(PassageRecord.ext_id.in_(["d6", "d7"]))
             .group_by(User.username)
         ).all()
         new_packages = s.scalar(select(func.count()).select_from(Package)) - 3

@@ -15,8 +15,7 @@ from sqlalchemy import select
 from db.assignments import create_assignments
 from db.engine import Store, sqlite_url
 from db.labelling import record_judgment
-from db.models import Assignment, FinalLabel, LabelOverride, QueryRecord
-from db.models import Passage as PassageRow
+from db.models import Assignment, FinalLabel, LabelOverride, PassageRecord, QueryRecord
 from db.queries import collection_id
 from tests.app.browser_helpers import (
     add_accounts,
@@ -50,7 +49,7 @@ def _label(store, ids: dict[str, int]) -> None:
     for doc, grades in LABELS.items():
         for name, grade in zip(ANNOTATORS, grades):
             with store.write() as s:
-                pid = _row_id(s, PassageRow, doc)
+                pid = _row_id(s, PassageRecord, doc)
                 aid = s.scalar(
                     select(Assignment.id).where(Assignment.user_id == ids[name], Assignment.passage_id == pid)
                 )
@@ -151,7 +150,7 @@ def _set_d1_to_0(page, panel) -> None:
 def _stored_d1(store) -> tuple[tuple, tuple]:
     """(grade, reason) of the override on (q1, d1) and (grade, method) of its final label, from the store."""
     with store.read() as s:
-        q1, d1 = _row_id(s, QueryRecord, "q1"), _row_id(s, PassageRow, "d1")
+        q1, d1 = _row_id(s, QueryRecord, "q1"), _row_id(s, PassageRecord, "d1")
         override = s.execute(
             select(LabelOverride.grade, LabelOverride.reason).where(
                 LabelOverride.query_id == q1, LabelOverride.passage_id == d1

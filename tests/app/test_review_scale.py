@@ -14,8 +14,7 @@ from core.types import CollectionSource, Passage, Query
 from db.assignments import create_assignments
 from db.engine import Store, sqlite_url
 from db.importer import import_collection
-from db.models import Assignment, FinalLabel, LabelOverride, PoolAdjudicator, User
-from db.models import Passage as PassageRow
+from db.models import Assignment, FinalLabel, LabelOverride, PassageRecord, PoolAdjudicator, User
 from db.pools import save_pool
 from db.users import add_user
 from tests.app.apptest import judge, open_as, open_tab, pair_ids, private_store
@@ -155,14 +154,14 @@ def test_bulk_override_of_the_filtered_pairs_with_one_reason(db):
     assert [_plain(s.value) for s in at.success] == ["Overrode 2 final labels (1)."]
     with db.read() as s:
         rows = s.execute(
-            select(PassageRow.ext_id, LabelOverride.grade, LabelOverride.reason, LabelOverride.user_id)
-            .join(PassageRow, PassageRow.id == LabelOverride.passage_id)
-            .order_by(PassageRow.ext_id)
+            select(PassageRecord.ext_id, LabelOverride.grade, LabelOverride.reason, LabelOverride.user_id)
+            .join(PassageRecord, PassageRecord.id == LabelOverride.passage_id)
+            .order_by(PassageRecord.ext_id)
         ).all()
         finals = s.execute(
-            select(PassageRow.ext_id, FinalLabel.grade, FinalLabel.method)
-            .join(PassageRow, PassageRow.id == FinalLabel.passage_id)
-            .order_by(PassageRow.ext_id)
+            select(PassageRecord.ext_id, FinalLabel.grade, FinalLabel.method)
+            .join(PassageRecord, PassageRecord.id == FinalLabel.passage_id)
+            .order_by(PassageRecord.ext_id)
         ).all()
     assert [tuple(r) for r in rows] == [
         ("d1", 1, "both <i>on topic</i> only", db.ids["rev1"]),

@@ -17,7 +17,7 @@ import pytest
 from sqlalchemy import select
 
 from db.engine import Store
-from db.models import Assignment, FinalLabel, Judgment, Passage, User
+from db.models import Assignment, FinalLabel, Judgment, PassageRecord, User
 from db.users import add_user
 from tests.app.browser_helpers import PASSWORD, cli, login, press_grade, screenshot, serve_app, shown_doc, write_beir
 
@@ -107,7 +107,7 @@ def test_two_servers_on_one_postgresql_store_keep_every_label_exact(two_servers,
 
     assert pressed == {(u, d): g for u, answers in PLAN.items() for d, g in answers.items()}
     with two_servers["store"].read() as s:
-        docs = dict(s.execute(select(Passage.id, Passage.ext_id)).all())
+        docs = dict(s.execute(select(PassageRecord.id, PassageRecord.ext_id)).all())
         users = dict(s.execute(select(User.id, User.username)).all())
         rows = s.execute(
             select(Judgment.user_id, Judgment.passage_id, Judgment.action, Judgment.grade, Judgment.assignment_id)

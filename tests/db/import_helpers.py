@@ -11,10 +11,27 @@ from sqlalchemy.orm import Session
 from core.types import CollectionSource, Passage, QrelEntry, Query, RunEntry
 from db.engine import Store
 from db.importer import ImportSummary, import_collection, import_source
-from db.models import Collection, ImportRecord, QrelsEntry, QrelsVersion, QueryRecord, RunEntryRecord, RunRecord
-from db.models import Passage as PassageRow
+from db.models import (
+    Collection,
+    ImportRecord,
+    PassageRecord,
+    QrelsEntry,
+    QrelsVersion,
+    QueryRecord,
+    RunEntryRecord,
+    RunRecord,
+)
 
-IMPORT_TABLES = (Collection, PassageRow, QueryRecord, QrelsVersion, QrelsEntry, RunRecord, RunEntryRecord, ImportRecord)
+IMPORT_TABLES = (
+    Collection,
+    PassageRecord,
+    QueryRecord,
+    QrelsVersion,
+    QrelsEntry,
+    RunRecord,
+    RunEntryRecord,
+    ImportRecord,
+)
 """Every table an import writes to."""
 
 T = TypeVar("T")

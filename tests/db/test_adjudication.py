@@ -16,8 +16,7 @@ from db.access import Forbidden, SignedOut
 from db.assignments import create_assignments
 from db.importer import import_collection
 from db.labelling import next_item, record_judgment
-from db.models import Assignment, FinalLabel, LabelOverride, QueryRecord, User
-from db.models import Passage as PassageRow
+from db.models import Assignment, FinalLabel, LabelOverride, PassageRecord, QueryRecord, User
 from db.pools import save_pool
 from db.queries import NotFound
 from db.users import add_user, set_active
@@ -53,7 +52,7 @@ def world(store):
 
 def _pair(s, doc):
     q = s.scalar(select(QueryRecord.id).where(QueryRecord.ext_id == _qid(doc)))
-    d = s.scalar(select(PassageRow.id).where(PassageRow.ext_id == doc))
+    d = s.scalar(select(PassageRecord.id).where(PassageRecord.ext_id == doc))
     return q, d
 
 

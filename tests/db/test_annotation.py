@@ -9,8 +9,7 @@ from db.access import Forbidden, SignedOut, StaleSubmission
 from db.adjudication import set_pool_adjudicators
 from db.assignments import create_assignments
 from db.labelling import next_item, record_judgment, undo_last
-from db.models import Assignment, FinalLabel, Judgment, Package, QcRound, QueryRecord
-from db.models import Passage as PassageRow
+from db.models import Assignment, FinalLabel, Judgment, Package, PassageRecord, QcRound, QueryRecord
 from db.package_qc import close_qc_round, resubmit_package, start_qc_round
 from db.pools import save_pool
 from db.queries import stored_qrels
@@ -53,7 +52,7 @@ def _ann1_labels_every_pair(store, users):
 def _pair_ids(store, qid, did):
     with store.read() as s:
         q = s.scalar(select(QueryRecord.id).where(QueryRecord.ext_id == qid))
-        d = s.scalar(select(PassageRow.id).where(PassageRow.ext_id == did))
+        d = s.scalar(select(PassageRecord.id).where(PassageRecord.ext_id == did))
     return q, d
 
 
@@ -245,9 +244,9 @@ def _judgments(store):
         return [
             (u, q, d, a, g)
             for u, q, d, a, g in s.execute(
-                select(Judgment.user_id, QueryRecord.ext_id, PassageRow.ext_id, Judgment.action, Judgment.grade)
+                select(Judgment.user_id, QueryRecord.ext_id, PassageRecord.ext_id, Judgment.action, Judgment.grade)
                 .join(QueryRecord, QueryRecord.id == Judgment.query_id)
-                .join(PassageRow, PassageRow.id == Judgment.passage_id)
+                .join(PassageRecord, PassageRecord.id == Judgment.passage_id)
                 .order_by(Judgment.id)
             )
         ]
@@ -270,9 +269,9 @@ def test_a_second_tab_on_a_labelled_item_is_refused_and_stores_nothing(world):
 def _shown_pair(store, assignment_id):
     with store.read() as s:
         return s.execute(
-            select(QueryRecord.ext_id, PassageRow.ext_id)
+            select(QueryRecord.ext_id, PassageRecord.ext_id)
             .join(Assignment, Assignment.query_id == QueryRecord.id)
-            .join(PassageRow, PassageRow.id == Assignment.passage_id)
+            .join(PassageRecord, PassageRecord.id == Assignment.passage_id)
             .where(Assignment.id == assignment_id)
         ).one()
 

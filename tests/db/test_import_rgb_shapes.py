@@ -14,8 +14,7 @@ from sqlalchemy import func, select
 
 from core.errors import FormatError
 from db.importer import import_path
-from db.models import Collection, QrelsEntry, QueryRecord
-from db.models import Passage as PassageRow
+from db.models import Collection, PassageRecord, QrelsEntry, QueryRecord
 from db.queries import iter_passages, iter_queries, stored_qrels
 from tests.core.formats.test_qa_jsonl import (
     F_P1,
@@ -37,7 +36,7 @@ def _counts(store) -> dict[str, int]:
     with store.read() as s:
         return {
             t.__tablename__: s.scalar(select(func.count()).select_from(t))
-            for t in (Collection, PassageRow, QueryRecord, QrelsEntry)
+            for t in (Collection, PassageRecord, QueryRecord, QrelsEntry)
         }
 
 

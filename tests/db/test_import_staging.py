@@ -31,6 +31,7 @@ from db.importer import (
 from db.models import (
     Collection,
     ImportRecord,
+    PassageRecord,
     QrelsEntry,
     QrelsVersion,
     QueryRecord,
@@ -39,7 +40,6 @@ from db.models import (
     User,
     utcnow,
 )
-from db.models import Passage as PassageRow
 from db.opening import open_store
 from db.queries import NotFound, collection_id, import_history, list_collections, list_runs, stored_qrels, stored_run
 from tests.db.import_helpers import import_one_of_each, import_table_counts, memory_source
@@ -172,7 +172,7 @@ def test_a_killed_import_leaves_nothing_visible_and_is_cleaned_at_the_next_open(
     while staged < 20_000 and importer.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
         with store.read() as s:
-            staged = s.scalar(select(func.count()).select_from(PassageRow))
+            staged = s.scalar(select(func.count()).select_from(PassageRecord))
     assert importer.poll() is None, "the import finished before it could be killed"
     os.kill(importer.pid, signal.SIGKILL)
     importer.wait()
@@ -181,7 +181,7 @@ def test_a_killed_import_leaves_nothing_visible_and_is_cleaned_at_the_next_open(
         with pytest.raises(NotFound):
             collection_id(s, "big")
         assert s.scalar(select(Collection.status)) == "importing"
-        assert 0 < s.scalar(select(func.count()).select_from(PassageRow)) < BIG
+        assert 0 < s.scalar(select(func.count()).select_from(PassageRecord)) < BIG
     # The same name is still taken while the leftovers are fresh (they may be a live import's).
     with pytest.raises(ImportConflict, match="in progress"):
         import_source(store, memory_source([Passage("x", "y")]), name="big", format="t", location="m")
@@ -203,7 +203,7 @@ def test_store_open_removes_stale_leftovers(tmp_path, monkeypatch):
         cid = s.execute(
             insert(Collection).values(name="half", status="importing", staged_at=utcnow() - timedelta(hours=1))
         ).inserted_primary_key[0]
-        s.execute(insert(PassageRow), [{"collection_id": cid, "ext_id": str(i), "text": "t"} for i in range(3)])
+        s.execute(insert(PassageRecord), [{"collection_id": cid, "ext_id": str(i), "text": "t"} for i in range(3)])
         s.execute(insert(Collection).values(name="live", status="importing", staged_at=utcnow()))
     store.dispose()
     bare = Store(url)  # db.engine.Store only migrates: the leftovers are still there
@@ -213,7 +213,7 @@ def test_store_open_removes_stale_leftovers(tmp_path, monkeypatch):
     reopened = open_store(url)
     with reopened.read() as s:
         assert list(s.scalars(select(Collection.name))) == ["live"]
-        assert s.scalar(select(func.count()).select_from(PassageRow)) == 0
+        assert s.scalar(select(func.count()).select_from(PassageRecord)) == 0
     reopened.dispose()
 
 
@@ -297,7 +297,9 @@ def test_a_staged_import_writes_in_short_transactions_and_flips_once(store):
         assert s.execute(select(Collection.status, Collection.staged_at)).one() == ("ready", None)
         assert set(s.scalars(select(RunRecord.status))) == {"ready"}
         assert set(s.scalars(select(QrelsVersion.status))) == {"ready"}
-        assert [p.ext_id for p in s.scalars(select(PassageRow).order_by(PassageRow.id))] == [p.id for p in passages]
+        assert [p.ext_id for p in s.scalars(select(PassageRecord).order_by(PassageRecord.id))] == [
+            p.id for p in passages
+        ]
         assert stored_run(s, "c", "r")["q1"]["d7"] == 7.0
 
 
@@ -396,7 +398,9 @@ def test_a_merge_stopped_half_way_is_completed_by_running_it_again(store, monkey
         2,
     )
     with store.read() as s:
-        assert [p.ext_id for p in s.scalars(select(PassageRow).order_by(PassageRow.id))] == [p.id for p in passages]
+        assert [p.ext_id for p in s.scalars(select(PassageRecord).order_by(PassageRecord.id))] == [
+            p.id for p in passages
+        ]
 
 
 def test_drop_stale_imports_removes_only_stale_staged_containers(store):
@@ -409,7 +413,7 @@ def test_drop_stale_imports_removes_only_stale_staged_containers(store):
         half = s.execute(
             insert(Collection).values(name="half", status="importing", staged_at=old)
         ).inserted_primary_key[0]
-        s.execute(insert(PassageRow), [{"collection_id": half, "ext_id": f"p{i}", "text": "t"} for i in range(250)])
+        s.execute(insert(PassageRecord), [{"collection_id": half, "ext_id": f"p{i}", "text": "t"} for i in range(250)])
         s.execute(insert(QueryRecord), [{"collection_id": half, "ext_id": f"q{i}", "text": "t"} for i in range(30)])
         for cid, name in ((half, "r"), (ready, "staged-run")):
             rid = s.execute(

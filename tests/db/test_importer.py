@@ -12,8 +12,7 @@ from sqlalchemy import func, select
 from core.errors import FormatError
 from core.types import Passage, QrelEntry, Query, RunEntry
 from db.importer import ImportConflict
-from db.models import Collection, QrelsEntry, QueryRecord, RunEntryRecord
-from db.models import Passage as PassageRow
+from db.models import Collection, PassageRecord, QrelsEntry, QueryRecord, RunEntryRecord
 from db.queries import (
     corpus_statistics,
     iter_passages,
@@ -59,7 +58,7 @@ def _counts(store):
     with store.read() as s:
         return tuple(
             s.scalar(select(func.count()).select_from(t))
-            for t in (Collection, PassageRow, QueryRecord, QrelsEntry, RunEntryRecord)
+            for t in (Collection, PassageRecord, QueryRecord, QrelsEntry, RunEntryRecord)
         )
 
 

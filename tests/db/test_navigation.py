@@ -16,8 +16,7 @@ from core.types import CollectionSource, Passage, Query
 from db.access import Forbidden, StaleSubmission
 from db.assignments import create_assignments
 from db.labelling import next_item, record_judgment
-from db.models import Assignment, FinalLabel, Judgment, Package, utcnow
-from db.models import Passage as PassageRow
+from db.models import Assignment, FinalLabel, Judgment, Package, PassageRecord, utcnow
 from db.navigation import history, median_seconds, open_own_item, overview
 from db.package_qc import MyPackage, my_packages
 from db.pools import save_pool
@@ -266,7 +265,9 @@ def test_passages_texts_only(world):
     with store.read() as s:
         [entry] = history(s, uid)
         passage = s.scalar(
-            select(PassageRow.text).join(Assignment, Assignment.passage_id == PassageRow.id).where(Assignment.id == aid)
+            select(PassageRecord.text)
+            .join(Assignment, Assignment.passage_id == PassageRecord.id)
+            .where(Assignment.id == aid)
         )
     assert set(vars(entry)) == {"assignment_id", "package", "query", "passage", "grade", "mark", "open"}
     assert entry.passage == passage

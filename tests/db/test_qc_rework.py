@@ -11,8 +11,7 @@ from db.access import Forbidden, StaleSubmission
 from db.assignments import create_assignments
 from db.importer import import_collection
 from db.labelling import next_item, record_judgment
-from db.models import Assignment, Judgment, Package, QcItem, QcRound, QueryRecord
-from db.models import Passage as PassageRow
+from db.models import Assignment, Judgment, Package, PassageRecord, QcItem, QcRound, QueryRecord
 from db.package_qc import close_qc_round, resubmit_package, start_qc_round
 from db.pools import save_pool
 from db.rework import (
@@ -51,7 +50,7 @@ def loop(store):
 
 def _ids(s, doc):
     q = s.scalar(select(QueryRecord.id).where(QueryRecord.ext_id == query_of(doc)))
-    d = s.scalar(select(PassageRow.id).where(PassageRow.ext_id == doc))
+    d = s.scalar(select(PassageRecord.id).where(PassageRecord.ext_id == doc))
     return q, d
 
 

@@ -8,7 +8,7 @@ from sqlalchemy import event, func, select
 from core.qc import round_seed, sample_for_qc
 from db.assignments import create_assignments
 from db.labelling import next_item, record_judgment
-from db.models import Assignment, Package, Passage, QcItem, QcRound, QueryRecord, User
+from db.models import Assignment, Package, PassageRecord, QcItem, QcRound, QueryRecord, User
 from db.package_qc import close_qc_round, resubmit_package, start_qc_round
 from db.review_progress import qc_history
 from db.rework import qc_round_tables, relabel_disputed
@@ -21,7 +21,7 @@ WRONG = 1  # differs from every true grade (0 or 3)
 
 def _doc_of(s, assignment_id: int) -> str:
     a = s.get_one(Assignment, assignment_id)
-    return s.get_one(Passage, a.passage_id).ext_id
+    return s.get_one(PassageRecord, a.passage_id).ext_id
 
 
 def _round1_docs(store, package: int) -> list[str]:
@@ -31,14 +31,14 @@ def _round1_docs(store, package: int) -> list[str]:
         pairs = s.execute(select(Assignment.query_id, Assignment.passage_id).where(Assignment.package_id == package))
         keys = [(str(q), str(p)) for q, p in pairs]
         chosen = sample_for_qc(keys, size=5, seed=round_seed(0, name, 1))
-        return sorted(s.get_one(Passage, int(p)).ext_id for _q, p in chosen)
+        return sorted(s.get_one(PassageRecord, int(p)).ext_id for _q, p in chosen)
 
 
 def _own(store, user_id: int) -> dict[str, int]:
     with store.read() as s:
         rows = s.execute(
-            select(Passage.ext_id, Assignment.id)
-            .join(Assignment, Assignment.passage_id == Passage.id)
+            select(PassageRecord.ext_id, Assignment.id)
+            .join(Assignment, Assignment.passage_id == PassageRecord.id)
             .where(Assignment.user_id == user_id, Assignment.purpose == "label")
         )
         return dict(rows.all())
@@ -91,7 +91,9 @@ def reworked(store):
 
 def _sampled(s, round_id: int) -> set[str]:
     rows = s.execute(
-        select(Passage.ext_id).join(QcItem, QcItem.passage_id == Passage.id).where(QcItem.qc_round_id == round_id)
+        select(PassageRecord.ext_id)
+        .join(QcItem, QcItem.passage_id == PassageRecord.id)
+        .where(QcItem.qc_round_id == round_id)
     )
     return set(rows.scalars())
 
@@ -100,8 +102,8 @@ def _round2_reviewers(s, package_name: str, doc: str) -> list[str]:
     rows = s.execute(
         select(User.username)
         .join(Assignment, Assignment.user_id == User.id)
-        .join(Passage, Passage.id == Assignment.passage_id)
-        .where(Assignment.package == f"qc-{package_name}-r2", Passage.ext_id == doc)
+        .join(PassageRecord, PassageRecord.id == Assignment.passage_id)
+        .where(Assignment.package == f"qc-{package_name}-r2", PassageRecord.ext_id == doc)
         .order_by(User.username)
     )
     return list(rows.scalars())

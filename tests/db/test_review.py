@@ -12,8 +12,7 @@ from db.adjudication import set_pool_adjudicators
 from db.assignments import create_assignments
 from db.importer import import_collection
 from db.labelling import next_item, record_judgment, undo_last
-from db.models import Assignment, FinalLabel, Package, QueryRecord
-from db.models import Passage as PassageRow
+from db.models import Assignment, FinalLabel, Package, PassageRecord, QueryRecord
 from db.package_qc import close_qc_round, package_progress, resubmit_package, start_qc_round
 from db.pools import save_pool
 from db.queries import NotFound
@@ -55,7 +54,7 @@ def world(store):
 def _ids(store, doc):
     with store.read() as s:
         q = s.scalar(select(QueryRecord.id).where(QueryRecord.ext_id == _qid(doc)))
-        d = s.scalar(select(PassageRow.id).where(PassageRow.ext_id == doc))
+        d = s.scalar(select(PassageRecord.id).where(PassageRecord.ext_id == doc))
     return q, d
 
 
@@ -385,7 +384,7 @@ def ranked(store):
         create_assignments(s, "r", "p", annotators=["x1", "x2", "x3"], seed=1)
     with store.read() as s:
         q = s.scalar(select(QueryRecord.id).where(QueryRecord.ext_id == "q1"))
-        pid = dict(s.execute(select(PassageRow.ext_id, PassageRow.id)).all())
+        pid = dict(s.execute(select(PassageRecord.ext_id, PassageRecord.id)).all())
         aids = {
             (u, p): a
             for u, p, a in s.execute(

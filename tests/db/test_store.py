@@ -10,7 +10,7 @@ from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.exc import DatabaseError
 
 from db.engine import Store, default_url, sqlite_url
-from db.models import Base, Collection, Judgment, Passage, QueryRecord, User
+from db.models import Base, Collection, Judgment, PassageRecord, QueryRecord, User
 
 
 def _is_inline_fk_reflection_gap(item) -> bool:
@@ -115,7 +115,7 @@ def _judgment(store):
         c = Collection(name="c")
         s.add(c)
         s.flush()
-        p = Passage(collection_id=c.id, ext_id="d1", text="t")
+        p = PassageRecord(collection_id=c.id, ext_id="d1", text="t")
         q = QueryRecord(collection_id=c.id, ext_id="q1", text="q")
         u = User(username="ann", password_hash="x", role="annotator")
         s.add_all([p, q, u])
@@ -216,7 +216,7 @@ def test_a_collection_with_judgments_cannot_be_deleted(store):
             s.execute(text("delete from collections where id = :id"), {"id": cid})
     with store.read() as s:
         assert s.execute(text("select count(*) from judgments")).scalar_one() == 2
-        assert s.scalar(select(Passage.id)) is not None
+        assert s.scalar(select(PassageRecord.id)) is not None
 
 
 def test_sqlite_guards_hold_without_the_foreign_keys_pragma(store):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from db.models import FinalLabel, Passage
+from db.models import FinalLabel, PassageRecord
 from db.resolution import freeze_qrels, live_qrels
 from db.unresolved import counts_by_reason, median_labels, summary, unresolved_pairs
 from tests.db.unresolved_helpers import build_unresolved
@@ -47,8 +47,8 @@ def test_the_exclusion_stores_its_reason(store):
     with store.read() as s:
         row = s.execute(
             select(FinalLabel.method, FinalLabel.grade, FinalLabel.reason)
-            .join(Passage, Passage.id == FinalLabel.passage_id)
-            .where(Passage.ext_id == "d2")
+            .join(PassageRecord, PassageRecord.id == FinalLabel.passage_id)
+            .where(PassageRecord.ext_id == "d2")
         ).one()
     assert tuple(row) == ("excluded", None, "4 labels, no majority: 0, 1, 2, 3")
 

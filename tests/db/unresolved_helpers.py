@@ -16,7 +16,7 @@ from sqlalchemy import select
 from db.adjudication import set_pool_adjudicators
 from db.assignments import create_assignments
 from db.labelling import record_judgment
-from db.models import Assignment, Passage
+from db.models import Assignment, PassageRecord
 from tests.db.labelling_helpers import add_accounts, import_two_queries
 
 LABELS = {
@@ -31,8 +31,8 @@ LABELS = {
 def _assignment(s, user_id: int, doc: str) -> int:
     return s.execute(
         select(Assignment.id)
-        .join(Passage, Passage.id == Assignment.passage_id)
-        .where(Assignment.user_id == user_id, Passage.ext_id == doc)
+        .join(PassageRecord, PassageRecord.id == Assignment.passage_id)
+        .where(Assignment.user_id == user_id, PassageRecord.ext_id == doc)
     ).scalar_one()
 
 

@@ -262,13 +262,13 @@ def test_refused_imports_leave_the_store_unchanged(store, tmp_path: Path) -> Non
     from sqlalchemy import func, select
 
     from db.importer import import_path
-    from db.models import Collection, ImportRecord, Passage, QrelsEntry, QueryRecord
+    from db.models import Collection, ImportRecord, PassageRecord, QrelsEntry, QueryRecord
 
     def counts() -> dict[str, int]:
         with store.read() as s:
             return {
                 t.__tablename__: s.scalar(select(func.count()).select_from(t))
-                for t in (Collection, Passage, QueryRecord, QrelsEntry, ImportRecord)
+                for t in (Collection, PassageRecord, QueryRecord, QrelsEntry, ImportRecord)
             }
 
     good = tmp_path / "good.jsonl"
