@@ -20,6 +20,15 @@ os.environ.setdefault("POOLJUDGE_BACKGROUND_WAIT", "300")
 os.environ.setdefault("POOLJUDGE_BACKGROUND", "thread")  # in this process: tests patch what the tables call
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups (``--dist loadgroup``)
+def pytest_collection_modifyitems(items):
+    """The tests of one browser module run on one xdist worker, in their order: the module's collection (or
+    server) is set up once, in that worker's own ``app_server``."""
+    for item in items:
+        if item.get_closest_marker("browser") and not item.get_closest_marker("xdist_group"):
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+
+
 @pytest.fixture(scope="session")
 def app_server(tmp_path_factory):
     """``streamlit run app.py`` on a fresh store (as `make run` does), yielding its base URL."""
