@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from playwright.sync_api import expect
 from sqlalchemy import select
 
 from db.adjudication import set_pool_adjudicators
 from db.engine import Store, sqlite_url
 from db.models import Assignment, FinalLabel, Judgment, PassageRecord, User
+from db.queries import collection_id
 from tests.app.browser_helpers import cli, login, ready_for_keys, screenshot, wait_idle, write_beir
 
 pytestmark = pytest.mark.browser
@@ -62,7 +66,7 @@ def _label_everything(page, answers: dict[str, int]) -> list[str]:
         seen.append(doc)
         if doc == "d1":
             assert page.evaluate("window.__xss") is None  # no script ran, no onerror fired
-            assert page.locator('img[src="x"]').count() == 0
+            expect(page.locator('img[src="x"]')).to_have_count(0, timeout=30_000)
             assert "<script>window.__xss = 1</script>" in body  # shown as text
             screenshot(page, "annotate-xss")
         progress = page.locator(PROGRESS).inner_text()
@@ -79,28 +83,35 @@ def test_three_annotators_then_a_fourth(app_server, browser, annotation_pool):
         login(page, app_server["url"], name)
         page.get_by_text("Passage", exact=True).wait_for(timeout=30_000)
         # an annotator has a single page, so Streamlit shows no page navigation at all
-        assert page.locator('[data-testid="stSidebarNav"]').count() == 0
-        links = page.locator("a").all_inner_texts()
-        assert not {"Review", "Admin", "Pooling", "Import"} & set(links)
+        expect(page.locator('[data-testid="stSidebarNav"]')).to_have_count(0, timeout=30_000)
+        for title in ("Review", "Admin", "Pooling", "Import"):
+            expect(page.locator("a").filter(has_text=re.compile(rf"^{title}$"))).to_have_count(0, timeout=30_000)
         assert sorted(_label_everything(page, answers)) == ["d1", "d2", "d3"]
         context.close()
 
     store = Store(sqlite_url(annotation_pool))
-    with store.read() as s:
-        ids = dict(
-            s.execute(
-                select(PassageRecord.ext_id, PassageRecord.id).where(PassageRecord.ext_id.in_(list(PASSAGES)))
-            ).all()
-        )
+    with store.read() as s:  # this module's collection only: other modules label in the shared store too
+        ours = select(PassageRecord.id).where(PassageRecord.collection_id == collection_id(s, "xss"))
+        ids = dict(s.execute(select(PassageRecord.ext_id, PassageRecord.id).where(PassageRecord.id.in_(ours))).all())
         users = dict(s.execute(select(User.id, User.username)).all())
         labels = {
-            (users[u], d): g for u, d, g in s.execute(select(Judgment.user_id, Judgment.passage_id, Judgment.grade))
+            (users[u], d): g
+            for u, d, g in s.execute(
+                select(Judgment.user_id, Judgment.passage_id, Judgment.grade).where(Judgment.passage_id.in_(ours))
+            )
         }
         finals = {
-            d: (g, m) for d, g, m in s.execute(select(FinalLabel.passage_id, FinalLabel.grade, FinalLabel.method))
+            d: (g, m)
+            for d, g, m in s.execute(
+                select(FinalLabel.passage_id, FinalLabel.grade, FinalLabel.method).where(
+                    FinalLabel.passage_id.in_(ours)
+                )
+            )
         }
         fourth = s.execute(
-            select(Assignment.user_id, Assignment.passage_id).where(Assignment.purpose == "fourth")
+            select(Assignment.user_id, Assignment.passage_id).where(
+                Assignment.purpose == "fourth", Assignment.passage_id.in_(ours)
+            )
         ).all()
     assert labels == {(u, ids[d]): g for u, answers in PLAN.items() for d, g in answers.items()}
     assert finals[ids["d2"]] == (3, "unanimous") and finals[ids["d3"]] == (2, "majority") and ids["d1"] not in finals
@@ -110,7 +121,7 @@ def test_three_annotators_then_a_fourth(app_server, browser, annotation_pool):
     page = context.new_page()
     login(page, app_server["url"], "ann4")
     page.get_by_text("Adjudication").first.wait_for()
-    assert "Dangerous" in page.inner_text("body")
+    expect(page.locator("body")).to_contain_text("Dangerous", timeout=30_000)
     ready_for_keys(page)
     page.keyboard.press("1")
     page.get_by_text("Nothing left to label").wait_for(timeout=30_000)

@@ -32,6 +32,7 @@ WRONG = 1  # differs from every true grade
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
+    # a server of its own: the Admin page's QC form offers every finished package of the store by default
     folder = tmp_path_factory.mktemp("qc_rounds")
     db = folder / "pooljudge.db"
     store = Store(sqlite_url(db))

@@ -21,6 +21,7 @@ FORGED = "6.6.6.6, 198.51.100.7"  # a browser's own header; a trusted proxy woul
 
 
 def _serve(tmp_path_factory, name: str, **env: str):
+    # servers of their own: the failed logins here lock names and addresses the shared server's tests sign in with
     folder = tmp_path_factory.mktemp(name)
     db = folder / "pooljudge.db"
     add_users(db, {"admin": "admin"})
