@@ -31,8 +31,9 @@ ANNOTATORS = ("ann1", "ann2", "ann3")
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    """A server of its own (archiving must not hide anything from the other browser tests), on a store with
-    a collection 'labelled' whose pool 3 annotators have labelled."""
+    """A server of its own (the test counts every judgment and import of the store, and archiving must hide
+    nothing from the other browser tests), on a store with a collection 'labelled' whose pool 3 annotators
+    have labelled."""
     folder = tmp_path_factory.mktemp("upload-archive")
     db = folder / "store.db"
     store = Store(sqlite_url(db))
