@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 from db.json_codec import from_json, to_json
 from db.models import ImportRecord, Job, utcnow
 from db.rowcount import rowcount
+from db.vocab import JobStatus
 
 STALE_AFTER = timedelta(seconds=120)
 T = TypeVar("T")
@@ -48,7 +49,7 @@ class JobInfo:
     @property
     def stale(self) -> bool:
         """A running job whose worker has not reported for a while (it probably died)."""
-        if self.status != "running" or self.heartbeat_at is None:
+        if self.status != JobStatus.RUNNING or self.heartbeat_at is None:
             return False
         beat = self.heartbeat_at if self.heartbeat_at.tzinfo else self.heartbeat_at.replace(tzinfo=UTC)
         return utcnow() - beat > STALE_AFTER
@@ -81,7 +82,7 @@ def _info(job: Job) -> JobInfo:
 
 def create_job(session: Session, kind: str, params: Any, *, collection_id: int | None = None) -> int:
     """Queue a job with ``params`` (a dataclass or a JSON object, stored as JSON: :func:`db.json_codec.to_json`)."""
-    job = Job(kind=kind, params=to_json(params), collection_id=collection_id, status="queued")
+    job = Job(kind=kind, params=to_json(params), collection_id=collection_id, status=JobStatus.QUEUED)
     session.add(job)
     session.flush()
     return job.id
@@ -93,8 +94,8 @@ def start_job(session: Session, job_id: int) -> JobInfo:
     changed = rowcount(
         session,
         update(Job)
-        .where(Job.id == job_id, Job.status == "queued")
-        .values(status="running", started_at=now, heartbeat_at=now),
+        .where(Job.id == job_id, Job.status == JobStatus.QUEUED)
+        .values(status=JobStatus.RUNNING, started_at=now, heartbeat_at=now),
     )
     job = session.get(Job, job_id)
     if job is None:
@@ -131,12 +132,20 @@ def finish_job(session: Session, job_id: int, result: Any) -> None:
     session.execute(
         update(Job)
         .where(Job.id == job_id)
-        .values(status="done", result=to_json(result), message="finished", finished_at=utcnow(), heartbeat_at=utcnow())
+        .values(
+            status=JobStatus.DONE,
+            result=to_json(result),
+            message="finished",
+            finished_at=utcnow(),
+            heartbeat_at=utcnow(),
+        )
     )
 
 
 def fail_job(session: Session, job_id: int, error: str) -> None:
-    session.execute(update(Job).where(Job.id == job_id).values(status="failed", error=error, finished_at=utcnow()))
+    session.execute(
+        update(Job).where(Job.id == job_id).values(status=JobStatus.FAILED, error=error, finished_at=utcnow())
+    )
 
 
 def get_job(session: Session, job_id: int) -> JobInfo:

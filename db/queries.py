@@ -36,8 +36,9 @@ from db.models import (
     RunRecord,
     User,
 )
+from db.vocab import Visibility
 
-READY = "ready"
+READY = Visibility.READY
 """Only containers with this ``status`` exist for readers; ``importing`` ones are an import's staging
 (:mod:`db.importer`), invisible until its final flip.  Every read of collections, runs and qrels versions
 filters on it."""

@@ -29,7 +29,7 @@ from db.models import (
 )
 from db.queries import NotFound, collection_id
 from db.review import Final, final_parts, pair_state
-from db.vocab import Purpose
+from db.vocab import Purpose, Visibility
 
 
 @dataclass(frozen=True)
@@ -140,7 +140,9 @@ def _pool_order(session: Session, pool_id: int, query_row: int) -> list[ListRow]
 def _run_ranks(session: Session, cid: int, collection: str, run: str, qid: str) -> dict[str, int]:
     """``{docid: rank}`` of the query in a ready run (trec_eval order)."""
     run_id = session.scalar(
-        select(RunRecord.id).where(RunRecord.collection_id == cid, RunRecord.name == run, RunRecord.status == "ready")
+        select(RunRecord.id).where(
+            RunRecord.collection_id == cid, RunRecord.name == run, RunRecord.status == Visibility.READY
+        )
     )
     if run_id is None:
         raise NotFound(f"no run named {run!r} in collection {collection!r}")

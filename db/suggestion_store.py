@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 from core.detectors import Suggestion
 from db.models import ErrorTag, RunRecord
 from db.queries import NotFound, collection_id
+from db.vocab import Visibility
 
 
 def tag_run_id(session: Session, cid: int, run_name: str | None) -> int | None:
@@ -46,7 +47,7 @@ def tag_run_id(session: Session, cid: int, run_name: str | None) -> int | None:
         return None
     rid = session.scalar(
         select(RunRecord.id).where(
-            RunRecord.collection_id == cid, RunRecord.name == run_name, RunRecord.status == "ready"
+            RunRecord.collection_id == cid, RunRecord.name == run_name, RunRecord.status == Visibility.READY
         )
     )
     if rid is None:

@@ -15,6 +15,7 @@ from typing import Any
 
 from core.pooling import DEFAULT_DEPTH
 from db.engine import Store
+from db.vocab import JobStatus
 from pooljudge.models_lookup import reranker_folder
 from pooljudge.retrievers import RetrieverSpec
 
@@ -292,7 +293,7 @@ def _check_active_jobs(
     with store.read() as session:
         jobs = list_jobs(session, kind="pool", collection_id=collection_id(session, p.collection), limit=50)
     for job in jobs:
-        if job.id == job_id or job.status not in ("queued", "running") or job.stale:
+        if job.id == job_id or job.status not in (JobStatus.QUEUED, JobStatus.RUNNING) or job.stale:
             continue
         other = job.params_as(PoolJobParams)
         if other.name == p.name:

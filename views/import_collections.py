@@ -152,9 +152,9 @@ def import_jobs() -> None:
                 f"{label}: the worker stopped reporting (last: {md_escape(job.message)}); "
                 "nothing of it is visible, and its leftovers are removed automatically"
             )
-        elif job.status == "failed":
+        elif job.status == JobStatus.FAILED:
             st.error(f"{label} failed. Nothing was imported. {md_escape(job.error or '')}", icon=":material/error:")
-        elif job.status == "done" and job.result:
+        elif job.status == JobStatus.DONE and job.result:
             st.success(f"{label}: {_summary(job.result)}.")
             for note in job.result.get("notes", []):  # reader notes quote the input: escaped
                 st.info(f"Note: {md_escape(note)}", icon=":material/info:")

@@ -11,6 +11,7 @@ from core.pooling import DEFAULT_DEPTH, POOLING_METHODS
 from db.jobs import create_job
 from db.pools import list_pools
 from db.queries import collection_id
+from db.vocab import JobStatus, Role
 from pooljudge.encoders import default_model_name
 from pooljudge.jobs import error_text, launch
 from pooljudge.pool_job import PoolResult, stored_pool_statistics
@@ -58,7 +59,7 @@ def registered_rerankers(collection_name: str) -> list[str]:
         return [m.name for m in list_models(session, collection_name) if m.kind in ("cross-encoder", "rocketqav2")]
 
 
-require_role("admin")
+require_role(Role.ADMIN)
 st.title("Pooling")
 store = get_store()
 collections = collections_or_stop(store)
@@ -240,13 +241,13 @@ def _active_selection(job) -> None:
     p = job.params_as(PoolJobParams)
     if p.select_method != "active":
         return
-    if job.status in ("queued", "running") and not job.stale:
+    if job.status in (JobStatus.QUEUED, JobStatus.RUNNING) and not job.stale:
         low, high = p.active_band or DEFAULT_ACTIVE_BAND
         st.caption(
             f"Active selection with {md_escape(str(p.active_model))}: pairs with "
             f"probability in [{low:g}, {high:g}] go to annotation"
         )
-    elif job.status == "done" and job.result and (a := job.result_as(PoolResult).active) is not None:
+    elif job.status == JobStatus.DONE and job.result and (a := job.result_as(PoolResult).active) is not None:
         st.info(
             f"Active selection: kept {a.kept:,} of {a.pairs:,} pairs, saved {a.saved:,} "
             f"({a.confident_relevant:,} confidently relevant, {a.confident_irrelevant:,} "

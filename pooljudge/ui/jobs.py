@@ -69,9 +69,9 @@ def show_jobs(
             st.progress(job.fraction or 0.0, text=f"{title}: {md_escape(job.message or job.status)}{count}")
         elif job.stale:
             st.warning(f"{title}: the worker stopped reporting (last: {md_escape(job.message or '')})")
-        elif job.status == "failed":
+        elif job.status == JobStatus.FAILED:
             st.error(f"{title} failed: {md_escape(job.error or '')}")
-        elif job.status == "done" and job.result:
+        elif job.status == JobStatus.DONE and job.result:
             st.success(f"{title}: {result(job)}")
         if details is not None:
             details(job)

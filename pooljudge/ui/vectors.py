@@ -11,7 +11,7 @@ import streamlit as st
 from db.engine import Store
 from db.jobs import JobInfo, create_job, list_jobs
 from db.queries import collection_id
-from db.vocab import Role
+from db.vocab import JobStatus, Role
 from pooljudge.query_vectors_job import KIND, stored_vectors
 from pooljudge.ui.auth import require_role
 from pooljudge.ui.common import md_escape
@@ -40,7 +40,7 @@ def query_vectors_or_job(
         return vectors
     jobs = _jobs(store, collection, key)
     if not active_jobs(jobs):
-        if jobs and (jobs[0].status == "failed" or jobs[0].stale):
+        if jobs and (jobs[0].status == JobStatus.FAILED or jobs[0].stale):
             st.error(
                 md_escape(
                     f"Could not encode the queries with {model_label}: "
