@@ -105,7 +105,7 @@ def time_labels(page, n: int) -> tuple[list[float], list[float]]:
 def parts(page) -> str:
     """Where the in-page time went, per press: waiting for the main thread, the swap, until the frame began."""
     rows = page.evaluate("window.__pjLatencyParts")
-    names = ("waiting for the main thread", "swap", "until the frame")
+    names = ("waiting for the main thread", "swap (or the server, when the queue had run dry)", "until the frame")
     return "; ".join(f"{name} {_summary([row[i] for row in rows])}" for i, name in enumerate(names))
 
 

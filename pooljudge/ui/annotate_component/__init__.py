@@ -32,7 +32,9 @@ from pooljudge.ui.common import md_escape
 
 FRONTEND = Path(__file__).resolve().parent / "frontend"
 KEY = "annotate_queue"  # the component's key: its state ("answers") is in st.session_state[KEY]
-AHEAD = 10  # the item on screen and the next nine: a burst of keys never runs the queue dry
+# the item on screen and the next twenty-nine: a burst of keys does not run the queue dry while a busy server
+# takes seconds to store the answers and send more
+AHEAD = 30
 ISSUED = "annotate_queue_issued"  # {render token: assignment id} of every item sent to this browser session
 TOKENS = "annotate_queue_tokens"  # {assignment id: its token now}: an item served again after its token was used gets a new one
 OUTCOMES = "annotate_queue_outcomes"  # {token: {"status", "reason"}} of the last message's answers
@@ -133,23 +135,32 @@ def upcoming(store, user_id: int) -> list[tuple[Item, str]]:
 
 
 def _store_all(store, user_id: int, raw: Any) -> tuple[dict[str, dict[str, str]], list[str]]:
-    """Store each answer in a write of its own; ``({token: outcome}, refusals of a signed-out account)``."""
+    """Store each answer in a savepoint of its own; ``({token: outcome}, refusals of a signed-out account)``.
+
+    One write transaction per message: a busy store (an import, other labellers) makes each write wait its
+    turn for the lock, once per message rather than once per answer.
+    """
     state = st.session_state
     issued: Mapping[str, int] = state.setdefault(ISSUED, {})
     tokens = state.setdefault(TOKENS, {})
     outcomes: dict[str, dict[str, str]] = {}
     signed_out: list[str] = []
-    for answer in parse_answers(raw):
-        try:
-            with store.write() as session:  # a refusal raises before any write: the rollback leaves nothing
-                store_answer(session, user_id, answer, issued)
-        except SignedOut as exc:
-            outcomes[answer.token] = {"status": "refused", "reason": str(exc)}
-            signed_out.append(f"{state.get(DESCRIBED, {}).get(answer.token, 'an item')}: {exc}")
-        except (Forbidden, ValueError) as exc:
-            outcomes[answer.token] = {"status": "refused", "reason": str(exc)}
-        else:
-            outcomes[answer.token] = {"status": "stored", "reason": ""}
+    answers = parse_answers(raw)
+    if not answers:
+        return outcomes, signed_out
+    with store.write() as session:
+        for answer in answers:
+            try:
+                with session.begin_nested():  # a refusal raises before any write: back to the savepoint
+                    store_answer(session, user_id, answer, issued)
+            except SignedOut as exc:
+                outcomes[answer.token] = {"status": "refused", "reason": str(exc)}
+                signed_out.append(f"{state.get(DESCRIBED, {}).get(answer.token, 'an item')}: {exc}")
+            except (Forbidden, ValueError) as exc:
+                outcomes[answer.token] = {"status": "refused", "reason": str(exc)}
+            else:
+                outcomes[answer.token] = {"status": "stored", "reason": ""}
+    for answer in answers:
         if tokens.get(answer.assignment_id) == answer.token:
             del tokens[answer.assignment_id]  # used: the item, served again (a skip, an undo), gets a new token
     return outcomes, signed_out

@@ -14,7 +14,9 @@
 // Streamlit calls the default export again with new data on every run of the fragment, on the same
 // parentElement: the queue lives on that element, so it survives reruns.
 
-const RESEND_MS = 2000; // an answer the server has not acknowledged is sent again after this long
+// an answer the server has not acknowledged is sent again after this long (a message lost on a reconnect);
+// a new message restarts the server's run, so sending again sooner would restart a slow run over and over
+const RESEND_MS = 10000;
 const BUILT_AHEAD = 2; // cards built before they are needed: two keys within one frame still only swap
 
 function afterPaint(run) {
@@ -39,6 +41,18 @@ function fillSegments(node, segments) {
   for (const [text, marked] of segments) {
     node.appendChild(marked ? el("mark", "", text) : document.createTextNode(text));
   }
+}
+
+function recordLatency(started, handled) {
+  // key -> next passage drawn, as the page measures it (benchmarks/bench_annotate_latency.py reads it), and
+  // where the time went: waiting for the main thread, then drawing the next item (or waiting for the server
+  // when the queue had run dry), then until the frame that shows it began
+  const drawn = performance.now();
+  requestAnimationFrame(() => {
+    const frame = performance.now();
+    (window.__pjLatency = window.__pjLatency || []).push(frame - started);
+    (window.__pjLatencyParts = window.__pjLatencyParts || []).push([handled - started, drawn - handled, frame - drawn]);
+  });
 }
 
 function progressLine(item, done) {
@@ -148,6 +162,10 @@ class Queue {
     else this.items = fresh;
     if (!keep) this.shownAt = performance.now();
     this.draw();
+    if (this.awaiting && (this.items.length || !data.more)) {
+      recordLatency(this.awaiting.started, this.awaiting.handled);
+      this.awaiting = undefined;
+    }
     afterPaint(() => this.buildAhead());
     // the server has finished a run: what is still pending was sent after it started (or lost) and goes now
     this.inFlight = false;
@@ -283,14 +301,9 @@ class Queue {
     this.items.shift();
     this.shownAt = performance.now();
     this.draw();
-    // key -> next passage drawn, as the page measures it (benchmarks/bench_annotate_latency.py reads it)
-    const swapped = performance.now();
-    requestAnimationFrame(() => {
-      const frame = performance.now();
-      (window.__pjLatency = window.__pjLatency || []).push(frame - started);
-      // where it went: waiting for the main thread, the swap, then until the frame began
-      (window.__pjLatencyParts = window.__pjLatencyParts || []).push([handled - started, swapped - handled, frame - swapped]);
-    });
+    // a queue run dry: the press is timed until the server's next items (or its word that none are left)
+    if (this.items.length) recordLatency(started, handled);
+    else this.awaiting = { started, handled };
     afterPaint(() => {
       // one message at a time: answers given meanwhile ride on the next one, so a burst of keys costs the
       // server (and this page) one run per reply rather than one interrupted run per key
