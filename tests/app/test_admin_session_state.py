@@ -4,6 +4,8 @@ test_review_admin_pages)."""
 
 from __future__ import annotations
 
+import pytest
+
 from db.labelling import record_judgment
 from tests.app.apptest import open_tab
 from tests.app.test_review_admin_pages import (  # noqa: F401 (fixtures)
@@ -15,6 +17,8 @@ from tests.app.test_review_admin_pages import (  # noqa: F401 (fixtures)
     db,
     template,
 )
+
+pytestmark = pytest.mark.slow  # whole pages run under AppTest: over 2 s a test
 
 
 def test_admin_lists_a_version_frozen_in_the_same_session(db):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from pooljudge.ui.annotate_component import FRONTEND, segments
 
 REPO = Path(__file__).resolve().parents[2]
@@ -19,6 +21,7 @@ def test_segments_keep_the_text_exactly_and_mark_only_query_terms():
     assert segments("q", "", "en") == []
 
 
+@pytest.mark.slow  # loads jieba's dictionary
 def test_chinese_terms_are_marked_without_function_words():
     parts = segments("埃菲尔铁塔有多高", "埃菲尔铁塔高330米", "zh")
     assert "".join(p for p, _m in parts) == "埃菲尔铁塔高330米"

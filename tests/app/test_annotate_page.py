@@ -63,6 +63,7 @@ def _rows(store) -> list[tuple]:
     return judgment_rows(store)
 
 
+@pytest.mark.slow  # a dozen page runs under AppTest
 def test_grade_skip_flag_and_undo_land_on_the_item_shown(ann):
     store, uid = ann
     at = _open(uid)

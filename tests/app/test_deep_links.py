@@ -15,6 +15,8 @@ from streamlit.testing.v1 import AppTest
 from db.users import add_user
 from tests.app.apptest import VIEWS
 
+pytestmark = pytest.mark.slow  # whole pages run under AppTest: over 2 s a test
+
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 # url path (Streamlit's, from the file name in views/) -> (the page's own title, the roles app.py offers it to)
 PAGES = {

@@ -28,6 +28,8 @@ from db.queries import stored_qrels, stored_run
 from db.users import add_user
 from tests.app.apptest import VIEWS, open_as_admin
 
+pytestmark = pytest.mark.slow  # whole pages run under AppTest: over 2 s a test
+
 PAGE = VIEWS / "errors.py"
 EVIDENCE = "background-color: #ffd8cc"
 RAW_TAG = re.compile(r"(?<!\\)<(script|img)")  # an unescaped tag (md_escape writes "\\<script")

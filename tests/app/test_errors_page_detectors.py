@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
+
 from db.error_analysis import suggest_tags
 from tests.app.apptest import open_as_admin
 from tests.app.test_errors_page import PAGE, C, dashboards, frame_with, sampled, seed, tags, visible
 from tests.core.detectors.test_alignment_detector import FakeEncoder
+
+pytestmark = pytest.mark.slow  # whole pages run under AppTest: over 2 s a test
 
 # a pair the rules miss (single sentence-initial names), stored on the seeded pair (q3, e2)
 ALIGNED = {"query_id": "q3", "doc_id": "e2", "query": "Toyota mileage", "text": "Honda averages 36 mpg in the city."}

@@ -330,6 +330,7 @@ def test_a_writer_waiting_past_the_busy_timeout_fails_instead_of_hanging(store_u
         store.dispose()
 
 
+@pytest.mark.slow  # three interpreters start and migrate at once
 def test_processes_opening_one_empty_store_at_once_all_get_the_schema(empty_url):
     """Two app servers started together on a new database: both migrate it, one after the other, no error."""
     import subprocess
