@@ -22,6 +22,8 @@ from db.pools import save_pool
 from db.users import add_user
 from tests.app.apptest import judgment_rows
 
+pytestmark = pytest.mark.slow  # whole pages run under AppTest: over 2 s a test
+
 PAGE = str(Path(__file__).resolve().parents[2] / "views" / "annotate.py")
 TEXTS = {"d1": "Alpha passage.", "d2": "Bravo passage.", "d3": "Charlie passage."}
 
@@ -63,7 +65,6 @@ def _rows(store) -> list[tuple]:
     return judgment_rows(store)
 
 
-@pytest.mark.slow  # a dozen page runs under AppTest
 def test_grade_skip_flag_and_undo_land_on_the_item_shown(ann):
     store, uid = ann
     at = _open(uid)

@@ -20,6 +20,8 @@ from db.pools import save_pool
 from db.users import add_user
 from tests.app.apptest import judgment_rows
 
+pytestmark = pytest.mark.slow  # whole pages run under AppTest: over 2 s a test
+
 VIEWS = Path(__file__).resolve().parents[2] / "views"
 PAGE = str(VIEWS / "annotate.py")
 TEXTS = {"d1": "Alpha passage.", "d2": "Bravo passage.", "d3": "Charlie passage.", "d4": "Delta passage."}
@@ -102,7 +104,6 @@ def test_the_sidebar_shows_the_guide_of_the_items_scale(world):
     assert "Keys: N not relevant, Y relevant" in binary
 
 
-@pytest.mark.slow  # page runs as two accounts under AppTest
 def test_an_admin_edits_and_resets_the_guide_and_annotators_see_it_escaped(world):
     store, users = world
     at = _open(store.admin_id)
@@ -175,7 +176,6 @@ def test_previous_goes_back_and_a_grade_there_appends_a_relabel(world):
     assert _shown(at) == second and not at.info
 
 
-@pytest.mark.slow  # several page runs under AppTest
 def test_a_flagged_item_leaves_the_queue_and_the_list_jumps_to_own_items(world):
     store, users = world
     uid = users["ann"]

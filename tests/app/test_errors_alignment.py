@@ -3,12 +3,16 @@ suggestions (both phrases and the cosine), with a deterministic fake encoder sta
 
 from __future__ import annotations
 
+import pytest
+
 from db.jobs import list_jobs
 from pooljudge import alignment_job
 from tests.app.apptest import open_as_admin, open_tab, record_launches, run_launches_inline
 from tests.app.test_errors_page import PAGE, frame_with
 from tests.core.detectors.test_alignment_detector import FakeEncoder
 from tests.test_alignment_job import seed
+
+pytestmark = pytest.mark.slow  # whole pages run under AppTest: over 2 s a test
 
 
 def _open(db):

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
+
 from db.lexicon import add_lexicon_name, collection_lexicon
 from pooljudge.ui.common import md_escape
 from tests.app.apptest import open_as_admin, open_as_new_account, open_tab
 from tests.app.test_errors_page import PAGE, C, frame_with, seed
+
+pytestmark = pytest.mark.slow  # whole pages run under AppTest: over 2 s a test
 
 
 def _lexicon(db) -> dict[str, str]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
+pytestmark = pytest.mark.slow  # whole pages run under AppTest: over 2 s a test
+
 
 def _page():
     import streamlit as st

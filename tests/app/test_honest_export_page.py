@@ -10,6 +10,8 @@ from db.labelling import record_judgment
 from tests.app.apptest import VIEWS, open_tab, private_store
 from tests.db.unresolved_helpers import _assignment, build_unresolved
 
+pytestmark = pytest.mark.slow  # whole pages run under AppTest: over 2 s a test
+
 
 @pytest.fixture(scope="module")
 def seeded(tmp_path_factory):

@@ -9,6 +9,8 @@ import pytest
 from db.jobs import create_job, list_jobs, report_progress, start_job
 from tests.app.apptest import VIEWS, open_as_admin
 
+pytestmark = pytest.mark.slow  # whole pages run under AppTest: over 2 s a test
+
 PAGE = VIEWS / "import_collections.py"
 
 

@@ -5,8 +5,12 @@ test_keyboard_rework.py)."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.app.test_review_scale import _open as _open_review
 from tests.app.test_review_scale import db, template  # noqa: F401 (fixtures)
+
+pytestmark = pytest.mark.slow  # whole pages run under AppTest: over 2 s a test
 
 
 def test_the_override_of_a_final_label_takes_keys(db):

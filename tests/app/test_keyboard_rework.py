@@ -19,6 +19,8 @@ from db.package_qc import close_qc_round, start_qc_round
 from db.pools import save_pool
 from tests.app.test_qc_rework_page import PAGE, _ann_labels, _next, _open, returned  # noqa: F401 (fixture)
 
+pytestmark = pytest.mark.slow  # whole pages run under AppTest: over 2 s a test
+
 
 def _keys(at) -> dict[str, str]:
     """Each button's shortcut, by label (buttons without one left out)."""

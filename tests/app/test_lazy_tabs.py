@@ -21,6 +21,8 @@ from tests.app.test_review_admin_pages import (  # noqa: F401 (fixtures)
     template,
 )
 
+pytestmark = pytest.mark.slow  # whole pages run under AppTest: over 2 s a test
+
 
 @pytest.fixture
 def calls(monkeypatch):

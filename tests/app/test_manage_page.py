@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from sqlalchemy import func, select
 
 from core.types import CollectionSource, Passage, Query
@@ -12,6 +13,8 @@ from db.models import Judgment
 from db.queries import list_collections
 from db.users import add_user, set_active
 from tests.app.apptest import VIEWS, open_as_admin, open_as_new_account
+
+pytestmark = pytest.mark.slow  # whole pages run under AppTest: over 2 s a test
 
 PAGE = VIEWS / "manage.py"
 

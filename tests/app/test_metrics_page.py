@@ -15,6 +15,8 @@ from db.importer import import_collection, save_run
 from db.users import add_user
 from tests.app.apptest import VIEWS, open_as_admin, open_as_new_account
 
+pytestmark = pytest.mark.slow  # whole pages run under AppTest: over 2 s a test
+
 NAME = "tiny *collection*"
 PAGE = VIEWS / "metrics.py"
 MEASURES = list(DEFAULT_MEASURES)  # the page's default selection (tests/test_default_measures.py spells it out)
