@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from sqlalchemy import ColumnElement, func, select
+from sqlalchemy import ColumnElement, exists, func, select
 from sqlalchemy.orm import Session
 
 from core.judgments import Event, current_labels
@@ -91,9 +91,18 @@ def standing_labels(session: Session, collection: str) -> dict[PairKey, dict[str
         it keeps the three independent labels of a pair with a 4th label).
         Pairs whose every label was undone are absent.
     """
-    cid = collection_id(session, collection)
-    events = (Event((q, d), user, action, grade) for q, d, user, action, grade in label_log(session, cid, LABELLING))
-    return current_labels(events)  # type: ignore[return-value]
+    return _labels_where(session, collection_id(session, collection))
+
+
+def _labels_where(session: Session, cid: int, *conditions: ColumnElement[bool]) -> dict[PairKey, dict[str, int]]:
+    """:func:`standing_labels` of the pairs whose judgments meet ``conditions`` (each pair replays on its own)."""
+    log = label_log(session, cid, LABELLING, *conditions)
+    return current_labels(Event((q, d), user, action, grade) for q, d, user, action, grade in log)  # type: ignore[return-value]
+
+
+def _has_final(pair: type[Assignment] | type[Judgment], *conditions: ColumnElement[bool]) -> ColumnElement[bool]:
+    """SQL condition on ``pair`` (``Assignment`` or ``Judgment``): its pair has a final label meeting ``conditions``."""
+    return exists().where(FinalLabel.query_id == pair.query_id, FinalLabel.passage_id == pair.passage_id, *conditions)
 
 
 def activity_marker(session: Session, collection: str) -> tuple[int, int, int, int]:
@@ -149,7 +158,21 @@ PairRow = tuple[int, int, str, str, str, str, str]
 """``(query row id, passage row id, qid, docid, query text, title, passage text)``."""
 
 
-def _pair_rows(session: Session, cid: int, where: Sequence[ColumnElement[bool]]) -> list[PairRow]:
+def _pair_rows(
+    session: Session, cid: int, where: Sequence[ColumnElement[bool]], on_pair: Sequence[ColumnElement[bool]] = ()
+) -> list[PairRow]:
+    """The pairs with a labelling assignment (``on_pair``: further conditions on ``Assignment``), with their texts.
+
+    The distinct pairs are found on ids first and the texts joined to those only: a DISTINCT over the
+    passage texts of every assignment costs several times more.
+    """
+    pairs = (
+        select(Assignment.query_id, Assignment.passage_id)
+        .join(QueryRecord, QueryRecord.id == Assignment.query_id)
+        .where(QueryRecord.collection_id == cid, Assignment.purpose.in_(LABELLING), *on_pair)
+        .distinct()
+        .subquery()
+    )
     rows = session.execute(
         select(
             QueryRecord.id,
@@ -160,11 +183,10 @@ def _pair_rows(session: Session, cid: int, where: Sequence[ColumnElement[bool]])
             PassageRecord.title,
             PassageRecord.text,
         )
-        .select_from(Assignment)
-        .join(QueryRecord, QueryRecord.id == Assignment.query_id)
-        .join(PassageRecord, PassageRecord.id == Assignment.passage_id)
-        .where(QueryRecord.collection_id == cid, Assignment.purpose.in_(LABELLING), *where)
-        .distinct()
+        .select_from(pairs)
+        .join(QueryRecord, QueryRecord.id == pairs.c.query_id)
+        .join(PassageRecord, PassageRecord.id == pairs.c.passage_id)
+        .where(*where)
         .order_by(QueryRecord.ext_id, PassageRecord.ext_id)
     )
     return [(qi, pi, qid, docid, query, title, passage) for qi, pi, qid, docid, query, title, passage in rows]
@@ -185,13 +207,13 @@ def final_parts(final: Final | None, labels: dict[str, int]) -> tuple[int | None
     return grade, method, reason or (exclusion_reason(Counter(labels.values())) if method == "excluded" else "")
 
 
-def _finals(session: Session, cid: int) -> dict[tuple[int, int], Final]:
+def _finals(session: Session, cid: int, *conditions: ColumnElement[bool]) -> dict[tuple[int, int], Final]:
     return {
         (q, p): (g, m, r)
         for q, p, g, m, r in session.execute(
             select(
                 FinalLabel.query_id, FinalLabel.passage_id, FinalLabel.grade, FinalLabel.method, FinalLabel.reason
-            ).where(FinalLabel.collection_id == cid)
+            ).where(FinalLabel.collection_id == cid, *conditions)
         )
     }
 
@@ -238,33 +260,31 @@ def _review(row: PairRow, labels: dict[str, int], final: Final | None, fourth: s
 def adjudication_queue(session: Session, collection: str) -> list[PairReview]:
     """Pairs waiting for a 4th annotator: no final label yet and three labels that all differ.
 
-    Sorted by (qid, docid); ``fourth`` names the annotator the 4th label was given to.
+    Sorted by (qid, docid); ``fourth`` names the annotator the 4th label was given to.  Only the labels and
+    texts of labelled pairs without a final label are read.
     """
     cid = collection_id(session, collection)
-    labels = standing_labels(session, collection)
-    finals = _finals(session, cid)
+    labels = _labels_where(session, cid, ~_has_final(Judgment))
     fourths = _fourths(session, cid)
+    labelled = exists().where(Judgment.query_id == Assignment.query_id, Judgment.passage_id == Assignment.passage_id)
     out = []
-    for row in _pair_rows(session, cid, ()):
-        key = (row[0], row[1])
+    for row in _pair_rows(session, cid, (), (~_has_final(Assignment), labelled)):
         given = labels.get((row[2], row[3]), {})
-        if key in finals or resolve(list(given.values())).state != "needs_fourth":
-            continue
-        out.append(_review(row, given, None, fourths.get(key)))
+        if resolve(list(given.values())).state == "needs_fourth":
+            out.append(_review(row, given, None, fourths.get((row[0], row[1]))))
     return out
 
 
 def excluded_pairs(session: Session, collection: str) -> list[PairReview]:
     """Pairs left out of the qrels: no majority among four labels, or excluded by a reviewer."""
     cid = collection_id(session, collection)
-    labels = standing_labels(session, collection)
-    finals = _finals(session, cid)
+    excluded = FinalLabel.grade.is_(None)
+    labels = _labels_where(session, cid, _has_final(Judgment, excluded))
+    finals = _finals(session, cid, excluded)
     fourths = _fourths(session, cid)
-    excluded = {key for key, (grade, _m, _r) in finals.items() if grade is None}
     return [
         _review(row, labels.get((row[2], row[3]), {}), finals[(row[0], row[1])], fourths.get((row[0], row[1])))
-        for row in _pair_rows(session, cid, ())
-        if (row[0], row[1]) in excluded
+        for row in _pair_rows(session, cid, (), (_has_final(Assignment, excluded),))
     ]
 
 
