@@ -5,7 +5,7 @@ import streamlit as st
 
 from core.errors import FormatError
 from core.formats import FORMATS
-from db.importer import check_regular_input
+from db.importer import ImportSummary, check_regular_input
 from db.jobs import create_job, list_jobs
 from db.queries import import_history
 from db.vocab import JobStatus, Role
@@ -105,19 +105,16 @@ if submitted:
             st.toast(f"Import job {_start_import(path.strip())} started")
 
 
-def _summary(result: dict) -> str:
+def _summary(result: ImportSummary) -> str:
     text = (
-        f"{result['passages_added']:,} passages, {result['queries_added']:,} queries, "
-        f"{result['qrels_added']:,} qrels entries and {len(result['runs'])} runs imported"
+        f"{result.passages_added:,} passages, {result.queries_added:,} queries, "
+        f"{result.qrels_added:,} qrels entries and {len(result.runs)} runs imported"
     )
-    if result.get("relevance_level") is not None:  # a result stored without these keys says nothing of them
-        text += f"; relevance level {result['relevance_level']}"
+    if result.relevance_level is not None:  # a result stored without it says nothing of it
+        text += f"; relevance level {result.relevance_level}"
     unknown = [
         f"{n:,} unknown {kind} id{'s' * (n != 1)}"
-        for kind, n in (
-            ("query", result.get("unknown_query_ids", 0)),
-            ("passage", result.get("unknown_passage_ids", 0)),
-        )
+        for kind, n in (("query", result.unknown_query_ids), ("passage", result.unknown_passage_ids))
         if n
     ]
     if unknown:
@@ -154,9 +151,9 @@ def import_jobs() -> None:
             )
         elif job.status == JobStatus.FAILED:
             st.error(f"{label} failed. Nothing was imported. {md_escape(job.error or '')}", icon=":material/error:")
-        elif job.status == JobStatus.DONE and job.result:
-            st.success(f"{label}: {_summary(job.result)}.")
-            for note in job.result.get("notes", []):  # reader notes quote the input: escaped
+        elif job.status == JobStatus.DONE and job.result and (summary := job.result_as(ImportSummary)):
+            st.success(f"{label}: {_summary(summary)}.")
+            for note in summary.notes:  # reader notes quote the input: escaped
                 st.info(f"Note: {md_escape(note)}", icon=":material/info:")
     if not jobs:
         st.caption("No import jobs yet.")
