@@ -16,6 +16,8 @@ from db.sessions import account_for_token, create_session
 from db.users import add_user, set_active, set_role
 from pooljudge.ui.auth import SIGNED_OUT
 
+pytestmark = pytest.mark.slow  # whole pages run under AppTest: over 2 s a test
+
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 PASSWORD = "correct horse"
 

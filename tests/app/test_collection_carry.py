@@ -4,11 +4,14 @@ browser drops the URL's parameters when the sidebar switches pages, which the te
 
 from __future__ import annotations
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from pooljudge.ui.common import COLLECTION_STATE
 from tests.app.apptest import VIEWS
 from tests.app.test_state_pages import APP, two  # noqa: F401 (fixture)
+
+pytestmark = pytest.mark.slow  # whole pages run under AppTest: over 2 s a test
 
 
 def _switch(at: AppTest, view: str) -> AppTest:

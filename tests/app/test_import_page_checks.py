@@ -3,8 +3,12 @@ the relevance level, the unknown ids it kept and the reader's notes, escaped."""
 
 from __future__ import annotations
 
+import pytest
+
 from db.jobs import create_job, finish_job, list_jobs, start_job
 from tests.app.apptest import VIEWS, open_as_admin
+
+pytestmark = pytest.mark.slow  # whole pages run under AppTest: over 2 s a test
 
 PAGE = VIEWS / "import_collections.py"
 

@@ -4,9 +4,13 @@ reads them afresh."""
 
 from __future__ import annotations
 
+import pytest
+
 import db.resolution as resolution
 from tests.app.apptest import open_as_admin
 from tests.app.test_metrics_page import PAGE, _fresh_data_cache, seeded  # noqa: F401 (fixtures)
+
+pytestmark = pytest.mark.slow  # whole pages run under AppTest: over 2 s a test
 
 
 def test_one_page_run_reads_the_live_labels_once(seeded, monkeypatch):

@@ -16,6 +16,8 @@ from db.trained_models import register_model
 from pooljudge.ui.common import md_escape
 from tests.app.apptest import VIEWS, open_as_admin
 
+pytestmark = pytest.mark.slow  # whole pages run under AppTest: over 2 s a test
+
 PAGE = VIEWS / "models.py"
 # a stored name that is Markdown and HTML: it must be shown as written everywhere
 ODD = "ce<b>x</b>*v1*"

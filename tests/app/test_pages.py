@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
@@ -13,6 +14,8 @@ from db.importer import import_collection
 from db.users import add_user
 from pooljudge.seed import DEMO_NAME
 from tests.app.apptest import open_as_admin as _open
+
+pytestmark = pytest.mark.slow  # whole pages run under AppTest: over 2 s a test
 
 REPO_PAGES = str(Path(__file__).resolve().parents[2] / "views")
 

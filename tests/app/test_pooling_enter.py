@@ -13,6 +13,8 @@ from pooljudge.pool_params import PoolJobParams
 from pooljudge.ui.common import md_escape
 from tests.app.apptest import VIEWS, import_tiny_collection, open_as_admin, record_launches
 
+pytestmark = pytest.mark.slow  # whole pages run under AppTest: over 2 s a test
+
 
 def _forms(at) -> dict[str, bool]:
     """Each form on the page: its id and whether Enter in one of its boxes submits it."""

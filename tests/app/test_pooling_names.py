@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
+
 from db.jobs import list_jobs
 from db.pools import save_pool
 from pooljudge.ui.common import md_escape
 from tests.app.apptest import VIEWS, import_tiny_collection, open_as_admin, record_launches
+
+pytestmark = pytest.mark.slow  # whole pages run under AppTest: over 2 s a test
 
 
 def test_a_taken_pool_name_is_refused_and_no_job_starts(db, monkeypatch):

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
+
 from core.types import CollectionSource, Passage, Query
 from db.importer import import_collection
 from tests.app.apptest import VIEWS, open_as_admin
+
+pytestmark = pytest.mark.slow  # whole pages run under AppTest: over 2 s a test
 
 
 def add_collection(store, name: str, language: str) -> None:

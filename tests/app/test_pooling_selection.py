@@ -8,6 +8,8 @@ from db.jobs import list_jobs
 from pooljudge.ui.common import md_escape
 from tests.app.apptest import VIEWS, import_tiny_collection, open_as_admin, record_launches
 
+pytestmark = pytest.mark.slow  # whole pages run under AppTest: over 2 s a test
+
 
 @pytest.fixture
 def page(db, monkeypatch, tmp_path):

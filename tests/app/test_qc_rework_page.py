@@ -24,6 +24,8 @@ from db.package_qc import close_qc_round, start_qc_round
 from db.pools import save_pool
 from db.users import add_user
 
+pytestmark = pytest.mark.slow  # whole pages run under AppTest: over 2 s a test
+
 PAGE = str(Path(__file__).resolve().parents[2] / "views" / "annotate.py")
 TEXTS = {"d1": "Alpha <script>x</script> passage.", "d2": "Bravo passage.", "d3": "Charlie passage."}
 TRUTH = {"d1": 3, "d2": 0, "d3": 2}

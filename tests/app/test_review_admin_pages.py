@@ -29,6 +29,8 @@ from db.review_progress import final_label_distribution, package_overview
 from db.users import add_user
 from tests.app.apptest import judge, open_as, open_tab, pair_ids, private_store
 
+pytestmark = pytest.mark.slow  # whole pages run under AppTest: over 2 s a test
+
 VIEWS = Path(__file__).resolve().parents[2] / "views"
 REVIEW = str(VIEWS / "review.py")
 ADMIN = str(VIEWS / "admin.py")

@@ -19,6 +19,8 @@ from db.pools import save_pool
 from db.users import add_user
 from tests.app.apptest import judge, open_as, open_tab, pair_ids, private_store
 
+pytestmark = pytest.mark.slow  # whole pages run under AppTest: over 2 s a test
+
 REVIEW = str(Path(__file__).resolve().parents[2] / "views" / "review.py")
 QUERY_OF = {"d0": "q1", "d1": "q1", "d2": "q1", "d3": "q2", "d4": "q2", "d5": "q2"}
 ANNOTATORS = ["ann1", "ann2", "ann3", "ann4", "ann5"]
