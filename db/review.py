@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from sqlalchemy import ColumnElement, exists, func, select
+from sqlalchemy import ColumnElement, Subquery, exists, func, select
 from sqlalchemy.orm import Session
 
 from core.judgments import Event, current_labels
@@ -158,21 +158,26 @@ PairRow = tuple[int, int, str, str, str, str, str]
 """``(query row id, passage row id, qid, docid, query text, title, passage text)``."""
 
 
-def _pair_rows(
-    session: Session, cid: int, where: Sequence[ColumnElement[bool]], on_pair: Sequence[ColumnElement[bool]] = ()
-) -> list[PairRow]:
-    """The pairs with a labelling assignment (``on_pair``: further conditions on ``Assignment``), with their texts.
+def _pairs(cid: int, on_pair: Sequence[ColumnElement[bool]] = ()) -> Subquery:
+    """Subquery of the distinct ``(query_id, passage_id)`` with a labelling assignment meeting ``on_pair``.
 
-    The distinct pairs are found on ids first and the texts joined to those only: a DISTINCT over the
-    passage texts of every assignment costs several times more.
+    Distinct on ids, so that texts are joined to each pair once: a DISTINCT over the passage texts of
+    every assignment costs several times more.
     """
-    pairs = (
+    return (
         select(Assignment.query_id, Assignment.passage_id)
         .join(QueryRecord, QueryRecord.id == Assignment.query_id)
         .where(QueryRecord.collection_id == cid, Assignment.purpose.in_(LABELLING), *on_pair)
         .distinct()
         .subquery()
     )
+
+
+def _pair_rows(
+    session: Session, cid: int, where: Sequence[ColumnElement[bool]], on_pair: Sequence[ColumnElement[bool]] = ()
+) -> list[PairRow]:
+    """The pairs with a labelling assignment (``on_pair``: further conditions on ``Assignment``), with their texts."""
+    pairs = _pairs(cid, on_pair)
     rows = session.execute(
         select(
             QueryRecord.id,
@@ -290,10 +295,16 @@ def excluded_pairs(session: Session, collection: str) -> list[PairReview]:
 
 def reviewable_pairs(session: Session, collection: str) -> dict[str, list[str]]:
     """Every pair with a labelling assignment, as ``{qid: [docid, ...]}`` sorted by id."""
-    cid = collection_id(session, collection)
+    pairs = _pairs(collection_id(session, collection))
     out: dict[str, list[str]] = {}
-    for row in _pair_rows(session, cid, ()):
-        out.setdefault(row[2], []).append(row[3])
+    for qid, docid in session.execute(
+        select(QueryRecord.ext_id, PassageRecord.ext_id)
+        .select_from(pairs)
+        .join(QueryRecord, QueryRecord.id == pairs.c.query_id)
+        .join(PassageRecord, PassageRecord.id == pairs.c.passage_id)
+        .order_by(QueryRecord.ext_id, PassageRecord.ext_id)
+    ):
+        out.setdefault(qid, []).append(docid)
     return out
 
 

@@ -16,6 +16,7 @@ from db.access import LABELLING
 from db.models import Assignment, PassageRecord, QueryRecord
 from db.queries import collection_id
 from db.resolution import override_label
+from tests.db.labelling_helpers import DOCS
 from tests.db.test_review import _ids, judged, world  # noqa: F401  # fixtures: every resolution case
 
 KINDS = ("table", "queue", "excluded")
@@ -50,8 +51,9 @@ def _reference(s, collection: str) -> dict:
     log = review.label_log(s, cid, LABELLING)
     labels = current_labels(Event((q, d), user, action, grade) for q, d, user, action, grade in log)
     finals, fourths = review._finals(s, cid), review._fourths(s, cid)
-    out: dict = {"labels": list(labels.items()), "table": [], "queue": [], "excluded": []}
+    out: dict = {"labels": list(labels.items()), "table": [], "queue": [], "excluded": [], "reviewable": {}}
     for row in _reference_rows(s, cid):
+        out["reviewable"].setdefault(row[2], []).append(row[3])
         key, given = (row[0], row[1]), labels.get((row[2], row[3]), {})
         pair = review._review(row, given, finals.get(key), fourths.get(key))
         out["table"].append(pair)
@@ -68,6 +70,7 @@ def _current(s, collection: str) -> dict:
         "table": review.review_table(s, collection),
         "queue": review.adjudication_queue(s, collection),
         "excluded": review.excluded_pairs(s, collection),
+        "reviewable": review.reviewable_pairs(s, collection),
     }
 
 
@@ -76,6 +79,7 @@ def test_tables_equal_the_full_replay(judged):  # noqa: F811
     with store.read() as s:
         expected, got = _reference(s, "c"), _current(s, "c")
     assert [len(expected[k]) for k in KINDS] == [10, 1, 1]  # the fixture's 10 pairs, d2 waits, d3 excluded
+    assert list(expected["reviewable"].items()) == [("q1", DOCS[:5]), ("q2", DOCS[5:])]
     assert got == expected
     q, d = _ids(store, "d5")
     with store.write() as s:  # a reviewer excludes a pair (an override without a grade)
