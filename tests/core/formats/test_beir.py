@@ -303,6 +303,7 @@ def test_dbpedia_subset_counts(shared_data: Path) -> None:
     assert passages[0].id == "<dbpedia:Oceanic_Airlines>" and passages[0].title == "Oceanic Airlines"
 
 
+@pytest.mark.slow  # reads, writes and reads back the real DBpedia subset
 @pytest.mark.shared_data
 def test_dbpedia_subset_round_trip(shared_data: Path, tmp_path: Path) -> None:
     source = read_beir(shared_data / "agentset-dbpedia-subset")

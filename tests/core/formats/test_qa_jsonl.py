@@ -185,6 +185,7 @@ def test_missing_file_fails_at_call_time(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.slow  # reads the real RGB zh files
 @pytest.mark.shared_data
 def test_rgb_zh() -> None:
     path = SHARED / "rgb-zh" / "zh_refine.json"

@@ -355,6 +355,7 @@ def test_dbpedia_quality_and_save_load(dbpedia, tmp_path: Path, capsys) -> None:
     assert loaded.batch_search(judged, k=100) == run
 
 
+@pytest.mark.slow  # indexes the real RGB zh corpus
 @pytest.mark.shared_data
 @needs_data
 def test_rgb_zh_quality(rgb_zh, capsys) -> None:
