@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 
 import pytest
+from playwright.sync_api import expect
 
-from tests.app.browser_helpers import login, open_page, screenshot
+from tests.app.browser_helpers import login, open_page, screenshot, wait_for_value
 
 pytestmark = pytest.mark.browser
 
@@ -24,25 +25,21 @@ def test_first_start_shows_the_demo_collection_with_statistics(app_server, page)
     grid = box.locator('[data-testid="stDataFrame"]').first
     grid.wait_for()
     screenshot(page, "home")
-    metrics = {
-        m.locator('[data-testid="stMetricLabel"]').inner_text().strip(): m.locator('[data-testid="stMetricValue"]')
-        .inner_text()
-        .strip()
-        for m in box.locator('[data-testid="stMetric"]').all()
-    }
-    assert {k: metrics.get(k) for k in ("Passages", "Documents", "Queries", "Language")} == {
-        "Passages": "311",
-        "Documents": "65",
-        "Queries": "54",
-        "Language": "mixed",
-    }
+    for label, value in {"Passages": "311", "Documents": "65", "Queries": "54", "Language": "mixed"}.items():
+        label_shown = page.locator('[data-testid="stMetricLabel"]', has_text=re.compile(rf"^\s*{label}\s*$"))
+        metric = box.locator('[data-testid="stMetric"]').filter(has=label_shown)
+        expect(metric.locator('[data-testid="stMetricValue"]')).to_have_text(value, timeout=30_000)
     # the per-split table (a canvas grid, also drawn as an accessible table whose cells hold the values): the demo's
     # three splits with their queries, judged queries, judged pairs and relevant passages (grade >= 2, its level)
     cells = grid.locator('td[role="gridcell"]')
-    cells.filter(has_text=re.compile("^train$")).first.wait_for(state="attached", timeout=30_000)
-    values = cells.all_text_contents()
-    rows = {values[i]: values[i + 1 : i + 5] for i in range(0, len(values), 8)}
-    assert rows == {"train": ["7", "7", "50", "12"], "dev": ["10", "10", "73", "13"], "test": ["37", "37", "276", "51"]}
+
+    def rows() -> dict[str, list[str]]:
+        values = cells.all_text_contents()
+        return {values[i]: values[i + 1 : i + 5] for i in range(0, len(values), 8)}
+
+    # the grid fills its cells in stages: read until the table is complete
+    expected = {"train": ["7", "7", "50", "12"], "dev": ["10", "10", "73", "13"], "test": ["37", "37", "276", "51"]}
+    wait_for_value(rows, expected, what="the demo's split table")
 
 
 def test_import_page_names_file_and_line_and_imports_nothing(app_server, page, tmp_path):
@@ -58,7 +55,7 @@ def test_import_page_names_file_and_line_and_imports_nothing(app_server, page, t
     error = page.get_by_text("Nothing was imported")
     error.wait_for(timeout=30_000)
     screenshot(page, "import-error")
-    assert f"{bad}:2" in error.inner_text()
+    expect(error).to_contain_text(f"{bad}:2", timeout=30_000)
 
 
 def test_pooling_runs_in_the_background_and_shows_statistics(app_server, page):
@@ -76,11 +73,11 @@ def test_pooling_runs_in_the_background_and_shows_statistics(app_server, page):
     open_page(page, "Pooling")
     done = page.get_by_text("selected,").first
     done.wait_for(timeout=120_000)
-    assert "browser-pool" in done.inner_text()
+    expect(done).to_contain_text("browser-pool", timeout=30_000)
     page.get_by_text("Overlap between runs").first.wait_for(timeout=30_000)
     page.locator(".js-plotly-plot").nth(2).scroll_into_view_if_needed()
     screenshot(page, "pooling")
-    assert page.locator(".js-plotly-plot").count() == 3
+    expect(page.locator(".js-plotly-plot")).to_have_count(3, timeout=60_000)
 
 
 def test_runs_page_downloads_a_run_in_trec_format(app_server, page, tmp_path):

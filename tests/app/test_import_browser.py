@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.app.browser_helpers import choose, login, open_page, screenshot
 
@@ -31,7 +32,7 @@ def test_an_import_shows_progress_survives_a_reload_and_finishes(app_server, pag
     open_page(page, "Import")
     done = page.get_by_text(f"{N:,} passages").first
     done.wait_for(timeout=240_000)
-    assert "zz-browser-import" in done.inner_text()
+    expect(done).to_contain_text("zz-browser-import", timeout=30_000)
     screenshot(page, "import-done")
     page.locator('[data-testid="stSidebarNav"]').get_by_text("Collections overview", exact=True).click()
     page.get_by_role("heading", name="zz-browser-import").wait_for(timeout=60_000)  # complete, so now listed

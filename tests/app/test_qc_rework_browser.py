@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from playwright.sync_api import expect
 from sqlalchemy import select
 
 from db.assignments import create_assignments
@@ -45,6 +46,7 @@ NOTE = "Only <b>Paris</b> is named, not the tower's height."
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
+    # a server of its own: the Admin page's QC form offers every finished package of the store by default
     folder = tmp_path_factory.mktemp("qc_rework")
     db = folder / "pooljudge.db"
     store = Store(sqlite_url(db))
@@ -116,7 +118,7 @@ def _check_disputed_items(ann, own: dict[str, int], text: str) -> None:
     assert "Quality control round 1 returned this package: accuracy 60%, below the 93% needed." in text
     assert "The reviewers disagreed with 2 of your labels" in text
     assert "0 of 2 disputed items answered" in text
-    assert ann.locator('[class*="st-key-rework-item-"]').count() == 2
+    expect(ann.locator('[class*="st-key-rework-item-"]')).to_have_count(2, timeout=30_000)
     d1 = ann.locator(f".st-key-rework-item-{own['d1']}").inner_text()
     assert QUERY in d1 and PASSAGES["d1"] in d1  # markup in the texts is shown as text
     assert re.search(r"Your label when reviewed\s*·\s*2 · ", d1), d1
@@ -127,7 +129,8 @@ def _check_disputed_items(ann, own: dict[str, int], text: str) -> None:
     assert re.search(r"Reviewers' labels\s*·\s*rev1: 0 · [^;]+; rev2: 0 · ", d3) and "Note from" not in d3, d3
     for doc in ("d0", "d2", "d4"):
         assert PASSAGES[doc] not in text
-    assert ann.locator("main b", has_text="Paris").count() == 0 and ann.locator("main i", has_text="river").count() == 0
+    expect(ann.locator("main b", has_text="Paris")).to_have_count(0, timeout=30_000)
+    expect(ann.locator("main i", has_text="river")).to_have_count(0, timeout=30_000)
 
 
 def _relabel_and_resubmit(ann, own: dict[str, int]) -> None:
@@ -174,7 +177,7 @@ def test_a_returned_package_is_reworked_and_passes_the_next_round(server, new_pa
     assert _package_status(store, package) == "revise"
 
     _relabel_and_resubmit(ann, own)
-    assert ann.get_by_text("Rework: package ann1-p001").count() == 0
+    expect(ann.get_by_text("Rework: package ann1-p001")).to_have_count(0, timeout=30_000)
     assert _package_status(store, package) == "submitted"
 
     # round 1 reviewed all five items and both disputed labels now follow the reviewers: round 2 has nothing

@@ -1,7 +1,7 @@
 """Acceptance (issue 9, items 2 and 7): sessions survive a reload, logout and disable end them, in Chromium.
 
-A server of its own on a fresh store: these tests disable accounts, which
-must not disturb the other browser tests' shared server.
+A server of its own on a fresh store: these tests disable accounts and lock the admin's username out
+after wrong passwords, which would sign the shared server's other tests out or refuse their logins.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 
 import pytest
+from playwright.sync_api import expect
 from sqlalchemy import func, select
 
 from db.engine import Store, sqlite_url
@@ -25,6 +26,7 @@ from tests.app.browser_helpers import (
     screenshot,
     serve_sqlite,
     shown_doc,
+    wait_for_value,
     write_beir,
 )
 
@@ -82,7 +84,7 @@ def _shown_passage(page) -> str:
 
 def _login_screen(page, timeout: int = 60_000) -> None:
     page.get_by_role("button", name="Log in").wait_for(timeout=timeout)
-    assert page.get_by_text("Logged in as").count() == 0
+    expect(page.get_by_text("Logged in as")).to_have_count(0, timeout=30_000)
 
 
 def _judgments(store, username: str) -> int:
@@ -111,20 +113,18 @@ def test_a_reload_keeps_the_annotator_signed_in_on_the_same_item(server, new_pag
 
     page.reload()
     page.get_by_text(f"Logged in as {ANNOTATOR}").wait_for(timeout=60_000)
-    assert page.get_by_role("button", name="Log in").count() == 0
+    expect(page.get_by_role("button", name="Log in")).to_have_count(0, timeout=30_000)
     assert _shown_passage(page) == before
     page.get_by_role("button", name="0 · No match").wait_for(timeout=30_000)
-    assert MARKERS[before] in text_before and PASSAGES[before] in page.locator('[data-testid="stMain"]').inner_text()
+    assert MARKERS[before] in text_before
+    expect(page.locator('[data-testid="stMain"]')).to_contain_text(PASSAGES[before], timeout=30_000)
     screenshot(page, "session-after-reload")
 
     # the keyboard flow goes on after the reload, on the item shown
     n = _judgments(server["store"], ANNOTATOR)
     press_grade(page, "2", MARKERS[before])
     # the queue shows the next item at once and sends the answer in the background: wait for it to be stored
-    deadline = time.monotonic() + 30
-    while _judgments(server["store"], ANNOTATOR) < n + 1 and time.monotonic() < deadline:
-        page.wait_for_timeout(100)
-    assert _judgments(server["store"], ANNOTATOR) == n + 1
+    wait_for_value(lambda: _judgments(server["store"], ANNOTATOR), n + 1, what="the annotator's judgments", timeout=30)
 
 
 def test_logout_ends_the_session_and_a_reload_shows_the_login_screen(server, new_page):
@@ -248,5 +248,9 @@ def test_a_username_is_shown_verbatim_in_the_sidebar(server, new_page):
         sidebar.get_by_text("Logged in as").wait_for(timeout=90_000)
     except Exception:  # noqa: BLE001 - say what the page shows instead
         pytest.fail(page.inner_text("body"))
-    assert f"Logged in as {name} (annotator)" in sidebar.inner_text().replace("\u2060", "")
-    assert page.locator('img[src*="x.png"]').count() == 0
+    wait_for_value(
+        lambda: f"Logged in as {name} (annotator)" in sidebar.inner_text().replace("\u2060", ""),
+        True,
+        what=f"the sidebar naming {name!r} verbatim",
+    )
+    expect(page.locator('img[src*="x.png"]')).to_have_count(0, timeout=30_000)

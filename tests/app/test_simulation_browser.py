@@ -9,6 +9,7 @@ Screenshot: test-artifacts/labelling-simulation.png.
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 from core.simulation import simulate_labelling
 from tests.app.browser_helpers import (
@@ -20,6 +21,7 @@ from tests.app.browser_helpers import (
     screenshot,
     serve_sqlite,
     wait_drawn,
+    wait_for_value,
     wait_idle,
 )
 from tests.test_simulation_cli import ORACLE, RUNS, write_toy
@@ -31,6 +33,7 @@ TOY_RUNS = {"A": RUNS["A"], "B": RUNS["B"], ODD: RUNS["C"]}
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
+    # a server of its own: its own POOLJUDGE_CACHE, so the simulation runs rather than reading an earlier result
     root = tmp_path_factory.mktemp("simulation")
     db = root / "pooljudge.db"
     add_users(db, {"admin": ACCOUNTS["admin"], "rev1": ACCOUNTS["rev1"]})
@@ -65,30 +68,35 @@ def test_simulation_page_runs_and_plots(server, page):
     plots = main.locator(".js-plotly-plot")
     plots.nth(2).wait_for(state="visible", timeout=120_000)
     wait_idle(page)
-    assert main.locator('[data-testid="stException"]').count() == 0
+    expect(main.locator('[data-testid="stException"]')).to_have_count(0, timeout=30_000)
     for i in range(3):
         wait_drawn(plots.nth(i), f"chart {i}", legend=True)
 
     # the tau and recall charts: one line per strategy; the band chart: each run, the stored name drawn as written
     for i in range(2):
-        legend = [t.strip() for t in plots.nth(i).locator(".legendtext").all_text_contents()]
-        assert legend == ["depth", "top-n", "random"]
-    band_legend = [t.strip() for t in plots.nth(2).locator(".legendtext").all_text_contents()]
-    assert band_legend == ["A", "B", ODD]
+        expect(plots.nth(i).locator(".legendtext")).to_have_text(["depth", "top-n", "random"], timeout=30_000)
+    expect(plots.nth(2).locator(".legendtext")).to_have_text(["A", "B", ODD], timeout=30_000)
 
     table = main.locator('[data-testid="stTable"]')
-    cells = [[c.strip() for c in row.locator("th, td").all_text_contents()] for row in table.locator("tbody tr").all()]
-    assert cells == [
+
+    def cells() -> list[list[str]]:
+        return [
+            [c.strip() for c in row.locator("th, td").all_text_contents()] for row in table.locator("tbody tr").all()
+        ]
+
+    rows = [
         ["depth", "6", "75.0%", "1.0000", "8", "0", "0"],
         ["top-n", "3", "37.5%", "1.0000", "8", "0", "0"],
         ["random", "3", "37.5%", "1.0000", "8", "0", "0"],
     ]
-    assert main.locator('[data-testid="stMetricValue"]').all_text_contents()[:3] == ["2", "8", "3"]
+    wait_for_value(cells, rows, what="the pairs-to-reach table")
+    metrics = main.locator('[data-testid="stMetricValue"]')
+    wait_for_value(lambda: metrics.all_text_contents()[:3], ["2", "8", "3"], what="the first three metrics")
     full = ", ".join(f"{run} {value:.4f}" for run, value in expected.full.items())
-    caption = main.get_by_text("under all labels:").inner_text()
-    assert (
-        caption.replace("\u2060", "") == f"nDCG@10 under all labels: {full}"
-    )  # md_escape's word joiners are invisible
+    caption = main.get_by_text("under all labels:")
+    wait_for_value(  # md_escape's word joiners are invisible
+        lambda: caption.inner_text().replace("\u2060", ""), f"nDCG@10 under all labels: {full}", what="the caption"
+    )
     assert page.get_by_role("button", name="Download CSV").is_visible()
     path = screenshot(page, "labelling-simulation")
     assert path.stat().st_size > 20_000
@@ -98,4 +106,4 @@ def test_reviewer_is_offered_the_page(server, page):
     login(page, server, "rev1")
     nav = page.locator('[data-testid="stSidebarNav"]')
     nav.get_by_text("Labelling simulation", exact=True).wait_for(timeout=30_000)
-    assert nav.get_by_text("Pooling", exact=True).count() == 0  # reviewers still see no admin pages
+    expect(nav.get_by_text("Pooling", exact=True)).to_have_count(0, timeout=30_000)  # no admin pages for reviewers
