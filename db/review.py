@@ -79,8 +79,19 @@ def label_log(session: Session, cid: int, purposes: Sequence[str], *conditions: 
     )
 
 
-def standing_labels(session: Session, collection: str) -> dict[PairKey, dict[str, int]]:
+def standing_labels(
+    session: Session, collection: str, *, unresolved_only: bool = False
+) -> dict[PairKey, dict[str, int]]:
     """Each annotator's standing label on every pair of a collection (labelling assignments only).
+
+    Parameters
+    ----------
+    session : Session
+        An open session.
+    collection : str
+        The collection's name.
+    unresolved_only : bool
+        Only the pairs without a final label (only their judgments are read).
 
     Returns
     -------
@@ -91,7 +102,8 @@ def standing_labels(session: Session, collection: str) -> dict[PairKey, dict[str
         it keeps the three independent labels of a pair with a 4th label).
         Pairs whose every label was undone are absent.
     """
-    return _labels_where(session, collection_id(session, collection))
+    cid = collection_id(session, collection)
+    return _labels_where(session, cid, ~_has_final(Judgment)) if unresolved_only else _labels_where(session, cid)
 
 
 def _labels_where(session: Session, cid: int, *conditions: ColumnElement[bool]) -> dict[PairKey, dict[str, int]]:
@@ -269,7 +281,7 @@ def adjudication_queue(session: Session, collection: str) -> list[PairReview]:
     texts of labelled pairs without a final label are read.
     """
     cid = collection_id(session, collection)
-    labels = _labels_where(session, cid, ~_has_final(Judgment))
+    labels = standing_labels(session, collection, unresolved_only=True)
     fourths = _fourths(session, cid)
     labelled = exists().where(Judgment.query_id == Assignment.query_id, Judgment.passage_id == Assignment.passage_id)
     out = []

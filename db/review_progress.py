@@ -351,10 +351,14 @@ def final_label_distribution(session: Session, collection: str, *, grades: Seque
     """How the final labels of a collection are distributed over grades and resolution methods."""
     cid = collection_id(session, collection)
     cells = Counter(
-        (method, grade)
-        for method, grade in session.execute(
-            select(FinalLabel.method, FinalLabel.grade).where(FinalLabel.collection_id == cid)
-        )
+        {
+            (method, grade): n
+            for method, grade, n in session.execute(
+                select(FinalLabel.method, FinalLabel.grade, func.count())
+                .where(FinalLabel.collection_id == cid)
+                .group_by(FinalLabel.method, FinalLabel.grade)
+            )
+        }
     )
     by_grade = {g: 0 for g in grades}
     by_method = {m: 0 for m in METHODS}
@@ -366,15 +370,6 @@ def final_label_distribution(session: Session, collection: str, *, grades: Seque
         else:
             by_grade[grade] = by_grade.get(grade, 0) + n
     method_order = {m: i for i, m in enumerate((*METHODS, "imported"))}
-    finals = set(
-        session.execute(
-            select(QueryRecord.ext_id, PassageRecord.ext_id)
-            .select_from(FinalLabel)
-            .join(QueryRecord, QueryRecord.id == FinalLabel.query_id)
-            .join(PassageRecord, PassageRecord.id == FinalLabel.passage_id)
-            .where(FinalLabel.collection_id == cid)
-        ).all()
-    )
     return LabelDistribution(
         by_grade=dict(sorted(by_grade.items())),
         excluded=excluded,
@@ -385,7 +380,7 @@ def final_label_distribution(session: Session, collection: str, *, grades: Seque
                 cells.items(), key=lambda kv: (method_order.get(kv[0][0], 99), -1 if kv[0][1] is None else kv[0][1])
             )
         ],
-        pending=len(set(standing_labels(session, collection)) - finals),
+        pending=len(standing_labels(session, collection, unresolved_only=True)),
     )
 
 

@@ -13,9 +13,10 @@ from core.judgments import Event, current_labels
 from core.resolution import resolve
 from db import review
 from db.access import LABELLING
-from db.models import Assignment, PassageRecord, QueryRecord
+from db.models import Assignment, FinalLabel, PassageRecord, QueryRecord
 from db.queries import collection_id
 from db.resolution import override_label
+from db.review_progress import final_label_distribution
 from tests.db.labelling_helpers import DOCS
 from tests.db.test_review import _ids, judged, world  # noqa: F401  # fixtures: every resolution case
 
@@ -61,6 +62,14 @@ def _reference(s, collection: str) -> dict:
             out["queue"].append(pair)
         if key in finals and finals[key][0] is None:
             out["excluded"].append(pair)
+    final_pairs = s.execute(
+        select(QueryRecord.ext_id, PassageRecord.ext_id)
+        .select_from(FinalLabel)
+        .join(QueryRecord, QueryRecord.id == FinalLabel.query_id)
+        .join(PassageRecord, PassageRecord.id == FinalLabel.passage_id)
+        .where(FinalLabel.collection_id == cid)
+    )
+    out["pending"] = len(set(labels) - {tuple(pair) for pair in final_pairs})
     return out
 
 
@@ -71,6 +80,7 @@ def _current(s, collection: str) -> dict:
         "queue": review.adjudication_queue(s, collection),
         "excluded": review.excluded_pairs(s, collection),
         "reviewable": review.reviewable_pairs(s, collection),
+        "pending": final_label_distribution(s, collection).pending,
     }
 
 
@@ -80,6 +90,7 @@ def test_tables_equal_the_full_replay(judged):  # noqa: F811
         expected, got = _reference(s, "c"), _current(s, "c")
     assert [len(expected[k]) for k in KINDS] == [10, 1, 1]  # the fixture's 10 pairs, d2 waits, d3 excluded
     assert list(expected["reviewable"].items()) == [("q1", DOCS[:5]), ("q2", DOCS[5:])]
+    assert expected["pending"] == 2  # d2 (waiting for a 4th) and d4 (two labels after an undo)
     assert got == expected
     q, d = _ids(store, "d5")
     with store.write() as s:  # a reviewer excludes a pair (an override without a grade)
