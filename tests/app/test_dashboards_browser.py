@@ -7,6 +7,8 @@ comparison has two versions to compare.  Screenshots go to test-artifacts/dashbo
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import expect
 
@@ -77,7 +79,9 @@ def _assert_rendered(scope, *, charts: int, tables: int, name: str, page) -> Non
     for i in range(grids.count()):
         box = grids.nth(i).bounding_box()
         assert box and box["height"] > 30 and box["width"] > 100, f"{name}: table {i} is not drawn"
-    assert scope.locator('[data-testid="stException"]').count() == 0, f"{name}: an exception is shown"
+    expect(scope.locator('[data-testid="stException"]'), f"{name}: an exception is shown").to_have_count(
+        0, timeout=30_000
+    )
 
 
 def test_metrics_dashboards(app_server, page, relabelled):
@@ -96,8 +100,8 @@ def test_metrics_dashboards(app_server, page, relabelled):
         _assert_rendered(_visible_panel(page), charts=charts, tables=tables, name=tab, page=page)
         screenshot(page, f"dashboard-metrics-{tab.lower().replace(' ', '-')}")
         if tab == "Qrels versions":  # the two versions compared by default: the oldest and the newest
-            panel = _visible_panel(page).inner_text()
-            assert "imported" in panel and "relabelled" in panel
+            expect(_visible_panel(page)).to_contain_text("imported", timeout=30_000)
+            expect(_visible_panel(page)).to_contain_text("relabelled", timeout=30_000)
 
 
 def test_dataset_statistics_dashboards(app_server, page, relabelled):
@@ -106,8 +110,7 @@ def test_dataset_statistics_dashboards(app_server, page, relabelled):
     page.get_by_text("Leakage threshold (cosine)").wait_for(timeout=180_000)  # the first visit loads the encoder
     main = page.locator('[data-testid="stMain"]')
     _assert_rendered(main, charts=3, tables=4, name="statistics", page=page)
-    metric = page.locator('[data-testid="stMetricValue"]').first.inner_text()
-    assert metric.endswith("of 7")
+    expect(page.locator('[data-testid="stMetricValue"]').first).to_have_text(re.compile(r"of 7$"), timeout=30_000)
     screenshot(page, "dashboard-statistics")
 
 
@@ -126,7 +129,7 @@ def _step_to_a_suggestion(page):
         after.click()
         expect(pair).not_to_have_value(shown, timeout=60_000)  # the next pair is chosen ...
         wait_idle(page, 120_000, fresh=True)  # ... and drawn
-    assert confirm.count(), "no sampled pair got a suggestion"
+    expect(confirm.first, "no sampled pair got a suggestion").to_be_visible(timeout=30_000)
     return confirm
 
 
@@ -137,8 +140,8 @@ def test_error_analysis_sampling_tagging_and_dashboards(app_server, page, relabe
     choose_in(page, "Run", "minilm")  # the English model fails many Chinese queries: a rich sample
     page.get_by_role("button", name="Sample").click()
     page.get_by_text("Failing queries").wait_for(timeout=60_000)
-    failing = int(page.locator('[data-testid="stMetricValue"]').first.inner_text().replace(",", ""))
-    assert failing > 0
+    failing = page.locator('[data-testid="stMetricValue"]').first
+    expect(failing).to_have_text(re.compile(r"^[1-9][\d,]*$"), timeout=30_000)  # a positive count
     page.get_by_role("button", name="Suggest tags").click()
     page.get_by_text("suggestion").first.wait_for(timeout=120_000)
     confirm = _step_to_a_suggestion(page)

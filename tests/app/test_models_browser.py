@@ -7,6 +7,7 @@ import random
 import re
 
 import pytest
+from playwright.sync_api import expect
 
 from core.types import CollectionSource, Passage, QrelEntry, Query
 from db.engine import Store, sqlite_url
@@ -14,7 +15,7 @@ from db.importer import import_collection
 from db.jobs import list_jobs
 from db.trained_models import list_models
 from db.users import add_user
-from tests.app.browser_helpers import PASSWORD, choose, login, open_page, screenshot, serve_sqlite
+from tests.app.browser_helpers import PASSWORD, choose, login, open_page, screenshot, serve_sqlite, wait_for_value
 
 pytestmark = pytest.mark.browser
 
@@ -59,7 +60,8 @@ def _tiny_base(folder) -> None:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    """A server of its own on a store with the toy collection (train and dev queries, a qrels version)."""
+    """A server of its own (its POOLJUDGE_MODELS and job-log folders are this module's) on a store with the toy
+    collection (train and dev queries, a qrels version)."""
     folder = tmp_path_factory.mktemp("models-page")
     db = folder / "store.db"
     store = Store(sqlite_url(db))
@@ -77,6 +79,24 @@ def _number(page, label: str, value) -> None:
     box = page.get_by_label(label, exact=True)
     box.fill(str(value))
     box.press("Tab")  # a number input takes its value when it loses focus
+
+
+def _check_model_row(page, model) -> None:
+    """The table row of ``model`` (a canvas grid, also drawn as an accessible table) with its held-out metrics."""
+    cells = page.locator('[data-testid="stDataFrame"] td[role="gridcell"]')
+    cells.filter(has_text=re.compile(f"^{NAME}$")).first.wait_for(state="attached", timeout=60_000)
+
+    def row_filled() -> bool:  # the grid fills its cells in stages: read the row once every value is in
+        row = cells.all_text_contents()
+        return len(row) >= 6 and row[:2] == [NAME, "cross-encoder"] and all(c.strip() for c in row[2:6])
+
+    wait_for_value(row_filled, True, what="the trained model's row")
+    row = cells.all_text_contents()
+    # (the accessible table holds the cells' values, of the columns in view; the canvas draws them as %.4f)
+    assert float(row[2]) == pytest.approx(model.best["eval"]["nDCG@10"])
+    assert float(row[3]) == pytest.approx(model.best["eval"]["MRR@10"])
+    assert float(row[4]) == pytest.approx(model.params["seconds"])
+    assert float(row[5]) == pytest.approx(model.params["pairs_per_second"])
 
 
 def test_train_a_model_in_the_background_through_a_reload(server, page):
@@ -116,21 +136,12 @@ def test_train_a_model_in_the_background_through_a_reload(server, page):
     with store.read() as s:
         [model] = list_models(s, "toy")
     assert (model.name, model.kind, model.job_id) == (NAME, "cross-encoder", job.id)
-    ndcg = model.best["eval"]["nDCG@10"]
-    # the table row (a canvas grid, also drawn as an accessible table) with its held-out nDCG@10
-    cells = page.locator('[data-testid="stDataFrame"] td[role="gridcell"]')
-    cells.filter(has_text=re.compile(f"^{NAME}$")).first.wait_for(state="attached", timeout=60_000)
-    row = cells.all_text_contents()
-    # (the accessible table holds the cells' values, of the columns in view; the canvas draws them as %.4f)
-    assert row[:2] == [NAME, "cross-encoder"], row
-    assert float(row[2]) == pytest.approx(ndcg) and float(row[3]) == pytest.approx(model.best["eval"]["MRR@10"])
-    assert float(row[4]) == pytest.approx(model.params["seconds"])
-    assert float(row[5]) == pytest.approx(model.params["pairs_per_second"])
+    _check_model_row(page, model)
     page.get_by_text(f"rerank:model={NAME},first=bm25,depth=100").wait_for(timeout=30_000)
     page.locator(".gtitle", has_text=f"Training loss: {NAME}").wait_for(timeout=30_000)
     page.locator(".gtitle", has_text=f"Held-out metrics: {NAME}").wait_for(timeout=30_000)
     page.get_by_text("No training job running.").wait_for(timeout=30_000)
-    text = page.inner_text("body")
-    assert "Trained models" in text and model.path in text
+    expect(page.locator("body")).to_contain_text("Trained models", timeout=30_000)
+    expect(page.locator("body")).to_contain_text(model.path, timeout=30_000)
     page.set_viewport_size({"width": 1400, "height": 2000})  # the app scrolls inside: a tall window shows the curves
     screenshot(page, "models-page")

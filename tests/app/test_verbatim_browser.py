@@ -118,10 +118,11 @@ def test_annotate_page_shows_query_title_and_passage_verbatim(verbatim_app, page
 
 def test_review_page_shows_the_pair_verbatim(verbatim_app, page):
     login(page, verbatim_app, "rev1", path="/review?collection=tricky")
-    page.get_by_role("heading", name="Review").first.wait_for(timeout=60_000)
+    # the shared server's Review page reads a bigger store than this collection: generous waits on a loaded machine
+    page.get_by_role("heading", name="Review").first.wait_for(timeout=120_000)
     page.get_by_role("tab", name="Pairs", exact=True).click()
-    page.get_by_text("Override a final label").wait_for(timeout=60_000)
-    passage = _html_with(page, MARKER)
+    page.get_by_text("Override a final label").wait_for(timeout=120_000)
+    passage = _html_with(page, MARKER, 120_000)
     _assert_verbatim(passage, PASSAGE)
     _assert_marked(passage, "tower", "tall")
     wait_for_value(_html_with(page, "not italic").inner_text, TITLE, what="the title")
