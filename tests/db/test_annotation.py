@@ -187,6 +187,7 @@ def test_resolution_cases_through_the_store(world):
         assert stored_qrels(s, "c", "round-1") == {"q1": {"d0": 3, "d1": 2, "d2": 1, "d3": 2}}
 
 
+@pytest.mark.slow  # a whole QC cycle: over 2 s on each store
 def test_qc_cycle_returns_a_package_with_planted_errors_then_passes(world):
     store, users = world
     _assign(store, package_size=10)

@@ -84,6 +84,7 @@ def _cli_import(url: str, path: Path, name: str, fmt: str = "msmarco", env: dict
 # --------------------------------------------------------------------------- the write lock
 
 
+@pytest.mark.slow  # a large import in another process, timed writers beside it
 def test_other_writers_never_wait_for_a_large_import(tmp_path):
     """While 200k passages import in another process, this process's short writes each finish quickly."""
     url = sqlite_url(tmp_path / "s.db")
@@ -161,6 +162,7 @@ def test_regular_files_and_folders_pass_the_check(tmp_path):
 # --------------------------------------------------------------------------- crash safety
 
 
+@pytest.mark.slow  # an import process started and killed
 def test_a_killed_import_leaves_nothing_visible_and_is_cleaned_at_the_next_open(tmp_path, monkeypatch):
     url = sqlite_url(tmp_path / "s.db")
     store = Store(url)
