@@ -36,7 +36,7 @@ def _counts(store) -> dict[str, int]:
     from db.models import (
         Collection,
         ImportRecord,
-        Passage,
+        PassageRecord,
         QrelsEntry,
         QrelsVersion,
         QueryRecord,
@@ -44,7 +44,7 @@ def _counts(store) -> dict[str, int]:
         RunRecord,
     )
 
-    tables = (Collection, Passage, QueryRecord, QrelsVersion, QrelsEntry, RunRecord, RunEntryRecord, ImportRecord)
+    tables = (Collection, PassageRecord, QueryRecord, QrelsVersion, QrelsEntry, RunRecord, RunEntryRecord, ImportRecord)
     with store.read() as s:
         return {t.__tablename__: s.scalar(select(func.count()).select_from(t)) for t in tables}
 
