@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.source_files import python_files
+
 ROOT = Path(__file__).resolve().parents[1]
 HISTORY = re.compile(r"\bissues? ?#?\d+|\bas before\b|\bas it always\b|\bthe issue allows\b", re.IGNORECASE)
 
 
 def product_files() -> list[Path]:
-    files = [ROOT / "app.py", ROOT / "serve.py"]
-    for package in ("core", "db", "pooljudge", "views"):
-        files += sorted((ROOT / package).rglob("*.py"))
+    files = python_files(("app.py", "serve.py", "core", "db", "pooljudge", "views"))
     migrations = ROOT / "db" / "migrations" / "versions"
     return [f for f in files if migrations not in f.parents]
 

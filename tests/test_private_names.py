@@ -15,19 +15,14 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from tests.source_files import python_files
+
 REPO = Path(__file__).resolve().parents[1]
 PRODUCT = ("app.py", "serve.py", "core", "db", "pooljudge", "views")
 
 
 def _python_files() -> list[Path]:
-    files: list[Path] = []
-    for name in PRODUCT:
-        path = REPO / name
-        if path.is_dir():
-            files += sorted(path.rglob("*.py"))
-        elif path.exists():
-            files.append(path)
-    return files
+    return python_files(PRODUCT)
 
 
 def _absolute_module(node: ast.ImportFrom, rel: str) -> str:

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.source_files import python_files
+
 REPO = Path(__file__).resolve().parents[1]
 OUTSIDE_DB = ("app.py", "serve.py", "core", "pooljudge", "views", "tools")
 BUILDERS = {"select", "text", "insert", "update", "delete"}
@@ -24,14 +26,7 @@ ALLOWED_IMPORTS = {("sqlalchemy.orm", "Session")}  # (module, name): a type, no 
 
 
 def _python_files() -> list[Path]:
-    files: list[Path] = []
-    for name in OUTSIDE_DB:
-        path = REPO / name
-        if path.is_dir():
-            files += sorted(path.rglob("*.py"))
-        elif path.exists():
-            files.append(path)
-    return files
+    return python_files(OUTSIDE_DB)
 
 
 def _import_findings(node: ast.AST) -> list[str]:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from tests.source_files import python_files
+
 REPO = Path(__file__).resolve().parents[2]
 CORE = REPO / "core"
 CHECKED = ("core", "db", "pooljudge", "views", "app.py", "tools", "tests", "benchmarks")
@@ -23,11 +25,7 @@ STILL_OVER_800: set[str] = set()
 
 
 def _python_files() -> list[Path]:
-    files: list[Path] = []
-    for name in CHECKED:
-        path = REPO / name
-        files += sorted(path.rglob("*.py")) if path.is_dir() else [path]
-    return files
+    return python_files(CHECKED)
 
 
 def _long_functions() -> dict[str, int]:
