@@ -9,21 +9,16 @@ from __future__ import annotations
 import pytest
 
 import pooljudge.ui.qc_states as qc_states
-from db.engine import Store, sqlite_url
 from db.labelling import record_judgment
 from tests.app.apptest import VIEWS, open_tab, private_store
-from tests.db.unresolved_helpers import _assignment, build_unresolved
+from tests.db.unresolved_helpers import _assignment, unresolved_template
 
 pytestmark = pytest.mark.slow  # whole pages run under AppTest: over 2 s a test
 
 
 @pytest.fixture(scope="module")
 def seeded(tmp_path_factory):
-    path = tmp_path_factory.mktemp("unresolved-cache") / "template.db"
-    store = Store(sqlite_url(path))
-    ids = build_unresolved(store)
-    store.dispose()
-    return path, ids
+    return unresolved_template(tmp_path_factory.mktemp("unresolved-cache"))
 
 
 @pytest.fixture

@@ -52,3 +52,14 @@ def build_unresolved(store) -> dict[str, int]:
                 else:
                     record_judgment(s, users[user], aid, grade)
     return users
+
+
+def unresolved_template(folder) -> tuple:
+    """``(path, ids)``: a SQLite store in ``folder`` built by :func:`build_unresolved`, for pages to copy."""
+    from db.engine import Store, sqlite_url
+
+    path = folder / "template.db"
+    store = Store(sqlite_url(path))
+    ids = build_unresolved(store)
+    store.dispose()
+    return path, ids
