@@ -7,6 +7,9 @@ PORT   ?= 8501
 export POOLJUDGE_DB ?= $(CURDIR)/data/pooljudge.db
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
+# Python writes its bytecode caches (__pycache__, ignored by git): the suite starts many interpreters (servers,
+# worker processes) and pytest rewrites every test module; without the caches each compiles everything again.
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: setup run lint test chromium postgresql sqlite3 bench clean
 
