@@ -41,7 +41,7 @@ from pooljudge.cli import (
     train,
     user,
 )
-from pooljudge.cli.common import UsageError
+from pooljudge.cli.common import UsageError, close_stores
 
 COMMANDS = [
     import_,
@@ -104,3 +104,5 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:  # an output folder that exists, a path we cannot write
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    finally:
+        close_stores()

@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from tqdm import tqdm
 
+if TYPE_CHECKING:
+    from db.engine import Store
 
-def open_store(args: argparse.Namespace):
+# the stores this command opened: main() closes their connections when the command ends, so that a process
+# running several commands (a script, the tests) holds no connection, file or lock of an earlier one
+_OPENED: list[Store] = []
+
+
+def open_store(args: argparse.Namespace) -> Store:
     """The store ``--db`` names (a SQLite file or a URL), upgraded to the newest schema, stale imports dropped."""
     from db import opening
     from db.engine import sqlite_url
@@ -16,7 +24,15 @@ def open_store(args: argparse.Namespace):
     target = args.db
     if target and "://" not in target:
         target = sqlite_url(target)
-    return opening.open_store(target)
+    store = opening.open_store(target)
+    _OPENED.append(store)
+    return store
+
+
+def close_stores() -> None:
+    """Close the connections of every store :func:`open_store` opened (``main`` calls it when a command ends)."""
+    while _OPENED:
+        _OPENED.pop().dispose()
 
 
 def output(path: str | None):
