@@ -11,6 +11,7 @@ import streamlit as st
 
 from db.engine import Store, sqlite_url
 from db.users import add_user
+from tests.app import apptest_runtime
 from tests.app.browser_helpers import ACCOUNTS, CHROMIUM, add_users, cli, launch_chromium, serve_sqlite
 from tests.sqlite_template import copy_store
 
@@ -27,6 +28,14 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if item.get_closest_marker("browser") and not item.get_closest_marker("xdist_group"):
             item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def apptest_runtime_once():
+    """Every ``AppTest`` in this process shares the component discovery and the compiled page scripts."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        apptest_runtime.install(monkeypatch)
+        yield
 
 
 @pytest.fixture(scope="session")
