@@ -174,8 +174,10 @@ def _copy_parts(
     fast = store.engine.dialect.name == "sqlite"
     with _SqliteCopier(store.engine, staging) if fast else _GenericCopier(store, staging) as copier:
         for table, where, params, model, constants, columns in parts:
-            last = 0
-            top = staging.db.execute(f"SELECT coalesce(max(rowid), 0) FROM {table}").fetchone()[0]
+            # The part's own rowid span: the runs share one staging table, each staged as one block.
+            last, top = staging.db.execute(
+                f"SELECT coalesce(min(rowid) - 1, 0), coalesce(max(rowid), 0) FROM {table} WHERE {where}", params
+            ).fetchone()
             while last < top:
                 upto = min(top, last + chunker.size)
                 rows, held = copier.copy(table, where, params, (last, upto), model, constants, columns, owned)
