@@ -38,7 +38,7 @@ def open_as(store, script, username: str | None, default_timeout=30):
 
 @contextmanager
 def private_store(template: Path, ids: dict[str, int], tmp_path: Path, monkeypatch) -> Iterator[Store]:
-    """A private copy of a module's seeded store (built once: password hashing is slow on purpose).
+    """A private copy of a module's seeded store (built once per module, at the newest schema).
 
     The pages open it through ``$POOLJUDGE_DB``; Streamlit's caches are cleared on both sides, so no page
     reads another test's store or tables.  ``store.ids`` maps usernames to account ids.
@@ -49,7 +49,7 @@ def private_store(template: Path, ids: dict[str, int], tmp_path: Path, monkeypat
     monkeypatch.setenv("POOLJUDGE_DB", str(path))
     st.cache_resource.clear()
     st.cache_data.clear()
-    store = Store(sqlite_url(path))
+    store = Store(sqlite_url(path), upgrade=False)  # module templates are copies of the migrated template
     store.ids = ids
     try:
         yield store

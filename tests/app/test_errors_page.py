@@ -27,6 +27,7 @@ from db.importer import import_collection, save_run
 from db.queries import stored_qrels, stored_run
 from db.users import add_user
 from tests.app.apptest import VIEWS, open_as_admin
+from tests.sqlite_template import fresh_sqlite
 
 pytestmark = pytest.mark.slow  # whole pages run under AppTest: over 2 s a test
 
@@ -183,7 +184,7 @@ def test_sample_shows_failing_queries_and_pairs_and_stores_nothing(db):
 
 def test_suggest_tags_stores_exactly_what_suggest_tags_produces(db, tmp_path):
     seed(db)
-    reference = Store(sqlite_url(tmp_path / "reference.db"))
+    reference = Store(sqlite_url(fresh_sqlite(tmp_path / "reference.db")), upgrade=False)
     seed(reference)
     with reference.write() as s:
         qrels = stored_qrels(s, C, "imported")

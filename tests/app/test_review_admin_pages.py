@@ -28,6 +28,7 @@ from db.review import standing_labels
 from db.review_progress import final_label_distribution, package_overview
 from db.users import add_user
 from tests.app.apptest import judge, open_as, open_tab, pair_ids, private_store
+from tests.sqlite_template import fresh_sqlite
 
 pytestmark = pytest.mark.slow  # whole pages run under AppTest: over 2 s a test
 
@@ -46,8 +47,8 @@ def template(tmp_path_factory):
     One collection: pool ``p`` assigned to ann1-3 (one package of 6 each) and partly judged, with
     ann1's package finished and a flag by ann2; pool ``p2`` not assigned yet.
     """
-    path = tmp_path_factory.mktemp("template") / "app.db"
-    store = Store(sqlite_url(path))
+    path = fresh_sqlite(tmp_path_factory.mktemp("template") / "app.db")
+    store = Store(sqlite_url(path), upgrade=False)
     source = CollectionSource(
         passages=lambda: iter([Passage(d, f"passage <b>{d}</b> text", title="T") for d in DOCS]),
         queries=lambda: iter([Query("q1", "first <script>q</script>"), Query("q2", "second query")]),

@@ -18,6 +18,7 @@ from db.models import Assignment, FinalLabel, LabelOverride, PassageRecord, Pool
 from db.pools import save_pool
 from db.users import add_user
 from tests.app.apptest import judge, open_as, open_tab, pair_ids, private_store
+from tests.sqlite_template import fresh_sqlite
 
 pytestmark = pytest.mark.slow  # whole pages run under AppTest: over 2 s a test
 
@@ -31,8 +32,8 @@ GRADES = {"d0": (3, 3, 3), "d1": (0, 1, 2), "d2": (2, 2, 1), "d3": (1, 1, 0), "d
 @pytest.fixture(scope="module")
 def template(tmp_path_factory):
     """Built once (password hashing is slow on purpose) and copied for every test."""
-    path = tmp_path_factory.mktemp("scale") / "app.db"
-    store = Store(sqlite_url(path))
+    path = fresh_sqlite(tmp_path_factory.mktemp("scale") / "app.db")
+    store = Store(sqlite_url(path), upgrade=False)
     source = CollectionSource(
         passages=lambda: iter([Passage(d, f"passage <b>{d}</b> about towers", title=f"T{d}") for d in QUERY_OF]),
         queries=lambda: iter([Query("q1", "tall <script>towers</script>"), Query("q2", "second query")]),

@@ -57,9 +57,10 @@ def build_unresolved(store) -> dict[str, int]:
 def unresolved_template(folder) -> tuple:
     """``(path, ids)``: a SQLite store in ``folder`` built by :func:`build_unresolved`, for pages to copy."""
     from db.engine import Store, sqlite_url
+    from tests.sqlite_template import fresh_sqlite
 
-    path = folder / "template.db"
-    store = Store(sqlite_url(path))
+    path = fresh_sqlite(folder / "template.db")
+    store = Store(sqlite_url(path), upgrade=False)
     ids = build_unresolved(store)
     store.dispose()
     return path, ids
