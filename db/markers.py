@@ -5,23 +5,39 @@ from __future__ import annotations
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from db.models import FinalLabel, Judgment, LabelOverride, Package, QcRound
+from db.models import Assignment, FinalLabel, Judgment, LabelOverride, Package, QcRound
 from db.queries import collection_id
+from db.vocab import Purpose
 
 
 def qc_marker(session: Session) -> tuple:
-    """A value that changes with every judgment, override, QC round, QC decision and package status, store-wide.
+    """A value that changes with every QC round, QC decision, QC review and package status, store-wide.
 
-    The Admin page's quality-control tables (packages, rounds, disagreements of every collection) are
-    recomputed when it changes.  A handful of indexed aggregates: it runs on every page run.
+    The Admin and Review pages' QC rounds and their disagreement tables are recomputed when it changes.  A
+    label outside QC leaves it as it is: a decided round's table is rebuilt from the judgments up to its
+    decision, and a round's reviewed counts read only QC judgments.  A handful of indexed aggregates: it runs
+    on every page run.
+    """
+    qc_assignments = select(Assignment.id).where(Assignment.purpose == Purpose.QC)
+    last_review = session.scalar(select(func.max(Judgment.id)).where(Judgment.assignment_id.in_(qc_assignments)))
+    rounds, decided = session.execute(select(func.count(QcRound.id), func.count(QcRound.decided_at))).one()
+    return (last_review or 0, rounds or 0, decided or 0, _statuses(session))
+
+
+def package_marker(session: Session) -> tuple:
+    """A value that changes with every judgment, package status and QC round, store-wide.
+
+    The packages table (each package's labelled items, status, rounds and last accuracy) is recomputed when
+    it changes: a label in a package changes its progress.
     """
     last_judgment = session.scalar(select(func.max(Judgment.id)))
-    last_override = session.scalar(select(func.max(LabelOverride.id)))
     rounds, decided = session.execute(select(func.count(QcRound.id), func.count(QcRound.decided_at))).one()
-    statuses = tuple(
-        session.execute(select(Package.status, func.count()).group_by(Package.status).order_by(Package.status))
-    )
-    return (last_judgment or 0, last_override or 0, rounds or 0, decided or 0, tuple(map(tuple, statuses)))
+    return (last_judgment or 0, rounds or 0, decided or 0, _statuses(session))
+
+
+def _statuses(session: Session) -> tuple:
+    statuses = session.execute(select(Package.status, func.count()).group_by(Package.status).order_by(Package.status))
+    return tuple(map(tuple, statuses))
 
 
 def qrels_marker(session: Session, collection: str) -> tuple:

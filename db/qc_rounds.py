@@ -40,7 +40,8 @@ from core.assignment import annotator_seed
 from core.judgments import Event, current_labels
 from core.qc import Disagreement, QcResult, package_accuracy, sample_for_qc
 from db.models import Assignment, Judgment, Package, PassageRecord, QcItem, QcRound, QueryRecord, User, utcnow
-from db.own_judgments import labels_then, own_log, standing_labels
+from db.own_judgments import labels_then, standing_labels
+from db.package_progress import flag_held
 from db.resolution import pair_scale
 from db.vocab import JudgmentAction, Purpose, QcRoundStatus
 
@@ -408,22 +409,7 @@ def waiting_on_flags(session: Session, user_id: int | None = None) -> list[Waiti
     user_id : int, optional
         Only this annotator's packages (their own list); every package when None (the Admin page).
     """
-    out = []
-    packages = select(Package, User.username).join(User, User.id == Package.user_id).order_by(Package.name)
-    if user_id is not None:
-        packages = packages.where(Package.user_id == user_id)
-    for package, annotator in session.execute(packages).all():
-        rows = session.execute(
-            select(Assignment.id, QueryRecord.ext_id, PassageRecord.ext_id)
-            .join(QueryRecord, QueryRecord.id == Assignment.query_id)
-            .join(PassageRecord, PassageRecord.id == Assignment.passage_id)
-            .where(Assignment.package_id == package.id)
-        ).all()
-        labelled, marks = own_log(session, package.user_id, [r[0] for r in rows])
-        flagged = sorted((q, d) for aid, q, d in rows if marks.get(aid) == JudgmentAction.FLAG)
-        if flagged and len(labelled) + len(flagged) == len(rows):
-            out.append(WaitingPackage(package.id, package.name, annotator, len(labelled), len(rows), flagged))
-    return out
+    return [WaitingPackage(*row) for row in flag_held(session, user_id)]
 
 
 def round_outcome(session: Session, round_id: int) -> tuple[str, int, int]:
@@ -612,6 +598,16 @@ def _disputed_item(
     )
 
 
+def _load_texts(session: Session, pairs: Sequence[Pair]) -> list[Any]:
+    """The pairs' queries and passages, read in two queries: while the caller holds them, ``session.get`` finds
+    them in the session (which keeps only weak references) without a query each."""
+    if not pairs:
+        return []
+    queries = session.scalars(select(QueryRecord).where(QueryRecord.id.in_(sorted({q for q, _p in pairs})))).all()
+    passages = session.scalars(select(PassageRecord).where(PassageRecord.id.in_(sorted({p for _q, p in pairs}))))
+    return [*queries, *passages]
+
+
 def round_items(session: Session, qc_round: QcRound) -> list[DisputedItem]:
     """The disagreements of a decided round, rebuilt from the judgments stored up to its decision."""
     package = session.get_one(Package, qc_round.package_id)
@@ -631,7 +627,9 @@ def round_items(session: Session, qc_round: QcRound) -> list[DisputedItem]:
     reviewed = {(str(q), str(p)): dict(reviewer_labels.get((q, p), {})) for q, p in sample}
     # min_reviewers=1: a decided round had enough reviews on every pair, so this reproduces its verdict
     result = package_accuracy(annotator, reviewed, min_reviewers=1)
+    loaded = _load_texts(session, [(int(d.pair[0]), int(d.pair[1])) for d in result.disagreements])
     items = [_disputed_item(session, qc_round, d, assignment_of, notes) for d in result.disagreements]
+    del loaded
     items.sort(key=lambda i: (i.query_id, i.passage_id))
     return items
 

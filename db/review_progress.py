@@ -30,7 +30,7 @@ from db.models import (
     QueryRecord,
     User,
 )
-from db.own_judgments import standing_by_assignment
+from db.package_progress import labelled_counts
 from db.qc_rounds import reviewed_by_round
 from db.queries import collection_id
 from db.review import standing_labels
@@ -57,22 +57,6 @@ class PackageRow:
         return self.total > 0 and self.labelled == self.total
 
 
-def _labelled_per_package(session: Session, ids: Sequence[int]) -> Counter[int]:
-    """Per package id: its assignments with a standing label of the package's annotator."""
-    owner_events = session.execute(
-        select(Assignment.package_id, Assignment.id, Judgment.action, Judgment.grade)
-        .select_from(Judgment)
-        .join(Assignment, Assignment.id == Judgment.assignment_id)
-        .join(Package, Package.id == Assignment.package_id)
-        .where(Assignment.package_id.in_(ids), Judgment.user_id == Package.user_id)
-        .order_by(Judgment.id)
-    ).all()
-    # assignment ids are unique across packages: the owner's log per assignment is one user's own log
-    package_of = {aid: pkg for pkg, aid, _action, _grade in owner_events if pkg is not None}
-    standing = standing_by_assignment([(aid, action, grade) for _pkg, aid, action, grade in owner_events])
-    return Counter(package_of[aid] for aid in standing)
-
-
 def _round_accuracies(session: Session, ids: Sequence[int]) -> dict[int, list[tuple[int, float | None]]]:
     """Per package id: ``(round number, accuracy)`` of each of its QC rounds, by round number."""
     rounds: dict[int, list[tuple[int, float | None]]] = {}
@@ -89,7 +73,8 @@ def package_overview(session: Session, collection: str | None = None) -> list[Pa
     """Every package (of one collection, or all) with its annotator, status and progress, by name.
 
     ``labelled`` counts the package's assignments with a standing label of their annotator
-    (as :func:`db.package_qc.package_progress`), computed for all packages in one pass.
+    (as :func:`db.package_qc.package_progress`), counted in SQL for all packages at once
+    (:func:`db.package_progress.labelled_counts`).
     """
     query = (
         select(Package.id, Package.name, User.username, Collection.name, Pool.name, Package.status)
@@ -111,7 +96,7 @@ def package_overview(session: Session, collection: str | None = None) -> list[Pa
             .group_by(Assignment.package_id)
         ).all()
     )
-    labelled = _labelled_per_package(session, ids)
+    labelled = labelled_counts(session, ids)
     rounds = _round_accuracies(session, ids)
     out = []
     for pid, name, user, coll, pool, status in packages:

@@ -52,10 +52,18 @@ def review_table(url: str, collection: str, name: str) -> Any:
         return getattr(import_module(module), function)(session, collection)
 
 
-def admin_qc_tables(url: str) -> tuple[list, list, list]:
-    """Every package, QC round and decided round's disagreements, store-wide (the Admin page's QC tab)."""
-    from db.review_progress import package_overview, qc_history
+def admin_packages(url: str) -> list:
+    """Every package with its progress, store-wide (the Admin page's QC tab; keyed by :func:`db.markers.package_marker`)."""
+    from db.review_progress import package_overview
+
+    with _store(url).read() as session:
+        return package_overview(session)
+
+
+def admin_qc_tables(url: str) -> tuple[list, list]:
+    """Every QC round and decided round's disagreements, store-wide (keyed by :func:`db.markers.qc_marker`)."""
+    from db.review_progress import qc_history
     from db.rework import qc_round_tables
 
     with _store(url).read() as session:
-        return package_overview(session), qc_history(session), qc_round_tables(session)
+        return qc_history(session), qc_round_tables(session)

@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from db.assignments import create_assignments
-from db.markers import qc_marker
+from db.markers import package_marker, qc_marker
 from db.models import ROLES
 from db.package_qc import close_qc_round, start_qc_round
 from db.pools import list_pools
@@ -15,7 +15,7 @@ from db.resolution import freeze_qrels
 from db.review import active_users
 from db.users import add_user, list_users, set_active, set_password
 from db.vocab import PackageStatus, QcRoundStatus, Role
-from pooljudge.dashboard_tables import admin_qc_tables
+from pooljudge.dashboard_tables import admin_packages, admin_qc_tables
 from pooljudge.ui.auth import require_role
 from pooljudge.ui.background import background, shown_value
 from pooljudge.ui.common import collection_box, flash, get_store, md_escape, show_flash, show_rows
@@ -177,12 +177,17 @@ def assign_result(collection: str, pool: str, chosen: list[str], settings: dict)
 def qc_view() -> None:
     show_flash("admin_qc")
     with store.read() as session:
-        key = (qc_marker(session), background().generation(store.url))
+        generation = background().generation(store.url)
+        packages_key, qc_key = (package_marker(session), generation), (qc_marker(session), generation)
         reviewers = active_users(session, [Role.REVIEWER, Role.ADMIN])
         plain_reviewers = active_users(session, [Role.REVIEWER])
-    # computed in the background, keyed by every write they depend on (pooljudge.ui.background)
-    packages, rounds, tables = shown_value(
-        (store.url, "admin_qc"), key, partial(admin_qc_tables, store.url), what="the QC tables"
+    # computed in the background, keyed by the writes they depend on (pooljudge.ui.background): a label
+    # moves the packages' progress, only QC moves the rounds and their disagreements
+    packages = shown_value(
+        (store.url, "admin_packages"), packages_key, partial(admin_packages, store.url), what="the packages table"
+    )
+    rounds, tables = shown_value(
+        (store.url, "admin_qc"), qc_key, partial(admin_qc_tables, store.url), what="the QC tables"
     )
     if not packages:
         st.caption("No packages yet: create assignments first.")

@@ -22,7 +22,7 @@ from db.adjudication import (
     pool_adjudicators,
     set_pool_adjudicators,
 )
-from db.markers import qc_marker
+from db.markers import package_marker, qc_marker
 from db.pools import list_pools
 from db.queries import list_runs
 from db.ranked_lists import RankedList, pool_queries, ranked_list
@@ -566,9 +566,10 @@ def adjudicators_view(accounts: list[str]) -> None:
 
 
 def qc_view() -> None:
-    with store.read() as session:  # a resubmitted package changes no judgment: the QC tables' own key
-        key = (qc_marker(session), background().generation((store.url, info.name)))
-    packages, rounds = table("packages", key), table("rounds", key)
+    with store.read() as session:  # a resubmitted package changes no judgment: the QC tables' own keys
+        generation = background().generation((store.url, info.name))
+        packages_key, qc_key = (package_marker(session), generation), (qc_marker(session), generation)
+    packages, rounds = table("packages", packages_key), table("rounds", qc_key)
     qc_tables(packages, rounds)
 
 
