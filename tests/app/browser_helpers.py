@@ -35,6 +35,9 @@ CHROMIUM_ARGS = [
     "--no-first-run",
     "--disable-quic",
 ]
+# how often a wait re-checks its condition in the page, in ms: Playwright's default re-checks it on every animation
+# frame, which keeps Chromium drawing 60 frames a second in software for as long as a test waits
+POLL_MS = 100
 PASSWORD = "correct horse battery"
 # the accounts of the shared server (``app_server``): name -> role
 ACCOUNTS = {
@@ -195,6 +198,19 @@ def launch_chromium(playwright: Any):
     return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
 
 
+def new_context(browser, width: int = 1400, height: int = 1000):
+    """A browser session of its own (its own cookies, like another browser), ``width`` x ``height``, that prefers
+    reduced motion: the frontend's entrance animations and spinners, which the tests do not look at, are not
+    drawn frame by frame."""
+    return browser.new_context(viewport={"width": width, "height": height}, reduced_motion="reduce")
+
+
+def wait_for_js(page, expression: str, arg: Any = None, *, timeout: float) -> Any:
+    """Until the JavaScript ``expression`` (called with ``arg``) is truthy in ``page``, re-checked every
+    :data:`POLL_MS` ms; its value (a JSHandle)."""
+    return page.wait_for_function(expression, arg=arg, polling=POLL_MS, timeout=timeout)
+
+
 def screenshot(page, name: str, *, full_page: bool = True) -> Path:
     """``test-artifacts/<name>.png``: the whole page, or with ``full_page=False`` the viewport as a user sees it."""
     ARTIFACTS.mkdir(exist_ok=True)
@@ -207,7 +223,7 @@ def wait_idle(page, timeout: float = 30_000, *, fresh: bool = False) -> None:
     """Until Streamlit reports no script running (the status widget is gone); with ``fresh``, also until no
     element of an earlier run is left on the page."""
     stale = " && !document.querySelector('[data-stale=\"true\"]')" if fresh else ""
-    page.wait_for_function(f"() => !document.querySelector('[data-testid=\"stStatusWidget\"]'){stale}", timeout=timeout)
+    wait_for_js(page, f"() => !document.querySelector('[data-testid=\"stStatusWidget\"]'){stale}", timeout=timeout)
 
 
 def fill_login(page, username: str, password: str = PASSWORD) -> None:
@@ -295,7 +311,7 @@ def wait_drawn(plot, what: str, *, legend: bool = False, timeout: int = 30_000) 
 def shown_doc(page, markers: Mapping[str, str], *, settled: str = ONE_MARKER_SHOWN) -> str:
     """The passage the Annotate page shows now, as the key of ``markers`` (a text unique to each passage):
     waits until ``settled`` (by default: exactly one marker is drawn and nothing stale is left)."""
-    page.wait_for_function(settled, arg=list(markers.values()), timeout=60_000)
+    wait_for_js(page, settled, list(markers.values()), timeout=60_000)
     body = page.locator(MAIN).inner_text()
     shown = [d for d, marker in markers.items() if marker in body]
     assert len(shown) == 1, body
@@ -309,12 +325,12 @@ def markers_of(passages: Mapping[str, str]) -> dict[str, str]:
 
 def wait_gone(page, marker: str, timeout: int = 30_000) -> None:
     """Until the main area no longer shows ``marker`` (the item it marks was replaced)."""
-    page.wait_for_function(MARKER_GONE, arg=marker, timeout=timeout)
+    wait_for_js(page, MARKER_GONE, marker, timeout=timeout)
 
 
 def ready_for_keys(page) -> None:
     """Until the grade buttons of the item shown are drawn and their keyboard shortcuts can be pressed."""
-    page.wait_for_function(GRADE_BUTTONS_SETTLED, timeout=60_000)
+    wait_for_js(page, GRADE_BUTTONS_SETTLED, timeout=60_000)
     # Streamlit attaches a button's shortcut a moment after the button mounts and leaves no trace of it in the
     # DOM to wait for: this pause is the one fixed wait left
     page.wait_for_timeout(1000)
@@ -322,7 +338,7 @@ def ready_for_keys(page) -> None:
 
 def wait_saved(page, timeout: int = 60_000) -> None:
     """Until the Annotate page's queue holds no answer the server has not acknowledged (stored or refused)."""
-    page.wait_for_function(ANSWERS_SAVED, timeout=timeout)
+    wait_for_js(page, ANSWERS_SAVED, timeout=timeout)
 
 
 def press_grade(page, key: str, marker: str, timeout: int = 30_000) -> None:

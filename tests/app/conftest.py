@@ -12,7 +12,7 @@ import streamlit as st
 from db.engine import Store, sqlite_url
 from db.users import add_user
 from tests.app import apptest_runtime
-from tests.app.browser_helpers import ACCOUNTS, CHROMIUM, add_users, cli, launch_chromium, serve_sqlite
+from tests.app.browser_helpers import ACCOUNTS, CHROMIUM, add_users, cli, launch_chromium, new_context, serve_sqlite
 from tests.sqlite_template import copy_store
 
 # pages wait this long for a table computed in the background (pooljudge.ui.background) before showing the
@@ -70,7 +70,7 @@ def new_page(browser):
     contexts = []
 
     def make(width: int = 1400, height: int = 1000):
-        context = browser.new_context(viewport={"width": width, "height": height})
+        context = new_context(browser, width, height)
         contexts.append(context)
         return context.new_page()
 

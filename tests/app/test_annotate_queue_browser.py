@@ -29,8 +29,8 @@ from tests.app.browser_helpers import (
     login,
     markers_of,
     screenshot,
-    serve_sqlite,
     shown_doc,
+    wait_for_js,
 )
 
 pytestmark = pytest.mark.browser
@@ -50,15 +50,15 @@ QUEUE_READY = """() => { const q = document.querySelector('[data-testid="annotat
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """``fast`` holds all six passages of collection ``six``; ``gone`` holds the three of collection ``three``;
-    ``undo`` the two of ``two``, ``prog`` the three of ``counted``, ``stale`` the two of ``made-up``."""
-    folder = tmp_path_factory.mktemp("queue")
-    db = folder / "pooljudge.db"
-    setup = Store(sqlite_url(db))
-    with setup.write() as s:
-        accounts = {"fast": "annotator", "gone": "annotator", "undo": "annotator", "prog": "annotator"}
-        add_accounts(s, {"admin": "admin", **accounts, "stale": "annotator"})
+def server(app_server):
+    """The shared server, its store holding this module's annotators and collections: ``queue-fast`` holds all
+    six passages of collection ``queue-six``; ``queue-gone`` the three of ``queue-three``, ``queue-undo`` the two
+    of ``queue-two``, ``queue-prog`` the three of ``queue-counted``, ``queue-stale`` the two of ``queue-made-up``
+    (the tests disable only an account of their own)."""
+    db = app_server["db"]
+    store = Store(sqlite_url(db))
+    with store.write() as s:
+        add_accounts(s, {f"queue-{name}": "annotator" for name in ("fast", "gone", "undo", "prog", "stale")})
         holders = (
             ("six", list(ALPHA_PASSAGES), "fast"),
             ("three", ["d1", "d2", "d3"], "gone"),
@@ -68,13 +68,10 @@ def server(tmp_path_factory):
         )
         for name, docs, holder in holders:
             passages = {d: ("q1", ALPHA_PASSAGES[d]) for d in docs}
-            import_pooled(s, passages, {"q1": "tell me about paris"}, collection=name)
-            create_assignments(s, name, "p", annotators=[holder], per_pair=1, seed=4)
-    setup.dispose()
-    with serve_sqlite(db, folder / "streamlit.log") as url:
-        store = Store(sqlite_url(db))
-        yield {"url": url, "db": db, "store": store}
-        store.dispose()
+            import_pooled(s, passages, {"q1": "tell me about paris"}, collection=f"queue-{name}")
+            create_assignments(s, f"queue-{name}", "p", annotators=[f"queue-{holder}"], per_pair=1, seed=4)
+    yield {"url": app_server["url"], "db": db, "store": store}
+    store.dispose()
 
 
 def _serving_order(store, username: str) -> list[str]:
@@ -107,17 +104,17 @@ def _wait_rows(store, username: str, n: int, timeout: float = 60) -> list[tuple]
 
 def test_rapid_key_presses_each_label_the_next_item_exactly_once(server, new_page):
     store = server["store"]
-    order = _serving_order(store, "fast")
+    order = _serving_order(store, "queue-fast")
     assert len(order) == 6
     page = new_page()
-    login(page, server["url"], "fast")
+    login(page, server["url"], "queue-fast")
     assert shown_doc(page, MARKERS) == next(d for d, m in MARKERS.items() if m.startswith(order[0]))
-    page.wait_for_function(QUEUE_READY, timeout=60_000)
+    wait_for_js(page, QUEUE_READY, timeout=60_000)
     grades = [3, 0, 2, 1, 1, 2]
     for grade in grades:  # back to back: no wait for the server or the page between presses
         page.keyboard.press(str(grade))
     page.get_by_text("Nothing left to label").wait_for(timeout=60_000)
-    rows = _wait_rows(store, "fast", len(grades))
+    rows = _wait_rows(store, "queue-fast", len(grades))
     assert rows == [(word, "label", g) for word, g in zip(order, grades, strict=True)]
     # none dropped, none doubled: the page's own latency record has one entry per press
     assert page.evaluate("window.__pjLatency.length") == len(grades)
@@ -127,46 +124,46 @@ def test_rapid_key_presses_each_label_the_next_item_exactly_once(server, new_pag
 
 def test_a_revoked_account_stores_nothing_more_and_the_page_says_which_item(server, new_page):
     store = server["store"]
-    order = _serving_order(store, "gone")
+    order = _serving_order(store, "queue-gone")
     page = new_page()
-    login(page, server["url"], "gone")
-    page.wait_for_function(QUEUE_READY, timeout=60_000)
+    login(page, server["url"], "queue-gone")
+    wait_for_js(page, QUEUE_READY, timeout=60_000)
     page.keyboard.press("2")
-    assert _wait_rows(store, "gone", 1) == [(order[0], "label", 2)]
-    cli(server["db"], "user", "disable", "gone")
+    assert _wait_rows(store, "queue-gone", 1) == [(order[0], "label", 2)]
+    cli(server["db"], "user", "disable", "queue-gone")
     try:
         page.keyboard.press("1")  # the second item was on screen at once: the answer is queued, then refused
         notice = page.get_by_text(re.compile(r"signed out", re.I)).first
         notice.wait_for(timeout=60_000)
-        page.get_by_text(re.compile(r"Not stored: Item 2 of gone-p\d+: this account was signed out")).wait_for(
+        page.get_by_text(re.compile(r"Not stored: Item 2 of queue-gone-p\d+: this account was signed out")).wait_for(
             timeout=30_000
         )
         screenshot(page, "queue-revoked")
         # read once the refusal is on screen: the server has answered the press already
-        assert _rows(store, "gone") == [(order[0], "label", 2)]
+        assert _rows(store, "queue-gone") == [(order[0], "label", 2)]
         # the items went with the session: the login form instead of the queue
         assert not any(m in page.locator('[data-testid="stMain"]').inner_text() for m in MARKERS.values())
         assert page.locator('[data-testid="annotate-queue"]').count() == 0
         assert page.get_by_role("button", name="Log in").count() == 1
     finally:
-        cli(server["db"], "user", "enable", "gone")
+        cli(server["db"], "user", "enable", "queue-gone")
 
 
 def test_u_undoes_the_last_label_after_the_answers_before_it_are_stored(server, new_page):
     store = server["store"]
-    order = _serving_order(store, "undo")
+    order = _serving_order(store, "queue-undo")
     page = new_page()
-    login(page, server["url"], "undo")
-    page.wait_for_function(QUEUE_READY, timeout=60_000)
+    login(page, server["url"], "queue-undo")
+    wait_for_js(page, QUEUE_READY, timeout=60_000)
     page.keyboard.press("2")
     page.keyboard.press("u")  # at once: the label is stored first, then withdrawn, and its item comes back
-    page.wait_for_function(ANSWERS_SAVED, timeout=60_000)
-    page.wait_for_function(COMMAND_DONE, timeout=60_000)
+    wait_for_js(page, ANSWERS_SAVED, timeout=60_000)
+    wait_for_js(page, COMMAND_DONE, timeout=60_000)
     first = next(d for d, m in MARKERS.items() if m.startswith(order[0]))
     assert shown_doc(page, MARKERS) == first
-    assert _rows(store, "undo") == [(order[0], "label", 2), (order[0], "undo", None)]
+    assert _rows(store, "queue-undo") == [(order[0], "label", 2), (order[0], "undo", None)]
     page.keyboard.press("0")  # the item shown again takes a new label (a new token: the old one was used)
-    assert _wait_rows(store, "undo", 3)[-1] == (order[0], "label", 0)
+    assert _wait_rows(store, "queue-undo", 3)[-1] == (order[0], "label", 0)
 
 
 def _next_progress(page, key: str) -> str:
@@ -179,30 +176,30 @@ def _next_progress(page, key: str) -> str:
 def test_the_progress_line_counts_the_labels_given_in_the_browser(server, new_page):
     store = server["store"]
     with store.read() as s:
-        uid = s.scalar(select(User.id).where(User.username == "prog"))
+        uid = s.scalar(select(User.id).where(User.username == "queue-prog"))
         items = next_items(s, uid, 3)
     head = f"Package {items[0].package}: "
     page = new_page()
-    login(page, server["url"], "prog")
-    page.wait_for_function(QUEUE_READY, timeout=60_000)
+    login(page, server["url"], "queue-prog")
+    wait_for_js(page, QUEUE_READY, timeout=60_000)
     assert page.locator(PROGRESS).inner_text() == f"{head}0 of 3 labelled · item {items[0].position}"
     # drawn with the next item at once, before the server has the label: the label given here counts
     assert _next_progress(page, "2") == f"{head}1 of 3 labelled · item {items[1].position}"
-    page.wait_for_function(ANSWERS_SAVED, timeout=60_000)
+    wait_for_js(page, ANSWERS_SAVED, timeout=60_000)
     # the server's count, once it has the label, is the same: not counted twice
     assert page.locator(PROGRESS).inner_text() == f"{head}1 of 3 labelled · item {items[1].position}"
     assert _next_progress(page, "1") == f"{head}2 of 3 labelled · item {items[2].position}"
-    page.wait_for_function(ANSWERS_SAVED, timeout=60_000)
+    wait_for_js(page, ANSWERS_SAVED, timeout=60_000)
     assert page.locator(PROGRESS).inner_text() == f"{head}2 of 3 labelled · item {items[2].position}"
-    assert [row[1:] for row in _rows(store, "prog")] == [("label", 2), ("label", 1)]
+    assert [row[1:] for row in _rows(store, "queue-prog")] == [("label", 2), ("label", 1)]
 
 
 def test_an_answer_with_a_token_the_page_never_issued_is_refused_and_nothing_stored(server, new_page):
     store = server["store"]
-    order = _serving_order(store, "stale")
+    order = _serving_order(store, "queue-stale")
     page = new_page()
-    login(page, server["url"], "stale")
-    page.wait_for_function(QUEUE_READY, timeout=60_000)
+    login(page, server["url"], "queue-stale")
+    wait_for_js(page, QUEUE_READY, timeout=60_000)
     # the item on screen carries a render token this server session never issued (an old page's, made up)
     page.evaluate(
         """() => { const q = document.querySelector('[data-testid="annotate-queue"]').parentElement.__pjQueue;
@@ -210,14 +207,14 @@ def test_an_answer_with_a_token_the_page_never_issued_is_refused_and_nothing_sto
     )
     page.keyboard.press("3")
     refusals = page.locator('[data-testid="annotate-refusals"]')
-    refusals.get_by_text(re.compile(r"Item \d of stale-p\d+: Not stored: this page did not show that item")).wait_for(
-        timeout=60_000
-    )
-    page.wait_for_function(ANSWERS_SAVED, timeout=60_000)
+    refusals.get_by_text(
+        re.compile(r"Item \d of queue-stale-p\d+: Not stored: this page did not show that item")
+    ).wait_for(timeout=60_000)
+    wait_for_js(page, ANSWERS_SAVED, timeout=60_000)
     screenshot(page, "queue-stale-token")
-    assert _rows(store, "stale") == []
+    assert _rows(store, "queue-stale") == []
     # the refused item comes back after the one on screen, with the token the server issued for it
-    page.wait_for_function(QUEUE_READY, timeout=60_000)
+    wait_for_js(page, QUEUE_READY, timeout=60_000)
     page.keyboard.press("0")
     page.keyboard.press("1")
-    assert _wait_rows(store, "stale", 2) == [(order[1], "label", 0), (order[0], "label", 1)]
+    assert _wait_rows(store, "queue-stale", 2) == [(order[1], "label", 0), (order[0], "label", 1)]

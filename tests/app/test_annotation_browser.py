@@ -12,7 +12,16 @@ from db.adjudication import set_pool_adjudicators
 from db.engine import Store, sqlite_url
 from db.models import Assignment, FinalLabel, Judgment, PassageRecord, User
 from db.queries import collection_id
-from tests.app.browser_helpers import cli, login, ready_for_keys, screenshot, wait_idle, write_beir
+from tests.app.browser_helpers import (
+    cli,
+    login,
+    new_context,
+    ready_for_keys,
+    screenshot,
+    wait_for_js,
+    wait_idle,
+    write_beir,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -59,7 +68,7 @@ def _label_everything(page, answers: dict[str, int]) -> list[str]:
     ready_for_keys(page)
     for _ in range(len(answers)):
         page.locator(PROGRESS).wait_for(timeout=30_000)
-        page.wait_for_function(ANY_PASSAGE_SHOWN, arg=list(MARKERS.values()), timeout=30_000)
+        wait_for_js(page, ANY_PASSAGE_SHOWN, arg=list(MARKERS.values()), timeout=30_000)
         body = page.locator('[data-testid="stMain"]').inner_text()  # not the sidebar's level examples
         doc = next((d for d, marker in MARKERS.items() if marker in body), None)
         assert doc is not None, body
@@ -71,14 +80,14 @@ def _label_everything(page, answers: dict[str, int]) -> list[str]:
             screenshot(page, "annotate-xss")
         progress = page.locator(PROGRESS).inner_text()
         page.keyboard.press(str(answers[doc]))
-        page.wait_for_function(NEXT_ITEM_SHOWN, arg=[progress, MARKERS[doc]], timeout=30_000)
+        wait_for_js(page, NEXT_ITEM_SHOWN, arg=[progress, MARKERS[doc]], timeout=30_000)
     page.get_by_text("Nothing left to label").wait_for(timeout=30_000)
     return seen
 
 
 def test_three_annotators_then_a_fourth(app_server, browser, annotation_pool):
     for name, answers in PLAN.items():
-        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        context = new_context(browser)
         page = context.new_page()
         login(page, app_server["url"], name)
         page.get_by_text("Passage", exact=True).wait_for(timeout=30_000)
@@ -117,7 +126,7 @@ def test_three_annotators_then_a_fourth(app_server, browser, annotation_pool):
     assert finals[ids["d2"]] == (3, "unanimous") and finals[ids["d3"]] == (2, "majority") and ids["d1"] not in finals
     assert [(users[u], p) for u, p in fourth] == [("ann4", ids["d1"])]
 
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context = new_context(browser)
     page = context.new_page()
     login(page, app_server["url"], "ann4")
     page.get_by_text("Adjudication").first.wait_for()

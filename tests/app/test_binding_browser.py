@@ -39,6 +39,7 @@ from tests.app.browser_helpers import (
     screenshot,
     serve_sqlite,
     shown_doc,
+    wait_for_js,
     wait_gone,
     write_beir,
 )
@@ -253,9 +254,7 @@ def test_2_a_disabled_or_demoted_reviewers_metrics_page_stops_refreshing(server,
     try:
         for page in (disabled, demoted):  # no interaction: the 10 s refresh alone must notice
             page.get_by_text(SIGNED_OUT).first.wait_for(timeout=35_000)
-            page.wait_for_function(
-                "(t) => !document.body.innerText.match(new RegExp(t))", arg=board.pattern, timeout=15_000
-            )
+            wait_for_js(page, "(t) => !document.body.innerText.match(new RegExp(t))", arg=board.pattern, timeout=15_000)
         screenshot(demoted, "binding-demoted-reviewer-metrics")
         # and it stays stopped through the next refreshes
         demoted.wait_for_timeout(11_000)

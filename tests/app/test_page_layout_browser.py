@@ -28,7 +28,16 @@ from pathlib import Path
 import pytest
 
 from db.engine import Store, sqlite_url
-from tests.app.browser_helpers import ACCOUNTS, REPO, add_accounts, login, serve_app, sqlite_env
+from tests.app.browser_helpers import (
+    ACCOUNTS,
+    REPO,
+    add_accounts,
+    login,
+    new_context,
+    serve_app,
+    sqlite_env,
+    wait_for_js,
+)
 from tests.app.test_deep_links import DEFAULT_TITLE, PAGES, USER_OF_ROLE
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -65,12 +74,12 @@ def _titles(page) -> list[str]:
 def _settle(page, marker) -> None:
     """Until ``marker`` is shown and Streamlit runs no script (the page is complete)."""
     marker.first.wait_for(timeout=60_000)
-    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=60_000)
+    wait_for_js(page, "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=60_000)
 
 
 def _logged_out_problems(browser, base: str, paths) -> list[str]:
     problems = []
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})  # no cookie: each goto is logged out
+    context = new_context(browser)  # no cookie: each goto is logged out
     page = context.new_page()
     for path in paths:
         title = PAGES[path][0]
@@ -94,7 +103,7 @@ def _logged_out_problems(browser, base: str, paths) -> list[str]:
 def _role_problems(browser, base: str, role: str) -> list[str]:
     problems = []
     user = USER_OF_ROLE[role]
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context = new_context(browser)
     page = context.new_page()
     login(page, base, user)  # the session cookie now signs every new tab of this context in
     for path in ROLE_LINKS[role]:

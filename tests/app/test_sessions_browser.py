@@ -1,7 +1,8 @@
 """Acceptance (issue 9, items 2 and 7): sessions survive a reload, logout and disable end them, in Chromium.
 
-A server of its own on a fresh store: these tests disable accounts and lock the admin's username out
-after wrong passwords, which would sign the shared server's other tests out or refuse their logins.
+On the shared server (``app_server``) with accounts and a collection of this module's own: these tests
+disable an account and lock a username out after wrong passwords, which must not sign the other browser
+tests out or refuse their logins.
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ from tests.app.browser_helpers import (
     markers_of,
     press_grade,
     screenshot,
-    serve_sqlite,
     shown_doc,
+    wait_for_js,
     wait_for_value,
     write_beir,
 )
@@ -36,7 +37,8 @@ COOKIE = "pooljudge_session"
 PASSAGES = {d: ALPHA_PASSAGES[d] for d in ("d1", "d2", "d3")}
 MARKERS = markers_of(PASSAGES)
 RUN = [("q1", d) for d in PASSAGES]
-ANNOTATOR = "sam"
+ANNOTATOR = "sess-sam"
+ADMIN = "sess-admin"
 SIGNED_OUT = "You were signed out"
 # some passage is drawn (the grade buttons may still be on their way)
 ANY_MARKER_SHOWN = """(markers) => {
@@ -47,19 +49,19 @@ COOKIE_COMPONENTS_GONE = "() => document.querySelectorAll('iframe[title*=\"cooki
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """``streamlit run app.py`` on a fresh store with an admin, the annotator sam and three items for sam."""
+def server(app_server, tmp_path_factory):
+    """The shared server, its store holding this module's admin, the annotator sess-sam and three items for
+    sess-sam (collection ``sess``)."""
     folder = tmp_path_factory.mktemp("sessions")
-    db = folder / "pooljudge.db"
-    add_users(db, {"admin": "admin", ANNOTATOR: "annotator"})
+    db = app_server["db"]
+    add_users(db, {ADMIN: "admin", ANNOTATOR: "annotator"})
     data = write_beir(folder / "data", PASSAGES, {"q1": "how tall is the eiffel tower"}, {"r": RUN})
     cli(db, "import", "-f", "beir", str(data), "-c", "sess")
     cli(db, "pool", "-c", "sess", "--name", "p", "--run", "r", "--depth", "3")
     cli(db, "assign", "-c", "sess", "--pool", "p", "--annotators", ANNOTATOR, "--per-pair", "1", "--seed", "1")
-    with serve_sqlite(db, folder / "streamlit.log") as url:
-        store = Store(sqlite_url(db))
-        yield {"url": url, "db": db, "store": store}
-        store.dispose()
+    store = Store(sqlite_url(db))
+    yield {"url": app_server["url"], "db": db, "store": store}
+    store.dispose()
 
 
 def _session_cookie(page) -> str | None:
@@ -109,7 +111,7 @@ def test_a_reload_keeps_the_annotator_signed_in_on_the_same_item(server, new_pag
     with server["store"].read() as s:  # the store keeps only the token's hash
         assert s.scalar(select(func.count()).select_from(AuthSession).where(AuthSession.token_hash == token)) == 0
     # once the browser confirmed the write, the cookie component is no longer rendered on each run
-    page.wait_for_function(COOKIE_COMPONENTS_GONE, timeout=30_000)
+    wait_for_js(page, COOKIE_COMPONENTS_GONE, timeout=30_000)
 
     page.reload()
     page.get_by_text(f"Logged in as {ANNOTATOR}").wait_for(timeout=60_000)
@@ -134,7 +136,7 @@ def test_logout_ends_the_session_and_a_reload_shows_the_login_screen(server, new
     page.get_by_role("button", name="Log out").click()
     _login_screen(page)
     _wait_for_cookie(page, present=False)
-    page.wait_for_function(COOKIE_COMPONENTS_GONE, timeout=30_000)
+    wait_for_js(page, COOKIE_COMPONENTS_GONE, timeout=30_000)
     page.reload()
     _login_screen(page)
     with server["store"].read() as s:
@@ -204,9 +206,9 @@ def test_too_many_wrong_passwords_are_refused_with_the_wait(server, new_page):
     page = new_page()
     page.goto(server["url"])
     for attempt in range(1, 6):  # five free failures
-        fill_login(page, "admin", "not the password")
+        fill_login(page, ADMIN, "not the password")
         deadline = time.monotonic() + 30
-        while _failures(store, "user:admin") < attempt:
+        while _failures(store, f"user:{ADMIN}") < attempt:
             assert time.monotonic() < deadline
             page.wait_for_timeout(100)
         page.get_by_text("Unknown user, wrong password").wait_for(timeout=30_000)
@@ -214,27 +216,27 @@ def test_too_many_wrong_passwords_are_refused_with_the_wait(server, new_page):
     # failure is recorded is refused (on a loaded machine one may land after a short lock: it doubles)
     refused = page.get_by_text("Too many failed logins: wait")
     for attempt in range(6, 12):
-        fill_login(page, "admin", "not the password")
+        fill_login(page, ADMIN, "not the password")
         deadline = time.monotonic() + 60
-        while not refused.is_visible() and _failures(store, "user:admin") < attempt:
+        while not refused.is_visible() and _failures(store, f"user:{ADMIN}") < attempt:
             assert time.monotonic() < deadline, page.inner_text("body")
             page.wait_for_timeout(100)
         if refused.is_visible():
             break
     else:
         pytest.fail("no attempt was refused")
-    assert _failures(store, "user:admin") == attempt - 1  # the refused attempt was not even counted
+    assert _failures(store, f"user:{ADMIN}") == attempt - 1  # the refused attempt was not even counted
     screenshot(page, "login-throttled")
     # the right password works once the delay is over, and forgives the username
     deadline = time.monotonic() + 60
     while True:
-        fill_login(page, "admin", PASSWORD)
+        fill_login(page, ADMIN, PASSWORD)
         try:
-            page.get_by_text("Logged in as admin").wait_for(timeout=5_000)
+            page.get_by_text(f"Logged in as {ADMIN}").wait_for(timeout=5_000)
             break
         except Exception:  # noqa: BLE001 - still locked: try again
             assert time.monotonic() < deadline, page.inner_text("body")
-    assert _failures(store, "user:admin") == 0
+    assert _failures(store, f"user:{ADMIN}") == 0
 
 
 def test_a_username_is_shown_verbatim_in_the_sidebar(server, new_page):

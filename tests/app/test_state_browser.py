@@ -14,7 +14,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.app.browser_helpers import cli, login, open_page, screenshot, wait_idle, write_beir
+from tests.app.browser_helpers import cli, login, open_page, screenshot, wait_for_js, wait_idle, write_beir
 
 pytestmark = pytest.mark.browser
 
@@ -44,7 +44,8 @@ def _shows(page, name: str, timeout: int = 60_000) -> None:
     """Until the page's Collection box shows ``name`` (and not the other collection)."""
     other = FIRST if name == SECOND else SECOND
     # the shown choice is the value of the box's combobox input
-    page.wait_for_function(
+    wait_for_js(
+        page,
         """([name, other]) => [...document.querySelectorAll('[data-testid="stMain"] [data-testid="stSelectbox"]')]
                .some((box) => {
                    const shown = box.innerText + ' ' + [...box.querySelectorAll('input')].map((i) => i.value).join(' ');
@@ -88,7 +89,8 @@ def test_a_deep_link_opened_logged_out_lands_on_its_page_after_login(server, new
     # not Home, not the login screen
     expect(page.get_by_role("heading", name="pooljudge", exact=True)).to_have_count(0, timeout=30_000)
     # the page has finished drawing: the level input shows the collection's level, the leaderboard its run
-    page.wait_for_function(
+    wait_for_js(
+        page,
         """() => [...document.querySelectorAll('[data-testid="stNumberInput"] input')]
                                   .some((i) => i.value === '2')""",
         timeout=60_000,

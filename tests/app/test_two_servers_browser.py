@@ -19,7 +19,17 @@ from sqlalchemy import select
 from db.engine import Store
 from db.models import Assignment, FinalLabel, Judgment, PassageRecord, User
 from db.users import add_user
-from tests.app.browser_helpers import PASSWORD, cli, login, press_grade, screenshot, serve_app, shown_doc, write_beir
+from tests.app.browser_helpers import (
+    PASSWORD,
+    cli,
+    login,
+    new_context,
+    press_grade,
+    screenshot,
+    serve_app,
+    shown_doc,
+    write_beir,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -71,7 +81,7 @@ def _press(page, user: str, pressed: dict) -> None:
 
 
 def _open(browser, base_url: str, user: str):
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})  # a browser session of its own
+    context = new_context(browser)  # a browser session of its own
     page = context.new_page()
     login(page, base_url, user)
     return context, page

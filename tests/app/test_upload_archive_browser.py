@@ -22,7 +22,7 @@ from db.pools import save_pool
 from db.queries import import_history, list_collections, stored_qrels, stored_run
 from db.resolution import freeze_qrels
 from db.users import add_user
-from tests.app.browser_helpers import PASSWORD, choose, cli, login, open_page, screenshot, serve_sqlite
+from tests.app.browser_helpers import PASSWORD, choose, cli, login, open_page, screenshot, serve_sqlite, wait_for_js
 
 pytestmark = pytest.mark.browser
 
@@ -72,7 +72,7 @@ def _upload(page, path, fmt: str) -> None:
     page.locator('input[type="file"]').set_input_files(str(path))
     # the file travels to the server as soon as it is chosen: wait until the uploader lists it
     page.locator(f'[data-testid="stFileChipName"][title="{path.name}"]').wait_for(timeout=60_000)
-    page.wait_for_function("() => !document.querySelector('[data-testid=\"stFileChipIconSpinner\"]')", timeout=60_000)
+    wait_for_js(page, "() => !document.querySelector('[data-testid=\"stFileChipIconSpinner\"]')", timeout=60_000)
     choose(page, page.get_by_role("combobox").first, f"{fmt}:", exact=False)
 
 

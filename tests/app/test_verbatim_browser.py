@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.app.browser_helpers import REPO, cli, login, screenshot, serve_app, wait_for_value
+from tests.app.browser_helpers import REPO, cli, login, screenshot, serve_app, wait_for_js, wait_for_value
 
 pytestmark = pytest.mark.browser
 
@@ -78,7 +78,8 @@ def _html_with(
     page, text: str, timeout: int = 60_000, *, selector: str = '[data-testid="stMain"] [data-testid="stHtml"]'
 ):
     """The element (st.html by default) in the main area whose text contains ``text`` (waits for it)."""
-    page.wait_for_function(
+    wait_for_js(
+        page,
         """([selector, text]) => [...document.querySelectorAll(selector)].some((e) => e.innerText.includes(text))""",
         arg=[selector, text],
         timeout=timeout,
