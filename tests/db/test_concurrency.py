@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
+import os
 
 import pytest
 from sqlalchemy import func, select
@@ -16,40 +14,24 @@ from db.importer import import_collection
 from db.models import FinalLabel, Judgment
 from db.pools import save_pool
 from db.users import add_user
+from tests.db.forked import run_forked
+from tests.db.processes import PRELOAD
 
-REPO = Path(__file__).resolve().parents[2]
 WORKERS = 20
 # 20 x 200 is the SQLite acceptance figure.  On PostgreSQL a label costs a few more round trips, so
 # 20 x 30 keeps the run short: every worker still labels every pair, racing the 19 others on it.
 LABELS = {"sqlite": 200, "postgresql": 30}
 
 
-# Each writer is a separate interpreter (not a multiprocessing child), so nothing from the
-# test process is shared with it: only the store (the SQLite file, or the PostgreSQL database).
-WORKER = """
-import sys
-from sqlalchemy import select
-from db.labelling import record_judgment
-from db.engine import Store
-from db.models import Assignment, User
-
-url, username = sys.argv[1], sys.argv[2]
-store = Store(url, upgrade=False)
-with store.read() as s:
-    uid = s.scalar(select(User.id).where(User.username == username))
-    ids = list(s.scalars(select(Assignment.id).where(Assignment.user_id == uid).order_by(Assignment.id)))
-for n, aid in enumerate(ids):
-    with store.write() as s:
-        record_judgment(s, uid, aid, (n + uid) % 4, elapsed_ms=1)
-store.dispose()
-print(len(ids))
-"""
+# Each writer is a separate OS process, forked from one helper interpreter that imported the project
+# once (not from the test process): nothing from the test process is shared with it, only the store
+# (the SQLite file, or the PostgreSQL database).  Each opens its own Store.
 
 
 @pytest.mark.slow  # twenty writer processes: 192 s measured (SQLite, on a loaded machine)
 def test_twenty_writers_lose_and_duplicate_nothing(store_url):
     url = store_url
-    store = Store(url)
+    store = Store(url, upgrade=False)  # the template is at the newest schema already
     labels = LABELS[store.engine.dialect.name]
     docs = [f"d{i}" for i in range(labels)]
     source = CollectionSource(
@@ -64,22 +46,12 @@ def test_twenty_writers_lose_and_duplicate_nothing(store_url):
         for name in names:
             add_user(s, name, "correct horse", "annotator")
         create_assignments(s, "c", "p", per_pair=WORKERS, seed=1)
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", WORKER, url, name],
-            cwd=REPO,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for name in names
-    ]
-    results = []
-    for proc in procs:
-        out, err = proc.communicate(timeout=600)
-        results.append((proc.returncode, out.strip(), err.strip()[-500:]))
-    assert [r for r in results if r[0] != 0] == []  # no writer failed ("database is locked" included)
-    assert [int(out) for _, out, _ in results] == [labels] * WORKERS
+    writers = run_forked(
+        "tests.db.processes:label_all", [(url, name) for name in names], preload=PRELOAD["label_all"], timeout=600
+    )
+    assert [(w.exitcode, w.error) for w in writers if w.exitcode != 0] == []  # none failed ("database is locked"...)
+    assert len({w.pid for w in writers} - {os.getpid()}) == WORKERS  # twenty processes of their own
+    assert [w.result for w in writers] == [labels] * WORKERS
     with store.read() as s:
         total = s.scalar(select(func.count()).select_from(Judgment))
         distinct = s.scalar(select(func.count(func.distinct(Judgment.assignment_id))))

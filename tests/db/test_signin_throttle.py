@@ -9,13 +9,10 @@ other names from a shared address never lock an account out.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 from sqlalchemy import select
@@ -25,10 +22,11 @@ from db.models import AuthSession, LoginThrottle
 from db.sessions import login
 from db.throttle import ACCOUNT_FREE_FAILURES, FREE_FAILURES, throttle_keys
 from db.users import add_user
+from tests.db.forked import run_forked
+from tests.db.processes import PRELOAD
 
 T0 = datetime(2026, 11, 27, 8, 0, 0, tzinfo=UTC)
 PASSWORD = "correct horse"
-REPO = Path(__file__).resolve().parents[2]
 ARGON2_COST_S = 0.05  # what one production Argon2 verification takes: the window a check-then-record race needs
 
 
@@ -107,22 +105,19 @@ def test_a_right_password_among_parallel_wrong_ones_is_checked_once_and_forgives
     assert failures["user+client:10.0.0.9:ann"] == 3
 
 
-def test_four_server_processes_on_one_store_verify_at_most_the_allowance_together(store, ann, tmp_path):
+def test_four_server_processes_on_one_store_verify_at_most_the_allowance_together(store, ann):
     if store.engine.dialect.name != "sqlite":
         pytest.skip("one multi-process run is enough; PostgreSQL's write lock is covered by the thread tests")
-    gate = tmp_path / "go"
-    command = [sys.executable, "-m", "tests.db.signin_worker", store.url, "10.0.0.7", "10", str(gate)]
-    workers = [subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, text=True) for _ in range(4)]
-    try:
-        assert [w.stdout.readline().strip() for w in workers if w.stdout] == ["ready"] * 4
-        gate.touch()  # all four fire together
-        outputs = [w.communicate(timeout=120)[0] for w in workers]
-    finally:
-        for w in workers:
-            if w.poll() is None:
-                w.kill()
-    assert [w.returncode for w in workers] == [0] * 4
-    assert sum(int(out.strip()) for out in outputs) == FREE_FAILURES
+    # Four processes of their own: each opens the store, then all four fire together.
+    servers = run_forked(
+        "tests.db.processes:wrong_sign_ins",
+        [(store.url, "10.0.0.7", 10)] * 4,
+        preload=PRELOAD["wrong_sign_ins"],
+        timeout=120,
+    )
+    assert [(s.exitcode, s.error) for s in servers] == [(0, "")] * 4
+    assert len({s.pid for s in servers}) == 4
+    assert sum(s.result for s in servers) == FREE_FAILURES
     assert _failures(store) == {"user:ann": 5, "user+client:10.0.0.7:ann": 5}
 
 

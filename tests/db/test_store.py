@@ -330,25 +330,15 @@ def test_a_writer_waiting_past_the_busy_timeout_fails_instead_of_hanging(store_u
         store.dispose()
 
 
-@pytest.mark.slow  # three interpreters start and migrate at once
+@pytest.mark.slow  # three processes migrate at once
 def test_processes_opening_one_empty_store_at_once_all_get_the_schema(empty_url):
     """Two app servers started together on a new database: both migrate it, one after the other, no error."""
-    import subprocess
-    import sys
-    from pathlib import Path
+    from tests.db.forked import run_forked
+    from tests.db.processes import PRELOAD
 
-    code = "import sys; from db.engine import Store; Store(sys.argv[1]).dispose()"
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", code, empty_url],
-            cwd=Path(__file__).resolve().parents[2],
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for _ in range(3)
-    ]
-    results = [(p.wait(timeout=120), p.stderr.read()[-400:]) for p in procs]
-    assert [r for r in results if r[0] != 0] == []
+    servers = run_forked("tests.db.processes:open_store", [[empty_url]] * 3, preload=PRELOAD["open_store"], timeout=120)
+    assert [(s.exitcode, s.error) for s in servers] == [(0, "")] * 3
+    assert len({s.pid for s in servers}) == 3
     store = Store(empty_url, upgrade=False)
     with store.read() as s:
         assert s.execute(text("select version_num from alembic_version")).scalars().all() == [_head()]
