@@ -44,6 +44,14 @@ def shared_data() -> Path:
 
 
 @pytest.fixture(scope="session")
+def multilingual_cache(tmp_path_factory) -> Path:
+    """A ``POOLJUDGE_CACHE`` folder holding multilingual-e5-small, converted once per session."""
+    from tests.model_cache import converted_multilingual_cache
+
+    return converted_multilingual_cache(tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
 def pg_databases():
     """Fresh PostgreSQL databases for the session (:class:`tests.pgcluster.Databases`).
 

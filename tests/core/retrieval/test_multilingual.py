@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import ctypes
 import json
-import os
 import random
 import re
 import shutil
 import subprocess
-import time
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +28,9 @@ from core.retrieval.multilingual import (
 )
 
 DEMO = Path(__file__).resolve().parents[3] / "pooljudge" / "demo"
+
+# One worker runs the module: its model, tokenizer and engine are loaded once (pytest -n --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("multilingual")
 
 # Hand-written texts beside the demo collection: scripts, width forms, emoji, whitespace and control
 # characters, combining marks after mapped characters (where tokenizers' Precompiled normaliser alone
@@ -101,21 +102,17 @@ def demo_texts() -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    """A private pooljudge cache for the module (the converted model, file digests)."""
-    folder = tmp_path_factory.mktemp("cache")
+def cache(multilingual_cache):
+    """The session's pooljudge cache, where the model was converted (tests/model_cache.py), for the module."""
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("POOLJUDGE_CACHE", str(folder))
-        yield folder
+        mp.setenv("POOLJUDGE_CACHE", str(multilingual_cache))
+        yield multilingual_cache
 
 
 @pytest.fixture(scope="module")
 def converted(cache) -> Path:
-    """The converted folder (converted once for the module)."""
-    started = time.perf_counter()
-    folder = multilingual_model_path()
-    print(f"conversion: {time.perf_counter() - started:.1f} s")
-    return folder
+    """The converted folder."""
+    return multilingual_model_path()
 
 
 @pytest.fixture(scope="module")
@@ -153,10 +150,9 @@ def engine_tokens(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def tokenizer(converted):
-    from transformers import AutoTokenizer
-
-    return AutoTokenizer.from_pretrained(converted, local_files_only=True)
+def tokenizer(bi_encoder):
+    """The converted folder's tokenizer as ``AutoTokenizer`` loads it (the encoder's: loading it takes seconds)."""
+    return bi_encoder.tokenizer
 
 
 # --------------------------------------------------------------------------- the file and the weights
@@ -347,8 +343,12 @@ def bi_encoder(converted):
 
     from core.retrieval.encoder import BiEncoder
 
-    torch.set_num_threads(min(2, os.cpu_count() or 1))
-    return BiEncoder(converted, query_prefix="query: ", passage_prefix="passage: ", max_length=512, device="cpu")
+    # One thread: the suite runs a worker per core, and a second thread waiting for work on a busy
+    # machine doubled the CPU time of the encoding.
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield BiEncoder(converted, query_prefix="query: ", passage_prefix="passage: ", max_length=512, device="cpu")
+    torch.set_num_threads(threads)
 
 
 @pytest.mark.slow
