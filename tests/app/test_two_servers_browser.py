@@ -56,7 +56,7 @@ def two_servers(pg_databases, tmp_path_factory):
     url = pg_databases.create()
     folder = tmp_path_factory.mktemp("two-servers")
     store = Store(url, upgrade=False)
-    with store.write() as s:  # in-process: a CLI call per account costs an interpreter start each
+    with store.write() as s:  # all accounts in one transaction (the CLI adds one per call)
         for name in PLAN:
             add_user(s, name, PASSWORD, "annotator")
     data = write_beir(folder / "data", PASSAGES, {"q1": "eiffel tower paris"}, {"r": [("q1", d) for d in PASSAGES]})
