@@ -79,8 +79,9 @@ class Forked:
         """Wait for every child; their outcomes in the order of ``calls``."""
         try:
             out, err = self.proc.communicate(timeout=self.timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.proc.pid, signal.SIGKILL)
+        except BaseException:  # the timeout, or Ctrl-C (the helper's own session does not receive it)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.communicate()
             raise
         if self.proc.returncode != 0:
@@ -111,6 +112,7 @@ def _child(target: Callable[..., Any], args: Sequence[Any], siblings: Any, repor
             result = target(*args)
         except BaseException:  # reported to the test, which shows it
             error = traceback.format_exc()
+            siblings.abort()  # the others stop waiting for this one at once
     report.send((result, error, stdout.getvalue(), stderr.getvalue()))
     report.close()
     if error:

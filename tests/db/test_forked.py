@@ -42,6 +42,12 @@ def arrive_late(delay: float) -> tuple[float, float]:
     return arrived, time.monotonic()
 
 
+def fail_or_wait(arg: int) -> None:
+    if arg == 1:
+        raise ValueError("no store")
+    wait_for_siblings(timeout=300)
+
+
 def test_each_call_runs_in_a_process_of_its_own_forked_after_the_imports():
     outcomes = run_forked(f"{HERE}:whoami", [[0], [1], [2]], preload=("sqlalchemy.orm", "db.models"), timeout=120)
     results = [o.result for o in outcomes]
@@ -79,3 +85,11 @@ def test_children_go_on_together_once_the_last_one_has_arrived():
     released = [o.result[1] for o in outcomes]
     assert arrived == sorted(arrived)
     assert min(released) >= max(arrived)
+
+
+def test_a_child_that_fails_before_the_barrier_releases_the_others_at_once():
+    started = time.monotonic()
+    waiting, failed = run_forked(f"{HERE}:fail_or_wait", [[0], [1]], timeout=120)
+    assert time.monotonic() - started < 60  # not the barrier's 300 s
+    assert (failed.exitcode, failed.error.splitlines()[-1]) == (1, "ValueError: no store")
+    assert (waiting.exitcode, waiting.error.splitlines()[-1]) == (1, "threading.BrokenBarrierError")
