@@ -54,9 +54,10 @@ lint: setup
 	$(BIN)/lint-imports
 
 # -n auto: one pytest-xdist worker per core, each with its own templates, PostgreSQL cluster and app server;
-# loadgroup keeps the tests of one xdist_group on one worker.
+# loadgroup keeps the tests of one xdist_group on one worker.  One torch/BLAS thread per worker: the workers
+# already fill the cores, and two threads per worker would make them fight over them.
 test: setup lint chromium postgresql sqlite3
-	$(BIN)/python -m pytest -q -n auto --dist loadgroup
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q -n auto --dist loadgroup
 
 bench: setup
 	for script in benchmarks/bench_*.py; do $(BIN)/python $$script || exit 1; done
