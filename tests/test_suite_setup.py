@@ -20,7 +20,9 @@ CANARY = "tests/app/test_page_layout_browser.py::test_a_pages_folder_would_be_se
 def test_make_test_runs_the_suite_on_every_core_with_xdist_installed_by_the_dev_extras():
     makefile = (REPO / "Makefile").read_text(encoding="utf-8")
     recipe = re.search(r"^test: .*\n\t(.*)$", makefile, re.M)
-    assert recipe and recipe.group(1) == "$(BIN)/python -m pytest -q -n auto --dist loadgroup"
+    # one torch/BLAS thread per worker, and bytecode caches for the many interpreters the suite starts
+    assert recipe and recipe.group(1) == "OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q -n auto --dist loadgroup"
+    assert re.search(r"^unexport PYTHONDONTWRITEBYTECODE$", makefile, re.M)
     dev = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
     assert any(re.match(r"pytest-xdist\b", requirement) for requirement in dev["dev"])
 
