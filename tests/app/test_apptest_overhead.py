@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+import threading
 
 import pytest
 from streamlit.runtime.scriptrunner import script_cache
-from streamlit.testing.v1 import AppTest
+from streamlit.testing.v1 import AppTest, local_script_runner
 
 ANNOTATE_QUEUE = "pooljudge.annotate_queue"  # the component pyproject.toml declares
 
@@ -72,3 +73,26 @@ def test_a_changed_page_is_compiled_again(tmp_path, compiles):
     assert [m.value for m in at.run().markdown] == ["after the edit"]
     assert [m.value for m in AppTest.from_file(str(script)).run().markdown] == ["after the edit"]
     assert compiles.count("changed_page.py") == 2
+
+
+def test_a_run_is_awaited_without_polling(monkeypatch):
+    """The test's thread sleeps until the script thread ends (a 1 ms polling loop took the GIL from the page)."""
+    sleeps: list[float] = []
+    real = local_script_runner.time.sleep
+
+    def counted(seconds: float) -> None:
+        if threading.current_thread() is threading.main_thread():
+            sleeps.append(seconds)
+        real(seconds)
+
+    monkeypatch.setattr(local_script_runner.time, "sleep", counted)
+    busy = "import time\nimport streamlit as st\nend = time.perf_counter() + 0.3\nwhile time.perf_counter() < end:\n    pass\nst.write('done')\n"
+    at = AppTest.from_string(busy, default_timeout=30).run()
+    assert [m.value for m in at.markdown] == ["done"]
+    assert sleeps == []  # hundreds of 1 ms sleeps while the page ran
+
+
+def test_a_run_past_its_timeout_is_stopped_with_streamlits_error():
+    slow = "import time\nfor _ in range(100):\n    time.sleep(0.05)\n"
+    with pytest.raises(RuntimeError, match=r"AppTest script run timed out after 0.5\(s\)"):
+        AppTest.from_string(slow, default_timeout=0.5).run()
