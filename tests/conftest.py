@@ -155,4 +155,7 @@ def pytest_collection_modifyitems(config, items):
         (canaries if item.get_closest_marker("canary") and not asked else kept).append(item)
     if canaries:
         config.hook.pytest_deselected(items=canaries)
-        items[:] = kept
+    # Browser tests first: pytest-xdist hands out work in this order, so both workers share the long browser
+    # modules from the start and the many short tests even out the end; a browser module left for last would
+    # run alone on one worker while the other has nothing to do.
+    items[:] = sorted(kept, key=lambda item: item.get_closest_marker("browser") is None)

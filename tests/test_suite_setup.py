@@ -61,3 +61,12 @@ def test_a_store_copied_from_a_snapshot_holds_what_only_the_write_ahead_log_held
         writer.close()
     with sqlite3.connect(copy) as reader:
         assert reader.execute("SELECT x FROM t").fetchall() == [("kept",)]
+
+
+@pytest.mark.slow  # a collection in a subprocess
+def test_browser_tests_are_handed_out_first():
+    # given in the opposite order: pytest would collect them as given
+    collected = _collected("tests/test_readme.py", "tests/app/test_state_pages.py", "tests/app/test_state_browser.py")
+    browser = [i for i, nodeid in enumerate(collected) if "_browser.py::" in nodeid]
+    others = [i for i, nodeid in enumerate(collected) if "_browser.py::" not in nodeid]
+    assert browser and others and max(browser) < min(others), collected
