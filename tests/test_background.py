@@ -40,6 +40,7 @@ def test_an_error_is_kept_and_the_last_value_stays():
     assert (computing, error) == (False, "factorial() not defined for negative values")
 
 
+@pytest.mark.slow
 def test_an_older_value_is_shown_after_the_short_stale_wait():
     """Under constant labelling every request has a new key: with a value to show it waits only ``wait_stale``."""
     bg = Background(processes=False)

@@ -140,6 +140,7 @@ def _sampler():
     return module
 
 
+@pytest.mark.slow
 @pytest.mark.shared_data
 def test_the_sampler_redraws_the_committed_pairs_and_keeps_their_labels(shared_data, tmp_path, real_pairs):
     sampler = _sampler()

@@ -17,6 +17,8 @@ import random
 import sys
 from pathlib import Path
 
+import pytest
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
@@ -148,6 +150,7 @@ def test_collections_come_from_the_real_readers(bench, data_root) -> None:
     assert set(capped.data.passages) == judged  # only the sampled queries' passages
 
 
+@pytest.mark.slow
 def test_missing_collections_are_skipped(bench, tmp_path, capsys) -> None:
     assert bench.load_collection("cranfield", tmp_path) is None
     assert bench.load_collection("rgb-zh", tmp_path) is None

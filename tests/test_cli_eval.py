@@ -181,6 +181,7 @@ def test_large_grade_warns_in_one_line(files, tmp_path, capsys):
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("which", ["qrels", "run"])
 def test_nul_in_ids_is_a_file_line_error_not_an_abort(files, tmp_path, which):
     # two ids that differ only after a NUL made pytrec_eval abort the process (exit 134, a C assertion)

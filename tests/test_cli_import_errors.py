@@ -219,6 +219,7 @@ def seeded(tmp_path):
     return url
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_malformed_input_names_file_and_line_and_changes_nothing(case, tmp_path, seeded, capsys):
     fmt, path, filename, line = CASES[case](tmp_path / "in")

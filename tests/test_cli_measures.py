@@ -54,6 +54,7 @@ def test_bad_cutoff_is_one_clear_error(files, measure, shown):
     )
 
 
+@pytest.mark.slow
 def test_a_good_cutoff_still_evaluates(files):
     done = _eval(files, "P@2147483647")
     assert (done.returncode, done.stderr) == (0, "")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from db.engine import Store, sqlite_url
 from db.importer import save_run
 from pooljudge.cli import main
@@ -59,6 +61,7 @@ def test_export_lists_them_and_writes_their_median_labels_to_a_separate_file(tmp
     assert median.read_text() == "q1 0 d1 1\nq1 0 d2 1\nq1 0 d3 2\nq1 0 d4 1\n"
 
 
+@pytest.mark.slow
 def test_an_archived_collection_read_by_name_says_so(tmp_path, capsys):
     db = _db(tmp_path)
     main(["--db", db, "freeze", "-c", "c", "--name", "v1"])

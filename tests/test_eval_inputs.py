@@ -54,6 +54,7 @@ def _eval_in_subprocess(*args: str) -> subprocess.CompletedProcess[str]:
         pytest.fail("eval opened the FIFO and waited for a writer")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
 @pytest.mark.parametrize("which", ["qrels", "run"])
 def test_eval_refuses_a_fifo_as_import_does(tmp_path, which):

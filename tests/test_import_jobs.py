@@ -10,6 +10,7 @@ from db.queries import list_collections
 from pooljudge.jobs import run_job
 
 
+@pytest.mark.slow
 def test_an_import_job_reports_stages_and_its_summary(store, tmp_path):
     corpus = tmp_path / "collection.tsv"
     corpus.write_text("".join(f"{i}\tpassage {i}\n" for i in range(12_000)), encoding="utf-8")

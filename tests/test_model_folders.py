@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
@@ -52,6 +54,7 @@ def stored_run(store, name: str) -> dict[str, dict[str, float]]:
         return queries.stored_run(s, "toy", name)
 
 
+@pytest.mark.slow
 def test_a_sentence_transformers_cross_encoder_folder_reranks_as_it_is(toy, st_cross_encoder, capsys):
     from sentence_transformers import CrossEncoder
 
@@ -119,6 +122,7 @@ def test_a_folder_that_is_not_a_one_logit_classifier_is_refused(toy, st_cross_en
         assert list_pools(s, "toy") == []
 
 
+@pytest.mark.slow
 def test_a_bi_encoder_folder_retrieves_with_its_own_prefixes(toy, tmp_path):
     from core.retrieval.encoder import BiEncoder
 

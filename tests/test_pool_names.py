@@ -45,6 +45,7 @@ def _pool_job(store, name: str, retriever: str) -> int:
         return create_job(s, "pool", {"collection": DEMO_NAME, "name": name, "retrievers": [retriever], "depth": 5})
 
 
+@pytest.mark.slow
 def test_a_duplicate_pool_name_stops_before_retrieval_and_a_retry_works(demo, retrievals, capsys):
     url, store = demo
     assert _pool(url, "--name", "huge", "--run", "bm25") == 0
@@ -170,6 +171,7 @@ def test_an_archived_pool_keeps_its_name_and_the_message_says_so(demo, retrieval
     assert retrievals == []
 
 
+@pytest.mark.slow
 def test_staged_runs_are_published_with_the_pool_or_dropped_on_both_backends(store, monkeypatch, tmp_path):
     """SQLite and PostgreSQL: the flip and the pool share one transaction; a refused pool drops the staged run."""
     from pooljudge.seed import ensure_demo

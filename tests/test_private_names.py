@@ -15,6 +15,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 from tests.source_files import python_files
 
 REPO = Path(__file__).resolve().parents[1]
@@ -69,6 +71,7 @@ def test_the_scan_finds_a_private_import() -> None:
     ]
 
 
+@pytest.mark.slow
 def test_no_private_name_is_imported_from_a_public_module() -> None:
     found = [
         line

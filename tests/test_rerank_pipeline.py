@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
@@ -255,6 +257,7 @@ def test_retrieve_refuses_an_unknown_model_name_before_indexing(toy, capsys, tmp
         assert next(c for c in list_collections(s) if c.name == "toy").runs == []
 
 
+@pytest.mark.slow
 def test_a_registered_model_name_works_in_index_and_pool(toy, models, capsys):
     url, store = toy
     a, _ = models
@@ -308,6 +311,7 @@ def depth_pool_docs(runs, depth: int) -> dict[str, list[str]]:
     return pool
 
 
+@pytest.mark.slow
 def test_pool_select_model_keeps_the_top_n_by_the_cross_encoder(toy, models, capsys):
     url, store = toy
     a, _ = models

@@ -49,6 +49,7 @@ def test_dbpedia_subset(shared_data, db):
     assert qrels["INEX_LD-2010019"]["<dbpedia:Art_in_Paris>"] == 1
 
 
+@pytest.mark.slow
 def test_rgb_zh(shared_data, db):
     path = shared_data / "rgb-zh" / "zh_refine.json"
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -64,6 +65,7 @@ def test_rgb_zh(shared_data, db):
     assert sum(len(d) for d in qrels.values()) == sum(len(set(r["positive"] + r["negative"])) for r in rows)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("subset", ["NaturalQuestions", "MIRACL", "ConditionalQA", "Genomics"])
 def test_dapr_keeps_documents_and_chunk_positions(shared_data, db, subset):
     folder = shared_data / "dapr-sample" / subset
@@ -100,6 +102,7 @@ def test_t2ranking_qrels(shared_data, db):
     assert info.queries == 200
 
 
+@pytest.mark.slow
 def test_lecard_qrels_and_runs(shared_data, db):
     _import(db, "lecard", shared_data / "lecard", "lecard")
     info, qrels = _info(db, "lecard")

@@ -207,6 +207,7 @@ def test_errors_name_the_argument(toy_db, capsys, argv, message):
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_active_with_a_tiny_cross_encoder(toy_db, tmp_path, capsys):
     ce = pytest.importorskip("core.training.cross_encoder")
     model = tiny_cross_encoder(tmp_path / "model")
@@ -249,6 +250,7 @@ def test_active_with_a_tiny_cross_encoder(toy_db, tmp_path, capsys):
     assert out.read_text(encoding="utf-8") == want.to_csv()
 
 
+@pytest.mark.slow
 def test_active_retrain_with_a_tiny_cross_encoder(toy_db, tmp_path, capsys):
     """The CLI's active-retrain is core's simulation with a RetrainingSelector over the stored texts."""
     active = pytest.importorskip("core.training.active")

@@ -109,5 +109,6 @@ def test_the_scan_tells_sql_from_look_alikes(tmp_path: Path, source: str, expect
     assert sql_outside_db([path], tmp_path) == expected
 
 
+@pytest.mark.slow
 def test_no_sql_outside_db() -> None:
     assert sql_outside_db(_python_files()) == [], "move these into a function of a db/ module and call it"

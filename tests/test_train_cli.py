@@ -73,6 +73,7 @@ def _train(url, kind, name, *args, quiet=True):
     return main(["--db", url, *(["-q"] if quiet else []), "train", kind, "-c", "toy", "--name", name, *args])
 
 
+@pytest.mark.slow
 def test_train_cross_encoder_registers_a_model_transformers_loads(toy, tiny_encoder_folder, capsys):  # noqa: F811
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
@@ -135,6 +136,7 @@ def test_train_cross_encoder_registers_a_model_transformers_loads(toy, tiny_enco
     assert len(_jobs(store)) == 1 and len(_models(store)) == 1
 
 
+@pytest.mark.slow
 def test_candidates_from_a_stored_run_pointwise_and_a_held_out_share(toy, tiny_encoder_folder, capsys):  # noqa: F811
     url, store, _models_dir = toy
     base = ["--base", str(tiny_encoder_folder), "--candidates", "shuffled"]
@@ -147,6 +149,7 @@ def test_candidates_from_a_stored_run_pointwise_and_a_held_out_share(toy, tiny_e
     assert model.params["train_queries"] == 18 and model.params["held_out_queries"] == 6
 
 
+@pytest.mark.slow
 def test_a_failed_training_leaves_no_folder_and_the_name_stays_free(toy, tiny_encoder_folder, monkeypatch):  # noqa: F811
     import core.training.cross_encoder as ce
 
@@ -172,6 +175,7 @@ def test_a_failed_training_leaves_no_folder_and_the_name_stays_free(toy, tiny_en
     assert [m.name for m in _models(store)] == ["rr"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "args, message",
     [
@@ -282,6 +286,7 @@ def test_params_round_trip_and_reach_the_trainer_config():
         TrainParams.from_params({"collection": "c", "name": "m", "kind": "rocketqav2", "denoise": [0.9, 0.1]})
 
 
+@pytest.mark.slow
 def test_train_dual_encoder_gives_a_dense_retriever(toy, tiny_encoder_folder, capsys):  # noqa: F811
     from core.retrieval.encoder import BiEncoder
     from pooljudge.models_lookup import registered_model_folder
@@ -300,6 +305,7 @@ def test_train_dual_encoder_gives_a_dense_retriever(toy, tiny_encoder_folder, ca
     assert len(lines) == 32 * 5 and lines[0].split()[:2] == ["q-bread-0", "Q0"]
 
 
+@pytest.mark.slow
 def test_train_rocketqav2_from_a_registered_cross_encoder_with_denoising(toy, tiny_encoder_folder):  # noqa: F811
     from core.retrieval.encoder import BiEncoder
     from core.training.cross_encoder import CrossEncoder
@@ -351,6 +357,7 @@ def test_bad_teacher_priors_are_named(toy, capsys, args, message):
     assert _models(store) == [] and not models.exists()
 
 
+@pytest.mark.slow
 def test_rocketqav2_teacher_prior_given_or_chosen_on_the_held_out_queries(toy, tiny_encoder_folder, capsys):  # noqa: F811
     from core.retrieval.rerank import PRIOR_GRID
 
@@ -378,6 +385,7 @@ def test_rocketqav2_teacher_prior_given_or_chosen_on_the_held_out_queries(toy, t
     assert "choosing the teacher's prior weight" in out.err
 
 
+@pytest.mark.slow
 def test_the_default_kind_keeps_an_untrained_system_when_training_does_not_help_and_says_why(
     toy,
     tiny_encoder_folder,  # noqa: F811

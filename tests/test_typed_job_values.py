@@ -132,6 +132,7 @@ def test_params_are_frozen():
         params.select_by = ["m"]  # type: ignore[misc]
 
 
+@pytest.mark.slow
 def test_the_pool_job_returns_a_pool_result_and_the_cli_prints_it_as_before(demo, capsys):
     url, store = demo
     capsys.readouterr()

@@ -92,6 +92,7 @@ def test_a_run_is_awaited_without_polling(monkeypatch):
     assert sleeps == []  # hundreds of 1 ms sleeps while the page ran
 
 
+@pytest.mark.slow
 def test_a_run_past_its_timeout_is_stopped_with_streamlits_error():
     slow = "import time\nfor _ in range(100):\n    time.sleep(0.05)\n"
     with pytest.raises(RuntimeError, match=r"AppTest script run timed out after 0.5\(s\)"):

@@ -23,6 +23,7 @@ def _captions(at):
     return [c.value for c in at.caption]
 
 
+@pytest.mark.slow
 def test_the_pairs_table_shows_one_page_and_the_box_moves_through_them(db, two_a_page):
     at = _open(db, "rev1", "Pairs")
     assert not at.exception, at.exception
@@ -38,6 +39,7 @@ def test_the_pairs_table_shows_one_page_and_the_box_moves_through_them(db, two_a
     assert "Bulk actions on the 6 pairs shown" in [e.label for e in at.expander]
 
 
+@pytest.mark.slow
 def test_a_filter_finds_a_pair_of_a_later_page_and_starts_again_at_page_one(db, two_a_page):
     at = _open(db, "rev1", "Pairs")
     at.number_input(key="review_page").set_value(2).run()
@@ -51,6 +53,7 @@ def test_a_filter_finds_a_pair_of_a_later_page_and_starts_again_at_page_one(db, 
     assert list(_pairs(at)["passage id"]) == ["d0", "d1"]
 
 
+@pytest.mark.slow
 def test_a_row_chosen_on_a_later_page_shows_that_pair(db, two_a_page):
     at = _open(db, "rev1", "Pairs")
     at.number_input(key="review_page").set_value(2).run()
@@ -60,6 +63,7 @@ def test_a_row_chosen_on_a_later_page_shows_that_pair(db, two_a_page):
     assert (at.selectbox(key="override_query").value, at.selectbox(key="override_passage").value) == ("q2", "d3")
 
 
+@pytest.mark.slow
 def test_a_long_query_list_is_searched_before_it_is_offered(db, monkeypatch):
     """Past OPTIONS_LIMIT queries the ranked list's query box offers those the search box finds (2,000 queries
     with their texts are not sent on every run)."""

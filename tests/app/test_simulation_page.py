@@ -89,6 +89,7 @@ def test_active_with_confident_band(toy, tmp_path):
     assert table["active"][2] == "1.0000"  # all human labels in the end: the full labels
 
 
+@pytest.mark.slow
 def test_active_retrain_with_the_relevant_rule(toy, tmp_path):
     active = pytest.importorskip("core.training.active")
     model = tiny_cross_encoder(tmp_path / "model")

@@ -66,6 +66,7 @@ def _go(at: AppTest, view: str) -> AppTest:
     return at
 
 
+@pytest.mark.slow
 def test_the_collection_picked_on_one_page_holds_on_the_others(two):
     at = _app(two)
     _go(at, "runs.py")

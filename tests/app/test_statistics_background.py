@@ -53,6 +53,7 @@ def _ils(at):
     return next((d.value for d in at.dataframe if "ILS" in d.value.columns), None)
 
 
+@pytest.mark.slow
 def test_the_page_queues_the_encoding_and_reads_what_the_job_stored(db, monkeypatch, loads):
     ensure_demo(db)
     launched = record_launches(monkeypatch)
@@ -86,6 +87,7 @@ def test_the_page_queues_the_encoding_and_reads_what_the_job_stored(db, monkeypa
         assert len(list_jobs(s, kind=KIND)) == 1
 
 
+@pytest.mark.slow
 def test_a_failed_encoding_is_shown_and_not_retried_by_itself(db, monkeypatch, loads):
     ensure_demo(db)
     launched = record_launches(monkeypatch)

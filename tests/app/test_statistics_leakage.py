@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
+
 from pooljudge.seed import ensure_demo
 from pooljudge.ui.common import md_escape
 from tests.app.apptest import VIEWS, open_as_admin, run_launches_inline
 
 
+@pytest.mark.slow
 def test_demo_leakage_flags_only_the_paraphrase_and_names_its_methods(db, monkeypatch):
     ensure_demo(db)
     run_launches_inline(monkeypatch)  # the page's query-vectors job runs before the launch returns

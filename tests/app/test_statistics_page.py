@@ -70,6 +70,7 @@ def _values(field):
     return list(field)
 
 
+@pytest.mark.slow
 def test_query_diversity_and_leakage(page, db):
     with db.read() as s:
         queries = list(iter_queries(s, DEMO_NAME))

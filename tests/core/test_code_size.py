@@ -12,6 +12,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 from tests.source_files import python_files
 
 REPO = Path(__file__).resolve().parents[2]
@@ -60,6 +62,7 @@ def test_no_core_module_over_700_lines() -> None:
     assert {name: n for name, n in sizes.items() if n > MAX_MODULE_LINES} == {}
 
 
+@pytest.mark.slow
 def test_no_python_file_over_800_lines() -> None:
     # every .py under the repository, not only CHECKED: a new top-level folder is covered too
     files = [p for p in REPO.rglob("*.py") if not any(part.startswith(".") for part in p.relative_to(REPO).parts)]
@@ -78,6 +81,7 @@ def test_every_folder_is_walked() -> None:
     assert any(f.startswith("benchmarks/bench_") for f in files) and any(f.startswith("tools/") for f in files)
 
 
+@pytest.mark.slow
 def test_no_function_over_60_lines() -> None:
     assert _long_functions() == {}, "split these into named stages"
 
@@ -97,6 +101,7 @@ def test_module_level_blocks_are_measured() -> None:
     assert _long_blocks(block("def f():", 100), "a.py") == []
 
 
+@pytest.mark.slow
 def test_no_module_level_block_over_60_lines() -> None:
     found = [
         line

@@ -210,6 +210,7 @@ def test_tokenize_equals_tokenize_with_offsets(analyzer: Analyzer) -> None:
         assert analyzer.tokenize(text) == [t for t, _, _ in analyzer.tokenize_with_offsets(text)], text
 
 
+@pytest.mark.slow
 @pytest.mark.shared_data
 def test_tokenize_equals_tokenize_with_offsets_on_real_text() -> None:
     if not SHARED_DATA.is_dir():
@@ -352,6 +353,7 @@ def test_params_identify_the_analysis() -> None:
     assert hash(EN) == hash(Analyzer())  # frozen: usable as a cache key
 
 
+@pytest.mark.slow
 def test_jieba_is_quiet_and_initialised_once() -> None:
     code = (
         "from core.text import analyzer_for, _jieba\n"

@@ -94,6 +94,7 @@ def test_require_account_reads_the_account_in_the_write(store):
         assert require_account(s, admin.id, REVIEW_ROLES).role == "reviewer"
 
 
+@pytest.mark.slow
 def test_callers_import_the_check_from_access():
     # the errors are caught by pages and the CLI: one class each, whichever module raised it
     assert db.access.Forbidden.__module__ == "db.access"

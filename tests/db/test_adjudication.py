@@ -85,6 +85,7 @@ def _split(store, users, doc):
         _label(store, users, name, doc, grade)
 
 
+@pytest.mark.slow
 def test_splits_go_only_to_their_own_pools_annotators(world):
     store, users = world
     for doc in EN_DOCS + ZH_DOCS:
@@ -99,6 +100,7 @@ def test_splits_go_only_to_their_own_pools_annotators(world):
         assert s.scalar(select(func.count()).select_from(Assignment).where(Assignment.user_id == users["idle"])) == 0
 
 
+@pytest.mark.slow
 def test_the_adjudicator_list_wins_and_an_inactive_list_leaves_the_pair_waiting(world):
     from db.adjudication import pool_adjudicators, set_pool_adjudicators
     from db.review import adjudication_queue
@@ -149,6 +151,7 @@ def test_setting_the_adjudicator_list_is_checked(world):
         assert pool_adjudicators(s, "c", "en") == []
 
 
+@pytest.mark.slow
 def test_an_admin_reassigns_an_open_adjudication_within_the_pool(world):
     from db.adjudication import assign_adjudication, eligible_adjudicators
 
@@ -208,6 +211,7 @@ def test_an_admin_reassigns_an_open_adjudication_within_the_pool(world):
     assert str(err.value) == f"q1 / d0: its adjudication is already labelled (by {other})"
 
 
+@pytest.mark.slow
 def test_bulk_assignment_of_waiting_pairs_is_all_or_nothing(world):
     from db.adjudication import assign_adjudications, set_pool_adjudicators
 

@@ -138,6 +138,7 @@ def test_items_are_blind_and_owned(world):
     assert after.assignment_id != item.assignment_id and after.done == 1 and after.position == 2
 
 
+@pytest.mark.slow
 def test_resolution_cases_through_the_store(world):
     store, users = world
     _assign(store)
@@ -253,6 +254,7 @@ def _judgments(store):
         ]
 
 
+@pytest.mark.slow
 def test_a_second_tab_on_a_labelled_item_is_refused_and_stores_nothing(world):
     store, users, ann, shown = _ann1_first_item(world)  # both tabs render this item, each with its own token
     with store.write() as s:
@@ -382,6 +384,7 @@ def test_qc_labels_need_a_reviewer_and_an_open_round(world):
         assert next_item(s, users["rev1"]) is None
 
 
+@pytest.mark.slow
 def test_every_other_write_checks_the_acting_account(world):
     store, users = world
     package = _ann1_labels_every_pair(store, users)

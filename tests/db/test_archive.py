@@ -178,6 +178,7 @@ def test_rename_checks_the_name_and_refuses_a_clash(world):
         assert [i.name for i in list_items(s) if i.kind == "collection"] == ["other", "renamed"]
 
 
+@pytest.mark.slow
 def test_an_archived_collection_serves_no_items_and_takes_no_labels_until_restored(world):
     from db.access import StaleSubmission
     from db.labelling import next_item

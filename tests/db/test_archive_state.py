@@ -15,6 +15,7 @@ from db.pools import save_pool
 from tests.db.test_archive import DOCS, world  # noqa: F401  # the shared fixture
 
 
+@pytest.mark.slow
 def test_an_archived_pool_serves_no_items_and_takes_no_labels_until_restored(world):  # noqa: F811
     store, users = world
     with store.write() as s:

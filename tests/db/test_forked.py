@@ -7,6 +7,8 @@ import signal
 import sys
 import time
 
+import pytest
+
 from tests.db.forked import Forked, run_forked, wait_for_siblings
 
 HERE = "tests.db.test_forked"
@@ -48,6 +50,7 @@ def fail_or_wait(arg: int) -> None:
     wait_for_siblings(timeout=300)
 
 
+@pytest.mark.slow
 def test_each_call_runs_in_a_process_of_its_own_forked_after_the_imports():
     outcomes = run_forked(f"{HERE}:whoami", [[0], [1], [2]], preload=("sqlalchemy.orm", "db.models"), timeout=120)
     results = [o.result for o in outcomes]

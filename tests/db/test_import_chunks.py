@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
+
 from core.types import Passage, QrelEntry, Query, RunEntry
 from db.importer import import_source
 from db.queries import stored_run
 from tests.db.import_helpers import memory_source
 
 
+@pytest.mark.slow
 def test_each_run_is_copied_in_chunks_of_its_own_rows(store):
     """Four runs of 3,000 entries in chunks of 1,000: three transactions per run, not one per 1,000 staged entries.
 

@@ -124,6 +124,7 @@ def test_other_writers_never_wait_for_a_large_import(tmp_path):
 # --------------------------------------------------------------------------- non-regular inputs
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
 def test_a_fifo_is_refused_before_anything_is_read(tmp_path):
     fifo = tmp_path / "passages.tsv"
@@ -198,6 +199,7 @@ def test_a_killed_import_leaves_nothing_visible_and_is_cleaned_at_the_next_open(
     reopened.dispose()
 
 
+@pytest.mark.slow
 def test_store_open_removes_stale_leftovers(tmp_path, monkeypatch):
     url = sqlite_url(tmp_path / "s.db")
     store = Store(url)
@@ -266,6 +268,7 @@ def test_a_name_held_by_an_import_in_progress_is_refused(store):
 # --------------------------------------------------------------------------- staged writes
 
 
+@pytest.mark.slow
 def test_a_staged_import_writes_in_short_transactions_and_flips_once(store):
     """Many chunks, each its own transaction; the collection is 'importing' until the last one."""
     passages = [Passage(f"d{i}", f"text {i}", origin=f"c.tsv:{i + 1}") for i in range(5_000)]
@@ -351,6 +354,7 @@ def test_a_write_phase_failure_removes_the_staged_collection(store, monkeypatch)
     assert import_table_counts(store) == dict.fromkeys(import_table_counts(store), 0)
 
 
+@pytest.mark.slow
 def test_store_run_writes_a_retriever_run_in_chunks_and_refuses_a_taken_name(store):
     from db.importer import store_run
 
@@ -379,6 +383,7 @@ def test_store_run_writes_a_retriever_run_in_chunks_and_refuses_a_taken_name(sto
         store_run(store, "c", "bm25", run)
 
 
+@pytest.mark.slow
 def test_a_merge_stopped_half_way_is_completed_by_running_it_again(store, monkeypatch):
     """Merged passages become visible chunk by chunk (documented trade-off); the same merge again finishes the job."""
     queries = [Query("q1", "y", answers=["陕西", ["陕西省"]]), Query("q2", "z")]

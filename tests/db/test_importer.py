@@ -102,6 +102,7 @@ def test_import_round_trips_every_field(store, load):
         )
 
 
+@pytest.mark.slow
 def test_statistics_per_split(store, load):
     load(memory_source(PASSAGES, QUERIES, QRELS), name="c", format="t", location="m")
     with store.read() as s:

@@ -22,6 +22,7 @@ INSERT = text(
 )
 
 
+@pytest.mark.slow
 def test_upgrade_creates_the_table_with_its_constraints_and_downgrade_drops_it(store_at_0007):
     engine = store_at_0007.engine
     assert "trained_models" not in inspect(engine).get_table_names()

@@ -22,6 +22,7 @@ INSERT = text(
 )
 
 
+@pytest.mark.slow
 def test_upgrade_creates_the_table_and_downgrade_drops_it(store_at_0010):
     engine = store_at_0010.engine
     assert "lexicon_names" not in inspect(engine).get_table_names()

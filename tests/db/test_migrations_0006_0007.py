@@ -44,6 +44,7 @@ def _collection(s, name: str, grades: list[int]) -> None:
             )
 
 
+@pytest.mark.slow
 def test_existing_collections_get_level_1_when_binary_else_2(store_at_0005):
     with store_at_0005.engine.begin() as s:
         _collection(s, "binary", [0, 1, 1])

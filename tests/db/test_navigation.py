@@ -119,6 +119,7 @@ def test_a_flagged_item_is_not_served_again_and_waits_for_the_reviewers(world):
         assert overview(s, uid).flagged == 0 and overview(s, uid).done == 6
 
 
+@pytest.mark.slow
 def test_relabel_appends_and_re_resolves(world):
     store, users = world
     a1, a2, a3 = (users[n] for n in ("ann1", "ann2", "ann3"))

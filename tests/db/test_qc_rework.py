@@ -77,6 +77,7 @@ def _review(store, users, notes=None):
     review_all(store, users, TRUTH, notes)
 
 
+@pytest.mark.slow
 def test_a_package_with_planted_errors_returns_exactly_its_disagreements(loop):
     store, users, package, round1, result = loop
     assert (result["accuracy"], result["n_checked"], result["decision"]) == (0.7, 10, "revise")
@@ -138,6 +139,7 @@ def _check_round_tables_as_decided(s, package, round1):
     assert round_disagreements(s, round1) == tables[0].items
 
 
+@pytest.mark.slow
 def test_resubmit_is_refused_until_every_disputed_item_is_answered_then_the_next_round_passes(loop):
     store, users, package, round1, _ = loop
     ann = users["ann1"]
@@ -195,6 +197,7 @@ def test_resubmit_is_refused_until_every_disputed_item_is_answered_then_the_next
         _check_round_tables_as_decided(s, package, round1)
 
 
+@pytest.mark.slow
 def test_confirming_a_label_unchanged_counts_as_answered(loop):
     store, users, package, _round1, _ = loop
     ann = users["ann1"]
@@ -228,6 +231,7 @@ def _keep_d7(store, users, package):
         resubmit_package(s, users["ann1"], package)
 
 
+@pytest.mark.slow
 def test_round_tables_refuse_a_round_under_review(loop):
     store, users, package, _round1, _ = loop
     _keep_d7(store, users, package)
@@ -239,6 +243,7 @@ def test_round_tables_refuse_a_round_under_review(loop):
         assert [t.round_no for t in qc_round_tables(s, package)] == [1]
 
 
+@pytest.mark.slow
 def test_no_new_round_while_a_package_is_returned_or_under_review(loop):
     store, users, package, _round1, _ = loop
     with store.write() as s:
@@ -256,6 +261,7 @@ def test_no_new_round_while_a_package_is_returned_or_under_review(loop):
         assert s.scalar(select(func.count()).select_from(QcRound).where(QcRound.package_id == package)) == 2
 
 
+@pytest.mark.slow
 def test_a_reviewer_who_flags_a_qc_item_gets_it_back_and_the_round_closes(store):
     """A flag on a QC item is the reviewer's note: the item comes back after the rest, so the round can close."""
     source = CollectionSource(

@@ -109,6 +109,7 @@ def _round2_reviewers(s, package_name: str, doc: str) -> list[str]:
     return list(rows.scalars())
 
 
+@pytest.mark.slow
 def test_round_two_reviews_only_new_items_plus_the_kept_one_by_a_new_reviewer(reworked):
     store, users, package, sampled, kept = reworked
     with store.write() as s:  # the default seed, as the Admin page's form
@@ -137,6 +138,7 @@ def test_round_two_reviews_only_new_items_plus_the_kept_one_by_a_new_reviewer(re
         assert [t.items for t in qc_round_tables(s, package)][1] == []
 
 
+@pytest.mark.slow
 def test_the_kept_label_fails_again_only_on_the_new_reviewers_word(reworked):
     store, users, package, sampled, kept = reworked
     with store.write() as s:
@@ -151,6 +153,7 @@ def test_the_kept_label_fails_again_only_on_the_new_reviewers_word(reworked):
     assert (item.passage_id, item.annotator_label, item.reviewer_labels) == (kept, WRONG, {"rev3": TRUTH[kept]})
 
 
+@pytest.mark.slow
 def test_a_kept_label_without_a_new_reviewer_is_refused_and_nothing_is_stored(reworked):
     store, users, package, _sampled, kept = reworked
     with store.read() as s:
@@ -170,6 +173,7 @@ def test_a_kept_label_without_a_new_reviewer_is_refused_and_nothing_is_stored(re
         assert s.scalar(select(QueryRecord.ext_id).where(QueryRecord.ext_id == query)) == query
 
 
+@pytest.mark.slow
 def test_a_label_changed_to_another_grade_than_the_reviewers_goes_to_a_new_reviewer_too(store):
     """Relabelled, but not to the reviewers' grade: the disagreement stands, so a new reviewer decides it."""
     with store.write() as s:
@@ -219,6 +223,7 @@ def _read_counting(store, read):
     return len(statements), result
 
 
+@pytest.mark.slow
 def test_qc_history_reads_the_reviewers_of_every_round_in_the_same_queries(reworked):
     store, users, package, _sampled_docs, kept = reworked
     one_round, [first] = _read_counting(store, lambda s: qc_history(s, package))

@@ -73,6 +73,7 @@ def flagged_world(judged):  # noqa: F811
     return store, u
 
 
+@pytest.mark.slow
 def test_package_progress_equals_the_replay(flagged_world):
     store, u = flagged_world
     with store.read() as s:
@@ -91,6 +92,7 @@ def test_package_progress_equals_the_replay(flagged_world):
     assert waiting == [("ann1-p001", 9, 10, [("q2", "d7")])]
 
 
+@pytest.mark.slow
 def test_a_flag_answered_by_a_label_releases_the_package(flagged_world):
     store, u = flagged_world
     _act(store, u["ann1"], "d7", 1)
@@ -123,6 +125,7 @@ def _rows_read(store, read):
     return rows, result
 
 
+@pytest.mark.slow
 def test_a_label_more_reads_no_row_more(flagged_world):
     store, u = flagged_world
     before = {
@@ -140,6 +143,7 @@ def test_a_label_more_reads_no_row_more(flagged_world):
     assert {k: rows for k, (rows, _result) in after.items()} == {k: rows for k, (rows, _r) in before.items()}
 
 
+@pytest.mark.slow
 def test_the_qc_key_moves_with_qc_only(flagged_world):
     store, u = flagged_world
     for doc in ("d7", "d8", "d9"):

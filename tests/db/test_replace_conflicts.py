@@ -244,6 +244,7 @@ def test_the_attacks_cover_every_unique_key_the_judgments_depend_on(shell_store)
         assert {t: _unique_keys(conn, t) for t in KEYS} == {t: set(keys) for t, keys in KEYS.items()}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pragma", ["", "PRAGMA foreign_keys = ON; "], ids=["shell-defaults", "foreign-keys-on"])
 def test_replace_through_any_unique_key_is_refused_from_the_sqlite3_shell(shell_store, tmp_path, pragma):
     path, ids = shell_store
@@ -357,6 +358,7 @@ def empty_url(request, tmp_path):
     return request.getfixturevalue("pg_databases").create(migrated=False)  # dropped at the end of the session
 
 
+@pytest.mark.slow
 def test_migration_0010_downgrades_and_upgrades_again(empty_url):
     """Down to 0009 the guards of 0010 are gone (0004's id-only REPLACE guard is back), and up again they return."""
     from alembic import command

@@ -99,6 +99,7 @@ def judged(world):
     return store, u
 
 
+@pytest.mark.slow
 def test_standing_labels_replay_relabels_and_undos(judged):
     store, _ = judged
     with store.read() as s:
@@ -119,6 +120,7 @@ def test_standing_labels_replay_relabels_and_undos(judged):
             standing_labels(s, "nope")
 
 
+@pytest.mark.slow
 def test_adjudication_queue_and_excluded_pairs(judged):
     store, _ = judged
     with store.read() as s:
@@ -138,6 +140,7 @@ def test_adjudication_queue_and_excluded_pairs(judged):
         assert [p.reason for p in excluded_pairs(s, "c")] == ["4 labels, no majority: 0, 1, 2, 3"]
 
 
+@pytest.mark.slow
 def test_pair_review_shows_labels_final_label_and_override_history(judged):
     store, u = judged
     with store.read() as s:
@@ -163,6 +166,7 @@ def test_pair_review_shows_labels_final_label_and_override_history(judged):
             pair_review(s, "c", "q1", "d9")  # d9 belongs to q2: not an assigned pair
 
 
+@pytest.mark.slow
 def test_an_excluding_override_lists_the_pair_as_excluded(judged):
     store, u = judged
     q, d = _ids(store, "d5")
@@ -176,6 +180,7 @@ def test_an_excluding_override_lists_the_pair_as_excluded(judged):
     assert [(p.docid, p.method) for p in excluded] == [("d3", "excluded"), ("d5", "overridden")]
 
 
+@pytest.mark.slow
 def test_final_label_distribution(judged):
     store, _ = judged
     with store.read() as s:
@@ -192,6 +197,7 @@ def test_final_label_distribution(judged):
     ]
 
 
+@pytest.mark.slow
 def test_throughput_and_flags(judged):
     store, _ = judged
     with store.read() as s:
@@ -215,6 +221,7 @@ def test_throughput_and_flags(judged):
     ]
 
 
+@pytest.mark.slow
 def test_package_overview_matches_package_progress(judged):
     store, _ = judged
     with store.read() as s:
@@ -230,6 +237,7 @@ def test_package_overview_matches_package_progress(judged):
     assert not any(r.finished for r in rows) and all(r.rounds == 0 and r.last_accuracy is None for r in rows)
 
 
+@pytest.mark.slow
 def test_qc_history_keeps_every_round_and_qc_labels_stay_out_of_agreement(world):
     store, u = world
     for doc in DOCS:
@@ -292,6 +300,7 @@ def test_qc_history_keeps_every_round_and_qc_labels_stay_out_of_agreement(world)
     assert (after.status, after.rounds, after.last_accuracy) == ("in_qc", 2, 0.0)
 
 
+@pytest.mark.slow
 def test_activity_marker_moves_with_the_log_and_active_users(judged):
     store, u = judged
     with store.read() as s:
@@ -307,6 +316,7 @@ def test_activity_marker_moves_with_the_log_and_active_users(judged):
 # --------------------------------------------------------------------------- review at scale (issue 11)
 
 
+@pytest.mark.slow
 def test_filter_pairs_by_search_annotator_state_and_grade(judged):
     from db.review import filter_pairs, review_table
 

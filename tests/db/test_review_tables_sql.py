@@ -7,6 +7,7 @@ in :mod:`db.review` must match, row for row and in the same order, on SQLite and
 
 from __future__ import annotations
 
+import pytest
 from sqlalchemy import select
 
 from core.judgments import Event, current_labels
@@ -84,6 +85,7 @@ def _current(s, collection: str) -> dict:
     }
 
 
+@pytest.mark.slow
 def test_tables_equal_the_full_replay(judged):  # noqa: F811
     store, u = judged
     with store.read() as s:

@@ -105,6 +105,7 @@ def test_a_right_password_among_parallel_wrong_ones_is_checked_once_and_forgives
     assert failures["user+client:10.0.0.9:ann"] == 3
 
 
+@pytest.mark.slow
 def test_four_server_processes_on_one_store_verify_at_most_the_allowance_together(store, ann):
     if store.engine.dialect.name != "sqlite":
         pytest.skip("one multi-process run is enough; PostgreSQL's write lock is covered by the thread tests")

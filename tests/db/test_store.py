@@ -23,6 +23,7 @@ def _is_inline_fk_reflection_gap(item) -> bool:
     return fk is not None and [c.name for c in fk.columns] in (["duplicate_of"], ["package_id"])
 
 
+@pytest.mark.slow
 def test_migration_creates_exactly_the_models_schema(store):
     with store.engine.connect() as conn:
         diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
@@ -84,6 +85,7 @@ def empty_url(request, tmp_path):
     return request.getfixturevalue("pg_databases").create(migrated=False)  # dropped at the end of the session
 
 
+@pytest.mark.slow
 def test_upgrade_is_idempotent_and_records_head(empty_url):
     url = empty_url
     Store(url).dispose()
@@ -243,6 +245,7 @@ def test_sqlite_guards_hold_without_the_foreign_keys_pragma(store):
     conn.close()
 
 
+@pytest.mark.slow
 def test_a_write_transaction_waits_for_the_one_before_it(store):
     """Writers are serialised at BEGIN on both stores (SQLite's BEGIN IMMEDIATE, PostgreSQL's advisory lock),
     so a write that reads before it writes never decides on what another writer has not committed yet."""
@@ -270,6 +273,7 @@ def test_a_write_transaction_waits_for_the_one_before_it(store):
         assert s.execute(text("select 1")).scalar_one() == t.execute(text("select 1")).scalar_one() == 1
 
 
+@pytest.mark.slow
 def test_migration_0004_downgrades_and_upgrades_again(empty_url):
     """0004 down and up again leaves exactly the models' schema, append-only included, on both dialects
     (its PostgreSQL branch renames the judgments foreign keys and redefines the append-only function)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from sqlalchemy import select
 
 from db.models import FinalLabel, PassageRecord
@@ -53,6 +54,7 @@ def test_the_exclusion_stores_its_reason(store):
     assert tuple(row) == ("excluded", None, "4 labels, no majority: 0, 1, 2, 3")
 
 
+@pytest.mark.slow
 def test_a_frozen_version_counts_pairs_resolved_after_it(store):
     users = build_unresolved(store)
     with store.write() as s:

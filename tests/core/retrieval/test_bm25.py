@@ -286,6 +286,7 @@ def _measure(qrels, run) -> tuple[float, float]:
     return result["nDCG@10"]["all"], result["MRR@10"]["all"]
 
 
+@pytest.mark.slow
 @pytest.mark.shared_data
 @needs_data
 def test_rank_bm25_parity_on_dbpedia(dbpedia) -> None:
@@ -333,6 +334,7 @@ def test_rank_bm25_parity_on_dbpedia(dbpedia) -> None:
     assert eps_differs  # with rank_bm25's default epsilon=0.25 the floored idfs are not 0
 
 
+@pytest.mark.slow
 @pytest.mark.shared_data
 @needs_data
 def test_dbpedia_quality_and_save_load(dbpedia, tmp_path: Path, capsys) -> None:

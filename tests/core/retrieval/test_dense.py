@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
@@ -450,6 +452,7 @@ def test_bad_input_is_rejected():
 # --------------------------------------------------------------------------- the real default model
 
 
+@pytest.mark.slow
 def test_default_minilm_model(tmp_path):
     path = default_model_path()
     assert path == default_model_path()

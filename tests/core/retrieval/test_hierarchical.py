@@ -305,6 +305,7 @@ def _nq_sample():
     return list(source.passages()), {q.id: q.text for q in source.queries()}, list(source.qrels())
 
 
+@pytest.mark.slow
 @pytest.mark.shared_data
 def test_dapr_natural_questions_sample() -> None:
     passages, queries, qrels = _nq_sample()
@@ -333,6 +334,7 @@ def test_dapr_natural_questions_sample() -> None:
     assert gold_found == len(queries)
 
 
+@pytest.mark.slow
 @pytest.mark.shared_data
 def test_dapr_sample_with_the_real_minilm() -> None:
     """all-MiniLM-L6-v2 on the small documents only (~60 passages; ~20 passages/s on a 2-core CPU)."""
@@ -407,6 +409,7 @@ def test_spec_parsing_of_the_new_options() -> None:
             RetrieverSpec.parse(text)
 
 
+@pytest.mark.slow
 def test_build_and_index_from_specs(stub_encoder) -> None:
     from pooljudge.retrievers import RetrieverSpec, build_retriever, context_of, index_retriever
 

@@ -65,6 +65,7 @@ def selector(folder, **changes):
     return RetrainingSelector(folder, QUERIES, PASSAGES, **{**SETTINGS, **changes})
 
 
+@pytest.mark.slow
 def test_a_round_changes_the_scores_of_the_same_pairs_towards_the_labels(misled):
     model = selector(misled)
     pairs = [("q-bread", "b-bread-0"), ("q-bread", "x-bread-0"), ("q-river", "b-river-1"), ("q-river", "x-river-3")]
@@ -80,6 +81,7 @@ def test_a_round_changes_the_scores_of_the_same_pairs_towards_the_labels(misled)
     assert model.rounds == 0 and np.array_equal(model.probabilities(pairs), before)
 
 
+@pytest.mark.slow
 def test_rounds_are_seeded_and_warm_start_differs_from_restarting(misled):
     labels = {("q-bread", "b-bread-0"): 1, ("q-bread", "x-bread-0"): 0, ("q-cat", "a-cat-1"): 1}
     pairs = [("q-cat", "b-cat-0"), ("q-cat", "x-cat-2"), ("q-market", "a-market-0")]
@@ -121,6 +123,7 @@ def simulate(model, strategies, batch_size=8):
     )
 
 
+@pytest.mark.slow
 def test_retraining_finds_the_relevant_pairs_the_misled_base_model_puts_last(misled):
     model = selector(misled)
     pairs = [(q, d) for q in ORACLE for d in ORACLE[q]]

@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 import random
 
+import pytest
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
@@ -209,6 +211,7 @@ def test_ragged_lists_train(tmp_path, learnable_encoder_folder):
     assert [h["step"] for h in result.history] == [3] and np.isfinite(result.history[0]["loss"])
 
 
+@pytest.mark.slow
 def test_listwise_training_lowers_the_loss_and_raises_held_out_ndcg(
     listwise, learnable_encoder_folder, short_toy_split
 ):
@@ -250,6 +253,7 @@ def test_training_record_and_progress(listwise, learnable_encoder_folder):
     assert calls == [(i, 100) for i in range(1, 101)]
 
 
+@pytest.mark.slow
 def test_same_seed_same_history_and_scores(tmp_path, learnable_encoder_folder, short_toy_split):
     train, held_out = short_toy_split
     config = listwise_config(max_steps=15, eval_every=5)
@@ -262,6 +266,7 @@ def test_same_seed_same_history_and_scores(tmp_path, learnable_encoder_folder, s
     assert [h["loss"] for h in other.history] != [h["loss"] for h in runs[0].history]
 
 
+@pytest.mark.slow
 def test_pointwise_training_lowers_the_loss_and_raises_held_out_ndcg(
     tmp_path, learnable_encoder_folder, short_toy_split
 ):

@@ -229,6 +229,7 @@ def _st_folder(folder, base):
     return folder
 
 
+@pytest.mark.slow
 def test_fine_tuning_keeps_the_base_folders_prefixes_pooling_and_length(tmp_path, tiny_encoder_folder, toy_split):
     import numpy as np
     import torch

@@ -51,6 +51,7 @@ def trained(tmp_path_factory, tiny_encoder_folder, toy_split):
     return result, calls
 
 
+@pytest.mark.slow
 def test_loss_falls_and_held_out_ndcg_rises(trained):
     result, _ = trained
     history = result.history
@@ -100,6 +101,7 @@ def test_training_record(trained, tiny_encoder_folder):
     assert record["params"]["held_out_queries"] == 8
 
 
+@pytest.mark.slow
 def test_deterministic_with_a_seed(tmp_path, tiny_encoder_folder, toy_split):
     train, held_out = toy_split
     runs = [

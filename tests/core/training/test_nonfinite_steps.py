@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
@@ -108,6 +110,7 @@ def half_precision_copy(folder: Path, out: Path) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_an_fp16_model_folder_trains_with_float32_weights_and_learns(
     tmp_path, learnable_encoder_folder, short_toy_split
 ):
@@ -126,6 +129,7 @@ def test_an_fp16_model_folder_trains_with_float32_weights_and_learns(
     assert {p.dtype for p in DualEncoder(fp16, device="cpu").model.parameters()} == {torch.float32}
 
 
+@pytest.mark.slow
 def test_a_nan_attention_gradient_is_skipped_and_the_cross_encoder_still_learns(
     tmp_path, monkeypatch, learnable_encoder_folder, short_toy_split
 ):

@@ -22,6 +22,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
@@ -61,6 +63,7 @@ def train(split: Any, folder: Path, out: Path, learning_rate: float) -> Any:
     return train_cross_encoder(train_data, held_out, config, output=out, base_model=folder)
 
 
+@pytest.mark.slow
 def test_at_a_hundredth_of_the_rate_the_reranker_stays_where_it_started(
     tmp_path, learnable_encoder_folder, short_toy_split
 ):
@@ -77,6 +80,7 @@ def test_at_a_hundredth_of_the_rate_the_reranker_stays_where_it_started(
     assert fast.best["eval"]["nDCG@10"] > start + 0.2
 
 
+@pytest.mark.slow
 def test_the_benchmarks_cuda_defaults_train_the_cpu_lists_at_the_cpu_rate(monkeypatch):
     sys.path.insert(0, str(REPO / "benchmarks"))
     import bench_training

@@ -174,6 +174,7 @@ def joint(tmp_path_factory, tiny_encoder_folder, toy_split):
     return train_tiny(train, held_out, config(), out, tiny_encoder_folder)
 
 
+@pytest.mark.slow
 def test_joint_training_history(joint, tiny_encoder_folder):
     history = joint.history
     assert [h["epoch"] for h in history] == [1, 2, 3]
@@ -213,6 +214,7 @@ def test_both_folders_reload(joint, toy_split, tiny_encoder_folder):
     assert cross_record["params"]["trainer"] == "rocketqav2"
 
 
+@pytest.mark.slow
 def test_joint_training_is_deterministic(tmp_path, tiny_encoder_folder, toy_split):
     train, held_out = toy_split
     runs = [
@@ -268,6 +270,7 @@ class OracleCrossEncoder:
         self.saved.append(Path(folder))
 
 
+@pytest.mark.slow
 def test_distillation_teaches_the_dual_encoder(tmp_path, monkeypatch, tiny_encoder_folder, toy_split):
     train, held_out = toy_split
     # The dual encoder's only training signal is the KL term towards the oracle's list distribution.
@@ -331,6 +334,7 @@ def test_the_teacher_is_the_logits_plus_the_weighted_normalised_prior(
     assert result.params["teacher_prior"] == {"weight": 3.0, "queries": len(train.queries)}
 
 
+@pytest.mark.slow
 def test_a_prior_teaches_where_the_cross_encoder_cannot(tmp_path, monkeypatch, tiny_encoder_folder, toy_split):
     train, held_out = toy_split
     results = {}
