@@ -20,8 +20,7 @@ def qc_marker(session: Session) -> tuple:
     """
     qc_assignments = select(Assignment.id).where(Assignment.purpose == Purpose.QC)
     last_review = session.scalar(select(func.max(Judgment.id)).where(Judgment.assignment_id.in_(qc_assignments)))
-    rounds, decided = session.execute(select(func.count(QcRound.id), func.count(QcRound.decided_at))).one()
-    return (last_review or 0, rounds or 0, decided or 0, _statuses(session))
+    return (last_review or 0, *_rounds_and_statuses(session))
 
 
 def package_marker(session: Session) -> tuple:
@@ -31,13 +30,14 @@ def package_marker(session: Session) -> tuple:
     it changes: a label in a package changes its progress.
     """
     last_judgment = session.scalar(select(func.max(Judgment.id)))
+    return (last_judgment or 0, *_rounds_and_statuses(session))
+
+
+def _rounds_and_statuses(session: Session) -> tuple:
+    """``(rounds, decided rounds, ((status, packages), ...))``: what both markers follow besides judgments."""
     rounds, decided = session.execute(select(func.count(QcRound.id), func.count(QcRound.decided_at))).one()
-    return (last_judgment or 0, rounds or 0, decided or 0, _statuses(session))
-
-
-def _statuses(session: Session) -> tuple:
     statuses = session.execute(select(Package.status, func.count()).group_by(Package.status).order_by(Package.status))
-    return tuple(map(tuple, statuses))
+    return (rounds or 0, decided or 0, tuple(map(tuple, statuses)))
 
 
 def qrels_marker(session: Session, collection: str) -> tuple:
