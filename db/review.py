@@ -117,25 +117,34 @@ def _has_final(pair: type[Assignment] | type[Judgment], *conditions: ColumnEleme
     return exists().where(FinalLabel.query_id == pair.query_id, FinalLabel.passage_id == pair.passage_id, *conditions)
 
 
-def activity_marker(session: Session, collection: str) -> tuple[int, int, int, int]:
+def activity_marker(session: Session, collection: str) -> tuple[int, int, int, int, int]:
     """A cheap value that changes whenever the collection's labels, overrides or QC rounds change.
 
-    ``(last judgment id, last override id, QC rounds, decided QC rounds)``; pages pass it to
-    ``st.cache_data`` functions so that cached dashboards refresh as soon as someone labels.
+    ``(last judgment id, last override id, QC rounds, decided QC rounds, collection id)``, the ids store-wide:
+    the newest row of a table is one index step, while the newest row of one collection's would walk every
+    judgment of it, on every run of a page that keys its cached tables on this value.  A label in another
+    collection changes it too (its tables are recomputed once more than they need).
     """
     cid = collection_id(session, collection)
-    last_judgment = session.scalar(
-        select(func.max(Judgment.id))
-        .join(QueryRecord, QueryRecord.id == Judgment.query_id)
-        .where(QueryRecord.collection_id == cid)
-    )
-    last_override = session.scalar(
-        select(func.max(LabelOverride.id))
-        .join(QueryRecord, QueryRecord.id == LabelOverride.query_id)
-        .where(QueryRecord.collection_id == cid)
-    )
+    last_judgment = session.scalar(select(func.max(Judgment.id)))
+    last_override = session.scalar(select(func.max(LabelOverride.id)))
     rounds, decided = session.execute(select(func.count(QcRound.id), func.count(QcRound.decided_at))).one()
-    return (last_judgment or 0, last_override or 0, rounds or 0, decided or 0)
+    return (last_judgment or 0, last_override or 0, rounds or 0, decided or 0, cid)
+
+
+def anyone_labelled(session: Session, collection: str) -> bool:
+    """Whether the collection has a judgment (pages then default to its live labels rather than a frozen version)."""
+    cid = collection_id(session, collection)
+    return bool(
+        session.scalar(
+            select(
+                select(Judgment.id)
+                .join(QueryRecord, QueryRecord.id == Judgment.query_id)
+                .where(QueryRecord.collection_id == cid)
+                .exists()
+            )
+        )
+    )
 
 
 # --------------------------------------------------------------------------- pairs for review
@@ -207,6 +216,34 @@ def _pair_rows(
         .order_by(QueryRecord.ext_id, PassageRecord.ext_id)
     )
     return [(qi, pi, qid, docid, query, title, passage) for qi, pi, qid, docid, query, title, passage in rows]
+
+
+def _one_pair_row(session: Session, cid: int, qid: str, docid: str) -> PairRow | None:
+    """:func:`_pair_rows` for one pair by its ids: two unique-index lookups and an assignment probe, not a walk
+    over every assignment of the collection (the override form reads one pair on every run of its tab)."""
+    labelling = (
+        select(Assignment.id)
+        .where(
+            Assignment.query_id == QueryRecord.id,
+            Assignment.passage_id == PassageRecord.id,
+            Assignment.purpose.in_(LABELLING),
+        )
+        .exists()
+    )
+    row = session.execute(
+        select(
+            QueryRecord.id,
+            PassageRecord.id,
+            QueryRecord.ext_id,
+            PassageRecord.ext_id,
+            QueryRecord.text,
+            PassageRecord.title,
+            PassageRecord.text,
+        )
+        .join(PassageRecord, PassageRecord.collection_id == QueryRecord.collection_id)
+        .where(QueryRecord.collection_id == cid, QueryRecord.ext_id == qid, PassageRecord.ext_id == docid, labelling)
+    ).first()
+    return None if row is None else (row[0], row[1], row[2], row[3], row[4], row[5], row[6])
 
 
 Final = tuple[int | None, str, str]
@@ -335,10 +372,9 @@ def _final_of(session: Session, query_id: int, passage_id: int) -> Final | None:
 def pair_review(session: Session, collection: str, qid: str, docid: str) -> PairReview:
     """One pair with its texts, labels, final label and the history of overrides (oldest first)."""
     cid = collection_id(session, collection)
-    rows = _pair_rows(session, cid, (QueryRecord.ext_id == qid, PassageRecord.ext_id == docid))
-    if not rows:
+    row = _one_pair_row(session, cid, qid, docid)
+    if row is None:
         raise NotFound(f"no assigned pair ({qid!r}, {docid!r}) in collection {collection!r}")
-    row = rows[0]
     key = (row[0], row[1])
     labels = pair_labels(session, key[0], key[1])
     final = _final_of(session, key[0], key[1])
@@ -483,6 +519,7 @@ __all__ = [
     "PairReview",
     "active_users",
     "activity_marker",
+    "anyone_labelled",
     "adjudication_queue",
     "excluded_pairs",
     "filter_pairs",

@@ -16,7 +16,7 @@ import streamlit as st
 from db.jobs import create_job
 from db.queries import collection_id
 from db.queries import query_splits as stored_query_splits
-from db.review import activity_marker
+from db.review import anyone_labelled
 from db.trained_models import list_models
 from db.training import FINAL
 from db.vocab import Role
@@ -162,12 +162,12 @@ def data_fields(left, right, splits: list[str]) -> dict:
     """The form's name, labels, splits and candidates, as the train job's params."""
     name = left.text_input("Model name", placeholder="e.g. ce-minilm-v1", key="models_name")
     with store.read() as session:  # the job's default: the final labels when anyone labelled, else the newest version
-        anyone_labelled = activity_marker(session, info.name)[0] > 0
+        labelled = anyone_labelled(session, info.name)
     labels = right.selectbox(
         "Labels",
         [FINAL, *info.qrels_versions[::-1]],
         key="models_labels",
-        index=0 if anyone_labelled or not info.qrels_versions else 1,
+        index=0 if labelled or not info.qrels_versions else 1,
         format_func=lambda v: "live final labels" if v == FINAL else f"qrels version {v}",
         help="The live final labels, or a frozen qrels version.",
     )

@@ -64,15 +64,15 @@ def qrels_source_box(container, store: Store, info, *, key: str | None = None) -
     The live labels are the default, unless nobody has labelled yet: then the
     newest version, which has something to show.
     """
-    from db.review import activity_marker
+    from db.review import anyone_labelled
 
     with store.read() as session:
-        anyone_labelled = activity_marker(session, info.name)[0] > 0  # the id of the last judgment, 0 for none
+        labelled = anyone_labelled(session, info.name)
     return container.selectbox(
         "Qrels",
         [LIVE, *info.qrels_versions[::-1]],
         key=key,
-        index=0 if anyone_labelled or not info.qrels_versions else 1,
+        index=0 if labelled or not info.qrels_versions else 1,
         help="Live final labels update as annotators label; versions are frozen snapshots.",
     )
 

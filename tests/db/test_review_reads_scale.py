@@ -1,0 +1,74 @@
+"""Issue 20: what the Review page reads on every run of its tabs costs the same on a small and a large collection.
+
+A tab switch reruns the open tab; the reads it makes for one pair (the override form's pair) or for the cache
+key (the judgment marker) must not walk every assignment or judgment of the collection.  Work is counted in
+SQLite virtual-machine instructions (``sqlite3.Connection.set_progress_handler``), which is exact and does not
+depend on the machine's load, on the benchmark's generated store (``benchmarks.page_budget_store``) at 100
+and 1,000 pairs.
+"""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import func, select
+
+from benchmarks.page_budget_store import COLLECTION, build
+from db.engine import Store, sqlite_url
+from db.models import Judgment
+from db.review import activity_marker, pair_review, review_table
+
+pytestmark = pytest.mark.slow  # two generated stores: about 3 s
+
+
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory):
+    built = {}
+    for queries in (10, 100):
+        path = tmp_path_factory.mktemp(f"q{queries}") / "s.db"
+        build(path, queries=queries)
+        built[queries] = Store(sqlite_url(path), upgrade=False)
+    yield built
+    for store in built.values():
+        store.dispose()
+
+
+def vm_steps(store: Store, read) -> tuple[int, object]:
+    """``(SQLite VM instructions that read(session) ran, rounded up to 100, its result)``."""
+    ticks = [0]
+
+    def tick() -> int:
+        ticks[0] += 1
+        return 0  # go on
+
+    with store.read() as session:
+        raw = session.connection().connection.driver_connection
+        raw.set_progress_handler(tick, 100)
+        try:
+            result = read(session)
+        finally:
+            raw.set_progress_handler(None, 100)
+    return ticks[0] * 100, result
+
+
+def _some_pair(store: Store) -> tuple[str, str]:
+    with store.read() as session:
+        row = review_table(session, COLLECTION)[-1]
+    return row.qid, row.docid
+
+
+def test_one_pair_is_read_without_walking_the_collection(stores):
+    steps = {}
+    for queries, store in stores.items():
+        qid, docid = _some_pair(store)
+        steps[queries], pair = vm_steps(store, lambda s, q=qid, d=docid: pair_review(s, COLLECTION, q, d))
+        assert (pair.qid, pair.docid) == (qid, docid) and len(pair.labels) >= 1
+    assert steps[100] <= 1.5 * steps[10] + 2_000, steps  # ten times the pairs: the same work
+
+
+def test_the_judgment_marker_does_not_walk_every_judgment(stores):
+    steps = {}
+    for queries, store in stores.items():
+        steps[queries], marker = vm_steps(store, lambda s: activity_marker(s, COLLECTION))
+        with store.read() as session:
+            assert marker[0] == session.scalar(select(func.max(Judgment.id)))  # one collection: the last label
+    assert steps[100] <= 1.5 * steps[10] + 2_000, steps
