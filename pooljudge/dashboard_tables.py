@@ -33,7 +33,7 @@ def _store(url: str) -> Store:
 
 def review_table(url: str, collection: str, name: str) -> Any:
     """The Review page's table ``name`` of ``collection``: a :data:`REVIEW_TABLES` name, ``"rounds"`` (its QC
-    rounds) or ``"agreement"`` (``(judgments, report)`` of the standing labels, :func:`core.agreement.agreement_report`)."""
+    rounds) or ``"agreement"`` (:func:`core.agreement.agreement_report` of the standing labels, None without any)."""
     from db import review, review_progress
 
     store = _store(url)
@@ -44,7 +44,7 @@ def review_table(url: str, collection: str, name: str) -> Any:
         with store.read() as session:
             labels = dict(review.standing_labels(session, collection).items())
         judgments = from_label_map(labels)  # type: ignore[arg-type]  # pair keys are hashable tuples
-        return judgments, agreement_report(judgments, categories=GRADES)
+        return agreement_report(judgments, categories=GRADES) if judgments else None
     with store.read() as session:
         if name == "rounds":
             return review_progress.qc_history(session, collection=collection)

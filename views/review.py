@@ -148,7 +148,7 @@ def users() -> list[str]:
 
 
 def agreement_view() -> None:
-    agreement_tab(*table("agreement"))
+    agreement_tab(table("agreement"))
 
 
 def pairs_view() -> None:

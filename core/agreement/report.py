@@ -16,7 +16,8 @@ Layout of :func:`agreement_report`'s result, besides ``n_judgments``, ``n_items`
     coincide.
 ``pairs``
     One dict per annotator pair: ``a``, ``b``, ``n_items``,
-    ``cohen_kappa``, ``cohen_kappa_quadratic``.
+    ``cohen_kappa``, ``cohen_kappa_quadratic`` and ``confusion``, their
+    :func:`~core.agreement.confusion_matrix` (rows ``a``, columns ``b``).
 ``per_annotator``
     ``{annotator: {...}}`` with ``n_items``; ``cohen_kappa`` and
     ``cohen_kappa_quadratic``, the item-weighted mean of the pairs
@@ -57,6 +58,7 @@ from core.agreement.statistics import (
     binarise_table,
     cohen_pairs_from_table,
     collect_table,
+    confusion_from_table,
     fleiss_from_table,
 )
 from core.validators import is_integer
@@ -197,7 +199,7 @@ def agreement_report(
         "n_items": len(table.items),
         "n_annotators": len(table.by_annotator),
         "overall": _overall_views(table, binarise_at, plain, quadratic),
-        "pairs": _pair_rows(plain, quadratic),
+        "pairs": _pair_rows(table, plain, quadratic),
         "per_annotator": _per_annotator(table, plain, quadratic),
         "per_query": _per_query(table),
     }
@@ -217,8 +219,8 @@ def _overall_views(
     return overall
 
 
-def _pair_rows(plain: CohenPairs, quadratic: CohenPairs) -> list[dict[str, Any]]:
-    """``pairs``: one row per annotator pair, plain and quadratic kappa side by side."""
+def _pair_rows(table: LabelTable, plain: CohenPairs, quadratic: CohenPairs) -> list[dict[str, Any]]:
+    """``pairs``: one row per annotator pair, plain and quadratic kappa side by side, and their confusion matrix."""
     return [
         {
             "a": p.a,
@@ -226,6 +228,7 @@ def _pair_rows(plain: CohenPairs, quadratic: CohenPairs) -> list[dict[str, Any]]
             "n_items": p.n_items,
             "cohen_kappa": p.value,
             "cohen_kappa_quadratic": q.value,
+            "confusion": confusion_from_table(table, p.a, p.b),
         }
         for p, q in zip(plain.pairs, quadratic.pairs)
     ]

@@ -557,7 +557,11 @@ def confusion_matrix(
     >>> confusion_matrix([("i", "a", 0), ("i", "b", 2)], "a", "b", categories=(0, 1, 2))
     [[0, 0, 1], [0, 0, 0], [0, 0, 0]]
     """
-    table = collect_table(judgments, categories)
+    return confusion_from_table(collect_table(judgments, categories), a, b)
+
+
+def confusion_from_table(table: LabelTable, a: str, b: str) -> list[list[int]]:
+    """:func:`confusion_matrix` on a table collected once (a report's matrices share one validation pass)."""
     la, lb = _two_annotators(table, a, b)
     return _confusion(la, lb, table.categories)
 

@@ -1,13 +1,12 @@
 """The Review page's Agreement tab, drawn from the agreement table (``pooljudge.dashboard_tables``).
 
-Nothing here reads the store: the page hands in the judgments and the report it computed in the
-background.
+Nothing here reads the store or computes a statistic: the page hands in the report computed in the
+background, confusion matrices included.
 """
 
 import plotly.express as px
 import streamlit as st
 
-from core.agreement import confusion_matrix
 from core.scale import GRADES
 from pooljudge.ui.common import show_rows
 from pooljudge.ui.highlight import chart_text
@@ -16,9 +15,10 @@ from pooljudge.ui.review_tables import FORMAT, stat
 VIEWS = {"graded": "graded 0-3", "binary_ge1": "binary (>= 1)", "binary_ge2": "binary (>= 2)"}
 
 
-def agreement_tab(judgments: list, report: dict) -> None:
-    """The Agreement tab: the overall, per-annotator and per-query agreement, and a confusion matrix."""
-    if not judgments:
+def agreement_tab(report: dict | None) -> None:
+    """The Agreement tab: the overall, per-annotator and per-query agreement, and a confusion matrix
+    (``report``: :func:`core.agreement.agreement_report` of the standing labels, None without any)."""
+    if report is None:
         st.info("No labels in this collection yet.")
         return
     graded = report["overall"]["graded"]
@@ -50,7 +50,7 @@ def agreement_tab(judgments: list, report: dict) -> None:
         column_config=FORMAT,
     )
     agreement_breakdown(report)
-    confusion_view(judgments, report)
+    confusion_view(report)
 
 
 def agreement_breakdown(report: dict) -> None:
@@ -89,7 +89,7 @@ def agreement_breakdown(report: dict) -> None:
     )
 
 
-def confusion_view(judgments: list, report: dict) -> None:
+def confusion_view(report: dict) -> None:
     st.subheader("Confusion matrix of two annotators")
     shared = [p for p in report["pairs"] if p["n_items"]]
     if not shared:
@@ -101,9 +101,8 @@ def confusion_view(judgments: list, report: dict) -> None:
             key="confusion_pair",
             format_func=lambda p: f"{p['a']} vs {p['b']} ({p['n_items']} shared, κ {stat(p['cohen_kappa'], 2)})",
         )
-        matrix = confusion_matrix(judgments, chosen["a"], chosen["b"], categories=GRADES)
         figure = px.imshow(
-            matrix,
+            chosen["confusion"],
             x=[str(g) for g in GRADES],
             y=[str(g) for g in GRADES],
             text_auto=True,

@@ -129,3 +129,29 @@ def test_a_slow_table_is_computed_in_the_background_and_the_last_one_shown(db, m
     gate.set()
     _wait_for(at, lambda a: _labels_of(a, "d4") == "ann1: 2, ann2: 1, ann3: 2", "the newer pairs table")
     assert computed == [1, 1]
+
+
+def test_the_agreement_tab_computes_no_statistic_on_the_request(db, monkeypatch):
+    """The report, confusion matrices included, comes from the background thread: the page's run only draws."""
+    import core.agreement.report as report
+    import core.agreement.statistics as statistics
+
+    real = statistics.collect_table
+    threads: list[str] = []
+
+    def noted(*args, **kwargs):
+        threads.append(threading.current_thread().name)
+        return real(*args, **kwargs)
+
+    for module in (statistics, report):  # the report's own reference and the one confusion_matrix calls
+        monkeypatch.setattr(module, "collect_table", noted)
+    at = _wait_for(
+        _open(db, REVIEW, "rev1"), lambda a: any(c.key == "confusion_heatmap" for c in _charts(a)), "heatmap"
+    )
+    pair = at.selectbox(key="confusion_pair").value
+    assert (pair["a"], pair["b"]) == ("ann1", "ann2") and sum(map(sum, pair["confusion"])) == pair["n_items"] > 0
+    assert threads and all(name.startswith("pooljudge-background") for name in threads), threads
+
+
+def _charts(at):
+    return at.get("plotly_chart")
