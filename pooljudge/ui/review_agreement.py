@@ -4,11 +4,11 @@ Nothing here reads the store or computes a statistic: the page hands in the repo
 background, confusion matrices included.
 """
 
-import plotly.express as px
 import streamlit as st
 
 from core.scale import GRADES
 from pooljudge.ui.common import show_rows
+from pooljudge.ui.figures import count_heatmap
 from pooljudge.ui.highlight import chart_text
 from pooljudge.ui.review_tables import FORMAT, stat
 
@@ -101,13 +101,12 @@ def confusion_view(report: dict) -> None:
             key="confusion_pair",
             format_func=lambda p: f"{p['a']} vs {p['b']} ({p['n_items']} shared, κ {stat(p['cohen_kappa'], 2)})",
         )
-        figure = px.imshow(
+        figure = count_heatmap(
             chosen["confusion"],
             x=[str(g) for g in GRADES],
             y=[str(g) for g in GRADES],
-            text_auto=True,
-            color_continuous_scale="Blues",
-            labels={"x": chart_text(chosen["b"]), "y": chart_text(chosen["a"]), "color": "pairs"},
+            x_title=chart_text(chosen["b"]),
+            y_title=chart_text(chosen["a"]),
             title=chart_text(f"{chosen['a']} (rows) vs {chosen['b']} (columns)"),
         )
         st.plotly_chart(figure, width="stretch", key="confusion_heatmap")

@@ -8,11 +8,11 @@ import math
 from typing import Any
 
 import pandas as pd
-import plotly.express as px
 import streamlit as st
 
 from core.scale import GRADES
 from pooljudge.ui.common import show_rows
+from pooljudge.ui.figures import grouped_bars
 from pooljudge.ui.highlight import chart_text
 
 STATS = [
@@ -143,21 +143,12 @@ def throughput_tables(work: Any) -> None:
         st.caption("No labels yet.")
     else:
         # usernames are stored text: plotly would draw their HTML in the legend
-        daily = pd.DataFrame(
-            [
-                {"annotator": chart_text(row.annotator), "day": row.day.isoformat(), "labels": row.labels}
-                for row in work.daily
-            ]
-        )
+        daily = [
+            {"annotator": chart_text(row.annotator), "day": row.day.isoformat(), "labels": row.labels}
+            for row in work.daily
+        ]
         st.plotly_chart(
-            px.bar(
-                daily,
-                x="day",
-                y="labels",
-                color="annotator",
-                barmode="group",
-                title="Labels per annotator per day (UTC)",
-            ),
+            grouped_bars(daily, x="day", y="labels", colour="annotator", title="Labels per annotator per day (UTC)"),
             width="stretch",
             key="throughput_chart",
         )
@@ -197,17 +188,16 @@ def labels_tables(dist: Any) -> None:
     grade_cols[-1].metric("Pending", f"{dist.pending:,}", help="labelled pairs without a final label yet")
     st.dataframe(pd.DataFrame([{"method": m, "pairs": n} for m, n in dist.by_method.items()]), hide_index=True)
     if dist.cells:
-        cells = pd.DataFrame(
-            [{**c, "grade": "excluded" if c["grade"] is None else str(c["grade"])} for c in dist.cells]
-        )
+        cells = [{**c, "grade": "excluded" if c["grade"] is None else str(c["grade"])} for c in dist.cells]
         st.plotly_chart(
-            px.bar(
+            grouped_bars(
                 cells,
                 x="grade",
                 y="pairs",
-                color="method",
+                colour="method",
+                barmode="relative",
                 title="Final labels by grade and method",
-                category_orders={"grade": [*map(str, GRADES), "excluded"]},
+                x_order=[*map(str, GRADES), "excluded"],
             ),
             width="stretch",
             key="labels_chart",

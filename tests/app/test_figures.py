@@ -1,0 +1,41 @@
+"""The figures the Review tabs draw on every run (``pooljudge.ui.figures``): the traces, orders and titles that
+``plotly.express`` gave them."""
+
+from __future__ import annotations
+
+from pooljudge.ui.figures import count_heatmap, grouped_bars
+
+
+def test_grouped_bars_has_one_trace_per_colour_in_order_of_appearance():
+    rows = [
+        {"day": "2026-11-02", "who": "b", "n": 3},
+        {"day": "2026-11-01", "who": "a", "n": 1},
+        {"day": "2026-11-02", "who": "a", "n": 2},
+    ]
+    figure = grouped_bars(rows, x="day", y="n", colour="who", title="T", titles={"n": "labels"})
+    assert [(t.name, list(t.x), list(t.y)) for t in figure.data] == [
+        ("b", ["2026-11-02"], [3]),
+        ("a", ["2026-11-01", "2026-11-02"], [1, 2]),
+    ]
+    layout = figure.layout
+    assert (layout.barmode, layout.title.text, layout.legend.title.text) == ("group", "T", "who")
+    assert (layout.xaxis.title.text, layout.yaxis.title.text, layout.xaxis.type) == ("day", "labels", "category")
+    assert layout.xaxis.categoryarray is None  # order of appearance
+
+
+def test_grouped_bars_keeps_a_fixed_category_order():
+    rows = [{"g": "excluded", "m": "majority", "n": 1}, {"g": "0", "m": "majority", "n": 4}]
+    figure = grouped_bars(rows, x="g", y="n", colour="m", title="T", barmode="relative", x_order=["0", "1", "excluded"])
+    assert figure.layout.barmode == "relative"
+    assert (figure.layout.xaxis.categoryorder, list(figure.layout.xaxis.categoryarray)) == (
+        "array",
+        ["0", "1", "excluded"],
+    )
+
+
+def test_count_heatmap_puts_row_zero_on_top_and_writes_the_counts():
+    figure = count_heatmap([[5, 1], [0, 2]], x=["0", "1"], y=["0", "1"], x_title="b", y_title="a", title="a vs b")
+    [heat] = figure.data
+    assert [list(r) for r in heat.z] == [[5, 1], [0, 2]] and [list(r) for r in heat.text] == [[5, 1], [0, 2]]
+    assert heat.texttemplate == "%{text}" and figure.layout.yaxis.autorange == "reversed"
+    assert (figure.layout.xaxis.title.text, figure.layout.yaxis.title.text) == ("b", "a")
