@@ -71,7 +71,7 @@ def test_my_packages_replays_only_the_assignments_with_an_undo(world, monkeypatc
     monkeypatch.setattr("db.package_qc.standing_labels", spy)
     with store.read() as s:
         listed = my_packages(s, ann)
-        progress = [package_progress(s, p.id) for p in listed]
+        progress = [package_progress(s, p.id) for p in listed if p.id is not None]
     ids = [p.id for p in listed]
     assert listed == [
         MyPackage(id=ids[0], name="ann-p001", status="open", done=2, total=4, purpose="label"),
