@@ -245,7 +245,10 @@ class PoolAdjudicator(Base):
 
 class PoolEntry(Base):
     __tablename__ = "pool_entries"
-    __table_args__ = (UniqueConstraint("pool_id", "query_id", "passage_id", name="uq_pool_entries_pair"),)
+    __table_args__ = (
+        UniqueConstraint("pool_id", "query_id", "passage_id", name="uq_pool_entries_pair"),
+        Index("ix_pool_entries_selected", "pool_id", "selected"),  # the pool list's selected counts
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     pool_id: Mapped[int] = mapped_column(ForeignKey("pools.id", ondelete="CASCADE"), index=True)
@@ -307,6 +310,7 @@ class Assignment(Base):
     __table_args__ = (
         UniqueConstraint("user_id", "query_id", "passage_id", name="uq_assignments_user_pair"),
         Index("ix_assignments_user_package", "user_id", "package", "order_index"),
+        Index("ix_assignments_purpose", "purpose"),  # the QC marker reads the few QC assignments
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -422,6 +426,7 @@ class Judgment(Base):
     __tablename__ = "judgments"
     __table_args__ = (
         Index("ix_judgments_pair", "query_id", "passage_id"),
+        Index("ix_judgments_action", "action", "assignment_id", "user_id"),  # the flags alone, grouped
         CheckConstraint(check_in("action", JudgmentAction), name="ck_judgments_action"),
         UniqueConstraint("assignment_id", "submission_token", name="uq_judgments_submission"),
     )
@@ -453,6 +458,7 @@ class FinalLabel(Base):
     __table_args__ = (
         UniqueConstraint("query_id", "passage_id", name="uq_final_labels_pair"),
         CheckConstraint(check_in("method", FinalLabelMethod), name="ck_final_labels_method"),
+        Index("ix_final_labels_decided", "collection_id", "decided_at"),  # the qrels marker reads this index alone
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
