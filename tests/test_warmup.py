@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import sys
 
+import pytest
+
 import pooljudge.ui.warmup as warmup
+from core.types import CollectionSource, Passage, Query
+from db.assignments import create_assignments
+from db.importer import import_collection
+from db.pools import save_pool
+from db.users import add_user
 
 
 def test_the_imports_are_read_from_the_scripts(tmp_path):
@@ -34,8 +41,58 @@ def test_the_thread_starts_once_per_process(tmp_path, monkeypatch):
     (tmp_path / "page.py").write_text("import xml.sax.saxutils\n")
     monkeypatch.delitem(sys.modules, "xml.sax.saxutils", raising=False)
     monkeypatch.setattr(warmup, "_started", None)
+    segmenter = []
+    monkeypatch.setattr(warmup, "warm_segmenter", lambda: segmenter.append(sys.modules.get("xml.sax.saxutils")))
     thread = warmup.start(tmp_path)
     assert thread is not None and thread.daemon
     thread.join(60)
     assert "xml.sax.saxutils" in sys.modules
+    assert segmenter == [sys.modules["xml.sax.saxutils"]]  # after the imports
     assert warmup.start(tmp_path) is None  # a second call (another rerun, another session) starts nothing
+
+
+def _collection(store, name: str, language: str, assign: bool) -> None:
+    source = CollectionSource(
+        passages=lambda: iter([Passage("d1", "a passage", language=language)]),
+        queries=lambda: iter([Query("q1", "a query", language=language)]),
+        qrels=lambda: iter(()),
+    )
+    with store.write() as s:
+        import_collection(s, source, name=name, format="t", location="m")
+        if assign:
+            save_pool(s, name, "p", {"q1": {"d1": []}}, method="depth")
+            create_assignments(s, name, "p", annotators=["ann"], per_pair=1, seed=1)
+
+
+@pytest.fixture
+def highlighted(monkeypatch):
+    """The texts the warm-up highlights (the real highlighter would load jieba's dictionary)."""
+    calls: list[tuple] = []
+    monkeypatch.setattr("pooljudge.ui.highlight.highlighted_html", lambda *args: calls.append(args))
+    return calls
+
+
+def test_jieba_is_loaded_when_annotators_may_get_text_that_is_not_english(store, highlighted):
+    with store.write() as s:
+        add_user(s, "ann", "correct horse", "annotator")
+    _collection(store, "zh-unassigned", "zh", assign=False)
+    assert warmup.warm_segmenter(store.url) is False  # nothing assigned: nothing to highlight
+    assert highlighted == []
+    _collection(store, "en", "en", assign=True)
+    # the check reads the store's languages, not each assignment's: a Chinese collection counts once anything is
+    # assigned
+    assert warmup.warm_segmenter(store.url) is True
+    assert highlighted == [("埃菲尔铁塔有多高", "埃菲尔铁塔高330米", "zh")]
+
+
+def test_an_english_store_loads_no_jieba(store, highlighted):
+    with store.write() as s:
+        add_user(s, "ann", "correct horse", "annotator")
+    _collection(store, "en", "en", assign=True)
+    assert warmup.warm_segmenter(store.url) is False
+    assert highlighted == []
+
+
+def test_a_store_that_cannot_be_read_yet_is_left_to_the_page(tmp_path, highlighted):
+    assert warmup.warm_segmenter(f"sqlite:///{tmp_path / 'new.db'}") is False  # no tables: the app migrates it
+    assert highlighted == []

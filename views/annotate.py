@@ -46,7 +46,7 @@ from db.vocab import PackageStatus, Purpose, Role
 from pooljudge.ui.annotate_component import show_queue, upcoming
 from pooljudge.ui.auth import in_fragment_run, note_refused, require_role
 from pooljudge.ui.common import flash, get_store, md_escape, show_flash
-from pooljudge.ui.highlight import highlighted_html, verbatim_html
+from pooljudge.ui.highlight import verbatim_html
 from pooljudge.ui.keys import KEEP_KEY, keys_text
 from pooljudge.ui.qc_states import own_flag_wait_text
 from pooljudge.ui.rework import rework_screen
@@ -73,17 +73,6 @@ KEYS_SHOWN = "annotate_keys"  # (screen, scale) of what the panel shows, for the
 account = require_role(*ROLES)
 store = get_store()
 state = st.session_state
-
-
-@st.cache_resource(show_spinner=False)
-def _warm_highlighting() -> bool:
-    # jieba loads its dictionary (about a second) on first use: pay it when the page opens, not on the
-    # key press that happens to bring the first Chinese passage
-    highlighted_html("埃菲尔铁塔有多高", "埃菲尔铁塔高330米", "zh")
-    return True
-
-
-_warm_highlighting()
 
 
 def _open_history(user_id: int) -> list[int]:

@@ -3,7 +3,9 @@
 Without it, a page's first visit after a server start pays for its imports (scipy's statistics for Metrics,
 plotly, the page's own modules: 1.4-3.6 s on 2 busy cores); a thread that imports them while nobody is looking
 lets that first visit find them loaded.  The modules are read from the page scripts themselves (their top-level absolute
-imports), so a page that imports something new is warmed up without a list to keep.
+imports), so a page that imports something new is warmed up without a list to keep.  Then, when annotators may be
+given text that is not English, the same thread loads jieba's dictionary (about a second of CPU, holding the
+interpreter's lock): the Annotate page highlights Chinese query terms with it, and would load it on its request.
 """
 
 from __future__ import annotations
@@ -51,12 +53,47 @@ def warm_up(modules: list[str]) -> dict[str, str]:
     return failed
 
 
-def start(folder: Path = VIEWS) -> threading.Thread | None:
-    """Start importing the page scripts' modules in a daemon thread, once per process; None when already started."""
+def warm_segmenter(url: str | None = None) -> bool:
+    """Load jieba's dictionary when the store at ``url`` (default: the app's) may give annotators non-English text.
+
+    Returns whether it was loaded.  A store that cannot be read yet (a new one, before the app migrates it) has
+    nothing assigned: the highlighter loads the dictionary itself, on the first Chinese text it marks.
+    """
+    from db.engine import Store
+    from db.languages import may_assign_text_outside
+
+    try:
+        store = Store(url, upgrade=False)  # migrating is the app's work (db.opening.open_store), not the warm-up's
+        try:
+            with store.read() as session:
+                needed = may_assign_text_outside(session, ("en",))  # English text is highlighted without jieba
+        finally:
+            store.dispose()
+    except Exception as exc:  # noqa: BLE001 (a warm-up that cannot read the store leaves the work to the page)
+        _log.info("warm-up: the store's languages could not be read: %s", type(exc).__name__)
+        return False
+    if needed:
+        from pooljudge.ui.highlight import highlighted_html
+
+        highlighted_html("埃菲尔铁塔有多高", "埃菲尔铁塔高330米", "zh")
+    return needed
+
+
+def _warm_all(folder: Path, segmenter: bool) -> None:
+    warm_up(page_imports(folder))
+    if segmenter:
+        warm_segmenter()
+
+
+def start(folder: Path = VIEWS, *, segmenter: bool = True) -> threading.Thread | None:
+    """Start the warm-up in a daemon thread, once per process; None when already started.
+
+    The thread imports the page scripts' modules, then (``segmenter``) runs :func:`warm_segmenter` on the app's store.
+    """
     global _started
     with _lock:
         if _started is not None:
             return None
-        _started = threading.Thread(target=lambda: warm_up(page_imports(folder)), name="pooljudge-warmup", daemon=True)
+        _started = threading.Thread(target=_warm_all, args=(folder, segmenter), name="pooljudge-warmup", daemon=True)
         _started.start()
         return _started
