@@ -245,6 +245,16 @@ def list_pools(session: Session, collection: str) -> list[PoolInfo]:
     ]
 
 
+def pool_names(session: Session, collection: str, *, selected: bool = False) -> list[str]:
+    """The names :func:`list_pools` lists, in its order, without counting entries (pages read them every run);
+    ``selected``: only pools with a selected pair."""
+    cid = collection_id(session, collection)
+    query = select(Pool.name).where(Pool.collection_id == cid, Pool.archived_at.is_(None))
+    if selected:
+        query = query.where(select(PoolEntry.id).where(PoolEntry.pool_id == Pool.id, PoolEntry.selected).exists())
+    return list(session.scalars(query.order_by(Pool.created_at.desc(), Pool.id.desc())))
+
+
 def load_pool(
     session: Session, collection: str, name: str
 ) -> tuple[dict[str, dict[str, list[Contribution]]], dict[str, list[str]]]:

@@ -625,6 +625,18 @@ def list_runs(session: Session, collection: str) -> list[RunInfo]:
     ]
 
 
+def run_names(session: Session, collection: str) -> list[str]:
+    """The names :func:`list_runs` lists, in its order, without counting entries (pages read them every run)."""
+    cid = collection_id(session, collection)
+    return list(
+        session.scalars(
+            select(RunRecord.name)
+            .where(RunRecord.collection_id == cid, RunRecord.status == READY, RunRecord.archived_at.is_(None))
+            .order_by(RunRecord.created_at, RunRecord.id)
+        )
+    )
+
+
 def has_collections(session: Session, name: str | None = None) -> bool:
     """Whether the store holds any collection, or one named ``name``.
 

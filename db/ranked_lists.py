@@ -110,27 +110,27 @@ ListRow = tuple[int, str, str | None, str, int | None, int | None]
 
 def _pool_order(session: Session, pool_id: int, query_row: int) -> list[ListRow]:
     """The query's selected entries in pool order: selection rank, else best contributing rank, then docid."""
-    best = (
-        select(PoolProvenance.pool_entry_id, func.min(PoolProvenance.rank).label("best"))
-        .group_by(PoolProvenance.pool_entry_id)
-        .subquery()
-    )
+    # per entry, through the provenance key: a grouped subquery would aggregate every pool's provenance first
+    best = select(func.min(PoolProvenance.rank)).where(PoolProvenance.pool_entry_id == PoolEntry.id).scalar_subquery()
+    # selected checked here: a condition on it lets SQLite walk the pool's selected entries by their index
+    # rather than find the query's few through the (pool, query, passage) key
     rows = [
         (pid, docid, title, text, selection_rank, best_rank)
-        for pid, docid, title, text, selection_rank, best_rank in session.execute(
+        for pid, docid, title, text, selection_rank, best_rank, selected in session.execute(
             select(
                 PassageRecord.id,
                 PassageRecord.ext_id,
                 PassageRecord.title,
                 PassageRecord.text,
                 PoolEntry.selection_rank,
-                best.c.best,
+                best,
+                PoolEntry.selected,
             )
             .select_from(PoolEntry)
             .join(PassageRecord, PassageRecord.id == PoolEntry.passage_id)
-            .outerjoin(best, best.c.pool_entry_id == PoolEntry.id)
-            .where(PoolEntry.pool_id == pool_id, PoolEntry.query_id == query_row, PoolEntry.selected)
+            .where(PoolEntry.pool_id == pool_id, PoolEntry.query_id == query_row)
         )
+        if selected
     ]
     inf = float("inf")
     rows.sort(key=lambda r: (r[4] if r[4] is not None else inf, r[5] if r[5] is not None else inf, r[1]))
@@ -165,7 +165,7 @@ class _QueryLabels:
     fourths: dict[int, str]
 
 
-def _query_labels(session: Session, query_row: int) -> _QueryLabels:
+def _query_labels(session: Session, query_row: int, passage_rows: list[int]) -> _QueryLabels:
     events = session.execute(
         select(Judgment.passage_id, User.username, Judgment.action, Judgment.grade)
         .select_from(Judgment)
@@ -183,13 +183,16 @@ def _query_labels(session: Session, query_row: int) -> _QueryLabels:
             )
         )
     }
+    # the list's few assignments through the passages' index, the purpose checked here: with a condition on
+    # the purpose, SQLite may walk every 4th-annotator assignment of the store by the purpose's index instead
     fourths = {
         pid: user
-        for pid, user in session.execute(
-            select(Assignment.passage_id, User.username)
+        for pid, user, purpose in session.execute(
+            select(Assignment.passage_id, User.username, Assignment.purpose)
             .join(User, User.id == Assignment.user_id)
-            .where(Assignment.query_id == query_row, Assignment.purpose == Purpose.FOURTH)
+            .where(Assignment.passage_id.in_(passage_rows), Assignment.query_id == query_row)
         )
+        if purpose == Purpose.FOURTH
     }
     labels = {pid: dict(replayed[pid]) for pid, *_ in events if pid in replayed}
     return _QueryLabels(labels=labels, finals=finals, fourths=fourths)
@@ -226,7 +229,7 @@ def ranked_list(session: Session, collection: str, pool: str, qid: str, *, run: 
         ranks = _run_ranks(session, cid, collection, run, qid)
         order = {r[1]: i for i, r in enumerate(rows)}
         rows.sort(key=lambda r: (ranks.get(r[1], float("inf")), order[r[1]]))
-    known = _query_labels(session, query_row)
+    known = _query_labels(session, query_row, [r[0] for r in rows])
     entries = []
     for position, (pid, docid, title, text, _sel, _best) in enumerate(rows, start=1):
         given = known.labels.get(pid, {})

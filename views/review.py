@@ -23,8 +23,8 @@ from db.adjudication import (
     set_pool_adjudicators,
 )
 from db.markers import package_marker, qc_marker
-from db.pools import list_pools
-from db.queries import list_runs
+from db.pools import pool_names
+from db.queries import run_names
 from db.ranked_lists import RankedList, pool_queries, ranked_list
 from db.resolution import override_label
 from db.review import PairReview, active_users, activity_marker, filter_pairs, pair_review
@@ -375,8 +375,8 @@ def override_form(pair: PairReview, qid: str, docid: str) -> None:
 
 def ranked_view() -> None:
     with store.read() as session:
-        pools = [p.name for p in list_pools(session, info.name) if p.selected]
-        runs = [r.name for r in list_runs(session, info.name)]
+        pools = pool_names(session, info.name, selected=True)
+        runs = run_names(session, info.name)
     if not pools:
         st.info("No pool with selected pairs in this collection yet.")
         return
@@ -543,7 +543,7 @@ def adjudicators_view(accounts: list[str]) -> None:
         "to the accounts on it."
     )
     with store.read() as session:
-        all_pools = [p.name for p in list_pools(session, info.name)]
+        all_pools = pool_names(session, info.name)
     if all_pools:
         b1, b2 = st.columns([1, 2])
         list_pool = b1.selectbox("Pool", all_pools, key="adjudicators_pool")

@@ -12,9 +12,12 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import func, select
 
-from benchmarks.page_budget_store import COLLECTION, build
+from benchmarks.page_budget_store import COLLECTION, POOL, build
 from db.engine import Store, sqlite_url
 from db.models import Judgment
+from db.pools import list_pools, pool_names
+from db.queries import list_runs, run_names
+from db.ranked_lists import pool_queries, ranked_list
 from db.review import activity_marker, pair_review, review_table
 
 pytestmark = pytest.mark.slow  # two generated stores: about 3 s
@@ -71,4 +74,36 @@ def test_the_judgment_marker_does_not_walk_every_judgment(stores):
         steps[queries], marker = vm_steps(store, lambda s: activity_marker(s, COLLECTION))
         with store.read() as session:
             assert marker[0] == session.scalar(select(func.max(Judgment.id)))  # one collection: the last label
+    assert steps[100] <= 1.5 * steps[10] + 2_000, steps
+
+
+def _a_query(store: Store) -> str:
+    with store.read() as session:
+        return pool_queries(session, COLLECTION, POOL)[0][0]
+
+
+def test_one_ranked_list_is_read_without_walking_the_pool(stores):
+    steps = {}
+    for queries, store in stores.items():
+        qid = _a_query(store)
+        steps[queries], ranked = vm_steps(store, lambda s, q=qid: ranked_list(s, COLLECTION, POOL, q))
+        assert ranked.qid == qid and [e.position for e in ranked.entries] == list(range(1, 11))
+        assert all(e.labels for e in ranked.entries[:3])  # the generated store labels most pairs
+    assert steps[100] <= 1.5 * steps[10] + 2_000, steps
+
+
+def test_pool_and_run_names_are_read_without_counting_entries(stores):
+    steps = {}
+    for queries, store in stores.items():
+        steps[queries], names = vm_steps(
+            store,
+            lambda s: (pool_names(s, COLLECTION), pool_names(s, COLLECTION, selected=True), run_names(s, COLLECTION)),
+        )
+        with store.read() as session:
+            assert names == (
+                [p.name for p in list_pools(session, COLLECTION)],
+                [p.name for p in list_pools(session, COLLECTION) if p.selected],
+                [r.name for r in list_runs(session, COLLECTION)],
+            )
+            assert names[1] == [POOL]
     assert steps[100] <= 1.5 * steps[10] + 2_000, steps
