@@ -131,3 +131,14 @@ def test_with_an_older_value_the_page_asks_for_no_wait(monkeypatch):
 def _gated_factorial(gate, n: int) -> int:
     assert gate.wait(60)
     return math.factorial(n)
+
+
+def test_the_worker_process_runs_below_the_server_s_priority():
+    """Tables recomputed after every label must not take CPU from the requests that draw pages."""
+    import os
+
+    from pooljudge.ui.background import WORKER_NICENESS
+
+    bg = Background(processes=True)
+    shown = bg.get("slot", 1, partial(os.nice, 0), wait=60)  # os.nice(0): the calling process's niceness
+    assert shown is not None and shown.value == min(os.nice(0) + WORKER_NICENESS, 19) > os.nice(0)

@@ -6,7 +6,8 @@ result was computed for that key it is shown; otherwise one computation starts i
 background worker and the page waits for it at most ``wait`` seconds (a small collection's table is
 there by then, so nothing changes for it); past that it shows the last result, said to be updating,
 or, the first time, a notice that refreshes the page once the result is in.  One computation per slot
-at a time, one worker process for all: a page's request threads keep the other core and the GIL.
+at a time, one worker process for all, at a lower CPU priority (:data:`WORKER_NICENESS`): a page's request
+threads keep the other core and the GIL, and get a busy core first.
 """
 
 from __future__ import annotations
@@ -66,7 +67,12 @@ class Background:
 
     def _new_pool(self) -> Executor:
         if self._processes:  # spawn: forking a server with running threads could copy a held lock
-            return ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+            return ProcessPoolExecutor(
+                max_workers=1,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=os.nice,  # a builtin: the bare worker imports nothing of ours to run it
+                initargs=(WORKER_NICENESS,),
+            )
         return ThreadPoolExecutor(max_workers=1, thread_name_prefix="pooljudge-background")
 
     def touch(self, scope: Hashable) -> None:
@@ -159,6 +165,9 @@ def background() -> Background:
     return Background()
 
 
+WORKER_NICENESS = 10
+"""How much lower the worker process's CPU priority is than the server's: while labels arrive every table is
+recomputed again and again, and the requests that draw pages must not wait behind it for a core."""
 MODE_VARIABLE = "POOLJUDGE_BACKGROUND"
 """``process`` (the default) or ``thread``: where :class:`Background` computes."""
 WAIT_VARIABLE = "POOLJUDGE_BACKGROUND_WAIT"
