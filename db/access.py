@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
 from db.models import User
@@ -43,6 +44,11 @@ class StaleSubmission(Forbidden):
     """
 
 
+# Built once (a statement memoises its SQL cache key): every write runs it.  Like ``Session.get`` with
+# ``with_for_update``, it always reads the row, in the same transaction.
+_ACCOUNT = select(User).where(User.id == bindparam("user_id")).with_for_update(read=True)
+
+
 def require_account(session: Session, user_id: int | None, roles: Sequence[str], *, action: str = "do this") -> User:
     """The acting account, re-read inside the caller's transaction; refuses a missing, disabled or wrong-role one.
 
@@ -70,7 +76,7 @@ def require_account(session: Session, user_id: int | None, roles: Sequence[str],
     SignedOut
         The account is missing, disabled, or its role is not in ``roles``.
     """
-    user = session.get(User, user_id, with_for_update={"read": True}) if user_id is not None else None
+    user = session.scalar(_ACCOUNT, {"user_id": user_id}) if user_id is not None else None
     if user is None or not user.active:
         raise SignedOut("this account was signed out (disabled or removed); nothing was stored")
     if user.role not in roles:

@@ -55,17 +55,22 @@ def _annotators(session: Session, names: Sequence[str] | None) -> dict[str, int]
     return found
 
 
-def annotator_loads(session: Session) -> dict[str, int]:
-    """Labelling assignments held per username (the load the plans balance)."""
-    return dict(
-        session.execute(
-            select(User.username, func.count(Assignment.id))
-            .select_from(User)
-            .join(Assignment, Assignment.user_id == User.id)
-            .where(Assignment.purpose.in_(LABELLING))
-            .group_by(User.username)
-        ).all()
+def annotator_loads(session: Session, usernames: Sequence[str] | None = None) -> dict[str, int]:
+    """Labelling assignments held per username (the load the plans balance).
+
+    ``usernames``: count only these accounts' (a 4th annotator is chosen among a few candidates, inside the
+    labelling write: their assignments are counted through the per-user index, not every assignment).
+    """
+    query = (
+        select(User.username, func.count(Assignment.id))
+        .select_from(User)
+        .join(Assignment, Assignment.user_id == User.id)
+        .where(Assignment.purpose.in_(LABELLING))
+        .group_by(User.username)
     )
+    if usernames is not None:
+        query = query.where(User.username.in_(usernames))
+    return dict(session.execute(query).all())
 
 
 PairIds = tuple[int, int, int]

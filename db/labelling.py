@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import ColumnElement, and_, exists, or_, select
+from sqlalchemy import ColumnElement, Table, and_, bindparam, exists, insert, or_, select
 from sqlalchemy.orm import Session
 
 from core.judgments import Event, current_labels
@@ -104,19 +104,35 @@ def open_clause() -> ColumnElement[bool]:
     )
 
 
+# Statements a label runs, built once.  A statement object memoises its SQL cache key, so a label under
+# the write lock pays neither for building the expression (the open condition alone is some thirty
+# operator calls) nor for hashing it on each call; the ids travel as bind parameters.
+_STATE = (
+    select(open_clause(), Package.status, Pool.params)
+    .select_from(Assignment)
+    .outerjoin(Package, Package.id == Assignment.package_id)
+    .outerjoin(PoolEntry, PoolEntry.id == Assignment.pool_entry_id)
+    .outerjoin(Pool, Pool.id == PoolEntry.pool_id)
+    .where(Assignment.id == bindparam("assignment_id"))
+)
+_OWN_SUBMISSIONS = (
+    select(Judgment.action, Judgment.grade, Judgment.submission_token)
+    .where(Judgment.assignment_id == bindparam("assignment_id"), Judgment.user_id == bindparam("user_id"))
+    .order_by(Judgment.id)
+)
+# a Core insert on the table: the row is appended and never read back as an object, so the session's
+# unit of work (an object, its state, a flush) is skipped; the columns' defaults (created_at) still apply
+_INSERT_JUDGMENT = insert(cast(Table, Judgment.__table__))
+# what Session.get(Assignment, id, with_for_update=True) runs, without rebuilding it per call
+_OWN_ASSIGNMENT = select(Assignment).where(Assignment.id == bindparam("assignment_id")).with_for_update()
+
+
 def _assignment_state(session: Session, a: Assignment) -> tuple[str | None, str]:
     """``(why assignment a takes no judgment now, or None while it is open; the scale of its pair)``.
 
     One query (the open condition, its package's status and its pool's parameters) inside the write.
     """
-    is_open, status, params = session.execute(
-        select(open_clause(), Package.status, Pool.params)
-        .select_from(Assignment)
-        .outerjoin(Package, Package.id == Assignment.package_id)
-        .outerjoin(PoolEntry, PoolEntry.id == Assignment.pool_entry_id)
-        .outerjoin(Pool, Pool.id == PoolEntry.pool_id)
-        .where(Assignment.id == a.id)
-    ).one()
+    is_open, status, params = session.execute(_STATE, {"assignment_id": a.id}).one()
     # QC assignments carry no pool entry: their scale is that of the pair's labelling assignments
     if a.pool_entry_id is None:
         scale = pair_scale(session, a.query_id, a.passage_id)
@@ -212,7 +228,7 @@ def _assignment_scale(session: Session, a: Assignment) -> str:
 
 def _own_assignment(session: Session, user_id: int, assignment_id: int) -> Assignment:
     # FOR UPDATE on PostgreSQL: two submissions on one assignment (two tabs) are checked one after the other
-    a = session.get(Assignment, assignment_id, with_for_update=True)
+    a = session.scalar(_OWN_ASSIGNMENT, {"assignment_id": assignment_id})
     if a is None or a.user_id != user_id:
         raise Forbidden("this item is not assigned to you")
     return a
@@ -237,14 +253,8 @@ def _checked_grade(action: str, grade: int | None) -> int | None:
 
 def _own_submissions(session: Session, user_id: int, assignment_id: int) -> list[tuple[str, int | None, str | None]]:
     """The user's own log on one assignment: ``(action, grade, submission token)``, oldest first."""
-    return [
-        (action, grade, token)
-        for action, grade, token in session.execute(
-            select(Judgment.action, Judgment.grade, Judgment.submission_token)
-            .where(Judgment.assignment_id == assignment_id, Judgment.user_id == user_id)
-            .order_by(Judgment.id)
-        )
-    ]
+    rows = session.execute(_OWN_SUBMISSIONS, {"assignment_id": assignment_id, "user_id": user_id})
+    return [(action, grade, token) for action, grade, token in rows]
 
 
 def _accepting_scale(
@@ -316,20 +326,20 @@ def record_judgment(
     if token is not None and any(t == token for _a, _g, t in mine):
         return None  # this very submission is already stored
     scale = _accepting_scale(session, a, action, grade, [(act, g) for act, g, _t in mine], relabel=relabel)
-    session.add(
-        Judgment(
-            assignment_id=a.id,
-            query_id=a.query_id,
-            passage_id=a.passage_id,
-            user_id=user_id,
-            action=action,
-            grade=grade if action == JudgmentAction.LABEL else None,
-            note=note,
-            elapsed_ms=elapsed_ms,
-            submission_token=token,
-        )
+    session.execute(
+        _INSERT_JUDGMENT,
+        {
+            "assignment_id": a.id,
+            "query_id": a.query_id,
+            "passage_id": a.passage_id,
+            "user_id": user_id,
+            "action": action,
+            "grade": grade if action == JudgmentAction.LABEL else None,
+            "note": note,
+            "elapsed_ms": elapsed_ms,
+            "submission_token": token,
+        },
     )
-    session.flush()
     if action != JudgmentAction.LABEL or a.purpose == Purpose.QC:
         return None
     return resolve_pair(session, a.query_id, a.passage_id, scale=scale)

@@ -7,7 +7,7 @@ written here, in one place.  Every write function runs in the caller's write tra
 
 from __future__ import annotations
 
-from sqlalchemy import insert, select
+from sqlalchemy import BindParameter, bindparam, insert, select
 from sqlalchemy.orm import Session
 
 from core.assignment import annotator_seed, plan_fourth
@@ -41,29 +41,44 @@ from db.models import (
 from db.queries import collection_id
 from db.vocab import Purpose
 
+# The statements a label runs, built once: a statement object memoises its SQL cache key, so the
+# labelling write (under the store's write lock) pays neither for building nor for hashing them.
+_QUERY: BindParameter[int] = bindparam("query_id")
+_PASSAGE: BindParameter[int] = bindparam("passage_id")
+_PAIR_SCALE = (
+    select(Pool.params)
+    .join(PoolEntry, PoolEntry.pool_id == Pool.id)
+    .join(Assignment, Assignment.pool_entry_id == PoolEntry.id)
+    .where(Assignment.query_id == _QUERY, Assignment.passage_id == _PASSAGE)
+    .limit(1)
+)
+_PAIR_LABELS = (
+    select(User.username, Judgment.action, Judgment.grade)
+    .select_from(Judgment)
+    .join(User, User.id == Judgment.user_id)
+    .join(Assignment, Assignment.id == Judgment.assignment_id)
+    .where(Judgment.query_id == _QUERY, Judgment.passage_id == _PASSAGE, Assignment.purpose.in_(LABELLING))
+    .order_by(Judgment.id)
+)
+_OVERRIDE = (
+    select(LabelOverride)
+    .where(LabelOverride.query_id == _QUERY, LabelOverride.passage_id == _PASSAGE)
+    .order_by(LabelOverride.id.desc())
+    .limit(1)
+)
+_FINAL = select(FinalLabel).where(FinalLabel.query_id == _QUERY, FinalLabel.passage_id == _PASSAGE)
+_COLLECTION_OF_QUERY = select(QueryRecord.collection_id).where(QueryRecord.id == _QUERY)
+
 
 def pair_scale(session: Session, query_id: int, passage_id: int) -> str:
     """The scale a pair is annotated on: that of the pool it was assigned from (graded by default)."""
-    params = session.scalar(
-        select(Pool.params)
-        .join(PoolEntry, PoolEntry.pool_id == Pool.id)
-        .join(Assignment, Assignment.pool_entry_id == PoolEntry.id)
-        .where(Assignment.query_id == query_id, Assignment.passage_id == passage_id)
-        .limit(1)
-    )
+    params = session.scalar(_PAIR_SCALE, {"query_id": query_id, "passage_id": passage_id})
     return (params or {}).get("scale", "graded")
 
 
 def pair_labels(session: Session, query_id: int, passage_id: int) -> dict[str, int]:
     """Standing labels of one pair by annotator (labelling assignments only, not QC reviews)."""
-    rows = session.execute(
-        select(User.username, Judgment.action, Judgment.grade)
-        .select_from(Judgment)
-        .join(User, User.id == Judgment.user_id)
-        .join(Assignment, Assignment.id == Judgment.assignment_id)
-        .where(Judgment.query_id == query_id, Judgment.passage_id == passage_id, Assignment.purpose.in_(LABELLING))
-        .order_by(Judgment.id)
-    )
+    rows = session.execute(_PAIR_LABELS, {"query_id": query_id, "passage_id": passage_id})
     labels = current_labels(Event("pair", user, action, grade) for user, action, grade in rows)
     return labels.get("pair", {})
 
@@ -83,12 +98,8 @@ def resolve_pair(
     labels = pair_labels(session, query_id, passage_id)
     levels = SCALES[scale or pair_scale(session, query_id, passage_id)]
     resolution = resolve(list(labels.values()), levels=levels)
-    override = session.scalar(
-        select(LabelOverride)
-        .where(LabelOverride.query_id == query_id, LabelOverride.passage_id == passage_id)
-        .order_by(LabelOverride.id.desc())
-        .limit(1)
-    )
+    pair = {"query_id": query_id, "passage_id": passage_id}
+    override = session.scalar(_OVERRIDE, pair)
     if override is not None:
         # an exclusion is stored as grade -1 (the column is NOT NULL)
         resolution = apply_override(
@@ -96,9 +107,7 @@ def resolve_pair(
         )
     elif resolution.state == "needs_fourth":
         _assign_fourth(session, query_id, passage_id, set(labels), seed)
-    final = session.scalar(
-        select(FinalLabel).where(FinalLabel.query_id == query_id, FinalLabel.passage_id == passage_id)
-    )
+    final = session.scalar(_FINAL, pair)
     if resolution.is_final:
         values = {
             "grade": resolution.grade,
@@ -109,7 +118,7 @@ def resolve_pair(
             "decided_by": override.user_id if override is not None else None,
         }
         if final is None:
-            cid = session.scalar(select(QueryRecord.collection_id).where(QueryRecord.id == query_id))
+            cid = session.scalar(_COLLECTION_OF_QUERY, {"query_id": query_id})
             session.add(FinalLabel(collection_id=cid, query_id=query_id, passage_id=passage_id, **values))
         elif any(getattr(final, key) != value for key, value in values.items() if key != "decided_at"):
             for key, value in values.items():
@@ -139,7 +148,9 @@ def _assign_fourth(session: Session, query_id: int, passage_id: int, labelled_by
         # is still kept, and the pair waits in the Review page's adjudication queue for a reviewer's
         # decision or an admin's assignment.
         return
-    chosen = plan_fourth((str(query_id), str(passage_id)), holders, candidates, annotator_loads(session), seed)
+    chosen = plan_fourth(
+        (str(query_id), str(passage_id)), holders, candidates, annotator_loads(session, candidates), seed
+    )
     chosen_id = session.execute(select(User.id).where(User.username == chosen)).scalar_one()
     add_fourth(session, query_id, passage_id, chosen_id, chosen, seed)
 
