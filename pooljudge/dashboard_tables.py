@@ -67,3 +67,14 @@ def admin_qc_tables(url: str) -> tuple[list, list]:
 
     with _store(url).read() as session:
         return qc_history(session), qc_round_tables(session)
+
+
+def admin_qrels_state(url: str, collection: str) -> tuple[int, list]:
+    """``(final labels now, judged pairs without one)`` of ``collection`` (the Admin page's Qrels tab; keyed by
+    :func:`db.markers.qrels_marker`): both read every judgment of the collection."""
+    from db import unresolved
+    from db.resolution import live_qrels
+
+    with _store(url).read() as session:
+        kept = sum(len(docs) for docs in live_qrels(session, collection).values())
+        return kept, unresolved.unresolved_pairs(session, collection)

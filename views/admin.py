@@ -19,7 +19,7 @@ from pooljudge.dashboard_tables import admin_packages, admin_qc_tables
 from pooljudge.ui.auth import require_role
 from pooljudge.ui.background import background, shown_value
 from pooljudge.ui.common import collection_box, flash, get_store, md_escape, show_flash, show_rows
-from pooljudge.ui.qc_states import flag_waits, freeze_message, qc_started, unresolved_panel
+from pooljudge.ui.qc_states import flag_waits, freeze_message, left_out_now, qc_started, unresolved_panel
 
 account = require_role(Role.ADMIN)
 st.title("Admin")
@@ -350,12 +350,10 @@ def qrels_view() -> None:
     if not collections:
         st.info("No collections yet.")
     else:
+        # the list is read on every run of the tab, so a freeze shows in the next run
         info = collection_box(st, collections, key="qrels_collection")
-        with store.read() as session:
-            # read now, not from the list made at the top of the run: a freeze must show in the next run
-            versions = next((c.qrels_versions for c in list_collections(session) if c.name == info.name), [])
-        left_out = unresolved_panel(store, info.name)
-        st.caption("Existing versions: " + (", ".join(md_escape(v) for v in versions) or "none"))
+        unresolved_panel(store, info.name)
+        st.caption("Existing versions: " + (", ".join(md_escape(v) for v in info.qrels_versions) or "none"))
         with st.form("freeze", clear_on_submit=True):
             name = st.text_input("Version name", placeholder="e.g. round-1", key="freeze_name")
             note = st.text_area("Note", key="freeze_note")
@@ -369,7 +367,8 @@ def qrels_view() -> None:
             except (ValueError, LookupError, PermissionError) as exc:
                 st.error(md_escape(str(exc)))
             else:
-                done("qrels", freeze_message(n, name.strip(), left_out))
+                # read now: the panel may show a value computed before the last labels
+                done("qrels", freeze_message(n, name.strip(), left_out_now(store, info.name)))
 
 
 def all_collections() -> list:

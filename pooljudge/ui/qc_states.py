@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import streamlit as st
 
 from db.markers import qrels_marker
 from db.qc_rounds import WaitingPackage, waiting_on_flags
-from db.resolution import live_qrels
 from db.unresolved import UnresolvedPair, as_rows, counts_by_reason, unresolved_pairs
+from pooljudge.dashboard_tables import admin_qrels_state
+from pooljudge.ui.background import shown_value
 from pooljudge.ui.common import md_escape, show_rows
 
 
@@ -49,22 +51,27 @@ def own_flag_wait_text(package: WaitingPackage) -> str:
 
 
 def live_state(store: Any, collection: str) -> tuple[int, list[UnresolvedPair]]:
-    """``(final labels now, judged pairs without one)`` of ``collection``, computed again only when they change.
+    """``(final labels now, judged pairs without one)`` of ``collection``, computed in the background.
 
-    Both read every judgment of the collection (most of a second on a 20,000-pair store), so they are kept
-    under :func:`db.markers.qrels_marker`, which a few indexed aggregates give on every run.
+    Both read every judgment of the collection (most of a second on a 20,000-pair store).  They are keyed by
+    :func:`db.markers.qrels_marker` (a few indexed aggregates, read on every run), which every label changes:
+    under constant labelling the tab shows the last value at once and offers the newer one
+    (:func:`pooljudge.ui.background.shown_value`).
     """
     with store.read() as session:
         marker = qrels_marker(session, collection)
-    return _live_state(store, store.url, collection, marker)
+    return shown_value(
+        (store.url, "admin_qrels", collection),
+        marker,
+        partial(admin_qrels_state, store.url, collection),
+        what="the final labels and the pairs a freeze leaves out",
+    )
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
-def _live_state(_store: Any, url: str, collection: str, marker: tuple) -> tuple[int, list[UnresolvedPair]]:
-    # url, collection and marker are the key (the store itself is not hashed)
-    with _store.read() as session:
-        kept = sum(len(docs) for docs in live_qrels(session, collection).values())
-        return kept, unresolved_pairs(session, collection)
+def left_out_now(store: Any, collection: str) -> dict[str, int]:
+    """The judged pairs of ``collection`` without a final label, by reason, read now (after a freeze)."""
+    with store.read() as session:
+        return counts_by_reason(unresolved_pairs(session, collection))
 
 
 def unresolved_panel(store: Any, collection: str) -> dict[str, int]:

@@ -6,8 +6,11 @@ kept until a judgment, an override or a final label changes (:func:`db.markers.q
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
+import db.unresolved as unresolved
 import pooljudge.ui.qc_states as qc_states
 from db.labelling import record_judgment
 from tests.app.apptest import VIEWS, open_tab, private_store
@@ -37,13 +40,14 @@ def test_the_left_out_pairs_are_computed_again_only_when_a_label_changes(db, mon
     from streamlit.testing.v1 import AppTest
 
     calls: list[str] = []
-    counted = qc_states.unresolved_pairs
+    counted = unresolved.unresolved_pairs
 
     def unresolved_pairs(session, collection, *args, **kwargs):
         calls.append(collection)
         return counted(session, collection, *args, **kwargs)
 
-    monkeypatch.setattr(qc_states, "unresolved_pairs", unresolved_pairs)
+    for module in (qc_states, unresolved):  # the page's own reference and the background worker's
+        monkeypatch.setattr(module, "unresolved_pairs", unresolved_pairs)
     at = AppTest.from_file(str(VIEWS / "admin.py"), default_timeout=60)
     at.session_state["pooljudge_user_id"] = db.ids["admin"]
     at.run()
@@ -62,3 +66,26 @@ def test_the_left_out_pairs_are_computed_again_only_when_a_label_changes(db, mon
     assert _warning(at) == "5 judged pairs have no final label and a freeze leaves them out"
     assert [m.value for m in at.metric] == ["1"]
     assert calls == ["c", "c"]
+
+
+def test_the_left_out_pairs_are_computed_off_the_request(db, monkeypatch):
+    """Every label changes the qrels marker: under labelling the computation must not hold up the tab's run."""
+    from streamlit.testing.v1 import AppTest
+
+    threads: list[str] = []
+    counted = unresolved.unresolved_pairs
+
+    def unresolved_pairs(session, collection, *args, **kwargs):
+        threads.append(threading.current_thread().name)
+        return counted(session, collection, *args, **kwargs)
+
+    for module in (qc_states, unresolved):
+        monkeypatch.setattr(module, "unresolved_pairs", unresolved_pairs)
+    at = AppTest.from_file(str(VIEWS / "admin.py"), default_timeout=60)
+    at.session_state["pooljudge_user_id"] = db.ids["admin"]
+    at.run()
+    at = open_tab(at, "admin_tab", "Qrels")
+    assert not at.exception
+    assert _warning(at) == "4 judged pairs have no final label and a freeze leaves them out"
+    assert [m.value for m in at.metric] == ["1"]
+    assert len(threads) == 1 and threads[0].startswith("pooljudge-background"), threads
