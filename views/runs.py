@@ -1,5 +1,6 @@
 """Runs and qrels of a collection: what produced each run, and downloads in TREC format."""
 
+import functools
 import io
 
 import pandas as pd
@@ -43,7 +44,6 @@ if runs:
     with st.expander("Full configuration"):
         st.json(config or {"source": "imported file"})
 
-    @st.cache_data(ttl=300, show_spinner=False)
     def run_file(collection: str, run: str) -> str:
         with store.read() as session:
             data = stored_run(session, collection, run)
@@ -51,9 +51,11 @@ if runs:
         write_run(data, buffer, tag=run.replace(" ", "_"))
         return buffer.getvalue()
 
+    # written when the button is clicked (Streamlit calls it in a thread of its own), not on every run of the
+    # page: a large run's file takes a good part of a second to write
     st.download_button(
         "Download run (TREC)",
-        run_file(info.name, chosen),
+        functools.partial(run_file, info.name, chosen),
         file_name=f"{chosen}.trec".replace("/", "_"),
         mime="text/plain",
     )
