@@ -86,8 +86,13 @@ def unresolved_panel(store: Any, collection: str) -> dict[str, int]:
             + ". `pooljudge export qrels --unresolved-median PATH` writes the median of their labels so far to a "
             "separate file."
         )
-        with st.expander(f"List the {len(pairs)} pairs without a final label"):
-            show_rows(as_rows(pairs), key="unresolved_pairs")
+        # on_change="rerun": the list (hundreds of rows on a large store) is sent only while the expander is open
+        listing = st.expander(
+            f"List the {len(pairs)} pairs without a final label", key="unresolved_list", on_change="rerun"
+        )
+        if listing.open:
+            with listing:
+                show_rows(as_rows(pairs), key="unresolved_pairs")
     return counts_by_reason(pairs)
 
 

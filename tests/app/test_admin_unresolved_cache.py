@@ -89,3 +89,19 @@ def test_the_left_out_pairs_are_computed_off_the_request(db, monkeypatch):
     assert _warning(at) == "4 judged pairs have no final label and a freeze leaves them out"
     assert [m.value for m in at.metric] == ["1"]
     assert len(threads) == 1 and threads[0].startswith("pooljudge-background"), threads
+
+
+def test_the_left_out_list_is_sent_only_when_opened(db):
+    """The list of left-out pairs (hundreds on a large store) is drawn only in an open expander."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(VIEWS / "admin.py"), default_timeout=60)
+    at.session_state["pooljudge_user_id"] = db.ids["admin"]
+    at.run()
+    at = open_tab(at, "admin_tab", "Qrels")
+    assert [e.label for e in at.expander] == ["List the 4 pairs without a final label"]
+    assert [list(d.value.columns) for d in at.dataframe] == []  # the tab's only table is the list
+    at.session_state["unresolved_list"] = True  # the expander opened
+    at.run()
+    [listing] = [d.value for d in at.dataframe]
+    assert sorted(listing["doc id"]) == ["d1", "d2", "d3", "d4"]
