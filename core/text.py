@@ -81,7 +81,7 @@ import logging
 import re
 import threading
 import unicodedata
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, NamedTuple, cast
@@ -205,31 +205,52 @@ def _normalize(text: str) -> tuple[str, list[int] | None, list[int] | None]:
     which covers ASCII, already normalised text and the usual full-width
     forms, without a Python loop.
     """
-    if text.isascii():
-        return text, None, None
-    whole = unicodedata.normalize("NFKC", text)
-    if whole == text:
-        return text, None, None
-    if len(whole) == len(text) and text.translate(_NFKC_TABLE) == whole:
-        return whole, None, None
-    # Slow path: normalise cluster by cluster (a base character with the
-    # combining marks and Hangul vowel/final jamo that follow it, which is what
-    # NFKC composes), and map each output character to its cluster.
+    same = _normalized_in_place(text)
+    if same is not None:
+        return same, None, None
     out: list[str] = []
     starts: list[int] = []
     ends: list[int] = []
+    for i, j, piece in _nfkc_clusters(text):
+        out.append(piece)
+        starts.extend([i] * len(piece))
+        ends.extend([j] * len(piece))
+    return "".join(out), starts, ends
+
+
+def _normalized(text: str) -> str:
+    """The normalised text of :func:`_normalize` alone (indexing needs no map back to ``text``)."""
+    same = _normalized_in_place(text)
+    if same is not None:
+        return same
+    return "".join(piece for _, _, piece in _nfkc_clusters(text))
+
+
+def _normalized_in_place(text: str) -> str | None:
+    """NFKC of ``text`` when it maps character by character (same length, same places), else ``None``."""
+    if text.isascii():
+        return text
+    whole = unicodedata.normalize("NFKC", text)
+    if whole == text or (len(whole) == len(text) and text.translate(_NFKC_TABLE) == whole):
+        return whole
+    return None
+
+
+def _nfkc_clusters(text: str) -> Iterator[tuple[int, int, str]]:
+    """``(start, end, nfkc)`` per cluster of ``text``, in order.
+
+    A cluster is a base character with the combining marks and Hangul
+    vowel/final jamo that follow it, which is what NFKC composes; normalising
+    cluster by cluster lets each output character be mapped to its cluster.
+    """
     n = len(text)
     i = 0
     while i < n:
         j = i + 1
         while j < n and (unicodedata.combining(text[j]) or "\u1160" <= text[j] <= "\u11ff"):
             j += 1
-        piece = unicodedata.normalize("NFKC", text[i:j])
-        out.append(piece)
-        starts.extend([i] * len(piece))
-        ends.extend([j] * len(piece))
+        yield i, j, unicodedata.normalize("NFKC", text[i:j])
         i = j
-    return "".join(out), starts, ends
 
 
 # --------------------------------------------------------------------------- resources
@@ -425,16 +446,16 @@ class Analyzer:
         """
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
-        norm = _normalize(text)[0]
+        norm = _normalized(text)
         patterns = _patterns()
-        # Three paths giving the same terms: CJK -> the general path with offsets;
+        # Three paths giving the same terms: CJK -> the general path (spans into `norm`, no map back);
         # apostrophes or combining marks -> the full word pattern; else the simple one.
         if norm.isascii() or max(norm) < "\u0300":  # no CJK, no combining marks
             full = "'" in norm or "\u2019" in norm
         else:
             special = patterns.special.search(norm)
             if special is not None and patterns.cjk.search(norm, special.start()) is not None:
-                return [term for term, _, _ in self.tokenize_with_offsets(text)]
+                return [term for term, _, _ in self._spans(norm)]
             full = special is not None
         stop = _stopword_set(self.stopwords)
         if full:
@@ -467,6 +488,13 @@ class Analyzer:
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
         norm, starts, ends = _normalize(text)
+        out = self._spans(norm)
+        if starts is not None and ends is not None:
+            out = [(t, starts[s], ends[e - 1]) for t, s, e in out]
+        return out
+
+    def _spans(self, norm: str) -> list[tuple[str, int, int]]:
+        """``(term, start, end)`` of the normalised text ``norm``, spans into ``norm``."""
         stop = _stopword_set(self.stopwords)
         out: list[tuple[str, int, int]] = []
         word_slots: list[int] = []  # indexes in `out` holding words to stem
@@ -487,8 +515,6 @@ class Analyzer:
             for i, stem in zip(word_slots, stems):
                 _, s, e = out[i]
                 out[i] = (stem, s, e)
-        if starts is not None and ends is not None:
-            out = [(t, starts[s], ends[e - 1]) for t, s, e in out]
         return out
 
     def _segment_cjk(self, run: str, offset: int, out: list[tuple[str, int, int]]) -> None:
@@ -631,7 +657,7 @@ def common_cjk_runs(query: str, text: str, *, min_length: int = 2) -> list[tuple
         raise ValueError(f"min_length must be at least 1, got {min_length}")
     cjk_run = _cjk_runs()
     # runs joined by a non-CJK separator: a substring of this is a substring of one query run
-    query_runs = "\n".join(m.group() for m in cjk_run.finditer(_normalize(query)[0]))
+    query_runs = "\n".join(m.group() for m in cjk_run.finditer(_normalized(query)))
     if len(query_runs) < min_length:
         return []
     normalised, starts, ends = _normalize(text)

@@ -235,6 +235,22 @@ def test_tokenize_equals_tokenize_with_offsets_on_real_text() -> None:
             assert all(0 <= s < e <= len(text) for _, s, e in offsets)
 
 
+def test_tokenize_builds_no_map_back_to_the_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Indexing needs the terms only: the character map of the normalisation is for highlighting."""
+    import core.text
+
+    # "…" and "①" change length under NFKC, so the text takes the cluster-by-cluster path
+    text = "ＢＥＲＴ模型…第①章 cafe\u0301"
+    expected = {a: a.tokenize(text) for a in (ZH, BIGRAM, SEARCH)}
+
+    def refused(_text: str) -> None:
+        raise AssertionError("tokenize built the map back to the original text")
+
+    monkeypatch.setattr(core.text, "_normalize", refused)
+    assert {a: a.tokenize(text) for a in expected} == expected
+    assert expected[ZH] == ["bert", "模型", "第", "1", "章", "café"]
+
+
 # --------------------------------------------------------------------------- highlighting
 
 
