@@ -7,7 +7,7 @@ labelled one per transaction, as the labeller of ``benchmarks/bench_page_budget.
 process's CPU time (user + sys) per label, and per empty write transaction (the floor: ``BEGIN
 IMMEDIATE`` and ``COMMIT`` alone)::
 
-    record_judgment: 2000 labels, 6.1 CPU-ms per label (empty write transaction: 0.4 CPU-ms), 1.9 ms wall
+    record_judgment: 950 labels, 5.0 CPU-ms per label (empty write transaction: 0.6 CPU-ms), 15.7 ms wall
 
 Usage: python benchmarks/bench_record_judgment.py --store STORE.db [--labels 2000] [--url URL]
 (``--url`` names a scratch PostgreSQL database holding the same data instead of copying a SQLite file.)
