@@ -86,10 +86,10 @@ def unresolved_panel(store: Any, collection: str) -> dict[str, int]:
             + ". `pooljudge export qrels --unresolved-median PATH` writes the median of their labels so far to a "
             "separate file."
         )
-        # on_change="rerun": the list (hundreds of rows on a large store) is sent only while the expander is open
-        listing = st.expander(
-            f"List the {len(pairs)} pairs without a final label", key="unresolved_list", on_change="rerun"
-        )
+        # on_change="rerun": the list (hundreds of rows on a large store) is sent only while the expander is open;
+        # the label is part of the expander's identity, so it leaves out the count (the warning says it): an open
+        # list stays open while labels change the count
+        listing = st.expander("List the pairs without a final label", key="unresolved_list", on_change="rerun")
         if listing.open:
             with listing:
                 show_rows(as_rows(pairs), key="unresolved_pairs")

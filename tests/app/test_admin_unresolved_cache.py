@@ -99,9 +99,15 @@ def test_the_left_out_list_is_sent_only_when_opened(db):
     at.session_state["pooljudge_user_id"] = db.ids["admin"]
     at.run()
     at = open_tab(at, "admin_tab", "Qrels")
-    assert [e.label for e in at.expander] == ["List the 4 pairs without a final label"]
+    assert [e.label for e in at.expander] == ["List the pairs without a final label"]
     assert [list(d.value.columns) for d in at.dataframe] == []  # the tab's only table is the list
     at.session_state["unresolved_list"] = True  # the expander opened
     at.run()
     [listing] = [d.value for d in at.dataframe]
     assert sorted(listing["doc id"]) == ["d1", "d2", "d3", "d4"]
+    ann1 = db.ids["ann1"]
+    with db.write() as s:
+        record_judgment(s, ann1, _assignment(s, ann1, "d5"), 2)
+    at.run()  # one more pair left out: the open list stays open and shows it
+    [listing] = [d.value for d in at.dataframe]
+    assert sorted(listing["doc id"]) == ["d1", "d2", "d3", "d4", "d5"]
