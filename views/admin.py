@@ -17,7 +17,7 @@ from db.users import add_user, list_users, set_active, set_password
 from db.vocab import PackageStatus, QcRoundStatus, Role
 from pooljudge.dashboard_tables import admin_packages, admin_qc_tables
 from pooljudge.ui.auth import require_role
-from pooljudge.ui.background import background, shown_value
+from pooljudge.ui.background import background, polls_in, shown_value
 from pooljudge.ui.common import collection_box, flash, get_store, md_escape, show_flash, show_rows
 from pooljudge.ui.qc_states import flag_waits, freeze_message, left_out_now, qc_started, unresolved_panel
 
@@ -387,10 +387,11 @@ def tabs_view() -> None:
     """
     global account
     account = require_role(Role.ADMIN)
+    home = st.container()  # the first-time refresher's place (polls_in); always drawn, so the tabs keep their place
     # on_change='rerun' makes the tabs lazy: only the open tab's body runs
     for tab, view in zip(st.tabs(list(TABS), key="admin_tab", on_change="rerun"), TABS.values()):
         if tab.open:
-            with tab:
+            with tab, polls_in(home):
                 view()
 
 

@@ -31,7 +31,7 @@ from db.review import PairReview, active_users, activity_marker, filter_pairs, p
 from db.vocab import Role
 from pooljudge.dashboard_tables import review_table as review_table_of
 from pooljudge.ui.auth import require_role
-from pooljudge.ui.background import background, shown_value
+from pooljudge.ui.background import background, polls_in, shown_value
 from pooljudge.ui.common import (
     blank_missing,
     collection_box,
@@ -613,7 +613,7 @@ def tabs_view() -> None:
     # on_change='rerun' makes the tabs lazy: only the open tab's body runs (and reads its tables)
     for tab, view in zip(st.tabs(list(TABS), key="review_tab", on_change="rerun"), TABS.values()):
         if tab.open:
-            with tab:
+            with tab, polls_in(notice):
                 view()
 
 

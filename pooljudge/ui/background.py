@@ -19,9 +19,10 @@ import sys
 import threading
 import time
 import types
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool as BrokenExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -205,18 +206,50 @@ def shown_value(
     return snap.value
 
 
-@st.fragment(run_every=1.0)
+_polling = threading.local()  # the container a page's tabs named for the refresher (polls_in), per script run
+
+
+@contextmanager
+def polls_in(container: Any) -> Iterator[None]:
+    """Draw the first-time refresher (:func:`shown_value`) into ``container`` while the block runs.
+
+    A page whose tabs are one fragment names a container it draws at the same place on every run, above the
+    tabs.  A refresher drawn inside a tab would be a new fragment in each tab; once its tab is closed
+    Streamlit drops it, but the browser keeps asking for it every second.  At one place it is the same
+    fragment whichever tab waits, and it goes when the page reruns with the table.
+    """
+    _polling.home = container
+    try:
+        yield
+    finally:
+        _polling.home = None
+
+
 def _await_first(slot: Hashable) -> None:
+    home = getattr(_polling, "home", None)
+    if home is None:
+        _refresher(slot)
+    else:
+        with home:
+            _refresher(slot)
+
+
+@st.fragment(run_every=1.0)
+def _refresher(slot: Hashable) -> None:
     if background().state(slot)[0] is not None:
         st.rerun(scope="app")
 
 
-@st.fragment(run_every=2.0)
 def _newer(slot: Hashable, shown: datetime, what: str) -> None:
+    """Under a table computed for older inputs: the newer one's button once it is in, else when this one was computed.
+
+    Drawn on each run, not refreshed on a timer: under steady labelling a newer table is always being counted,
+    and a timer per table kept asking the server for reruns after its tab was closed.
+    """
     snap, computing, _, took = background().state(slot)
     if snap is not None and snap.finished > shown:
-        if st.button(f"Show the newer {what} (computed at {snap.finished:%H:%M:%S})", key=f"newer_{hash(slot)}"):
-            st.rerun(scope="app")
+        # the click's rerun draws the newest snapshot, which the slot holds by then
+        st.button(f"Show the newer {what} (computed at {snap.finished:%H:%M:%S})", key=f"newer_{hash(slot)}")
         return
     cost = f" (takes about {took:.0f} s)" if took else ""
     st.caption(

@@ -155,3 +155,33 @@ def test_the_agreement_tab_computes_no_statistic_on_the_request(db, monkeypatch)
 
 def _charts(at):
     return at.get("plotly_chart")
+
+
+def test_the_first_time_refresher_is_one_fragment_above_the_tabs(db, monkeypatch):
+    """While a tab's first table is computed a refresher reruns the page each second.  Drawn inside the tab it
+    was a new fragment per tab: closing the tab dropped it on the server while the browser kept asking for it
+    every second, and the refresher of the tab opened next never ran.  It is drawn above the tabs, at the same
+    place (the same fragment) whichever tab waits."""
+    from streamlit.delta_generator_singletons import context_dg_stack
+
+    import pooljudge.ui.background as background_module
+
+    monkeypatch.setenv("POOLJUDGE_BACKGROUND_WAIT", "0.05")
+    gate = threading.Event()
+    for name in ("review_table", "standing_labels"):
+        real = getattr(review_reads, name)
+        monkeypatch.setattr(review_reads, name, lambda *a, _real=real, **k: (gate.wait(60), _real(*a, **k))[1])
+    places: list[str] = []
+    monkeypatch.setattr(
+        background_module, "_refresher", lambda slot: places.append(context_dg_stack.get()[-1]._get_delta_path_str())
+    )
+    try:
+        at = _open(db, REVIEW, "rev1")  # the Agreement tab waits for its report
+        assert [i.value for i in at.info] == [
+            "Computing the agreement in the background: this page shows it as soon as it is ready."
+        ]
+        open_tab(at, "review_tab", "Pairs")
+        assert [i.value for i in at.info][-1].startswith("Computing the pairs table in the background")
+    finally:
+        gate.set()
+    assert len(places) == 2 and places[0] == places[1], places
