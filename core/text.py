@@ -300,6 +300,7 @@ def _stem_words(words: list[str]) -> list[str]:
 
 
 _JIEBA_LOCK = threading.Lock()
+_JIEBA_CACHE_SIZE = 65_536  # runs; a few tens of MB at most
 _JIEBA: Any = None
 
 
@@ -320,6 +321,12 @@ def _jieba() -> Any:
                 tokenizer.initialize()
                 _JIEBA = tokenizer
     return _JIEBA
+
+
+@lru_cache(maxsize=_JIEBA_CACHE_SIZE)
+def _jieba_words(run: str, hmm: bool) -> tuple[str, ...]:
+    """jieba's precise-mode words of a CJK ``run``, cached: a corpus repeats runs (RGB zh: 23% of its characters)."""
+    return tuple(_jieba().cut(run, HMM=hmm))
 
 
 def _jieba_version() -> str:
@@ -528,7 +535,7 @@ class Analyzer:
                 out.extend((run[i : i + 2], offset + i, offset + i + 2) for i in range(len(run) - 1))
         elif mode == "jieba":
             pos = offset
-            for word in _jieba().cut(run, HMM=self.hmm):
+            for word in _jieba_words(run, self.hmm):
                 out.append((word, pos, pos + len(word)))
                 pos += len(word)
         else:  # jieba_search

@@ -394,3 +394,20 @@ def test_cjk_runs_use_core_lang_ranges() -> None:
             char = unicodedata.normalize("NFKC", chr(code))  # compatibility ideographs fold to unified ones
             assert BIGRAM.tokenize(chr(code) * 2 + "x") == [char * 2, "x"]
     assert BIGRAM.tokenize("刘䶮㐀") == ["刘䶮", "䶮㐀"]
+
+
+def test_a_repeated_chinese_run_is_segmented_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    import core.text
+
+    jieba = core.text._jieba()
+    calls: list[str] = []
+
+    class Counting:
+        def cut(self, run: str, HMM: bool = True) -> object:  # noqa: N803 (jieba's keyword)
+            calls.append(run)
+            return jieba.cut(run, HMM=HMM)
+
+    monkeypatch.setattr(core.text, "_jieba", Counting)
+    run = "量子纠缠隐形传态实验室"
+    assert ZH.tokenize(f"{run}。{run}！{run}") == ZH.tokenize(run) * 3 == ["量子", "纠缠", "隐形", "传态", "实验室"] * 3
+    assert calls == [run]
