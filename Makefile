@@ -26,11 +26,14 @@ setup: $(STAMP)
 run: setup
 	$(BIN)/streamlit run serve.py --server.headless true --server.port $(PORT) --browser.gatherUsageStats false
 
-# Chromium for the browser tests, and a CJK font so Chinese passages render in its screenshots.
+# Chromium for the browser tests (its headless shell, which they run on: half the CPU per page load), and a
+# CJK font so Chinese passages render in its screenshots.
 chromium:
-	@{ command -v chromium >/dev/null 2>&1 && fc-list 2>/dev/null | grep -qi "Noto Sans CJK"; } || { \
+	@{ command -v chromium >/dev/null 2>&1 && command -v chromium-headless-shell >/dev/null 2>&1 \
+	  && fc-list 2>/dev/null | grep -qi "Noto Sans CJK"; } || { \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium fonts-noto-cjk >/dev/null; }
+	  $$SUDO apt-get update -qq \
+	  && $$SUDO apt-get install -y -qq chromium chromium-headless-shell fonts-noto-cjk >/dev/null; }
 
 # PostgreSQL server binaries: the tests start a throwaway cluster of their own (tests/pgcluster.py),
 # so Debian's default cluster is not needed. Debian keeps initdb/pg_ctl in /usr/lib/postgresql/<v>/bin.

@@ -26,6 +26,13 @@ from tests.clirun import run_captured
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts"
 CHROMIUM = "/usr/bin/chromium"
+# Debian's build of Chromium's headless shell (package chromium-headless-shell): the same Blink and V8 without
+# the browser's own UI, half the CPU of the full browser per page load; the browser tests use it when installed
+HEADLESS_SHELL = "/usr/lib/chromium/chromium-headless-shell"
+TEST_CHROMIUM = HEADLESS_SHELL if Path(HEADLESS_SHELL).exists() else CHROMIUM
+# what a reused browser context forgets between tests (Storage.clearDataForOrigin): everything an origin
+# stores except the HTTP cache, which holds nothing of a test's own
+CLEARED_STORAGE = "local_storage,indexeddb,websql,service_workers,cache_storage,file_systems,shared_storage"
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -193,9 +200,10 @@ def write_beir(
 # --------------------------------------------------------------------------------------------- the browser
 
 
-def launch_chromium(playwright: Any):
-    """Headless Debian Chromium through Playwright (the browser is never downloaded)."""
-    return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+def launch_chromium(playwright: Any, executable: str = CHROMIUM):
+    """Headless Debian Chromium through Playwright (the browser is never downloaded): the full browser by
+    default, as a user runs it; ``executable=TEST_CHROMIUM`` for the tests' headless shell."""
+    return playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
 
 
 def new_context(browser, width: int = 1400, height: int = 1000):
@@ -203,6 +211,78 @@ def new_context(browser, width: int = 1400, height: int = 1000):
     reduced motion: the frontend's entrance animations and spinners, which the tests do not look at, are not
     drawn frame by frame."""
     return browser.new_context(viewport={"width": width, "height": height}, reduced_motion="reduce")
+
+
+class ContextPool:
+    """Browser contexts of ``browser`` that one test at a time holds, kept for the next tests: the HTTP cache
+    of each survives, so a page load fetches Streamlit's frontend bundles (a few MB, served cacheable) from
+    the server only once per context and server.  A context handed back forgets what a test leaves: its
+    pages, cookies, each visited origin's storage, permissions, extra headers and routes.
+
+    ``take`` hands out a context no one else holds: contexts taken together are separate browser sessions.
+    """
+
+    def __init__(self, browser) -> None:
+        self.browser = browser
+        self.idle: list[Any] = []
+        self.origins: dict[Any, set[str]] = {}  # context -> the origins its pages visited
+
+    def take(self):
+        """A context of its own for the caller (1400x1000, reduced motion), fresh or reset."""
+        if self.idle:
+            return self.idle.pop()
+        context = new_context(self.browser)
+        visited = self.origins[context] = set()
+
+        def track(page) -> None:
+            page.on("framenavigated", lambda frame: visited.add(_origin(frame.url)))
+
+        context.on("page", track)
+        return context
+
+    def give_back(self, context) -> None:
+        """Reset ``context`` and keep it for the next :meth:`take`; a context that cannot be reset is closed."""
+        try:
+            self._reset(context)
+        except Exception:  # noqa: BLE001 - a crashed or closed context: the next take makes a new one
+            self.origins.pop(context, None)
+            with contextlib.suppress(Exception):
+                context.close()
+            return
+        self.idle.append(context)
+
+    def _reset(self, context) -> None:
+        for page in context.pages:
+            page.close()
+        context.clear_cookies()
+        context.clear_permissions()
+        context.set_extra_http_headers({})
+        context.unroute_all(behavior="ignoreErrors")
+        context.set_offline(False)
+        visited = self.origins[context] - {""}
+        if visited:
+            blank = context.new_page()
+            cdp = context.new_cdp_session(blank)
+            for origin in visited:
+                cdp.send("Storage.clearDataForOrigin", {"origin": origin, "storageTypes": CLEARED_STORAGE})
+            cdp.detach()
+            blank.close()
+        self.origins[context].clear()
+
+    def close(self) -> None:
+        """Close every idle context."""
+        for context in self.idle:
+            with contextlib.suppress(Exception):
+                context.close()
+        self.idle.clear()
+
+
+def _origin(url: str) -> str:
+    """``scheme://host:port`` of an http(s) ``url``; ``""`` for any other (about:blank, data:)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}" if parts.scheme in ("http", "https") else ""
 
 
 def wait_for_js(page, expression: str, arg: Any = None, *, timeout: float) -> Any:

@@ -12,7 +12,15 @@ import streamlit as st
 from db.engine import Store, sqlite_url
 from db.users import add_user
 from tests.app import apptest_runtime
-from tests.app.browser_helpers import ACCOUNTS, CHROMIUM, add_users, cli, launch_chromium, new_context, serve_sqlite
+from tests.app.browser_helpers import (
+    ACCOUNTS,
+    TEST_CHROMIUM,
+    ContextPool,
+    add_users,
+    cli,
+    launch_chromium,
+    serve_sqlite,
+)
 from tests.sqlite_template import copy_store
 
 # pages wait this long for a table computed in the background (pooljudge.ui.background) before showing the
@@ -50,33 +58,46 @@ def app_server(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def browser():
-    """Headless Debian Chromium through Playwright (the browser is never downloaded)."""
-    if not Path(CHROMIUM).exists():
+    """Headless Debian Chromium through Playwright (the browser is never downloaded): its headless shell when
+    installed (``make chromium``), else the full browser."""
+    if not Path(TEST_CHROMIUM).exists():
         if os.environ.get("CI"):
-            pytest.fail(f"{CHROMIUM} is missing: `make test` installs it (apt-get install chromium)")
-        pytest.skip(f"{CHROMIUM} is not installed (run `make chromium`)")
+            pytest.fail(f"{TEST_CHROMIUM} is missing: `make test` installs it (apt-get install chromium)")
+        pytest.skip(f"{TEST_CHROMIUM} is not installed (run `make chromium`)")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        b = launch_chromium(p)
+        b = launch_chromium(p, TEST_CHROMIUM)
         yield b
         b.close()
 
 
+@pytest.fixture(scope="session")
+def browser_contexts(browser):
+    """The browser sessions the tests of this process take in turn (``ContextPool``): each test's own
+    cookies and storage, the HTTP cache kept from one test to the next."""
+    pool = ContextPool(browser)
+    yield pool
+    pool.close()
+
+
 @pytest.fixture
-def new_page(browser):
+def new_page(browser_contexts):
     """Pages in contexts of their own (each a separate browser session: its own login, like another tab);
     ``new_page(width=..., height=...)`` sizes the window (1400x1000 by default)."""
     contexts = []
 
     def make(width: int = 1400, height: int = 1000):
-        context = new_context(browser, width, height)
+        context = browser_contexts.take()
         contexts.append(context)
-        return context.new_page()
+        page = context.new_page()
+        if (width, height) != (1400, 1000):
+            page.set_viewport_size({"width": width, "height": height})
+        return page
 
     yield make
     for context in contexts:
-        context.close()
+        browser_contexts.give_back(context)
 
 
 @pytest.fixture
