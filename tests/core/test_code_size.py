@@ -30,25 +30,41 @@ def _python_files() -> list[Path]:
     return python_files(CHECKED)
 
 
-def _long_functions() -> dict[str, int]:
+def _long_functions(tree: ast.Module, name: str) -> dict[str, int]:
     found = {}
-    for path in _python_files():
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                length = node.end_lineno - node.lineno + 1
-                if length > MAX_FUNCTION_LINES:
-                    found[f"{path.relative_to(REPO).as_posix()}:{node.lineno} {node.name}"] = length
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            length = (node.end_lineno or node.lineno) - node.lineno + 1
+            if length > MAX_FUNCTION_LINES:
+                found[f"{name}:{node.lineno} {node.name}"] = length
     return found
+
+
+@pytest.fixture(scope="module")
+def long_code() -> tuple[dict[str, int], list[str]]:
+    """The long functions and the long module-level blocks of every checked file, from one parse of each.
+
+    Parsing the repository is most of both rules' cost, so both tests read this (one xdist worker runs them).
+    """
+    functions: dict[str, int] = {}
+    blocks: list[str] = []
+    for path in _python_files():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        name = path.relative_to(REPO).as_posix()
+        functions.update(_long_functions(tree, name))
+        blocks += _long_blocks(tree, name)
+    return functions, blocks
 
 
 # the statements that hold a body; a def or a class at module level is measured by the function rule
 MODULE_BLOCKS = (ast.With, ast.AsyncWith, ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.TryStar, ast.Match)
 
 
-def _long_blocks(source: str, name: str) -> list[str]:
+def _long_blocks(source: str | ast.Module, name: str) -> list[str]:
     """``name:line kind length`` of each module-level compound statement over the function limit."""
     found = []
-    for node in ast.parse(source).body:
+    tree = ast.parse(source) if isinstance(source, str) else source
+    for node in tree.body:
         length = (node.end_lineno or node.lineno) - node.lineno + 1
         if isinstance(node, MODULE_BLOCKS) and length > MAX_FUNCTION_LINES:
             found.append(f"{name}:{node.lineno} {type(node).__name__} {length}")
@@ -82,8 +98,9 @@ def test_every_folder_is_walked() -> None:
 
 
 @pytest.mark.slow
-def test_no_function_over_60_lines() -> None:
-    assert _long_functions() == {}, "split these into named stages"
+@pytest.mark.xdist_group("code_size")
+def test_no_function_over_60_lines(long_code) -> None:
+    assert long_code[0] == {}, "split these into named stages"
 
 
 def test_module_level_blocks_are_measured() -> None:
@@ -102,10 +119,6 @@ def test_module_level_blocks_are_measured() -> None:
 
 
 @pytest.mark.slow
-def test_no_module_level_block_over_60_lines() -> None:
-    found = [
-        line
-        for path in _python_files()
-        for line in _long_blocks(path.read_text(encoding="utf-8"), path.relative_to(REPO).as_posix())
-    ]
-    assert found == [], "turn these into named functions"
+@pytest.mark.xdist_group("code_size")
+def test_no_module_level_block_over_60_lines(long_code) -> None:
+    assert long_code[1] == [], "turn these into named functions"
