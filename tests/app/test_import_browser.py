@@ -28,7 +28,7 @@ def test_an_import_shows_progress_survives_a_reload_and_finishes(app_server, pag
     bar.first.wait_for(timeout=60_000)
     screenshot(page, "import-progress")
     page.reload()  # the job lives in the store: a new session finds it again, running or finished
-    login(page, app_server["url"], "admin")
+    page.get_by_text("Logged in as admin").wait_for(timeout=60_000)  # the session cookie signs the reload in
     open_page(page, "Import")
     done = page.get_by_text(f"{N:,} passages").first
     done.wait_for(timeout=240_000)

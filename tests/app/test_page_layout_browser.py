@@ -12,7 +12,9 @@ on a throwaway copy of the app with the pages moved to ``pages/``, which is
 the evidence for (or against) moving them.
 
 Each check starts a fresh server and makes its first request a deep link,
-the case that used to bypass the entry point.  The store holds the accounts
+the case that used to bypass the entry point.  One browser session makes
+every request (its HTTP cache fetches the app's frontend once): logged out
+first, then signed in as each role in turn.  The store holds the accounts
 and no collection: every page then shows its title and stops, which is all
 these checks read, so a page run costs next to nothing.  Logged out, every
 page's URL is tried; logged in, two per role (``ROLE_LINKS``), the rest of
@@ -77,11 +79,9 @@ def _settle(page, marker) -> None:
     wait_for_js(page, "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=60_000)
 
 
-def _logged_out_problems(browser, base: str, paths) -> list[str]:
+def _logged_out_problems(page, base: str, paths) -> list[str]:
     problems = []
-    context = new_context(browser)  # no cookie: each goto is logged out
-    page = context.new_page()
-    for path in paths:
+    for path in paths:  # no cookie yet: each goto is logged out
         title = PAGES[path][0]
         page.goto(f"{base}/{path}")
         login_screen = page.get_by_label("Username")
@@ -96,16 +96,13 @@ def _logged_out_problems(browser, base: str, paths) -> list[str]:
             problems.append(f"/{path} logged out: no login screen, so app.py did not run ({body[:80]!r})")
         if title != "pooljudge" and title in _titles(page):
             problems.append(f"/{path} logged out: the page itself ran")
-    context.close()
     return problems
 
 
-def _role_problems(browser, base: str, role: str) -> list[str]:
+def _role_problems(page, base: str, role: str) -> list[str]:
     problems = []
     user = USER_OF_ROLE[role]
-    context = new_context(browser)
-    page = context.new_page()
-    login(page, base, user)  # the session cookie now signs every new tab of this context in
+    login(page, base, user)  # cookies cleared first; the new session cookie signs every goto below in
     for path in ROLE_LINKS[role]:
         title, roles = PAGES[path]
         page.goto(f"{base}/{path}")
@@ -122,7 +119,6 @@ def _role_problems(browser, base: str, role: str) -> list[str]:
             continue
         if role not in roles and title in _titles(page):
             problems.append(f"/{path} as {role}: a page this role is not offered ran")
-    context.close()
     return problems
 
 
@@ -131,10 +127,15 @@ def deep_link_problems(
 ) -> list[str]:
     """Every way a deep link to one of ``paths`` reached a page without ``app.py`` running first (empty: none)."""
     problems: list[str] = []
-    with serve_app(env, log, timeout=90, script=script) as base:
-        problems += _logged_out_problems(browser, base, paths)  # the server's first request: paths[0]
-        for role in roles:
-            problems += _role_problems(browser, base, role)
+    context = new_context(browser)
+    try:
+        page = context.new_page()
+        with serve_app(env, log, timeout=90, script=script) as base:
+            problems += _logged_out_problems(page, base, paths)  # the server's first request: paths[0]
+            for role in roles:
+                problems += _role_problems(page, base, role)
+    finally:
+        context.close()
     return problems
 
 
