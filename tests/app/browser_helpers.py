@@ -220,6 +220,8 @@ class ContextPool:
     pages, cookies, each visited origin's storage, permissions, extra headers and routes.
 
     ``take`` hands out a context no one else holds: contexts taken together are separate browser sessions.
+    Init scripts and event handlers a test adds to a context would outlive the test: such a test makes a
+    context of its own (:func:`new_context`) and closes it.
     """
 
     def __init__(self, browser) -> None:
