@@ -7,8 +7,9 @@ browser (``TEST_CHROMIUM``: the headless shell when installed), so that the numb
 pays.  CPU is read from ``/proc`` (user + system, the processes that
 ended included), for Chromium's process tree and for the server, before and after the loads::
 
-    python benchmarks/bench_browser_cpu.py --loads 10
-    10 sign-ins: Chromium 21.3 CPU-s (2.13 per load), server 9.8 CPU-s (0.98 per load), wall 31.2 s
+    python benchmarks/bench_browser_cpu.py --loads 6
+    6 sign-ins (chromium-headless-shell, pooled contexts): Chromium 17.5 CPU-s (2.92 per load), server 2.7 CPU-s
+    (0.46 per load), wall 13.6 s; load average 2.4
 
 ``--fresh`` opens each load in a new browser context (nothing kept between loads) and ``--full`` runs the
 full browser (``/usr/bin/chromium``), for comparison; ``--login-page`` only opens the login page.
