@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import math
+import signal
+import subprocess
+import sys
 import time
 from functools import partial
+from pathlib import Path
 
 import pytest
 
@@ -142,3 +146,32 @@ def test_the_worker_process_runs_below_the_server_s_priority():
     bg = Background(processes=True)
     shown = bg.get("slot", 1, partial(os.nice, 0), wait=60)  # os.nice(0): the calling process's niceness
     assert shown is not None and shown.value == min(os.nice(0) + WORKER_NICENESS, 19) > os.nice(0)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's prctl")
+def test_the_worker_process_ends_when_its_server_is_killed(tmp_path):
+    """A server killed without its shutdown (SIGKILL, out of memory) must not leave its worker behind for good."""
+    script = tmp_path / "server.py"
+    script.write_text(
+        "import os, signal\n"
+        "from functools import partial\n"
+        "from pooljudge.ui.background import Background\n"
+        "shown = Background(processes=True).get('slot', 1, partial(os.getpid), wait=60)\n"
+        "print(shown.value, flush=True)\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    worker = int(done.stdout.split()[0])
+    deadline = time.monotonic() + 30
+    while _alive(worker):
+        assert time.monotonic() < deadline, f"worker {worker} still running 30 s after its server was killed"
+        time.sleep(0.1)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"  # a zombie has ended; only its exit status waits to be read

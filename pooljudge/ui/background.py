@@ -29,6 +29,8 @@ from typing import Any
 
 import streamlit as st
 
+from pooljudge.worker_init import start_worker
+
 
 @dataclass
 class Snapshot:
@@ -71,7 +73,7 @@ class Background:
             return ProcessPoolExecutor(
                 max_workers=1,
                 mp_context=multiprocessing.get_context("spawn"),
-                initializer=os.nice,  # a builtin: the bare worker imports nothing of ours to run it
+                initializer=start_worker,  # a standard-library-only module: the bare worker imports little
                 initargs=(WORKER_NICENESS,),
             )
         return ThreadPoolExecutor(max_workers=1, thread_name_prefix="pooljudge-background")
