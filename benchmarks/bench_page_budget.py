@@ -16,7 +16,7 @@ Two passes: ``cold`` (the first visit of each page after the server started: its
 computations) and ``warm`` (the second visit, as a user who works in the app sees it).  Prints one table per pass
 (page, measured ms, budget, ratio) and the labeller's rate.  No assertion: the numbers go to the README.
 
-Usage: python benchmarks/bench_page_budget.py [--queries 2000] [--store PATH (reuse a built store)]
+Usage: python benchmarks/bench_page_budget.py [--queries 2000] [--store PATH (reuse a built store)] [--rate LABELS/S]
 """
 
 from __future__ import annotations
@@ -76,8 +76,9 @@ PANEL_FILLED = """([label, content]) => {
 TIMEOUT_MS = 120_000
 
 
-def labeller(db: str, stop: multiprocessing.synchronize.Event, counter) -> None:  # type: ignore[name-defined]
-    """Store labels on the open labelling assignments, one transaction each, until ``stop`` is set."""
+def labeller(db: str, stop: multiprocessing.synchronize.Event, counter, rate: float = 0.0) -> None:  # type: ignore[name-defined]
+    """Store labels on the open labelling assignments, one transaction each, until ``stop`` is set: as fast as
+    the store takes them, or ``rate`` labels a second."""
     import random
 
     from sqlalchemy import select
@@ -97,9 +98,13 @@ def labeller(db: str, stop: multiprocessing.synchronize.Event, counter) -> None:
         ]
     rng = random.Random(1)
     rng.shuffle(todo)
+    due = time.monotonic()
     for aid, uid in todo:
         if stop.is_set():
             break
+        if rate:
+            due += 1 / rate
+            stop.wait(max(0.0, due - time.monotonic()))
         try:
             with store.write() as s:
                 record_judgment(s, uid, aid, rng.choice(GRADES), elapsed_ms=rng.randint(1500, 9000))
@@ -176,7 +181,7 @@ def table(name: str, rows: list[tuple[str, float, int]]) -> str:
     return "\n".join(lines)
 
 
-def run(db: Path, work: Path) -> None:
+def run(db: Path, work: Path, rate: float = 0.0) -> None:
     from playwright.sync_api import sync_playwright
 
     env = {k: v for k, v in os.environ.items() if k != "POOLJUDGE_BACKGROUND_WAIT"}  # the app's own 0.5 s
@@ -185,7 +190,7 @@ def run(db: Path, work: Path) -> None:
     stop = multiprocessing.Event()
     counter = multiprocessing.Value("i", 0)
     with serve_sqlite(db, work / "streamlit.log", POOLJUDGE_CACHE=str(work / "cache")) as url:
-        worker = multiprocessing.Process(target=labeller, args=(str(db), stop, counter), daemon=True)
+        worker = multiprocessing.Process(target=labeller, args=(str(db), stop, counter, rate), daemon=True)
         worker.start()
         started = time.monotonic()
         try:
@@ -211,8 +216,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--queries", type=int, default=2000, help="queries of the generated collection (10 pairs each)")
     parser.add_argument("--store", type=Path, help="a store built before (copied, so every run starts the same)")
+    parser.add_argument(
+        "--rate", type=float, default=0.0, help="labels a second the other client stores (default: as fast as it can)"
+    )
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as tmp:  # the server's worker may still be exiting
         work = Path(tmp)
         db = work / "s.db"
         if args.store:
@@ -224,7 +232,7 @@ def main() -> None:
                 f"store: {summary['pairs']:,} pairs, {summary['assignments']:,} assignments, {summary['labels']:,} "
                 f"labels, built in {time.perf_counter() - t:.0f} s"
             )
-        run(db, work)
+        run(db, work, args.rate)
 
 
 if __name__ == "__main__":

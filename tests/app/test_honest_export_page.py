@@ -47,6 +47,9 @@ def test_freezing_on_the_page_counts_the_pairs_left_out_by_reason(db):
         "4 judged pairs have no final label and a freeze leaves them out: 1 waiting for a 4th label, "
         "1 excluded after a 4th differing label, 1 flagged, 1 waiting for more labels."
     )
+    assert not [d for d in at.dataframe if "detail" in d.value.columns]  # the list is sent once opened
+    at.session_state["unresolved_list"] = True  # the expander opened
+    at.run()
     [listed] = [d.value for d in at.dataframe if "detail" in d.value.columns]
     assert list(listed["doc id"]) == ["d1", "d2", "d3", "d4"]
     assert list(listed["detail"])[1] == "4 labels, no majority: 0, 1, 2, 3"
