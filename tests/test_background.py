@@ -122,7 +122,7 @@ def test_with_an_older_value_the_page_asks_for_no_wait(monkeypatch):
     monkeypatch.setattr(background_module, "background", lambda: bg)
     monkeypatch.setattr(background_module, "_newer", lambda *args: None)  # the note is a Streamlit fragment
     shown = background_module.shown_value("slot", 2, partial(_gated_factorial, gate, 5), what="the table")
-    assert shown == 24 and asked == [(0.5, 0.0)]
+    assert shown == 24 and asked == [(background_module.FIRST_WAIT, 0.0)]
     assert bg.state("slot")[1] is True  # the new value is still being computed: nothing waited for it
     gate.set()
     assert _settled(bg, "slot")[0].value == 120

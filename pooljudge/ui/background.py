@@ -171,10 +171,14 @@ def background() -> Background:
 WORKER_NICENESS = 10
 """How much lower the worker process's CPU priority is than the server's: while labels arrive every table is
 recomputed again and again, and the requests that draw pages must not wait behind it for a core."""
+FIRST_WAIT = 0.2
+"""Seconds a request waits for a table computed for the first time: a small collection's table is in by then
+(no notice flashes), and under steady labelling, when the one worker is busy with other tables, the notice is
+on screen within a tab switch's half second."""
 MODE_VARIABLE = "POOLJUDGE_BACKGROUND"
 """``process`` (the default) or ``thread``: where :class:`Background` computes."""
 WAIT_VARIABLE = "POOLJUDGE_BACKGROUND_WAIT"
-"""Seconds a page waits for a table before showing the last one (default 0.5; the app tests set minutes, so a
+"""Seconds a page waits for a table before showing the last one (default :data:`FIRST_WAIT`; the app tests set minutes, so a
 loaded test machine sees every table computed for the store as it is)."""
 
 
@@ -185,13 +189,13 @@ def shown_value(
 
     The first time (nothing computed yet) the page shows a notice and stops; a fragment reruns the page
     when the value is in.  ``what`` names the table in the notices; ``wait`` defaults to
-    ``$POOLJUDGE_BACKGROUND_WAIT`` or 0.5 s.  When an older value can be shown it is shown at once, without
+    ``$POOLJUDGE_BACKGROUND_WAIT`` or :data:`FIRST_WAIT`.  When an older value can be shown it is shown at once, without
     waiting (unless the variable is set: the app tests want the store as it is); the note under it says that
     a newer one is being computed and offers it once it is in.
     """
     configured = os.environ.get(WAIT_VARIABLE)
     if wait is None:
-        wait = float(configured or 0.5)
+        wait = float(configured) if configured else FIRST_WAIT
     # with a table to show, a request under constant labelling (a new key each time) must not wait at all
     stale_wait = wait if configured else 0.0
     snap = background().get(slot, key, compute, wait=wait, wait_stale=stale_wait)
