@@ -91,6 +91,12 @@ def pool_queries(session: Session, collection: str, pool: str) -> list[tuple[str
     ]
 
 
+def pool_version(session: Session, collection: str, pool: str) -> int:
+    """A value that names the pool's contents for good: its row id (a saved pool's entries never change, and a
+    pool saved again under the name would be a new row).  Pages key their copy of :func:`pool_queries` on it."""
+    return _pool_id(session, collection_id(session, collection), collection, pool)
+
+
 def _query(session: Session, cid: int, collection: str, qid: str) -> tuple[int, str, str | None]:
     """``(row id, text, language)`` of a query of the collection."""
     query = session.execute(

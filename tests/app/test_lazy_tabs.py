@@ -185,3 +185,23 @@ def test_the_first_time_refresher_is_one_fragment_above_the_tabs(db, monkeypatch
     finally:
         gate.set()
     assert len(places) == 2 and places[0] == places[1], places
+
+
+def test_the_ranked_list_reads_a_pool_s_queries_once(db, monkeypatch):
+    """Grouping every entry of the pool was a third of each Ranked list run; a saved pool never changes."""
+    import db.ranked_lists as ranked_reads
+
+    real = ranked_reads.pool_queries
+    reads: list[str] = []
+
+    def counted(session, collection, pool):
+        reads.append(pool)
+        return real(session, collection, pool)
+
+    monkeypatch.setattr(ranked_reads, "pool_queries", counted)
+    at = _open(db, REVIEW, "rev1", "Ranked list")
+    assert not at.exception and at.selectbox(key="ranked_query").options  # the pool's queries are offered
+    open_tab(at, "review_tab", "Pairs")
+    open_tab(at, "review_tab", "Ranked list")
+    at.run()
+    assert len(reads) == 1, reads
