@@ -177,6 +177,15 @@ class PairReview:
 
 PairRow = tuple[int, int, str, str, str, str, str]
 """``(query row id, passage row id, qid, docid, query text, title, passage text)``."""
+_PAIR_COLUMNS = (
+    QueryRecord.id,
+    PassageRecord.id,
+    QueryRecord.ext_id,
+    PassageRecord.ext_id,
+    QueryRecord.text,
+    PassageRecord.title,
+    PassageRecord.text,
+)
 
 
 def _pairs(cid: int, on_pair: Sequence[ColumnElement[bool]] = ()) -> Subquery:
@@ -200,15 +209,7 @@ def _pair_rows(
     """The pairs with a labelling assignment (``on_pair``: further conditions on ``Assignment``), with their texts."""
     pairs = _pairs(cid, on_pair)
     rows = session.execute(
-        select(
-            QueryRecord.id,
-            PassageRecord.id,
-            QueryRecord.ext_id,
-            PassageRecord.ext_id,
-            QueryRecord.text,
-            PassageRecord.title,
-            PassageRecord.text,
-        )
+        select(*_PAIR_COLUMNS)
         .select_from(pairs)
         .join(QueryRecord, QueryRecord.id == pairs.c.query_id)
         .join(PassageRecord, PassageRecord.id == pairs.c.passage_id)
@@ -231,15 +232,7 @@ def _one_pair_row(session: Session, cid: int, qid: str, docid: str) -> PairRow |
         .exists()
     )
     row = session.execute(
-        select(
-            QueryRecord.id,
-            PassageRecord.id,
-            QueryRecord.ext_id,
-            PassageRecord.ext_id,
-            QueryRecord.text,
-            PassageRecord.title,
-            PassageRecord.text,
-        )
+        select(*_PAIR_COLUMNS)
         .join(PassageRecord, PassageRecord.collection_id == QueryRecord.collection_id)
         .where(QueryRecord.collection_id == cid, QueryRecord.ext_id == qid, PassageRecord.ext_id == docid, labelling)
     ).first()

@@ -12,43 +12,18 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import event, func, select
 
-from benchmarks.page_budget_store import COLLECTION, build
-from db.engine import Store, sqlite_url
+from benchmarks.page_budget_store import COLLECTION
 from db.markers import qc_marker, qrels_marker
 from db.models import FinalLabel, Judgment, Package
 from db.qc_rounds import waiting_on_flags
+from tests.db.sqlite_work import generated_stores, vm_steps
 
 pytestmark = pytest.mark.slow  # two generated stores: about 3 s
 
 
 @pytest.fixture(scope="module")
 def stores(tmp_path_factory):
-    built = {}
-    for queries in (10, 100):
-        path = tmp_path_factory.mktemp(f"q{queries}") / "s.db"
-        build(path, queries=queries)
-        built[queries] = Store(sqlite_url(path))
-    yield built
-    for store in built.values():
-        store.dispose()
-
-
-def vm_steps(store: Store, read) -> tuple[int, object]:
-    """``(SQLite VM instructions that read(session) ran, rounded up to 100, its result)``."""
-    ticks = [0]
-
-    def tick() -> int:
-        ticks[0] += 1
-        return 0  # go on
-
-    with store.read() as session:
-        raw = session.connection().connection.driver_connection
-        raw.set_progress_handler(tick, 100)
-        try:
-            result = read(session)
-        finally:
-            raw.set_progress_handler(None, 100)
-    return ticks[0] * 100, result
+    yield from generated_stores(tmp_path_factory.mktemp)
 
 
 def test_the_flag_check_does_not_walk_every_judgment(stores):

@@ -12,45 +12,21 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import func, select
 
-from benchmarks.page_budget_store import COLLECTION, POOL, build
-from db.engine import Store, sqlite_url
+from benchmarks.page_budget_store import COLLECTION, POOL
+from db.engine import Store
 from db.models import Judgment
 from db.pools import list_pools, pool_names
 from db.queries import list_runs, run_names
 from db.ranked_lists import pool_queries, ranked_list
 from db.review import activity_marker, pair_review, review_table
+from tests.db.sqlite_work import generated_stores, vm_steps
 
 pytestmark = pytest.mark.slow  # two generated stores: about 3 s
 
 
 @pytest.fixture(scope="module")
 def stores(tmp_path_factory):
-    built = {}
-    for queries in (10, 100):
-        path = tmp_path_factory.mktemp(f"q{queries}") / "s.db"
-        build(path, queries=queries)
-        built[queries] = Store(sqlite_url(path), upgrade=False)
-    yield built
-    for store in built.values():
-        store.dispose()
-
-
-def vm_steps(store: Store, read) -> tuple[int, object]:
-    """``(SQLite VM instructions that read(session) ran, rounded up to 100, its result)``."""
-    ticks = [0]
-
-    def tick() -> int:
-        ticks[0] += 1
-        return 0  # go on
-
-    with store.read() as session:
-        raw = session.connection().connection.driver_connection
-        raw.set_progress_handler(tick, 100)
-        try:
-            result = read(session)
-        finally:
-            raw.set_progress_handler(None, 100)
-    return ticks[0] * 100, result
+    yield from generated_stores(tmp_path_factory.mktemp)
 
 
 def _some_pair(store: Store) -> tuple[str, str]:
