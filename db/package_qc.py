@@ -34,7 +34,7 @@ from db.models import (
     utcnow,
 )
 from db.own_judgments import own_log, standing_labels
-from db.package_progress import labelled_counts
+from db.package_progress import assignment_totals, labelled_counts
 from db.qc_rounds import score_round
 from db.queries import NotFound
 from db.rework import unanswered
@@ -240,13 +240,7 @@ def my_packages(session: Session, user_id: int) -> list[MyPackage]:
     ids = [p.id for p in packages]
     # counted in SQL for all packages at once: replaying every label of the user's packages takes seconds
     labelled = labelled_counts(session, ids) if ids else {}
-    totals = dict(
-        session.execute(
-            select(Assignment.package_id, func.count())
-            .where(Assignment.package_id.in_(ids))
-            .group_by(Assignment.package_id)
-        ).all()
-    )
+    totals = assignment_totals(session, ids)
     result = [
         MyPackage(
             id=p.id,

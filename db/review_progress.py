@@ -30,7 +30,7 @@ from db.models import (
     QueryRecord,
     User,
 )
-from db.package_progress import labelled_counts
+from db.package_progress import assignment_totals, labelled_counts
 from db.qc_rounds import reviewed_by_round
 from db.queries import collection_id
 from db.review import standing_labels
@@ -89,13 +89,7 @@ def package_overview(session: Session, collection: str | None = None) -> list[Pa
     ids = [p[0] for p in packages]
     if not ids:
         return []
-    totals = dict(
-        session.execute(
-            select(Assignment.package_id, func.count())
-            .where(Assignment.package_id.in_(ids))
-            .group_by(Assignment.package_id)
-        ).all()
-    )
+    totals = assignment_totals(session, ids)
     labelled = labelled_counts(session, ids)
     rounds = _round_accuracies(session, ids)
     out = []
