@@ -66,7 +66,7 @@ class Forked:
             start_new_session=True,  # one process group: a timeout ends the helper and every child
         )
         assert self.proc.stdout is not None
-        started = self.proc.stdout.readline()
+        started = first_line(self.proc.stdout.fileno())
         if not started:
             raise RuntimeError(f"the helper failed before forking: {self.proc.communicate()[1][-2000:]}")
         self.pids: list[int] = json.loads(started)
@@ -88,6 +88,21 @@ class Forked:
             raise RuntimeError(f"the helper failed: {err[-2000:]}")
         # The last line: anything a child wrote to its file descriptors directly comes before it.
         return [Outcome(**row) for row in json.loads(out.splitlines()[-1])]
+
+
+def first_line(fd: int) -> str:
+    """The helper's first line, read from ``fd`` a byte at a time.
+
+    A buffered ``readline`` may take the outcomes' line too when the children finish at once (a loaded machine),
+    and ``communicate`` reads the descriptor itself: that line would be lost.
+    """
+    line = bytearray()
+    while not line.endswith(b"\n"):
+        byte = os.read(fd, 1)
+        if not byte:
+            break
+        line += byte
+    return line.decode()
 
 
 def run_forked(

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 import time
 
 import pytest
 
-from tests.db.forked import Forked, run_forked, wait_for_siblings
+from tests.db.forked import Forked, first_line, run_forked, wait_for_siblings
 
 HERE = "tests.db.test_forked"
 
@@ -96,3 +97,12 @@ def test_a_child_that_fails_before_the_barrier_releases_the_others_at_once():
     assert time.monotonic() - started < 60  # not the barrier's 300 s
     assert (failed.exitcode, failed.error.splitlines()[-1]) == (1, "ValueError: no store")
     assert (waiting.exitcode, waiting.error.splitlines()[-1]) == (1, "threading.BrokenBarrierError")
+
+
+def test_the_outcomes_line_is_kept_when_it_arrives_with_the_first_line():
+    """Children that end at once (a loaded machine) let the helper print both lines before the first is read."""
+    proc = subprocess.Popen([sys.executable, "-c", "print('[1]'); print('[[2]]')"], stdout=subprocess.PIPE, text=True)
+    proc.wait()  # both lines are in the pipe before the first is read
+    assert first_line(proc.stdout.fileno()) == "[1]\n"
+    out, _ = proc.communicate(timeout=30)
+    assert out == "[[2]]\n"
