@@ -25,7 +25,7 @@ from db.adjudication import (
 from db.markers import package_marker, qc_marker
 from db.pools import pool_names
 from db.queries import run_names
-from db.ranked_lists import RankedList, pool_queries, pool_version, ranked_list
+from db.ranked_lists import RankedEntry, RankedList, pool_queries, pool_version, ranked_list
 from db.resolution import override_label
 from db.review import PairReview, active_users, activity_marker, filter_pairs, pair_review
 from db.vocab import Role
@@ -42,7 +42,7 @@ from pooljudge.ui.common import (
     show_flash,
     show_rows,
 )
-from pooljudge.ui.highlight import show_text
+from pooljudge.ui.highlight import show_text, verbatim_html
 from pooljudge.ui.keys import cursor_keys, value_keys
 from pooljudge.ui.review_agreement import agreement_tab
 from pooljudge.ui.review_tables import (
@@ -402,11 +402,15 @@ def ranked_view() -> None:
         key="ranked_query",
         format_func=lambda q: f"{q} · {texts[q][0][:80]} ({texts[q][1]} passages)",
     )
-    order = r3.selectbox(
-        "Order",
-        [None, *runs],
-        key="ranked_order",
-        format_func=lambda r: "pool order" if r is None else f"rank in run {r}",
+    # "" rather than None for the pool's order: a box whose value is None shows its placeholder, not the option
+    order = (
+        r3.selectbox(
+            "Order",
+            ["", *runs],
+            key="ranked_order",
+            format_func=lambda r: f"rank in run {r}" if r else "pool order",
+        )
+        or None
     )
     with store.read() as session:
         ranked = ranked_list(session, info.name, pool_name, qid, run=order)
@@ -424,6 +428,32 @@ def ranked_view() -> None:
     ranked_form(ranked, order)
 
 
+def ranked_entry_html(e: RankedEntry, query: str, order: str | None, *, under_cursor: bool) -> str:
+    """One passage of the ranked list as one HTML block: where it ranks, its title and text with the query's
+    terms marked, and beside them its final label and every annotator's label (all escaped)."""
+    where = f"#{e.position}" + (
+        "" if order is None else (f" · rank {e.run_rank}" if e.run_rank else " · not retrieved")
+    )
+    final = final_text(e.final_grade, e.method) or (
+        "not labelled yet" if e.state == "unlabelled" else e.state.replace("_", " ")
+    )
+    lang = info.language
+    heading = (
+        verbatim_html(e.title, query=query, language=lang, bold=True, label=f"{where} · {e.docid}")
+        if e.title
+        else verbatim_html(e.docid, bold=True, label=where)
+    )
+    left = heading + (verbatim_html(e.passage, query=query, language=lang) if e.passage else "")
+    right = verbatim_html(f"final: {final}", bold=True) + verbatim_html(
+        labels_text(e.labels) or "no labels yet", small=True, label="labels"
+    )
+    cursor = verbatim_html("▶ the keys set this passage", small=True) if under_cursor else ""
+    return (
+        f'{cursor}<div style="display: flex; gap: 1rem"><div style="flex: 5">{left}</div>'
+        f'<div style="flex: 2">{right}</div></div>'
+    )
+
+
 def ranked_form(ranked: RankedList, order: str | None) -> None:
     targets = [f"ranked_set_{e.passage_id}" for e in ranked.entries]
     cursor = cursor_keys(targets, [*GRADES, "exclude"], cursor="ranked_cursor", prefix="ranked_key")
@@ -433,35 +463,16 @@ def ranked_form(ranked: RankedList, order: str | None) -> None:
     )
     with st.form("ranked_adjust"):
         for i, e in enumerate(ranked.entries):
-            with st.container(border=True):
-                if i == cursor:
-                    st.caption("▶ the keys set this passage")
-                left, right = st.columns([5, 2])
-                where = f"#{e.position}" + (
-                    "" if order is None else (f" · rank {e.run_rank}" if e.run_rank else " · not retrieved")
-                )
-                if e.title:
-                    show_text(
-                        e.title,
-                        query=ranked.query,
-                        language=info.language,
-                        bold=True,
-                        container=left,
-                        label=f"{where} · {e.docid}",
-                    )
-                else:
-                    show_text(e.docid, bold=True, container=left, label=where)
-                show_text(e.passage, query=ranked.query, language=info.language, container=left)
-                final = final_text(e.final_grade, e.method) or (
-                    "not labelled yet" if e.state == "unlabelled" else e.state.replace("_", " ")
-                )
-                show_text(f"final: {final}", bold=True, container=right)
-                show_text(labels_text(e.labels) or "no labels yet", small=True, container=right, label="labels")
-                right.selectbox(
+            # one text element and one box per passage: a browser draws each element of a form of fifty
+            # passages (columns, captions, texts) with its own styling work, seconds of it on a busy machine
+            with st.container(border=True, horizontal=True, vertical_alignment="center", wrap=False):
+                st.html(ranked_entry_html(e, ranked.query, order, under_cursor=i == cursor))
+                st.selectbox(
                     "Set final label",
                     ["keep", *GRADES, "exclude"],
                     key=f"ranked_set_{e.passage_id}",
                     format_func=lambda g: "keep as is" if g == "keep" else ("exclude" if g == "exclude" else str(g)),
+                    width=180,
                 )
         ranked_reason = st.text_area("Reason for the labels you set (required)", key="ranked_reason")
         ranked_submit = st.form_submit_button("Apply the labels set", key="ranked_submit")

@@ -95,7 +95,9 @@ def _plain(text):
 
 
 def _verbatim(at):
-    return [html.unescape(re.sub(r"<[^>]*>", "", h.value.replace("<br>", "\n"))) for h in at.html]
+    """Each verbatim text of the page (a ``pj-verbatim`` div; a ranked-list passage is one element of several)."""
+    divs = [d for h in at.html for d in re.findall(r'<div class="pj-verbatim"[^>]*>(.*?)</div>', h.value, re.S)]
+    return [html.unescape(re.sub(r"<[^>]*>", "", d.replace("<br>", "\n"))) for d in divs]
 
 
 def test_filters_and_search_narrow_the_pairs_table(db):
@@ -282,3 +284,16 @@ def test_ranked_list_shows_a_querys_pool_with_every_label_and_adjusts_labels(db)
         )
     at.selectbox(key="ranked_query").select_index(1).run()
     assert "Query q2 · second query" in _verbatim(at) and "final: not labelled yet" in _verbatim(at)
+
+
+def test_ranked_list_draws_one_text_element_and_one_box_per_passage(db):
+    """A browser styles every element of the form: four texts and two columns per passage took seconds to draw."""
+    at = _open(db, "rev1", "Ranked list")
+    boxes = [s for s in at.selectbox if s.key and s.key.startswith("ranked_set_")]
+    assert len(boxes) == 3
+    assert len(at.html) == 1 + 3  # the query, then one element per passage
+    assert len(at.columns) == 3  # the pool, query and order boxes' row only
+    assert "#2 · d1 · Td1" in _verbatim(at) and at.html[2].value.count('class="pj-verbatim"') == 4
+    # the pool's order is an option the box shows (a None value would show the box's placeholder instead)
+    order = at.selectbox(key="ranked_order")
+    assert (order.value, order.options[0]) == ("", "pool order")
