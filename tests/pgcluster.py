@@ -208,6 +208,10 @@ class Databases:
         self._next = self._prefetch.submit(self._create, template)
         return url
 
+    def copy(self, url: str) -> str:
+        """A new database's URL: a copy of the database at ``url`` (a module's seeded store; nobody may be connected)."""
+        return self._create(make_url(url).database)
+
     def drop(self, url: str) -> None:
         name = make_url(url).database
         # FORCE ends connections a test left open (a worker process, an app server).

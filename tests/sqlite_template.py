@@ -12,6 +12,7 @@ import functools
 import shutil
 import sqlite3
 import tempfile
+from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
 
@@ -49,6 +50,19 @@ def template() -> Path:
     folder = Path(tempfile.mkdtemp(prefix="pooljudge-template-"))
     atexit.register(shutil.rmtree, folder, True)
     return migrated(folder / "migrated.db")
+
+
+def seed_template(template: Path, folder: Path, seed: Callable[[str], object]) -> Path:
+    """A store file in ``folder``: a copy of ``template`` after ``seed(url)`` wrote into it, snapshotted.
+
+    A module whose tests all start from the same imported data builds it once with this and copies the
+    result per test (:func:`copy_store`), instead of importing it again into every test's store.
+    """
+    from db.engine import sqlite_url
+
+    build = copy_store(template, folder / "seed-build.db")
+    seed(sqlite_url(build))
+    return snapshot(build, folder / "seeded.db")
 
 
 def fresh_sqlite(target: Path) -> Path:

@@ -11,6 +11,7 @@ from sqlalchemy import func, select
 from db.engine import Store, sqlite_url
 from db.models import Collection, ImportRecord, PassageRecord, QrelsEntry, QueryRecord, RunEntryRecord
 from pooljudge.cli import main
+from tests.sqlite_template import copy_store, seed_template
 
 GOOD_CORPUS = '{"_id": "d1", "title": "T", "text": "alpha"}\n{"_id": "d2", "title": "T", "text": "beta"}\n'
 GOOD_QUERIES = '{"_id": "q1", "text": "alpha?"}\n'
@@ -210,13 +211,22 @@ def _counts(url):
     return counts
 
 
+@pytest.fixture(scope="module")
+def seeded_template(tmp_path_factory, sqlite_template):
+    """A store file holding one collection, imported once for the module through the CLI."""
+    folder = tmp_path_factory.mktemp("seeded")
+    source = beir(folder / "seed")
+
+    def seed(url):
+        assert main(["--db", url, "-q", "import", "--format", "beir", str(source), "--collection", "seed"]) == 0
+
+    return seed_template(sqlite_template, folder, seed)
+
+
 @pytest.fixture
-def seeded(tmp_path):
-    """A store that already holds one collection, to show a failed import changes nothing at all."""
-    url = sqlite_url(tmp_path / "s.db")
-    folder = beir(tmp_path / "seed")
-    assert main(["--db", url, "-q", "import", "--format", "beir", str(folder), "--collection", "seed"]) == 0
-    return url
+def seeded(seeded_template, tmp_path):
+    """A store of the test's own that already holds one collection, to show a failed import changes nothing at all."""
+    return sqlite_url(copy_store(seeded_template, tmp_path / "s.db"))
 
 
 @pytest.mark.slow

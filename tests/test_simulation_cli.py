@@ -16,6 +16,7 @@ import pytest
 from core.simulation import CSV_COLUMNS, simulate_labelling
 from db.engine import Store, sqlite_url
 from pooljudge.cli import main
+from tests.sqlite_template import copy_store, seed_template
 
 TEXTS = {
     "d1": "bread of the river",
@@ -81,14 +82,22 @@ def tiny_cross_encoder(folder):
     return folder
 
 
+@pytest.fixture(scope="module")
+def toy_template(tmp_path_factory, sqlite_template):
+    """A store file holding the toy collection, imported once for the module through the CLI."""
+    folder = tmp_path_factory.mktemp("toy")
+    source = write_toy(folder / "toy")
+
+    def seed(url):
+        assert main(["--db", url, "-q", "import", "-f", "beir", str(source), "-c", "toy", "--level", "1"]) == 0
+
+    return seed_template(sqlite_template, folder, seed)
+
+
 @pytest.fixture
-def toy_db(tmp_path):
-    db = sqlite_url(tmp_path / "s.db")
-    assert (
-        main(["--db", db, "-q", "import", "-f", "beir", str(write_toy(tmp_path / "toy")), "-c", "toy", "--level", "1"])
-        == 0
-    )
-    return db
+def toy_db(toy_template, tmp_path):
+    """The URL of a store of the test's own holding the toy collection."""
+    return sqlite_url(copy_store(toy_template, tmp_path / "s.db"))
 
 
 def _simulate(db, collection, *args):

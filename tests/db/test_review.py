@@ -39,16 +39,21 @@ from db.review_progress import (
 from db.users import add_user
 from tests.db.labelling_helpers import DOCS, add_accounts, import_two_queries
 from tests.db.labelling_helpers import query_of as _qid
+from tests.db.seeded import BACKENDS, seed_once, store_copy
 
 
-@pytest.fixture
-def world(store):
+def _world(store):
     with store.write() as s:
         import_two_queries(s, queries=("first query", "second <b>query</b>"))
         users = add_accounts(s, ("ann1", "ann2", "ann3", "ann4"), admin="boss")
         create_assignments(s, "c", "p", annotators=["ann1", "ann2", "ann3"], seed=7, package_size=10)
         set_pool_adjudicators(s, "c", "p", ["ann4"])  # ann4 adjudicates p's splits (not one of its annotators)
-    return store, users
+    return users
+
+
+@pytest.fixture
+def world(store):
+    return store, _world(store)
 
 
 def _ids(store, doc):
@@ -70,11 +75,10 @@ def _act(store, user_id, doc, grade=None, *, action="label", elapsed_ms=None, no
         record_judgment(s, user_id, aid, grade, action=action, elapsed_ms=elapsed_ms, note=note, relabel=True)
 
 
-@pytest.fixture
-def judged(world):
-    """d0 unanimous 3, d1 majority 2, d2 waiting for a 4th, d3 excluded, d4 pending after relabel and undo,
-    d5 unanimous 1 overridden to 0, d6 adjudicated 1; a flag on d6 and a skip on d7."""
-    store, u = world
+def _judge(store):
+    """The world, then d0 unanimous 3, d1 majority 2, d2 waiting for a 4th, d3 excluded, d4 pending after relabel
+    and undo, d5 unanimous 1 overridden to 0, d6 adjudicated 1; a flag on d6 and a skip on d7."""
+    u = _world(store)
     a1, a2, a3, a4 = (u[f"ann{i}"] for i in range(1, 5))
     ann1 = {"d0": 3, "d1": 2, "d2": 0, "d3": 0, "d4": 1, "d5": 1, "d6": 0}
     for i, (doc, grade) in enumerate(ann1.items()):
@@ -96,7 +100,20 @@ def judged(world):
     q, d = _ids(store, "d5")
     with store.write() as s:
         override_label(s, u["rev1"], q, d, 0, "the passage is about something else")
-    return store, u
+    return u
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def judged_seed(request):
+    """The judged world, built once per backend for the module (:func:`_judge`)."""
+    yield from seed_once(request, _judge)
+
+
+@pytest.fixture
+def judged(judged_seed, request):
+    """``(store, users)``: a store of the test's own holding the judged world (:func:`_judge`)."""
+    for store in store_copy(judged_seed, request):
+        yield store, judged_seed.value
 
 
 @pytest.mark.slow
