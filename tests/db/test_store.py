@@ -274,14 +274,14 @@ def test_a_write_transaction_waits_for_the_one_before_it(store):
 
 
 @pytest.mark.slow
-def test_migration_0004_downgrades_and_upgrades_again(empty_url):
+def test_migration_0004_downgrades_and_upgrades_again(store_url):
     """0004 down and up again leaves exactly the models' schema, append-only included, on both dialects
     (its PostgreSQL branch renames the judgments foreign keys and redefines the append-only function)."""
     from alembic import command
 
     from db.migrate import alembic_config
 
-    store = Store(empty_url)
+    store = Store(store_url)  # a copy of the template migrated to the head: what migrating an empty store gives
     try:
         command.downgrade(alembic_config(store.engine), "0003")
         with store.engine.connect() as conn:
