@@ -4,7 +4,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
-import plotly.express as px
 import streamlit as st
 
 from core.pooling import DEFAULT_DEPTH, POOLING_METHODS
@@ -19,6 +18,7 @@ from pooljudge.pool_params import DEFAULT_ACTIVE_BAND, Dedupe, PoolJobParams, ch
 from pooljudge.retrievers import RetrieverSpec, catalogue, split_specs
 from pooljudge.ui.auth import require_role
 from pooljudge.ui.common import blank_missing, collection_box, collections_or_stop, get_store, md_escape
+from pooljudge.ui.figures import grouped_bars, histogram, share_heatmap
 from pooljudge.ui.highlight import chart_text
 from pooljudge.ui.jobs import show_collection_jobs
 
@@ -282,40 +282,25 @@ def statistics(collection_name: str, pool_name: str):
 
 stats, selected = statistics(info.name, chosen)
 left, right = st.columns(2)
-sizes = pd.DataFrame(
-    {
-        "query": list(stats.pool_size),
-        "pooled": list(stats.pool_size.values()),
-        "selected": [selected.get(q, 0) for q in stats.pool_size],
-    }
+# graph_objects rather than plotly.express: express spends 100-150 ms of CPU per figure on every run of the page
+left.plotly_chart(
+    histogram(list(stats.pool_size.values()), bins=30, x_title="pooled", title="Pool size per query"), width="stretch"
 )
-left.plotly_chart(px.histogram(sizes, x="pooled", nbins=30, title="Pool size per query"), width="stretch")
 # run names are stored text: plotly would draw their HTML (chart_text), and a category axis keeps "2024" a name
-contrib = pd.DataFrame(
-    {
-        "run": [chart_text(r) for r in stats.runs],
-        "contributed": [stats.contributed[r] for r in stats.runs],
-        "only this run": [stats.unique[r] for r in stats.runs],
-    }
-)
-right.plotly_chart(
-    px.bar(
-        contrib, x="run", y=["contributed", "only this run"], barmode="group", title="Pairs contributed per run"
-    ).update_xaxes(type="category"),
-    width="stretch",
-)
 names = [chart_text(r) for r in stats.runs]
-overlap = pd.DataFrame(stats.overlap, index=names, columns=names)
+contributions = [
+    {"run": name, "pairs": counts[r], "count": what}
+    for what, counts in (("contributed", stats.contributed), ("only this run", stats.unique))
+    for name, r in zip(names, stats.runs)
+]
+right.plotly_chart(
+    grouped_bars(contributions, x="run", y="pairs", colour="count", title="Pairs contributed per run"), width="stretch"
+)
 st.plotly_chart(
-    px.imshow(
-        overlap,
-        text_auto=".2f",
-        zmin=0,
-        zmax=1,
-        color_continuous_scale="Blues",
+    share_heatmap(
+        stats.overlap,
+        labels=names,
         title="Overlap between runs (mean Jaccard over queries)",
-    )
-    .update_xaxes(type="category")
-    .update_yaxes(type="category"),
+    ),
     width="stretch",
 )

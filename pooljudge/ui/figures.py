@@ -70,3 +70,35 @@ def count_heatmap(
             "yaxis": {"title": {"text": y_title}, "type": "category", "autorange": "reversed"},
         },
     )
+
+
+def histogram(values: Sequence[float], *, bins: int, x_title: str, title: str) -> go.Figure:
+    """How many of ``values`` fall in each of about ``bins`` equal bins (plotly picks round edges)."""
+    return go.Figure(
+        go.Histogram(x=list(values), nbinsx=bins),
+        layout={
+            "title": {"text": title},
+            "xaxis": {"title": {"text": x_title}},
+            "yaxis": {"title": {"text": "queries"}},
+        },
+    )
+
+
+def share_heatmap(matrix: Sequence[Sequence[float | None]], *, labels: Sequence[str], title: str) -> go.Figure:
+    """A square matrix of shares in [0, 1] with two decimals in its cells (None: a gap), row 0 at the top."""
+    return go.Figure(
+        go.Heatmap(
+            z=[list(row) for row in matrix],
+            x=list(labels),
+            y=list(labels),
+            zmin=0,
+            zmax=1,
+            texttemplate="%{z:.2f}",
+            colorscale="Blues",
+        ),
+        layout={
+            "title": {"text": title},
+            "xaxis": {"type": "category", "side": "bottom"},
+            "yaxis": {"type": "category", "autorange": "reversed"},
+        },
+    )

@@ -94,3 +94,21 @@ def test_review_charts_show_usernames_as_stored(collection):
     assert confusion["layout"]["yaxis"]["title"]["text"] == first
     assert confusion["layout"]["xaxis"]["title"]["text"] == second
     assert not any("&quot;" in c.proto.spec for c in at.get("plotly_chart"))
+
+
+def test_the_pooling_page_builds_no_plotly_express_figure(collection, monkeypatch):
+    """plotly.express spends 100-150 ms of CPU per figure; the Pooling page drew three on every run."""
+    import plotly.express as px
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("plotly.express figure built")
+
+    for name in ("bar", "histogram", "imshow"):
+        monkeypatch.setattr(px, name, refuse)
+    at = open_as_admin(collection, VIEWS / "pooling.py")
+    assert not at.exception, at.exception
+    assert {json.loads(c.proto.spec)["data"][0]["type"] for c in at.get("plotly_chart")} == {
+        "histogram",
+        "bar",
+        "heatmap",
+    }

@@ -1,9 +1,9 @@
-"""The figures the Review tabs draw on every run (``pooljudge.ui.figures``): the traces, orders and titles that
+"""The figures the Review tabs and the Pooling page draw on every run (``pooljudge.ui.figures``): the traces, orders and titles that
 ``plotly.express`` gave them."""
 
 from __future__ import annotations
 
-from pooljudge.ui.figures import count_heatmap, grouped_bars
+from pooljudge.ui.figures import count_heatmap, grouped_bars, histogram, share_heatmap
 
 
 def test_grouped_bars_has_one_trace_per_colour_in_order_of_appearance():
@@ -39,3 +39,19 @@ def test_count_heatmap_puts_row_zero_on_top_and_writes_the_counts():
     assert [list(r) for r in heat.z] == [[5, 1], [0, 2]] and [list(r) for r in heat.text] == [[5, 1], [0, 2]]
     assert heat.texttemplate == "%{text}" and figure.layout.yaxis.autorange == "reversed"
     assert (figure.layout.xaxis.title.text, figure.layout.yaxis.title.text) == ("b", "a")
+
+
+def test_histogram_bins_the_values_with_the_given_titles():
+    figure = histogram([3, 10, 10, 7], bins=30, x_title="pooled", title="Pool size per query")
+    [bars] = figure.data
+    assert (bars.type, list(bars.x), bars.nbinsx) == ("histogram", [3, 10, 10, 7], 30)
+    assert (figure.layout.title.text, figure.layout.xaxis.title.text) == ("Pool size per query", "pooled")
+
+
+def test_share_heatmap_is_square_on_zero_to_one_with_two_decimals_and_gaps():
+    figure = share_heatmap([[1.0, 0.25], [0.25, None]], labels=["bm25", "e5"], title="Overlap")
+    [heat] = figure.data
+    assert [list(r) for r in heat.z] == [[1.0, 0.25], [0.25, None]]
+    assert (list(heat.x), list(heat.y), heat.zmin, heat.zmax) == (["bm25", "e5"], ["bm25", "e5"], 0, 1)
+    assert heat.texttemplate == "%{z:.2f}" and figure.layout.yaxis.autorange == "reversed"
+    assert (figure.layout.xaxis.type, figure.layout.yaxis.type) == ("category", "category")
