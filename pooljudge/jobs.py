@@ -7,6 +7,7 @@ row.  The CLI can run the same job in the foreground.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -177,15 +178,28 @@ def run_job(store: Store, job_id: int, *, echo: Callable[[str], None] | None = N
     return result
 
 
+JOB_NICENESS = 10
+"""How much lower a launched job's CPU priority is than its launcher's: pooling, encoding and training take
+minutes of every core they get, and the app's pages, served by the process that launched them, must not wait
+behind them for one."""
+
+
 def launch(store: Store, job_id: int) -> subprocess.Popen:
-    """Start ``pooljudge job run`` for ``job_id`` in its own session, detached from the caller."""
+    """Start ``pooljudge job run`` for ``job_id`` in its own session, detached from the caller, at a lower
+    CPU priority (:data:`JOB_NICENESS`)."""
     url = store.engine.url.render_as_string(hide_password=False)
     log_dir = os.environ.get("POOLJUDGE_JOB_LOGS")
     out = open(os.path.join(log_dir, f"job-{job_id}.log"), "ab") if log_dir else subprocess.DEVNULL
-    return subprocess.Popen(
+    process = subprocess.Popen(
         [sys.executable, "-m", "pooljudge.cli", "--db", url, "--quiet", "job", "run", str(job_id)],
         stdin=subprocess.DEVNULL,
         stdout=out,
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
+    # set from here rather than in the child (a preexec_fn is unsafe in the server's threaded process): the
+    # interpreter is still starting, and the threads and processes the job starts later inherit the priority
+    if hasattr(os, "setpriority"):
+        with contextlib.suppress(OSError):  # the job ended already
+            os.setpriority(os.PRIO_PROCESS, process.pid, os.getpriority(os.PRIO_PROCESS, 0) + JOB_NICENESS)
+    return process
