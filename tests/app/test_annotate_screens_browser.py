@@ -103,6 +103,20 @@ def small_page(new_page):
     return new_page(1280, 800)
 
 
+@pytest.fixture(scope="module")
+def graded_page(server, browser_contexts):
+    """A page at 1280x800 with GRADED_ANN signed in once for the module's tests: the graded screen's checks
+    label nothing, so the keyboard test starts on the same first item a fresh sign-in shows."""
+    context = browser_contexts.take()
+    try:
+        page = context.new_page()
+        page.set_viewport_size({"width": 1280, "height": 800})
+        login(page, server["url"], GRADED_ANN)
+        yield page
+    finally:
+        browser_contexts.give_back(context)
+
+
 def _rows(store, username: str) -> list[tuple]:
     with store.read() as s:
         return [
@@ -130,9 +144,8 @@ def _check_buttons(page, names: list[str]) -> None:
     assert all(0 <= b["left"] and b["right"] <= 1280 and b["bottom"] <= 800 for b in buttons)  # in the screenshot
 
 
-def test_graded_screen_shows_four_equal_full_labels_and_the_collections_graded_guide(server, small_page):
-    page = small_page
-    login(page, server["url"], GRADED_ANN)
+def test_graded_screen_shows_four_equal_full_labels_and_the_collections_graded_guide(graded_page):
+    page = graded_page
     assert _shown(page) in ("d1", "d2", "d3")
     _check_buttons(page, GRADED_NAMES)
     sidebar = page.locator('[data-testid="stSidebar"]')
@@ -168,10 +181,9 @@ def _press(page, key: str, gone: str) -> None:
     press_grade(page, key, MARKERS[gone])
 
 
-def test_previous_relabels_by_keyboard_and_f_flags(server, small_page):
+def test_previous_relabels_by_keyboard_and_f_flags(server, graded_page):
     store = server["store"]
-    page = small_page
-    login(page, server["url"], GRADED_ANN)
+    page = graded_page
     first = _shown(page)
     _press(page, "2", first)
     second = _shown(page)

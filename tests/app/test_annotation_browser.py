@@ -15,7 +15,6 @@ from db.queries import collection_id
 from tests.app.browser_helpers import (
     cli,
     login,
-    new_context,
     ready_for_keys,
     screenshot,
     wait_for_js,
@@ -85,18 +84,20 @@ def _label_everything(page, answers: dict[str, int]) -> list[str]:
     return seen
 
 
-def test_three_annotators_then_a_fourth(app_server, browser, annotation_pool):
+def test_three_annotators_then_a_fourth(app_server, browser_contexts, annotation_pool):
     for name, answers in PLAN.items():
-        context = new_context(browser)
-        page = context.new_page()
-        login(page, app_server["url"], name)
-        page.get_by_text("Passage", exact=True).wait_for(timeout=30_000)
-        # an annotator has a single page, so Streamlit shows no page navigation at all
-        expect(page.locator('[data-testid="stSidebarNav"]')).to_have_count(0, timeout=30_000)
-        for title in ("Review", "Admin", "Pooling", "Import"):
-            expect(page.locator("a").filter(has_text=re.compile(rf"^{title}$"))).to_have_count(0, timeout=30_000)
-        assert sorted(_label_everything(page, answers)) == ["d1", "d2", "d3"]
-        context.close()
+        context = browser_contexts.take()  # a browser session of its own, reset when given back
+        try:
+            page = context.new_page()
+            login(page, app_server["url"], name)
+            page.get_by_text("Passage", exact=True).wait_for(timeout=30_000)
+            # an annotator has a single page, so Streamlit shows no page navigation at all
+            expect(page.locator('[data-testid="stSidebarNav"]')).to_have_count(0, timeout=30_000)
+            for title in ("Review", "Admin", "Pooling", "Import"):
+                expect(page.locator("a").filter(has_text=re.compile(rf"^{title}$"))).to_have_count(0, timeout=30_000)
+            assert sorted(_label_everything(page, answers)) == ["d1", "d2", "d3"]
+        finally:
+            browser_contexts.give_back(context)
 
     store = Store(sqlite_url(annotation_pool))
     with store.read() as s:  # this module's collection only: other modules label in the shared store too
@@ -126,15 +127,17 @@ def test_three_annotators_then_a_fourth(app_server, browser, annotation_pool):
     assert finals[ids["d2"]] == (3, "unanimous") and finals[ids["d3"]] == (2, "majority") and ids["d1"] not in finals
     assert [(users[u], p) for u, p in fourth] == [("ann4", ids["d1"])]
 
-    context = new_context(browser)
-    page = context.new_page()
-    login(page, app_server["url"], "ann4")
-    page.get_by_text("Adjudication").first.wait_for()
-    expect(page.locator("body")).to_contain_text("Dangerous", timeout=30_000)
-    ready_for_keys(page)
-    page.keyboard.press("1")
-    page.get_by_text("Nothing left to label").wait_for(timeout=30_000)
-    context.close()
+    context = browser_contexts.take()
+    try:
+        page = context.new_page()
+        login(page, app_server["url"], "ann4")
+        page.get_by_text("Adjudication").first.wait_for()
+        expect(page.locator("body")).to_contain_text("Dangerous", timeout=30_000)
+        ready_for_keys(page)
+        page.keyboard.press("1")
+        page.get_by_text("Nothing left to label").wait_for(timeout=30_000)
+    finally:
+        browser_contexts.give_back(context)
     with store.read() as s:
         final = s.execute(
             select(FinalLabel.grade, FinalLabel.method, FinalLabel.n_labels).where(FinalLabel.passage_id == ids["d1"])

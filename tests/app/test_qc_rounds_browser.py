@@ -20,7 +20,7 @@ from db.engine import Store, sqlite_url
 from db.labelling import next_item, record_judgment
 from db.models import Assignment, Package, PassageRecord, QcItem, QcRound, User
 from db.package_qc import close_qc_round, start_qc_round
-from tests.app.browser_helpers import add_accounts, import_pooled, login, open_page, screenshot, serve_sqlite, wait_idle
+from tests.app.browser_helpers import add_accounts, import_pooled, login, screenshot, serve_sqlite, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -51,13 +51,13 @@ def _doc(s, assignment_id: int) -> str:
 
 
 def _review(store, user_id: int, grades: dict[str, int]) -> list[str]:
-    served = []
+    served: list[str] = []
     while True:
         with store.read() as s:
             item = next_item(s, user_id)
-            doc = None if item is None else _doc(s, item.assignment_id)
-        if item is None:
-            return served
+            if item is None:
+                return served
+            doc = _doc(s, item.assignment_id)
         served.append(doc)
         with store.write() as s:
             record_judgment(s, user_id, item.assignment_id, grades[doc])
@@ -139,9 +139,8 @@ def test_round_two_reviews_new_items_and_the_kept_label_by_a_new_reviewer(server
 
     # round 2 from the Admin page's form, defaults untouched (seed 0, every reviewer)
     admin = new_page()
-    login(admin, server["url"], "admin")
-    admin.get_by_text("Logged in as admin").wait_for(timeout=60_000)
-    open_page(admin, "Admin")
+    login(admin, server["url"], "admin", path="/admin")  # straight to the Admin page: the Home page never runs
+    admin.get_by_role("heading", name="Admin").first.wait_for(timeout=60_000)
     admin.get_by_role("tab", name="Quality control").click()
     admin.get_by_role("button", name="Start QC round").click()
     admin.get_by_text("6 items, none reviewed in an earlier round", exact=False).wait_for(timeout=60_000)
@@ -152,10 +151,9 @@ def test_round_two_reviews_new_items_and_the_kept_label_by_a_new_reviewer(server
     assert all(reviewers[d] == ["rev1", "rev2", "rev3"] for d in fresh)
 
     # rev3 sees the kept item first, with ann1's label and note
-    rev3 = new_page()
-    login(rev3, server["url"], "rev3")
-    rev3.get_by_text("Logged in as rev3").wait_for(timeout=60_000)
-    open_page(rev3, "Annotate")
+    rev3 = ann  # the browser ann1 is done with (login clears its cookies: a session of its own), its cache warm
+    login(rev3, server["url"], "rev3", path="/annotate")
+    rev3.get_by_role("heading", name="Annotate").first.wait_for(timeout=60_000)
     rev3.get_by_text(
         "The annotator kept label 1 after the last review. Their note: kept after QC round 1.", exact=False
     ).wait_for(timeout=60_000)
@@ -166,10 +164,12 @@ def test_round_two_reviews_new_items_and_the_kept_label_by_a_new_reviewer(server
     assert sorted(_review(store, ids["rev1"], TRUTH)) == fresh
     assert sorted(_review(store, ids["rev2"], TRUTH)) == fresh
     assert sorted(_review(store, ids["rev3"], {**TRUTH, kept: WRONG})) == sorted([*fresh, kept])
-    admin.reload()
-    admin.get_by_text("Logged in as admin").wait_for(timeout=60_000)
-    open_page(admin, "Admin")
+    # another tab and back: the Quality control tab is drawn again from the store (only the open tab runs)
+    admin.get_by_role("tab", name="Users").click()
+    admin.get_by_role("button", name="Add user").wait_for(timeout=60_000)  # the Users tab ran
     admin.get_by_role("tab", name="Quality control").click()
+    admin.get_by_role("button", name="Close round and decide").wait_for(timeout=60_000)
+    wait_idle(admin, 60_000, fresh=True)
     admin.get_by_role("button", name="Close round and decide").click()
     admin.get_by_text("accuracy 1.000 on 6 pairs, decision pass", exact=False).wait_for(timeout=60_000)
     with store.read() as s:

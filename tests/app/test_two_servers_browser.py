@@ -23,7 +23,6 @@ from tests.app.browser_helpers import (
     PASSWORD,
     cli,
     login,
-    new_context,
     press_grade,
     screenshot,
     serve_app,
@@ -80,21 +79,21 @@ def _press(page, user: str, pressed: dict) -> None:
     press_grade(page, str(PLAN[user][doc]), MARKERS[doc], timeout=60_000)
 
 
-def _open(browser, base_url: str, user: str):
-    context = new_context(browser)  # a browser session of its own
+def _open(context, base_url: str, user: str):
+    """A page of ``context`` signed in as ``user`` at ``base_url``: a browser session of its own (the context's
+    earlier pages closed, its cookies cleared by the login), its HTTP cache kept (the server's frontend fetched once)."""
+    for old in context.pages:
+        old.close()
     page = context.new_page()
     login(page, base_url, user)
-    return context, page
+    return page
 
 
-def test_two_servers_on_one_postgresql_store_keep_every_label_exact(two_servers, browser):
+def test_two_servers_on_one_postgresql_store_keep_every_label_exact(two_servers, browser_contexts):
     pressed: dict[tuple[str, str], int] = {}
-    contexts = []
+    on_a, on_b = browser_contexts.take(), browser_contexts.take()  # a browser for each server
     try:
-        (ca, ann1), (cb, ann2), (c3, ann3) = (
-            _open(browser, two_servers[s], u) for s, u in (("A", "ann1"), ("B", "ann2"), ("B", "ann3"))
-        )
-        contexts += [ca, cb, c3]
+        ann1, ann2 = _open(on_a, two_servers["A"], "ann1"), _open(on_b, two_servers["B"], "ann2")
         for _ in range(len(PASSAGES)):  # ann1 on A and ann2 on B, in turn
             _press(ann1, "ann1", pressed)
             _press(ann2, "ann2", pressed)
@@ -102,18 +101,19 @@ def test_two_servers_on_one_postgresql_store_keep_every_label_exact(two_servers,
             page.get_by_text("Nothing left to label").wait_for(timeout=30_000)
         screenshot(ann2, "two-servers-done-on-B")
 
-        for _ in range(2):  # ann3: half on B ...
+        ann3 = _open(on_b, two_servers["B"], "ann3")  # ann3: half on B ...
+        for _ in range(2):
             _press(ann3, "ann3", pressed)
-        c3.close()
-        contexts.remove(c3)
-        c3, ann3 = _open(browser, two_servers["A"], "ann3")  # ... the rest on A, where the store says it left off
-        contexts.append(c3)
+        # ... the rest on A, where the store says it left off: the session cookie (a host's, whatever the port)
+        # signs the same browser in there, the session being in the store both servers share
+        ann3.goto(two_servers["A"])
+        ann3.get_by_text("Logged in as ann3").wait_for(timeout=60_000)
         for _ in range(2):
             _press(ann3, "ann3", pressed)
         ann3.get_by_text("Nothing left to label").wait_for(timeout=30_000)
     finally:
-        for context in contexts:
-            context.close()
+        for context in (on_a, on_b):
+            browser_contexts.give_back(context)
 
     assert pressed == {(u, d): g for u, answers in PLAN.items() for d, g in answers.items()}
     with two_servers["store"].read() as s:

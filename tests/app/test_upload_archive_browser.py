@@ -58,6 +58,19 @@ def server(tmp_path_factory):
     store.dispose()
 
 
+@pytest.fixture(scope="module")
+def admin_page(server, browser_contexts):
+    """The admin, signed in once for the module's tests (neither needs a fresh session): each goes to its page
+    through the sidebar, which switches pages without loading the app again."""
+    context = browser_contexts.take()
+    try:
+        page = context.new_page()
+        login(page, server["url"], "admin")
+        yield page
+    finally:
+        browser_contexts.give_back(context)
+
+
 def _judgments(store) -> int:
     with store.read() as s:
         return s.scalar(select(func.count()).select_from(Judgment))
@@ -76,7 +89,8 @@ def _upload(page, path, fmt: str) -> None:
     choose(page, page.get_by_role("combobox").first, f"{fmt}:", exact=False)
 
 
-def test_upload_a_zipped_beir_folder_and_a_trec_run_through_the_browser(server, page):
+def test_upload_a_zipped_beir_folder_and_a_trec_run_through_the_browser(server, admin_page):
+    page = admin_page
     folder = server["folder"]
     beir = folder / "scifact.zip"
     with zipfile.ZipFile(beir, "w", zipfile.ZIP_DEFLATED) as zf:
@@ -92,7 +106,6 @@ def test_upload_a_zipped_beir_folder_and_a_trec_run_through_the_browser(server, 
     run.write_text("uq1 Q0 u1 1 2.5 bm25\nuq1 Q0 u3 2 1.5 bm25\n", encoding="utf-8")
 
     staging = set(Path(tempfile.gettempdir()).glob("pooljudge-upload-*"))
-    login(page, server["url"], "admin")
     open_page(page, "Import")
     _upload(page, beir, "beir")
     page.get_by_label("Collection name").fill("uploaded")
@@ -117,13 +130,12 @@ def test_upload_a_zipped_beir_folder_and_a_trec_run_through_the_browser(server, 
     assert set(Path(tempfile.gettempdir()).glob("pooljudge-upload-*")) - staging == set()
 
 
-def test_archive_and_restore_a_collection_from_the_app_and_the_cli(server, page):
-    store = server["store"]
+def test_archive_and_restore_a_collection_from_the_app_and_the_cli(server, admin_page):
+    page, store = admin_page, server["store"]
     before = _judgments(store)
     assert before == 12
     with store.read() as s:
         frozen_before = stored_qrels(s, "labelled")
-    login(page, server["url"], "admin")
     open_page(page, "Manage")
     choose(page, page.get_by_role("combobox").first, "collection labelled")
     page.get_by_role("button", name="Archive").click()
