@@ -14,7 +14,9 @@ the evidence for (or against) moving them.
 Each check starts a fresh server and makes its first request a deep link,
 the case that used to bypass the entry point.  One browser session makes
 every request (its HTTP cache fetches the app's frontend once): logged out
-first, then signed in as each role in turn.  The store holds the accounts
+first, then signed in as each role in turn (on the login screen the page
+shows, and out again with the sidebar's Log out button: no page load for
+either).  The store holds the accounts
 and no collection: every page then shows its title and stops, which is all
 these checks read, so a page run costs next to nothing.  Logged out, every
 page's URL is tried; logged in, two per role (``ROLE_LINKS``), the rest of
@@ -28,17 +30,19 @@ import shutil
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from db.engine import Store, sqlite_url
 from tests.app.browser_helpers import (
     ACCOUNTS,
     REPO,
     add_accounts,
-    login,
-    new_context,
+    fill_login,
     serve_app,
     sqlite_env,
     wait_for_js,
+    wait_for_value,
+    wait_idle,
 )
 from tests.app.test_deep_links import DEFAULT_TITLE, PAGES, USER_OF_ROLE
 
@@ -99,10 +103,26 @@ def _logged_out_problems(page, base: str, paths) -> list[str]:
     return problems
 
 
+def _session_cookie(page) -> str | None:
+    return next((c["value"] for c in page.context.cookies() if c["name"] == "pooljudge_session"), None)
+
+
+def _sign_in_here(page, user: str) -> None:
+    """Log in as ``user`` on the login screen the page shows (no page load), until the new session's cookie is set."""
+    before = _session_cookie(page)  # a signed-out browser may still hold the revoked token's cookie a moment
+    fill_login(page, user)
+    page.get_by_text(f"Logged in as {user}").wait_for(timeout=60_000)
+    wait_for_value(
+        lambda: _session_cookie(page) not in (None, before), True, what=f"{user}'s session cookie", timeout=30
+    )
+    wait_idle(page)
+
+
 def _role_problems(page, base: str, role: str) -> list[str]:
+    """Signed in as ``role`` on the login screen the page shows, the deep links of ``ROLE_LINKS``."""
     problems = []
     user = USER_OF_ROLE[role]
-    login(page, base, user)  # cookies cleared first; the new session cookie signs every goto below in
+    _sign_in_here(page, user)  # the new session cookie signs every goto below in
     for path in ROLE_LINKS[role]:
         title, roles = PAGES[path]
         page.goto(f"{base}/{path}")
@@ -122,31 +142,56 @@ def _role_problems(page, base: str, role: str) -> list[str]:
     return problems
 
 
+def _log_out(page) -> None:
+    """The sidebar's Log out button, until the login screen is back in the same page."""
+    for attempt in range(3):
+        # Streamlit's "Page not found" notice, after a deep link to a page the role is not offered, is modal: it
+        # makes the page behind it inert until closed (Escape does nothing when it is not open)
+        page.keyboard.press("Escape")
+        try:
+            page.get_by_role("button", name="Log out").click(timeout=15_000)
+            break
+        except PlaywrightTimeout:
+            if attempt == 2:
+                raise
+    page.get_by_label("Username").wait_for(timeout=60_000)
+
+
 def deep_link_problems(
-    browser, env: dict[str, str], script: Path, log: Path, paths=tuple(PAGES), roles=("annotator", "reviewer", "admin")
+    browser_contexts,
+    env: dict[str, str],
+    script: Path,
+    log: Path,
+    paths=tuple(PAGES),
+    roles=("annotator", "reviewer", "admin"),
 ) -> list[str]:
     """Every way a deep link to one of ``paths`` reached a page without ``app.py`` running first (empty: none)."""
     problems: list[str] = []
-    context = new_context(browser)
+    context = browser_contexts.take()
     try:
         page = context.new_page()
         with serve_app(env, log, timeout=90, script=script) as base:
             problems += _logged_out_problems(page, base, paths)  # the server's first request: paths[0]
-            for role in roles:
+            if roles and problems:  # the login screen may be missing: start the roles from a fresh one
+                page.context.clear_cookies()
+                page.goto(base)
+            for n, role in enumerate(roles):  # each on the login screen the previous one left
+                if n:
+                    _log_out(page)
                 problems += _role_problems(page, base, role)
     finally:
-        context.close()
+        browser_contexts.give_back(context)
     return problems
 
 
-def test_no_deep_link_bypasses_app_py(browser, env, tmp_path):
+def test_no_deep_link_bypasses_app_py(browser_contexts, env, tmp_path):
     """The repo's layout (pages in ``views/``): logged out, as an annotator, a reviewer and an admin."""
-    problems = deep_link_problems(browser, env, REPO / "app.py", tmp_path / "streamlit.log")
+    problems = deep_link_problems(browser_contexts, env, REPO / "app.py", tmp_path / "streamlit.log")
     assert not problems, "\n".join(problems)
 
 
 @pytest.mark.canary  # Streamlit's own behaviour, not pooljudge's: runs only with `pytest -m canary`
-def test_a_pages_folder_would_be_served_without_app_py(browser, env, tmp_path):
+def test_a_pages_folder_would_be_served_without_app_py(browser_contexts, env, tmp_path):
     """Why the pages are not in ``pages/``: on a copy laid out that way, logged-out deep links skip ``app.py``.
 
     Streamlit 1.67 still discovers a ``pages/`` folder and, until ``app.py``
@@ -158,7 +203,9 @@ def test_a_pages_folder_would_be_served_without_app_py(browser, env, tmp_path):
     asked for: that is the request the bypass happens on.
     """
     script = _pages_folder_copy(tmp_path / "app")
-    problems = deep_link_problems(browser, env, script, tmp_path / "streamlit.log", paths=("pooling",), roles=())
+    problems = deep_link_problems(
+        browser_contexts, env, script, tmp_path / "streamlit.log", paths=("pooling",), roles=()
+    )
     bypassed = [p for p in problems if "app.py did not run" in p]
     assert "/pooling logged out" in " ".join(bypassed), (
         "a pages/ folder no longer bypasses app.py: the pages may move to pages/ (issue 13)\n" + "\n".join(problems)
