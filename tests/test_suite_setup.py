@@ -27,23 +27,48 @@ def test_make_test_runs_the_suite_on_every_core_with_xdist_installed_by_the_dev_
     assert any(re.match(r"pytest-xdist\b", requirement) for requirement in dev["dev"])
 
 
-def _collected(*args: str) -> list[str]:
+# One interpreter collects every configuration below, one ``pytest.main`` each: a collection is a pytest run of
+# its own (its own config, marker expression, hooks), and the interpreter, pytest and the project are imported
+# once instead of once per configuration.
+COLLECT = """
+import sys
+import pytest
+
+for args in sys.argv[2:]:
+    print(sys.argv[1], flush=True)
+    pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", *args.split()])
+    sys.stdout.flush()
+"""
+SEPARATOR = "=== next collection ==="
+CONFIGURATIONS = {
+    "canary module": CANARY.split("::")[0],
+    "canary module, -m canary": f"{CANARY.split('::')[0]} -m canary",
+    # given in the opposite order: pytest would collect them as given
+    "reversed": "tests/test_readme.py tests/app/test_state_pages.py tests/app/test_state_browser.py",
+}
+
+
+@pytest.fixture(scope="module")
+def collected() -> dict[str, list[str]]:
+    """The node ids each of :data:`CONFIGURATIONS` collects, in order, from one separate pytest process."""
     out = subprocess.run(
-        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *args],
+        [sys.executable, "-c", COLLECT, SEPARATOR, *CONFIGURATIONS.values()],
         cwd=REPO,
         capture_output=True,
         text=True,
         timeout=300,
     ).stdout
-    return [line for line in out.splitlines() if "::" in line]
+    parts = out.split(SEPARATOR + "\n")[1:]
+    assert len(parts) == len(CONFIGURATIONS), out
+    return {name: [line for line in part.splitlines() if "::" in line] for name, part in zip(CONFIGURATIONS, parts)}
 
 
-@pytest.mark.slow  # two collections of a browser module in subprocesses
-def test_the_streamlit_canary_is_collected_only_when_the_marker_expression_names_it():
-    module = CANARY.split("::")[0]
-    default = _collected(module)
+@pytest.mark.slow  # two collections of a browser module in a subprocess
+@pytest.mark.xdist_group("suite_setup_collections")  # one worker collects for both tests
+def test_the_streamlit_canary_is_collected_only_when_the_marker_expression_names_it(collected):
+    default = collected["canary module"]
     assert CANARY not in default and len(default) >= 1  # the module's other test still runs
-    assert _collected(module, "-m", "canary") == [CANARY]
+    assert collected["canary module, -m canary"] == [CANARY]
 
 
 def test_a_store_copied_from_a_snapshot_holds_what_only_the_write_ahead_log_held(tmp_path):
@@ -64,9 +89,9 @@ def test_a_store_copied_from_a_snapshot_holds_what_only_the_write_ahead_log_held
 
 
 @pytest.mark.slow  # a collection in a subprocess
-def test_browser_tests_are_handed_out_first():
-    # given in the opposite order: pytest would collect them as given
-    collected = _collected("tests/test_readme.py", "tests/app/test_state_pages.py", "tests/app/test_state_browser.py")
-    browser = [i for i, nodeid in enumerate(collected) if "_browser.py::" in nodeid]
-    others = [i for i, nodeid in enumerate(collected) if "_browser.py::" not in nodeid]
-    assert browser and others and max(browser) < min(others), collected
+@pytest.mark.xdist_group("suite_setup_collections")
+def test_browser_tests_are_handed_out_first(collected):
+    order = collected["reversed"]
+    browser = [i for i, nodeid in enumerate(order) if "_browser.py::" in nodeid]
+    others = [i for i, nodeid in enumerate(order) if "_browser.py::" not in nodeid]
+    assert browser and others and max(browser) < min(others), order
