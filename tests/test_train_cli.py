@@ -13,6 +13,7 @@ import torch
 from db.engine import Store, sqlite_url
 from pooljudge.cli import main
 from tests.core.training.conftest import tiny_encoder_folder  # noqa: F401  (the shared tiny BERT fixture)
+from tests.sqlite_template import copy_store, seed_template
 from tests.training_store import toy_training_folder
 
 FAST = [
@@ -33,17 +34,28 @@ FAST = [
 ]
 
 
+@pytest.fixture(scope="module")
+def toy_template(tmp_path_factory, sqlite_template):
+    """A store file holding H1's toy collection, imported once for the module through the CLI."""
+    folder = tmp_path_factory.mktemp("toy")
+    source = toy_training_folder(folder / "toy")
+
+    def seed(url):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("POOLJUDGE_CACHE", str(folder / "cache"))
+            assert main(["--db", url, "-q", "import", "-f", "beir", "-c", "toy", str(source)]) == 0
+
+    return seed_template(sqlite_template, folder, seed)
+
+
 @pytest.fixture
-def toy(tmp_path, monkeypatch):
+def toy(toy_template, tmp_path, monkeypatch):
     """``(url, store, models folder)``: H1's toy collection 'toy' (24 train, 8 dev queries, run 'shuffled')."""
     monkeypatch.setenv("POOLJUDGE_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("POOLJUDGE_MODELS", str(tmp_path / "models"))
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
     torch.set_num_threads(1)
-    url = sqlite_url(tmp_path / "s.db")
-    assert (
-        main(["--db", url, "-q", "import", "-f", "beir", "-c", "toy", str(toy_training_folder(tmp_path / "toy"))]) == 0
-    )
+    url = sqlite_url(copy_store(toy_template, tmp_path / "s.db"))
     store = Store(url)
     yield url, store, tmp_path / "models"
     store.dispose()
