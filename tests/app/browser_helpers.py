@@ -114,15 +114,18 @@ def _wait_healthy(url: str, proc: subprocess.Popen, log, timeout: float) -> None
 
 
 @contextlib.contextmanager
-def serve_app(env: dict[str, str], log_path: Path, *, timeout: float = 90, script: Path = REPO / "app.py"):
+def serve_app(
+    env: dict[str, str], log_path: Path, *, timeout: float = 90, script: Path = REPO / "app.py", plain: bool = False
+):
     """``streamlit run serve.py`` serving ``script`` (the app by default; ``$POOLJUDGE_APP``) with ``env`` on a free
     port until the block ends, as ``make run`` does (the HttpOnly session cookie's route included); yields its
-    base URL."""
+    base URL.  With ``plain``, ``streamlit run script`` itself: a script that is not the app needs neither the
+    cookie route nor the warm-up of the app's page imports (seconds of CPU)."""
     port = _free_port()
     flags = ["--server.headless", "true", "--server.port", str(port), "--browser.gatherUsageStats", "false"]
     with open(log_path, "w+") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", str(REPO / "serve.py"), *flags],
+            [sys.executable, "-m", "streamlit", "run", str(script if plain else REPO / "serve.py"), *flags],
             cwd=REPO,
             env={"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", **env, "POOLJUDGE_APP": str(script)},
             stdout=log,
@@ -340,6 +343,24 @@ def open_page(page, title: str) -> None:
         except PlaywrightTimeout:
             if attempt == 2:
                 raise
+
+
+@contextlib.contextmanager
+def signed_in_page(
+    contexts: ContextPool, base_url: str, username: str, *, path: str = "", width: int = 1400, height: int = 1000
+) -> Iterator[Any]:
+    """A page of a context taken from ``contexts``, signed in as ``username`` at ``path`` once, for the tests of a
+    module that need no fresh session of their own: each goes to its page through the sidebar (:func:`open_page`),
+    which switches pages without loading the frontend again.  The context goes back to ``contexts`` at the end."""
+    context = contexts.take()
+    try:
+        page = context.new_page()
+        if (width, height) != (1400, 1000):
+            page.set_viewport_size({"width": width, "height": height})
+        login(page, base_url, username, path=path)
+        yield page
+    finally:
+        contexts.give_back(context)
 
 
 def choose(page, box, option: str, *, exact: bool = True, tries: int = 10) -> None:

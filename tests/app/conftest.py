@@ -48,12 +48,15 @@ def apptest_runtime_once():
 
 @pytest.fixture(scope="session")
 def app_server(tmp_path_factory):
-    """``streamlit run app.py`` on a fresh store (as `make run` does), yielding its base URL."""
+    """``streamlit run app.py`` on a fresh store (as `make run` does), yielding its base URL, its store and the
+    folder its training jobs save models in (``POOLJUDGE_MODELS``; their logs go to the log folder)."""
     db = tmp_path_factory.mktemp("app") / "pooljudge.db"
     add_users(db, ACCOUNTS)
     cli(db, "demo")
-    with serve_sqlite(db, tmp_path_factory.mktemp("log") / "streamlit.log") as url:
-        yield {"url": url, "db": db}
+    logs, models = tmp_path_factory.mktemp("log"), tmp_path_factory.mktemp("models")
+    jobs = {"POOLJUDGE_MODELS": str(models), "POOLJUDGE_JOB_LOGS": str(logs)}
+    with serve_sqlite(db, logs / "streamlit.log", **jobs) as url:
+        yield {"url": url, "db": db, "models": models}
 
 
 @pytest.fixture(scope="session")

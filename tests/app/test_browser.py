@@ -1,4 +1,8 @@
-"""The real app in headless Chromium: first start shows the demo; imports report errors clearly."""
+"""The real app in headless Chromium: first start shows the demo; imports report errors clearly.
+
+The tests share one admin session (``admin_page``: one sign-in for the module), each going to its page
+through the sidebar; the pooling test signs in anew to see its job found by a new session.
+"""
 
 from __future__ import annotations
 
@@ -7,13 +11,23 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.app.browser_helpers import login, open_page, screenshot, wait_for_value
+from tests.app.browser_helpers import login, open_page, screenshot, signed_in_page, wait_for_value, wait_idle
 
 pytestmark = pytest.mark.browser
 
 
-def test_first_start_shows_the_demo_collection_with_statistics(app_server, page):
-    login(page, app_server["url"], "admin")
+@pytest.fixture(scope="module")
+def admin_page(app_server, browser_contexts):
+    """The admin's page, signed in once for this module's tests."""
+    with signed_in_page(browser_contexts, app_server["url"], "admin") as page:
+        yield page
+
+
+def test_first_start_shows_the_demo_collection_with_statistics(app_server, admin_page):
+    page = admin_page
+    # the overview is the page a sign-in lands on; the sidebar goes back to it from whichever page is open
+    page.locator('[data-testid="stSidebarNav"]').get_by_text("Collections overview", exact=True).click()
+    wait_idle(page, 60_000, fresh=True)
     page.get_by_text("demo-bilingual").first.wait_for(timeout=60_000)
     page.get_by_text("Avg passage chars").first.wait_for()
     # the demo's own box: other browser tests share this server and may have imported collections before
@@ -42,10 +56,10 @@ def test_first_start_shows_the_demo_collection_with_statistics(app_server, page)
     wait_for_value(rows, expected, what="the demo's split table")
 
 
-def test_import_page_names_file_and_line_and_imports_nothing(app_server, page, tmp_path):
+def test_import_page_names_file_and_line_and_imports_nothing(admin_page, tmp_path):
+    page = admin_page
     bad = tmp_path / "bad.qrels"
     bad.write_text("q1 0 d1 1\nq1 0 d2 high\n", encoding="utf-8")
-    login(page, app_server["url"], "admin")
     open_page(page, "Import")
     page.get_by_label("Path (file or folder, plain or .gz)").fill(str(bad))
     page.get_by_label("Collection name").fill("broken")
@@ -58,8 +72,8 @@ def test_import_page_names_file_and_line_and_imports_nothing(app_server, page, t
     expect(error).to_contain_text(f"{bad}:2", timeout=30_000)
 
 
-def test_pooling_runs_in_the_background_and_shows_statistics(app_server, page):
-    login(page, app_server["url"], "admin")
+def test_pooling_runs_in_the_background_and_shows_statistics(app_server, admin_page):
+    page = admin_page
     open_page(page, "Pooling")
     page.get_by_label("Pool name").fill("browser-pool")
     page.get_by_label("Other retriever specs (separated by ';')", exact=True).fill(
@@ -68,7 +82,7 @@ def test_pooling_runs_in_the_background_and_shows_statistics(app_server, page):
     page.get_by_label("Depth k / pool size per query").fill("10")
     page.get_by_role("button", name="Start pooling").click()
     page.get_by_text("pool browser-pool").first.wait_for(timeout=30_000)
-    page.reload()  # the job lives in the store, not in the page: after a reload (and a new login) it is found again
+    # the job lives in the store, not in the page: a new session (a new login, which loads the app again) finds it
     login(page, app_server["url"], "admin")
     open_page(page, "Pooling")
     done = page.get_by_text("selected,").first
@@ -80,8 +94,8 @@ def test_pooling_runs_in_the_background_and_shows_statistics(app_server, page):
     expect(page.locator(".js-plotly-plot")).to_have_count(3, timeout=60_000)
 
 
-def test_runs_page_downloads_a_run_in_trec_format(app_server, page, tmp_path):
-    login(page, app_server["url"], "admin")
+def test_runs_page_downloads_a_run_in_trec_format(admin_page, tmp_path):
+    page = admin_page
     open_page(page, "Runs and export")
     page.get_by_text("Full configuration").wait_for(timeout=60_000)
     with page.expect_download() as download:

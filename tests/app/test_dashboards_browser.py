@@ -3,6 +3,8 @@
 The demo gets a second qrels version first ("relabelled": BM25's best unjudged passage of every test
 query marked relevant, DuReader-retrieval's false-negative relabelling) so that the qrels-version
 comparison has two versions to compare.  Screenshots go to test-artifacts/dashboard-*.png.
+The tests share one admin session (``admin_page``: one sign-in for the module), each going to its
+dashboard through the sidebar.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.app.browser_helpers import choose_in, cli, login, open_page, screenshot, wait_drawn, wait_idle
+from tests.app.browser_helpers import choose_in, cli, open_page, screenshot, signed_in_page, wait_drawn, wait_idle
 
 pytestmark = pytest.mark.browser
 DEMO = "demo-bilingual"
@@ -51,13 +53,20 @@ def relabelled(app_server, tmp_path_factory):
         "--qrels-name",
         "relabelled",
     )
-    return added
+    yield added
+    # archived at the end, so that the modules after this one on the shared server find the demo's imported
+    # version the newest again (Home counts the judgments of the newest imported version)
+    cli(app_server["db"], "archive", "qrels", "relabelled", "-c", DEMO)
 
 
-@pytest.fixture
-def page(new_page):
-    # tall enough that a full-page screenshot holds a whole dashboard (Streamlit scrolls inside its own container)
-    return new_page(height=3600)
+@pytest.fixture(scope="module")
+def admin_page(app_server, browser_contexts, relabelled):
+    """The admin's page, signed in once for this module's tests (after the relabelling, which they all see).
+
+    Tall enough that a full-page screenshot holds a whole dashboard (Streamlit scrolls inside its own container).
+    """
+    with signed_in_page(browser_contexts, app_server["url"], "admin", height=3600) as page:
+        yield page
 
 
 def _visible_panel(page):
@@ -84,8 +93,8 @@ def _assert_rendered(scope, *, charts: int, tables: int, name: str, page) -> Non
     )
 
 
-def test_metrics_dashboards(app_server, page, relabelled):
-    login(page, app_server["url"], "admin")
+def test_metrics_dashboards(admin_page):
+    page = admin_page
     open_page(page, "Metrics")
     page.get_by_role("tab", name="Leaderboard").wait_for(timeout=60_000)
     expected = {  # tab: (charts, tables)
@@ -104,8 +113,8 @@ def test_metrics_dashboards(app_server, page, relabelled):
             expect(_visible_panel(page)).to_contain_text("relabelled", timeout=30_000)
 
 
-def test_dataset_statistics_dashboards(app_server, page, relabelled):
-    login(page, app_server["url"], "admin")
+def test_dataset_statistics_dashboards(admin_page):
+    page = admin_page
     open_page(page, "Dataset statistics")
     page.get_by_text("Leakage threshold (cosine)").wait_for(timeout=180_000)  # the first visit loads the encoder
     main = page.locator('[data-testid="stMain"]')
@@ -133,8 +142,8 @@ def _step_to_a_suggestion(page):
     return confirm
 
 
-def test_error_analysis_sampling_tagging_and_dashboards(app_server, page, relabelled):
-    login(page, app_server["url"], "admin")
+def test_error_analysis_sampling_tagging_and_dashboards(admin_page):
+    page = admin_page
     open_page(page, "Error analysis")
     page.get_by_role("button", name="Sample").wait_for(timeout=60_000)
     choose_in(page, "Run", "minilm")  # the English model fails many Chinese queries: a rich sample
@@ -156,7 +165,7 @@ def test_error_analysis_sampling_tagging_and_dashboards(app_server, page, relabe
     screenshot(page, "dashboard-errors")
 
 
-def test_live_leaderboard_follows_new_labels_without_interaction(app_server, page):
+def test_live_leaderboard_follows_new_labels_without_interaction(app_server, admin_page):
     """Three annotators label a new pair while the Metrics page stays open: the leaderboard refreshes by itself."""
     import re
 
@@ -174,8 +183,10 @@ def test_live_leaderboard_follows_new_labels_without_interaction(app_server, pag
     with store.read() as s:
         labelled = set(live_qrels(s, DEMO))
         qid = next(q.id for q in iter_queries(s, DEMO) if q.id not in labelled)
-    login(page, app_server["url"], "admin")
+    page = admin_page
     open_page(page, "Metrics")
+    # the session keeps the tab it had open last (a new session opens the first)
+    page.get_by_role("tab", name="Leaderboard").click()
     choose_in(page, "Qrels", "live final labels")
     page.get_by_text("Refresh every 10 s").wait_for(timeout=30_000)
     before = len(labelled)

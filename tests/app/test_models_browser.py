@@ -1,5 +1,8 @@
 """Issue 12, acceptance 4, in the real app: the Models page trains a small model as a background job whose
-progress survives a page reload, then lists it with its held-out nDCG@10."""
+progress survives a page reload, then lists it with its held-out nDCG@10.
+
+The toy collection goes into the shared server's store (``app_server``, whose jobs save models in a folder of
+the test session's own) under a name of this module's own."""
 
 from __future__ import annotations
 
@@ -14,8 +17,7 @@ from db.engine import Store, sqlite_url
 from db.importer import import_collection
 from db.jobs import list_jobs
 from db.trained_models import list_models
-from db.users import add_user
-from tests.app.browser_helpers import PASSWORD, choose, login, open_page, screenshot, serve_sqlite, wait_for_value
+from tests.app.browser_helpers import choose, login, screenshot, wait_for_value
 
 pytestmark = pytest.mark.browser
 
@@ -31,6 +33,8 @@ VOCAB = [
     *sorted({*TOPICS, *FILLER, "what", "about", "tell", "me", "please", "?", "."}),
 ]
 NAME = "toy-ce"
+COLLECTION = "models-toy"
+EPOCHS = 20  # 120 steps (about 0.3 CPU-s an epoch): moving steps for some seconds, through the reload
 
 
 def _toy_source() -> CollectionSource:
@@ -59,19 +63,15 @@ def _tiny_base(folder) -> None:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """A server of its own (its POOLJUDGE_MODELS and job-log folders are this module's) on a store with the toy
-    collection (train and dev queries, a qrels version)."""
+def server(app_server, tmp_path_factory):
+    """The shared server, its store holding the toy collection (train and dev queries, a qrels version), and a
+    folder with the tiny base model."""
     folder = tmp_path_factory.mktemp("models-page")
-    db = folder / "store.db"
-    store = Store(sqlite_url(db))
+    store = Store(sqlite_url(app_server["db"]))
     with store.write() as s:
-        add_user(s, "admin", PASSWORD, "admin")
-        import_collection(s, _toy_source(), name="toy", format="t", location="m", qrels_name="gold")
+        import_collection(s, _toy_source(), name=COLLECTION, format="t", location="m", qrels_name="gold")
     _tiny_base(folder / "tiny-base")
-    models = {"POOLJUDGE_MODELS": str(folder / "models"), "POOLJUDGE_JOB_LOGS": str(folder), "OMP_NUM_THREADS": "1"}
-    with serve_sqlite(db, folder / "streamlit.log", **models) as url:
-        yield {"url": url, "store": store, "folder": folder}
+    yield {"url": app_server["url"], "store": store, "folder": folder}
     store.dispose()
 
 
@@ -101,8 +101,7 @@ def _check_model_row(page, model) -> None:
 
 def test_train_a_model_in_the_background_through_a_reload(server, page):
     folder, store = server["folder"], server["store"]
-    login(page, server["url"], "admin")
-    open_page(page, "Models")
+    login(page, server["url"], "admin", path=f"/models?collection={COLLECTION}")  # signed in on the page
     page.get_by_text("No trained models yet.").wait_for(timeout=60_000)
     # the default kind comes first; this test trains a re-ranker (the kind reruns the page: the form changes)
     choose(page, page.get_by_role("combobox", name="Kind"), "Cross-encoder re-ranker")
@@ -111,7 +110,7 @@ def test_train_a_model_in_the_background_through_a_reload(server, page):
     choose(page, page.get_by_role("combobox", name="Base model"), "a local model folder (path below)")
     page.get_by_label("Local model folder").fill(str(folder / "tiny-base"))
     # enough steps (24 training queries, 6 batches an epoch) to watch the progress for some seconds
-    _number(page, "Epochs", 40)
+    _number(page, "Epochs", EPOCHS)
     _number(page, "Batch size", 4)
     _number(page, "Max length (tokens)", 32)
     _number(page, "Hard negatives per query", 3)
@@ -125,7 +124,7 @@ def test_train_a_model_in_the_background_through_a_reload(server, page):
     with store.read() as s:
         [job] = list_jobs(s, kind="train")
     assert job.params["name"] == NAME and job.params["base_model"] == str(folder / "tiny-base")
-    assert job.params["config"]["epochs"] == 40 and job.params["eval_split"] == "dev"
+    assert job.params["config"]["epochs"] == EPOCHS and job.params["eval_split"] == "dev"
 
     page.reload()  # the job lives in the store: the new session finds it again (the session cookie signs it in)
     page.get_by_role("heading", name="Models").first.wait_for(timeout=60_000)
@@ -134,7 +133,7 @@ def test_train_a_model_in_the_background_through_a_reload(server, page):
     page.get_by_text(finished).first.wait_for(timeout=240_000)
 
     with store.read() as s:
-        [model] = list_models(s, "toy")
+        [model] = list_models(s, COLLECTION)
     assert (model.name, model.kind, model.job_id) == (NAME, "cross-encoder", job.id)
     _check_model_row(page, model)
     page.get_by_text(f"rerank:model={NAME},first=bm25,depth=100").wait_for(timeout=30_000)

@@ -1,4 +1,5 @@
-"""The Labelling simulation page in headless Chromium: a toy collection with three stored runs and qrels.
+"""The Labelling simulation page in headless Chromium: a toy collection with three stored runs and qrels,
+imported into the shared server's store (``app_server``) under a name of this module's own.
 
 The admin runs the simulation (pool depth 2, batches of 3, nDCG@10); the page must draw the tau chart, the
 recall chart (relevant pairs found per labelled pair) and the per-run band chart, show the "pairs to reach tau 0.9" table with the values core.simulation computes, offer
@@ -13,13 +14,9 @@ from playwright.sync_api import expect
 
 from core.simulation import simulate_labelling
 from tests.app.browser_helpers import (
-    ACCOUNTS,
-    add_users,
     cli,
     login,
-    open_page,
     screenshot,
-    serve_sqlite,
     wait_drawn,
     wait_for_value,
     wait_idle,
@@ -29,17 +26,17 @@ from tests.test_simulation_cli import ORACLE, RUNS, write_toy
 pytestmark = pytest.mark.browser
 ODD = "C&<b>x"  # a stored run name with HTML in it: charts must draw it as written
 TOY_RUNS = {"A": RUNS["A"], "B": RUNS["B"], ODD: RUNS["C"]}
+COLLECTION = "simulation-toy"
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    # a server of its own: its own POOLJUDGE_CACHE, so the simulation runs rather than reading an earlier result
+def server(app_server, tmp_path_factory):
+    """The shared server's base URL, its store holding the toy collection (a simulation's result is kept in
+    the browser session only, so a session of this module computes it afresh)."""
     root = tmp_path_factory.mktemp("simulation")
-    db = root / "pooljudge.db"
-    add_users(db, {"admin": ACCOUNTS["admin"], "rev1": ACCOUNTS["rev1"]})
-    cli(db, "import", "-f", "beir", str(write_toy(root / "toy", TOY_RUNS)), "-c", "toy", "--level", "1")
-    with serve_sqlite(db, root / "streamlit.log", POOLJUDGE_CACHE=str(root / "cache")) as url:
-        yield url
+    toy = write_toy(root / "toy", TOY_RUNS)
+    cli(app_server["db"], "import", "-f", "beir", str(toy), "-c", COLLECTION, "--level", "1")
+    return app_server["url"]
 
 
 @pytest.fixture
@@ -58,8 +55,7 @@ def test_simulation_page_runs_and_plots(server, page):
     expected = simulate_labelling(ORACLE, TOY_RUNS, depth=2, batch_size=3, measure="nDCG@10")
     assert expected.pairs_to_reach() == {"depth": 6, "top-n": 3, "random": 3}  # the values the table must show
 
-    login(page, server, "admin")
-    open_page(page, "Labelling simulation")
+    login(page, server, "admin", path=f"/labelling_simulation?collection={COLLECTION}")  # signed in on the page
     main = page.locator('[data-testid="stMain"]')
     main.get_by_text("Pool depth").wait_for(timeout=60_000)
     _number(page, "Pool depth", 2)

@@ -43,10 +43,11 @@ ANNOTATOR = "verbatim-ann1"  # this module's own: its queue holds the tricky pai
 
 @contextlib.contextmanager
 def _serve(script: Path, log: Path, env: dict | None = None):
-    """``streamlit run script`` on a free port until the block ends; yields the base URL."""
+    """``streamlit run script`` (no serve.py: the script is not the app) on a free port until the block ends;
+    yields the base URL."""
     full_env = {**os.environ, **APP_ENV, **(env or {})}
     full_env.pop("POOLJUDGE_DB_URL", None)
-    with serve_app(full_env, log, script=script) as url:
+    with serve_app(full_env, log, script=script, plain=True) as url:
         yield url
 
 
