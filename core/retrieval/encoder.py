@@ -496,7 +496,8 @@ class BiEncoder:
                 done += len(rows)
                 if progress is not None:
                     progress(done, n)
-        return out.cpu().numpy()
+        vectors: np.ndarray = out.cpu().numpy()
+        return vectors
 
     def token_budget(self) -> int:
         """Padded tokens per batch: ``max_tokens`` when set, else derived from ``batch_size``.

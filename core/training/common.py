@@ -120,7 +120,8 @@ def autocast(device: Any, enabled: bool = True) -> contextlib.AbstractContextMan
 
     dev = torch.device(device) if not isinstance(device, torch.device) else device
     if enabled and dev.type == "cuda":  # pragma: no cover - no GPU in CI
-        return torch.autocast(device_type="cuda", dtype=torch.bfloat16)
+        bf16: contextlib.AbstractContextManager[Any] = torch.autocast(device_type="cuda", dtype=torch.bfloat16)
+        return bf16
     return contextlib.nullcontext()
 
 
