@@ -29,6 +29,7 @@ from tests.app.browser_helpers import (
     press_grade,
     screenshot,
     shown_doc,
+    signed_in_page,
     wait_idle,
     write_beir,
 )
@@ -107,14 +108,8 @@ def small_page(new_page):
 def graded_page(server, browser_contexts):
     """A page at 1280x800 with GRADED_ANN signed in once for the module's tests: the graded screen's checks
     label nothing, so the keyboard test starts on the same first item a fresh sign-in shows."""
-    context = browser_contexts.take()
-    try:
-        page = context.new_page()
-        page.set_viewport_size({"width": 1280, "height": 800})
-        login(page, server["url"], GRADED_ANN)
+    with signed_in_page(browser_contexts, server["url"], GRADED_ANN, width=1280, height=800) as page:
         yield page
-    finally:
-        browser_contexts.give_back(context)
 
 
 def _rows(store, username: str) -> list[tuple]:

@@ -22,7 +22,16 @@ from db.pools import save_pool
 from db.queries import import_history, list_collections, stored_qrels, stored_run
 from db.resolution import freeze_qrels
 from db.users import add_user
-from tests.app.browser_helpers import PASSWORD, choose, cli, login, open_page, screenshot, serve_sqlite, wait_for_js
+from tests.app.browser_helpers import (
+    PASSWORD,
+    choose,
+    cli,
+    open_page,
+    screenshot,
+    serve_sqlite,
+    signed_in_page,
+    wait_for_js,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -62,13 +71,8 @@ def server(tmp_path_factory):
 def admin_page(server, browser_contexts):
     """The admin, signed in once for the module's tests (neither needs a fresh session): each goes to its page
     through the sidebar, which switches pages without loading the app again."""
-    context = browser_contexts.take()
-    try:
-        page = context.new_page()
-        login(page, server["url"], "admin")
+    with signed_in_page(browser_contexts, server["url"], "admin") as page:
         yield page
-    finally:
-        browser_contexts.give_back(context)
 
 
 def _judgments(store) -> int:
