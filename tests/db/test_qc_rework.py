@@ -24,13 +24,13 @@ from db.rework import (
 )
 from db.users import add_user
 from tests.db.labelling_helpers import DOCS, add_accounts, import_two_queries, only_package, query_of, review_all
+from tests.db.seeded import BACKENDS, seed_once, store_copy
 
 TRUTH = {d: (3 if int(d[1:]) % 2 else 0) for d in DOCS}
 WRONG = {"d0": 2, "d3": 1, "d7": 0}  # planted errors: 7/10 = 0.7 < 0.93
 
 
-@pytest.fixture
-def loop(store):
+def _loop(store):
     """ann1's finished 10-pair package with three planted errors, reviewed in full by rev1 and rev2 (round 1)."""
     with store.write() as s:
         import_two_queries(s, passage="passage <b>text</b> {doc}", queries=("first <i>query</i>", "second query"))
@@ -45,7 +45,20 @@ def loop(store):
     _review(store, users, notes)
     with store.write() as s:
         result = close_qc_round(s, round1, by=users["admin"])
-    return store, users, package, round1, result
+    return users, package, round1, result
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def loop_seed(request):
+    """The reviewed round 1 (:func:`_loop`), built once per backend for the module."""
+    yield from seed_once(request, _loop)
+
+
+@pytest.fixture
+def loop(loop_seed, request):
+    """``(store, users, package, round1, result)``: a store of the test's own holding :func:`_loop`'s round 1."""
+    for store in store_copy(loop_seed, request):
+        yield (store, *loop_seed.value)
 
 
 def _ids(s, doc):
