@@ -14,6 +14,7 @@ from db.review_progress import qc_history
 from db.rework import qc_round_tables, relabel_disputed
 from db.users import add_user
 from tests.db.labelling_helpers import DOCS, PASSWORD, add_accounts, import_two_queries, only_package
+from tests.db.seeded import BACKENDS, seed_once, store_copy
 
 TRUTH = {d: (3 if int(d[1:]) % 2 else 0) for d in DOCS}
 WRONG = 1  # differs from every true grade (0 or 3)
@@ -61,8 +62,7 @@ def _next(store, user_id):
         return next_item(s, user_id)
 
 
-@pytest.fixture
-def reworked(store):
+def _rework(store):
     """ann1's 10-pair package: round 1 (5 pairs, all wrong) fails; 4 relabelled, d-kept kept; resubmitted."""
     with store.write() as s:
         import_two_queries(s)
@@ -86,7 +86,20 @@ def reworked(store):
             relabel_disputed(s, ann, own[doc], WRONG if doc == kept else TRUTH[doc])
     with store.write() as s:
         resubmit_package(s, ann, package)
-    return store, users, package, sampled, kept
+    return users, package, sampled, kept
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def reworked_seed(request):
+    """The resubmitted package (:func:`_rework`), built once per backend for the module."""
+    yield from seed_once(request, _rework)
+
+
+@pytest.fixture
+def reworked(reworked_seed, request):
+    """``(store, users, package, sampled, kept)``: a store of the test's own holding :func:`_rework`'s package."""
+    for store in store_copy(reworked_seed, request):
+        yield (store, *reworked_seed.value)
 
 
 def _sampled(s, round_id: int) -> set[str]:
