@@ -223,7 +223,11 @@ def collection_box(
             _archived_link_notice(container, wanted, str(chosen))
 
     def remember() -> None:  # only a choice the user makes moves the shared one (a page may hold two boxes)
-        st.session_state[COLLECTION_STATE] = st.session_state[key]
+        # .get: Log out clears the session while the page's timers may still send the box's value, whose
+        # callback then runs without the key (a KeyError there kept the login screen from showing)
+        chosen_now = st.session_state.get(key)
+        if chosen_now is not None:
+            st.session_state[COLLECTION_STATE] = chosen_now
 
     name = container.selectbox(
         label,
