@@ -83,8 +83,8 @@ def test_pooling_runs_in_the_background_and_shows_statistics(app_server, admin_p
     page.get_by_role("button", name="Start pooling").click()
     page.get_by_text("pool browser-pool").first.wait_for(timeout=30_000)
     # the job lives in the store, not in the page: a new session (a new login, which loads the app again) finds it
-    login(page, app_server["url"], "admin")
-    open_page(page, "Pooling")
+    login(page, app_server["url"], "admin", path="/pooling")
+    page.get_by_role("heading", name="Pooling").first.wait_for(timeout=60_000)
     done = page.get_by_text("selected,").first
     done.wait_for(timeout=120_000)
     expect(done).to_contain_text("browser-pool", timeout=30_000)

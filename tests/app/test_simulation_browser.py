@@ -99,7 +99,7 @@ def test_simulation_page_runs_and_plots(server, page):
 
 
 def test_reviewer_is_offered_the_page(server, page):
-    login(page, server, "rev1")
+    login(page, server, "rev1", path=f"/labelling_simulation?collection={COLLECTION}")
     nav = page.locator('[data-testid="stSidebarNav"]')
     nav.get_by_text("Labelling simulation", exact=True).wait_for(timeout=30_000)
     expect(nav.get_by_text("Pooling", exact=True)).to_have_count(0, timeout=30_000)  # no admin pages for reviewers
