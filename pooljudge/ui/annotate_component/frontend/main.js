@@ -93,6 +93,9 @@ class Queue {
     this.serial = 0;
     this.lastSend = 0;
     this.busy = null; // a command (undo, previous) waiting for the server: keys wait too
+    // that command, sent with every message until the server says it was carried out: a later message
+    // replaces the component's state, and a run that read the state before the command would leave it unread
+    this.command_ = null;
     this.shownAt = performance.now();
     this.build();
     this.onKey = (event) => this.key(event);
@@ -151,7 +154,10 @@ class Queue {
       return false;
     });
     if (refused.length) this.showRefusals(refused);
-    if (data.command_done !== undefined && this.busy !== null && data.command_done >= this.busy) this.busy = null;
+    if (data.command_done !== undefined && this.busy !== null && data.command_done >= this.busy) {
+      this.busy = null;
+      this.command_ = null;
+    }
     const head = this.items[0];
     const fresh = (data.items || []).filter((item) => !this.answered.has(item.token));
     // the item on screen stays there while the server still serves it: nothing changes under the reader
@@ -169,7 +175,7 @@ class Queue {
     afterPaint(() => this.buildAhead());
     // the server has finished a run: what is still pending was sent after it started (or lost) and goes now
     this.inFlight = false;
-    if (this.pending.length) this.send(null);
+    if (this.pending.length || this.command_ !== null) this.send();
   }
 
   showRefusals(lines) {
@@ -307,7 +313,7 @@ class Queue {
     afterPaint(() => {
       // one message at a time: answers given meanwhile ride on the next one, so a burst of keys costs the
       // server (and this page) one run per reply rather than one interrupted run per key
-      if (!this.inFlight) this.send(null);
+      if (!this.inFlight) this.send();
       this.buildAhead();
     });
   }
@@ -319,18 +325,21 @@ class Queue {
     this.busy = this.serial;
     this.items = [];
     this.draw();
-    this.send({ name, serial: this.busy, shown: head ? head.assignment_id : null });
+    this.command_ = { name, serial: this.busy, shown: head ? head.assignment_id : null };
+    this.send();
   }
 
-  send(command) {
+  send() {
+    // the server carries out a command once (its serial): sending it again until it is done is safe
     this.inFlight = true;
     this.lastSend = performance.now();
     const answers = this.pending.map(({ describe, package: _package, ...answer }) => answer);
-    this.setState("answers", { sent: ++this.serial, answers, command });
+    this.setState("answers", { sent: ++this.serial, answers, command: this.command_ });
   }
 
   resendIfStuck() {
-    if (this.pending.length && performance.now() - this.lastSend > RESEND_MS) this.send(null);
+    const waiting = this.pending.length || this.command_ !== null;
+    if (waiting && performance.now() - this.lastSend > RESEND_MS) this.send();
   }
 
   destroy() {
