@@ -16,16 +16,29 @@ from db.queries import stored_qrels
 from db.resolution import freeze_qrels, live_qrels, override_label
 from db.users import set_active, set_role
 from tests.db.labelling_helpers import DOCS, add_accounts, import_two_queries, only_package, query_of, review_all
+from tests.db.seeded import BACKENDS, seed_once, store_copy
 
 
-@pytest.fixture
-def world(store):
+def _world(store):
     with store.write() as s:
         import_two_queries(s)
         users = add_accounts(s, ("ann1", "ann2", "ann3", "ann4"))
         # ann4 labels none of pool p: it adjudicates p's splits because an admin listed it (issue 11)
         set_pool_adjudicators(s, "c", "p", ["ann4"])
-    return store, users
+    return users
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def world_seed(request):
+    """The two-query pool and its accounts (:func:`_world`), built once per backend for the module."""
+    yield from seed_once(request, _world)
+
+
+@pytest.fixture
+def world(world_seed, request):
+    """``(store, users)``: a store of the test's own holding :func:`_world`'s pool and accounts."""
+    for store in store_copy(world_seed, request):
+        yield store, world_seed.value
 
 
 def _assign(store, **kw):
