@@ -53,18 +53,20 @@ QUEUE_READY = """() => { const q = document.querySelector('[data-testid="annotat
 def server(app_server):
     """The shared server, its store holding this module's annotators and collections: ``queue-fast`` holds all
     six passages of collection ``queue-six``; ``queue-gone`` the three of ``queue-three``, ``queue-undo`` the two
-    of ``queue-two``, ``queue-prog`` the three of ``queue-counted``, ``queue-stale`` the two of ``queue-made-up``
-    (the tests disable only an account of their own)."""
+    of ``queue-two``, ``queue-prog`` the three of ``queue-counted``, ``queue-stale`` the two of ``queue-made-up``,
+    ``queue-race`` the two of ``queue-raced`` (the tests disable only an account of their own)."""
     db = app_server["db"]
     store = Store(sqlite_url(db))
     with store.write() as s:
-        add_accounts(s, {f"queue-{name}": "annotator" for name in ("fast", "gone", "undo", "prog", "stale")})
+        names = ("fast", "gone", "undo", "prog", "stale", "race")
+        add_accounts(s, {f"queue-{name}": "annotator" for name in names})
         holders = (
             ("six", list(ALPHA_PASSAGES), "fast"),
             ("three", ["d1", "d2", "d3"], "gone"),
             ("two", ["d4", "d5"], "undo"),
             ("counted", ["d1", "d2", "d3"], "prog"),
             ("made-up", ["d4", "d5"], "stale"),
+            ("raced", ["d4", "d5"], "race"),
         )
         for name, docs, holder in holders:
             passages = {d: ("q1", ALPHA_PASSAGES[d]) for d in docs}
@@ -164,6 +166,38 @@ def test_u_undoes_the_last_label_after_the_answers_before_it_are_stored(server, 
     assert _rows(store, "queue-undo") == [(order[0], "label", 2), (order[0], "undo", None)]
     page.keyboard.press("0")  # the item shown again takes a new label (a new token: the old one was used)
     assert _wait_rows(store, "queue-undo", 3)[-1] == (order[0], "label", 0)
+
+
+# the page's queue sends nothing to the server from here on: each message it would send is kept in __held
+HOLD_MESSAGES = """() => { const q = document.querySelector('[data-testid="annotate-queue"]').parentElement.__pjQueue;
+    window.__held = []; window.__deliver = q.setState; q.setState = (key, value) => window.__held.push(value); }"""
+# a reply of a server run that started before the queue's last messages: none of its answers acknowledged
+STALE_REPLY = """() => { const q = document.querySelector('[data-testid="annotate-queue"]').parentElement.__pjQueue;
+    q.update({ ...q.data, outcomes: {} }); }"""
+DELIVER = """() => { const q = document.querySelector('[data-testid="annotate-queue"]').parentElement.__pjQueue;
+    q.setState = window.__deliver; q.send(); }"""
+
+
+def test_an_undo_still_reaches_the_server_when_a_reply_from_before_it_arrives(server, new_page):
+    """A reply to a run that started before the undo made the page send its pending answers again, without the
+    undo: that message replaced the one carrying it, and the page waited for the undo for good."""
+    store = server["store"]
+    order = _serving_order(store, "queue-race")
+    page = new_page()
+    login(page, server["url"], "queue-race")
+    wait_for_js(page, QUEUE_READY, timeout=60_000)
+    page.evaluate(HOLD_MESSAGES)
+    page.keyboard.press("2")
+    page.keyboard.press("u")
+    wait_for_js(page, "() => window.__held.length >= 2", timeout=30_000)  # the label's message, the undo's
+    page.evaluate(STALE_REPLY)  # the label not acknowledged: it is sent again
+    held = page.evaluate("() => window.__held")
+    assert [len(m["answers"]) for m in held[-2:]] == [1, 1]
+    assert (held[-1]["command"] or {}).get("name") == "undo"  # still carried: the server may not have read it yet
+    page.evaluate(DELIVER)
+    wait_for_js(page, ANSWERS_SAVED, timeout=60_000)
+    wait_for_js(page, COMMAND_DONE, timeout=60_000)
+    assert _rows(store, "queue-race") == [(order[0], "label", 2), (order[0], "undo", None)]
 
 
 def _next_progress(page, key: str) -> str:
