@@ -6,9 +6,11 @@ import base64
 import html
 import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
+import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from core.types import CollectionSource, Passage, QrelEntry, Query
@@ -27,7 +29,7 @@ from db.importer import import_collection, save_run
 from db.queries import stored_qrels, stored_run
 from db.users import add_user
 from tests.app.apptest import VIEWS, open_as_admin
-from tests.sqlite_template import fresh_sqlite
+from tests.sqlite_template import copy_store, fresh_sqlite, seed_template
 
 pytestmark = pytest.mark.slow  # whole pages run under AppTest: over 2 s a test
 
@@ -84,6 +86,35 @@ def seed(store: Store, *, dense: bool = False) -> None:
         save_run(s, C, "bm25", BM25)
         if dense:
             save_run(s, C, "dense", DENSE)
+
+
+@pytest.fixture(scope="module")
+def seeded(sqlite_template, tmp_path_factory) -> tuple[Path, int]:
+    """A store with the admin and the collection (:func:`seed`), built once for the module: ``(file, admin id)``."""
+    admin: list[int] = []
+
+    def write(url: str) -> None:
+        store = Store(url, upgrade=False)
+        with store.write() as s:
+            admin.append(add_user(s, "admin", "correct horse", "admin").id)
+        seed(store)
+        store.dispose()
+
+    return seed_template(sqlite_template, tmp_path_factory.mktemp("errors-page"), write), admin[0]
+
+
+@pytest.fixture
+def db(seeded, tmp_path, monkeypatch):
+    """A store of the test's own, a copy of :func:`seeded`'s (``db.admin_id``), the one the page opens."""
+    path = copy_store(seeded[0], tmp_path / "app.db")
+    monkeypatch.delenv("POOLJUDGE_DB_URL", raising=False)
+    monkeypatch.setenv("POOLJUDGE_DB", str(path))
+    st.cache_resource.clear()
+    store = Store(sqlite_url(path), upgrade=False)
+    store.admin_id = seeded[1]
+    yield store
+    store.dispose()
+    st.cache_resource.clear()
 
 
 def tags(store: Store, **filters) -> list[dict]:
@@ -146,7 +177,6 @@ def frame_with(at: AppTest, column: str):
 
 
 def test_sample_shows_failing_queries_and_pairs_and_stores_nothing(db):
-    seed(db)
     first = open_as_admin(db, PAGE, default_timeout=60)
     # nobody has labelled: the newest frozen version is chosen rather than the empty live labels
     assert first.selectbox(key="errors_source").options == ["live final labels", "imported"]
@@ -183,7 +213,6 @@ def test_sample_shows_failing_queries_and_pairs_and_stores_nothing(db):
 
 
 def test_suggest_tags_stores_exactly_what_suggest_tags_produces(db, tmp_path):
-    seed(db)
     reference = Store(sqlite_url(fresh_sqlite(tmp_path / "reference.db")), upgrade=False)
     seed(reference)
     with reference.write() as s:
@@ -235,7 +264,6 @@ def test_suggest_tags_stores_exactly_what_suggest_tags_produces(db, tmp_path):
 
 
 def test_confirm_and_reject_change_the_stored_status(db):
-    seed(db)
     at = sampled(db)
     at.button(key="errors_suggest").click().run()
     [numeral] = tags(db, category="numeral_mismatch")
@@ -253,7 +281,6 @@ def test_confirm_and_reject_change_the_stored_status(db):
 
 
 def test_prev_next_step_through_the_pairs(db):
-    seed(db)
     at = sampled(db)
     assert at.button(key="errors_prev").disabled
     assert "Passage s17 · rank 1, score 3 · label 0" in [c.value for c in at.caption]
@@ -275,7 +302,6 @@ def test_prev_next_step_through_the_pairs(db):
 
 
 def test_a_category_clashing_with_the_taxonomy_or_malformed_is_refused(db):
-    seed(db)
     at = sampled(db)
     at.text_input(key="errors_new_id").input("numeral_mismatch")
     at.button(key="errors_define").click().run()
@@ -299,7 +325,6 @@ def _tag_first_pair(store: Store) -> AppTest:
 
 
 def test_analyst_tags_with_a_user_defined_category(db):
-    seed(db)
     at = _tag_first_pair(db)
     stored = tags(db)
     assert [
@@ -339,7 +364,6 @@ def test_analyst_tags_with_a_user_defined_category(db):
 
 
 def test_a_new_session_tags_with_the_category_by_its_name(db):
-    seed(db)
     _tag_first_pair(db)
     fresh = open_as_admin(db, PAGE, default_timeout=60)
     fresh.selectbox(key="errors_source").select("imported").run()
@@ -373,7 +397,6 @@ def _hand_tagging(store: Store) -> dict[str, int]:
 
 
 def test_category_distribution_dashboard_equals_the_store(db):
-    seed(db)
     _hand_tagging(db)
     at = dashboards(open_as_admin(db, PAGE, default_timeout=60))
     with db.read() as s:
@@ -399,7 +422,8 @@ def test_category_distribution_dashboard_equals_the_store(db):
 
 
 def test_metric_per_category_per_run_by_hand(db):
-    seed(db, dense=True)
+    with db.write() as s:  # the seeded store has bm25 only
+        save_run(s, C, "dense", DENSE)
     _hand_tagging(db)
     at = dashboards(open_as_admin(db, PAGE, default_timeout=60))
     at.selectbox(key="errors_source").select("imported").run()
@@ -445,7 +469,6 @@ def test_metric_per_category_per_run_by_hand(db):
 
 
 def test_examples_table_filters_and_drill_down(db):
-    seed(db)
     ids = _hand_tagging(db)
     at = dashboards(open_as_admin(db, PAGE, default_timeout=60))
     examples = frame_with(at, "evidence")
@@ -479,7 +502,6 @@ def test_examples_table_filters_and_drill_down(db):
 
 
 def test_untrusted_text_stays_escaped(db):
-    seed(db)
     at = sampled(db)
     at.button(key="errors_suggest").click().run()
     at.selectbox(key="errors_pair").set_value(4).run()  # (q4, x): query and passage both carry <script>
@@ -508,7 +530,6 @@ def test_untrusted_text_stays_escaped(db):
 
 @pytest.mark.parametrize("role, allowed", [("reviewer", True), ("annotator", False)])
 def test_roles(db, role, allowed):
-    seed(db)
     with db.write() as s:
         uid = add_user(s, "someone", "correct horse", role).id
     at = AppTest.from_file(str(PAGE), default_timeout=60)
@@ -528,7 +549,6 @@ CHART_LABEL = '"quoted" &lt;b&gt;dom&lt;/b&gt; &amp; co &amp;amp;'  # drawn by p
 def test_chart_labels_show_the_stored_text(db):
     # the category name and the run name reach plotly escaped exactly as plotly reads labels: <, > and & as
     # entities it decodes, quotes as they are (html.escape's &quot; used to be drawn literally)
-    seed(db)
     with db.write() as s:
         save_run(s, C, '<i>run</i> "2"', DENSE)
         tag_pair(
@@ -558,7 +578,6 @@ def test_chart_labels_show_the_stored_text(db):
 def test_the_level_starts_at_the_collections(db):
     from db.queries import set_relevance_level
 
-    seed(db)
     at = open_as_admin(db, PAGE, default_timeout=60)
     assert at.number_input(key="errors_level").value == 2
     assert "Binary measures count grade ≥ 2 as relevant (the collection's level); nDCG uses the graded labels." in [
@@ -592,7 +611,6 @@ def _categories_tab(at: AppTest) -> AppTest:
 def test_a_category_defined_on_the_page_is_stored_and_survives_a_new_session(db):
     from db.error_categories import list_error_categories
 
-    seed(db)
     at = _define(sampled(db), "outdated_answer", "Outdated answer", "True once, no longer.")
     assert [s.value for s in at.success] == ["Category Outdated answer (outdated\\_answer) stored for this collection."]
     with db.read() as s:
@@ -622,7 +640,6 @@ def test_a_category_defined_on_the_page_is_stored_and_survives_a_new_session(db)
 def test_the_categories_tab_renames_and_deletes_only_unused_categories(db):
     from db.error_categories import list_error_categories
 
-    seed(db)
     at = sampled(db)
     _define(at, "outdated_answer", "Outdated answer")
     _define(at, "evil", "<script>x</script> **b**")
@@ -659,7 +676,6 @@ def test_the_categories_tab_renames_and_deletes_only_unused_categories(db):
 
 
 def test_only_the_open_tab_runs(db):
-    seed(db)
     _hand_tagging(db)
     at = sampled(db)
     assert "Tag each pair" in [h.value for h in at.subheader]
