@@ -125,9 +125,10 @@ def tags(store: Store, **filters) -> list[dict]:
 def sampled(store: Store, **params) -> AppTest:
     """The page as admin, the imported qrels chosen and a sample drawn (the qrels default is the live labels)."""
     at = open_as_admin(store, PAGE, default_timeout=60)
-    at.selectbox(key="errors_source").select("imported").run()
+    # the page reads the source, the numbers and the button in one run, as after the last of these clicks
+    at.selectbox(key="errors_source").select("imported")
     for key, value in params.items():
-        at.number_input(key=f"errors_{key}").set_value(value).run()
+        at.number_input(key=f"errors_{key}").set_value(value)
     at.button(key="errors_sample_button").click().run()
     assert not at.exception
     return at
