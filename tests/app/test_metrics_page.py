@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 import streamlit as st
@@ -11,9 +12,11 @@ from scipy import stats
 from core.analysis import compare_qrels_versions, compare_runs
 from core.metrics import DEFAULT_MEASURES, evaluate
 from core.types import CollectionSource, Passage, QrelEntry, Query
+from db.engine import Store, sqlite_url
 from db.importer import import_collection, save_run
 from db.users import add_user
 from tests.app.apptest import VIEWS, open_as_admin, open_as_new_account
+from tests.sqlite_template import copy_store, seed_template
 
 pytestmark = pytest.mark.slow  # whole pages run under AppTest: over 2 s a test
 
@@ -64,8 +67,8 @@ def _fresh_data_cache():
     st.cache_data.clear()
 
 
-@pytest.fixture
-def seeded(db):
+def _seed(db):
+    """The collection, imported with two qrels versions and two runs."""
     with db.write() as s:
         import_collection(
             s,
@@ -87,7 +90,35 @@ def seeded(db):
         )
         save_run(s, NAME, "bm25", BM25)
         save_run(s, NAME, "dense", DENSE)
-    return db
+
+
+@pytest.fixture(scope="module")
+def seeded_file(sqlite_template, tmp_path_factory) -> tuple[Path, int]:
+    """A store with the admin and :func:`_seed`'s collection, built once for the module: ``(file, admin id)``."""
+    admin: list[int] = []
+
+    def write(url: str) -> None:
+        store = Store(url, upgrade=False)
+        with store.write() as s:
+            admin.append(add_user(s, "admin", "correct horse", "admin").id)
+        _seed(store)
+        store.dispose()
+
+    return seed_template(sqlite_template, tmp_path_factory.mktemp("metrics-page"), write), admin[0]
+
+
+@pytest.fixture
+def seeded(seeded_file, tmp_path, monkeypatch):
+    """A store of the test's own holding the admin and the collection (a copy of :func:`seeded_file`'s)."""
+    path = copy_store(seeded_file[0], tmp_path / "app.db")
+    monkeypatch.delenv("POOLJUDGE_DB_URL", raising=False)
+    monkeypatch.setenv("POOLJUDGE_DB", str(path))
+    st.cache_resource.clear()
+    store = Store(sqlite_url(path), upgrade=False)
+    store.admin_id = seeded_file[1]
+    yield store
+    store.dispose()
+    st.cache_resource.clear()
 
 
 def _open_on(db, source="imported"):
