@@ -21,7 +21,6 @@ from db.sessions import (
 )
 from db.throttle import delay_after, locked_for, throttle_keys
 from db.users import add_user, revoke_all, set_active, set_password, set_role
-from tests.db.seeded import BACKENDS, seed_once, store_copy
 
 T0 = datetime(2026, 11, 26, 8, 0, 0, tzinfo=UTC)
 PASSWORD = "correct horse"
@@ -38,27 +37,10 @@ class Clock:
         return self.now
 
 
-def _add_ann(store):
+@pytest.fixture
+def ann(store):
     with store.write() as s:
         return add_user(s, "ann", PASSWORD, "annotator")
-
-
-@pytest.fixture(scope="module", params=BACKENDS)
-def ann_seed(request):
-    """A store holding the annotator ``ann``, built once per backend for the module."""
-    yield from seed_once(request, _add_ann)
-
-
-@pytest.fixture
-def store(ann_seed, request):
-    """A store of the test's own holding ``ann`` (a copy of :func:`ann_seed`'s), on SQLite and on PostgreSQL."""
-    yield from store_copy(ann_seed, request)
-
-
-@pytest.fixture
-def ann(ann_seed):
-    """The account of ``ann`` in every copy of :func:`ann_seed`'s store."""
-    return ann_seed.value
 
 
 # --------------------------------------------------------------------------- sessions
