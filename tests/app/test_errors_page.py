@@ -79,13 +79,12 @@ DENSE = {
 }
 
 
-def seed(store: Store, *, dense: bool = False) -> None:
+def seed(store: Store) -> None:
+    """The collection and its bm25 run (test_metric_per_category_per_run_by_hand adds DENSE itself)."""
     source = CollectionSource(passages=lambda: iter(PASSAGES), queries=lambda: iter(QUERIES), qrels=lambda: iter(QRELS))
     with store.write() as s:
         import_collection(s, source, name=C, format="test", location="mem")
         save_run(s, C, "bm25", BM25)
-        if dense:
-            save_run(s, C, "dense", DENSE)
 
 
 @pytest.fixture(scope="module")
