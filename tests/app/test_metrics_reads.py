@@ -8,7 +8,7 @@ import pytest
 
 import db.resolution as resolution
 from tests.app.apptest import open_as_admin
-from tests.app.test_metrics_page import PAGE, _fresh_data_cache, seeded  # noqa: F401 (fixtures)
+from tests.app.test_metrics_page import PAGE, _fresh_data_cache, seeded, seeded_file  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.slow  # whole pages run under AppTest: over 2 s a test
 

@@ -8,7 +8,7 @@ from sqlalchemy import func, select
 
 from db.labelling import next_item, record_judgment
 from db.models import Judgment
-from tests.db.test_annotation import _assign, world  # noqa: F401 - world is a fixture
+from tests.db.test_annotation import _assign, world, world_seed  # noqa: F401 - world and world_seed are fixtures
 
 
 @pytest.mark.parametrize("grade", [True, False, 2.0, "2", None])

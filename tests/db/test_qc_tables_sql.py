@@ -22,7 +22,7 @@ from db.qc_rounds import waiting_on_flags
 from db.review_progress import package_overview
 from db.vocab import JudgmentAction
 from tests.db.labelling_helpers import DOCS
-from tests.db.test_review import _act, _ids, judged, world  # noqa: F401  # fixtures: every resolution case
+from tests.db.test_review import _act, _ids, judged, judged_seed, world  # noqa: F401  # fixtures: every resolution case
 
 
 def _reference_labelled(s) -> Counter[int]:

@@ -19,7 +19,7 @@ from db.queries import collection_id
 from db.resolution import override_label
 from db.review_progress import final_label_distribution
 from tests.db.labelling_helpers import DOCS
-from tests.db.test_review import _ids, judged, world  # noqa: F401  # fixtures: every resolution case
+from tests.db.test_review import _ids, judged, judged_seed, world  # noqa: F401  # fixtures: every resolution case
 
 KINDS = ("table", "queue", "excluded")
 
