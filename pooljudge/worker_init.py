@@ -6,24 +6,29 @@ Kept free of imports beyond the standard library: the worker is spawned bare and
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import os
-import signal
-import sys
+import threading
+import time
 
-PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+PARENT_CHECK_S = 1.0
+"""How often the worker checks that the server that started it is still running."""
 
 
 def start_worker(niceness: int) -> None:
-    """Lower this process's priority by ``niceness`` and, on Linux, have it terminated when its parent dies.
+    """Lower this process's priority by ``niceness`` and end it when its parent (the server) is gone.
 
     A server killed without its shutdown (SIGKILL, an out-of-memory kill, a crash) would otherwise leave the
-    worker behind, blocked on its task queue for good, holding a few hundred MB.
+    worker behind, blocked on its task queue for good, holding a few hundred MB.  The worker watches for its
+    parent's end itself: Linux's parent-death signal (``PR_SET_PDEATHSIG``) fires when the *thread* that
+    started the process ends, and the server starts its worker from a page's script thread, which ends with
+    the page's run; the worker was killed after its first table.
     """
     os.nice(niceness)
-    if sys.platform.startswith("linux"):
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-        if os.getppid() == 1:  # the parent died before the line above: nobody would send the signal
-            os._exit(0)
+    parent = os.getppid()
+    threading.Thread(target=_exit_with, args=(parent,), name="pooljudge-parent-watch", daemon=True).start()
+
+
+def _exit_with(parent: int) -> None:
+    while os.getppid() == parent:  # a process whose parent ends is given another one (init or a subreaper)
+        time.sleep(PARENT_CHECK_S)
+    os._exit(0)

@@ -148,7 +148,24 @@ def test_the_worker_process_runs_below_the_server_s_priority():
     assert shown is not None and shown.value == min(os.nice(0) + WORKER_NICENESS, 19) > os.nice(0)
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's prctl")
+def test_the_worker_outlives_the_thread_that_started_it():
+    """The server starts its worker from a page's script thread, which ends with the page's run; the next table
+    must find the same worker (a parent-death signal bound to that thread killed it after its first table)."""
+    import os
+    import threading
+
+    bg = Background(processes=True)
+    first: list = []
+    starter = threading.Thread(target=lambda: first.append(bg.get("slot", 1, partial(os.getpid), wait=60)))
+    starter.start()
+    starter.join()
+    time.sleep(1.5)  # the signal came at once; the worker's own parent check runs every second
+    again = bg.get("slot", 2, partial(os.getpid), wait=60)
+    assert first[0] is not None and again is not None and again.key == 2, bg.state("slot")
+    assert again.value == first[0].value  # the same worker process, alive
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_the_worker_process_ends_when_its_server_is_killed(tmp_path):
     """A server killed without its shutdown (SIGKILL, out of memory) must not leave its worker behind for good."""
     script = tmp_path / "server.py"
