@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -17,6 +17,7 @@ from db.importer import import_collection, save_run
 from db.labelling import record_judgment
 from db.models import Assignment, Judgment, PassageRecord, QueryRecord
 from db.users import add_user
+from tests.sqlite_template import copy_store, seed_template
 
 VIEWS = Path(__file__).resolve().parents[2] / "views"
 
@@ -144,3 +145,32 @@ def run_launches_inline(monkeypatch) -> list[int]:
 
     monkeypatch.setattr(pooljudge.jobs, "launch", launch)
     return launched
+
+
+def admin_seeded_file(template: Path, folder: Path, seed: Callable[[Store], object]) -> tuple[Path, int]:
+    """A store file with an ``admin`` account and what ``seed(store)`` writes, built once (a module fixture's
+    work): ``(file, admin id)``; each test opens a copy (:func:`page_store`)."""
+    admin: list[int] = []
+
+    def write(url: str) -> None:
+        store = Store(url, upgrade=False)
+        with store.write() as s:
+            admin.append(add_user(s, "admin", "correct horse", "admin").id)
+        seed(store)
+        store.dispose()
+
+    return seed_template(template, folder, write), admin[0]
+
+
+def page_store(seeded: tuple[Path, int], tmp_path: Path, monkeypatch) -> Iterator[Store]:
+    """A copy of :func:`admin_seeded_file`'s store for one test, the one the pages under AppTest open
+    (``store.admin_id``); a fixture yields from it."""
+    path = copy_store(seeded[0], tmp_path / "app.db")
+    monkeypatch.delenv("POOLJUDGE_DB_URL", raising=False)
+    monkeypatch.setenv("POOLJUDGE_DB", str(path))
+    st.cache_resource.clear()
+    store = Store(sqlite_url(path), upgrade=False)
+    store.admin_id = seeded[1]  # type: ignore[attr-defined]
+    yield store
+    store.dispose()
+    st.cache_resource.clear()

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from core.types import CollectionSource, Passage, QrelEntry, Query
@@ -28,8 +27,8 @@ from db.error_analysis import (
 from db.importer import import_collection, save_run
 from db.queries import stored_qrels, stored_run
 from db.users import add_user
-from tests.app.apptest import VIEWS, open_as_admin
-from tests.sqlite_template import copy_store, fresh_sqlite, seed_template
+from tests.app.apptest import VIEWS, admin_seeded_file, open_as_admin, page_store
+from tests.sqlite_template import fresh_sqlite
 
 pytestmark = pytest.mark.slow  # whole pages run under AppTest: over 2 s a test
 
@@ -90,30 +89,13 @@ def seed(store: Store) -> None:
 @pytest.fixture(scope="module")
 def seeded(sqlite_template, tmp_path_factory) -> tuple[Path, int]:
     """A store with the admin and the collection (:func:`seed`), built once for the module: ``(file, admin id)``."""
-    admin: list[int] = []
-
-    def write(url: str) -> None:
-        store = Store(url, upgrade=False)
-        with store.write() as s:
-            admin.append(add_user(s, "admin", "correct horse", "admin").id)
-        seed(store)
-        store.dispose()
-
-    return seed_template(sqlite_template, tmp_path_factory.mktemp("errors-page"), write), admin[0]
+    return admin_seeded_file(sqlite_template, tmp_path_factory.mktemp("errors-page"), seed)
 
 
 @pytest.fixture
 def db(seeded, tmp_path, monkeypatch):
     """A store of the test's own, a copy of :func:`seeded`'s (``db.admin_id``), the one the page opens."""
-    path = copy_store(seeded[0], tmp_path / "app.db")
-    monkeypatch.delenv("POOLJUDGE_DB_URL", raising=False)
-    monkeypatch.setenv("POOLJUDGE_DB", str(path))
-    st.cache_resource.clear()
-    store = Store(sqlite_url(path), upgrade=False)
-    store.admin_id = seeded[1]
-    yield store
-    store.dispose()
-    st.cache_resource.clear()
+    yield from page_store(seeded, tmp_path, monkeypatch)
 
 
 def tags(store: Store, **filters) -> list[dict]:

@@ -12,11 +12,9 @@ from scipy import stats
 from core.analysis import compare_qrels_versions, compare_runs
 from core.metrics import DEFAULT_MEASURES, evaluate
 from core.types import CollectionSource, Passage, QrelEntry, Query
-from db.engine import Store, sqlite_url
 from db.importer import import_collection, save_run
 from db.users import add_user
-from tests.app.apptest import VIEWS, open_as_admin, open_as_new_account
-from tests.sqlite_template import copy_store, seed_template
+from tests.app.apptest import VIEWS, admin_seeded_file, open_as_admin, open_as_new_account, page_store
 
 pytestmark = pytest.mark.slow  # whole pages run under AppTest: over 2 s a test
 
@@ -95,30 +93,13 @@ def _seed(db):
 @pytest.fixture(scope="module")
 def seeded_file(sqlite_template, tmp_path_factory) -> tuple[Path, int]:
     """A store with the admin and :func:`_seed`'s collection, built once for the module: ``(file, admin id)``."""
-    admin: list[int] = []
-
-    def write(url: str) -> None:
-        store = Store(url, upgrade=False)
-        with store.write() as s:
-            admin.append(add_user(s, "admin", "correct horse", "admin").id)
-        _seed(store)
-        store.dispose()
-
-    return seed_template(sqlite_template, tmp_path_factory.mktemp("metrics-page"), write), admin[0]
+    return admin_seeded_file(sqlite_template, tmp_path_factory.mktemp("metrics-page"), _seed)
 
 
 @pytest.fixture
 def seeded(seeded_file, tmp_path, monkeypatch):
     """A store of the test's own holding the admin and the collection (a copy of :func:`seeded_file`'s)."""
-    path = copy_store(seeded_file[0], tmp_path / "app.db")
-    monkeypatch.delenv("POOLJUDGE_DB_URL", raising=False)
-    monkeypatch.setenv("POOLJUDGE_DB", str(path))
-    st.cache_resource.clear()
-    store = Store(sqlite_url(path), upgrade=False)
-    store.admin_id = seeded_file[1]
-    yield store
-    store.dispose()
-    st.cache_resource.clear()
+    yield from page_store(seeded_file, tmp_path, monkeypatch)
 
 
 def _open_on(db, source="imported"):
