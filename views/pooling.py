@@ -276,11 +276,10 @@ chosen = st.selectbox("Inspect pool", [p.name for p in pools])
 
 @st.cache_data(ttl=60, show_spinner="Computing pool statistics...")
 def statistics(collection_name: str, pool_name: str):
-    stats, selected = stored_pool_statistics(store, collection_name, pool_name)
-    return stats, selected
+    return stored_pool_statistics(store, collection_name, pool_name)[0]  # the charts use no selection sizes
 
 
-stats, selected = statistics(info.name, chosen)
+stats = statistics(info.name, chosen)
 left, right = st.columns(2)
 # graph_objects rather than plotly.express: express spends 100-150 ms of CPU per figure on every run of the page
 left.plotly_chart(

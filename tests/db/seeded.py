@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from db.engine import Store, sqlite_url
-from tests.sqlite_template import copy_store, snapshot
+from tests.sqlite_template import copy_store, seed_template
 
 BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)]
 """The parameters of a module fixture built with :func:`seed_once` (the PostgreSQL variant is a slow test)."""
@@ -37,12 +37,15 @@ def seed_once(request: pytest.FixtureRequest, seed: Callable[[Store], Any]) -> I
     Use it in a module-scoped fixture parametrised with :data:`BACKENDS` (``yield from seed_once(...)``).
     """
     if request.param == "sqlite":
+        values: list[Any] = []
+
+        def write(url: str) -> None:
+            store = Store(url, upgrade=False)
+            values.append(seed(store))
+            store.dispose()
+
         folder = request.getfixturevalue("tmp_path_factory").mktemp("seeded")
-        build = copy_store(request.getfixturevalue("sqlite_template"), folder / "build.db")
-        store = Store(sqlite_url(build), upgrade=False)
-        value = seed(store)
-        store.dispose()
-        yield Seeded("sqlite", str(snapshot(build, folder / "seeded.db")), value)
+        yield Seeded("sqlite", str(seed_template(request.getfixturevalue("sqlite_template"), folder, write)), values[0])
         return
     databases = request.getfixturevalue("pg_databases")
     url = databases.create()

@@ -95,7 +95,7 @@ class Queue {
     this.busy = null; // a command (undo, previous) waiting for the server: keys wait too
     // that command, sent with every message until the server says it was carried out: a later message
     // replaces the component's state, and a run that read the state before the command would leave it unread
-    this.command_ = null;
+    this.pendingCommand = null;
     this.shownAt = performance.now();
     this.build();
     this.onKey = (event) => this.key(event);
@@ -156,7 +156,7 @@ class Queue {
     if (refused.length) this.showRefusals(refused);
     if (data.command_done !== undefined && this.busy !== null && data.command_done >= this.busy) {
       this.busy = null;
-      this.command_ = null;
+      this.pendingCommand = null;
     }
     const head = this.items[0];
     const fresh = (data.items || []).filter((item) => !this.answered.has(item.token));
@@ -175,7 +175,7 @@ class Queue {
     afterPaint(() => this.buildAhead());
     // the server has finished a run: what is still pending was sent after it started (or lost) and goes now
     this.inFlight = false;
-    if (this.pending.length || this.command_ !== null) this.send();
+    if (this.pending.length || this.pendingCommand !== null) this.send();
   }
 
   showRefusals(lines) {
@@ -325,7 +325,7 @@ class Queue {
     this.busy = this.serial;
     this.items = [];
     this.draw();
-    this.command_ = { name, serial: this.busy, shown: head ? head.assignment_id : null };
+    this.pendingCommand = { name, serial: this.busy, shown: head ? head.assignment_id : null };
     this.send();
   }
 
@@ -334,11 +334,11 @@ class Queue {
     this.inFlight = true;
     this.lastSend = performance.now();
     const answers = this.pending.map(({ describe, package: _package, ...answer }) => answer);
-    this.setState("answers", { sent: ++this.serial, answers, command: this.command_ });
+    this.setState("answers", { sent: ++this.serial, answers, command: this.pendingCommand });
   }
 
   resendIfStuck() {
-    const waiting = this.pending.length || this.command_ !== null;
+    const waiting = this.pending.length || this.pendingCommand !== null;
     if (waiting && performance.now() - this.lastSend > RESEND_MS) this.send();
   }
 
