@@ -262,6 +262,7 @@ else:
             file_name=f"{info.name}-leaked-train-queries.txt",
             mime="text/plain",
             key="stats_leaks_ids",
+            on_click="ignore",  # a download needs no run of the page
         )
         st.download_button(
             "Download the matches (TSV)",
@@ -269,4 +270,5 @@ else:
             file_name=f"{info.name}-leakage.tsv",
             mime="text/tab-separated-values",
             key="stats_leaks_tsv",
+            on_click="ignore",
         )

@@ -303,5 +303,10 @@ st.caption(
 )
 
 st.download_button(
-    "Download CSV", result.to_csv(), file_name=f"simulation-{info.id}.csv", mime="text/csv", key="simulation_csv"
+    "Download CSV",
+    result.to_csv(),
+    file_name=f"simulation-{info.id}.csv",
+    mime="text/csv",
+    key="simulation_csv",
+    on_click="ignore",  # a download needs no run of the page
 )

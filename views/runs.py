@@ -58,6 +58,9 @@ if runs:
         functools.partial(run_file, info.name, chosen),
         file_name=f"{chosen}.trec".replace("/", "_"),
         mime="text/plain",
+        # no rerun on the click: the browser asks for the file after the click's rerun has started, and that
+        # rerun drops the function under the id the browser asks for (no file came, on a loaded machine)
+        on_click="ignore",
     )
 else:
     st.caption("No runs yet: import one or start a pool on the Pooling page.")
@@ -98,4 +101,5 @@ else:
         content,
         file_name=f"{info.name}-{version}-{shape}.qrels".replace("/", "_"),
         mime="text/plain",
+        on_click="ignore",  # a download needs no run of the page
     )
