@@ -428,9 +428,22 @@ def ranked_view() -> None:
     ranked_form(ranked, order)
 
 
-def ranked_entry_html(e: RankedEntry, query: str, order: str | None, *, under_cursor: bool) -> str:
+RANKED_VALUES: list[int | str] = [*GRADES, "exclude", "keep"]
+"""What the ranked list's keys set on the passage under the cursor: a final label, its exclusion, or nothing."""
+
+
+def ranked_choice_key(e: RankedEntry) -> str:
+    """The session-state key of the label set on ``e`` and not yet applied (per query: a passage can be pooled
+    for several)."""
+    return f"ranked_set_{e.query_id}_{e.passage_id}"
+
+
+def ranked_entry_html(
+    e: RankedEntry, query: str, order: str | None, *, under_cursor: bool, chosen: int | str = "keep"
+) -> str:
     """One passage of the ranked list as one HTML block: where it ranks, its title and text with the query's
-    terms marked, and beside them its final label and every annotator's label (all escaped)."""
+    terms marked, and beside them its final label, every annotator's label and the label set and not yet
+    applied (all escaped)."""
     where = f"#{e.position}" + (
         "" if order is None else (f" · rank {e.run_rank}" if e.run_rank else " · not retrieved")
     )
@@ -447,48 +460,76 @@ def ranked_entry_html(e: RankedEntry, query: str, order: str | None, *, under_cu
     right = verbatim_html(f"final: {final}", bold=True) + verbatim_html(
         labels_text(e.labels) or "no labels yet", small=True, label="labels"
     )
+    if chosen != "keep":
+        right += verbatim_html(f"set to: {chosen}", bold=True, label="not applied yet")
     cursor = verbatim_html("▶ the keys set this passage", small=True) if under_cursor else ""
+    border = "2px solid #ff4b4b" if under_cursor else "1px solid rgba(49, 51, 63, 0.2)"
     return (
+        f'<div style="border: {border}; border-radius: 0.5rem; padding: 0.5rem 0.75rem; margin-bottom: 0.5rem">'
         f'{cursor}<div style="display: flex; gap: 1rem"><div style="flex: 5">{left}</div>'
-        f'<div style="flex: 2">{right}</div></div>'
+        f'<div style="flex: 2">{right}</div></div></div>'
     )
+
+
+def _jump(cursor: str, box: str) -> None:
+    st.session_state[cursor] = st.session_state[box]
 
 
 def ranked_form(ranked: RankedList, order: str | None) -> None:
-    targets = [f"ranked_set_{e.passage_id}" for e in ranked.entries]
-    cursor = cursor_keys(targets, [*GRADES, "exclude"], cursor="ranked_cursor", prefix="ranked_key")
+    targets = [ranked_choice_key(e) for e in ranked.entries]
+    cursor = cursor_keys(targets, RANKED_VALUES, cursor="ranked_cursor", prefix="ranked_key")
     st.caption(
         f"Keys: J/K move the cursor (now #{cursor + 1}), 0-3 set the final label of the passage under it, X "
-        "excludes it; then give the reason and apply."
+        "excludes it, U takes back what was set on it; then give the reason and apply. The buttons do the same."
     )
+    # a box that moves the cursor, for the mouse; its own key (the cursor's is set by the keys' callbacks)
+    st.session_state["ranked_jump"] = cursor
+    st.selectbox(
+        "Passage under the cursor",
+        range(len(ranked.entries)),
+        key="ranked_jump",
+        format_func=lambda i: f"#{ranked.entries[i].position} · {ranked.entries[i].docid}",
+        on_change=_jump,
+        args=("ranked_cursor", "ranked_jump"),
+    )
+    chosen = {e.passage_id: st.session_state.get(ranked_choice_key(e), "keep") for e in ranked.entries}
+    # the whole list is one HTML element and the labels set are kept in the session, not in a box per passage:
+    # a browser styles and lays out every element of a page, and fifty passages with a box each were most of
+    # a second of its script time on a tab switch under load (about twice the pairs table's)
+    st.html(
+        "".join(
+            ranked_entry_html(e, ranked.query, order, under_cursor=i == cursor, chosen=chosen[e.passage_id])
+            for i, e in enumerate(ranked.entries)
+        )
+    )
+    changes = [
+        (e.query_id, e.passage_id, None if choice == "exclude" else int(choice))
+        for e in ranked.entries
+        if (choice := chosen[e.passage_id]) != "keep"
+    ]
     with st.form("ranked_adjust"):
-        for i, e in enumerate(ranked.entries):
-            # one text element and one box per passage: a browser draws each element of a form of fifty
-            # passages (columns, captions, texts) with its own styling work, seconds of it on a busy machine
-            with st.container(border=True, horizontal=True, vertical_alignment="center", wrap=False):
-                st.html(ranked_entry_html(e, ranked.query, order, under_cursor=i == cursor))
-                st.selectbox(
-                    "Set final label",
-                    ["keep", *GRADES, "exclude"],
-                    key=f"ranked_set_{e.passage_id}",
-                    format_func=lambda g: "keep as is" if g == "keep" else ("exclude" if g == "exclude" else str(g)),
-                    width=180,
+        st.caption(
+            f"Set and not applied yet: {count(len(changes), 'label')}"
+            + (
+                " ("
+                + ", ".join(
+                    f"#{e.position}: {chosen[e.passage_id]}" for e in ranked.entries if chosen[e.passage_id] != "keep"
                 )
+                + ")."
+                if changes
+                else "."
+            )
+        )
         ranked_reason = st.text_area("Reason for the labels you set (required)", key="ranked_reason")
         ranked_submit = st.form_submit_button("Apply the labels set", key="ranked_submit")
     if ranked_submit:
-        changes = [
-            (e.query_id, e.passage_id, None if choice == "exclude" else int(choice))
-            for e in ranked.entries
-            if (choice := st.session_state.get(f"ranked_set_{e.passage_id}", "keep")) != "keep"
-        ]
         if not changes:
             st.error("No label was set: choose a final label for at least one passage.")
         else:
             results = write(override_labels, account.id, changes, ranked_reason)
             if results is not Refused.WRITE:
-                for e in ranked.entries:  # the list shows the new labels; the boxes start from "keep" again
-                    st.session_state.pop(f"ranked_set_{e.passage_id}", None)
+                for key in targets:  # the list shows the new labels; nothing is left set
+                    st.session_state.pop(key, None)
                 st.session_state.pop("ranked_reason", None)
                 done(f"Set {count(len(results), 'final label')} of query {md_escape(ranked.qid)}.")
 

@@ -20,6 +20,8 @@ GRADE_KEYS: dict[str, dict[int, str]] = {
 """The key of each grade on each scale: the Annotate page's (0-3; N and Y on the binary scale)."""
 KEEP_KEY = "K"
 EXCLUDE_KEY = "X"
+UNDO_KEY = "U"
+"""Takes back a label set on the ranked list's passage under the cursor (the value ``"keep"``)."""
 NEXT_KEY, PREVIOUS_KEY = "J", "K"
 
 
@@ -30,7 +32,7 @@ def keys_text(scale: str) -> str:
 
 
 def _shortcut(value: int | str) -> str:
-    return EXCLUDE_KEY if value == "exclude" else str(value)
+    return {"exclude": EXCLUDE_KEY, "keep": UNDO_KEY}.get(str(value), str(value))
 
 
 def _set(target: str, value: int | str) -> None:
@@ -61,13 +63,14 @@ def _set_at(cursor: str, targets: Sequence[str], value: int | str) -> None:
 
 
 def cursor_keys(targets: Sequence[str], values: Sequence[int | str], *, cursor: str, prefix: str) -> int:
-    """J/K move a cursor over the widgets ``targets``; each value's key sets the widget under the cursor.
+    """J/K move a cursor over the session-state keys ``targets``; each value's key sets the one under the cursor
+    (X: ``"exclude"``, U: ``"keep"``).
 
     The cursor starts on the first target and again whenever the targets change (another query); returns
     its index, for the screen to mark the item under it.
     """
     state = st.session_state
-    if state.get(f"{cursor}_targets") != list(targets):
+    if state.get(f"{cursor}_targets") != list(targets) or cursor not in state:
         state[f"{cursor}_targets"], state[cursor] = list(targets), 0
     row = st.container(horizontal=True, key=f"{prefix}_row")
     moves = (("next", NEXT_KEY, 1, "next ↓"), ("previous", PREVIOUS_KEY, -1, "previous ↑"))

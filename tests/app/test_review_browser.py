@@ -139,7 +139,10 @@ def _check_ranked_list(panel) -> None:
 
 def _set_d1_to_0(page, panel) -> None:
     """Set the split d1's final label to 0 in the ranked list, with a reason."""
-    choose_in(page, "Set final label", "0", scope=panel, nth=2)
+    choose_in(page, "Passage under the cursor", "#3 · d1", scope=panel)  # the mouse moves the cursor...
+    panel.get_by_text("(now #3)").wait_for(timeout=60_000)
+    panel.locator(".st-key-ranked_key_0 button").click()  # ... and its 0 button sets the label under it
+    panel.get_by_text("Set and not applied yet: 1 label (#3: 0).").wait_for(timeout=60_000)
     panel.get_by_label("Reason for the labels you set (required)").fill("only the river is named")
     panel.get_by_role("button", name="Apply the labels set").click()
     page.get_by_text("Set 1 final label of query q1.").wait_for(timeout=60_000)
