@@ -2,6 +2,9 @@
 per-query drill-down, a comparison of two runs with paired significance tests, a comparison of two qrels
 versions and the measures per query group."""
 
+import math
+import os
+
 import pandas as pd
 import plotly.express as px
 import streamlit as st
@@ -41,12 +44,36 @@ SPLIT_ORDER = ("train", "dev", "test")
 UNKNOWN = "unknown"
 RESAMPLES = 9999  # randomisation test: random sign patterns (exact when 2^n is smaller)
 TOP_DIFFERENCES = 20
-REFRESH_SECONDS = 10
+DEFAULT_REFRESH_SECONDS = 10.0
+REFRESH_VARIABLE = "POOLJUDGE_LIVE_REFRESH_SECONDS"
+"""How often, in seconds, an open Metrics page with live final labels follows new labels (default 10)."""
 MEAN = st.column_config.NumberColumn(format="%.4f")
 P_VALUE = st.column_config.NumberColumn(format="%.4g")
 
 account = require_role(Role.ADMIN, Role.REVIEWER)
 st.title("Metrics")
+
+
+def refresh_seconds() -> float:
+    """``$POOLJUDGE_LIVE_REFRESH_SECONDS``, or the default with a warning when it is not a number above 0."""
+    raw = os.environ.get(REFRESH_VARIABLE, "").strip()
+    if not raw:
+        return DEFAULT_REFRESH_SECONDS
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = 0.0
+    if seconds > 0 and math.isfinite(seconds):
+        return seconds
+    shown = raw.replace("`", "'")
+    st.warning(
+        f"`{REFRESH_VARIABLE}={shown!r}` is not a number of seconds above 0: the live leaderboard refreshes every "
+        f"{DEFAULT_REFRESH_SECONDS:g} s."
+    )
+    return DEFAULT_REFRESH_SECONDS
+
+
+REFRESH_SECONDS = refresh_seconds()
 store = get_store()
 collections = collections_or_stop(store)
 
@@ -201,7 +228,7 @@ def live_leaderboard() -> None:
 
 def leaderboard_tab() -> None:
     if source == LIVE and st.toggle(
-        f"Refresh every {REFRESH_SECONDS} s",
+        f"Refresh every {REFRESH_SECONDS:g} s",
         value=True,
         key="leaderboard_refresh",
         help="Follow new labels as annotators work.",

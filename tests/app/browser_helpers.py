@@ -46,6 +46,9 @@ CHROMIUM_ARGS = [
 # frame, which keeps Chromium drawing 60 frames a second in software for as long as a test waits
 POLL_MS = 100
 PASSWORD = "correct horse battery"
+# how often the shared server's open Metrics pages follow new labels (the app's default is 10 s: the tests that
+# wait for a refresh would wait that long, a core idle)
+LIVE_REFRESH_SECONDS = 2
 # the accounts of the shared server (``app_server``): name -> role
 ACCOUNTS = {
     "admin": "admin",

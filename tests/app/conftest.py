@@ -14,6 +14,7 @@ from db.users import add_user
 from tests.app import apptest_runtime
 from tests.app.browser_helpers import (
     ACCOUNTS,
+    LIVE_REFRESH_SECONDS,
     TEST_CHROMIUM,
     ContextPool,
     add_users,
@@ -54,7 +55,11 @@ def app_server(tmp_path_factory):
     add_users(db, ACCOUNTS)
     cli(db, "demo")
     logs, models = tmp_path_factory.mktemp("log"), tmp_path_factory.mktemp("models")
-    jobs = {"POOLJUDGE_MODELS": str(models), "POOLJUDGE_JOB_LOGS": str(logs)}
+    jobs = {
+        "POOLJUDGE_MODELS": str(models),
+        "POOLJUDGE_JOB_LOGS": str(logs),
+        "POOLJUDGE_LIVE_REFRESH_SECONDS": str(LIVE_REFRESH_SECONDS),
+    }
     with serve_sqlite(db, logs / "streamlit.log", **jobs) as url:
         yield {"url": url, "db": db, "models": models}
 

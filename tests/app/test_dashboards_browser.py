@@ -14,7 +14,16 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.app.browser_helpers import choose_in, cli, open_page, screenshot, signed_in_page, wait_drawn, wait_idle
+from tests.app.browser_helpers import (
+    LIVE_REFRESH_SECONDS,
+    choose_in,
+    cli,
+    open_page,
+    screenshot,
+    signed_in_page,
+    wait_drawn,
+    wait_idle,
+)
 
 pytestmark = pytest.mark.browser
 DEMO = "demo-bilingual"
@@ -188,7 +197,7 @@ def test_live_leaderboard_follows_new_labels_without_interaction(app_server, adm
     # the session keeps the tab it had open last (a new session opens the first)
     page.get_by_role("tab", name="Leaderboard").click()
     choose_in(page, "Qrels", "live final labels")
-    page.get_by_text("Refresh every 10 s").wait_for(timeout=30_000)
+    page.get_by_text(f"Refresh every {LIVE_REFRESH_SECONDS} s").wait_for(timeout=30_000)
     before = len(labelled)
 
     with store.write() as s:
@@ -204,6 +213,6 @@ def test_live_leaderboard_follows_new_labels_without_interaction(app_server, adm
             )
             record_judgment(s, uid, aid, 2)
     store.dispose()
-    # no click, no reload: the fragment reruns every 10 s
+    # no click, no reload: the fragment reruns every LIVE_REFRESH_SECONDS
     page.get_by_text(re.compile(rf"^{before + 1} judged queries \(live final labels\)")).wait_for(timeout=40_000)
     screenshot(page, "dashboard-metrics-live")

@@ -554,3 +554,28 @@ def test_chart_labels_show_the_stored_text(db):
     assert {t["name"] for t in versions["data"]} == {"A: imported", "B: &lt;v&gt; &amp; w"}
     assert {x for t in versions["data"] for x in t["x"]} == {"plain", escaped_run}
     assert not any("&quot;" in c.proto.spec for c in at.get("plotly_chart"))
+
+
+# ---------------------------------------------------------------------------- the live leaderboard's refresh
+
+
+@pytest.mark.parametrize(
+    ("configured", "label", "warning"),
+    [
+        (None, "Refresh every 10 s", None),
+        ("3", "Refresh every 3 s", None),
+        ("2.5", "Refresh every 2.5 s", None),
+        ("0", "Refresh every 10 s", "`POOLJUDGE_LIVE_REFRESH_SECONDS='0'` is not a number of seconds above 0"),
+        ("soon", "Refresh every 10 s", "`POOLJUDGE_LIVE_REFRESH_SECONDS='soon'` is not a number of seconds above 0"),
+    ],
+)
+def test_the_live_leaderboard_refreshes_as_often_as_the_server_is_told(seeded, monkeypatch, configured, label, warning):
+    """A team sets how often open Metrics pages follow new labels (a busy server less often, a demo more)."""
+    if configured is None:
+        monkeypatch.delenv("POOLJUDGE_LIVE_REFRESH_SECONDS", raising=False)
+    else:
+        monkeypatch.setenv("POOLJUDGE_LIVE_REFRESH_SECONDS", configured)
+    at = _open_on(seeded, "live final labels")
+    assert at.toggle(key="leaderboard_refresh").label == label
+    warnings = [w.value for w in at.warning if "REFRESH" in w.value]
+    assert [w.split(":")[0] for w in warnings] == ([] if warning is None else [warning])
