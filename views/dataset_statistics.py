@@ -15,6 +15,7 @@ from pooljudge.ui.common import (
     collection_box,
     collections_or_stop,
     describe_version,
+    download_button,
     get_store,
     md_escape,
     qrels_summaries,
@@ -256,19 +257,17 @@ else:
     st.metric("Training queries near a dev/test query", f"{len(flagged):,} of {n_train:,}")
     st.dataframe(leaks.round({"similarity": 4}), hide_index=True, width="stretch")
     if len(flagged):
-        st.download_button(
+        download_button(
             "Download the training query ids to remove",
             "\n".join(sorted(flagged)) + "\n",
             file_name=f"{info.name}-leaked-train-queries.txt",
             mime="text/plain",
             key="stats_leaks_ids",
-            on_click="ignore",  # a download needs no run of the page
         )
-        st.download_button(
+        download_button(
             "Download the matches (TSV)",
             leaks.to_csv(sep="\t", index=False),
             file_name=f"{info.name}-leakage.tsv",
             mime="text/tab-separated-values",
             key="stats_leaks_tsv",
-            on_click="ignore",
         )

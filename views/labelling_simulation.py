@@ -16,7 +16,14 @@ from core.simulation import ACTIVE_STRATEGIES, RULES, STRATEGIES, TAU_TARGET, Si
 from db.vocab import Role
 from pooljudge.simulation import RetrainSettings, simulate_collection
 from pooljudge.ui.auth import require_role
-from pooljudge.ui.common import collection_box, collections_or_stop, get_store, md_escape, qrels_version_box
+from pooljudge.ui.common import (
+    collection_box,
+    collections_or_stop,
+    download_button,
+    get_store,
+    md_escape,
+    qrels_version_box,
+)
 from pooljudge.ui.highlight import chart_text
 
 MEASURES = ["nDCG@10", "MRR@10", "MAP", "P@10", "R@100", "nDCG@20", "Success@10"]
@@ -302,11 +309,6 @@ st.caption(
     + ", ".join(f"{md_escape(run)} {value:.4f}" for run, value in result.full.items())
 )
 
-st.download_button(
-    "Download CSV",
-    result.to_csv(),
-    file_name=f"simulation-{info.id}.csv",
-    mime="text/csv",
-    key="simulation_csv",
-    on_click="ignore",  # a download needs no run of the page
+download_button(
+    "Download CSV", result.to_csv(), file_name=f"simulation-{info.id}.csv", mime="text/csv", key="simulation_csv"
 )

@@ -502,24 +502,11 @@ def ranked_form(ranked: RankedList, order: str | None) -> None:
             for i, e in enumerate(ranked.entries)
         )
     )
-    changes = [
-        (e.query_id, e.passage_id, None if choice == "exclude" else int(choice))
-        for e in ranked.entries
-        if (choice := chosen[e.passage_id]) != "keep"
-    ]
+    pending = [(e, choice) for e in ranked.entries if (choice := chosen[e.passage_id]) != "keep"]
+    changes = [(e.query_id, e.passage_id, None if choice == "exclude" else int(choice)) for e, choice in pending]
     with st.form("ranked_adjust"):
-        st.caption(
-            f"Set and not applied yet: {count(len(changes), 'label')}"
-            + (
-                " ("
-                + ", ".join(
-                    f"#{e.position}: {chosen[e.passage_id]}" for e in ranked.entries if chosen[e.passage_id] != "keep"
-                )
-                + ")."
-                if changes
-                else "."
-            )
-        )
+        listed = ", ".join(f"#{e.position}: {choice}" for e, choice in pending)
+        st.caption(f"Set and not applied yet: {count(len(pending), 'label')}" + (f" ({listed})." if pending else "."))
         ranked_reason = st.text_area("Reason for the labels you set (required)", key="ranked_reason")
         ranked_submit = st.form_submit_button("Apply the labels set", key="ranked_submit")
     if ranked_submit:

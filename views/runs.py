@@ -11,7 +11,14 @@ from db.queries import list_runs, stored_qrels, stored_run
 from db.vocab import Role
 from pooljudge.encoders import described_models
 from pooljudge.ui.auth import require_role
-from pooljudge.ui.common import blank_missing, collection_box, collections_or_stop, get_store, md_escape
+from pooljudge.ui.common import (
+    blank_missing,
+    collection_box,
+    collections_or_stop,
+    download_button,
+    get_store,
+    md_escape,
+)
 from pooljudge.ui.qc_states import version_left_out
 
 require_role(Role.ADMIN, Role.REVIEWER)
@@ -53,14 +60,11 @@ if runs:
 
     # written when the button is clicked (Streamlit calls it in a thread of its own), not on every run of the
     # page: a large run's file takes a good part of a second to write
-    st.download_button(
+    download_button(
         "Download run (TREC)",
         functools.partial(run_file, info.name, chosen),
         file_name=f"{chosen}.trec".replace("/", "_"),
         mime="text/plain",
-        # no rerun on the click: the browser asks for the file after the click's rerun has started, and that
-        # rerun drops the function under the id the browser asks for (no file came, on a loaded machine)
-        on_click="ignore",
     )
 else:
     st.caption("No runs yet: import one or start a pool on the Pooling page.")
@@ -96,10 +100,9 @@ except ValueError as exc:  # ids with whitespace cannot be written to TREC files
 else:
     # graded and binary files of one version must not overwrite each other in a downloads folder
     shape = f"binary-ge{int(level)}" if level else "graded"
-    st.download_button(
+    download_button(
         "Download qrels (TREC)",
         content,
         file_name=f"{info.name}-{version}-{shape}.qrels".replace("/", "_"),
         mime="text/plain",
-        on_click="ignore",  # a download needs no run of the page
     )

@@ -163,6 +163,13 @@ def show_rows(rows: Sequence[object], container=None, **options) -> None:
     )
 
 
+def download_button(label: str, data, **options) -> None:
+    """``st.download_button`` that does not rerun the page when clicked: a download needs no rerun, and for a
+    deferred file (``data`` a function) the browser asks for the file after the click's rerun has started,
+    which registers the function under a new id and drops the one asked for (no file came, on a loaded machine)."""
+    st.download_button(label, data, on_click="ignore", **options)
+
+
 def fmt_float(value: float | None, digits: int = 1) -> str:
     return "-" if value is None else f"{value:,.{digits}f}"
 

@@ -73,3 +73,12 @@ def test_a_click_on_a_download_button_does_not_rerun_the_page(with_run):
     buttons = {b.proto.label: b.proto for b in at.get("download_button")}
     assert set(buttons) == {"Download run (TREC)", "Download qrels (TREC)"}
     assert all(proto.ignore_rerun for proto in buttons.values())
+
+
+def test_every_page_downloads_through_the_helper_that_does_not_rerun():
+    """A page that called ``st.download_button`` itself would bring the lost deferred download back."""
+    direct = [p.name for p in sorted(VIEWS.glob("*.py")) if "st.download_button(" in p.read_text(encoding="utf-8")]
+    assert direct == []
+    assert all(
+        "download_button(" in (VIEWS / p).read_text(encoding="utf-8") for p in ("runs.py", "dataset_statistics.py")
+    )
