@@ -21,6 +21,7 @@ from pooljudge.ui.auth import (
     take_requested_page,
 )
 from pooljudge.ui.common import carry_collection, get_store, md_escape
+from pooljudge.ui.script_control import stop_run
 from pooljudge.ui.setup import first_admin_form, has_users
 
 st.set_page_config(page_title="pooljudge", page_icon=":material/fact_check:", layout="wide")
@@ -70,7 +71,7 @@ if account is None:
         login_form()
     else:
         first_admin_form()
-    st.stop()
+    stop_run()
 
 pages = [PAGES[name] for name in BY_ROLE[account.role]]
 if account.role == Role.ANNOTATOR:

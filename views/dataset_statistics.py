@@ -23,6 +23,7 @@ from pooljudge.ui.common import (
 )
 from pooljudge.ui.highlight import chart_text
 from pooljudge.ui.level import level_input, relevant_caption
+from pooljudge.ui.script_control import stop_run
 from pooljudge.ui.vectors import query_vectors_or_job
 
 # Encoding more queries than this waits for a click instead of starting its job on page load.
@@ -176,7 +177,7 @@ with st.expander("Embedding model"):
     ).strip()
 if len(queries) < 2:
     st.caption("Query diversity needs at least two queries.")
-    st.stop()
+    stop_run()
 # the vectors come from a background job (kept on disk by query texts and model): never encoded on the request
 vectors = query_vectors_or_job(
     store,
@@ -188,7 +189,7 @@ vectors = query_vectors_or_job(
     model_label=model or "the bundled model",
 )
 if vectors is None:
-    st.stop()
+    stop_run()
 
 # imported beside their use: core.leakage itself imports no torch
 from core.leakage import (  # noqa: E402

@@ -25,6 +25,7 @@ from pooljudge.ui.common import (
     qrels_version_box,
 )
 from pooljudge.ui.highlight import chart_text
+from pooljudge.ui.script_control import stop_run
 
 MEASURES = ["nDCG@10", "MRR@10", "MAP", "P@10", "R@100", "nDCG@20", "Success@10"]
 STATE = "labelling_simulation"  # {params: SimulationResult}: the last results, so a rerun redraws without recomputing
@@ -69,10 +70,10 @@ info = collection_box(left, collections, key="simulation_collection")
 version = qrels_version_box(right, store, info, key="simulation_qrels")
 if version is None:
     st.info("This collection has no qrels version to act as the oracle: import qrels or freeze the final labels.")
-    st.stop()
+    stop_run()
 if len(info.runs) < 2:
     st.info("The simulation ranks systems: this collection needs at least two stored runs.")
-    st.stop()
+    stop_run()
 
 runs = st.multiselect("Runs", info.runs, default=info.runs, key=f"simulation_runs::{info.name}")
 c1, c2, c3, c4 = st.columns(4)
@@ -198,7 +199,7 @@ if st.button("Run simulation", type="primary", disabled=not ready, key="simulati
     except (ValueError, LookupError) as exc:
         bar.empty()
         st.error(md_escape(str(exc.args[0] if exc.args else exc)))
-        st.stop()
+        stop_run()
     bar.empty()
     results.pop(params, None)
     results[params] = fresh
@@ -207,7 +208,7 @@ if st.button("Run simulation", type="primary", disabled=not ready, key="simulati
 
 result = results.get(params)
 if result is None:
-    st.stop()
+    stop_run()
 
 a, b, c = st.columns(3)
 a.metric("Judged queries", f"{result.queries:,}")

@@ -38,6 +38,7 @@ from pooljudge.ui.common import (
 from pooljudge.ui.evaluators import leaderboard_results
 from pooljudge.ui.highlight import chart_text, show_text
 from pooljudge.ui.level import level_caption, level_control, level_input
+from pooljudge.ui.script_control import stop_run
 
 GROUP_BY = ["split", "type", "domain", "language"]
 SPLIT_ORDER = ("train", "dev", "test")
@@ -87,7 +88,7 @@ st.caption(level_caption(level, info.relevance_level))
 level_control(st, store, info, level, account, key="metrics_level")
 if not info.runs or not measures:
     st.caption("This collection has no runs yet." if not info.runs else "Choose at least one measure.")
-    st.stop()
+    stop_run()
 
 
 def stored_run(collection: str, run: str):

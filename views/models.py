@@ -27,6 +27,7 @@ from pooljudge.ui.auth import require_role
 from pooljudge.ui.common import blank_missing, collection_box, collections_or_stop, get_store, md_escape
 from pooljudge.ui.highlight import chart_text
 from pooljudge.ui.jobs import show_collection_jobs
+from pooljudge.ui.script_control import stop_run
 
 KINDS = {
     "default": "Default: the best on the held-out queries of BM25, base dense, their hybrid and the fine-tuned encoder",
@@ -358,7 +359,7 @@ job_progress(info.name)
 st.subheader("Trained models")
 if not models:
     st.caption("No trained models yet.")
-    st.stop()
+    stop_run()
 rows = []
 for m in models:
     seconds, rate = timing(m)

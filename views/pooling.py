@@ -21,6 +21,7 @@ from pooljudge.ui.common import blank_missing, collection_box, collections_or_st
 from pooljudge.ui.figures import grouped_bars, histogram, share_heatmap
 from pooljudge.ui.highlight import chart_text
 from pooljudge.ui.jobs import show_collection_jobs
+from pooljudge.ui.script_control import stop_run
 
 SELECTIONS = {
     "none": "annotate everything pooled",
@@ -263,7 +264,7 @@ with store.read() as session:
     pools = list_pools(session, info.name)
 if not pools:
     st.caption("No pools yet.")
-    st.stop()
+    stop_run()
 st.dataframe(
     blank_missing(
         pd.DataFrame([{k: getattr(p, k) for k in ("name", "method", "pairs", "selected", "created_at")} for p in pools])

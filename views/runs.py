@@ -20,6 +20,7 @@ from pooljudge.ui.common import (
     md_escape,
 )
 from pooljudge.ui.qc_states import version_left_out
+from pooljudge.ui.script_control import stop_run
 
 require_role(Role.ADMIN, Role.REVIEWER)
 st.title("Runs and export")
@@ -72,7 +73,7 @@ else:
 st.subheader("Qrels")
 if not info.qrels_versions:
     st.caption("No qrels yet.")
-    st.stop()
+    stop_run()
 version = st.selectbox("Qrels version", info.qrels_versions[::-1])
 level = st.number_input("Binary at level (0 = keep graded labels)", min_value=0, max_value=10, value=0)
 st.caption(

@@ -31,6 +31,7 @@ from db.sessions import SESSION_TTL, check_session, login, revoke_session, touch
 from db.users import Account, get_account
 from pooljudge.ui import session_cookie
 from pooljudge.ui.common import get_store
+from pooljudge.ui.script_control import stop_run
 
 COOKIE = "pooljudge_session"
 _KEY = "pooljudge_user_id"
@@ -101,10 +102,10 @@ def require_role(*roles: str) -> Account:
             st.warning(notice)
         else:
             st.error("You do not have access to this page.")
-        st.stop()
+        stop_run()
     if account.role not in roles:
         st.error("You do not have access to this page.")
-        st.stop()
+        stop_run()
     return account
 
 

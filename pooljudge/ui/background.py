@@ -29,6 +29,7 @@ from typing import Any
 
 import streamlit as st
 
+from pooljudge.ui.script_control import stop_run
 from pooljudge.worker_init import start_worker
 
 
@@ -203,10 +204,10 @@ def shown_value(
         _, computing, error, _ = background().state(slot)
         if error is not None and not computing:
             st.error(f"Computing {what} failed: {error}")
-            st.stop()
+            stop_run()
         st.info(f"Computing {what} in the background: this page shows it as soon as it is ready.")
         _await_first(slot)
-        st.stop()
+        stop_run()
     if snap.key != key:
         _newer(slot, snap.finished, what)
     return snap.value

@@ -12,6 +12,7 @@ import streamlit as st
 from db.engine import Store
 from db.opening import open_store
 from pooljudge.seed import ensure_demo
+from pooljudge.ui.script_control import stop_run
 
 COLLECTION_STATE = "pooljudge_collection"
 """Session state: the collection this browser session works on; every page's collection box starts there."""
@@ -54,7 +55,7 @@ def collections_or_stop(store: Store) -> list:
         collections = list_collections(session)
     if not collections:
         st.info("No collections yet: import one first.")
-        st.stop()
+        stop_run()
     return collections
 
 
