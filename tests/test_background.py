@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from datetime import datetime
 from functools import partial
 from pathlib import Path
 
@@ -114,9 +115,9 @@ def test_with_an_older_value_the_page_asks_for_no_wait(monkeypatch):
     asked: list[tuple[float, float | None]] = []
     real_get = bg.get
 
-    def recording_get(slot, key, compute, *, wait=0.0, wait_stale=None):
+    def recording_get(slot, key, compute, *, wait=0.0, wait_stale=None, wait_queued=None):
         asked.append((wait, wait_stale))
-        return real_get(slot, key, compute, wait=wait, wait_stale=wait_stale)
+        return real_get(slot, key, compute, wait=wait, wait_stale=wait_stale, wait_queued=wait_queued)
 
     monkeypatch.setattr(bg, "get", recording_get)
     monkeypatch.setattr(background_module, "background", lambda: bg)
@@ -130,6 +131,47 @@ def test_with_an_older_value_the_page_asks_for_no_wait(monkeypatch):
     monkeypatch.setenv(background_module.WAIT_VARIABLE, "7")  # the app tests: the store as it is
     assert background_module.shown_value("slot", 2, partial(math.factorial, 5), what="the table") == 120
     assert asked[-1] == (7.0, 7.0)
+
+
+def test_a_first_computation_queued_behind_another_is_not_waited_for():
+    """The one worker computes one table at a time: a table first asked for while another is being computed
+    cannot be in within the first wait, so the page shows its notice at once (``wait_queued``).
+
+    Found with the page-budget benchmark: under steady labelling the worker recomputes the agreement report
+    (about 24 s on the 20,000-pair store) and every first visit of another Review tab waited its 0.2 s for
+    nothing before the notice.
+    """
+    import threading
+
+    bg = Background(processes=False)
+    gate = threading.Event()
+    assert bg.get("slow", 1, partial(_gated_factorial, gate, 4), wait=0.0) is None  # the worker is busy
+    started = time.monotonic()
+    assert bg.get("quick", 1, partial(math.factorial, 3), wait=60, wait_queued=0.0) is None
+    assert time.monotonic() - started < 1.0 and bg.state("quick")[1] is True  # queued, not waited for
+    gate.set()
+    assert _settled(bg, "slow")[0].value == 24
+    assert _settled(bg, "quick")[0].value == 6
+    # alone on the worker, a first computation is waited for as before
+    assert bg.get("alone", 1, partial(math.factorial, 5), wait=60, wait_queued=0.0).value == 120
+
+
+def test_the_page_asks_not_to_wait_behind_another_table_unless_told_to_wait(monkeypatch):
+    import pooljudge.ui.background as background_module
+
+    asked = []
+
+    class Recording:
+        def get(self, slot, key, compute, *, wait=0.0, wait_stale=None, wait_queued=None):
+            asked.append((wait, wait_stale, wait_queued))
+            return background_module.Snapshot(1, key, datetime.now())
+
+    monkeypatch.setattr(background_module, "background", lambda: Recording())
+    monkeypatch.delenv(background_module.WAIT_VARIABLE, raising=False)
+    assert background_module.shown_value("slot", 1, partial(math.factorial, 1), what="the table") == 1
+    monkeypatch.setenv(background_module.WAIT_VARIABLE, "7")  # the app tests: every table as the store is
+    assert background_module.shown_value("slot", 1, partial(math.factorial, 1), what="the table") == 1
+    assert asked == [(background_module.FIRST_WAIT, 0.0, 0.0), (7.0, 7.0, 7.0)]
 
 
 def _gated_factorial(gate, n: int) -> int:

@@ -97,15 +97,20 @@ class Background:
         *,
         wait: float = 0.0,
         wait_stale: float | None = None,
+        wait_queued: float | None = None,
     ) -> Snapshot | None:
         """The newest snapshot of ``slot`` after starting (and awaiting up to ``wait`` s) a computation for ``key``.
 
         ``wait_stale``: the wait instead when the slot already has an older snapshot to show (default ``wait``).
+        ``wait_queued``: the wait instead when another slot's computation is ahead of this one on the worker
+        (default ``wait``).
         """
         with self._lock:
             s = self._slots.setdefault(slot, _Slot())
             if s.snapshot is not None and s.snapshot.key != key and wait_stale is not None:
                 wait = wait_stale
+            if wait_queued is not None and any(o.running is not None for o in self._slots.values() if o is not s):
+                wait = min(wait, wait_queued)
             if (s.snapshot is None or s.snapshot.key != key) and s.running is None:
                 s.started = time.monotonic()
                 try:
@@ -174,8 +179,8 @@ WORKER_NICENESS = 10
 recomputed again and again, and the requests that draw pages must not wait behind it for a core."""
 FIRST_WAIT = 0.2
 """Seconds a request waits for a table computed for the first time: a small collection's table is in by then
-(no notice flashes), and under steady labelling, when the one worker is busy with other tables, the notice is
-on screen within a tab switch's half second."""
+(no notice flashes).  Not waited when the one worker is computing another table first (under steady labelling it
+always is): this one cannot be in by then, and the notice shows at once."""
 MODE_VARIABLE = "POOLJUDGE_BACKGROUND"
 """``process`` (the default) or ``thread``: where :class:`Background` computes."""
 WAIT_VARIABLE = "POOLJUDGE_BACKGROUND_WAIT"
@@ -197,9 +202,10 @@ def shown_value(
     configured = os.environ.get(WAIT_VARIABLE)
     if wait is None:
         wait = float(configured) if configured else FIRST_WAIT
-    # with a table to show, a request under constant labelling (a new key each time) must not wait at all
-    stale_wait = wait if configured else 0.0
-    snap = background().get(slot, key, compute, wait=wait, wait_stale=stale_wait)
+    # with a table to show, a request under constant labelling (a new key each time) must not wait at all, nor
+    # for a table the one worker can start only after another one
+    no_wait = wait if configured else 0.0
+    snap = background().get(slot, key, compute, wait=wait, wait_stale=no_wait, wait_queued=no_wait)
     if snap is None:
         _, computing, error, _ = background().state(slot)
         if error is not None and not computing:
