@@ -5,12 +5,19 @@ Builds a generated, seeded store (``benchmarks/page_budget_store.py``: 2,000 que
 assignments, about 54,000 labels), serves the app on it (``serve.py``, as ``make run`` does), starts a labeller
 process that stores labels through the library (``db.labelling.record_judgment``, one transaction per label, as
 fast as the store takes them: every label changes the judgment marker the Review page keys its tables on), logs
-the admin in and opens every page from the sidebar, then every tab of the Review and Admin pages.
+the admin in and opens every page from the sidebar, then every tab of the Review and Admin pages (the first pass
+starts at the login: its first page is the one the login shows).
 
 - first paint: from the click in the sidebar until the page's title and a first content element (a table, a
   form, a metric, a chart, a notice or the tabs) are on screen and nothing of the previous page is left; budget
   1 s;
 - tab switch: from the click on a tab until its panel shows a content element; budget 0.5 s.
+
+Each click waits until the server has sent nothing for 0.3 s (the previous click's run is over) and is timed in
+the page, as a user sees it: from the click event's time to the first animation frame after the
+content is there (a mutation observer checks the condition on every change of the page).  The time the driver
+measures around the click (from before Playwright's click, which first checks the element is visible, stable and
+receives events, to the end of its wait, each step a round trip through Playwright's driver) is printed beside it.
 
 Two passes: ``cold`` (the first visit of each page after the server started: its imports, the first
 computations) and ``warm`` (the second visit, as a user who works in the app sees it).  Prints one table per pass
@@ -33,7 +40,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.page_budget_store import build  # noqa: E402
-from tests.app.browser_helpers import launch_chromium, login, screenshot, serve_sqlite, wait_idle  # noqa: E402
+from tests.app.browser_helpers import PASSWORD, launch_chromium, screenshot, serve_sqlite, wait_idle  # noqa: E402
 
 FIRST_PAINT_MS = 1000
 TAB_SWITCH_MS = 500
@@ -119,34 +126,102 @@ def labeller(db: str, stop: multiprocessing.synchronize.Event, counter, rate: fl
     store.dispose()
 
 
-def _ms(page, start: float, script: str, arg: list[str]) -> float:
-    """Milliseconds since ``start`` until ``script(arg)`` holds; infinity (and a screenshot) after two minutes."""
+ARM = """([condition, arg]) => {
+    // The click's own event time to the first animation frame after the condition holds, both in the page's
+    // clock: what the user sees, without the driver's steps around the click (actionability checks, the round
+    // trips of the click and of each poll through Playwright, which a loaded machine stretches).
+    const check = new Function('return ' + condition)();
+    const probe = { clicked: null, shown: null, painted: null };
+    window.__pageBudget = probe;
+    const test = () => {
+        if (probe.clicked === null || probe.shown !== null || !check(arg)) return;
+        probe.shown = performance.now();
+        observer.disconnect();
+        clearInterval(timer);
+        requestAnimationFrame(() => { probe.painted = performance.now(); });
+    };
+    const observer = new MutationObserver(test);
+    observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+    const timer = setInterval(test, 20);  // a change that no mutation reports (a style sheet, a layout)
+    window.addEventListener('click', (event) => { probe.clicked = event.timeStamp; test(); }, { capture: true, once: true });
+}"""
+
+
+def _ms(page, start: float, script: str, arg: list[str]) -> tuple[float, float]:
+    """``(in the page, by the driver)``: milliseconds from the click until ``script(arg)`` holds, measured in the
+    page (from the click event to the next animation frame, see :data:`ARM`) and by the driver (from before its
+    click call to the end of its wait, the measure of earlier runs); infinity (and a screenshot) after two
+    minutes."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     try:
         page.wait_for_function(script, arg=arg, timeout=TIMEOUT_MS, polling=POLL_MS)
+        driver = (time.perf_counter() - start) * 1000
+        page.wait_for_function("() => window.__pageBudget.painted !== null", timeout=TIMEOUT_MS, polling=POLL_MS)
     except PlaywrightTimeout:
         screenshot(page, f"page-budget-timeout-{arg[0]}".replace(" ", "-"))
-        return float("inf")
-    return (time.perf_counter() - start) * 1000
+        return float("inf"), float("inf")
+    shown = page.evaluate("() => window.__pageBudget.painted - window.__pageBudget.clicked")
+    return shown, driver
 
 
-def first_paint(page, title: str) -> float:
+QUIET_S = 0.3
+"""Seconds without a message from the server before a click: the previous click's run has ended (Streamlit shows
+its running sign only after a while, so a short run ends unseen), and its end is not counted in the next one."""
+_last_message = [time.monotonic()]
+
+
+def follow_messages(page) -> None:
+    """Note the time of every message the server sends ``page`` (:func:`_settle` waits for a quiet moment)."""
+
+    def on_socket(socket) -> None:
+        socket.on("framereceived", lambda _payload: _last_message.__setitem__(0, time.monotonic()))
+
+    page.on("websocket", on_socket)
+
+
+def _settle(page) -> None:
+    wait_idle(page, 120_000)
+    deadline = time.monotonic() + 30
+    while time.monotonic() - _last_message[0] < QUIET_S and time.monotonic() < deadline:
+        page.wait_for_timeout(50)
+
+
+def _click(page, target, script: str, arg: list[str]) -> tuple[float, float]:
+    _settle(page)
+    target.wait_for(timeout=TIMEOUT_MS)
+    page.evaluate(ARM, [script, arg])
+    start = time.perf_counter()
+    target.click()
+    return _ms(page, start, script, arg)
+
+
+SIGNED_IN = (
+    """([heading, content]) => !!document.querySelector('[data-testid="stSidebarNav"]') && (%s)([heading, content])"""
+)
+
+
+def login_paint(page, url: str, username: str) -> tuple[float, float]:
+    """Milliseconds from the click on "Log in" until the first page (Collections overview) shows: the first paint
+    of the page a user lands on (the login screen has the same title and a form, but no page list)."""
+    page.goto(url)
+    fill = page.get_by_label("Username")
+    fill.wait_for(timeout=TIMEOUT_MS)
+    fill.fill(username)
+    page.get_by_label("Password", exact=True).fill(PASSWORD)
+    button = page.get_by_role("button", name="Log in")
+    return _click(page, button, SIGNED_IN % PAINTED, ["pooljudge", CONTENT])
+
+
+def first_paint(page, title: str) -> tuple[float, float]:
     """Milliseconds from the sidebar click on ``title`` until the page's heading and a content element show."""
-    wait_idle(page, 120_000)
     link = page.locator('[data-testid="stSidebarNav"]').get_by_text(title, exact=True)
-    start = time.perf_counter()
-    link.click()
-    return _ms(page, start, PAINTED, [HEADINGS.get(title, title.split(" ")[0]), CONTENT])
+    return _click(page, link, PAINTED, [HEADINGS.get(title, title.split(" ")[0]), CONTENT])
 
 
-def tab_switch(page, label: str) -> float:
+def tab_switch(page, label: str) -> tuple[float, float]:
     """Milliseconds from the click on the tab ``label`` until its panel shows a content element."""
-    wait_idle(page, 120_000)
-    tab = page.get_by_role("tab", name=label, exact=True)
-    start = time.perf_counter()
-    tab.click()
-    return _ms(page, start, PANEL_FILLED, [label, CONTENT])
+    return _click(page, page.get_by_role("tab", name=label, exact=True), PANEL_FILLED, [label, CONTENT])
 
 
 FAILED_TEXT = """() => [...document.querySelectorAll('[data-testid="stAlert"]')]
@@ -161,26 +236,28 @@ def _check(page, what: str) -> None:
         raise SystemExit(f"{what} shows a failure: {failed}")
 
 
-def measure(page) -> list[tuple[str, float, int]]:
-    """One pass over every page and the tabs of Review and Admin: ``(what, ms, budget)``."""
+def measure(page, login_url: str | None = None) -> list[tuple[str, float, float, int]]:
+    """One pass over every page and the tabs of Review and Admin: ``(what, ms in the page, ms by the driver,
+    budget)``.  With ``login_url`` the pass starts logged out and the first page is the one the login shows."""
     rows = []
     for title in PAGES:
-        rows.append((title, first_paint(page, title), FIRST_PAINT_MS))
+        shown = login_paint(page, login_url, "admin") if login_url and title == PAGES[0] else first_paint(page, title)
+        rows.append((title, *shown, FIRST_PAINT_MS))
         _check(page, title)
-        print(f"  {title}: {rows[-1][1]:.0f} ms", flush=True)
+        print(f"  {title}: {rows[-1][1]:.0f} ms ({rows[-1][2]:.0f} by the driver)", flush=True)
         for label in TABS.get(title, []):
-            rows.append((f"{title} > {label}", tab_switch(page, label), TAB_SWITCH_MS))
+            rows.append((f"{title} > {label}", *tab_switch(page, label), TAB_SWITCH_MS))
             _check(page, rows[-1][0])
-            print(f"  {rows[-1][0]}: {rows[-1][1]:.0f} ms", flush=True)
+            print(f"  {rows[-1][0]}: {rows[-1][1]:.0f} ms ({rows[-1][2]:.0f} by the driver)", flush=True)
     return rows
 
 
-def table(name: str, rows: list[tuple[str, float, int]]) -> str:
-    lines = [f"{name}:", f"  {'page':34s} {'ms':>8s} {'budget':>7s} {'ratio':>6s}"]
-    for what, ms, budget in rows:
+def table(name: str, rows: list[tuple[str, float, float, int]]) -> str:
+    lines = [f"{name}:", f"  {'page':34s} {'ms':>8s} {'driver':>7s} {'budget':>7s} {'ratio':>6s}"]
+    for what, ms, driver, budget in rows:
         flag = "" if ms <= budget else "  over"
-        lines.append(f"  {what:34s} {ms:8.0f} {budget:7d} {ms / budget:6.2f}{flag}")
-    within = sum(ms <= budget for _w, ms, budget in rows)
+        lines.append(f"  {what:34s} {ms:8.0f} {driver:7.0f} {budget:7d} {ms / budget:6.2f}{flag}")
+    within = sum(ms <= budget for _w, ms, _d, budget in rows)
     lines.append(f"  within budget: {within} of {len(rows)}")
     return "\n".join(lines)
 
@@ -201,9 +278,9 @@ def run(db: Path, work: Path, rate: float = 0.0) -> None:
             with sync_playwright() as p:
                 browser = launch_chromium(p)
                 page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
-                login(page, url, "admin")
+                follow_messages(page)
                 print("cold pass", flush=True)
-                cold = measure(page)
+                cold = measure(page, login_url=url)
                 print("warm pass", flush=True)
                 warm = measure(page)
                 browser.close()
