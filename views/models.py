@@ -338,7 +338,6 @@ def _job_result(job) -> str:
     return "; ".join(parts)
 
 
-@st.fragment(run_every=1.0)
 def job_progress(collection_name: str) -> None:
     show_collection_jobs(
         store,

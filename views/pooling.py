@@ -217,7 +217,6 @@ def new_pool_section() -> None:
 new_pool_section()
 
 
-@st.fragment(run_every=1.0)
 def job_progress(collection_name: str) -> None:
     show_collection_jobs(
         store,
