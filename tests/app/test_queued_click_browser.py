@@ -88,6 +88,7 @@ def _click_quick_while_slow_waits(page, app, release: str, query: str = "", wait
         assert time.monotonic() < deadline, "the click sent nothing"
         page.wait_for_timeout(20)
     assert not page.get_by_text("The slow tab stops here.").is_visible()  # the slow run is still waiting
+    page.wait_for_timeout(300)  # and is queued by the server (a loopback hop)
     (folder / release).touch()  # the slow run goes on to its stop (drawn in the Slow tab, hidden by now)
     try:
         wait_for_js(page, QUICK_SHOWN, timeout=wait_s * 1000)
