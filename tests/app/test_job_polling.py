@@ -12,30 +12,18 @@ from __future__ import annotations
 import pytest
 import streamlit as st
 
-from core.types import CollectionSource, Passage, Query
-from db.importer import import_collection, save_run
 from db.jobs import create_job, finish_job, list_jobs, start_job
 from db.queries import collection_id
 from pooljudge.ui import jobs as jobs_ui
-from tests.app.apptest import VIEWS, open_as_admin
+from tests.app.apptest import VIEWS, import_tiny_collection, open_as_admin
 
 pytestmark = pytest.mark.slow  # whole pages under AppTest
 
 
 def _collection(db) -> int:
+    """``import_tiny_collection``'s collection ``c``; its id."""
     with db.write() as s:
-        import_collection(
-            s,
-            CollectionSource(
-                passages=lambda: iter([Passage(f"d{i}", f"passage {i}") for i in range(4)]),
-                queries=lambda: iter([Query("q0", "query 0")]),
-                qrels=lambda: iter(()),
-            ),
-            name="c",
-            format="test",
-            location="mem",
-        )
-        save_run(s, "c", "r", {"q0": {"d0": 2.0, "d1": 1.0}})
+        import_tiny_collection(s)
         return collection_id(s, "c")
 
 
