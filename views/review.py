@@ -25,7 +25,7 @@ from db.adjudication import (
 from db.markers import package_marker, qc_marker
 from db.pools import pool_names
 from db.queries import run_names
-from db.ranked_lists import RankedEntry, RankedList, pool_queries, pool_version, ranked_list
+from db.ranked_lists import RankedList, pool_queries, pool_version, ranked_list
 from db.resolution import override_label
 from db.review import PairReview, active_users, activity_marker, filter_pairs, pair_review
 from db.vocab import Role
@@ -42,8 +42,9 @@ from pooljudge.ui.common import (
     show_flash,
     show_rows,
 )
-from pooljudge.ui.highlight import show_text, verbatim_html
-from pooljudge.ui.keys import cursor_keys, value_keys
+from pooljudge.ui.highlight import show_text
+from pooljudge.ui.keys import value_keys
+from pooljudge.ui.ranked_component import entry_payload, show_ranked_list
 from pooljudge.ui.review_agreement import agreement_tab
 from pooljudge.ui.review_tables import (
     count,
@@ -425,100 +426,45 @@ def ranked_view() -> None:
         + f"; excluded: {sum(1 for e in ranked.entries if e.state == 'excluded')}"
         + f"; without a final label: {sum(1 for e in ranked.entries if e.method is None)}."
     )
-    ranked_form(ranked, order)
+    ranked_form(ranked, pool_name, order)
 
 
-RANKED_VALUES: list[int | str] = [*GRADES, "exclude", "keep"]
-"""What the ranked list's keys set on the passage under the cursor: a final label, its exclusion, or nothing."""
-
-
-def ranked_choice_key(e: RankedEntry) -> str:
-    """The session-state key of the label set on ``e`` and not yet applied (per query: a passage can be pooled
-    for several)."""
-    return f"ranked_set_{e.query_id}_{e.passage_id}"
-
-
-def ranked_entry_html(
-    e: RankedEntry, query: str, order: str | None, *, under_cursor: bool, chosen: int | str = "keep"
-) -> str:
-    """One passage of the ranked list as one HTML block: where it ranks, its title and text with the query's
-    terms marked, and beside them its final label, every annotator's label and the label set and not yet
-    applied (all escaped)."""
-    where = f"#{e.position}" + (
-        "" if order is None else (f" · rank {e.run_rank}" if e.run_rank else " · not retrieved")
-    )
-    final = final_text(e.final_grade, e.method) or (
-        "not labelled yet" if e.state == "unlabelled" else e.state.replace("_", " ")
-    )
-    lang = info.language
-    heading = (
-        verbatim_html(e.title, query=query, language=lang, bold=True, label=f"{where} · {e.docid}")
-        if e.title
-        else verbatim_html(e.docid, bold=True, label=where)
-    )
-    left = heading + (verbatim_html(e.passage, query=query, language=lang) if e.passage else "")
-    right = verbatim_html(f"final: {final}", bold=True) + verbatim_html(
-        labels_text(e.labels) or "no labels yet", small=True, label="labels"
-    )
-    if chosen != "keep":
-        right += verbatim_html(f"set to: {chosen}", bold=True, label="not applied yet")
-    cursor = verbatim_html("▶ the keys set this passage", small=True) if under_cursor else ""
-    border = "2px solid #ff4b4b" if under_cursor else "1px solid rgba(49, 51, 63, 0.2)"
-    return (
-        f'<div style="border: {border}; border-radius: 0.5rem; padding: 0.5rem 0.75rem; margin-bottom: 0.5rem">'
-        f'{cursor}<div style="display: flex; gap: 1rem"><div style="flex: 5">{left}</div>'
-        f'<div style="flex: 2">{right}</div></div></div>'
-    )
-
-
-def _jump(cursor: str, box: str) -> None:
-    st.session_state[cursor] = st.session_state[box]
-
-
-def ranked_form(ranked: RankedList, order: str | None) -> None:
-    targets = [ranked_choice_key(e) for e in ranked.entries]
-    cursor = cursor_keys(targets, RANKED_VALUES, cursor="ranked_cursor", prefix="ranked_key")
-    st.caption(
-        f"Keys: J/K move the cursor (now #{cursor + 1}), 0-3 set the final label of the passage under it, X "
-        "excludes it, U takes back what was set on it; then give the reason and apply. The buttons do the same."
-    )
-    # a box that moves the cursor, for the mouse; its own key (the cursor's is set by the keys' callbacks)
-    st.session_state["ranked_jump"] = cursor
-    st.selectbox(
-        "Passage under the cursor",
-        range(len(ranked.entries)),
-        key="ranked_jump",
-        format_func=lambda i: f"#{ranked.entries[i].position} · {ranked.entries[i].docid}",
-        on_change=_jump,
-        args=("ranked_cursor", "ranked_jump"),
-    )
-    chosen = {e.passage_id: st.session_state.get(ranked_choice_key(e), "keep") for e in ranked.entries}
-    # the whole list is one HTML element and the labels set are kept in the session, not in a box per passage:
-    # a browser styles and lays out every element of a page, and fifty passages with a box each were most of
-    # a second of its script time on a tab switch under load (about twice the pairs table's)
-    st.html(
-        "".join(
-            ranked_entry_html(e, ranked.query, order, under_cursor=i == cursor, chosen=chosen[e.passage_id])
-            for i, e in enumerate(ranked.entries)
+def ranked_entries(ranked: RankedList, order: str | None) -> list[dict]:
+    """Each passage of ``ranked`` for the list's component, with its final label and every annotator's in words."""
+    return [
+        entry_payload(
+            e,
+            ranked.query,
+            order,
+            info.language,
+            final=final_text(e.final_grade, e.method)
+            or ("not labelled yet" if e.state == "unlabelled" else e.state.replace("_", " ")),
+            labels=labels_text(e.labels) or "no labels yet",
         )
+        for e in ranked.entries
+    ]
+
+
+def store_overrides(qid: str, changes: list[tuple[int, int, int | None]], reason: str) -> str | None:
+    """Store the labels set on the ranked list of ``qid`` (its component's callback): a refusal in words, or
+    None once stored."""
+    try:
+        with store.write() as session:
+            results = override_labels(session, account.id, changes, reason)
+    except (ValueError, PermissionError, LookupError) as exc:
+        return str(exc)
+    stored(f"Set {count(len(results), 'final label')} of query {md_escape(qid)}.")
+    return None
+
+
+def ranked_form(ranked: RankedList, pool: str, order: str | None) -> None:
+    show_ranked_list(
+        ranked,
+        pool=pool,
+        order=order,
+        entries=ranked_entries(ranked, order),
+        store_changes=partial(store_overrides, ranked.qid),
     )
-    pending = [(e, choice) for e in ranked.entries if (choice := chosen[e.passage_id]) != "keep"]
-    changes = [(e.query_id, e.passage_id, None if choice == "exclude" else int(choice)) for e, choice in pending]
-    with st.form("ranked_adjust"):
-        listed = ", ".join(f"#{e.position}: {choice}" for e, choice in pending)
-        st.caption(f"Set and not applied yet: {count(len(pending), 'label')}" + (f" ({listed})." if pending else "."))
-        ranked_reason = st.text_area("Reason for the labels you set (required)", key="ranked_reason")
-        ranked_submit = st.form_submit_button("Apply the labels set", key="ranked_submit")
-    if ranked_submit:
-        if not changes:
-            st.error("No label was set: choose a final label for at least one passage.")
-        else:
-            results = write(override_labels, account.id, changes, ranked_reason)
-            if results is not Refused.WRITE:
-                for key in targets:  # the list shows the new labels; nothing is left set
-                    st.session_state.pop(key, None)
-                st.session_state.pop("ranked_reason", None)
-                done(f"Set {count(len(results), 'final label')} of query {md_escape(ranked.qid)}.")
 
 
 def adjudication_view() -> None:

@@ -1,8 +1,9 @@
-"""Keyboard keys for giving labels outside the Annotate page's queue (rework, Review overrides, the ranked list).
+"""Keyboard keys for giving labels outside the Annotate page's queue (rework, Review overrides); the ranked list
+(:mod:`pooljudge.ui.ranked_component`) handles the same keys in the browser.
 
 Streamlit binds a key to a button (``st.button(..., shortcut=...)``) and ignores it while a text box has the
 focus, so typing a reason never sets a label.  One key belongs to one button on a page: the screens give the
-grade keys to one item at a time (the first unanswered rework item, the ranked list's cursor).
+grade keys to one item at a time (the first unanswered rework item).
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ GRADE_KEYS: dict[str, dict[int, str]] = {
 KEEP_KEY = "K"
 EXCLUDE_KEY = "X"
 UNDO_KEY = "U"
-"""Takes back a label set on the ranked list's passage under the cursor (the value ``"keep"``)."""
+"""Takes back a label set on the ranked list's passage under the cursor."""
 NEXT_KEY, PREVIOUS_KEY = "J", "K"
+"""Move the ranked list's cursor down and up."""
 
 
 def keys_text(scale: str) -> str:
@@ -52,44 +54,3 @@ def value_keys(target: str, values: Sequence[int | str], *, prefix: str) -> None
             on_click=_set,
             args=(target, value),
         )
-
-
-def _move(cursor: str, step: int, size: int) -> None:
-    st.session_state[cursor] = min(max(st.session_state.get(cursor, 0) + step, 0), size - 1)
-
-
-def _set_at(cursor: str, targets: Sequence[str], value: int | str) -> None:
-    st.session_state[targets[st.session_state.get(cursor, 0)]] = value
-
-
-def cursor_keys(targets: Sequence[str], values: Sequence[int | str], *, cursor: str, prefix: str) -> int:
-    """J/K move a cursor over the session-state keys ``targets``; each value's key sets the one under the cursor
-    (X: ``"exclude"``, U: ``"keep"``).
-
-    The cursor starts on the first target and again whenever the targets change (another query); returns
-    its index, for the screen to mark the item under it.
-    """
-    state = st.session_state
-    if state.get(f"{cursor}_targets") != list(targets) or cursor not in state:
-        state[f"{cursor}_targets"], state[cursor] = list(targets), 0
-    row = st.container(horizontal=True, key=f"{prefix}_row")
-    moves = (("next", NEXT_KEY, 1, "next ↓"), ("previous", PREVIOUS_KEY, -1, "previous ↑"))
-    for name, key, step, label in moves:
-        row.button(
-            label,
-            key=f"{prefix}_{name}",
-            type="tertiary",
-            shortcut=key,
-            on_click=_move,
-            args=(cursor, step, len(targets)),
-        )
-    for value in values:
-        row.button(
-            f"{value}",
-            key=f"{prefix}_{value}",
-            type="tertiary",
-            shortcut=_shortcut(value),
-            on_click=_set_at,
-            args=(cursor, list(targets), value),
-        )
-    return int(state[cursor])

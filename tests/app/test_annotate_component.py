@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from pooljudge.ui.annotate_component import FRONTEND, segments
+from pooljudge.ui.ranked_component import FRONTEND as RANKED_FRONTEND
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -28,12 +29,16 @@ def test_chinese_terms_are_marked_without_function_words():
     assert any(marked and "铁塔" in piece for piece, marked in parts)
 
 
-def test_the_script_never_parses_markup_and_is_packaged():
-    script = (FRONTEND / "main.js").read_text(encoding="utf-8")
-    assert "innerHTML" not in script and "insertAdjacentHTML" not in script and "eval(" not in script
+def test_the_scripts_never_parse_markup_and_are_packaged():
+    """The Annotate queue and the Review page's ranked list (pooljudge/ui/ranked_component)."""
+    for frontend in (FRONTEND, RANKED_FRONTEND):
+        script = (frontend / "main.js").read_text(encoding="utf-8")
+        assert "innerHTML" not in script and "insertAdjacentHTML" not in script and "eval(" not in script
     config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
     data = config["tool"]["setuptools"]["package-data"]["pooljudge"]
-    assert {"ui/annotate_component/frontend/*.js", "ui/annotate_component/frontend/*.css"} <= set(data)
-    [component] = config["tool"]["streamlit"]["component"]["components"]
-    assert component["name"] == "annotate_queue"
-    assert (REPO / "pooljudge" / component["asset_dir"] / "main.js").is_file()
+    folders = ("ui/annotate_component/frontend", "ui/ranked_component/frontend")
+    assert {f"{folder}/*.{ext}" for folder in folders for ext in ("js", "css")} <= set(data)
+    components = config["tool"]["streamlit"]["component"]["components"]
+    assert [c["name"] for c in components] == ["annotate_queue", "ranked_list"]
+    assert [REPO / "pooljudge" / c["asset_dir"] for c in components] == [FRONTEND, RANKED_FRONTEND]
+    assert all((folder / name).is_file() for folder in (FRONTEND, RANKED_FRONTEND) for name in ("main.js", "style.css"))

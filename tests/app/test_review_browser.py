@@ -8,6 +8,8 @@ through the library, into the shared server's store: a collection and accounts o
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import expect
 from sqlalchemy import select
@@ -138,16 +140,36 @@ def _check_ranked_list(panel) -> None:
 
 
 def _set_d1_to_0(page, panel) -> None:
-    """Set the split d1's final label to 0 in the ranked list, with a reason."""
-    choose_in(page, "Passage under the cursor", "#3 · d1", scope=panel)  # the mouse moves the cursor...
-    panel.get_by_text("(now #3)").wait_for(timeout=60_000)
-    panel.locator(".st-key-ranked_key_0 button").click()  # ... and its 0 button sets the label under it
-    panel.get_by_text("Set and not applied yet: 1 label (#3: 0).").wait_for(timeout=60_000)
-    panel.get_by_label("Reason for the labels you set (required)").fill("only the river is named")
+    """Set the split d1's final label to 0 in the ranked list with the keys (handled in the browser), with a reason.
+
+    J/K move the cursor, X excludes, U takes back, 0 sets; a key typed into the reason sets nothing; an apply
+    without a reason is refused and stores nothing; then the reason, and the list shows the new final label."""
+    pending = panel.get_by_text(re.compile(r"^Set and not applied yet: "))
+    panel.get_by_text("(now #1)").wait_for(timeout=60_000)
+    # a click on the first passage puts the cursor there and takes the focus from the Order box (keys typed
+    # into a box are the box's)
+    panel.locator(".pj-ranked-entry").first.click()
+    page.keyboard.press("j")
+    page.keyboard.press("x")  # #2 (d0) excluded ...
+    expect(pending).to_have_text("Set and not applied yet: 1 label (#2: exclude).", timeout=30_000)
+    page.keyboard.press("u")  # ... and taken back
+    page.keyboard.press("j")
+    page.keyboard.press("k")
+    page.keyboard.press("j")
+    panel.get_by_text("(now #3)").wait_for(timeout=30_000)
+    page.keyboard.press("0")
+    expect(pending).to_have_text("Set and not applied yet: 1 label (#3: 0).", timeout=30_000)
+    expect(panel.locator(".pj-cursor")).to_contain_text("#3 · rank 3 · d1", timeout=30_000)
+    panel.get_by_role("button", name="Apply the labels set").click()
+    expect(panel.get_by_role("alert")).to_have_text("Nothing was stored: an override needs a reason.", timeout=60_000)
+    reason = panel.get_by_label("Reason for the labels you set (required)")
+    reason.press_sequentially("only the river j0x")  # typed, not keys of the list
+    expect(pending).to_have_text("Set and not applied yet: 1 label (#3: 0).", timeout=30_000)
     panel.get_by_role("button", name="Apply the labels set").click()
     page.get_by_text("Set 1 final label of query q1.").wait_for(timeout=60_000)
     wait_idle(page, 60_000)
     _panel(page).get_by_text("final: 0 (overridden)").wait_for(timeout=60_000)
+    expect(pending).to_have_text("Set and not applied yet: 0 labels.", timeout=30_000)
 
 
 def _stored_d1(store) -> tuple[tuple, tuple]:
@@ -183,4 +205,4 @@ def test_review_filters_and_the_ranked_list_view(server, page):
     _check_ranked_list(panel)
 
     _set_d1_to_0(page, panel)  # adjust a label right there: the split d1 becomes 0
-    assert _stored_d1(server["store"]) == ((0, "only the river is named"), (0, "overridden"))
+    assert _stored_d1(server["store"]) == ((0, "only the river j0x"), (0, "overridden"))

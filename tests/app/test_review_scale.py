@@ -4,6 +4,7 @@ reassignment of an open adjudication, adjudicator lists and the per-query ranked
 from __future__ import annotations
 
 import html
+import json
 import re
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from db.importer import import_collection
 from db.models import Assignment, FinalLabel, LabelOverride, PassageRecord, PoolAdjudicator, User
 from db.pools import save_pool
 from db.users import add_user
+from pooljudge.ui.ranked_component import parse_apply
 from tests.app.apptest import judge, open_as, open_tab, pair_ids, private_store
 from tests.sqlite_template import fresh_sqlite
 
@@ -250,50 +252,83 @@ def test_admin_sets_a_pools_adjudicators_and_assigns_waiting_pairs_in_bulk(db):
     assert _holders(db, "d1", "fourth") == ["other"]
 
 
-def test_ranked_list_shows_a_querys_pool_with_every_label_and_adjusts_labels(db):
+def _ranked(at) -> dict:
+    """What the Review page sent its ranked-list component (pooljudge.ui.ranked_component): the list, as data."""
+    [component] = [e for e in at.get("bidi_component") if e.proto.component_name == "pooljudge.ranked_list"]
+    return json.loads(component.proto.json)
+
+
+def _texts(segments) -> str:
+    return "".join(text for text, _marked in segments)
+
+
+def test_ranked_list_shows_a_querys_pool_with_every_label(db):
     at = _open(db, "rev1", "Ranked list")
     assert at.selectbox(key="ranked_pool").value == "p"
     assert at.selectbox(key="ranked_query").options == [
         "q1 · tall <script>towers</script> (3 passages)",
         "q2 · second query (3 passages)",
     ]
-    shown = _verbatim(at)
-    assert "Query q1 · tall <script>towers</script>" in shown
-    assert "#1 · d0 · Td0" in shown and "#2 · d1 · Td1" in shown and "#3 · d2 · Td2" in shown
-    assert "final: 3 (unanimous)" in shown and "final: needs fourth" in shown and "final: 2 (majority)" in shown
-    labels = [t for t in shown if t.startswith("labels · ")]
-    assert len(labels) == 3 and all(t.count(":") == 3 for t in labels[:3])  # three annotators on each
-    at.selectbox(key="ranked_jump").select(1).run()  # d1, with the mouse
-    at.button(key="ranked_key_2").click().run()
-    at.button(key="ranked_key_next").click().run()  # d2, with the keys
-    at.button(key="ranked_key_exclude").click().run()
-    at.button(key="ranked_submit").click().run()
-    assert [e.value for e in at.error] == ["an override needs a reason"]
-    at.text_area(key="ranked_reason").input("read side by side")
-    at.button(key="ranked_submit").click().run()
-    assert not at.exception and not at.error
-    assert [_plain(s.value) for s in at.success] == ["Set 2 final labels of query q1."]
-    shown = _verbatim(at)
-    assert "final: 2 (overridden)" in shown and "final: excluded (overridden)" in shown
-    assert "set to: " not in "".join(h.value for h in at.html)  # nothing is left set
-    assert any(c.value == "Set and not applied yet: 0 labels." for c in at.caption)
+    assert "Query q1 · tall <script>towers</script>" in _verbatim(at)
+    entries = _ranked(at)["entries"]
+    assert [(e["where"], e["docid"], _texts(e["title"])) for e in entries] == [
+        ("#1", "d0", "Td0"),
+        ("#2", "d1", "Td1"),
+        ("#3", "d2", "Td2"),
+    ]
+    assert [e["final"] for e in entries] == ["3 (unanimous)", "needs fourth", "2 (majority)"]
+    assert all(e["labels"].count(":") == 3 for e in entries)  # three annotators on each
     with db.read() as s:
-        assert (
-            s.scalar(select(func.count()).select_from(LabelOverride).where(LabelOverride.reason == "read side by side"))
-            == 2
-        )
+        assert [(e["query_id"], e["passage_id"]) for e in entries] == [pair_ids(s, "q1", d) for d in ("d0", "d1", "d2")]
     at.selectbox(key="ranked_query").select_index(1).run()
-    assert "Query q2 · second query" in _verbatim(at) and "final: not labelled yet" in _verbatim(at)
+    assert "Query q2 · second query" in _verbatim(at)
+    assert [(e["docid"], e["final"]) for e in _ranked(at)["entries"]] == [
+        ("d3", "1 (majority)"),
+        ("d4", "needs fourth"),
+        ("d5", "not labelled yet"),
+    ]
 
 
-def test_ranked_list_draws_the_passages_as_one_element(db):
-    """A browser styles and lays out every element of a page: a box per passage (and before, four texts and two
-    columns) was most of a tab switch's script time under load."""
+def test_ranked_list_apply_message_is_checked_against_the_list_sent(db):
+    """The browser's apply message names pairs of the list this session was sent, each once, with a grade of the
+    scale or None (exclude); anything else is refused before a write (storing it: test_review_browser.py)."""
     at = _open(db, "rev1", "Ranked list")
-    assert [s.key for s in at.selectbox][-4:] == ["ranked_pool", "ranked_query", "ranked_order", "ranked_jump"]
-    assert len(at.html) == 1 + 1  # the query, then the whole list
+    data = _ranked(at)
+    d1, d2 = (data["entries"][i] for i in (1, 2))
+    allowed = {(e["query_id"], e["passage_id"]) for e in data["entries"]}
+    serial, changes, reason = parse_apply(
+        {
+            "serial": 3,
+            "list": data["list"],
+            "changes": [[d1["query_id"], d1["passage_id"], 2], [d2["query_id"], d2["passage_id"], None]],
+            "reason": "read side by side",
+        },
+        allowed,
+    )
+    assert (serial, changes, reason) == (
+        3,
+        [(d1["query_id"], d1["passage_id"], 2), (d2["query_id"], d2["passage_id"], None)],
+        "read side by side",
+    )
+    for bad, problem in (
+        ({"serial": 4, "changes": [[999, d1["passage_id"], 2]], "reason": "r"}, "not in the list shown"),
+        ({"serial": 4, "changes": [[d1["query_id"], d1["passage_id"], 7]], "reason": "r"}, "is not one of 0, 1, 2, 3"),
+        ({"serial": 4, "changes": [[d1["query_id"], d1["passage_id"], 1]] * 2, "reason": "r"}, "set twice"),
+        ({"changes": [], "reason": "r"}, "no serial"),
+    ):
+        with pytest.raises(ValueError, match=problem):
+            parse_apply(bad, allowed)
+
+
+def test_ranked_list_is_drawn_as_one_element_below_its_boxes(db):
+    """A browser styles and lays out every element of a page: a box per passage, a button per key and a form
+    were most of a tab switch's script time under load; the list, its keys and its form are one component."""
+    at = _open(db, "rev1", "Ranked list")
+    assert [s.key for s in at.selectbox][-3:] == ["ranked_pool", "ranked_query", "ranked_order"]
+    assert len(at.html) == 1  # the query
+    assert not [b for b in at.button if b.key and b.key.startswith("ranked_")]
     assert len(at.columns) == 3  # the pool, query and order boxes' row only
-    assert "#2 · d1 · Td1" in _verbatim(at) and at.html[1].value.count('class="pj-verbatim"') == 3 * 4 + 1
+    assert [e["docid"] for e in _ranked(at)["entries"]] == ["d0", "d1", "d2"]
     # the pool's order is an option the box shows (a None value would show the box's placeholder instead)
     order = at.selectbox(key="ranked_order")
     assert (order.value, order.options[0]) == ("", "pool order")

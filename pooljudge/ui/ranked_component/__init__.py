@@ -1,0 +1,145 @@
+"""The Review page's ranked list of one query as one element that handles its keys in the browser.
+
+A ``st.components.v2`` component (plain JavaScript in ``frontend/``, no build step, in the page's own DOM) is
+sent the query's pooled passages with their labels.  J/K, 0-3, X and U move the cursor and set labels in the
+browser, without a round trip to the server per key; "Apply" sends the labels set and their reason as the
+component's state, and :func:`apply_changes` (its change callback) stores them through
+:func:`db.adjudication.override_labels`, only for the pairs of the list this session was sent.
+
+Untrusted text travels as ``[text, marked]`` segments that the browser draws with ``textContent``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from core.scale import GRADES
+from core.validators import is_integer
+from db.ranked_lists import RankedEntry, RankedList
+from pooljudge.ui.annotate_component import segments
+from pooljudge.ui.keys import EXCLUDE_KEY, NEXT_KEY, PREVIOUS_KEY, UNDO_KEY
+
+FRONTEND = Path(__file__).resolve().parent / "frontend"
+KEY = "ranked_list"  # the component's key: its state ("apply") is in st.session_state[KEY]
+SHOWN = "ranked_list_shown"  # {list id: the (query row id, passage row id) pairs sent}: what an apply may change
+OUTCOME = "ranked_list_outcome"  # {"serial", "status", "message"} of the last apply, for the browser
+
+
+@lru_cache(maxsize=1)
+def _component() -> Callable[..., Any]:
+    # by path in the package's asset folder (pyproject.toml declares it): served from the app's own origin
+    return st.components.v2.component(
+        "pooljudge.ranked_list",
+        js="main.js",
+        css="style.css",
+        isolate_styles=False,  # in the page's DOM: the page's keys, text and tests reach it like any element
+    )
+
+
+def list_id(pool: str, qid: str, order: str | None) -> str:
+    """What names one list: a new one starts with the cursor on top and nothing set."""
+    return f"{pool}\x1f{qid}\x1f{order or ''}"
+
+
+def entry_payload(
+    e: RankedEntry, query: str, order: str | None, language: str | None, *, final: str, labels: str
+) -> dict[str, Any]:
+    """One passage of the list for the browser: where it ranks, its texts as segments, its labels in words
+    (``final``: its final label; ``labels``: every annotator's)."""
+    where = f"#{e.position}" + (
+        "" if order is None else (f" · rank {e.run_rank}" if e.run_rank else " · not retrieved")
+    )
+    return {
+        "id": f"{e.query_id}:{e.passage_id}",
+        "query_id": e.query_id,
+        "passage_id": e.passage_id,
+        "position": e.position,
+        "where": where,
+        "docid": e.docid,
+        "title": segments(query, e.title, language) if e.title else [],
+        "passage": segments(query, e.passage, language) if e.passage else [],
+        "final": final,
+        "labels": labels,
+    }
+
+
+def parse_apply(raw: Any, allowed: set[tuple[int, int]]) -> tuple[int, list[tuple[int, int, int | None]], str]:
+    """``(serial, changes, reason)`` of the browser's apply message, or ValueError naming what is wrong.
+
+    A change must name a pair of the list this session was sent (``allowed``) and a grade of the scale or
+    ``None`` (exclude); a pair may appear once.
+    """
+    if not isinstance(raw, dict) or not is_integer(raw.get("serial")):
+        raise ValueError("the message has no serial")
+    changes_raw, reason = raw.get("changes"), raw.get("reason")
+    if not isinstance(changes_raw, list) or not isinstance(reason, str):
+        raise ValueError("the message has no list of changes and reason")
+    changes: list[tuple[int, int, int | None]] = []
+    for item in changes_raw:
+        if not (isinstance(item, list) and len(item) == 3 and is_integer(item[0]) and is_integer(item[1])):
+            raise ValueError(f"a change is not [query, passage, grade]: {item!r:.80}")
+        grade = item[2]
+        if grade is not None and (not is_integer(grade) or grade not in GRADES):
+            raise ValueError(f"a grade is not one of {', '.join(map(str, GRADES))} or exclude: {grade!r:.20}")
+        pair = (int(item[0]), int(item[1]))
+        if pair not in allowed:
+            raise ValueError("a change names a pair that is not in the list shown")
+        if any(pair == (q, p) for q, p, _g in changes):
+            raise ValueError("a pair is set twice")
+        changes.append((*pair, None if grade is None else int(grade)))
+    return int(raw["serial"]), changes, reason
+
+
+def apply_changes(store_changes: Callable[[list[tuple[int, int, int | None]], str], str | None]) -> None:
+    """The component's change callback: check the apply message and store it with ``store_changes(changes,
+    reason)``, which returns a refusal (plain text) or None; the outcome goes back to the browser."""
+    state = st.session_state
+    raw = (state.get(KEY) or {}).get("apply")
+    serial = raw.get("serial") if isinstance(raw, dict) and is_integer(raw.get("serial")) else 0
+    shown = state.get(SHOWN, {}).get(raw.get("list") if isinstance(raw, dict) else None)
+    try:
+        if shown is None:
+            raise ValueError("this list is no longer shown: open it again")
+        serial, changes, reason = parse_apply(raw, shown)
+        if not changes:
+            raise ValueError("no label was set: choose a final label for at least one passage")
+    except ValueError as exc:
+        state[OUTCOME] = {"serial": serial, "status": "refused", "message": f"Nothing was stored: {exc}."}
+        return
+    refusal = store_changes(changes, reason)
+    state[OUTCOME] = (
+        {"serial": serial, "status": "refused", "message": f"Nothing was stored: {refusal.rstrip('.')}."}
+        if refusal
+        else {"serial": serial, "status": "stored", "message": ""}
+    )
+
+
+def show_ranked_list(
+    ranked: RankedList,
+    *,
+    pool: str,
+    order: str | None,
+    entries: Sequence[dict[str, Any]],
+    store_changes: Callable[[list[tuple[int, int, int | None]], str], str | None],
+) -> None:
+    """Mount the list of ``ranked`` (``entries``: :func:`entry_payload` of each, with its labels in words)."""
+    name = list_id(pool, ranked.qid, order)
+    st.session_state[SHOWN] = {name: {(e.query_id, e.passage_id) for e in ranked.entries}}
+    data = {
+        "list": name,
+        "entries": list(entries),
+        "grades": list(GRADES),
+        "keys": {
+            "next": NEXT_KEY.lower(),
+            "previous": PREVIOUS_KEY.lower(),
+            "exclude": EXCLUDE_KEY.lower(),
+            "undo": UNDO_KEY.lower(),
+        },
+        "outcome": st.session_state.get(OUTCOME, {}),
+    }
+    _component()(key=KEY, data=data, default={"apply": None}, on_apply_change=lambda: apply_changes(store_changes))
