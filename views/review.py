@@ -25,7 +25,7 @@ from db.adjudication import (
 from db.markers import package_marker, qc_marker
 from db.pools import pool_names
 from db.queries import run_names
-from db.ranked_lists import RankedList, pool_queries, pool_version, ranked_list
+from db.ranked_lists import RankedList, pool_version, ranked_list
 from db.resolution import override_label
 from db.review import PairReview, active_users, activity_marker, filter_pairs, pair_review
 from db.vocab import Role
@@ -44,7 +44,7 @@ from pooljudge.ui.common import (
 )
 from pooljudge.ui.highlight import show_text
 from pooljudge.ui.keys import value_keys
-from pooljudge.ui.ranked_component import entry_payload, show_ranked_list
+from pooljudge.ui.ranked_component import entry_payload, prefetch, queries_of_pool, show_ranked_list
 from pooljudge.ui.review_agreement import agreement_tab
 from pooljudge.ui.review_tables import (
     count,
@@ -374,14 +374,6 @@ def override_form(pair: PairReview, qid: str, docid: str) -> None:
             done(f"Final label of {md_escape(qid)} / {md_escape(docid)} {outcome}.")
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
-def queries_of_pool(url: str, collection: str, pool: str, version: int) -> list[tuple[str, str, int]]:
-    """:func:`db.ranked_lists.pool_queries`, read once per pool (``version``): it groups every entry of the pool,
-    about a third of a Ranked list run on a 20,000-pair pool, and a saved pool never changes."""
-    with store.read() as session:
-        return pool_queries(session, collection, pool)
-
-
 def ranked_view() -> None:
     with store.read() as session:
         pools = pool_names(session, info.name, selected=True)
@@ -393,7 +385,7 @@ def ranked_view() -> None:
     pool_name = r1.selectbox("Pool", pools, key="ranked_pool")
     with store.read() as session:
         version = pool_version(session, info.name, pool_name)
-    queries = queries_of_pool(store.url, info.name, pool_name, version)
+    queries = queries_of_pool(store, store.url, info.name, pool_name, version)
     texts = {qid: (text, n) for qid, text, n in queries}
     offered = matching_options(r2, {q: t for q, (t, _) in texts.items()}, key="ranked_find", what="queries")
     # the query text is shown as plain text in the box (selectbox options are never Markdown)
@@ -609,6 +601,8 @@ def tabs_view() -> None:
         if tab.open:
             with tab, polls_in(notice):
                 view()
+            if view is not ranked_view:  # read ahead what its first visit reads, while this tab is looked at
+                prefetch(store, info.name, st.session_state.get("ranked_pool"), info.language)
 
 
 tabs_view()

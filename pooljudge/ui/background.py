@@ -69,6 +69,11 @@ class Background:
         self._pool: Executor = self._new_pool()
         self._generations: dict[Hashable, int] = {}
 
+    @property
+    def in_processes(self) -> bool:
+        """Whether the worker is a separate process (the app) rather than a thread (the app tests)."""
+        return self._processes
+
     def _new_pool(self) -> Executor:
         if self._processes:  # spawn: forking a server with running threads could copy a held lock
             return ProcessPoolExecutor(

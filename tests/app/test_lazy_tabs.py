@@ -205,3 +205,35 @@ def test_the_ranked_list_reads_a_pool_s_queries_once(db, monkeypatch):
     open_tab(at, "review_tab", "Ranked list")
     at.run()
     assert len(reads) == 1, reads
+
+
+def test_another_tab_reads_the_ranked_list_s_queries_ahead_once(db, monkeypatch):
+    """The Ranked list tab's first visit read the pool's queries and ran its statements for the first time (300-400
+    ms of the switch on a busy machine); the Review page reads them ahead, in a thread, after drawing another tab,
+    once per pool and process, and the tab then reads nothing of them again."""
+    import db.ranked_lists as ranked_reads
+    import pooljudge.ui.ranked_component as ranked_component
+
+    real = ranked_reads.pool_queries
+    reads: list[str] = []
+
+    def counted(session, collection, pool):
+        reads.append(pool)
+        return real(session, collection, pool)
+
+    class InProcesses:  # the app's background worker (the app tests' is a thread, and reads nothing ahead)
+        in_processes = True
+
+    monkeypatch.setattr(ranked_reads, "pool_queries", counted)
+    monkeypatch.setattr(ranked_component, "background", lambda: InProcesses())
+    monkeypatch.setattr(ranked_component, "_prefetched", set())
+    ranked_component.queries_of_pool.clear()
+    at = _open(db, REVIEW, "rev1", "Pairs")
+    assert not at.exception
+    for thread in [t for t in threading.enumerate() if t.name == "pooljudge-ranked-prefetch"]:
+        thread.join(timeout=60)
+    assert len(reads) == 1  # read ahead
+    open_tab(at, "review_tab", "Adjudication")  # another tab: not read again
+    open_tab(at, "review_tab", "Ranked list")
+    assert not at.exception and at.selectbox(key="ranked_query").options
+    assert reads == [at.selectbox(key="ranked_pool").value]  # the pool the tab shows first; it found them read
