@@ -7,6 +7,8 @@
 // Drawn as one element: a list of fifty passages drawn as Streamlit elements (a button per key, a box for the
 // cursor, a form) made each tab switch re-render the page once per element on a busy machine.
 // Untrusted text (queries, passages, titles, names, messages) only ever goes through textContent.
+// el() and fillSegments() are the Annotate queue's (annotate_component/frontend/main.js): each component's script
+// is served from its own asset folder, and one file per component keeps it a single script with no imports.
 
 function el(tag, className, text) {
   const node = document.createElement(tag);
