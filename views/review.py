@@ -110,6 +110,10 @@ def refuse(message: str) -> None:
     flash(md_escape(message), "error", where=REFUSED_SLOT)
 
 
+REFUSALS = (ValueError, PermissionError, LookupError)
+"""What a write raises when it refuses (checked before anything is stored): shown, never a crash."""
+
+
 def write(action: Callable[..., T], *args, deferred: bool = False, **kwargs) -> T | Literal[Refused.WRITE]:
     """The result of one write, or ``Refused.WRITE``; a refusal (checked in the write) is shown as an error.
 
@@ -119,7 +123,7 @@ def write(action: Callable[..., T], *args, deferred: bool = False, **kwargs) -> 
     try:
         with store.write() as session:
             return action(session, *args, **kwargs)
-    except (ValueError, PermissionError, LookupError) as exc:
+    except REFUSALS as exc:
         if deferred:
             refuse(str(exc))
         else:
@@ -443,7 +447,7 @@ def store_overrides(qid: str, changes: list[tuple[int, int, int | None]], reason
     try:
         with store.write() as session:
             results = override_labels(session, account.id, changes, reason)
-    except (ValueError, PermissionError, LookupError) as exc:
+    except REFUSALS as exc:
         return str(exc)
     stored(f"Set {count(len(results), 'final label')} of query {md_escape(qid)}.")
     return None

@@ -170,6 +170,15 @@ def _set_d1_to_0(page, panel) -> None:
     wait_idle(page, 60_000)
     _panel(page).get_by_text("final: 0 (overridden)").wait_for(timeout=60_000)
     expect(pending).to_have_text("Set and not applied yet: 0 labels.", timeout=30_000)
+    panel.get_by_role("button", name="Apply the labels set").click()  # nothing set: refused, and said once
+    refusal = "Nothing was stored: no label was set: choose a final label for at least one passage."
+    expect(panel.get_by_role("alert")).to_have_text(refusal, timeout=60_000)
+    page.get_by_role("tab", name="Pairs").click()
+    expect(page.locator(".pj-ranked-entry")).to_have_count(0, timeout=60_000)  # the list is gone with its tab
+    page.get_by_role("tab", name="Ranked list").click()
+    _panel(page).locator(".pj-ranked-entry").first.wait_for(timeout=60_000)
+    wait_idle(page, 60_000)
+    expect(_panel(page).get_by_role("alert")).to_be_hidden(timeout=30_000)  # not shown again on a new visit
 
 
 def _stored_d1(store) -> tuple[tuple, tuple]:

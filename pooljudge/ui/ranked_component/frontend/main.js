@@ -72,6 +72,11 @@ class RankedList {
 
   update(data) {
     this.data = data;
+    const result = data.outcome || {};
+    if (this.listId === null) {
+      // a list mounted again (the tab opened anew) shows no outcome of an apply made before it
+      this.handled = Math.max(this.handled, result.serial || 0);
+    }
     if (data.list !== this.listId) {
       // another query, pool or order: nothing set on the list before applies to this one
       this.listId = data.list;
@@ -84,7 +89,6 @@ class RankedList {
     const ids = new Set(data.entries.map((e) => e.id));
     for (const id of [...this.chosen.keys()]) if (!ids.has(id)) this.chosen.delete(id);
     this.cursor = Math.min(this.cursor, Math.max(data.entries.length - 1, 0));
-    const result = data.outcome || {};
     if (result.serial && result.serial > this.handled) {
       this.handled = result.serial;
       if (result.status === "stored") {
