@@ -6,7 +6,7 @@ assignments, about 54,000 labels), serves the app on it (``serve.py``, as ``make
 process that stores labels through the library (``db.labelling.record_judgment``, one transaction per label, as
 fast as the store takes them: every label changes the judgment marker the Review page keys its tables on), logs
 the admin in and opens every page from the sidebar, then every tab of the Review and Admin pages (the first pass
-starts at the login: its first page is the one the login shows).
+starts at the login: its first page is the one the login shows), once the labeller has stored its first labels.
 
 - first paint: from the click in the sidebar until the page's title and a first content element (a table, a
   form, a metric, a chart, a notice or the tabs) are on screen and nothing of the previous page is left; budget
@@ -124,6 +124,19 @@ def labeller(db: str, stop: multiprocessing.synchronize.Event, counter, rate: fl
         with counter.get_lock():
             counter.value += 1
     store.dispose()
+
+
+STEADY_LABELS = 20
+"""The pages are measured once the other client has stored this many labels: while another client labels, not while
+it starts (its first read of 60,000 assignments and its imports took the core a login had in the first seconds)."""
+
+
+def wait_for_labels(counter, labels: int, timeout_s: float = 120.0) -> float:
+    """Seconds until ``counter`` reached ``labels`` (at most ``timeout_s``)."""
+    started = time.monotonic()
+    while counter.value < labels and time.monotonic() - started < timeout_s:
+        time.sleep(0.05)
+    return time.monotonic() - started
 
 
 ARM = """([condition, arg]) => {
@@ -274,6 +287,8 @@ def run(db: Path, work: Path, rate: float = 0.0) -> None:
         worker = multiprocessing.Process(target=labeller, args=(str(db), stop, counter, rate), daemon=True)
         worker.start()
         started = time.monotonic()
+        steady = wait_for_labels(counter, STEADY_LABELS)
+        print(f"the labeller stored its first {STEADY_LABELS} labels {steady:.1f} s after it started", flush=True)
         try:
             with sync_playwright() as p:
                 browser = launch_chromium(p)

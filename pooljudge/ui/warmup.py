@@ -6,6 +6,10 @@ lets that first visit find them loaded.  The modules are read from the page scri
 imports), so a page that imports something new is warmed up without a list to keep.  Then, when annotators may be
 given text that is not English, the same thread loads jieba's dictionary (about a second of CPU, holding the
 interpreter's lock): the Annotate page highlights Chinese query terms with it, and would load it on its request.
+
+An import holds the interpreter's lock too, so the thread takes its next module only when no page is being drawn
+(waiting at most :data:`PATIENCE_S` per module): a login in the first seconds after a start took about 1.0 s while
+the imports ran beside it, 0.7 s after them (the page-budget benchmark's store, another client labelling).
 """
 
 from __future__ import annotations
@@ -14,10 +18,17 @@ import ast
 import importlib
 import logging
 import threading
+import time
 from pathlib import Path
 
 VIEWS = Path(__file__).resolve().parents[2] / "views"
 """The folder of the page scripts."""
+
+SCRIPT_THREAD = "ScriptRunner.scriptThread"
+"""The name of the thread Streamlit draws a session's pages in; it exists only while runs are queued or running."""
+PATIENCE_S = 2.0
+"""The longest the warm-up waits for page runs to end before its next import (a page that refreshes itself every
+second would otherwise hold it back for good)."""
 
 _log = logging.getLogger(__name__)
 _lock = threading.Lock()
@@ -40,10 +51,23 @@ def page_imports(folder: Path = VIEWS) -> list[str]:
     return list(names)
 
 
-def warm_up(modules: list[str]) -> dict[str, str]:
-    """Import ``modules`` one by one; returns the ones that failed, with the error (the page shows it when visited)."""
+def _page_runs_going_on() -> bool:
+    return any(thread.name == SCRIPT_THREAD and thread.is_alive() for thread in threading.enumerate())
+
+
+def wait_for_page_runs(patience_s: float = PATIENCE_S) -> None:
+    """Return once no page is being drawn, or after ``patience_s`` seconds."""
+    deadline = time.monotonic() + patience_s
+    while _page_runs_going_on() and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
+def warm_up(modules: list[str], patience_s: float = PATIENCE_S) -> dict[str, str]:
+    """Import ``modules`` one by one, each once no page is being drawn (:func:`wait_for_page_runs`); returns the
+    ones that failed, with the error (the page shows it when visited)."""
     failed: dict[str, str] = {}
     for name in modules:
+        wait_for_page_runs(patience_s)
         try:
             importlib.import_module(name)
         except Exception as exc:  # noqa: BLE001 (the page that imports it reports the error itself, on its visit)
@@ -82,6 +106,7 @@ def warm_segmenter(url: str | None = None) -> bool:
 def _warm_all(folder: Path, segmenter: bool) -> None:
     warm_up(page_imports(folder))
     if segmenter:
+        wait_for_page_runs()
         warm_segmenter()
 
 
