@@ -202,4 +202,20 @@ def launch(store: Store, job_id: int) -> subprocess.Popen:
     if hasattr(os, "setpriority"):
         with contextlib.suppress(OSError):  # the job ended already
             os.setpriority(os.PRIO_PROCESS, process.pid, os.getpriority(os.PRIO_PROCESS, 0) + JOB_NICENESS)
+    _lower_session_priority(process.pid)
     return process
+
+
+def _lower_session_priority(pid: int) -> None:
+    """Nice the CPU group of ``pid``'s session by :data:`JOB_NICENESS` more than the caller's.
+
+    Linux's autogroup scheduling (on by default in most kernels) shares the CPU between sessions first, and a
+    nice value counts only inside its session: the job, alone in the session it starts, would get as much CPU
+    as the whole server however niced it is.  No library sets a session group's nice value; it is one write to
+    ``/proc/PID/autogroup`` (sched(7)).  Elsewhere (no autogroups, not Linux) the process's niceness is all.
+    """
+    with contextlib.suppress(OSError, ValueError):
+        with open("/proc/self/autogroup", encoding="ascii") as own:  # "/autogroup-N nice K"
+            niceness = int(own.read().split()[-1])
+        with open(f"/proc/{pid}/autogroup", "w", encoding="ascii") as group:
+            group.write(str(min(niceness + JOB_NICENESS, 19)))
