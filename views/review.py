@@ -603,10 +603,12 @@ def tabs_view() -> None:
     # on_change='rerun' makes the tabs lazy: only the open tab's body runs (and reads its tables)
     for tab, view in zip(st.tabs(list(TABS), key="review_tab", on_change="rerun"), TABS.values()):
         if tab.open:
-            with tab, polls_in(notice):
-                view()
-            if view is not ranked_view:  # read ahead what its first visit reads, while this tab is looked at
-                prefetch(store, info.name, st.session_state.get("ranked_pool"), info.language)
+            try:
+                with tab, polls_in(notice):
+                    view()
+            finally:  # also when the tab stops at "Computing ...": a first run under load does
+                if view is not ranked_view:  # read ahead what its first visit reads, while this tab is looked at
+                    prefetch(store, info.name, st.session_state.get("ranked_pool"), info.language)
 
 
 tabs_view()
