@@ -54,38 +54,40 @@ def test_the_thread_starts_once_per_process(tmp_path, monkeypatch):
     assert warmup.start(tmp_path) is None  # a second call (another rerun, another session) starts nothing
 
 
-def test_the_warm_up_waits_while_a_page_is_drawn(tmp_path, monkeypatch):
-    """An import holds the interpreter's lock: the warm-up takes the next module only when no page run is going on
-    (a login right after the server started waited for the imports: about 1.0 s against 0.7 s after them)."""
+@pytest.fixture
+def probe_module(tmp_path, monkeypatch):
+    """The name of a module not imported yet, on the path (``VALUE = 1``)."""
     (tmp_path / "warm_probe_module.py").write_text("VALUE = 1\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "warm_probe_module", raising=False)
-    page_done = threading.Event()
-    page_run = threading.Thread(target=page_done.wait, name=warmup.SCRIPT_THREAD, daemon=True)
-    page_run.start()
-    warming = threading.Thread(target=warmup.warm_up, args=(["warm_probe_module"],), kwargs={"patience_s": 60})
+    return "warm_probe_module"
+
+
+@pytest.fixture
+def page_run():
+    """A thread named as Streamlit's page-run thread, running until the event it yields is set."""
+    done = threading.Event()
+    threading.Thread(target=done.wait, name=warmup.SCRIPT_THREAD, daemon=True).start()
+    yield done
+    done.set()
+
+
+def test_the_warm_up_waits_while_a_page_is_drawn(probe_module, page_run):
+    """An import holds the interpreter's lock: the warm-up takes the next module only when no page run is going on."""
+    warming = threading.Thread(target=warmup.warm_up, args=([probe_module],), kwargs={"patience_s": 60})
     warming.start()
     time.sleep(0.5)
-    assert "warm_probe_module" not in sys.modules  # waiting for the page run
-    page_done.set()
+    assert probe_module not in sys.modules  # waiting for the page run
+    page_run.set()
     warming.join(60)
-    assert not warming.is_alive() and sys.modules["warm_probe_module"].VALUE == 1
+    assert not warming.is_alive() and sys.modules[probe_module].VALUE == 1
 
 
-def test_the_warm_up_stops_waiting_after_its_patience(tmp_path, monkeypatch):
+def test_the_warm_up_stops_waiting_after_its_patience(probe_module, page_run):
     """A server that draws pages without a pause (a refresher every second) still gets its imports done."""
-    (tmp_path / "warm_patient_module.py").write_text("VALUE = 2\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.delitem(sys.modules, "warm_patient_module", raising=False)
-    page_done = threading.Event()
-    page_run = threading.Thread(target=page_done.wait, name=warmup.SCRIPT_THREAD, daemon=True)
-    page_run.start()
-    try:
-        started = time.monotonic()
-        assert warmup.warm_up(["warm_patient_module"], patience_s=0.3) == {}
-        assert time.monotonic() - started >= 0.3 and sys.modules["warm_patient_module"].VALUE == 2
-    finally:
-        page_done.set()
+    started = time.monotonic()
+    assert warmup.warm_up([probe_module], patience_s=0.3) == {}
+    assert time.monotonic() - started >= 0.3 and sys.modules[probe_module].VALUE == 1
 
 
 def test_streamlit_still_names_its_page_run_thread_so():

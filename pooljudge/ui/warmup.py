@@ -9,8 +9,8 @@ given text that is not English, the same thread loads jieba's dictionary (about 
 interpreter's lock): the Annotate page highlights Chinese query terms with it, and would load it on its request.
 
 An import holds the interpreter's lock too, so the thread takes its next module only when no page is being drawn
-(waiting at most :data:`PATIENCE_S` per module): a login in the first seconds after a start took about 1.0 s while
-the imports ran beside it, 0.7 s after them (the page-budget benchmark's store, another client labelling).
+(waiting at most :data:`PATIENCE_S` per module): a page drawn in the first seconds after a start shares the lock
+only with the one import under way.
 """
 
 from __future__ import annotations
