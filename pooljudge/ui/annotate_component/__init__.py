@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable, Mapping, Sequence
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,7 @@ from db.labelling import Item, next_items
 from db.queue import parse_answers, store_answer
 from pooljudge.ui.auth import note_refused
 from pooljudge.ui.common import md_escape
+from pooljudge.ui.packaged_components import packaged_component
 
 FRONTEND = Path(__file__).resolve().parent / "frontend"
 KEY = "annotate_queue"  # the component's key: its state ("answers") is in st.session_state[KEY]
@@ -46,15 +46,8 @@ ERROR = "annotate_queue_error"  # a message the callback keeps for the panel's n
 _NOT_HIGHLIGHTED = frozenset(STOPWORDS_CHINESE)
 
 
-@lru_cache(maxsize=1)
 def _component() -> Callable[..., Any]:
-    # by path in the package's asset folder (pyproject.toml declares it): served from the app's origin
-    return st.components.v2.component(
-        "pooljudge.annotate_queue",
-        js="main.js",
-        css="style.css",
-        isolate_styles=False,  # in the page's DOM: the page's keys, text and tests reach it like any element
-    )
+    return packaged_component("annotate_queue")
 
 
 def segments(query: str | None, text: str, language: str | None) -> list[list[Any]]:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Sequence
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,7 @@ from db.ranked_lists import RankedEntry, RankedList
 from pooljudge.ui.annotate_component import segments
 from pooljudge.ui.background import background
 from pooljudge.ui.keys import EXCLUDE_KEY, NEXT_KEY, PREVIOUS_KEY, UNDO_KEY
+from pooljudge.ui.packaged_components import packaged_component
 
 FRONTEND = Path(__file__).resolve().parent / "frontend"
 KEY = "ranked_list"  # the component's key: its state ("apply") is in st.session_state[KEY]
@@ -91,15 +91,8 @@ def _prefetch(store, collection: str, pool: str | None, language: str | None) ->
         _log.info("the ranked list's read ahead failed", exc_info=True)
 
 
-@lru_cache(maxsize=1)
 def _component() -> Callable[..., Any]:
-    # by path in the package's asset folder (pyproject.toml declares it): served from the app's own origin
-    return st.components.v2.component(
-        "pooljudge.ranked_list",
-        js="main.js",
-        css="style.css",
-        isolate_styles=False,  # in the page's DOM: the page's keys, text and tests reach it like any element
-    )
+    return packaged_component("ranked_list")
 
 
 def list_id(pool: str, qid: str, order: str | None) -> str:
