@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import subprocess
 import sys
 import time
@@ -214,8 +215,22 @@ def _lower_session_priority(pid: int) -> None:
     as the whole server however niced it is.  No library sets a session group's nice value; it is one write to
     ``/proc/PID/autogroup`` (sched(7)).  Elsewhere (no autogroups, not Linux) the process's niceness is all.
     """
-    with contextlib.suppress(OSError, ValueError):
-        with open("/proc/self/autogroup", encoding="ascii") as own:  # "/autogroup-N nice K"
-            niceness = int(own.read().split()[-1])
+    with contextlib.suppress(OSError):
+        with open(OWN_AUTOGROUP, encoding="ascii") as own:
+            niceness = autogroup_niceness(own.read())
+        if niceness is None:  # autogroups built in but switched off: the nice value alone counts
+            return
         with open(f"/proc/{pid}/autogroup", "w", encoding="ascii") as group:
             group.write(str(min(niceness + JOB_NICENESS, 19)))
+
+
+OWN_AUTOGROUP = "/proc/self/autogroup"
+
+_AUTOGROUP_LINE = re.compile(r"^/autogroup-\d+ nice (-?\d+)\s*$")
+
+
+def autogroup_niceness(line: str) -> int | None:
+    """The nice value in a ``/proc/PID/autogroup`` line ("/autogroup-N nice K"), None for anything else: the
+    file reads empty where the kernel has autogroups but ``kernel.sched_autogroup_enabled`` is 0."""
+    match = _AUTOGROUP_LINE.match(line)
+    return int(match.group(1)) if match else None

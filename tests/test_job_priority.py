@@ -8,6 +8,7 @@ import pytest
 
 from db.engine import Store, sqlite_url
 from db.jobs import create_job, get_job
+from pooljudge import jobs
 from pooljudge.jobs import JOB_NICENESS, launch
 from tests.sqlite_template import copy_store
 
@@ -22,7 +23,7 @@ def _autogroup(pid: int) -> str | None:
     """
     try:
         with open(f"/proc/{pid}/autogroup", encoding="ascii") as f:
-            return f.read().strip()
+            return f.read().strip() or None  # empty where autogroups are built in but off (the CI machine's)
     except OSError:
         return None
 
@@ -43,3 +44,30 @@ def test_a_launched_job_runs_niced_and_still_runs(sqlite_template, tmp_path):
         info = get_job(s, job)
     assert info.status == "failed" and "nowhere" in info.error  # it ran: the priority is all that changed
     store.dispose()
+
+
+@pytest.mark.parametrize("reads", ["", "\n", "/autogroup-12 nice\n", "garbled"])
+def test_a_job_still_starts_niced_where_the_session_group_reads_otherwise(sqlite_template, tmp_path, monkeypatch, reads):
+    """A kernel with autogroups built in but switched off (``kernel.sched_autogroup_enabled=0``, as on the CI
+    machine) gives an empty ``/proc/self/autogroup``: launching a job raised IndexError there, and every job the
+    app started failed."""
+    own = tmp_path / "autogroup"
+    own.write_text(reads, encoding="ascii")
+    monkeypatch.setattr(jobs, "OWN_AUTOGROUP", str(own))
+    store = Store(sqlite_url(copy_store(sqlite_template, tmp_path / "store.db")), upgrade=False)
+    with store.write() as s:
+        job = create_job(s, "pool", {"collection": "nowhere", "name": "p", "runs": ["bm25"]})
+    process = launch(store, job)
+    niceness = os.getpriority(os.PRIO_PROCESS, process.pid)
+    assert process.wait(timeout=120) == 1
+    assert niceness == min(os.getpriority(os.PRIO_PROCESS, 0) + JOB_NICENESS, 19)
+    with store.read() as s:
+        assert "nowhere" in get_job(s, job).error
+    store.dispose()
+
+
+@pytest.mark.parametrize(
+    ("reads", "niceness"), [("/autogroup-4343 nice 0\n", 0), ("/autogroup-7 nice -5", -5), ("", None), ("x", None)]
+)
+def test_the_session_group_s_niceness_is_read_from_its_proc_line(reads, niceness):
+    assert jobs.autogroup_niceness(reads) == niceness
