@@ -47,7 +47,9 @@ def test_a_launched_job_runs_niced_and_still_runs(sqlite_template, tmp_path):
 
 
 @pytest.mark.parametrize("reads", ["", "\n", "/autogroup-12 nice\n", "garbled"])
-def test_a_job_still_starts_niced_where_the_session_group_reads_otherwise(sqlite_template, tmp_path, monkeypatch, reads):
+def test_a_job_still_starts_niced_where_the_session_group_reads_otherwise(
+    sqlite_template, tmp_path, monkeypatch, reads
+):
     """A kernel with autogroups built in but switched off (``kernel.sched_autogroup_enabled=0``, as on the CI
     machine) gives an empty ``/proc/self/autogroup``: launching a job raised IndexError there, and every job the
     app started failed."""
