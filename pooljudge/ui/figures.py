@@ -50,28 +50,6 @@ def grouped_bars(
     return figure
 
 
-def count_heatmap(
-    matrix: Sequence[Sequence[int]], *, x: Sequence[str], y: Sequence[str], x_title: str, y_title: str, title: str
-) -> go.Figure:
-    """``matrix[i][j]`` as a heatmap with its counts written in the cells, row 0 at the top (as ``px.imshow``)."""
-    return go.Figure(
-        go.Heatmap(
-            z=[list(row) for row in matrix],
-            x=list(x),
-            y=list(y),
-            text=[list(row) for row in matrix],
-            texttemplate="%{text}",
-            colorscale="Blues",
-            colorbar={"title": {"text": "pairs"}},
-        ),
-        layout={
-            "title": {"text": title},
-            "xaxis": {"title": {"text": x_title}, "type": "category", "side": "bottom"},
-            "yaxis": {"title": {"text": y_title}, "type": "category", "autorange": "reversed"},
-        },
-    )
-
-
 def histogram(values: Sequence[float], *, bins: int, x_title: str, title: str) -> go.Figure:
     """How many of ``values`` fall in each of about ``bins`` equal bins (plotly picks round edges)."""
     return go.Figure(

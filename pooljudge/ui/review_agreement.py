@@ -4,12 +4,15 @@ Nothing here reads the store or computes a statistic: the page hands in the repo
 background, confusion matrices included.
 """
 
+from collections.abc import Sequence
+
+import pandas as pd
 import streamlit as st
+from pandas.io.formats.style import Styler
 
 from core.scale import GRADES
 from pooljudge.ui.common import show_rows
-from pooljudge.ui.figures import count_heatmap
-from pooljudge.ui.highlight import chart_text
+from pooljudge.ui.highlight import show_text
 from pooljudge.ui.review_tables import FORMAT, stat
 
 VIEWS = {"graded": "graded 0-3", "binary_ge1": "binary (>= 1)", "binary_ge2": "binary (>= 2)"}
@@ -101,12 +104,35 @@ def confusion_view(report: dict) -> None:
             key="confusion_pair",
             format_func=lambda p: f"{p['a']} vs {p['b']} ({p['n_items']} shared, κ {stat(p['cohen_kappa'], 2)})",
         )
-        figure = count_heatmap(
-            chosen["confusion"],
-            x=[str(g) for g in GRADES],
-            y=[str(g) for g in GRADES],
-            x_title=chart_text(chosen["b"]),
-            y_title=chart_text(chosen["a"]),
-            title=chart_text(f"{chosen['a']} (rows) vs {chosen['b']} (columns)"),
+        show_text(
+            f"Rows: the label {chosen['a']} gave; columns: the label {chosen['b']} gave, on the "
+            f"{chosen['n_items']:,} pairs both labelled.",
+            small=True,
         )
-        st.plotly_chart(figure, width="stretch", key="confusion_heatmap")
+        st.table(confusion_table(chosen["confusion"]), width="content")
+
+
+LIGHTEST = (0xF7, 0xFB, 0xFF)
+DARKEST = (0x08, 0x51, 0x9C)
+"""The ends of the shading (ColorBrewer's Blues, as plotly's "Blues" heatmaps): no pairs, the most pairs."""
+DARK_TEXT, LIGHT_TEXT = "#31333f", "#ffffff"
+
+
+def confusion_table(matrix: Sequence[Sequence[int]]) -> Styler:
+    """``matrix[i][j]`` (pairs labelled ``i`` by one annotator and ``j`` by the other) as a table for
+    ``st.table``, grades as headers, each cell shaded by its share of the largest count.
+
+    A table rather than a plotly heatmap: the chart cost every draw of the tab 100-150 ms of the browser's
+    script time, and its first draw the plotly bundle; the counts are what a reader reads.  No styling library
+    shades by a fixed colour ramp without matplotlib, hence the interpolation here.
+    """
+    grades = [str(g) for g in range(len(matrix))]
+    frame = pd.DataFrame([list(row) for row in matrix], index=grades, columns=grades)
+    largest = max((max(row) for row in matrix), default=0) or 1
+
+    def shade(count: int) -> str:
+        share = count / largest
+        rgb = "".join(f"{round(lo + share * (hi - lo)):02x}" for lo, hi in zip(LIGHTEST, DARKEST, strict=True))
+        return f"background-color: #{rgb}; color: {LIGHT_TEXT if share > 0.6 else DARK_TEXT}"
+
+    return frame.style.map(shade)

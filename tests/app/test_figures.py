@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from pooljudge.ui.figures import count_heatmap, grouped_bars, histogram, share_heatmap
+from pooljudge.ui.figures import grouped_bars, histogram, share_heatmap
 
 
 def test_grouped_bars_has_one_trace_per_colour_in_order_of_appearance():
@@ -31,14 +31,6 @@ def test_grouped_bars_keeps_a_fixed_category_order():
         "array",
         ["0", "1", "excluded"],
     )
-
-
-def test_count_heatmap_puts_row_zero_on_top_and_writes_the_counts():
-    figure = count_heatmap([[5, 1], [0, 2]], x=["0", "1"], y=["0", "1"], x_title="b", y_title="a", title="a vs b")
-    [heat] = figure.data
-    assert [list(r) for r in heat.z] == [[5, 1], [0, 2]] and [list(r) for r in heat.text] == [[5, 1], [0, 2]]
-    assert heat.texttemplate == "%{text}" and figure.layout.yaxis.autorange == "reversed"
-    assert (figure.layout.xaxis.title.text, figure.layout.yaxis.title.text) == ("b", "a")
 
 
 def test_histogram_bins_the_values_with_the_given_titles():
