@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import multiprocessing
 import os
+import pickle
 import sys
 import threading
 import time
@@ -29,17 +30,67 @@ from typing import Any
 
 import streamlit as st
 
+from pooljudge.transfer import Sliced, in_slices
 from pooljudge.ui.script_control import stop_run
+from pooljudge.ui.warmup import PATIENCE_S, wait_for_page_runs
 from pooljudge.worker_init import start_worker
+
+
+class Decoding:
+    """A :class:`~pooljudge.transfer.Sliced` list, decoded a slice at a time.
+
+    :meth:`start` decodes it in a thread that takes each slice only while no page is drawn (or after
+    ``patience_s``); :meth:`value` decodes what is left at once, in the caller's thread (a page that needs it).
+    """
+
+    def __init__(self, sliced: Sliced) -> None:
+        self._slices = list(sliced.slices)
+        self._items: list = []
+        self._lock = threading.Lock()
+        self.decoded = 0
+        """Slices decoded so far."""
+
+    def _step(self) -> bool:
+        """Decode the next slice; False when none is left."""
+        with self._lock:
+            if self.decoded == len(self._slices):
+                return False
+            self._items.extend(pickle.loads(self._slices[self.decoded]))
+            self._slices[self.decoded] = b""  # its bytes are not needed again
+            self.decoded += 1
+            return True
+
+    def value(self) -> list:
+        while self._step():
+            pass
+        return self._items
+
+    def start(self, patience_s: float = PATIENCE_S) -> threading.Thread:
+        def decode() -> None:
+            while True:
+                wait_for_page_runs(patience_s)
+                if not self._step():
+                    return
+
+        thread = threading.Thread(target=decode, name="pooljudge-decode", daemon=True)
+        thread.start()
+        return thread
 
 
 @dataclass
 class Snapshot:
-    """A computed value, the key of the inputs it was computed from, and when it was finished."""
+    """A computed value, the key of the inputs it was computed from, and when it was finished.
 
-    value: Any
+    ``payload`` is the value, or a :class:`Decoding` of it (a long list from the worker process).
+    """
+
+    payload: Any
     key: Hashable
     finished: datetime
+
+    @property
+    def value(self) -> Any:
+        return self.payload.value() if isinstance(self.payload, Decoding) else self.payload
 
 
 @dataclass
@@ -149,7 +200,7 @@ class Background:
         main = sys.modules.get("__main__")
         sys.modules["__main__"] = types.ModuleType("__main__")
         try:
-            return self._pool.submit(compute)
+            return self._pool.submit(in_slices, compute)
         finally:
             if main is not None:
                 sys.modules["__main__"] = main
@@ -163,7 +214,11 @@ class Background:
             if error is not None:  # shown by the page; the next request tries again
                 s.error = str(error) or type(error).__name__
                 return
-            s.snapshot, s.error = Snapshot(future.result(), key, datetime.now()), None
+            payload = future.result()
+            if isinstance(payload, Sliced):  # decoded between page runs, or by the first page that reads it
+                payload = Decoding(payload)
+                payload.start()
+            s.snapshot, s.error = Snapshot(payload, key, datetime.now()), None
             s.history = [*s.history[-4:], time.monotonic() - s.started]
 
     def state(self, slot: Hashable) -> tuple[Snapshot | None, bool, str | None, float | None]:
