@@ -84,3 +84,33 @@ def test_a_page_reads_a_value_still_held_back_at_once():
         page.set()
     decoder.join(60)
     assert decoding.value() == rows(3 * SLICE_ITEMS)  # the decoder found nothing left
+
+
+def test_a_table_replaced_before_it_is_decoded_is_not_decoded_in_the_background():
+    """Under steady labelling a newer table often arrives first: decoding the old one would be CPU for nothing."""
+    decoding = Decoding(in_slices(partial(rows, 3 * SLICE_ITEMS)))
+    page = _page_run()
+    try:
+        decoder = decoding.start(patience_s=60)
+        time.sleep(0.2)
+        decoding.cancel()
+    finally:
+        page.set()
+    decoder.join(60)
+    assert not decoder.is_alive() and decoding.decoded == 0
+    assert decoding.value() == rows(3 * SLICE_ITEMS)  # whoever still holds it can read it
+
+
+def test_the_slot_cancels_the_decoding_of_the_snapshot_it_replaces(monkeypatch):
+    cancelled: list[int] = []
+    monkeypatch.setattr(Decoding, "cancel", lambda self: cancelled.append(len(self._slices)))
+    bg = Background(processes=True)
+    page = _page_run()  # nothing is decoded in the background meanwhile
+    try:
+        first = bg.get("slot", 1, partial(rows, 2 * SLICE_ITEMS), wait=60)
+        second = bg.get("slot", 2, partial(rows, 3 * SLICE_ITEMS), wait=60)
+    finally:
+        page.set()
+    assert first is not None and second is not None and second.key == 2
+    assert cancelled == [2]  # the first table's decoding, when the second replaced it
+    assert second.value == rows(3 * SLICE_ITEMS)

@@ -40,13 +40,15 @@ class Decoding:
     """A :class:`~pooljudge.transfer.Sliced` list, decoded a slice at a time.
 
     :meth:`start` decodes it in a thread that takes each slice only while no page is drawn (or after
-    ``patience_s``); :meth:`value` decodes what is left at once, in the caller's thread (a page that needs it).
+    ``patience_s``), until :meth:`cancel`; :meth:`value` decodes what is left at once, in the caller's thread (a
+    page that needs it).
     """
 
     def __init__(self, sliced: Sliced) -> None:
         self._slices = list(sliced.slices)
         self._items: list = []
         self._lock = threading.Lock()
+        self._cancelled = threading.Event()
         self.decoded = 0
         """Slices decoded so far."""
 
@@ -67,14 +69,18 @@ class Decoding:
 
     def start(self, patience_s: float = PATIENCE_S) -> threading.Thread:
         def decode() -> None:
-            while True:
+            while not self._cancelled.is_set():
                 wait_for_page_runs(patience_s)
-                if not self._step():
+                if self._cancelled.is_set() or not self._step():
                     return
 
         thread = threading.Thread(target=decode, name="pooljudge-decode", daemon=True)
         thread.start()
         return thread
+
+    def cancel(self) -> None:
+        """Stop decoding in the background (a newer table replaced this one); :meth:`value` still works."""
+        self._cancelled.set()
 
 
 @dataclass
@@ -218,6 +224,8 @@ class Background:
             if isinstance(payload, Sliced):  # decoded between page runs, or by the first page that reads it
                 payload = Decoding(payload)
                 payload.start()
+            if s.snapshot is not None and isinstance(s.snapshot.payload, Decoding):
+                s.snapshot.payload.cancel()  # replaced: a page still showing it decodes what it reads itself
             s.snapshot, s.error = Snapshot(payload, key, datetime.now()), None
             s.history = [*s.history[-4:], time.monotonic() - s.started]
 
