@@ -39,6 +39,23 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.xdist_group(item.module.__name__))
 
 
+SERVER_LOG_LINES = 60
+_server_logs: list[Path] = []  # this worker's app_server log folder, once it started
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed test that used the session's app server reports the end of the server's log and of its jobs'
+    logs: a browser test that times out shows only what the browser did not see, and the logs are in a
+    temporary folder gone by the time a CI run is read."""
+    report = yield
+    if report.failed and "app_server" in getattr(item, "fixturenames", ()) and _server_logs:
+        for log in sorted(_server_logs[0].glob("*.log"), key=lambda p: p.stat().st_mtime)[-3:]:
+            lines = log.read_text(encoding="utf-8", errors="replace").splitlines()[-SERVER_LOG_LINES:]
+            report.sections.append((f"app_server {log.name} (last {len(lines)} lines)", "\n".join(lines)))
+    return report
+
+
 @pytest.fixture(scope="session", autouse=True)
 def apptest_runtime_once():
     """Every ``AppTest`` in this process shares the component discovery and the compiled page scripts."""
@@ -55,6 +72,7 @@ def app_server(tmp_path_factory):
     add_users(db, ACCOUNTS)
     cli(db, "demo")
     logs, models = tmp_path_factory.mktemp("log"), tmp_path_factory.mktemp("models")
+    _server_logs[:] = [logs]
     jobs = {
         "POOLJUDGE_MODELS": str(models),
         "POOLJUDGE_JOB_LOGS": str(logs),
