@@ -6,6 +6,7 @@ import gc
 import os
 import shutil
 import tempfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -174,3 +175,15 @@ def pytest_collection_modifyitems(config, items):
     # modules from the start and the many short tests even out the end; a browser module left for last would
     # run alone on one worker while the other has nothing to do.
     items[:] = sorted(kept, key=lambda item: item.get_closest_marker("browser") is None)
+
+
+@pytest.fixture
+def page_run():
+    """A thread named as Streamlit's page-run thread (``pooljudge.ui.warmup.SCRIPT_THREAD``), running until the
+    event it yields is set: what the server's background threads wait for."""
+    from pooljudge.ui.warmup import SCRIPT_THREAD
+
+    done = threading.Event()
+    threading.Thread(target=done.wait, name=SCRIPT_THREAD, daemon=True).start()
+    yield done
+    done.set()

@@ -63,15 +63,6 @@ def probe_module(tmp_path, monkeypatch):
     return "warm_probe_module"
 
 
-@pytest.fixture
-def page_run():
-    """A thread named as Streamlit's page-run thread, running until the event it yields is set."""
-    done = threading.Event()
-    threading.Thread(target=done.wait, name=warmup.SCRIPT_THREAD, daemon=True).start()
-    yield done
-    done.set()
-
-
 def test_the_warm_up_waits_while_a_page_is_drawn(probe_module, page_run):
     """An import holds the interpreter's lock: the warm-up takes the next module only when no page run is going on."""
     warming = threading.Thread(target=warmup.warm_up, args=([probe_module],), kwargs={"patience_s": 60})
