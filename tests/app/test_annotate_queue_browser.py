@@ -160,12 +160,35 @@ def test_u_undoes_the_last_label_after_the_answers_before_it_are_stored(server, 
     page.keyboard.press("2")
     page.keyboard.press("u")  # at once: the label is stored first, then withdrawn, and its item comes back
     wait_for_js(page, ANSWERS_SAVED, timeout=60_000)
-    wait_for_js(page, COMMAND_DONE, timeout=60_000)
+    _wait_or_say_why(page, COMMAND_DONE, "the undo's answer", store, "queue-undo")
     first = next(d for d, m in MARKERS.items() if m.startswith(order[0]))
     assert shown_doc(page, MARKERS) == first
     assert _rows(store, "queue-undo") == [(order[0], "label", 2), (order[0], "undo", None)]
     page.keyboard.press("0")  # the item shown again takes a new label (a new token: the old one was used)
     assert _wait_rows(store, "queue-undo", 3)[-1] == (order[0], "label", 0)
+
+
+# what the page's queues hold: each queue root in the page, and the queue object behind it
+QUEUE_STATE = """() => [...document.querySelectorAll('[data-testid="annotate-queue"]')].map((root) => {
+    const q = root.parentElement && root.parentElement.__pjQueue;
+    return { dataset: { ...root.dataset }, connected: root.isConnected, live: !!q && q.root === root,
+             status: root.querySelector('[data-testid="annotate-status"]')?.innerText,
+             queue: q && { busy: q.busy, serial: q.serial, pending: q.pending.length, command: q.pendingCommand,
+                           inFlight: q.inFlight, sinceSend: Math.round(performance.now() - q.lastSend),
+                           commandDone: q.data && q.data.command_done, items: q.items.length } };
+})"""
+
+
+def _wait_or_say_why(page, condition: str, what: str, store: Store, user: str) -> None:
+    """Wait for ``condition``; if it never holds, fail with the page's queues and the rows stored: a timeout
+    alone said nothing of which side lost what (seen twice in full runs under load, never alone)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        wait_for_js(page, condition, timeout=60_000)
+    except PlaywrightTimeout:
+        screenshot(page, f"queue-stuck-{user}")
+        pytest.fail(f"{what} never came: queues {page.evaluate(QUEUE_STATE)}; rows stored {_rows(store, user)}")
 
 
 # the page's queue sends nothing to the server from here on: each message it would send is kept in __held
