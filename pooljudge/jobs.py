@@ -207,6 +207,18 @@ def launch(store: Store, job_id: int) -> subprocess.Popen:
     return process
 
 
+OWN_AUTOGROUP = "/proc/self/autogroup"
+
+_AUTOGROUP_LINE = re.compile(r"^/autogroup-\d+ nice (-?\d+)\s*$")
+
+
+def autogroup_niceness(line: str) -> int | None:
+    """The nice value in a ``/proc/PID/autogroup`` line ("/autogroup-N nice K"), None for anything else: the
+    file reads empty where the kernel has autogroups but ``kernel.sched_autogroup_enabled`` is 0."""
+    match = _AUTOGROUP_LINE.match(line)
+    return int(match.group(1)) if match else None
+
+
 def _lower_session_priority(pid: int) -> None:
     """Nice the CPU group of ``pid``'s session by :data:`JOB_NICENESS` more than the caller's.
 
@@ -222,15 +234,3 @@ def _lower_session_priority(pid: int) -> None:
             return
         with open(f"/proc/{pid}/autogroup", "w", encoding="ascii") as group:
             group.write(str(min(niceness + JOB_NICENESS, 19)))
-
-
-OWN_AUTOGROUP = "/proc/self/autogroup"
-
-_AUTOGROUP_LINE = re.compile(r"^/autogroup-\d+ nice (-?\d+)\s*$")
-
-
-def autogroup_niceness(line: str) -> int | None:
-    """The nice value in a ``/proc/PID/autogroup`` line ("/autogroup-N nice K"), None for anything else: the
-    file reads empty where the kernel has autogroups but ``kernel.sched_autogroup_enabled`` is 0."""
-    match = _AUTOGROUP_LINE.match(line)
-    return int(match.group(1)) if match else None
