@@ -213,8 +213,13 @@ _AUTOGROUP_LINE = re.compile(r"^/autogroup-\d+ nice (-?\d+)\s*$")
 
 
 def autogroup_niceness(line: str) -> int | None:
-    """The nice value in a ``/proc/PID/autogroup`` line ("/autogroup-N nice K"), None for anything else: the
-    file reads empty where the kernel has autogroups but ``kernel.sched_autogroup_enabled`` is 0."""
+    """The nice value in a ``/proc/PID/autogroup`` line ("/autogroup-N nice K"), None for a line it cannot read.
+
+    The file reads empty for a process in the kernel's root group, the one a process is in until it or a parent
+    calls ``setsid`` (a container's processes often never do); the root group's tasks weigh as at nice 0.
+    """
+    if not line.strip():
+        return 0
     match = _AUTOGROUP_LINE.match(line)
     return int(match.group(1)) if match else None
 
@@ -230,7 +235,7 @@ def _lower_session_priority(pid: int) -> None:
     with contextlib.suppress(OSError):
         with open(OWN_AUTOGROUP, encoding="ascii") as own:
             niceness = autogroup_niceness(own.read())
-        if niceness is None:  # autogroups built in but switched off: the nice value alone counts
+        if niceness is None:  # a line this kernel writes otherwise: the nice value alone counts
             return
         with open(f"/proc/{pid}/autogroup", "w", encoding="ascii") as group:
             group.write(str(min(niceness + JOB_NICENESS, 19)))
