@@ -237,5 +237,17 @@ def _lower_session_priority(pid: int) -> None:
             niceness = autogroup_niceness(own.read())
         if niceness is None:  # a line this kernel writes otherwise: the nice value alone counts
             return
-        with open(f"/proc/{pid}/autogroup", "w", encoding="ascii") as group:
-            group.write(str(min(niceness + JOB_NICENESS, 19)))
+        for _ in range(AUTOGROUP_WRITE_TRIES):
+            try:
+                set_autogroup_nice(pid, min(niceness + JOB_NICENESS, 19))
+                return
+            except BlockingIOError:  # the kernel takes one such write per 100 ms from a non-root user
+                time.sleep(0.1)
+
+
+AUTOGROUP_WRITE_TRIES = 5
+
+
+def set_autogroup_nice(pid: int, niceness: int) -> None:
+    with open(f"/proc/{pid}/autogroup", "w", encoding="ascii") as group:
+        group.write(str(niceness))

@@ -97,3 +97,30 @@ def test_a_job_started_from_the_kernel_s_root_group_gets_a_niced_group_of_its_ow
 )
 def test_the_session_group_s_niceness_is_read_from_its_proc_line(reads, niceness):
     assert jobs.autogroup_niceness(reads) == niceness
+
+
+def test_a_session_group_write_the_kernel_puts_off_is_tried_again(monkeypatch, tmp_path):
+    """Linux takes one autogroup write per 100 ms from a process without CAP_SYS_ADMIN and answers EAGAIN to
+    the rest: two jobs launched together by a non-root server left the second one's group at nice 0."""
+    own = tmp_path / "autogroup"
+    own.write_text("/autogroup-3 nice 2\n", encoding="ascii")
+    monkeypatch.setattr(jobs, "OWN_AUTOGROUP", str(own))
+    writes: list[tuple[int, int]] = []
+
+    def set_nice(pid: int, niceness: int) -> None:
+        writes.append((pid, niceness))
+        if len(writes) < 3:
+            raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(jobs, "set_autogroup_nice", set_nice)
+    jobs._lower_session_priority(4242)
+    assert writes == [(4242, 2 + JOB_NICENESS)] * 3
+
+    def always_later(pid: int, niceness: int) -> None:
+        writes.append((pid, niceness))
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    writes.clear()
+    monkeypatch.setattr(jobs, "set_autogroup_nice", always_later)
+    jobs._lower_session_priority(4242)  # gives up quietly: the job keeps its own nice value
+    assert len(writes) == jobs.AUTOGROUP_WRITE_TRIES
