@@ -11,7 +11,7 @@ export TRANSFORMERS_OFFLINE := 1
 # worker processes) and pytest rewrites every test module; without the caches each compiles everything again.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: setup run lint test chromium postgresql sqlite3 bench clean
+.PHONY: setup run lint test system-packages chromium postgresql sqlite3 bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,25 @@ setup: $(STAMP)
 run: setup
 	$(BIN)/streamlit run serve.py --server.headless true --server.port $(PORT) --browser.gatherUsageStats false
 
+# What the tests need from the distribution, installed in one `apt-get update` and one `apt-get install` (three
+# of each took their index downloads and package triggers three times on a fresh machine): Chromium and its
+# headless shell for the browser tests, a CJK font so Chinese passages render in their screenshots, PostgreSQL's
+# server binaries for the tests' throwaway cluster, the sqlite3 shell.  Only what is missing is installed.
+system-packages:
+	@missing=""; \
+	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
+	fc-list 2>/dev/null | grep -qi "Noto Sans CJK" || missing="$$missing fonts-noto-cjk"; \
+	ls /usr/lib/postgresql/*/bin/initdb /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || missing="$$missing postgresql"; \
+	command -v sqlite3 >/dev/null 2>&1 || missing="$$missing sqlite3"; \
+	command -v chromium-headless-shell >/dev/null 2>&1 || shell=chromium-headless-shell; \
+	[ -z "$$missing$$shell" ] || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq || exit 1; \
+	  [ -z "$$missing" ] || $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
+	  [ -z "$$shell" ] || $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$shell >/dev/null 2>&1 \
+	    || echo "chromium-headless-shell is not available: the browser tests run on chromium"; }
+
+# Each on its own (make test installs them together, above).
 # Chromium for the browser tests (its headless shell, which they run on: half the CPU per page load), and a
 # CJK font so Chinese passages render in its screenshots.
 # The headless shell (the same Blink and V8 without the browser's interface) makes the browser tests cheaper;
@@ -67,7 +86,7 @@ lint: setup
 # -n auto: one pytest-xdist worker per core, each with its own templates, PostgreSQL cluster and app server;
 # loadgroup keeps the tests of one xdist_group on one worker.  One torch/BLAS thread per worker: the workers
 # already fill the cores, and two threads per worker would make them fight over them.
-test: setup lint chromium postgresql sqlite3
+test: setup lint system-packages chromium postgresql sqlite3
 	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q -n auto --dist loadgroup
 
 bench: setup

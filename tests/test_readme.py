@@ -68,3 +68,14 @@ def test_pyproject_applies_without_a_deprecation_warning(monkeypatch):
         dist = apply_configuration(Distribution(), REPO / "pyproject.toml")
     assert (dist.metadata.license_expression, dist.metadata.license_files) == ("Apache-2.0", ["LICENSE"])
     assert (REPO / "LICENSE").read_text(encoding="utf-8").split()[:3] == ["Apache", "License", "Version"]
+
+
+def test_make_test_installs_the_missing_system_packages_in_one_update_and_one_install():
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    prerequisites = re.search(r"^test: (.*)$", makefile, re.M).group(1).split()
+    assert prerequisites.index("system-packages") < min(prerequisites.index(t) for t in ("chromium", "postgresql"))
+    recipe = re.search(r"^system-packages:\n((?:\t.*\n)+)", makefile, re.M).group(1)
+    assert recipe.count("apt-get update") == 1
+    assert recipe.count("apt-get install") == 2  # the required packages, then the optional headless shell
+    for package in ("chromium", "fonts-noto-cjk", "postgresql", "sqlite3"):
+        assert f'missing="$$missing {package}"' in recipe, package
