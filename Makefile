@@ -11,7 +11,7 @@ export TRANSFORMERS_OFFLINE := 1
 # worker processes) and pytest rewrites every test module; without the caches each compiles everything again.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: setup run lint test system-packages chromium postgresql sqlite3 bench clean
+.PHONY: setup run lint test prepare system-packages chromium postgresql sqlite3 bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -86,7 +86,12 @@ lint: setup
 # -n auto: one pytest-xdist worker per core, each with its own templates, PostgreSQL cluster and app server;
 # loadgroup keeps the tests of one xdist_group on one worker.  One torch/BLAS thread per worker: the workers
 # already fill the cores, and two threads per worker would make them fight over them.
-test: setup lint system-packages chromium postgresql sqlite3
+# The Python setup (pip, then compiling what is imported: CPU) beside the system packages (downloads, dpkg), on a
+# fresh machine; then the rest in order (each finds its part done).
+prepare:
+	@$(MAKE) --no-print-directory -j2 setup system-packages
+
+test: prepare setup lint system-packages chromium postgresql sqlite3
 	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q -n auto --dist loadgroup
 
 bench: setup
