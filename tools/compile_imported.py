@@ -75,7 +75,7 @@ def main() -> int:
         for name in [*LAZY, *first_party_modules(), *page_imports(REPO / "views")]:
             try:
                 importlib.import_module(name)
-            except Exception as exc:  # noqa: BLE001 - a module that does not import is compiled when it does
+            except (Exception, SystemExit) as exc:  # noqa: BLE001 - a module that does not import is compiled when it does
                 failed.append(f"{name} ({type(exc).__name__})")
     if failed:
         print(f"not imported (compiled on first use instead): {', '.join(failed)}", file=sys.stderr)
