@@ -47,33 +47,8 @@ system-packages:
 	  [ -z "$$shell" ] || $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$shell >/dev/null 2>&1 \
 	    || echo "chromium-headless-shell is not available: the browser tests run on chromium"; }
 
-# Each on its own (make test installs them together, above).
-# Chromium for the browser tests (its headless shell, which they run on: half the CPU per page load), and a
-# CJK font so Chinese passages render in its screenshots.
-# The headless shell (the same Blink and V8 without the browser's interface) makes the browser tests cheaper;
-# where the distribution lacks it they run on chromium itself.
-chromium:
-	@{ command -v chromium >/dev/null 2>&1 && fc-list 2>/dev/null | grep -qi "Noto Sans CJK"; } || { \
-	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq \
-	  && $$SUDO apt-get install -y -qq chromium fonts-noto-cjk >/dev/null; }
-	@command -v chromium-headless-shell >/dev/null 2>&1 || { \
-	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get install -y -qq chromium-headless-shell >/dev/null 2>&1 \
-	  || echo "chromium-headless-shell is not available: the browser tests run on chromium"; }
-
-# PostgreSQL server binaries: the tests start a throwaway cluster of their own (tests/pgcluster.py),
-# so Debian's default cluster is not needed. Debian keeps initdb/pg_ctl in /usr/lib/postgresql/<v>/bin.
-postgresql:
-	@ls /usr/lib/postgresql/*/bin/initdb /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || { \
-	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; }
-
-# The sqlite3 command-line shell: tests attack the store from it with its default settings (foreign keys off).
-sqlite3:
-	@command -v sqlite3 >/dev/null 2>&1 || { \
-	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq sqlite3 >/dev/null; }
+# By name: each installs whatever of the above is missing (one detection, one apt-get run for all three).
+chromium postgresql sqlite3: system-packages ; @:
 
 # The conventions, checked: ruff's lint rules and format, mypy (strict on core/); config in pyproject.toml.
 # lint-imports: the architecture's import contracts (layers, no circles), config in .importlinter.

@@ -208,6 +208,7 @@ def launch(store: Store, job_id: int) -> subprocess.Popen:
 
 
 OWN_AUTOGROUP = "/proc/self/autogroup"
+AUTOGROUP_WRITE_TRIES = 5
 
 _AUTOGROUP_LINE = re.compile(r"^/autogroup-\d+ nice (-?\d+)\s*$")
 
@@ -243,9 +244,6 @@ def _lower_session_priority(pid: int) -> None:
                 return
             except BlockingIOError:  # the kernel takes one such write per 100 ms from a non-root user
                 time.sleep(0.1)
-
-
-AUTOGROUP_WRITE_TRIES = 5
 
 
 def set_autogroup_nice(pid: int, niceness: int) -> None:
