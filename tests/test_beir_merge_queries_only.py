@@ -11,6 +11,7 @@ from core.formats.beir import read_beir
 from db.engine import Store, sqlite_url
 from db.queries import iter_queries, stored_qrels
 from pooljudge.cli import main
+from tests.sqlite_template import copy_store
 
 
 def _write(root, corpus: str | None, queries: list[tuple[str, str]], qrels: list[tuple[str, str, int]]) -> None:
@@ -24,8 +25,8 @@ def _write(root, corpus: str | None, queries: list[tuple[str, str]], qrels: list
 
 
 @pytest.mark.parametrize(("corpus", "note"), [(None, "no corpus.jsonl"), ("", "corpus.jsonl is empty")])
-def test_a_merge_adds_queries_without_a_corpus(tmp_path, capsys, corpus, note):
-    db = sqlite_url(tmp_path / "s.db")
+def test_a_merge_adds_queries_without_a_corpus(tmp_path, capsys, corpus, note, sqlite_template):
+    db = sqlite_url(copy_store(sqlite_template, tmp_path / "s.db"))
     base = tmp_path / "base"
     corpus_text = "".join(json.dumps({"_id": d, "text": f"text {d}"}) + "\n" for d in ("d1", "d2"))
     _write(base, corpus_text, [("q1", "first")], [("q1", "d1", 1)])

@@ -9,6 +9,7 @@ import pytest
 from db.engine import Store, sqlite_url
 from db.queries import iter_passages, iter_queries, list_collections, stored_qrels, stored_run
 from pooljudge.cli import main
+from tests.sqlite_template import copy_store
 
 CORPUS = [
     {
@@ -79,8 +80,8 @@ def _snapshot(db, name):
     return snap
 
 
-def test_beir_import_export_import_is_lossless(folder, tmp_path):
-    db = sqlite_url(tmp_path / "s.db")
+def test_beir_import_export_import_is_lossless(folder, tmp_path, sqlite_template):
+    db = sqlite_url(copy_store(sqlite_template, tmp_path / "s.db"))
     assert main(["--db", db, "-q", "import", "-f", "beir", str(folder), "-c", "one"]) == 0
     out = tmp_path / "exported"
     assert main(["--db", db, "export", "beir", "-c", "one", "-o", str(out), "--with-runs"]) == 0
@@ -94,8 +95,8 @@ def test_beir_import_export_import_is_lossless(folder, tmp_path):
     assert runs == {"bm25": {"q1": {"d3": 2.5, "<dbpedia:Arènes_de_Lutèce>": 2.5}, "q2": {"d3": 0.1}}}
 
 
-def test_export_trec_qrels_graded_and_binary(tmp_path, capsys):
-    db = sqlite_url(tmp_path / "s.db")
+def test_export_trec_qrels_graded_and_binary(tmp_path, capsys, sqlite_template):
+    db = sqlite_url(copy_store(sqlite_template, tmp_path / "s.db"))
     qrels = tmp_path / "in.qrels"
     qrels.write_text("q2 0 b 3\nq1 0 <dbpedia:Été> 2\nq1 0 a 1\nq1 0 c -1\n", encoding="utf-8")
     assert main(["--db", db, "-q", "import", "-f", "trec-qrels", str(qrels), "-c", "q"]) == 0
@@ -119,8 +120,8 @@ def test_export_trec_qrels_graded_and_binary(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("bad", ["0", "-1", "2147483648"])
-def test_export_qrels_refuses_a_bad_level_naming_the_argument(tmp_path, capsys, bad):
-    db = sqlite_url(tmp_path / "s.db")
+def test_export_qrels_refuses_a_bad_level_naming_the_argument(tmp_path, capsys, bad, sqlite_template):
+    db = sqlite_url(copy_store(sqlite_template, tmp_path / "s.db"))
     qrels = tmp_path / "in.qrels"
     qrels.write_text("q1 0 a 1\n", encoding="utf-8")
     assert main(["--db", db, "-q", "import", "-f", "trec-qrels", str(qrels), "-c", "q"]) == 0
@@ -131,16 +132,16 @@ def test_export_qrels_refuses_a_bad_level_naming_the_argument(tmp_path, capsys, 
     assert not out.exists()
 
 
-def test_export_refuses_ids_that_trec_files_cannot_hold(folder, tmp_path, capsys):
-    db = sqlite_url(tmp_path / "s.db")
+def test_export_refuses_ids_that_trec_files_cannot_hold(folder, tmp_path, capsys, sqlite_template):
+    db = sqlite_url(copy_store(sqlite_template, tmp_path / "s.db"))
     main(["--db", db, "-q", "import", "-f", "beir", str(folder), "-c", "one"])
     capsys.readouterr()
     assert main(["--db", db, "export", "qrels", "-c", "one", "-o", str(tmp_path / "x.qrels")]) == 1
     assert "doc 2:b" in capsys.readouterr().err
 
 
-def test_export_run_orders_ties_as_trec_eval(tmp_path, capsys):
-    db = sqlite_url(tmp_path / "s.db")
+def test_export_run_orders_ties_as_trec_eval(tmp_path, capsys, sqlite_template):
+    db = sqlite_url(copy_store(sqlite_template, tmp_path / "s.db"))
     run = tmp_path / "in.run"
     run.write_text("q1 Q0 b 1 1.0 x\nq1 Q0 a 2 1.0 x\nq1 Q0 c 3 2.0 x\nq10 Q0 z 1 0.5 x\n", encoding="utf-8")
     assert main(["--db", db, "-q", "import", "-f", "trec-run", str(run), "-c", "r"]) == 0

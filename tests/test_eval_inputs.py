@@ -20,6 +20,7 @@ from core.memory import trec_eval_grade_bytes
 from db.engine import Store, sqlite_url
 from db.queries import list_collections, stored_qrels
 from pooljudge.cli import main
+from tests.sqlite_template import copy_store
 
 HUGE = 2_000_000_000
 GIB = 2**30
@@ -109,8 +110,10 @@ def test_a_large_grade_that_fits_is_evaluated_with_a_warning(tmp_path, capsys, e
     assert err.startswith("warning: the largest grade is 2000000: trec_eval allocates 8 bytes per grade level")
 
 
-def test_import_refuses_a_huge_grade_and_the_store_is_unchanged(tmp_path, capsys, no_trec_eval, eight_gib):
-    url = sqlite_url(tmp_path / "s.db")
+def test_import_refuses_a_huge_grade_and_the_store_is_unchanged(
+    tmp_path, capsys, no_trec_eval, eight_gib, sqlite_template
+):
+    url = sqlite_url(copy_store(sqlite_template, tmp_path / "s.db"))
     good, huge = tmp_path / "good.qrels", tmp_path / "huge.qrels"
     good.write_text("q1 0 a 1\nq1 0 b 0\n", encoding="utf-8")
     huge.write_text(f"q1 0 a 1\nq1 0 b {HUGE}\n", encoding="utf-8")

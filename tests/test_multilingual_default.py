@@ -25,6 +25,7 @@ from pooljudge import encoders  # noqa: E402
 from pooljudge.encoders import default_model_name, described_models, models_text  # noqa: E402
 from pooljudge.retrievers import RetrieverSpec, build_retriever  # noqa: E402
 from tests.clirun import run_cli  # noqa: E402
+from tests.sqlite_template import copy_store
 from tests.st_folders import write_st_files  # noqa: E402
 from tests.test_rerank_pipeline import VOCAB, toy_source  # noqa: E402
 from tests.tiny_models import write_tiny_bert  # noqa: E402
@@ -46,12 +47,12 @@ def bundled(tmp_path, monkeypatch) -> dict[str, Path]:
 
 
 @pytest.fixture
-def collections(tmp_path, monkeypatch):
+def collections(tmp_path, monkeypatch, sqlite_template):
     """``(url, store)`` with the toy collection twice: ``en`` (detected) and ``zh`` (declared Chinese)."""
     from db.importer import import_collection
 
     monkeypatch.setenv("POOLJUDGE_CACHE", str(tmp_path / "cache"))
-    url = sqlite_url(tmp_path / "s.db")
+    url = sqlite_url(copy_store(sqlite_template, tmp_path / "s.db"))
     store = Store(url)
     with store.write() as s:
         import_collection(s, toy_source(), name="en", format="test", location="mem")

@@ -28,6 +28,7 @@ from pooljudge.pipeline import retrieve  # noqa: E402
 from pooljudge.pool_job import ActiveCounts  # noqa: E402
 from pooljudge.retrievers import RetrieverSpec, split_specs  # noqa: E402
 from tests.clirun import run_cli
+from tests.sqlite_template import copy_store
 
 WORDS = (
     "bread",
@@ -92,12 +93,12 @@ def toy_source() -> CollectionSource:
 
 
 @pytest.fixture
-def toy(tmp_path, monkeypatch):
+def toy(tmp_path, monkeypatch, sqlite_template):
     """``(url, store)`` of a fresh SQLite store holding the toy collection ``toy``, with a private cache."""
     from db.importer import import_collection
 
     monkeypatch.setenv("POOLJUDGE_CACHE", str(tmp_path / "cache"))
-    url = sqlite_url(tmp_path / "s.db")
+    url = sqlite_url(copy_store(sqlite_template, tmp_path / "s.db"))
     store = Store(url)
     with store.write() as s:
         import_collection(s, toy_source(), name="toy", format="test", location="mem")

@@ -24,6 +24,7 @@ from pooljudge.pool_params import PoolJobParams
 from pooljudge.retrievers import RETRIEVERS, RetrieverSpec, register_retriever
 from tests import toy_retriever
 from tests.clirun import run_cli
+from tests.sqlite_template import copy_store
 
 PASSAGES = [
     Passage("p1", "the cat sat on the mat"),
@@ -35,12 +36,12 @@ QUERIES = [Query("q1", "cat"), Query("q2", "dog fish")]
 
 
 @pytest.fixture
-def toy(tmp_path, monkeypatch):
+def toy(tmp_path, monkeypatch, sqlite_template):
     """``(url, store)`` of a fresh store holding collection ``c``, with the ``toy`` kind registered."""
     from db.importer import import_collection
 
     monkeypatch.setenv("POOLJUDGE_CACHE", str(tmp_path / "cache"))
-    url = sqlite_url(tmp_path / "s.db")
+    url = sqlite_url(copy_store(sqlite_template, tmp_path / "s.db"))
     store = Store(url)
     source = CollectionSource(passages=lambda: iter(PASSAGES), queries=lambda: iter(QUERIES), qrels=lambda: iter(()))
     with store.write() as s:

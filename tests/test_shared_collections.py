@@ -11,13 +11,14 @@ from db.engine import Store, sqlite_url
 from db.models import PassageRecord, QueryRecord
 from db.queries import list_collections, stored_qrels, stored_run
 from pooljudge.cli import main
+from tests.sqlite_template import copy_store
 
 pytestmark = pytest.mark.shared_data
 
 
 @pytest.fixture
-def db(tmp_path):
-    return sqlite_url(tmp_path / "s.db")
+def db(tmp_path, sqlite_template):
+    return sqlite_url(copy_store(sqlite_template, tmp_path / "s.db"))
 
 
 def _import(db, fmt, path, name):

@@ -294,9 +294,9 @@ def test_active_retrain_with_a_tiny_cross_encoder(toy_db, tmp_path, capsys):
 
 @pytest.mark.shared_data
 @pytest.mark.slow  # 30 s measured
-def test_lecard_taus_per_batch(shared_data, tmp_path, capsys):
+def test_lecard_taus_per_batch(shared_data, tmp_path, capsys, sqlite_template):
     """LeCaRD's labels (107 queries, top-30 candidates graded 0-3) as the oracle, its stored runs as the systems."""
-    db = sqlite_url(tmp_path / "lecard.db")
+    db = sqlite_url(copy_store(sqlite_template, tmp_path / "lecard.db"))
     assert main(["--db", db, "-q", "import", "--format", "lecard", str(shared_data / "lecard"), "-c", "lecard"]) == 0
     store = Store(db)
     from db.queries import list_runs

@@ -43,7 +43,7 @@ from db.models import (
 from db.opening import open_store
 from db.queries import NotFound, collection_id, import_history, list_collections, list_runs, stored_qrels, stored_run
 from tests.db.import_helpers import import_one_of_each, import_table_counts, memory_source
-from tests.sqlite_template import fresh_sqlite
+from tests.sqlite_template import copy_store, fresh_sqlite
 
 REPO = Path(__file__).resolve().parents[2]
 BIG = 100_000  # 20 of the importer's 5,000-row chunks: a wait for one chunk is far below the whole import
@@ -127,10 +127,10 @@ def test_other_writers_never_wait_for_a_large_import(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
-def test_a_fifo_is_refused_before_anything_is_read(tmp_path):
+def test_a_fifo_is_refused_before_anything_is_read(tmp_path, sqlite_template):
     fifo = tmp_path / "passages.tsv"
     os.mkfifo(fifo)
-    url = sqlite_url(tmp_path / "s.db")
+    url = sqlite_url(copy_store(sqlite_template, tmp_path / "s.db"))
     proc = _cli_import(url, fifo, "c")
     try:
         out, err = proc.communicate(timeout=60)  # would block forever if the FIFO were opened

@@ -8,6 +8,7 @@ from sqlalchemy import func, select
 from db.models import User
 from db.sessions import login
 from db.users import add_user, list_users
+from tests.sqlite_template import copy_store
 
 PASSWORD = "correct horse"
 
@@ -71,11 +72,11 @@ def test_a_name_stored_before_normalisation_still_signs_in(store):
         assert s.scalar(select(func.count()).select_from(User)) == 1
 
 
-def test_the_cli_refuses_a_look_alike_and_names_the_stored_form(tmp_path, capsys, monkeypatch):
+def test_the_cli_refuses_a_look_alike_and_names_the_stored_form(tmp_path, capsys, monkeypatch, sqlite_template):
     from db.engine import Store, sqlite_url
     from pooljudge.cli import main
 
-    db = sqlite_url(tmp_path / "s.db")
+    db = sqlite_url(copy_store(sqlite_template, tmp_path / "s.db"))
     monkeypatch.setenv("POOLJUDGE_PASSWORD", PASSWORD)
     assert main(["--db", db, "user", "add", "admin", "--role", "admin"]) == 0
     capsys.readouterr()
