@@ -66,8 +66,9 @@ def apptest_runtime_once():
 
 @pytest.fixture(scope="session")
 def app_server(tmp_path_factory):
-    """``streamlit run app.py`` on a fresh store (as `make run` does), yielding its base URL, its store and the
-    folder its training jobs save models in (``POOLJUDGE_MODELS``; their logs go to the log folder)."""
+    """``streamlit run app.py`` on a fresh store (as `make run` does), yielding its base URL, its store's file and
+    a :class:`Store` of it, and the folder its training jobs save models in (``POOLJUDGE_MODELS``; their logs go
+    to the log folder)."""
     db = tmp_path_factory.mktemp("app") / "pooljudge.db"
     add_users(db, ACCOUNTS)
     cli(db, "demo")
@@ -78,8 +79,10 @@ def app_server(tmp_path_factory):
         "POOLJUDGE_JOB_LOGS": str(logs),
         "POOLJUDGE_LIVE_REFRESH_SECONDS": str(LIVE_REFRESH_SECONDS),
     }
+    store = Store(sqlite_url(db), upgrade=False)  # the tests' own connections: accounts, sessions, checks
     with serve_sqlite(db, logs / "streamlit.log", **jobs) as url:
-        yield {"url": url, "db": db, "models": models}
+        yield {"url": url, "db": db, "models": models, "store": store}
+    store.dispose()
 
 
 @pytest.fixture(scope="session")

@@ -26,10 +26,10 @@ from tests.app.browser_helpers import (
     add_accounts,
     cli,
     import_pooled,
-    login,
     markers_of,
     screenshot,
     shown_doc,
+    sign_in,
     wait_for_js,
 )
 
@@ -109,7 +109,7 @@ def test_rapid_key_presses_each_label_the_next_item_exactly_once(server, new_pag
     order = _serving_order(store, "queue-fast")
     assert len(order) == 6
     page = new_page()
-    login(page, server["url"], "queue-fast")
+    sign_in(page, server["url"], server["store"], "queue-fast")
     assert shown_doc(page, MARKERS) == next(d for d, m in MARKERS.items() if m.startswith(order[0]))
     wait_for_js(page, QUEUE_READY, timeout=60_000)
     grades = [3, 0, 2, 1, 1, 2]
@@ -130,7 +130,7 @@ def test_a_revoked_account_stores_nothing_more_and_the_page_says_which_item(serv
     store = server["store"]
     order = _serving_order(store, "queue-gone")
     page = new_page()
-    login(page, server["url"], "queue-gone")
+    sign_in(page, server["url"], server["store"], "queue-gone")
     wait_for_js(page, QUEUE_READY, timeout=60_000)
     page.keyboard.press("2")
     assert _wait_rows(store, "queue-gone", 1) == [(order[0], "label", 2)]
@@ -157,7 +157,7 @@ def test_u_undoes_the_last_label_after_the_answers_before_it_are_stored(server, 
     store = server["store"]
     order = _serving_order(store, "queue-undo")
     page = new_page()
-    login(page, server["url"], "queue-undo")
+    sign_in(page, server["url"], server["store"], "queue-undo")
     wait_for_js(page, QUEUE_READY, timeout=60_000)
     page.keyboard.press("2")
     page.keyboard.press("u")  # at once: the label is stored first, then withdrawn, and its item comes back
@@ -209,7 +209,7 @@ def test_an_undo_still_reaches_the_server_when_a_reply_from_before_it_arrives(se
     store = server["store"]
     order = _serving_order(store, "queue-race")
     page = new_page()
-    login(page, server["url"], "queue-race")
+    sign_in(page, server["url"], server["store"], "queue-race")
     wait_for_js(page, QUEUE_READY, timeout=60_000)
     page.evaluate(HOLD_MESSAGES)
     page.keyboard.press("2")
@@ -239,7 +239,7 @@ def test_the_progress_line_counts_the_labels_given_in_the_browser(server, new_pa
         items = next_items(s, uid, 3)
     head = f"Package {items[0].package}: "
     page = new_page()
-    login(page, server["url"], "queue-prog")
+    sign_in(page, server["url"], server["store"], "queue-prog")
     wait_for_js(page, QUEUE_READY, timeout=60_000)
     assert page.locator(PROGRESS).inner_text() == f"{head}0 of 3 labelled · item {items[0].position}"
     # drawn with the next item at once, before the server has the label: the label given here counts
@@ -257,7 +257,7 @@ def test_an_answer_with_a_token_the_page_never_issued_is_refused_and_nothing_sto
     store = server["store"]
     order = _serving_order(store, "queue-stale")
     page = new_page()
-    login(page, server["url"], "queue-stale")
+    sign_in(page, server["url"], server["store"], "queue-stale")
     wait_for_js(page, QUEUE_READY, timeout=60_000)
     # the item on screen carries a render token this server session never issued (an old page's, made up)
     page.evaluate(

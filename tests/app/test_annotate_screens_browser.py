@@ -24,11 +24,11 @@ from tests.app.browser_helpers import (
     ALPHA_PASSAGES,
     add_users,
     cli,
-    login,
     markers_of,
     press_grade,
     screenshot,
     shown_doc,
+    sign_in,
     signed_in_page,
     wait_for_value,
     wait_idle,
@@ -109,7 +109,7 @@ def small_page(new_page):
 def graded_page(server, browser_contexts):
     """A page at 1280x800 with GRADED_ANN signed in once for the module's tests: the graded screen's checks
     label nothing, so the keyboard test starts on the same first item a fresh sign-in shows."""
-    with signed_in_page(browser_contexts, server["url"], GRADED_ANN, width=1280, height=800) as page:
+    with signed_in_page(browser_contexts, server["url"], server["store"], GRADED_ANN, width=1280, height=800) as page:
         yield page
 
 
@@ -174,7 +174,7 @@ def test_graded_screen_shows_four_equal_full_labels_and_the_collections_graded_g
 
 def test_binary_screen_shows_the_binary_guide(server, small_page):
     page = small_page
-    login(page, server["url"], BINARY_ANN)
+    sign_in(page, server["url"], server["store"], BINARY_ANN)
     assert _shown(page) in ("d4", "d5")
     _check_buttons(page, BINARY_NAMES)
     sidebar = page.locator('[data-testid="stSidebar"]')

@@ -17,6 +17,7 @@ from tests.app.browser_helpers import (
     login,
     ready_for_keys,
     screenshot,
+    sign_in,
     wait_for_js,
     wait_idle,
     write_beir,
@@ -89,7 +90,7 @@ def test_three_annotators_then_a_fourth(app_server, browser_contexts, annotation
         context = browser_contexts.take()  # a browser session of its own, reset when given back
         try:
             page = context.new_page()
-            login(page, app_server["url"], name)
+            sign_in(page, app_server["url"], app_server["store"], name)
             page.get_by_text("Passage", exact=True).wait_for(timeout=30_000)
             # an annotator has a single page, so Streamlit shows no page navigation at all
             expect(page.locator('[data-testid="stSidebarNav"]')).to_have_count(0, timeout=30_000)
@@ -130,7 +131,7 @@ def test_three_annotators_then_a_fourth(app_server, browser_contexts, annotation
     context = browser_contexts.take()
     try:
         page = context.new_page()
-        login(page, app_server["url"], "ann4")
+        sign_in(page, app_server["url"], app_server["store"], "ann4")
         page.get_by_text("Adjudication").first.wait_for()
         expect(page.locator("body")).to_contain_text("Dangerous", timeout=30_000)
         ready_for_keys(page)

@@ -33,11 +33,11 @@ from tests.app.browser_helpers import (
     LIVE_REFRESH_SECONDS,
     add_users,
     cli,
-    login,
     markers_of,
     ready_for_keys,
     screenshot,
     shown_doc,
+    sign_in,
     wait_for_js,
     wait_gone,
     write_beir,
@@ -149,7 +149,7 @@ def test_1a_a_second_tab_on_a_labelled_item_stores_nothing_and_moves_on(server, 
     store = server["store"]
     tab1, tab2 = new_page(), new_page()
     for tab in (tab1, tab2):
-        login(tab, server["url"], ANN1)
+        sign_in(tab, server["url"], server["store"], ANN1)
     first = _shown(tab1)
     assert _shown(tab2) == first and first in ("d1", "d2", "d3")  # both tabs show the same item
     for tab in (tab1, tab2):
@@ -178,7 +178,7 @@ def test_1a_a_second_tab_on_a_labelled_item_stores_nothing_and_moves_on(server, 
 def test_1b_an_adjudication_arriving_meanwhile_never_takes_the_key_press(server, new_page):
     store = server["store"]
     page = new_page()
-    login(page, server["url"], ANN4)
+    sign_in(page, server["url"], server["store"], ANN4)
     assert _shown(page) == "d4"  # ann4's own item (q2, d4)
     ready_for_keys(page)
 
@@ -218,7 +218,7 @@ def test_1b_an_adjudication_arriving_meanwhile_never_takes_the_key_press(server,
 def test_2_a_disabled_annotators_open_page_stores_nothing_and_signs_out(server, new_page):
     store = server["store"]
     page = new_page()
-    login(page, server["url"], SAM)
+    sign_in(page, server["url"], server["store"], SAM)
     shown = _shown(page)
     assert shown in ("d6", "d1", "d2")
     ready_for_keys(page)
@@ -233,8 +233,9 @@ def test_2_a_disabled_annotators_open_page_stores_nothing_and_signs_out(server, 
         cli(server["db"], "user", "enable", SAM)
 
 
-def _open_live_leaderboard(page, url: str, username: str) -> None:
-    login(page, url, username, path=f"/metrics?collection={COLLECTION}")  # signed in on the page the link names
+def _open_live_leaderboard(page, server, username: str) -> None:
+    # signed in on the page the link names
+    sign_in(page, server["url"], server["store"], username, path=f"/metrics?collection={COLLECTION}")
     page.get_by_text(f"Refresh every {LIVE_REFRESH_SECONDS} s").wait_for(timeout=60_000)
     page.get_by_text(re.compile(r"judged quer\w+ \(live final labels\)")).wait_for(timeout=60_000)
 
@@ -248,8 +249,8 @@ def test_2_a_disabled_or_demoted_reviewers_metrics_page_stops_refreshing(server,
         d = s.scalar(select(PassageRecord.id).where(PassageRecord.collection_id == bind, PassageRecord.ext_id == "d6"))
         override_label(s, admin, q, d, 2, "seed the live leaderboard")
     disabled, demoted = new_page(), new_page()
-    _open_live_leaderboard(disabled, server["url"], REV1)
-    _open_live_leaderboard(demoted, server["url"], REV2)
+    _open_live_leaderboard(disabled, server, REV1)
+    _open_live_leaderboard(demoted, server, REV2)
     board = re.compile(r"judged quer\w+ \(live final labels\)")
 
     cli(server["db"], "user", "disable", REV1)

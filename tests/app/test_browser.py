@@ -11,7 +11,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.app.browser_helpers import login, open_page, screenshot, signed_in_page, wait_for_value, wait_idle
+from tests.app.browser_helpers import open_page, screenshot, sign_in, signed_in_page, wait_for_value, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.browser
 @pytest.fixture(scope="module")
 def admin_page(app_server, browser_contexts):
     """The admin's page, signed in once for this module's tests."""
-    with signed_in_page(browser_contexts, app_server["url"], "admin") as page:
+    with signed_in_page(browser_contexts, app_server["url"], app_server["store"], "admin") as page:
         yield page
 
 
@@ -82,8 +82,8 @@ def test_pooling_runs_in_the_background_and_shows_statistics(app_server, admin_p
     page.get_by_label("Depth k / pool size per query").fill("10")
     page.get_by_role("button", name="Start pooling").click()
     page.get_by_text("pool browser-pool").first.wait_for(timeout=30_000)
-    # the job lives in the store, not in the page: a new session (a new login, which loads the app again) finds it
-    login(page, app_server["url"], "admin", path="/pooling")
+    # the job lives in the store, not in the page: a new session (a new sign-in, which loads the app again) finds it
+    sign_in(page, app_server["url"], app_server["store"], "admin", path="/pooling")
     page.get_by_role("heading", name="Pooling").first.wait_for(timeout=60_000)
     done = page.get_by_text("selected,").first
     done.wait_for(timeout=120_000)

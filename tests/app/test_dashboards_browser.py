@@ -74,7 +74,7 @@ def admin_page(app_server, browser_contexts, relabelled):
 
     Tall enough that a full-page screenshot holds a whole dashboard (Streamlit scrolls inside its own container).
     """
-    with signed_in_page(browser_contexts, app_server["url"], "admin", height=3600) as page:
+    with signed_in_page(browser_contexts, app_server["url"], app_server["store"], "admin", height=3600) as page:
         yield page
 
 

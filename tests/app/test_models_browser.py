@@ -17,7 +17,7 @@ from db.engine import Store, sqlite_url
 from db.importer import import_collection
 from db.jobs import list_jobs
 from db.trained_models import list_models
-from tests.app.browser_helpers import choose, login, screenshot, wait_for_value
+from tests.app.browser_helpers import choose, screenshot, sign_in, wait_for_value
 
 pytestmark = pytest.mark.browser
 
@@ -101,7 +101,8 @@ def _check_model_row(page, model) -> None:
 
 def test_train_a_model_in_the_background_through_a_reload(server, page):
     folder, store = server["folder"], server["store"]
-    login(page, server["url"], "admin", path=f"/models?collection={COLLECTION}")  # signed in on the page
+    # signed in on the page
+    sign_in(page, server["url"], server["store"], "admin", path=f"/models?collection={COLLECTION}")
     page.get_by_text("No trained models yet.").wait_for(timeout=60_000)
     # the default kind comes first; this test trains a re-ranker (the kind reruns the page: the form changes)
     choose(page, page.get_by_role("combobox", name="Kind"), "Cross-encoder re-ranker")

@@ -22,9 +22,9 @@ from db.package_qc import start_qc_round
 from tests.app.browser_helpers import (
     add_accounts,
     import_pooled,
-    login,
     screenshot,
     serve_sqlite,
+    sign_in,
     wait_idle,
 )
 
@@ -151,7 +151,8 @@ def test_a_returned_package_is_reworked_and_passes_the_next_round(server, new_pa
 
     # the admin closes round 1: below the threshold, back to the annotator, the round's table stays listed
     admin = new_page()
-    login(admin, server["url"], "admin", path="/admin")  # straight to the Admin page: the Home page never runs
+    # straight to the Admin page: the Home page never runs
+    sign_in(admin, server["url"], server["store"], "admin", path="/admin")
     admin.get_by_role("heading", name="Admin").first.wait_for(timeout=60_000)
     _close_round(admin, "accuracy 0.600 on 5 pairs, decision revise")
     admin.get_by_text(
@@ -160,7 +161,7 @@ def test_a_returned_package_is_reworked_and_passes_the_next_round(server, new_pa
 
     # the annotator sees exactly the two disputed items
     ann = new_page()
-    login(ann, server["url"], "ann1")
+    sign_in(ann, server["url"], server["store"], "ann1")
     _check_disputed_items(ann, own, _rework_screen(ann, own))
     screenshot(ann, "qc_rework")
 

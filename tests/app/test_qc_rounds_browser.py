@@ -20,7 +20,7 @@ from db.engine import Store, sqlite_url
 from db.labelling import next_item, record_judgment
 from db.models import Assignment, Package, PassageRecord, QcItem, QcRound, User
 from db.package_qc import close_qc_round, start_qc_round
-from tests.app.browser_helpers import add_accounts, import_pooled, login, screenshot, serve_sqlite, wait_idle
+from tests.app.browser_helpers import add_accounts, import_pooled, screenshot, serve_sqlite, sign_in, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -134,12 +134,13 @@ def test_round_two_reviews_new_items_and_the_kept_label_by_a_new_reviewer(server
     kept = sampled[0]
 
     ann = new_page()
-    login(ann, server["url"], "ann1")
+    sign_in(ann, server["url"], server["store"], "ann1")
     _rework(ann, own, sampled, kept)
 
     # round 2 from the Admin page's form, defaults untouched (seed 0, every reviewer)
     admin = new_page()
-    login(admin, server["url"], "admin", path="/admin")  # straight to the Admin page: the Home page never runs
+    # straight to the Admin page: the Home page never runs
+    sign_in(admin, server["url"], server["store"], "admin", path="/admin")
     admin.get_by_role("heading", name="Admin").first.wait_for(timeout=60_000)
     admin.get_by_role("tab", name="Quality control").click()
     admin.get_by_role("button", name="Start QC round").click()
@@ -151,8 +152,8 @@ def test_round_two_reviews_new_items_and_the_kept_label_by_a_new_reviewer(server
     assert all(reviewers[d] == ["rev1", "rev2", "rev3"] for d in fresh)
 
     # rev3 sees the kept item first, with ann1's label and note
-    rev3 = ann  # the browser ann1 is done with (login clears its cookies: a session of its own), its cache warm
-    login(rev3, server["url"], "rev3", path="/annotate")
+    rev3 = ann  # the browser ann1 is done with (sign_in replaces its cookies: a session of its own), its cache warm
+    sign_in(rev3, server["url"], server["store"], "rev3", path="/annotate")
     rev3.get_by_role("heading", name="Annotate").first.wait_for(timeout=60_000)
     rev3.get_by_text(
         "The annotator kept label 1 after the last review. Their note: kept after QC round 1.", exact=False

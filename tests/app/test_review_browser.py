@@ -23,8 +23,8 @@ from tests.app.browser_helpers import (
     add_accounts,
     choose_in,
     import_pooled,
-    login,
     screenshot,
+    sign_in,
     wait_for_value,
     wait_idle,
 )
@@ -197,7 +197,7 @@ def _stored_d1(store) -> tuple[tuple, tuple]:
 
 
 def test_review_filters_and_the_ranked_list_view(server, page):
-    login(page, server["url"], REVIEWER, path=f"/review?collection={COLLECTION}")
+    sign_in(page, server["url"], server["store"], REVIEWER, path=f"/review?collection={COLLECTION}")
     page.get_by_role("heading", name="Review").first.wait_for(timeout=60_000)
     panel = _filter_to_the_split_pair(page)
     screenshot(page, "review_filters")

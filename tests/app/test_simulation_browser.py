@@ -15,8 +15,8 @@ from playwright.sync_api import expect
 from core.simulation import simulate_labelling
 from tests.app.browser_helpers import (
     cli,
-    login,
     screenshot,
+    sign_in,
     wait_drawn,
     wait_for_value,
     wait_idle,
@@ -31,12 +31,12 @@ COLLECTION = "simulation-toy"
 
 @pytest.fixture(scope="module")
 def server(app_server, tmp_path_factory):
-    """The shared server's base URL, its store holding the toy collection (a simulation's result is kept in
+    """The shared server (``app_server``), its store holding the toy collection (a simulation's result is kept in
     the browser session only, so a session of this module computes it afresh)."""
     root = tmp_path_factory.mktemp("simulation")
     toy = write_toy(root / "toy", TOY_RUNS)
     cli(app_server["db"], "import", "-f", "beir", str(toy), "-c", COLLECTION, "--level", "1")
-    return app_server["url"]
+    return app_server
 
 
 @pytest.fixture
@@ -55,7 +55,8 @@ def test_simulation_page_runs_and_plots(server, page):
     expected = simulate_labelling(ORACLE, TOY_RUNS, depth=2, batch_size=3, measure="nDCG@10")
     assert expected.pairs_to_reach() == {"depth": 6, "top-n": 3, "random": 3}  # the values the table must show
 
-    login(page, server, "admin", path=f"/labelling_simulation?collection={COLLECTION}")  # signed in on the page
+    # signed in on the page
+    sign_in(page, server["url"], server["store"], "admin", path=f"/labelling_simulation?collection={COLLECTION}")
     main = page.locator('[data-testid="stMain"]')
     main.get_by_text("Pool depth").wait_for(timeout=60_000)
     _number(page, "Pool depth", 2)
@@ -99,7 +100,7 @@ def test_simulation_page_runs_and_plots(server, page):
 
 
 def test_reviewer_is_offered_the_page(server, page):
-    login(page, server, "rev1", path=f"/labelling_simulation?collection={COLLECTION}")
+    sign_in(page, server["url"], server["store"], "rev1", path=f"/labelling_simulation?collection={COLLECTION}")
     nav = page.locator('[data-testid="stSidebarNav"]')
     nav.get_by_text("Labelling simulation", exact=True).wait_for(timeout=30_000)
     expect(nav.get_by_text("Pooling", exact=True)).to_have_count(0, timeout=30_000)  # no admin pages for reviewers

@@ -14,7 +14,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.app.browser_helpers import cli, login, open_page, screenshot, wait_for_js, wait_idle, write_beir
+from tests.app.browser_helpers import cli, login, open_page, screenshot, sign_in, wait_for_js, wait_idle, write_beir
 
 pytestmark = pytest.mark.browser
 
@@ -58,7 +58,7 @@ def _shows(page, name: str, timeout: int = 60_000) -> None:
 
 def test_a_picked_collection_holds_on_the_other_pages(server, new_page):
     page = new_page()
-    login(page, server["url"], "admin", path=f"/metrics?collection={FIRST}")
+    sign_in(page, server["url"], server["store"], "admin", path=f"/metrics?collection={FIRST}")
     page.get_by_role("heading", name="Metrics").first.wait_for(timeout=60_000)
     _shows(page, FIRST)
     _collection_box(page).get_by_role("combobox").click()

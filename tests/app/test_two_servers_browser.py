@@ -22,11 +22,11 @@ from db.users import add_user
 from tests.app.browser_helpers import (
     PASSWORD,
     cli,
-    login,
     press_grade,
     screenshot,
     serve_app,
     shown_doc,
+    sign_in,
     write_beir,
 )
 
@@ -79,21 +79,22 @@ def _press(page, user: str, pressed: dict) -> None:
     press_grade(page, str(PLAN[user][doc]), MARKERS[doc], timeout=60_000)
 
 
-def _open(context, base_url: str, user: str):
-    """A page of ``context`` signed in as ``user`` at ``base_url``: a browser session of its own (the context's
-    earlier pages closed, its cookies cleared by the login), its HTTP cache kept (the server's frontend fetched once)."""
+def _open(context, base_url: str, store, user: str):
+    """A page of ``context`` signed in as ``user`` of ``store`` at ``base_url``: a browser session of its own (the
+    context's earlier pages closed, its cookies replaced), its HTTP cache kept (the server's frontend fetched once)."""
     for old in context.pages:
         old.close()
     page = context.new_page()
-    login(page, base_url, user)
+    sign_in(page, base_url, store, user)
     return page
 
 
 def test_two_servers_on_one_postgresql_store_keep_every_label_exact(two_servers, browser_contexts):
     pressed: dict[tuple[str, str], int] = {}
+    store = two_servers["store"]
     on_a, on_b = browser_contexts.take(), browser_contexts.take()  # a browser for each server
     try:
-        ann1, ann2 = _open(on_a, two_servers["A"], "ann1"), _open(on_b, two_servers["B"], "ann2")
+        ann1, ann2 = _open(on_a, two_servers["A"], store, "ann1"), _open(on_b, two_servers["B"], store, "ann2")
         for _ in range(len(PASSAGES)):  # ann1 on A and ann2 on B, in turn
             _press(ann1, "ann1", pressed)
             _press(ann2, "ann2", pressed)
@@ -101,7 +102,7 @@ def test_two_servers_on_one_postgresql_store_keep_every_label_exact(two_servers,
             page.get_by_text("Nothing left to label").wait_for(timeout=30_000)
         screenshot(ann2, "two-servers-done-on-B")
 
-        ann3 = _open(on_b, two_servers["B"], "ann3")  # ann3: half on B ...
+        ann3 = _open(on_b, two_servers["B"], store, "ann3")  # ann3: half on B ...
         for _ in range(2):
             _press(ann3, "ann3", pressed)
         # ... the rest on A, where the store says it left off: the session cookie (a host's, whatever the port)

@@ -71,7 +71,7 @@ def server(tmp_path_factory):
 def admin_page(server, browser_contexts):
     """The admin, signed in once for the module's tests (neither needs a fresh session): each goes to its page
     through the sidebar, which switches pages without loading the app again."""
-    with signed_in_page(browser_contexts, server["url"], "admin") as page:
+    with signed_in_page(browser_contexts, server["url"], server["store"], "admin") as page:
         yield page
 
 
