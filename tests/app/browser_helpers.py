@@ -82,6 +82,9 @@ MARKER_GONE = "(m) => !document.querySelector('[data-testid=\"stMain\"]').innerT
 # the Annotate page's queue (pooljudge/ui/annotate_component) has no answer waiting for the server
 ANSWERS_SAVED = """() => { const q = document.querySelector('[data-testid="annotate-queue"]');
     return !q || q.dataset.pending === "0"; }"""
+# the Annotate page's queue (pooljudge/ui/annotate_component) shows an item and its grade buttons
+QUEUE_SHOWS_ITEM = """() => { const q = document.querySelector('[data-testid="annotate-queue"]');
+    return !!(q && q.dataset.shown && [...q.querySelectorAll('button')].some((b) => b.innerText.startsWith('0 · '))); }"""
 GRADE_BUTTONS_SETTLED = """() => [...document.querySelectorAll('button')].some((b) => b.innerText.startsWith('0 · '))
     && !document.querySelector('[data-stale="true"]')"""
 
@@ -473,8 +476,10 @@ def wait_gone(page, marker: str, timeout: int = 30_000) -> None:
 def ready_for_keys(page) -> None:
     """Until the grade buttons of the item shown are drawn and their keyboard shortcuts can be pressed."""
     wait_for_js(page, GRADE_BUTTONS_SETTLED, timeout=60_000)
-    # Streamlit attaches a button's shortcut a moment after the button mounts and leaves no trace of it in the
-    # DOM to wait for: this pause is the one fixed wait left
+    if page.evaluate(QUEUE_SHOWS_ITEM):
+        return  # the queue listens for keys from the moment it is built, before it shows its first item
+    # Streamlit attaches a button's shortcut (an earlier item, a rework) a moment after the button mounts and
+    # leaves no trace of it in the DOM to wait for: this pause is the one fixed wait left
     page.wait_for_timeout(1000)
 
 

@@ -23,6 +23,7 @@ from db.models import Judgment, PassageRecord, User
 from tests.app.browser_helpers import (
     ALPHA_PASSAGES,
     ANSWERS_SAVED,
+    QUEUE_SHOWS_ITEM,
     add_accounts,
     cli,
     import_pooled,
@@ -45,8 +46,6 @@ NEXT_PROGRESS = """(prev) => { const q = document.querySelector('[data-testid="a
     return q && q.dataset.shown && q.dataset.shown !== prev
         && document.querySelector('[data-testid="annotate-progress"]').innerText; }"""
 SHOWN = """() => document.querySelector('[data-testid="annotate-queue"]').dataset.shown"""
-QUEUE_READY = """() => { const q = document.querySelector('[data-testid="annotate-queue"]');
-    return q && q.dataset.shown && [...q.querySelectorAll('button')].some((b) => b.innerText.startsWith('0 · ')); }"""
 
 
 @pytest.fixture(scope="module")
@@ -111,7 +110,7 @@ def test_rapid_key_presses_each_label_the_next_item_exactly_once(server, new_pag
     page = new_page()
     sign_in(page, server["url"], server["store"], "queue-fast")
     assert shown_doc(page, MARKERS) == next(d for d, m in MARKERS.items() if m.startswith(order[0]))
-    wait_for_js(page, QUEUE_READY, timeout=60_000)
+    wait_for_js(page, QUEUE_SHOWS_ITEM, timeout=60_000)
     grades = [3, 0, 2, 1, 1, 2]
     for grade in grades:  # back to back: no wait for the server or the page between presses
         page.keyboard.press(str(grade))
@@ -131,7 +130,7 @@ def test_a_revoked_account_stores_nothing_more_and_the_page_says_which_item(serv
     order = _serving_order(store, "queue-gone")
     page = new_page()
     sign_in(page, server["url"], server["store"], "queue-gone")
-    wait_for_js(page, QUEUE_READY, timeout=60_000)
+    wait_for_js(page, QUEUE_SHOWS_ITEM, timeout=60_000)
     page.keyboard.press("2")
     assert _wait_rows(store, "queue-gone", 1) == [(order[0], "label", 2)]
     cli(server["db"], "user", "disable", "queue-gone")
@@ -158,7 +157,7 @@ def test_u_undoes_the_last_label_after_the_answers_before_it_are_stored(server, 
     order = _serving_order(store, "queue-undo")
     page = new_page()
     sign_in(page, server["url"], server["store"], "queue-undo")
-    wait_for_js(page, QUEUE_READY, timeout=60_000)
+    wait_for_js(page, QUEUE_SHOWS_ITEM, timeout=60_000)
     page.keyboard.press("2")
     page.keyboard.press("u")  # at once: the label is stored first, then withdrawn, and its item comes back
     wait_for_js(page, ANSWERS_SAVED, timeout=60_000)
@@ -210,7 +209,7 @@ def test_an_undo_still_reaches_the_server_when_a_reply_from_before_it_arrives(se
     order = _serving_order(store, "queue-race")
     page = new_page()
     sign_in(page, server["url"], server["store"], "queue-race")
-    wait_for_js(page, QUEUE_READY, timeout=60_000)
+    wait_for_js(page, QUEUE_SHOWS_ITEM, timeout=60_000)
     page.evaluate(HOLD_MESSAGES)
     page.keyboard.press("2")
     page.keyboard.press("u")
@@ -240,7 +239,7 @@ def test_the_progress_line_counts_the_labels_given_in_the_browser(server, new_pa
     head = f"Package {items[0].package}: "
     page = new_page()
     sign_in(page, server["url"], server["store"], "queue-prog")
-    wait_for_js(page, QUEUE_READY, timeout=60_000)
+    wait_for_js(page, QUEUE_SHOWS_ITEM, timeout=60_000)
     assert page.locator(PROGRESS).inner_text() == f"{head}0 of 3 labelled · item {items[0].position}"
     # drawn with the next item at once, before the server has the label: the label given here counts
     assert _next_progress(page, "2") == f"{head}1 of 3 labelled · item {items[1].position}"
@@ -258,7 +257,7 @@ def test_an_answer_with_a_token_the_page_never_issued_is_refused_and_nothing_sto
     order = _serving_order(store, "queue-stale")
     page = new_page()
     sign_in(page, server["url"], server["store"], "queue-stale")
-    wait_for_js(page, QUEUE_READY, timeout=60_000)
+    wait_for_js(page, QUEUE_SHOWS_ITEM, timeout=60_000)
     # the item on screen carries a render token this server session never issued (an old page's, made up)
     page.evaluate(
         """() => { const q = document.querySelector('[data-testid="annotate-queue"]').parentElement.__pjQueue;
@@ -273,7 +272,7 @@ def test_an_answer_with_a_token_the_page_never_issued_is_refused_and_nothing_sto
     screenshot(page, "queue-stale-token")
     assert _rows(store, "queue-stale") == []
     # the refused item comes back after the one on screen, with the token the server issued for it
-    wait_for_js(page, QUEUE_READY, timeout=60_000)
+    wait_for_js(page, QUEUE_SHOWS_ITEM, timeout=60_000)
     page.keyboard.press("0")
     page.keyboard.press("1")
     assert _wait_rows(store, "queue-stale", 2) == [(order[1], "label", 0), (order[0], "label", 1)]
