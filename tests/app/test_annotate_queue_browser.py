@@ -17,7 +17,7 @@ import pytest
 from sqlalchemy import select
 
 from db.assignments import create_assignments
-from db.engine import Store, sqlite_url
+from db.engine import Store
 from db.labelling import next_items
 from db.models import Judgment, PassageRecord, User
 from tests.app.browser_helpers import (
@@ -55,7 +55,7 @@ def server(app_server):
     of ``queue-two``, ``queue-prog`` the three of ``queue-counted``, ``queue-stale`` the two of ``queue-made-up``,
     ``queue-race`` the two of ``queue-raced`` (the tests disable only an account of their own)."""
     db = app_server["db"]
-    store = Store(sqlite_url(db))
+    store = app_server["store"]
     with store.write() as s:
         names = ("fast", "gone", "undo", "prog", "stale", "race")
         add_accounts(s, {f"queue-{name}": "annotator" for name in names})
@@ -71,8 +71,7 @@ def server(app_server):
             passages = {d: ("q1", ALPHA_PASSAGES[d]) for d in docs}
             import_pooled(s, passages, {"q1": "tell me about paris"}, collection=f"queue-{name}")
             create_assignments(s, f"queue-{name}", "p", annotators=[f"queue-{holder}"], per_pair=1, seed=4)
-    yield {"url": app_server["url"], "db": db, "store": store}
-    store.dispose()
+    return {"url": app_server["url"], "db": db, "store": store}
 
 
 def _serving_order(store, username: str) -> list[str]:

@@ -17,7 +17,6 @@ import pytest
 from playwright.sync_api import expect
 from sqlalchemy import select
 
-from db.engine import Store, sqlite_url
 from db.guidelines import set_guidelines
 from db.models import Judgment, PassageRecord, User
 from tests.app.browser_helpers import (
@@ -93,10 +92,8 @@ def server(app_server, tmp_path_factory):
         cli(db, "pool", "-c", "screens", "--name", name, "--run", name, "--depth", "3")
         assign = ["--pool", name, "--annotators", annotator, "--per-pair", "1", "--seed", "1", *scale]
         cli(db, "assign", "-c", "screens", *assign)
-    store = Store(sqlite_url(db))
-    _collection_guide(store)
-    yield {**app_server, "store": store}
-    store.dispose()
+    _collection_guide(app_server["store"])
+    return app_server
 
 
 @pytest.fixture

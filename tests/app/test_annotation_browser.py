@@ -9,7 +9,6 @@ from playwright.sync_api import expect
 from sqlalchemy import select
 
 from db.adjudication import set_pool_adjudicators
-from db.engine import Store, sqlite_url
 from db.models import Assignment, FinalLabel, Judgment, PassageRecord, User
 from db.queries import collection_id
 from tests.app.browser_helpers import (
@@ -39,10 +38,8 @@ def annotation_pool(app_server, tmp_path_factory):
     cli(db, "import", "-f", "beir", str(folder), "-c", "xss")
     cli(db, "pool", "-c", "xss", "--name", "p", "--run", "r", "--depth", "3")
     cli(db, "assign", "-c", "xss", "--pool", "p", "--annotators", "ann1,ann2,ann3", "--seed", "1")
-    setup = Store(sqlite_url(db))
-    with setup.write() as s:  # ann4 labels none of p: listed as its adjudicator (issue 11)
+    with app_server["store"].write() as s:  # ann4 labels none of p: listed as its adjudicator (issue 11)
         set_pool_adjudicators(s, "xss", "p", ["ann4"])
-    setup.dispose()
     return db
 
 
@@ -100,7 +97,7 @@ def test_three_annotators_then_a_fourth(app_server, browser_contexts, annotation
         finally:
             browser_contexts.give_back(context)
 
-    store = Store(sqlite_url(annotation_pool))
+    store = app_server["store"]
     with store.read() as s:  # this module's collection only: other modules label in the shared store too
         ours = select(PassageRecord.id).where(PassageRecord.collection_id == collection_id(s, "xss"))
         ids = dict(s.execute(select(PassageRecord.ext_id, PassageRecord.id).where(PassageRecord.id.in_(ours))).all())
@@ -143,7 +140,6 @@ def test_three_annotators_then_a_fourth(app_server, browser_contexts, annotation
         final = s.execute(
             select(FinalLabel.grade, FinalLabel.method, FinalLabel.n_labels).where(FinalLabel.passage_id == ids["d1"])
         ).one()
-    store.dispose()
     assert tuple(final) == (1, "adjudicated", 4)
 
 

@@ -92,9 +92,7 @@ def server(app_server, tmp_path_factory):
     add_users(db, ACCOUNTS)
     cli(db, "import", "-f", "beir", str(write_beir(folder / "data", PASSAGES, QUERIES, RUNS)), "-c", COLLECTION)
     _pool_and_assign(db)
-    store = Store(sqlite_url(db))
-    yield {"url": app_server["url"], "db": db, "store": store}
-    store.dispose()
+    return app_server
 
 
 def _rows(store, username: str) -> list[tuple]:

@@ -32,15 +32,12 @@ DEMO = "demo-bilingual"
 @pytest.fixture(scope="module")
 def relabelled(app_server, tmp_path_factory):
     from core.fusion import trec_ranking
-    from db.engine import Store, sqlite_url
     from db.queries import iter_queries, stored_qrels, stored_run
 
-    store = Store(sqlite_url(app_server["db"]))
-    with store.read() as s:
+    with app_server["store"].read() as s:
         qrels = stored_qrels(s, DEMO, "imported")
         run = stored_run(s, DEMO, "bm25")
         tests = [q.id for q in iter_queries(s, DEMO) if q.split == "test"]
-    store.dispose()
     added = {}
     for qid in tests:
         unjudged = [d for d in trec_ranking(run.get(qid, {})) if d not in qrels.get(qid, {})]
@@ -181,14 +178,13 @@ def test_live_leaderboard_follows_new_labels_without_interaction(app_server, adm
     from sqlalchemy import select
 
     from db.assignments import create_assignments
-    from db.engine import Store, sqlite_url
     from db.labelling import record_judgment
     from db.models import Assignment, QueryRecord, User
     from db.pools import save_pool
     from db.queries import iter_queries
     from db.resolution import live_qrels
 
-    store = Store(sqlite_url(app_server["db"]))
+    store = app_server["store"]
     with store.read() as s:
         labelled = set(live_qrels(s, DEMO))
         qid = next(q.id for q in iter_queries(s, DEMO) if q.id not in labelled)
@@ -212,7 +208,6 @@ def test_live_leaderboard_follows_new_labels_without_interaction(app_server, adm
                 .where(Assignment.user_id == uid, QueryRecord.ext_id == qid)
             )
             record_judgment(s, uid, aid, 2)
-    store.dispose()
     # no click, no reload: the fragment reruns every LIVE_REFRESH_SECONDS
     page.get_by_text(re.compile(rf"^{before + 1} judged queries \(live final labels\)")).wait_for(timeout=40_000)
     screenshot(page, "dashboard-metrics-live")

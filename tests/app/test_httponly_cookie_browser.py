@@ -14,7 +14,6 @@ import pytest
 from playwright.sync_api import expect
 from sqlalchemy import func, select
 
-from db.engine import Store, sqlite_url
 from db.models import AuthSession
 from tests.app.browser_helpers import PASSWORD, fill_login, wait_idle
 
@@ -27,9 +26,7 @@ DAY = 86400
 @pytest.fixture(scope="module")
 def server(app_server):
     """The shared server (``streamlit run serve.py`` on a store with the admin and the demo collection)."""
-    store = Store(sqlite_url(app_server["db"]))
-    yield {**app_server, "store": store}
-    store.dispose()
+    return app_server
 
 
 def _cookie(context) -> dict | None:

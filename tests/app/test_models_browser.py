@@ -13,7 +13,6 @@ import pytest
 from playwright.sync_api import expect
 
 from core.types import CollectionSource, Passage, QrelEntry, Query
-from db.engine import Store, sqlite_url
 from db.importer import import_collection
 from db.jobs import list_jobs
 from db.trained_models import list_models
@@ -67,12 +66,11 @@ def server(app_server, tmp_path_factory):
     """The shared server, its store holding the toy collection (train and dev queries, a qrels version), and a
     folder with the tiny base model."""
     folder = tmp_path_factory.mktemp("models-page")
-    store = Store(sqlite_url(app_server["db"]))
+    store = app_server["store"]
     with store.write() as s:
         import_collection(s, _toy_source(), name=COLLECTION, format="t", location="m", qrels_name="gold")
     _tiny_base(folder / "tiny-base")
-    yield {"url": app_server["url"], "store": store, "folder": folder}
-    store.dispose()
+    return {"url": app_server["url"], "store": store, "folder": folder}
 
 
 def _number(page, label: str, value) -> None:

@@ -15,7 +15,6 @@ from playwright.sync_api import expect
 from sqlalchemy import select
 
 from db.assignments import create_assignments
-from db.engine import Store, sqlite_url
 from db.labelling import record_judgment
 from db.models import Assignment, FinalLabel, LabelOverride, PassageRecord, QueryRecord
 from db.queries import collection_id
@@ -65,14 +64,13 @@ def _row_id(s, table, ext_id: str) -> int:
 
 @pytest.fixture(scope="module")
 def server(app_server):
-    store = Store(sqlite_url(app_server["db"]))
+    store = app_server["store"]
     with store.write() as s:
         import_pooled(s, PASSAGES, QUERIES, collection=COLLECTION, runs={"bm25": BM25})
         ids = add_accounts(s, {REVIEWER: "reviewer", **dict.fromkeys(ANNOTATORS, "annotator")})
         create_assignments(s, COLLECTION, "p", annotators=list(ANNOTATORS), seed=3, package_size=10)
     _label(store, ids)
-    yield {**app_server, "store": store}
-    store.dispose()
+    return app_server
 
 
 def _panel(page):

@@ -13,7 +13,6 @@ import pytest
 from playwright.sync_api import expect
 from sqlalchemy import func, select
 
-from db.engine import Store, sqlite_url
 from db.models import AuthSession, Judgment, User
 from tests.app.browser_helpers import (
     ALPHA_PASSAGES,
@@ -59,9 +58,7 @@ def server(app_server, tmp_path_factory):
     cli(db, "import", "-f", "beir", str(data), "-c", "sess")
     cli(db, "pool", "-c", "sess", "--name", "p", "--run", "r", "--depth", "3")
     cli(db, "assign", "-c", "sess", "--pool", "p", "--annotators", ANNOTATOR, "--per-pair", "1", "--seed", "1")
-    store = Store(sqlite_url(db))
-    yield {"url": app_server["url"], "db": db, "store": store}
-    store.dispose()
+    return app_server
 
 
 def _session_cookie(page) -> str | None:

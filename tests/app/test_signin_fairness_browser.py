@@ -27,9 +27,7 @@ ADMIN = "fair-admin"  # this module's admin: the failed logins here are on names
 def server(app_server):
     """The shared server (no trusted proxy, the default), its store holding this module's admin."""
     add_users(app_server["db"], {ADMIN: "admin"})
-    store = Store(sqlite_url(app_server["db"]))
-    yield {"url": app_server["url"], "store": store}
-    store.dispose()
+    return app_server
 
 
 @pytest.fixture(scope="module")
