@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -27,10 +26,25 @@ def test_nothing_is_compiled_when_python_writes_no_bytecode():
     assert done.returncode == 1 and "PYTHONDONTWRITEBYTECODE" in done.stderr
 
 
-def test_the_setup_installs_without_pips_compilation_then_compiles_the_imports():
-    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
-    recipe = re.search(r"^\$\(STAMP\):.*?\n((?:\t.*\n)+)", makefile, re.M).group(1)
-    steps = [line.strip() for line in recipe.splitlines() if not line.strip().startswith("#")]
-    installs = [step for step in steps if "pip install" in step and "--upgrade pip" not in step]
-    assert installs and all("--no-compile" in step for step in installs)
-    assert steps.index("$(BIN)/python tools/compile_imported.py") > steps.index(installs[-1])
+def test_the_setup_installs_without_compiling_then_compiles_the_imports(tmp_path):
+    """What ``make setup`` would run in a checkout without ``.venv``, in order (``make --dry-run``)."""
+    venv = tmp_path / "venv"
+    done = subprocess.run(
+        ["make", "--dry-run", "--always-make", "setup", f"VENV={venv}"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    steps = [line.strip() for line in done.stdout.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    installs = [step for step in steps if " install " in step]
+    assert [step.split(" install ")[0] for step in installs] == [
+        f"{venv}/bin/python -m pip",  # uv
+        f"{venv}/bin/python -m pip",  # torch's CPU wheel, from the local wheelhouse that uv does not read
+        f"{venv}/bin/python -m uv pip",  # the rest, keeping that torch
+    ]
+    assert installs[0].endswith(" uv") and installs[1].endswith(" torch==2.13.0") and "-e '.[dev]'" in installs[2]
+    assert all("--no-compile" in step for step in installs[:2])
+    assert "--compile" not in installs[2]  # uv compiles nothing unless asked
+    assert steps.index(f"{venv}/bin/python tools/compile_imported.py") > steps.index(installs[-1])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import subprocess
 import warnings
 from pathlib import Path
 
@@ -16,9 +17,23 @@ def test_the_first_two_commands_are_make_run_and_make_test():
     makefile = (REPO / "Makefile").read_text(encoding="utf-8")
     run_target = re.search(r"^run:(.*)$", makefile, re.M)
     assert run_target and run_target.group(1).split() == ["setup"]
-    # make test sets everything up first (the lint stage may sit among its prerequisites too)
-    test_target = re.search(r"^test: (.*)$", makefile, re.M)
-    assert test_target and {"setup", "chromium", "postgresql"} <= set(test_target.group(1).split())
+
+
+def test_make_test_sets_up_lints_and_installs_the_system_packages_before_the_tests(tmp_path):
+    """What ``make test`` would run in a checkout without ``.venv`` (``make --dry-run``), in order."""
+    done = subprocess.run(
+        ["make", "--dry-run", "--always-make", "test", f"VENV={tmp_path}"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    steps = [line.strip() for line in done.stdout.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    assert steps[-1] == f"OMP_NUM_THREADS=1 {tmp_path}/bin/python -m pytest -q -n auto --dist loadgroup"
+    before = "\n".join(steps[:-1])
+    for step in ("-m venv", "compile_imported.py", "/bin/ruff check .", "/bin/mypy", "/bin/lint-imports", "apt-get"):
+        assert step in before, step
 
 
 def test_every_relative_link_points_into_the_repository():
@@ -73,9 +88,9 @@ def test_pyproject_applies_without_a_deprecation_warning(monkeypatch):
 def test_make_test_installs_the_missing_system_packages_in_one_update_and_one_install():
     makefile = (REPO / "Makefile").read_text(encoding="utf-8")
     prerequisites = re.search(r"^test: (.*)$", makefile, re.M).group(1).split()
-    assert prerequisites[0] == "prepare"  # setup and system-packages side by side, before the rest
+    assert prerequisites == ["prepare"]
     prepare = re.search(r"^prepare:\n\t(.*)\n", makefile, re.M).group(1).split()
-    assert {"-j2", "setup", "system-packages"} <= set(prepare)
+    assert {"-j3", "setup", "lint", "system-packages"} <= set(prepare)  # side by side, before the tests
     recipe = re.search(r"^system-packages:\n((?:\t.*\n)+)", makefile, re.M).group(1)
     assert recipe.count("apt-get update") == 1
     assert recipe.count("apt-get install") == 2  # the required packages, then the optional headless shell
