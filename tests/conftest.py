@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.compiled_sql_cache import share_compiled_sql
 from tests.pgcluster import SYSTEM_TMP
 from tests.sqlite_template import copy_store, snapshot, template
 
@@ -23,6 +24,8 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 # environment): production-cost hashing made every test that creates accounts spend ~50 ms per user.
 # Set here, at conftest import, because core.passwords reads it once when first imported.
 os.environ["POOLJUDGE_TEST_CHEAP_ARGON2"] = "1"
+# the stores the tests open share their compiled SQL, as the queries of one long-lived app process do
+share_compiled_sql()
 
 
 # Python's cycle collector by default runs a young collection every 700 allocations and, now and then, a full
