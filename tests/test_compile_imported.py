@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.make_dry_run import dry_run_steps
 from tools import compile_imported
 
 REPO = Path(__file__).resolve().parents[1]
@@ -29,15 +30,7 @@ def test_nothing_is_compiled_when_python_writes_no_bytecode():
 def test_the_setup_installs_without_compiling_then_compiles_the_imports(tmp_path):
     """What ``make setup`` would run in a checkout without ``.venv``, in order (``make --dry-run``)."""
     venv = tmp_path / "venv"
-    done = subprocess.run(
-        ["make", "--dry-run", "--always-make", "setup", f"VENV={venv}"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    steps = [line.strip() for line in done.stdout.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    steps = dry_run_steps("setup", venv)
     installs = [step for step in steps if " install " in step]
     assert [step.split(" install ")[0] for step in installs] == [
         f"{venv}/bin/python -m pip",  # uv

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
-import subprocess
 import warnings
 from pathlib import Path
+
+from tests.make_dry_run import dry_run_steps
 
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text(encoding="utf-8")
@@ -21,15 +22,7 @@ def test_the_first_two_commands_are_make_run_and_make_test():
 
 def test_make_test_sets_up_lints_and_installs_the_system_packages_before_the_tests(tmp_path):
     """What ``make test`` would run in a checkout without ``.venv`` (``make --dry-run``), in order."""
-    done = subprocess.run(
-        ["make", "--dry-run", "--always-make", "test", f"VENV={tmp_path}"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    steps = [line.strip() for line in done.stdout.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    steps = dry_run_steps("test", tmp_path)
     assert steps[-1] == f"OMP_NUM_THREADS=1 {tmp_path}/bin/python -m pytest -q -n auto --dist loadgroup"
     before = "\n".join(steps[:-1])
     for step in ("-m venv", "compile_imported.py", "/bin/ruff check .", "/bin/mypy", "/bin/lint-imports", "apt-get"):
