@@ -27,6 +27,7 @@ import contextlib
 import json
 import os
 import random
+import sys
 import time
 import warnings
 from collections.abc import Callable, Iterable, Sequence
@@ -90,7 +91,15 @@ def seed_everything(seed: int) -> None:
         torch.cuda.manual_seed_all(seed)
     # cuBLAS needs this for deterministic matmuls; harmless on the CPU.
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
-    torch.use_deterministic_algorithms(True, warn_only=True)
+    # torch.use_deterministic_algorithms also sets the flag of torch.compile's backend, importing it (and dynamo)
+    # to do so: 1.7 CPU-s of each training job's ~16, for a compiler nothing here calls.  The backend reads the
+    # same flag from this variable when something imports it later.
+    os.environ.setdefault("TORCHINDUCTOR_DETERMINISTIC", "1")
+    set_kernels = getattr(torch._C, "_set_deterministic_algorithms", None)
+    if set_kernels is None or "torch._inductor.config" in sys.modules:
+        torch.use_deterministic_algorithms(True, warn_only=True)
+    else:
+        set_kernels(True, warn_only=True)
 
 
 def pick_device(device: Any = None) -> Any:
