@@ -45,6 +45,11 @@ CHROMIUM_ARGS = [
 # how often a wait re-checks its condition in the page, in ms: Playwright's default re-checks it on every animation
 # frame, which keeps Chromium drawing 60 frames a second in software for as long as a test waits
 POLL_MS = 100
+# how long a test waits for a background job to get somewhere (a step, its end).  Jobs run at a lower CPU priority
+# than the server and the browser (pooljudge.jobs.JOB_NICENESS): beside a CPU-bound process a training job got
+# about a tenth of a core and showed no step after 120 s.  A wait for a condition, so only a broken job waits this
+# long; on an idle machine each of these jobs takes 2-20 s.
+JOB_WAIT_MS = 480_000
 PASSWORD = "correct horse battery"
 # how often the shared server's open Metrics pages follow new labels (the app's default is 10 s: the tests that
 # wait for a refresh would wait that long, a core idle)

@@ -20,6 +20,7 @@ from tests.app.browser_helpers import (
     add_users,
     cli,
     launch_chromium,
+    screenshot,
     serve_sqlite,
 )
 from tests.sqlite_template import copy_store
@@ -40,7 +41,9 @@ def pytest_collection_modifyitems(items):
 
 
 SERVER_LOG_LINES = 60
+PAGE_TEXT_CHARS = 4000
 _server_logs: list[Path] = []  # this worker's app_server log folder, once it started
+_open_pages: dict[str, list] = {}  # a running test's node id -> the pages new_page gave it
 
 
 @pytest.hookimpl(wrapper=True)
@@ -49,11 +52,27 @@ def pytest_runtest_makereport(item, call):
     logs: a browser test that times out shows only what the browser did not see, and the logs are in a
     temporary folder gone by the time a CI run is read."""
     report = yield
+    if report.failed:
+        _report_pages(report, _open_pages.get(item.nodeid, ()))
     if report.failed and "app_server" in getattr(item, "fixturenames", ()) and _server_logs:
         for log in sorted(_server_logs[0].glob("*.log"), key=lambda p: p.stat().st_mtime)[-3:]:
             lines = log.read_text(encoding="utf-8", errors="replace").splitlines()[-SERVER_LOG_LINES:]
             report.sections.append((f"app_server {log.name} (last {len(lines)} lines)", "\n".join(lines)))
     return report
+
+
+def _report_pages(report, pages) -> None:
+    """What each of a failed test's open pages showed when it failed (its text, and a screenshot under
+    test-artifacts/), read before the pages close: a timed-out wait names only what it looked for."""
+    for number, page in enumerate(pages, 1):
+        if page.is_closed():
+            continue
+        try:
+            text = page.inner_text("body", timeout=5_000)
+            shot = screenshot(page, f"failed-{report.nodeid.rsplit('::', 1)[-1]}-{report.when}-page{number}")
+        except Exception as exc:  # noqa: BLE001 (a crashed or hung page: report that instead)
+            text, shot = f"(could not read the page: {exc})", None
+        report.sections.append((f"page {number} at {page.url}, screenshot {shot}", text[-PAGE_TEXT_CHARS:]))
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -111,7 +130,7 @@ def browser_contexts(browser):
 
 
 @pytest.fixture
-def new_page(browser_contexts):
+def new_page(browser_contexts, request):
     """Pages in contexts of their own (each a separate browser session: its own login, like another tab);
     ``new_page(width=..., height=...)`` sizes the window (1400x1000 by default)."""
     contexts = []
@@ -120,11 +139,13 @@ def new_page(browser_contexts):
         context = browser_contexts.take()
         contexts.append(context)
         page = context.new_page()
+        _open_pages.setdefault(request.node.nodeid, []).append(page)
         if (width, height) != (1400, 1000):
             page.set_viewport_size({"width": width, "height": height})
         return page
 
     yield make
+    _open_pages.pop(request.node.nodeid, None)
     for context in contexts:
         browser_contexts.give_back(context)
 

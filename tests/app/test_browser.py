@@ -11,7 +11,15 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.app.browser_helpers import open_page, screenshot, sign_in, signed_in_page, wait_for_value, wait_idle
+from tests.app.browser_helpers import (
+    JOB_WAIT_MS,
+    open_page,
+    screenshot,
+    sign_in,
+    signed_in_page,
+    wait_for_value,
+    wait_idle,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -86,7 +94,7 @@ def test_pooling_runs_in_the_background_and_shows_statistics(app_server, admin_p
     sign_in(page, app_server["url"], app_server["store"], "admin", path="/pooling")
     page.get_by_role("heading", name="Pooling").first.wait_for(timeout=60_000)
     done = page.get_by_text("selected,").first
-    done.wait_for(timeout=120_000)
+    done.wait_for(timeout=JOB_WAIT_MS)
     expect(done).to_contain_text("browser-pool", timeout=30_000)
     page.get_by_text("Overlap between runs").first.wait_for(timeout=30_000)
     page.locator(".js-plotly-plot").nth(2).scroll_into_view_if_needed()

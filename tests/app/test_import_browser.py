@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from tests.app.browser_helpers import choose, login, screenshot
+from tests.app.browser_helpers import JOB_WAIT_MS, choose, login, screenshot
 
 pytestmark = pytest.mark.browser
 
@@ -33,7 +33,7 @@ def test_an_import_shows_progress_survives_a_reload_and_finishes(app_server, pag
     page.get_by_text("Logged in as admin").wait_for(timeout=60_000)  # the session cookie signs the reload in
     page.get_by_role("heading", name="Import", exact=True).wait_for(timeout=60_000)  # the URL's page
     done = page.get_by_text(f"{N:,} passages").first
-    done.wait_for(timeout=240_000)
+    done.wait_for(timeout=JOB_WAIT_MS)
     expect(done).to_contain_text("zz-browser-import", timeout=30_000)
     screenshot(page, "import-done")
     page.locator('[data-testid="stSidebarNav"]').get_by_text("Collections overview", exact=True).click()

@@ -16,7 +16,7 @@ from core.types import CollectionSource, Passage, QrelEntry, Query
 from db.importer import import_collection
 from db.jobs import list_jobs
 from db.trained_models import list_models
-from tests.app.browser_helpers import choose, screenshot, sign_in, wait_for_value
+from tests.app.browser_helpers import JOB_WAIT_MS, choose, screenshot, sign_in, wait_for_value
 
 pytestmark = pytest.mark.browser
 
@@ -118,7 +118,7 @@ def test_train_a_model_in_the_background_through_a_reload(server, page):
 
     running = re.compile(r"Job \d+ · cross-encoder toy-ce: training \(step \d+/\d+\)")
     moving = re.compile(r"Job \d+ · cross-encoder toy-ce: training \(step [1-9]\d*/\d+\)")
-    page.get_by_text(moving).first.wait_for(timeout=120_000)  # steps counted while it trains
+    page.get_by_text(moving).first.wait_for(timeout=JOB_WAIT_MS)  # steps counted while it trains
     screenshot(page, "models-page-progress")
     with store.read() as s:
         [job] = list_jobs(s, kind="train")
@@ -129,7 +129,7 @@ def test_train_a_model_in_the_background_through_a_reload(server, page):
     page.get_by_role("heading", name="Models").first.wait_for(timeout=60_000)
     finished = re.compile(r"Job \d+ · cross-encoder toy-ce: model toy-ce trained; held-out nDCG@10 \d\.\d{4}")
     page.get_by_text(re.compile(f"{running.pattern}|{finished.pattern}")).first.wait_for(timeout=120_000)
-    page.get_by_text(finished).first.wait_for(timeout=240_000)
+    page.get_by_text(finished).first.wait_for(timeout=JOB_WAIT_MS)
 
     with store.read() as s:
         [model] = list_models(s, COLLECTION)

@@ -23,6 +23,7 @@ from db.queries import import_history, list_collections, stored_qrels, stored_ru
 from db.resolution import freeze_qrels
 from db.users import add_user
 from tests.app.browser_helpers import (
+    JOB_WAIT_MS,
     PASSWORD,
     choose,
     cli,
@@ -116,7 +117,7 @@ def test_upload_a_zipped_beir_folder_and_a_trec_run_through_the_browser(server, 
     page.get_by_role("button", name="Import").click()
     # (file names are not matched: md_escape may put word joiners into 'scifact.zip', which looks like a domain)
     done = page.get_by_text("→ uploaded: 3 passages, 1 queries, 2 qrels entries and 0 runs imported")
-    done.first.wait_for(timeout=120_000)
+    done.first.wait_for(timeout=JOB_WAIT_MS)
 
     _upload(page, run, "trec-run")
     page.get_by_text("Merge into an existing collection").click()
