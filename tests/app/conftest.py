@@ -4,6 +4,7 @@ and the store the pages under AppTest open."""
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -44,6 +45,27 @@ SERVER_LOG_LINES = 60
 PAGE_TEXT_CHARS = 4000
 _server_logs: list[Path] = []  # this worker's app_server log folder, once it started
 _open_pages: dict[str, list] = {}  # a running test's node id -> the pages new_page gave it
+_page_events: dict[int, list[str]] = {}  # id(page) -> its loads, websockets opened and closed, errors, in order
+PAGE_EVENTS = 40
+
+
+def _record_events(page) -> None:
+    """Note what a failure report cannot see afterwards: each load, each websocket of Streamlit's (a reconnect
+    reruns the whole app), the console's errors and the page's uncaught exceptions, with the time."""
+    events = _page_events.setdefault(id(page), [])
+    start = time.monotonic()
+
+    def note(text: str) -> None:
+        events.append(f"{time.monotonic() - start:7.2f} s  {text}")
+
+    def websocket(ws) -> None:
+        note(f"websocket opened {ws.url}")
+        ws.on("close", lambda ws: note(f"websocket closed {ws.url}"))
+
+    page.on("websocket", websocket)
+    page.on("framenavigated", lambda frame: frame == page.main_frame and note(f"loaded {frame.url}"))
+    page.on("console", lambda message: message.type == "error" and note(f"console error: {message.text}"))
+    page.on("pageerror", lambda error: note(f"page error: {error}"))
 
 
 @pytest.hookimpl(wrapper=True)
@@ -72,7 +94,9 @@ def _report_pages(report, pages) -> None:
             shot = screenshot(page, f"failed-{report.nodeid.rsplit('::', 1)[-1]}-{report.when}-page{number}")
         except Exception as exc:  # noqa: BLE001 (a crashed or hung page: report that instead)
             text, shot = f"(could not read the page: {exc})", None
+        events = "\n".join(_page_events.get(id(page), [])[-PAGE_EVENTS:])
         report.sections.append((f"page {number} at {page.url}, screenshot {shot}", text[-PAGE_TEXT_CHARS:]))
+        report.sections.append((f"page {number}'s events (seconds after it opened)", events))
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -140,12 +164,14 @@ def new_page(browser_contexts, request):
         contexts.append(context)
         page = context.new_page()
         _open_pages.setdefault(request.node.nodeid, []).append(page)
+        _record_events(page)
         if (width, height) != (1400, 1000):
             page.set_viewport_size({"width": width, "height": height})
         return page
 
     yield make
-    _open_pages.pop(request.node.nodeid, None)
+    for page in _open_pages.pop(request.node.nodeid, ()):
+        _page_events.pop(id(page), None)
     for context in contexts:
         browser_contexts.give_back(context)
 
