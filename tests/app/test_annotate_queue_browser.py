@@ -32,6 +32,7 @@ from tests.app.browser_helpers import (
     shown_doc,
     sign_in,
     wait_for_js,
+    wait_idle,
 )
 
 pytestmark = pytest.mark.browser
@@ -132,6 +133,11 @@ def test_a_revoked_account_stores_nothing_more_and_the_page_says_which_item(serv
     wait_for_js(page, QUEUE_SHOWS_ITEM, timeout=60_000)
     page.keyboard.press("2")
     assert _wait_rows(store, "queue-gone", 1) == [(order[0], "label", 2)]
+    # the page has the server's reply and no run is going on: a run still to come (the queue sends its answers
+    # again after 10 s without a reply) would meet the disabled account with nothing to refuse, and sign the page
+    # out before the next key reaches the server
+    wait_for_js(page, ANSWERS_SAVED, timeout=60_000)
+    wait_idle(page)
     cli(server["db"], "user", "disable", "queue-gone")
     try:
         page.keyboard.press("1")  # the second item was on screen at once: the answer is queued, then refused
