@@ -90,15 +90,19 @@ def _item(store, user_id: int, item: DisputedItem, *, keyed: bool = False) -> No
         )
         for who, note in item.notes.items():
             show_text(note, label=f"Note from {who}", small=True)
-        if item.answered:
-            show_text(_label(item.current_label, item.scale), label="Answered: your label now")
-        else:
-            show_text("relabel it, or keep your label if you stand by it", label="Not answered yet")
-            st.text_input(
-                "Note for the next reviewer (optional): a label you keep goes, with this note, to a reviewer "
-                "who has not seen it",
-                key=f"rework-note-{item.assignment_id}",
-            )
+        # One block whatever the answer, so the buttons below stay at their place in the box: until a run's
+        # element arrives the browser keeps the earlier run's element at that place (and a block its children),
+        # so anything that moves between runs shows the earlier run's remains meanwhile, even another item's.
+        with st.container():
+            if item.answered:
+                show_text(_label(item.current_label, item.scale), label="Answered: your label now")
+            else:
+                show_text("relabel it, or keep your label if you stand by it", label="Not answered yet")
+                st.text_input(
+                    "Note for the next reviewer (optional): a label you keep goes, with this note, to a reviewer "
+                    "who has not seen it",
+                    key=f"rework-note-{item.assignment_id}",
+                )
         # every grade looks the same: no button is styled to nudge the answer
         row = st.container(horizontal=True)
         for grade in SCALES[item.scale]:
@@ -139,11 +143,16 @@ def _package(store, user_id: int, package: ReworkPackage, *, keys: bool) -> str 
     # the keys go to the first unanswered item (a key belongs to one button); answered, the next one takes them
     # (of the first package with one: a key belongs to one button on the page)
     first = next((i for i in package.items if not i.answered), None) if keys else None
+    # a caption in every run, so the boxes below stay where they were drawn (see _item)
     if first is not None:
         st.caption(
             f"Keys: {keys_text(first.scale)} answer the first unanswered item, {KEEP_KEY} keeps your label; new items "
             "follow once every disputed item is answered."
         )
+    elif package.answered == len(package.items):
+        st.caption("Every disputed item is answered: resubmit the package for the next round of quality control.")
+    else:
+        st.caption("The keys answer the package above first: answer these with the buttons.")
     for item in package.items:
         _item(store, user_id, item, keyed=item is first)
     st.button(
@@ -168,7 +177,8 @@ def rework_screen(store, account) -> str | None:
     account : db.models.User
         The signed-in account (checked by the page's ``require_role``).
     """
-    show_flash(FLASH, user_id=account.id)  # not a message left over from an account signed out here
+    # in a slot drawn in every run: a message that comes and goes does not move the boxes below (see _item)
+    show_flash(FLASH, st.empty(), user_id=account.id)  # not a message left over from an account signed out here
     with store.read() as session:
         packages = rework_packages(session, account.id)
     keyed = None

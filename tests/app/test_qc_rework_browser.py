@@ -127,6 +127,38 @@ def _check_disputed_items(ann, own: dict[str, int], text: str) -> None:
     expect(ann.locator("main i", has_text="river")).to_have_count(0, timeout=30_000)
 
 
+# words of one disputed passage only: no other item's box may ever show them, not even during a run
+OWN_WORDS = {"d1": "Seine", "d3": "Croissants"}
+
+
+def _watch_boxes(ann, own: dict[str, int]) -> None:
+    """From now on, record on the page each time an item's box shows another item's words (checked on every
+    change of the page, so also while a run is drawing: a box that moved between runs showed the remains of
+    the box drawn before at its new place, seen in CI as two "Answered" lines in one box)."""
+    boxes = [
+        [f"st-key-rework-item-{own[doc]}", [w for other, w in OWN_WORDS.items() if other != doc]] for doc in OWN_WORDS
+    ]
+    ann.evaluate(
+        """(boxes) => {
+            window.__mixedBoxes = [];
+            const check = () => {
+                for (const [name, foreign] of boxes) {
+                    for (const box of document.getElementsByClassName(name)) {
+                        for (const word of foreign) {
+                            const seen = `${name} showed ${word}`;
+                            if (box.textContent.includes(word) && !window.__mixedBoxes.includes(seen)) {
+                                window.__mixedBoxes.push(seen);
+                            }
+                        }
+                    }
+                }
+            };
+            new MutationObserver(check).observe(document.body, {subtree: true, childList: true, characterData: true});
+        }""",
+        boxes,
+    )
+
+
 def _relabel_and_resubmit(ann, own: dict[str, int]) -> None:
     """Relabel both disputed items with the truth (each press lands on its own item), then resubmit."""
     for doc in ("d1", "d3"):
@@ -164,6 +196,7 @@ def test_a_returned_package_is_reworked_and_passes_the_next_round(server, new_pa
     sign_in(ann, server["url"], server["store"], "ann1")
     _check_disputed_items(ann, own, _rework_screen(ann, own))
     screenshot(ann, "qc_rework")
+    _watch_boxes(ann, own)
 
     # resubmitting with nothing answered is refused, with the pairs named
     ann.get_by_role("button", name="Resubmit package ann1-p001").click()
@@ -172,6 +205,7 @@ def test_a_returned_package_is_reworked_and_passes_the_next_round(server, new_pa
     assert _package_status(store, package) == "revise"
 
     _relabel_and_resubmit(ann, own)
+    assert ann.evaluate("window.__mixedBoxes") == []
     expect(ann.get_by_text("Rework: package ann1-p001")).to_have_count(0, timeout=30_000)
     assert _package_status(store, package) == "submitted"
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 from streamlit.testing.v1 import AppTest
+from streamlit.testing.v1.element_tree import Block
 
 from core.types import CollectionSource, Passage, Query
 from db.assignments import create_assignments
@@ -153,3 +154,47 @@ def test_a_kept_label_carries_the_annotators_note_for_the_next_reviewer(returned
     next(b for b in at.button if b.label == "Keep my label").click().run()
     assert not at.exception
     assert _ann_labels(store, ids["ann"])[-1] == (own["d1"], 0, "the <b>passage</b> names the city")
+
+
+def _layout(at) -> dict[str, tuple[tuple[int, ...], tuple[int, ...]]]:
+    """Where each rework item's box sits in the page's tree, and where its row of buttons sits in the box."""
+    found: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {}
+
+    def walk(node, path: tuple[int, ...]) -> None:
+        for index, child in getattr(node, "children", {}).items():
+            here = (*path, index)
+            key = getattr(getattr(child, "proto", None), "id", "") or ""
+            if "-rework-item-" in key:
+                rows = tuple(
+                    i
+                    for i, c in child.children.items()
+                    if isinstance(c, Block)
+                    and c.proto.HasField("flex_container")
+                    and c.proto.flex_container.direction == c.proto.flex_container.HORIZONTAL
+                )
+                found[key.split("-rework-item-")[1]] = (here, rows)
+            walk(child, here)
+
+    walk(at.main, ())
+    return found
+
+
+def test_an_item_box_stays_where_it_was_drawn_whatever_the_run_shows_around_it(returned):
+    # A run redraws the page element by element; until an element arrives, the browser keeps what the earlier
+    # run drew at its place, and a block keeps its earlier children. A box that moved (a message above it came
+    # or went) therefore showed another item's texts inside it while the run lasted (seen in CI: two "Answered"
+    # lines in one item's box). So every box is drawn at the same place in each run, its buttons too.
+    store, ids, own, package = returned
+    at = _open(ids["ann"])
+    drawn = _layout(at)
+    assert list(drawn) == [str(own["d1"])] and len(drawn[str(own["d1"])][1]) == 1
+    at.button(key=f"rework-resubmit-{package}").click().run()  # refused: a message above the items
+    assert at.error and _layout(at) == drawn
+    at.run()  # the message is gone
+    assert not at.error and _layout(at) == drawn
+    next(b for b in at.button if b.label == "3 · Precisely answers").click().run()  # answered: keys and note go
+    assert "Answered: your label now · 3 · Precisely answers" in _shown(at)
+    assert _layout(at) == drawn
+    assert "Every disputed item is answered: resubmit the package for the next round of quality control." in [
+        c.value for c in at.caption
+    ]
