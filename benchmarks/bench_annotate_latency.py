@@ -181,7 +181,10 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="pooljudge-latency-"))
     db = prepare(work)
     procs: list[subprocess.Popen] = []
-    with serve_sqlite(db, work / "server.log", POOLJUDGE_CACHE=str(work / "cache")) as url, sync_playwright() as p:
+    with (
+        serve_sqlite(db, work / "server.log", warm_up=True, POOLJUDGE_CACHE=str(work / "cache")) as url,
+        sync_playwright() as p,
+    ):
         browser = launch_chromium(p)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         login(page, url, "ann")

@@ -116,7 +116,7 @@ def main() -> None:
     db = work / "s.db"
     add_users(db, ACCOUNTS)
     store = Store(sqlite_url(db), upgrade=False)
-    with serve_sqlite(db, work / "server.log") as url, sync_playwright() as p:
+    with serve_sqlite(db, work / "server.log", warm_up=True) as url, sync_playwright() as p:
         browser = launch_chromium(p, CHROMIUM if args.full else TEST_CHROMIUM)
         pool = ContextPool(browser)
         chromium, server = _pid_named("chromium", exclude="--type="), _pid_named("serve.py")

@@ -283,7 +283,7 @@ def run(db: Path, work: Path, rate: float = 0.0) -> None:
     os.environ.update(env)
     stop = multiprocessing.Event()
     counter = multiprocessing.Value("i", 0)
-    with serve_sqlite(db, work / "streamlit.log", POOLJUDGE_CACHE=str(work / "cache")) as url:
+    with serve_sqlite(db, work / "streamlit.log", warm_up=True, POOLJUDGE_CACHE=str(work / "cache")) as url:
         worker = multiprocessing.Process(target=labeller, args=(str(db), stop, counter, rate), daemon=True)
         worker.start()
         started = time.monotonic()

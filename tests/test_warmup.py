@@ -54,6 +54,26 @@ def test_the_thread_starts_once_per_process(tmp_path, monkeypatch):
     assert warmup.start(tmp_path) is None  # a second call (another rerun, another session) starts nothing
 
 
+@pytest.mark.parametrize("value", ["off", "OFF", "0", "no", "false"])
+def test_pooljudge_warmup_off_starts_no_thread(tmp_path, monkeypatch, value):
+    """A server that serves a few pages (a kiosk for annotators, a test's server) skips importing every page's
+    modules (about 5 CPU-s at each start): its pages import what they need on their first visit."""
+    (tmp_path / "page.py").write_text("import xml.sax.handler\n")
+    monkeypatch.delitem(sys.modules, "xml.sax.handler", raising=False)
+    monkeypatch.setattr(warmup, "_started", None)
+    monkeypatch.setattr(warmup, "warm_segmenter", lambda: None)  # not the app's store
+    monkeypatch.setenv("POOLJUDGE_WARMUP", value)
+    before = {t.name for t in threading.enumerate()}
+    assert warmup.start(tmp_path) is None
+    assert "pooljudge-warmup" not in {t.name for t in threading.enumerate()} - before
+    assert "xml.sax.handler" not in sys.modules
+    monkeypatch.setenv("POOLJUDGE_WARMUP", "on")  # anything else: the warm-up runs
+    thread = warmup.start(tmp_path)
+    assert thread is not None
+    thread.join(60)
+    assert "xml.sax.handler" in sys.modules
+
+
 @pytest.fixture
 def probe_module(tmp_path, monkeypatch):
     """The name of a module not imported yet, on the path (``VALUE = 1``)."""

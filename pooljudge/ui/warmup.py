@@ -21,6 +21,7 @@ import ast
 import gc
 import importlib
 import logging
+import os
 import threading
 import time
 from pathlib import Path
@@ -128,12 +129,21 @@ def _warm_all(folder: Path, segmenter: bool) -> None:
     gc.freeze()
 
 
+OFF = ("off", "0", "no", "false")
+"""Values of ``POOLJUDGE_WARMUP`` (any case) that switch the warm-up off."""
+
+
 def start(folder: Path = VIEWS, *, segmenter: bool = True) -> threading.Thread | None:
-    """Start the warm-up in a daemon thread, once per process; None when already started.
+    """Start the warm-up in a daemon thread, once per process; None when already started, or switched off.
 
     The thread imports the page scripts' modules, then (``segmenter``) runs :func:`warm_segmenter` on the app's store.
+    ``POOLJUDGE_WARMUP=off`` switches it off: a server that serves a few of the pages (a kiosk for annotators, a
+    test's server) saves the imports of the others (about 5 CPU-s at each start); its pages import what they need
+    on their first visit.
     """
     global _started
+    if os.environ.get("POOLJUDGE_WARMUP", "").strip().lower() in OFF:
+        return None
     with _lock:
         if _started is not None:
             return None

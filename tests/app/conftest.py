@@ -123,7 +123,8 @@ def app_server(tmp_path_factory):
         "POOLJUDGE_LIVE_REFRESH_SECONDS": str(LIVE_REFRESH_SECONDS),
     }
     store = Store(sqlite_url(db), upgrade=False)  # the tests' own connections: accounts, sessions, checks
-    with serve_sqlite(db, logs / "streamlit.log", **jobs) as url:
+    # every page is visited on this server: it warms them up at its start, as a team's server does
+    with serve_sqlite(db, logs / "streamlit.log", warm_up=True, **jobs) as url:
         yield {"url": url, "db": db, "models": models, "store": store}
     store.dispose()
 
