@@ -409,9 +409,7 @@ def _queue_panel(user_id: int) -> None:
 def annotation_panel() -> None:
     me = require_role(*ROLES)  # every fragment run: a disabled or demoted account stops here
     note_refused(None)  # still signed in: nothing to add to a sign-out notice
-    # in a slot drawn in every run: a message that comes and goes does not move the item below it (a moved
-    # element shows the earlier run's remains at its new place until it arrives)
-    show_flash(FLASH, st.empty(), user_id=me.id)  # not a message left over from an account signed out here
+    show_flash(FLASH, user_id=me.id)  # not a message left over from an account signed out here
     if state.get(REWORK) is not None:  # the queue's key handler would take 0-3 before the rework's buttons
         state.pop(VIEW, None)
         st.info("New items follow once the disputed items above are answered: until then the keys are theirs.")

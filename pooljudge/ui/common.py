@@ -142,15 +142,21 @@ def flash(message: str, kind: str = "success", *, where: str = "page", user_id: 
 
 
 def show_flash(where: str = "page", container=None, *, user_id: int | None = None) -> str | None:
-    """Show (once) the message :func:`flash` kept for slot ``where``, in ``container`` (default ``st``).
+    """Show (once) the message :func:`flash` kept for slot ``where``, in ``container`` (default: a slot here).
+
+    The default slot (``st.empty()``) is drawn in every run, message or not, so what follows keeps its place:
+    until a run's element arrives the browser shows the earlier run's element at that place (and a block its
+    children), and a page that moved up by one when a message went showed a text twice, or one item's texts in
+    another's box, while the run lasted.
 
     Returns the message shown, or None.
     """
+    slot = container if container is not None else st.empty()
     kept = st.session_state.pop(_FLASH + where, None)
     if kept is None or (kept[2] is not None and kept[2] != user_id):
         return None
     kind, message, _ = kept
-    getattr(container if container is not None else st, kind)(message)
+    getattr(slot, kind)(message)
     return message
 
 

@@ -177,8 +177,7 @@ def rework_screen(store, account) -> str | None:
     account : db.models.User
         The signed-in account (checked by the page's ``require_role``).
     """
-    # in a slot drawn in every run: a message that comes and goes does not move the boxes below (see _item)
-    show_flash(FLASH, st.empty(), user_id=account.id)  # not a message left over from an account signed out here
+    show_flash(FLASH, user_id=account.id)  # not a message left over from an account signed out here
     with store.read() as session:
         packages = rework_packages(session, account.id)
     keyed = None

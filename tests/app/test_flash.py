@@ -57,3 +57,20 @@ def test_an_unknown_kind_is_refused():
 
     with pytest.raises(ValueError, match="kind must be success, info, warning or error, got 'toast'"):
         flash("x", "toast")
+
+
+def _index_of(at, key: str) -> int:
+    return next(i for i, node in at.main.children.items() if getattr(node, "key", None) == key)
+
+
+def test_a_slot_keeps_its_place_with_or_without_a_message():
+    # Until a run's element arrives, the browser keeps what the earlier run drew at its place (a block keeps
+    # its children): had the message's slot gone with the message, everything below would have moved up one
+    # place and shown the earlier run's elements meanwhile, a text twice or another item's texts in a box.
+    at = AppTest.from_function(_page, default_timeout=30).run()
+    without = _index_of(at, "store")
+    at.button(key="store").click().run()
+    at.run()
+    assert at.success and _index_of(at, "store") == without
+    at.run()
+    assert not at.success and _index_of(at, "store") == without
