@@ -90,9 +90,7 @@ def _item(store, user_id: int, item: DisputedItem, *, keyed: bool = False) -> No
         )
         for who, note in item.notes.items():
             show_text(note, label=f"Note from {who}", small=True)
-        # One block whatever the answer, so the buttons below stay at their place in the box: until a run's
-        # element arrives the browser keeps the earlier run's element at that place (and a block its children),
-        # so anything that moves between runs shows the earlier run's remains meanwhile, even another item's.
+        # one block whatever the answer: the buttons below keep their place in the box (why: show_flash)
         with st.container():
             if item.answered:
                 show_text(_label(item.current_label, item.scale), label="Answered: your label now")
@@ -143,7 +141,7 @@ def _package(store, user_id: int, package: ReworkPackage, *, keys: bool) -> str 
     # the keys go to the first unanswered item (a key belongs to one button); answered, the next one takes them
     # (of the first package with one: a key belongs to one button on the page)
     first = next((i for i in package.items if not i.answered), None) if keys else None
-    # a caption in every run, so the boxes below stay where they were drawn (see _item)
+    # a caption in every run: the boxes below keep their place (why: pooljudge.ui.common.show_flash)
     if first is not None:
         st.caption(
             f"Keys: {keys_text(first.scale)} answer the first unanswered item, {KEEP_KEY} keeps your label; new items "
