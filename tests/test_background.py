@@ -190,6 +190,7 @@ def test_the_worker_process_runs_below_the_server_s_priority():
     assert shown is not None and shown.value == min(os.nice(0) + WORKER_NICENESS, 19) > os.nice(0)
 
 
+@pytest.mark.slow  # a worker process: 1.7 s in a full run
 def test_the_worker_outlives_the_thread_that_started_it():
     """The server starts its worker from a page's script thread, which ends with the page's run; the next table
     must find the same worker (a parent-death signal bound to that thread killed it after its first table)."""
@@ -207,6 +208,7 @@ def test_the_worker_outlives_the_thread_that_started_it():
     assert again.value == first[0].value  # the same worker process, alive
 
 
+@pytest.mark.slow  # a server process and its worker: 2.1 s in a full run
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_the_worker_process_ends_when_its_server_is_killed(tmp_path):
     """A server killed without its shutdown (SIGKILL, out of memory) must not leave its worker behind for good."""

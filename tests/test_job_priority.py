@@ -12,6 +12,8 @@ from pooljudge import jobs
 from pooljudge.jobs import JOB_NICENESS, launch
 from tests.sqlite_template import copy_store
 
+pytestmark = pytest.mark.slow  # each test launches job processes: 1.8-2.8 s each in a full run
+
 
 def _autogroup(pid: int) -> str | None:
     """``/proc/PID/autogroup`` ("/autogroup-N nice K"), None where the kernel has no autogroups.

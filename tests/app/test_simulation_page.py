@@ -73,6 +73,7 @@ def test_runs_and_shows_the_stop_hint(toy):
     assert not at.table
 
 
+@pytest.mark.slow  # builds a tiny cross-encoder and simulates the active strategy with it: 6 s in a full run
 def test_active_with_confident_band(toy, tmp_path):
     pytest.importorskip("core.training.cross_encoder")
     model = tiny_cross_encoder(tmp_path / "model")

@@ -29,6 +29,7 @@ def test_seed_everything_repeats_torch_draws():
     assert torch.equal(a, torch.randn(4))
 
 
+@pytest.mark.slow  # a fresh interpreter that imports torch: 4.7 s in a full run
 def test_seed_everything_makes_kernels_deterministic_without_importing_the_compiler():
     """A training job is a fresh process: torch.use_deterministic_algorithms imports torch._inductor (and dynamo)
     to set its compiler's flag, 1.7 of a job's 16 CPU-s, for a compiler the product never calls."""
