@@ -14,6 +14,9 @@ unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: setup run lint test prepare system-packages chromium postgresql sqlite3 bench clean
 
+# What pip installs before uv, by the system's pip or (none there, or a failed try) the venv's own
+FIRST_INSTALL := install --quiet --no-compile uv torch==2.13.0
+
 $(INSTALLED): pyproject.toml
 	# No pip of the venv's own (it took 8.5 s to create): the system's pip installs into the venv (`--python`,
 	# pip >= 22.3), or, where there is none, the venv gets its own after all. uv installs pip later, for users.
@@ -22,8 +25,8 @@ $(INSTALLED): pyproject.toml
 	# per-file bookkeeping); it does not look in the local wheelhouse that holds torch's CPU build, so pip
 	# installs torch first, and uv keeps it: it satisfies `torch>=2.2`. The CPU wheel of torch lies on local
 	# disk; any other torch request pulls a multi-GB CUDA build.
-	$(PYTHON) -m pip --python $(BIN)/python install --quiet --no-compile uv torch==2.13.0 \
-	  || { $(BIN)/python -m ensurepip --default-pip && $(BIN)/python -m pip install --quiet --no-compile uv torch==2.13.0; }
+	$(PYTHON) -m pip --python $(BIN)/python $(FIRST_INSTALL) \
+	  || { $(BIN)/python -m ensurepip --default-pip && $(BIN)/python -m pip $(FIRST_INSTALL); }
 	$(BIN)/python -m uv pip install --quiet --python $(BIN)/python -e '.[dev]' pip
 	touch $@
 
